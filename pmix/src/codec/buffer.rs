@@ -1,0 +1,275 @@
+//! `pmix_data_buffer_t` and the `PMIx_Data_*` operations on it (PMIx v5.0 chapter 11).
+//!
+//! Every pack call writes a count (`INT32`) and then the values. In a fully described buffer
+//! the count is preceded by the `PMIX_INT32` type code and the values by their type code, so
+//! the reader can check what it reads; in a non-described buffer (OpenPMIx's default) nothing
+//! is tagged and the reader must know the schema. Fields nested inside a value are untagged
+//! in both.
+//!
+//! Unpacking is all-or-nothing: a call that fails leaves the read position where it was.
+
+use super::primitive::{FloatFormat, Reader, Writer};
+use super::types::{Codec, decode_payload, encode_payload};
+use crate::Error;
+use crate::model::{DataType, Status, Value};
+
+/// The two buffer types of OpenPMIx (`pmix_bfrop_buffer_type_t`), with their wire values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BufferType {
+    /// `PMIX_BFROP_BUFFER_NON_DESC` (1): no type tags (release builds of OpenPMIx).
+    #[default]
+    NonDescribed,
+    /// `PMIX_BFROP_BUFFER_FULLY_DESC` (2): a type tag before every count and value group.
+    FullyDescribed,
+}
+
+impl BufferType {
+    /// The value announced in the connect handshake and `PMIX_BFROP_BUFFER_TYPE`.
+    pub fn wire_value(self) -> u8 {
+        match self {
+            BufferType::NonDescribed => 1,
+            BufferType::FullyDescribed => 2,
+        }
+    }
+
+    pub fn from_wire(v: u8) -> Option<Self> {
+        match v {
+            1 => Some(BufferType::NonDescribed),
+            2 => Some(BufferType::FullyDescribed),
+            _ => None,
+        }
+    }
+}
+
+/// A buffer of packed values: bytes, a read position and a buffer type.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DataBuffer {
+    bytes: Vec<u8>,
+    read: usize,
+    buffer_type: BufferType,
+    float_format: FloatFormat,
+}
+
+impl DataBuffer {
+    /// An empty non-described buffer, as `PMIx_Data_buffer_create` makes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_type(buffer_type: BufferType) -> Self {
+        DataBuffer {
+            buffer_type,
+            ..Self::default()
+        }
+    }
+
+    /// How floats are written (OpenPMIx's `%f` by default).
+    #[must_use]
+    pub fn with_float_format(mut self, float_format: FloatFormat) -> Self {
+        self.float_format = float_format;
+        self
+    }
+
+    /// A buffer holding `bytes`, to unpack from the start (`PMIx_Data_load`,
+    /// `PMIx_Data_embed`).
+    pub fn load(bytes: Vec<u8>, buffer_type: BufferType) -> Self {
+        DataBuffer {
+            bytes,
+            read: 0,
+            buffer_type,
+            float_format: FloatFormat::default(),
+        }
+    }
+
+    /// The bytes not yet unpacked, leaving the buffer empty (`PMIx_Data_unload`).
+    pub fn unload(&mut self) -> Vec<u8> {
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.drain(..self.read);
+        self.read = 0;
+        bytes
+    }
+
+    /// Append the bytes `src` has not yet unpacked (`PMIx_Data_copy_payload`); the source is
+    /// left as it is. Buffers of different types do not mix (`PMIX_ERR_BAD_PARAM`).
+    pub fn copy_payload(&mut self, src: &DataBuffer) -> Result<(), Error> {
+        if src.buffer_type != self.buffer_type {
+            return Err(Error::BadParam(
+                "cannot copy a payload between buffers of different types".into(),
+            ));
+        }
+        self.bytes.extend_from_slice(src.unread());
+        Ok(())
+    }
+
+    pub fn buffer_type(&self) -> BufferType {
+        self.buffer_type
+    }
+
+    /// All bytes packed so far, read or not.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The bytes not yet unpacked.
+    pub fn unread(&self) -> &[u8] {
+        &self.bytes[self.read..]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    fn writer(&mut self) -> Writer {
+        Writer {
+            bytes: std::mem::take(&mut self.bytes),
+            float_format: self.float_format,
+        }
+    }
+
+    fn write_header(&self, w: &mut Writer, n: usize, t: DataType) -> Result<(), Error> {
+        let described = self.buffer_type == BufferType::FullyDescribed;
+        if described {
+            w.data_type(DataType::INT32);
+        }
+        w.length(n)?;
+        if described {
+            w.data_type(t);
+        }
+        Ok(())
+    }
+
+    /// Run a pack step; on failure the buffer is left as it was.
+    fn packing(
+        &mut self,
+        f: impl FnOnce(&Self, &mut Writer) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut w = self.writer();
+        let mark = w.bytes.len();
+        let result = f(self, &mut w);
+        if result.is_err() {
+            w.bytes.truncate(mark);
+        }
+        self.bytes = w.bytes;
+        result
+    }
+
+    /// Pack `values` in one call (`PMIx_Data_pack` with the type of `T`).
+    pub fn pack<T: Codec>(&mut self, values: &[T]) -> Result<(), Error> {
+        self.packing(|this, w| {
+            this.write_header(w, values.len(), T::DATA_TYPE)?;
+            values.iter().try_for_each(|v| v.encode(w))
+        })
+    }
+
+    /// Pack `values` as type `t` in one call, the dynamic form of [`DataBuffer::pack`] that
+    /// `PMIx_Data_pack` needs: every value must have type `t`.
+    pub fn pack_values(&mut self, t: DataType, values: &[Value]) -> Result<(), Error> {
+        if t == DataType::VALUE {
+            return self.pack(values);
+        }
+        if let Some(v) = values.iter().find(|v| v.data_type() != t) {
+            return Err(Error::TypeMismatch {
+                expected: format!("data type {}", t.0),
+                found: format!("data type {}", v.data_type().0),
+            });
+        }
+        if !t.is_packable() {
+            return Err(Error::Encode {
+                status: Status::ERR_UNKNOWN_DATA_TYPE,
+                reason: format!("data type {} cannot be packed", t.0),
+            });
+        }
+        self.packing(|this, w| {
+            this.write_header(w, values.len(), t)?;
+            values.iter().try_for_each(|v| encode_payload(w, v))
+        })
+    }
+
+    /// Read the header of the next pack call, check it against `t`, and return the count.
+    fn read_header(&self, r: &mut Reader<'_>, t: DataType) -> Result<usize, Error> {
+        let described = self.buffer_type == BufferType::FullyDescribed;
+        if described {
+            expect_tag(r, DataType::INT32)?;
+        }
+        let n = r.count("pack count", 0)?;
+        if described {
+            expect_tag(r, t)?;
+        }
+        Ok(n)
+    }
+
+    /// Run an unpack step; on failure the read position is left as it was.
+    fn unpacking<R>(
+        &mut self,
+        f: impl FnOnce(&Self, &mut Reader<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let mut r = Reader::new(&self.bytes[self.read..]);
+        let out = f(self, &mut r)?;
+        self.read += r.position();
+        Ok(out)
+    }
+
+    /// Unpack the values of the next pack call, which must hold at most `max` values
+    /// (`PMIx_Data_unpack`). More than `max` is `PMIX_ERR_UNPACK_INADEQUATE_SPACE`.
+    pub fn unpack<T: Codec>(&mut self, max: usize) -> Result<Vec<T>, Error> {
+        self.unpacking(|this, r| {
+            let n = this.read_header(r, T::DATA_TYPE)?;
+            check_space(n, max)?;
+            (0..n).map(|_| T::decode(r, 0)).collect()
+        })
+    }
+
+    /// Unpack the next pack call's values as type `t` (the dynamic form of
+    /// [`DataBuffer::unpack`]).
+    pub fn unpack_values(&mut self, t: DataType, max: usize) -> Result<Vec<Value>, Error> {
+        if t == DataType::VALUE {
+            return self.unpack(max);
+        }
+        if !t.is_packable() {
+            return Err(Error::decode(
+                Status::ERR_UNKNOWN_DATA_TYPE,
+                format!("data type {}", t.0),
+            ));
+        }
+        self.unpacking(|this, r| {
+            let n = this.read_header(r, t)?;
+            check_space(n, max)?;
+            (0..n).map(|_| decode_payload(r, t, 0)).collect()
+        })
+    }
+
+    /// In a fully described buffer, the type of the next pack call's values.
+    pub fn peek_type(&self) -> Result<DataType, Error> {
+        if self.buffer_type != BufferType::FullyDescribed {
+            return Err(Error::NotSupported(
+                "a non-described buffer carries no types".into(),
+            ));
+        }
+        let mut r = Reader::new(self.unread());
+        expect_tag(&mut r, DataType::INT32)?;
+        r.count("pack count", 0)?;
+        r.data_type("type tag")
+    }
+}
+
+fn expect_tag(r: &mut Reader<'_>, want: DataType) -> Result<(), Error> {
+    let got = r.data_type("type tag")?;
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::decode(
+            Status::ERR_PACK_MISMATCH,
+            format!("expected type {}, buffer holds type {}", want.0, got.0),
+        ))
+    }
+}
+
+fn check_space(n: usize, max: usize) -> Result<(), Error> {
+    if n > max {
+        return Err(Error::decode(
+            Status::ERR_UNPACK_INADEQUATE_SPACE,
+            format!("{n} values packed, room for {max}"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! The crate's error type: who is to blame, and the standard's status code for it.
+
+use std::fmt;
+
+use crate::model::Status;
+
+/// An error of this library, classified by who caused it (STYLE 10).
+///
+/// Every variant maps to one PMIx status code ([`Error::status`]); the message says why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The caller passed an invalid argument (too long a key, an empty name, …).
+    BadParam(String),
+    /// Bytes from outside (a peer, a file) could not be decoded; carries the unpack status
+    /// (`PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER`, `PMIX_ERR_UNKNOWN_DATA_TYPE`, …).
+    Decode { status: Status, reason: String },
+    /// A value could not be encoded (for example a pointer, which has no wire form).
+    Encode { status: Status, reason: String },
+    /// A value of one type was used where another was required.
+    TypeMismatch { expected: String, found: String },
+    /// The operation is not (yet) implemented.
+    NotSupported(String),
+    /// Any other PMIx status reported by a lower layer or a peer.
+    Status(Status, String),
+}
+
+impl Error {
+    /// The PMIx status code this error reports to callers.
+    pub fn status(&self) -> Status {
+        match self {
+            Error::BadParam(_) => Status::ERR_BAD_PARAM,
+            Error::Decode { status, .. } | Error::Encode { status, .. } => *status,
+            Error::TypeMismatch { .. } => Status::ERR_TYPE_MISMATCH,
+            Error::NotSupported(_) => Status::ERR_NOT_SUPPORTED,
+            Error::Status(status, _) => *status,
+        }
+    }
+
+    pub(crate) fn decode(status: Status, reason: impl Into<String>) -> Self {
+        Error::Decode {
+            status,
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn read_past_end(what: &str) -> Self {
+        Error::decode(
+            Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER,
+            format!("buffer ends inside {what}"),
+        )
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BadParam(why) => write!(f, "bad parameter: {why}"),
+            Error::Decode { status, reason } => write!(f, "cannot decode ({status:?}): {reason}"),
+            Error::Encode { status, reason } => write!(f, "cannot encode ({status:?}): {reason}"),
+            Error::TypeMismatch { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
+            Error::NotSupported(what) => write!(f, "not supported: {what}"),
+            Error::Status(status, why) => write!(f, "{status:?}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<Error> for Status {
+    fn from(e: Error) -> Status {
+        e.status()
+    }
+}

@@ -1,0 +1,33 @@
+//! An independent implementation of the PMIx Standard (v5.0), wire-compatible with OpenPMIx 4.2.
+//!
+//! The crate is built in layers; dependencies point down only, and each layer is testable
+//! without the ones above it:
+//!
+//! ```text
+//!   drivers (Server, Client, Tool)      async, tokio        -- feature `runtime` (issue 3)
+//!   state machines                      sans-IO             -- (issue 3)
+//!   wire: framing, handshake, commands  sans-IO             -- (issue 3)
+//!   codec: the PMIx_Data_* buffer       sans-IO             -- `codec`
+//!   model: the standard's data types    sans-IO             -- `model`
+//! ```
+//!
+//! `cargo check -p pmix --no-default-features` builds the sans-IO layers alone: no tokio, no
+//! sockets, no clocks.
+//!
+//! ```
+//! use pmix::codec::DataBuffer;
+//! use pmix::model::{attr, Info};
+//!
+//! let mut buf = DataBuffer::new();
+//! buf.pack(&[Info::new(attr::JOB_SIZE, 4)])?;
+//! let infos: Vec<Info> = buf.unpack(1)?;
+//! assert_eq!(infos[0].value.to_u64(), Some(4));
+//! # Ok::<(), pmix::Error>(())
+//! ```
+
+pub mod codec;
+mod error;
+pub mod model;
+
+pub use error::Error;
+pub use model::Status;

@@ -1,0 +1,142 @@
+//! Developer commands for the workspace, run as `cargo xtask <command>`.
+//!
+//! | command | what it does |
+//! |---|---|
+//! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
+//! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit) |
+//! | `vectors [--check]` | regenerates the inventory and the code's tables from `../shared` |
+//! | `bench [codec]` | micro-benchmarks beside OpenPMIx's `libpmix.so.2` |
+//! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
+//!
+//! Commands that need system packages install them when run as root and print the exact
+//! `apt-get` command otherwise (`sysdeps`).
+
+mod bench;
+mod sysdeps;
+mod vectors;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    let (cmd, rest) = match args.split_first() {
+        Some((c, r)) => (c.as_str(), r),
+        None => ("help", &[][..]),
+    };
+    let result = match cmd {
+        "conformance" => conformance(&root, rest),
+        "test" => test(&root, rest),
+        "vectors" => vectors::run(&root, rest),
+        "bench" => bench::run(&root, rest),
+        "fuzz" => fuzz(&root, rest),
+        "help" | "--help" | "-h" => {
+            println!("{}", HELP);
+            Ok(())
+        }
+        other => Err(format!("unknown command `{other}`\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask {cmd}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const HELP: &str = "usage: cargo xtask <command>
+
+  conformance [--target PATH] [--filter GLOB] [--report DIR] [--json PATH]
+                       run the conformance vectors (Rust target by default)
+  test [--ci]          run the test suite with cargo nextest
+  vectors [--check]    regenerate spec-vectors/inventory and the code's tables
+  bench [codec]        micro-benchmarks beside OpenPMIx (libpmix.so.2)
+  fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)";
+
+fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(Path::to_path_buf).unwrap_or(manifest)
+}
+
+/// Run a command in the workspace root, failing with its exit status.
+pub(crate) fn run_cmd(root: &Path, program: &str, args: &[&str]) -> Result<(), String> {
+    println!("+ {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed: {status}", args.join(" ")))
+    }
+}
+
+fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
+    sysdeps::ensure(sysdeps::CONFORMANCE)?;
+    let mut cargo_args = vec![
+        "run",
+        "--quiet",
+        "--release",
+        "--package",
+        "conformance",
+        "--",
+    ];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run_cmd(root, "cargo", &cargo_args)
+}
+
+fn test(root: &Path, args: &[String]) -> Result<(), String> {
+    sysdeps::ensure(sysdeps::TESTS)?;
+    let ci = args.iter().any(|a| a == "--ci") || std::env::var_os("CI").is_some();
+    let profile = if ci { "ci" } else { "default" };
+    if which("cargo-nextest").is_none() {
+        return Err(
+            "cargo-nextest is not installed: run `cargo install cargo-nextest --locked`".into(),
+        );
+    }
+    let passthrough: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--ci")
+        .collect();
+    let mut nextest = vec!["nextest", "run", "--workspace", "--profile", profile];
+    nextest.extend(passthrough);
+    run_cmd(root, "cargo", &nextest)?;
+    // Doctests are not run by nextest.
+    run_cmd(root, "cargo", &["test", "--workspace", "--doc", "--quiet"])
+}
+
+fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
+    let target = args.first().map_or("unpack", String::as_str);
+    let seconds = args.get(1).map_or("30", String::as_str);
+    if which("cargo-fuzz").is_none() {
+        return Err("cargo-fuzz is not installed: run `cargo install cargo-fuzz --locked`".into());
+    }
+    let max_time = format!("-max_total_time={seconds}");
+    let corpus = format!("corpus/{target}");
+    run_cmd(
+        &root.join("fuzz"),
+        "cargo",
+        &[
+            "fuzz",
+            "run",
+            "--sanitizer",
+            "none",
+            target,
+            &corpus,
+            "--",
+            &max_time,
+        ],
+    )
+}
+
+pub(crate) fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
