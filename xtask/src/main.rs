@@ -116,6 +116,13 @@ fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
     if which("cargo-fuzz").is_none() {
         return Err("cargo-fuzz is not installed: run `cargo install cargo-fuzz --locked`".into());
     }
+    let corpus = root.join("fuzz/corpus").join(target);
+    std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+    let seeds = fuzz_seeds(root)?;
+    for (name, bytes) in &seeds {
+        std::fs::write(corpus.join(name), bytes).map_err(|e| format!("{name}: {e}"))?;
+    }
+    println!("seeded {} inputs from the golden vectors", seeds.len());
     let max_time = format!("-max_total_time={seconds}");
     let corpus = format!("corpus/{target}");
     run_cmd(
@@ -132,6 +139,43 @@ fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
             &max_time,
         ],
     )
+}
+
+/// The seed corpus of the `unpack` target: every golden vector, in the layout of
+/// `pmix::codec::fuzzing::unpack` (type code, buffer-type flag, bytes).
+fn fuzz_seeds(root: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+    let consts = read(&root.join("spec-vectors/inventory/openpmix-4.2/constants.tsv"))?;
+    let code = |name: &str| {
+        consts.lines().find_map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            (c.len() == 4 && c[0] == name && c[2] == "DataType")
+                .then(|| c[1].parse::<u8>().ok())
+                .flatten()
+        })
+    };
+    let mut seeds = Vec::new();
+    for (file, flag) in [
+        ("wire_vectors_nondesc.tsv", 0u8),
+        ("wire_vectors_fullydesc.tsv", 1),
+    ] {
+        let text = read(&root.join("pmix/tests/data/wire-vectors").join(file))?;
+        for (i, line) in text.lines().enumerate() {
+            let cells: Vec<&str> = line.split('\t').collect();
+            let (Some(t), Some(hex)) = (code(cells[0]), cells.get(2)) else {
+                continue;
+            };
+            let mut bytes = vec![t, flag];
+            for k in (0..hex.len()).step_by(2) {
+                bytes.push(
+                    u8::from_str_radix(&hex[k..k + 2], 16)
+                        .map_err(|e| format!("{file}:{}: {e}", i + 1))?,
+                );
+            }
+            seeds.push((format!("golden-{flag}-{i:03}"), bytes));
+        }
+    }
+    Ok(seeds)
 }
 
 pub(crate) fn which(program: &str) -> Option<PathBuf> {

@@ -14,6 +14,8 @@
 
 pub mod buffer;
 pub mod compress;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod primitive;
 pub mod print;
 mod regex;

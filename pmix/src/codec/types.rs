@@ -68,10 +68,15 @@ codec_scalar!(u16, UINT16, |w, v| w.varint(u64::from(v)), |r| r
 codec_scalar!(u32, UINT32, |w, v| w.varint(u64::from(v)), |r| r
     .uint32("uint32"));
 codec_scalar!(u64, UINT64, |w, v| w.varint(v), |r| r.varint("uint64"));
-codec_scalar!(f32, FLOAT, |w, v| w.float(f64::from(v), true)?, |r| {
-    #[allow(clippy::cast_possible_truncation)] // a float travels as text of an f32
-    Ok(r.float("float")? as f32)
-});
+codec_scalar!(f32, FLOAT, |w, v| w.float(f64::from(v), true)?, |r| Ok(
+    narrow_float(r.float("float")?)
+));
+
+/// A float travels as the text of an `f32`; reading it back as `f64` and narrowing is exact.
+#[allow(clippy::cast_possible_truncation)]
+fn narrow_float(v: f64) -> f32 {
+    v as f32
+}
 codec_scalar!(f64, DOUBLE, |w, v| w.float(v, false)?, |r| r
     .float("double"));
 codec_scalar!(Status, STATUS, |w, v| w.int32(v.0), |r| Ok(Status(
@@ -458,6 +463,14 @@ impl Codec for DataArray {
         let depth = nested(depth)?;
         let data_type = r.data_type("data array type")?;
         let n = r.size_count("data array size", 1)?;
+        // Undefined elements have no payload: a count of them would say nothing and could
+        // not be bounded by the bytes left.
+        if data_type == DataType::UNDEF && n > 0 {
+            return Err(Error::decode(
+                Status::ERR_UNPACK_FAILURE,
+                "data array of PMIX_UNDEF elements",
+            ));
+        }
         let elements = (0..n)
             .map(|_| decode_payload(r, data_type, depth))
             .collect::<Result<_, _>>()?;
