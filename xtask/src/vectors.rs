@@ -35,7 +35,7 @@ const VERSIONS: [(&str, &str); 2] = [("v5.0", "v5.0"), ("latest", "draft")];
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     let check = args.iter().any(|a| a == "--check");
     let shared = shared_dir(root, args)?;
-    let outputs = generate(root, &shared)?;
+    let outputs = generate(&shared)?;
     if check {
         let stale = stale_outputs(root, &outputs);
         if stale.is_empty() {
@@ -89,7 +89,7 @@ pub(crate) fn stale_outputs(root: &Path, outputs: &[Output]) -> Vec<String> {
 }
 
 /// Produce every output file, in memory.
-pub(crate) fn generate(root: &Path, shared: &Path) -> Result<Vec<Output>, String> {
+pub(crate) fn generate(shared: &Path) -> Result<Vec<Output>, String> {
     let inv = shared.join("spec/inventory");
     let abi = shared.join("openpmix/abi");
     let openpmix = OpenPmix::read(&abi)?;
@@ -152,7 +152,6 @@ pub(crate) fn generate(root: &Path, shared: &Path) -> Result<Vec<Output>, String
         path: PathBuf::from("pmix/src/model/generated/constants.rs"),
         text: constants_rs(&consts)?,
     });
-    let _ = root;
     Ok(outputs)
 }
 
@@ -167,7 +166,8 @@ fn str_field<'a>(item: &'a Json, field: &str) -> &'a str {
 
 /// Make a value safe for one TSV cell: no tabs, no newlines.
 fn cell(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.is_empty() { "-".to_string() } else { s }
 }
 
 fn list_field(item: &Json, field: &str) -> String {
@@ -566,6 +566,8 @@ fn attributes_rs(versions: &[Tsv; 2]) -> Result<String, String> {
         section: String,
         in_v50: bool,
         in_draft: bool,
+        /// The draft's type, when it differs from v5.0's.
+        draft_ty: Option<String>,
     }
     let mut all: BTreeMap<String, Row> = BTreeMap::new();
     for (i, tsv) in versions.iter().enumerate() {
@@ -581,12 +583,16 @@ fn attributes_rs(versions: &[Tsv; 2]) -> Result<String, String> {
                 section: r[section].clone(),
                 in_v50: false,
                 in_draft: false,
+                draft_ty: None,
             });
             // The v5.0 row wins for the fields; the draft only adds presence.
             if i == 0 {
                 row.in_v50 = true;
             } else {
                 row.in_draft = true;
+                if row.in_v50 && row.ty != r[ty] {
+                    row.draft_ty = Some(r[ty].clone());
+                }
             }
         }
     }
@@ -612,14 +618,21 @@ fn attributes_rs(versions: &[Tsv; 2]) -> Result<String, String> {
         } else {
             format!("Some({:?})", r.openpmix_key)
         };
-        let data_type = if r.ty.starts_with("PMIX_") {
-            format!("Some(DataType::{})", const_ident(&r.ty))
-        } else {
-            "None".to_string()
+        let type_expr = |t: &str| {
+            if t.starts_with("PMIX_") {
+                format!("Some(DataType::{})", const_ident(t))
+            } else {
+                "None".to_string()
+            }
         };
+        let data_type = type_expr(&r.ty);
+        let draft_data_type = r
+            .draft_ty
+            .as_deref()
+            .map_or("None".to_string(), |t| format!("Some({})", type_expr(t)));
         let _ = writeln!(
             out,
-            "/// `{name}` (`{key}`), §{section}.\npub const {ident}: Attr<{rt}> = Attr::new(&AttrDef {{\n    name: {name:?},\n    key: {key:?},\n    openpmix_key: {openpmix_key},\n    data_type: {data_type},\n    status: {status},\n    section: {section:?},\n    presence: {presence},\n}});\n",
+            "/// `{name}` (`{key}`), §{section}.\npub const {ident}: Attr<{rt}> = Attr::new(&AttrDef {{\n    name: {name:?},\n    key: {key:?},\n    openpmix_key: {openpmix_key},\n    data_type: {data_type},\n    draft_data_type: {draft_data_type},\n    status: {status},\n    section: {section:?},\n    presence: {presence},\n}});\n",
             ident = const_ident(name),
             rt = attr_rust_type(&r.ty),
             key = r.key,
@@ -829,4 +842,38 @@ fn upper_snake(camel: &str) -> String {
         s.push(c.to_ascii_uppercase());
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed inventory and generated tables are what `cargo xtask vectors` makes from
+    /// the reference material. Fails (never skips) when that material is missing: set
+    /// `PMIX_SHARED_DIR` to where it is.
+    #[test]
+    fn inventory_is_fresh() {
+        let root = crate::workspace_root();
+        let shared = shared_dir(&root, &[]).expect("reference material present");
+        let outputs = generate(&shared).expect("generation succeeds");
+        let stale = stale_outputs(&root, &outputs);
+        assert!(
+            stale.is_empty(),
+            "stale, run `cargo xtask vectors`: {stale:?}"
+        );
+    }
+
+    #[test]
+    fn classify_puts_every_constant_in_a_type() {
+        assert_eq!(
+            classify("pmix_status_t (int)", "PMIX_ERR_NOT_FOUND"),
+            Some("Status")
+        );
+        assert_eq!(
+            classify("coord / link", "PMIX_LINK_STATE"),
+            Some("DataType")
+        );
+        assert_eq!(classify("coord / link", "PMIX_LINK_UP"), Some("LinkState"));
+        assert_eq!(classify("nonsense", "PMIX_X"), None);
+    }
 }

@@ -45,6 +45,7 @@ macro_rules! codec_scalar {
                 $enc;
                 Ok(())
             }
+            #[allow(unused_braces)] // multi-line decoders are written as blocks
             fn decode($r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
                 $dec
             }

@@ -44,6 +44,10 @@ pub struct AttrDef {
     pub openpmix_key: Option<&'static str>,
     /// The declared value type; `None` for presence-only flags and types that vary by use.
     pub data_type: Option<DataType>,
+    /// The type the 5.1 draft declares, when it differs from v5.0's (five attributes, for
+    /// example `PMIX_LOG_MSG`: a byte object in v5.0, a string in the draft). The Rust type
+    /// of the constant follows v5.0, the baseline (DESIGN §2).
+    pub draft_data_type: Option<Option<DataType>>,
     pub status: AttrStatus,
     /// The section of the standard that declares it (v5.0 numbering when in v5.0).
     pub section: &'static str,
@@ -57,6 +61,11 @@ impl AttrDef {
 
     pub fn in_draft(&self) -> bool {
         matches!(self.presence, Presence::Both | Presence::DraftOnly)
+    }
+
+    /// The declared type in the 5.1 draft.
+    pub fn data_type_in_draft(&self) -> Option<DataType> {
+        self.draft_data_type.unwrap_or(self.data_type)
     }
 }
 
