@@ -215,7 +215,7 @@ impl DataBuffer {
         self.unpacking(|this, r| {
             let n = this.read_header(r, T::DATA_TYPE)?;
             check_space(n, max)?;
-            (0..n).map(|_| T::decode(r, 0)).collect()
+            collect_n(n, || T::decode(r, 0))
         })
     }
 
@@ -234,7 +234,7 @@ impl DataBuffer {
         self.unpacking(|this, r| {
             let n = this.read_header(r, t)?;
             check_space(n, max)?;
-            (0..n).map(|_| decode_payload(r, t, 0)).collect()
+            collect_n(n, || decode_payload(r, t, 0))
         })
     }
 
@@ -262,6 +262,15 @@ fn expect_tag(r: &mut Reader<'_>, want: DataType) -> Result<(), Error> {
             format!("expected type {}, buffer holds type {}", want.0, got.0),
         ))
     }
+}
+
+/// `n` results of `f` in a vector allocated once (`n` is already bounded by the input size).
+fn collect_n<T>(n: usize, mut f: impl FnMut() -> Result<T, Error>) -> Result<Vec<T>, Error> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(f()?);
+    }
+    Ok(out)
 }
 
 fn check_space(n: usize, max: usize) -> Result<(), Error> {

@@ -195,7 +195,15 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    #[inline]
     pub fn varint(&mut self, what: &str) -> Result<u64, Error> {
+        // Most integers on the wire (counts, lengths, small values) fit in one byte.
+        if let Some(&b) = self.bytes.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(b));
+        }
         let mut v = 0u64;
         for i in 0..8 {
             let b = self.byte(what)?;
