@@ -31,3 +31,8 @@ pub mod model;
 
 pub use error::Error;
 pub use model::Status;
+
+/// The README's examples, compiled and run as doctests so they cannot drift (STYLE 19).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
