@@ -27,12 +27,28 @@ fn hex(s: &str) -> Vec<u8> {
 
 /// Rows of the copied `openpmix/wire-vectors/*.tsv`: `type  sample  hex  (size)`.
 fn wire_vectors() -> Vec<Vector> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wire-vectors");
+    read_vectors(
+        "tests/data/wire-vectors",
+        &[
+            ("wire_vectors_nondesc.tsv", BufferType::NonDescribed),
+            ("wire_vectors_fullydesc.tsv", BufferType::FullyDescribed),
+        ],
+    )
+}
+
+/// Rows of `golden/golden_v41_extra.tsv`: the types the shared vectors lack, captured from
+/// OpenPMIx 4.2.2 by `golden/capture_golden.py`, in the same layout.
+fn extra_vectors() -> Vec<Vector> {
+    read_vectors(
+        "tests/data/golden",
+        &[("golden_v41_extra.tsv", BufferType::NonDescribed)],
+    )
+}
+
+fn read_vectors(dir: &str, files: &[(&str, BufferType)]) -> Vec<Vector> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut out = Vec::new();
-    for (name, buffer_type) in [
-        ("wire_vectors_nondesc.tsv", BufferType::NonDescribed),
-        ("wire_vectors_fullydesc.tsv", BufferType::FullyDescribed),
-    ] {
+    for &(name, buffer_type) in files {
         let text = std::fs::read_to_string(dir.join(name)).expect("golden file");
         for (i, line) in text.lines().enumerate() {
             if line.starts_with('#') || line.trim().is_empty() {
@@ -90,6 +106,53 @@ fn every_openpmix_wire_vector_decodes_and_reencodes_byte_exact() {
         failures.len(),
         vectors.len(),
         failures.join("\n")
+    );
+}
+
+#[test]
+fn every_extra_openpmix_vector_decodes_and_reencodes_byte_exact() {
+    let vectors = extra_vectors();
+    assert_eq!(vectors.len(), 18);
+    let failures: Vec<String> = vectors
+        .iter()
+        .filter_map(|v| check_round_trip(v).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn extra_vectors_decode_to_the_values_they_describe() {
+    use pmix::model::{Coord, CoordView, DeviceDistance, DeviceType, Geometry};
+    let get = |ty: &str| {
+        let v = extra_vectors()
+            .into_iter()
+            .find(|v| v.type_name == ty)
+            .expect("vector present");
+        check_round_trip(&v).expect("round trip").remove(0)
+    };
+    let coord = Coord {
+        view: CoordView::LOGICAL_VIEW,
+        coord: vec![3, 300],
+    };
+    assert_eq!(get("PMIX_COORD"), Value::Coord(Box::new(coord.clone())));
+    assert_eq!(
+        get("PMIX_GEOMETRY"),
+        Value::Geometry(Box::new(Geometry {
+            fabric: 7,
+            uuid: Some("u".into()),
+            osname: Some("o".into()),
+            coordinates: vec![coord],
+        }))
+    );
+    assert_eq!(
+        get("PMIX_DEVICE_DIST"),
+        Value::DeviceDist(Box::new(DeviceDistance {
+            uuid: Some("u".into()),
+            osname: Some("o".into()),
+            device_type: DeviceType::GPU,
+            mindist: 5,
+            maxdist: 300,
+        }))
     );
 }
 

@@ -2,7 +2,7 @@
 //!
 //! These go through OpenPMIx's generic field-by-field packing: strings as strings, counts
 //! as `PMIX_SIZE`, fixed-width integers as varints, floats as text. Layouts are pinned by
-//! the golden vectors in `tests/data/golden/golden_v41.tsv`.
+//! the golden vectors in `tests/data/golden/golden_v41_extra.tsv`.
 
 use super::primitive::{Reader, Writer};
 use super::types::Codec;

@@ -4,7 +4,7 @@
 //! written here is what follows the type tag and count of a pack call (see `buffer`); fields
 //! nested inside a structure are never tagged, in either buffer type. The facts come from
 //! `tests/data/golden/` (bytes produced by OpenPMIx 4.2.2's `PMIx_Data_pack`) and are
-//! summarised in `tests/data/golden/ENCODING_NOTES.md`.
+//! captured by `tests/data/golden/capture_golden.py`.
 //!
 //! Decoding is bounded: counts are checked against the bytes left, and nesting (a value
 //! holding an array of values holding arrays …) stops at [`MAX_DEPTH`] levels.
