@@ -70,8 +70,7 @@ impl DataBuffer {
         self
     }
 
-    /// A buffer holding `bytes`, to unpack from the start (`PMIx_Data_load`,
-    /// `PMIx_Data_embed`).
+    /// A buffer holding `bytes`, to unpack from the start (`PMIx_Data_load`).
     pub fn load(bytes: Vec<u8>, buffer_type: BufferType) -> Self {
         DataBuffer {
             bytes,
@@ -79,6 +78,13 @@ impl DataBuffer {
             buffer_type,
             float_format: FloatFormat::default(),
         }
+    }
+
+    /// Replace the buffer's content with a copy of `payload`, to unpack from the start
+    /// (`PMIx_Data_embed`; unlike [`DataBuffer::load`] the caller keeps its bytes).
+    pub fn embed(&mut self, payload: &[u8]) {
+        self.bytes = payload.to_vec();
+        self.read = 0;
     }
 
     /// The bytes not yet unpacked, leaving the buffer empty (`PMIx_Data_unload`).
@@ -281,4 +287,37 @@ fn check_space(n: usize, max: usize) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unload_returns_only_the_unread_bytes_and_embed_restarts() {
+        let mut buf = DataBuffer::new();
+        buf.pack(&[1u8]).expect("pack");
+        buf.pack(&[2u8]).expect("pack");
+        assert_eq!(buf.unpack::<u8>(1).expect("first"), [1]);
+        let rest = buf.unload();
+        assert_eq!(rest, [0x02, 0x02]);
+        assert!(buf.is_empty());
+        buf.embed(&rest);
+        assert_eq!(buf.unpack::<u8>(1).expect("second"), [2]);
+    }
+
+    #[test]
+    fn copy_payload_appends_unread_bytes_of_the_same_buffer_type_only() {
+        let mut src = DataBuffer::new();
+        src.pack(&[7u32]).expect("pack");
+        let mut dst = DataBuffer::new();
+        dst.copy_payload(&src).expect("same type");
+        assert_eq!(dst.unpack::<u32>(1).expect("copied"), [7]);
+        assert_eq!(src.unread().len(), 2, "source left intact");
+        let mut described = DataBuffer::with_type(BufferType::FullyDescribed);
+        assert_eq!(
+            described.copy_payload(&src).expect_err("mixed").status(),
+            Status::ERR_BAD_PARAM
+        );
+    }
 }
