@@ -28,6 +28,7 @@
 pub mod codec;
 mod error;
 pub mod model;
+pub mod wire;
 
 pub use error::Error;
 pub use model::Status;

@@ -125,6 +125,11 @@ impl DataBuffer {
         self.bytes.is_empty()
     }
 
+    /// Whether every packed byte has been unpacked.
+    pub fn is_exhausted(&self) -> bool {
+        self.read >= self.bytes.len()
+    }
+
     fn writer(&mut self) -> Writer {
         Writer {
             bytes: std::mem::take(&mut self.bytes),

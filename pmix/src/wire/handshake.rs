@@ -1,0 +1,420 @@
+//! The connect handshake: the first message a peer sends, and the server's answer.
+//!
+//! Unlike every later message, the connect message's 16-byte header is in the *sender's host
+//! byte order* (pindex −1, tag `0xFFFFFFFF`, payload length), and its payload is a fixed
+//! sequence of raw fields rather than packed values (WIRE.md §5.2):
+//!
+//! ```text
+//!   psec module\0 | u32be credential length | credential | u8 peer type | identity
+//!   | version\0 | bfrops module\0 | u8 buffer type | gds modules\0 | [optional info]
+//! ```
+//!
+//! The identity is `nspace\0 u32be rank` for a simple client, `u32be uid u32be gid` for tools
+//! and launchers, followed by `nspace\0 u32be rank` for those that bring their own identifier.
+//! OpenPMIx 4.2 clients end the message with one stray `0x00` byte (a size over-count); it is
+//! tolerated and reproduced.
+//!
+//! The server answers a simple client with two raw big-endian `u32`s: the status, then the
+//! peer index the client puts in its later headers. Tools get the status, an assigned
+//! identifier when they asked for one, the server's identifier (fixed 256-byte namespace
+//! fields) and a security status.
+
+use crate::Error;
+use crate::codec::{BufferType, DataBuffer, Size};
+use crate::model::{Info, Nspace, Proc, Rank, Status};
+
+/// The largest connect payload a server accepts (`PMIX_MAX_CRED_SIZE` in OpenPMIx).
+pub const MAX_CONNECT_PAYLOAD: usize = 128 * 1024;
+
+/// The size of a namespace field in the tool handshake reply (`PMIX_MAX_NSLEN + 1`).
+pub const NSPACE_FIELD_LEN: usize = 256;
+
+/// The version string OpenPMIx 4.2.2 sends; peers parse its major/minor/release.
+pub const OPENPMIX_VERSION: &str = "4.2.2rc2";
+
+/// What kind of peer is connecting (the handshake's flag byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PeerType(pub u8);
+
+impl PeerType {
+    pub const SIMPLE_CLIENT: PeerType = PeerType(0);
+    pub const LEGACY_TOOL: PeerType = PeerType(1);
+    pub const LEGACY_LAUNCHER: PeerType = PeerType(2);
+    pub const TOOL_NEEDS_ID: PeerType = PeerType(3);
+    pub const TOOL_GIVEN_ID: PeerType = PeerType(4);
+    pub const TOOL_CLIENT: PeerType = PeerType(5);
+    pub const LAUNCHER_NEEDS_ID: PeerType = PeerType(6);
+    pub const LAUNCHER_GIVEN_ID: PeerType = PeerType(7);
+    pub const LAUNCHER_CLIENT: PeerType = PeerType(8);
+    pub const SINGLETON_CLIENT: PeerType = PeerType(9);
+
+    /// Whether the identity field starts with the peer's uid and gid.
+    pub fn sends_uid_gid(self) -> bool {
+        self != PeerType::SIMPLE_CLIENT
+    }
+
+    /// Whether the identity field carries a process identifier.
+    pub fn sends_proc(self) -> bool {
+        matches!(self.0, 0 | 4 | 5 | 7 | 8 | 9)
+    }
+
+    /// Whether the server must assign the peer an identifier.
+    pub fn needs_id(self) -> bool {
+        matches!(self.0, 3 | 6)
+    }
+
+    /// Whether the server answers with the tool form of the reply.
+    pub fn gets_tool_reply(self) -> bool {
+        (3..=8).contains(&self.0)
+    }
+}
+
+/// The connect message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConnectRequest {
+    /// The security module (`native`, `none`, `munge`).
+    pub psec: String,
+    /// The credential bytes; for `native` the peer's uid and gid in host order.
+    pub credential: Vec<u8>,
+    pub peer_type: PeerType,
+    /// The uid and gid a tool or launcher declared in its identity field.
+    pub uid_gid: Option<(u32, u32)>,
+    /// The process the peer says it is (absent for tools that need an identifier).
+    pub proc: Option<Proc>,
+    /// The peer's library version, e.g. `4.2.2rc2`.
+    pub version: String,
+    /// The peer's encoding module, e.g. `v41`.
+    pub bfrops: String,
+    pub buffer_type: BufferType,
+    /// The storage modules the peer can use, e.g. `hash` or `ds21,hash`.
+    pub gds: String,
+    /// Optional info sent after the fixed fields (tools); clients send none.
+    pub info: Vec<Info>,
+}
+
+impl ConnectRequest {
+    /// The connect message of a simple client as an OpenPMIx 4.2 client sends it.
+    pub fn simple_client(proc: Proc, uid: u32, gid: u32, buffer_type: BufferType) -> Self {
+        ConnectRequest {
+            psec: "native".into(),
+            credential: native_credential(uid, gid),
+            peer_type: PeerType::SIMPLE_CLIENT,
+            uid_gid: None,
+            proc: Some(proc),
+            version: OPENPMIX_VERSION.into(),
+            bfrops: "v41".into(),
+            buffer_type,
+            gds: "hash".into(),
+            info: Vec::new(),
+        }
+    }
+
+    /// The whole message: host-order header and payload.
+    pub fn encode(&self) -> Result<Vec<u8>, Error> {
+        let mut p = Vec::new();
+        put_cstr(&mut p, &self.psec)?;
+        let cred_len = u32::try_from(self.credential.len())
+            .map_err(|_| Error::BadParam("credential too long".into()))?;
+        p.extend_from_slice(&cred_len.to_be_bytes());
+        p.extend_from_slice(&self.credential);
+        p.push(self.peer_type.0);
+        if self.peer_type.sends_uid_gid() {
+            let (uid, gid) = self.uid_gid.ok_or_else(|| {
+                Error::BadParam("tools and launchers must declare a uid and gid".into())
+            })?;
+            p.extend_from_slice(&uid.to_be_bytes());
+            p.extend_from_slice(&gid.to_be_bytes());
+        }
+        if self.peer_type.sends_proc() {
+            let proc = self
+                .proc
+                .as_ref()
+                .ok_or_else(|| Error::BadParam("this peer type must name its process".into()))?;
+            put_cstr(&mut p, proc.nspace.as_str())?;
+            p.extend_from_slice(&proc.rank.0.to_be_bytes());
+        }
+        put_cstr(&mut p, &self.version)?;
+        put_cstr(&mut p, &self.bfrops)?;
+        p.push(self.buffer_type.wire_value());
+        put_cstr(&mut p, &self.gds)?;
+        if self.info.is_empty() {
+            // What OpenPMIx 4.2 clients send in place of an empty info array.
+            p.push(0);
+        } else {
+            let mut buf = DataBuffer::with_type(self.buffer_type);
+            buf.pack(&[Size(self.info.len() as u64)])?;
+            buf.pack(&self.info)?;
+            p.extend_from_slice(buf.bytes());
+        }
+        if p.len() > MAX_CONNECT_PAYLOAD {
+            return Err(Error::BadParam("connect message too large".into()));
+        }
+        let mut out = Vec::with_capacity(16 + p.len());
+        out.extend_from_slice(&(-1i32).to_ne_bytes());
+        out.extend_from_slice(&u32::MAX.to_ne_bytes());
+        out.extend_from_slice(&(p.len() as u32).to_ne_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&p);
+        Ok(out)
+    }
+
+    /// The payload length announced by a connect header, checked against the limit.
+    pub fn payload_len(header: &[u8; 16]) -> Result<usize, Error> {
+        let nbytes = u32::from_ne_bytes([header[8], header[9], header[10], header[11]]) as usize;
+        if nbytes > MAX_CONNECT_PAYLOAD {
+            return Err(Error::decode(
+                Status::ERR_BAD_PARAM,
+                format!("connect message of {nbytes} bytes exceeds {MAX_CONNECT_PAYLOAD}"),
+            ));
+        }
+        Ok(nbytes)
+    }
+
+    /// Parse a connect payload (what follows the header).
+    pub fn decode(payload: &[u8]) -> Result<Self, Error> {
+        let mut r = RawReader { bytes: payload };
+        let psec = r.cstr("security module")?;
+        let cred_len = r.u32be("credential length")? as usize;
+        let credential = r.take(cred_len, "credential")?.to_vec();
+        let peer_type = PeerType(r.u8("peer type")?);
+        if peer_type.0 > 9 {
+            return Err(Error::decode(
+                Status::ERR_BAD_PARAM,
+                format!("unknown peer type {}", peer_type.0),
+            ));
+        }
+        let uid_gid = if peer_type.sends_uid_gid() {
+            Some((r.u32be("uid")?, r.u32be("gid")?))
+        } else {
+            None
+        };
+        let proc = if peer_type.sends_proc() {
+            let nspace = Nspace::new(r.cstr("namespace")?)
+                .map_err(|e| Error::decode(Status::ERR_BAD_PARAM, e.to_string()))?;
+            Some(Proc::new(nspace, Rank(r.u32be("rank")?)))
+        } else {
+            None
+        };
+        let version = r.cstr("version")?;
+        let bfrops = r.cstr("bfrops module")?;
+        let buffer_type = BufferType::from_wire(r.u8("buffer type")?)
+            .ok_or_else(|| Error::decode(Status::ERR_BAD_PARAM, "unknown buffer type"))?;
+        let gds = r.cstr("gds module")?;
+        // Optional info: tolerate the stray byte clients send, and anything undecodable.
+        let info = decode_optional_info(r.bytes, buffer_type);
+        Ok(ConnectRequest {
+            psec,
+            credential,
+            peer_type,
+            uid_gid,
+            proc,
+            version,
+            bfrops,
+            buffer_type,
+            gds,
+            info,
+        })
+    }
+
+    /// The uid and gid asserted by a `native` credential, if it is one.
+    pub fn native_uid_gid(&self) -> Option<(u32, u32)> {
+        if self.psec != "native" || self.credential.len() != 8 {
+            return None;
+        }
+        let c = &self.credential;
+        Some((
+            u32::from_ne_bytes([c[0], c[1], c[2], c[3]]),
+            u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+        ))
+    }
+}
+
+/// A `native` credential: uid then gid, in host order.
+pub fn native_credential(uid: u32, gid: u32) -> Vec<u8> {
+    let mut c = uid.to_ne_bytes().to_vec();
+    c.extend_from_slice(&gid.to_ne_bytes());
+    c
+}
+
+fn decode_optional_info(rest: &[u8], buffer_type: BufferType) -> Vec<Info> {
+    if rest.len() <= 1 {
+        return Vec::new();
+    }
+    let mut buf = DataBuffer::load(rest.to_vec(), buffer_type);
+    let Ok(n) = buf.unpack::<Size>(1) else {
+        return Vec::new();
+    };
+    let n = n.first().map_or(0, |s| s.0) as usize;
+    if n == 0 {
+        return Vec::new();
+    }
+    buf.unpack::<Info>(n).unwrap_or_default()
+}
+
+/// The server's answer to a simple client: status, then the peer index.
+pub fn encode_client_reply(status: Status, pindex: u32) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    out[0..4].copy_from_slice(&(status.0 as u32).to_be_bytes());
+    out[4..8].copy_from_slice(&pindex.to_be_bytes());
+    out
+}
+
+/// Parse the status word of a handshake reply.
+pub fn decode_status(word: [u8; 4]) -> Status {
+    Status(u32::from_be_bytes(word) as i32)
+}
+
+/// The server's answer to a tool or launcher.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolReply {
+    pub status: Status,
+    /// The identifier assigned to a peer that asked for one.
+    pub assigned: Option<Proc>,
+    /// The server's own identifier.
+    pub server: Proc,
+    /// The outcome of credential validation.
+    pub security_status: Status,
+}
+
+impl ToolReply {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&(self.status.0 as u32).to_be_bytes());
+        if let Some(p) = &self.assigned {
+            put_fixed_proc(&mut out, p);
+        }
+        put_fixed_proc(&mut out, &self.server);
+        out.extend_from_slice(&(self.security_status.0 as u32).to_be_bytes());
+        out
+    }
+}
+
+fn put_fixed_proc(out: &mut Vec<u8>, p: &Proc) {
+    let mut field = [0u8; NSPACE_FIELD_LEN];
+    let ns = p.nspace.as_str().as_bytes();
+    // Namespaces are at most 255 bytes (Nspace enforces it), so the NUL always fits.
+    let n = ns.len().min(NSPACE_FIELD_LEN - 1);
+    field[..n].copy_from_slice(&ns[..n]);
+    out.extend_from_slice(&field);
+    out.extend_from_slice(&p.rank.0.to_be_bytes());
+}
+
+fn put_cstr(out: &mut Vec<u8>, s: &str) -> Result<(), Error> {
+    if s.as_bytes().contains(&0) {
+        return Err(Error::BadParam(format!("{s:?} holds a NUL byte")));
+    }
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+    Ok(())
+}
+
+/// A reader of the handshake's raw (unpacked) fields.
+struct RawReader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> RawReader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], Error> {
+        if self.bytes.len() < n {
+            return Err(Error::read_past_end(what));
+        }
+        let (head, tail) = self.bytes.split_at(n);
+        self.bytes = tail;
+        Ok(head)
+    }
+
+    fn u8(&mut self, what: &str) -> Result<u8, Error> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn u32be(&mut self, what: &str) -> Result<u32, Error> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn cstr(&mut self, what: &str) -> Result<String, Error> {
+        let end = self
+            .bytes
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| Error::read_past_end(what))?;
+        let s = std::str::from_utf8(&self.bytes[..end])
+            .map_err(|_| Error::decode(Status::ERR_BAD_PARAM, format!("{what} is not UTF-8")))?
+            .to_owned();
+        self.bytes = &self.bytes[end + 1..];
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 66-byte connect message of rank 0 in `captures/basic_n2_socket.txt`.
+    const CAPTURED_DS21: &str = "ffffffffffffffff32000000000000006e617469766500000000080000000000000000007273\
+                                 6a6f620000000000342e322e32726332007634310001647332310000";
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn captured_client_connect_decodes_and_reencodes_byte_exact() {
+        let bytes = hex(CAPTURED_DS21);
+        let header: [u8; 16] = bytes[..16].try_into().unwrap();
+        assert_eq!(ConnectRequest::payload_len(&header).unwrap(), 50);
+        let req = ConnectRequest::decode(&bytes[16..]).unwrap();
+        assert_eq!(req.psec, "native");
+        assert_eq!(req.native_uid_gid(), Some((0, 0)));
+        assert_eq!(req.peer_type, PeerType::SIMPLE_CLIENT);
+        assert_eq!(req.proc, Some(Proc::try_new("rsjob", 0).unwrap()));
+        assert_eq!(req.version, "4.2.2rc2");
+        assert_eq!(req.bfrops, "v41");
+        assert_eq!(req.buffer_type, BufferType::NonDescribed);
+        assert_eq!(req.gds, "ds21");
+        assert_eq!(req.encode().unwrap(), bytes);
+    }
+
+    #[test]
+    fn client_reply_is_two_big_endian_words() {
+        assert_eq!(
+            encode_client_reply(Status::SUCCESS, 1),
+            [0, 0, 0, 0, 0, 0, 0, 1]
+        );
+        assert_eq!(decode_status([0xff, 0xff, 0xff, 0xd2]), Status(-46));
+    }
+
+    #[test]
+    fn tool_connect_round_trips() {
+        let req = ConnectRequest {
+            psec: "none".into(),
+            credential: vec![],
+            peer_type: PeerType::TOOL_GIVEN_ID,
+            uid_gid: Some((1000, 100)),
+            proc: Some(Proc::try_new("tool", 0).unwrap()),
+            version: OPENPMIX_VERSION.into(),
+            bfrops: "v41".into(),
+            buffer_type: BufferType::FullyDescribed,
+            gds: "hash".into(),
+            info: vec![Info::with_key("pmix.tool.nocon", true).unwrap()],
+        };
+        let bytes = req.encode().unwrap();
+        assert_eq!(ConnectRequest::decode(&bytes[16..]).unwrap(), req);
+    }
+
+    #[test]
+    fn truncated_and_garbage_connects_are_errors_not_panics() {
+        let bytes = hex(CAPTURED_DS21);
+        for cut in 16..bytes.len() - 1 {
+            let _ = ConnectRequest::decode(&bytes[16..cut]);
+        }
+        assert!(ConnectRequest::decode(b"native\0\xff\xff\xff\xff").is_err());
+        let mut big = [0u8; 16];
+        big[8..12].copy_from_slice(&(1u32 << 20).to_ne_bytes());
+        assert!(ConnectRequest::payload_len(&big).is_err());
+    }
+}

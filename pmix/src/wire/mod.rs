@@ -1,0 +1,21 @@
+//! The wire layer: OpenPMIx 4.2's framing, connect handshake and typed messages. No I/O.
+//!
+//! The PMIx Standard defines no wire protocol; this one is OpenPMIx's, described from
+//! observation in `WIRE.md` and checked byte for byte against captured traffic
+//! (`tests/wire_captures.rs`). The drivers feed socket bytes in and write the bytes these types
+//! produce; nothing here touches a socket or a clock.
+//!
+//! - [`frame`]: the 16-byte header and a stream splitter;
+//! - [`handshake`]: the connect message (host-order header) and the server's answers;
+//! - [`command`]: the 33 command codes;
+//! - [`message`]: one typed request per command, the replies, and server-pushed notifications.
+
+pub mod command;
+pub mod frame;
+pub mod handshake;
+pub mod message;
+
+pub use command::Command;
+pub use frame::{Frame, FrameDecoder, Header, Tag};
+pub use handshake::{ConnectRequest, PeerType};
+pub use message::{CommitBucket, Notification, ProcData, Reply, Request};
