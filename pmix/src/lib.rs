@@ -28,6 +28,8 @@
 pub mod codec;
 mod error;
 pub mod model;
+pub mod retrieval;
+pub mod store;
 pub mod wire;
 
 pub use error::Error;

@@ -91,6 +91,15 @@ impl<T> Attr<T> {
         self.def.name
     }
 
+    /// The key string as it goes on the wire to OpenPMIx 4.2 peers (its spelling where it
+    /// differs from the standard's).
+    pub const fn wire_key(&self) -> &'static str {
+        match self.def.openpmix_key {
+            Some(k) => k,
+            None => self.def.key,
+        }
+    }
+
     /// The key as a [`Key`]; the inventory's keys are all valid.
     pub fn key(&self) -> Key {
         Key::from_checked(self.def.key.to_string())

@@ -1,0 +1,308 @@
+//! The retrieval rules of `PMIx_Get` (PMIx v5.0 §5.3, §6.2): who answers a get, and when.
+//!
+//! Two decision functions, one per side, each a pure function of the data at hand:
+//!
+//! - [`client_get`]: the client's step — its cache (rules, N-01..N-03), or a
+//!   request to its server;
+//! - [`server_get`]: the server's step — its store (N-04, R-03), an immediate
+//!   `PMIX_ERR_NOT_FOUND` (N-05, N-09, R-04, R-07), holding the request until the target
+//!   commits (N-06, N-07), or a direct-modex request to the host (N-08, R-05).
+//!
+//! The drivers act on the decisions; a held request is decided again whenever its target
+//! commits, and ends with `PMIX_ERR_TIMEOUT` when its `PMIX_TIMEOUT` expires (G-11).
+//! Rule ids are those of `spec-vectors/inventory/retrieval_rules.tsv`; each has a unit test
+//! below named after it.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Info, Kval, Nspace, Proc, Rank, Scope, Status, Value, attr};
+use crate::store::{Found, JobRealms, Qualifiers, ServerStore, is_reserved};
+use crate::wire::ProcData;
+
+/// The directives of a get's info array that change where the search stops.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Directives {
+    /// `PMIX_OPTIONAL`: stop after the client's cache (N-03).
+    pub optional: bool,
+    /// `PMIX_IMMEDIATE`: stop after the local server (N-05, R-04).
+    pub immediate: bool,
+    /// `PMIX_GET_REFRESH_CACHE`: ask the server first, then stop (N-01).
+    pub refresh_cache: bool,
+    /// `PMIX_TIMEOUT` in seconds; 0 or absent means none (G-11).
+    pub timeout_s: Option<u32>,
+    /// `PMIX_DATA_SCOPE`: only values posted in this scope (SC-07).
+    pub scope: Option<Scope>,
+    /// The realm directives and qualifiers.
+    pub qualifiers: Qualifiers,
+}
+
+impl Directives {
+    pub fn from_info(info: &[Info]) -> Directives {
+        let mut d = Directives {
+            qualifiers: Qualifiers::from_info(info),
+            ..Directives::default()
+        };
+        for i in info {
+            let k = i.key.as_str();
+            let on = || i.value.as_bool().unwrap_or(true);
+            if k == attr::OPTIONAL.wire_key() {
+                d.optional = on();
+            } else if k == attr::IMMEDIATE.wire_key() {
+                d.immediate = on();
+            } else if k == attr::GET_REFRESH_CACHE.wire_key() {
+                d.refresh_cache = on();
+            } else if k == attr::TIMEOUT.wire_key() {
+                d.timeout_s = i
+                    .value
+                    .to_i64()
+                    .filter(|t| *t > 0)
+                    .and_then(|t| u32::try_from(t).ok());
+            } else if k == attr::DATA_SCOPE.wire_key()
+                && let Value::Scope(s) = i.value
+            {
+                d.scope = Some(s);
+            }
+        }
+        d
+    }
+}
+
+/// The client's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClientStep {
+    /// The get completes here.
+    Done(Result<Value, Status>),
+    /// Ask the server; `add_immediate` when the server must not wait (N-01).
+    AskServer { add_immediate: bool },
+}
+
+/// What a client holds locally: the realms of namespaces it received, the values of other
+/// processes it fetched, and its own posted and internal values.
+#[derive(Clone, Debug, Default)]
+pub struct ClientCache {
+    pub realms: BTreeMap<Nspace, JobRealms>,
+    pub procs: BTreeMap<Proc, Vec<Kval>>,
+}
+
+impl ClientCache {
+    pub fn realms(&self, nspace: &str) -> Option<&JobRealms> {
+        self.realms
+            .iter()
+            .find(|(n, _)| n.as_str() == nspace)
+            .map(|(_, r)| r)
+    }
+
+    /// Store (or replace) values of a process.
+    pub fn store(&mut self, proc: &Proc, kvals: Vec<Kval>) {
+        let slot = self.procs.entry(proc.clone()).or_default();
+        for kv in kvals {
+            match slot.iter_mut().find(|k| k.key == kv.key) {
+                Some(s) => *s = kv,
+                None => slot.push(kv),
+            }
+        }
+    }
+
+    fn find_value(&self, proc: &Proc, key: &str) -> Option<&Value> {
+        self.procs
+            .get(proc)
+            .and_then(|kv| kv.iter().find(|k| k.key.as_str() == key))
+            .map(|k| &k.value)
+    }
+
+    /// Search a reserved key by the realm rules.
+    pub fn find_reserved(
+        &self,
+        me: &Proc,
+        target: &Proc,
+        key: &str,
+        q: &Qualifiers,
+    ) -> Option<Value> {
+        // A value the server sent for this process or namespace.
+        if let Some(v) = self.find_value(target, key) {
+            return Some(v.clone());
+        }
+        let realms = self.realms(target.nspace.as_str())?;
+        let caller = (me.nspace == target.nspace).then_some(me.rank);
+        let host = self
+            .realms(me.nspace.as_str())
+            .and_then(|r| r.procs.get(&me.rank.0))
+            .and_then(|p| {
+                p.iter()
+                    .find(|i| i.key.as_str() == attr::HOSTNAME.wire_key())
+            })
+            .and_then(|i| i.value.as_str());
+        realms.lookup(key, target.rank, q, caller, host).cloned()
+    }
+}
+
+/// The client's step of a get of `key` from `target` by `me` (v5.0 §5.3 steps 1–2, §6.2).
+pub fn client_get(
+    cache: &ClientCache,
+    me: &Proc,
+    target: &Proc,
+    key: &str,
+    d: &Directives,
+) -> ClientStep {
+    // RP-02: PMIX_PROCID ignores the proc and answers the caller's identifier.
+    if key == attr::PROCID.wire_key() {
+        return ClientStep::Done(Ok(Value::Proc(me.clone())));
+    }
+    if is_reserved(key) || target.rank == Rank::WILDCARD {
+        if d.refresh_cache {
+            return ClientStep::AskServer {
+                add_immediate: true,
+            };
+        }
+        if let Some(v) = cache.find_reserved(me, target, key, &d.qualifiers) {
+            return ClientStep::Done(Ok(v));
+        }
+        if target.nspace == me.nspace {
+            return ClientStep::Done(Err(Status::ERR_NOT_FOUND));
+        }
+        return ClientStep::AskServer {
+            add_immediate: false,
+        };
+    }
+    if d.refresh_cache {
+        return ClientStep::AskServer {
+            add_immediate: true,
+        }; // N-01
+    }
+    if let Some(v) = cache.find_value(target, key) {
+        return ClientStep::Done(Ok(v.clone())); // N-02
+    }
+    if d.optional {
+        return ClientStep::Done(Err(Status::ERR_NOT_FOUND)); // N-03
+    }
+    ClientStep::AskServer {
+        add_immediate: false,
+    }
+}
+
+/// The server's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServerStep {
+    /// Answer now.
+    Reply { status: Status, data: Vec<ProcData> },
+    /// Hold the request until the target posts data, or until the timeout (N-06, N-07).
+    Wait,
+    /// Ask the host for the target's data (direct modex: N-08, R-05).
+    AskHost,
+}
+
+impl ServerStep {
+    fn status(status: Status) -> ServerStep {
+        ServerStep::Reply {
+            status,
+            data: Vec::new(),
+        }
+    }
+}
+
+/// The server's step of a get sent by the local client `requester` for `key` (or for all data,
+/// with `None`) of `target` (v5.0 §5.3 step 3, §6.2).
+pub fn server_get(
+    store: &ServerStore,
+    requester: &Proc,
+    target: &Proc,
+    key: Option<&str>,
+    d: &Directives,
+    host_has_dmodex: bool,
+) -> ServerStep {
+    let ns = target.nspace.as_str();
+    let reserved = key.is_some_and(is_reserved) || target.rank == Rank::WILDCARD;
+    if reserved {
+        let Some(key) = key else {
+            return ServerStep::status(Status::ERR_BAD_PARAM);
+        };
+        let Some(realms) = store.realms(ns) else {
+            // a namespace this server has never seen.
+            return if d.immediate || !host_has_dmodex {
+                ServerStep::status(Status::ERR_NOT_FOUND)
+            } else {
+                ServerStep::AskHost
+            };
+        };
+        let caller = (requester.nspace == target.nspace).then_some(requester.rank);
+        let found = realms.lookup(
+            key,
+            target.rank,
+            &d.qualifiers,
+            caller,
+            store.hostname.as_deref(),
+        );
+        // A non-reserved key with a wildcard rank may have been posted by the host.
+        let found = found.cloned().or_else(|| {
+            store
+                .modex
+                .visible(target, true)
+                .and_then(|kv| kv.iter().find(|k| k.key.as_str() == key))
+                .map(|k| k.value.clone())
+        });
+        return match found {
+            Some(value) => ServerStep::Reply {
+                status: Status::SUCCESS,
+                data: vec![ProcData {
+                    proc: target.clone(),
+                    kvals: vec![Kval {
+                        key: crate::model::Key::from_checked(key.to_owned()),
+                        value,
+                    }],
+                }],
+            },
+            None => ServerStep::status(Status::ERR_NOT_FOUND),
+        };
+    }
+    // N-06: a globally unique key whose owner is unknown.
+    if target.rank == Rank::UNDEF {
+        if let Some((owner, _)) = key.and_then(|k| store.modex.owner_of(ns, k, true)) {
+            return reply_with_data(store, &owner, true);
+        }
+        return if d.immediate {
+            ServerStep::status(Status::ERR_NOT_FOUND)
+        } else {
+            ServerStep::Wait
+        };
+    }
+    let same_node = store.is_local(target);
+    let found = match key {
+        Some(k) => store.modex.find(target, k, same_node),
+        None if store.modex.has_data(target) => Found::Value(Value::Undef),
+        None => Found::Missing,
+    };
+    match found {
+        Found::Value(_) => reply_with_data(store, target, same_node), // N-04
+        Found::OutsideScope => ServerStep::status(Status::ERR_EXISTS_OUTSIDE_SCOPE), // SC-06
+        Found::Missing if d.immediate => ServerStep::status(Status::ERR_NOT_FOUND), // N-05
+        Found::Missing if same_node => {
+            if store.gone.contains(target) {
+                // The target finalized: it will never post the key.
+                ServerStep::status(Status::ERR_NOT_FOUND)
+            } else {
+                ServerStep::Wait // N-07
+            }
+        }
+        Found::Missing if host_has_dmodex => ServerStep::AskHost, // N-08
+        Found::Missing => ServerStep::status(Status::ERR_NOT_FOUND), // N-09
+    }
+}
+
+/// Every value of `proc` the requester may see, so that its client caches them all.
+fn reply_with_data(store: &ServerStore, proc: &Proc, same_node: bool) -> ServerStep {
+    let kvals = store
+        .modex
+        .visible(proc, same_node)
+        .unwrap_or_default()
+        .to_vec();
+    ServerStep::Reply {
+        status: Status::SUCCESS,
+        data: vec![ProcData {
+            proc: proc.clone(),
+            kvals,
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+//! Committed data of processes: what `PMIx_Put` + `PMIx_Commit` posted, by scope (v5.0 §5.2).
+//!
+//! A client commits its values in buckets: `PMIX_LOCAL` values (visible on its node) and
+//! `PMIX_REMOTE` values (visible on other nodes); `PMIX_GLOBAL` values are in both, as
+//! OpenPMIx 4.2 clients send them. Data of processes on other nodes, received through a fence
+//! or direct modex, is stored whole and visible to every local requester.
+
+use std::collections::BTreeMap;
+
+use crate::Error;
+use crate::codec::{BufferType, DataBuffer};
+use crate::model::{ByteObject, Kval, Proc, Scope, Value};
+use crate::wire::CommitBucket;
+
+/// The committed values of one process.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProcModex {
+    /// Values visible to processes on the same node (local and global scope).
+    pub local: Vec<Kval>,
+    /// Values visible to processes on other nodes (remote and global scope).
+    pub remote: Vec<Kval>,
+    /// How many commits this process made.
+    pub commits: u64,
+}
+
+/// What a search of committed data found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Found {
+    Value(Value),
+    /// The key exists but in a scope that excludes the requester (rules SC-02, SC-03, SC-06).
+    OutsideScope,
+    Missing,
+}
+
+/// Committed data of every process this server knows, local or not.
+#[derive(Clone, Debug, Default)]
+pub struct ModexStore {
+    procs: BTreeMap<Proc, ProcModex>,
+}
+
+impl ModexStore {
+    /// Merge a commit: a key posted again takes its new value (rule P-05).
+    pub fn commit(&mut self, proc: &Proc, buckets: Vec<CommitBucket>) {
+        let entry = self.procs.entry(proc.clone()).or_default();
+        entry.commits += 1;
+        for bucket in buckets {
+            let (to_local, to_remote) = match bucket.scope {
+                Scope::LOCAL => (true, false),
+                Scope::REMOTE => (false, true),
+                _ => (true, true),
+            };
+            for kv in bucket.kvals {
+                if to_local {
+                    upsert(&mut entry.local, kv.clone());
+                }
+                if to_remote {
+                    upsert(&mut entry.remote, kv);
+                }
+            }
+        }
+    }
+
+    /// Store the whole data of a process on another node (from a fence or direct modex).
+    pub fn store_remote(&mut self, proc: &Proc, kvals: Vec<Kval>) {
+        let entry = self.procs.entry(proc.clone()).or_default();
+        entry.commits += 1;
+        for kv in kvals {
+            upsert(&mut entry.local, kv.clone());
+            upsert(&mut entry.remote, kv);
+        }
+    }
+
+    /// Whether the process has committed (or its data has arrived) at least once.
+    pub fn has_data(&self, proc: &Proc) -> bool {
+        self.procs.contains_key(proc)
+    }
+
+    /// The values of `proc` a requester may see: on the same node or not.
+    pub fn visible(&self, proc: &Proc, same_node: bool) -> Option<&[Kval]> {
+        self.procs.get(proc).map(|m| {
+            if same_node {
+                m.local.as_slice()
+            } else {
+                m.remote.as_slice()
+            }
+        })
+    }
+
+    /// Search one key of one process.
+    pub fn find(&self, proc: &Proc, key: &str, same_node: bool) -> Found {
+        let Some(m) = self.procs.get(proc) else {
+            return Found::Missing;
+        };
+        let (mine, other) = if same_node {
+            (&m.local, &m.remote)
+        } else {
+            (&m.remote, &m.local)
+        };
+        if let Some(kv) = mine.iter().find(|kv| kv.key.as_str() == key) {
+            return Found::Value(kv.value.clone());
+        }
+        if other.iter().any(|kv| kv.key.as_str() == key) {
+            return Found::OutsideScope;
+        }
+        Found::Missing
+    }
+
+    /// The processes of a namespace that posted `key` (for gets with `PMIX_RANK_UNDEF`).
+    pub fn owner_of(&self, nspace: &str, key: &str, same_node: bool) -> Option<(Proc, Value)> {
+        self.procs.iter().find_map(|(p, _)| {
+            if p.nspace.as_str() != nspace {
+                return None;
+            }
+            match self.find(p, key, same_node) {
+                Found::Value(v) => Some((p.clone(), v)),
+                _ => None,
+            }
+        })
+    }
+
+    /// Forget the data of a namespace (`PMIx_server_deregister_nspace`).
+    pub fn remove_nspace(&mut self, nspace: &str) {
+        self.procs.retain(|p, _| p.nspace.as_str() != nspace);
+    }
+
+    /// Encode the data of some processes as the blob exchanged through the host (fence and
+    /// direct modex). The host treats it as opaque bytes; only PMIx servers read it.
+    pub fn encode_blob(&self, procs: &[Proc]) -> Result<Vec<u8>, Error> {
+        let mut b = DataBuffer::with_type(BufferType::NonDescribed);
+        for p in procs {
+            if let Some(m) = self.procs.get(p) {
+                b.pack(std::slice::from_ref(p))?;
+                let mut inner = DataBuffer::with_type(BufferType::NonDescribed);
+                for kv in &m.remote {
+                    inner.pack(std::slice::from_ref(kv))?;
+                }
+                b.pack(&[ByteObject(inner.unload())])?;
+            }
+        }
+        Ok(b.unload())
+    }
+
+    /// Read a blob made by [`ModexStore::encode_blob`] (possibly several concatenated, as a
+    /// host returns them) and store each process's data.
+    pub fn store_blob(&mut self, blob: &[u8], skip: impl Fn(&Proc) -> bool) -> Result<(), Error> {
+        let mut b = DataBuffer::load(blob.to_vec(), BufferType::NonDescribed);
+        while !b.is_exhausted() {
+            let proc: Proc = crate::wire::message::one(&mut b, "modex process")?;
+            let bo: ByteObject = crate::wire::message::one(&mut b, "modex data")?;
+            let kvals = unpack_kvals(bo.0, BufferType::NonDescribed)?;
+            if !skip(&proc) {
+                self.store_remote(&proc, kvals);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn upsert(list: &mut Vec<Kval>, kv: Kval) {
+    match list.iter_mut().find(|k| k.key == kv.key) {
+        Some(slot) => *slot = kv,
+        None => list.push(kv),
+    }
+}
+
+/// Unpack a buffer holding one `PMIX_KVAL` per pack call.
+pub fn unpack_kvals(bytes: Vec<u8>, buffer_type: BufferType) -> Result<Vec<Kval>, Error> {
+    let mut b = DataBuffer::load(bytes, buffer_type);
+    let mut out = Vec::new();
+    while !b.is_exhausted() {
+        out.extend(b.unpack::<Kval>(usize::MAX)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,444 @@
+//! The five data realms of reserved keys (PMIx v5.0 §6.1) and what a namespace registered with
+//! the server knows in each.
+//!
+//! A host registers a namespace with an array of infos (`PMIx_server_register_nspace`, v5.0
+//! §17.2.3): loose keys, each belonging to its key's default realm, and the arrays
+//! `PMIX_SESSION_INFO_ARRAY`, `PMIX_JOB_INFO_ARRAY`, `PMIX_APP_INFO_ARRAY` (identified by
+//! `PMIX_APPNUM`), `PMIX_NODE_INFO_ARRAY` (identified by `PMIX_HOSTNAME` or `PMIX_NODEID`) and
+//! `PMIX_PROC_INFO_ARRAY` (identified by `PMIX_RANK`), nested to any depth (rule DM-05).
+//! [`JobRealms::register`] sorts them into realms; [`JobRealms::lookup`] answers a reserved
+//! key following the realm rules RG/RS/RJ/RA/RP/RN of `retrieval_rules.tsv`.
+
+use std::collections::BTreeMap;
+
+use crate::model::{DataType, Info, Key, Nspace, Rank, Value, attr};
+
+/// A data realm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Realm {
+    Session,
+    Job,
+    Application,
+    Node,
+    Process,
+}
+
+/// Keys whose default realm is the session (v5.0 §6.1.1).
+const SESSION_KEYS: &[&str] = &[
+    attr::CLUSTER_ID.wire_key(),
+    attr::UNIV_SIZE.wire_key(),
+    attr::TMPDIR.wire_key(),
+    attr::TDIR_RMCLEAN.wire_key(),
+    attr::HOSTNAME_KEEP_FQDN.wire_key(),
+    attr::RM_NAME.wire_key(),
+    attr::RM_VERSION.wire_key(),
+];
+
+/// Keys whose default realm is the application (v5.0 §6.1.3).
+const APP_KEYS: &[&str] = &[
+    attr::APPLDR.wire_key(),
+    attr::APP_SIZE.wire_key(),
+    attr::APP_ARGV.wire_key(),
+    attr::APP_MAP_TYPE.wire_key(),
+    attr::APP_MAP_REGEX.wire_key(),
+    attr::WDIR.wire_key(),
+    attr::PSET_NAME.wire_key(),
+];
+
+/// Keys whose default realm is the node (v5.0 §6.1.5).
+const NODE_KEYS: &[&str] = &[
+    attr::HOSTNAME.wire_key(),
+    attr::HOSTNAME_ALIASES.wire_key(),
+    attr::NODEID.wire_key(),
+    attr::NODE_SIZE.wire_key(),
+    attr::AVAIL_PHYS_MEMORY.wire_key(),
+    attr::LOCAL_PROCS.wire_key(),
+    attr::NODE_OVERSUBSCRIBED.wire_key(),
+];
+
+/// Keys whose default realm is the process (v5.0 §6.1.4, rule RP-05).
+const PROC_KEYS: &[&str] = &[
+    attr::APPNUM.wire_key(),
+    attr::RANK.wire_key(),
+    attr::NSPACE.wire_key(),
+    attr::SESSION_ID.wire_key(),
+    attr::GLOBAL_RANK.wire_key(),
+    attr::APP_RANK.wire_key(),
+    attr::PARENT_ID.wire_key(),
+    attr::EXIT_CODE.wire_key(),
+    attr::PROCID.wire_key(),
+    attr::LOCAL_RANK.wire_key(),
+    attr::NODE_RANK.wire_key(),
+    attr::PACKAGE_RANK.wire_key(),
+    attr::PROC_PID.wire_key(),
+    attr::PROCDIR.wire_key(),
+    attr::CPUSET.wire_key(),
+    attr::CPUSET_BITMAP.wire_key(),
+    attr::CREDENTIAL.wire_key(),
+    attr::SPAWNED.wire_key(),
+    attr::REINCARNATION.wire_key(),
+    attr::LOCALITY_STRING.wire_key(),
+];
+
+/// The realm a reserved key belongs to when no directive says otherwise. Keys of no list
+/// (including the multi-realm keys of rule RG-01) default to the job realm.
+pub fn default_realm(key: &str) -> Realm {
+    if SESSION_KEYS.contains(&key) {
+        Realm::Session
+    } else if APP_KEYS.contains(&key) {
+        Realm::Application
+    } else if NODE_KEYS.contains(&key) {
+        Realm::Node
+    } else if PROC_KEYS.contains(&key) {
+        Realm::Process
+    } else {
+        Realm::Job
+    }
+}
+
+/// Whether a key is reserved: it starts with `pmix` (rule K-01).
+pub fn is_reserved(key: &str) -> bool {
+    key.starts_with("pmix")
+}
+
+/// The node-realm data of one node.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeRealm {
+    pub hostname: Option<String>,
+    pub nodeid: Option<u32>,
+    pub info: Vec<Info>,
+}
+
+/// Where to look up a reserved key: the directives and qualifiers of a get (v5.0 §6.1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Qualifiers {
+    /// The realm forced by `PMIX_*_INFO`, if any.
+    pub realm: Option<Realm>,
+    pub session_id: Option<u32>,
+    pub appnum: Option<u32>,
+    pub hostname: Option<String>,
+    pub nodeid: Option<u32>,
+}
+
+impl Qualifiers {
+    /// The realm directives and qualifiers found in a get's info array.
+    pub fn from_info(info: &[Info]) -> Qualifiers {
+        let mut q = Qualifiers::default();
+        for i in info {
+            let k = i.key.as_str();
+            let on = i.value.as_bool().unwrap_or(true);
+            if k == attr::SESSION_INFO.wire_key() && on {
+                q.realm = Some(Realm::Session);
+            } else if k == attr::JOB_INFO.wire_key() && on {
+                q.realm = Some(Realm::Job);
+            } else if k == attr::APP_INFO.wire_key() && on {
+                q.realm = Some(Realm::Application);
+            } else if k == attr::NODE_INFO.wire_key() && on {
+                q.realm = Some(Realm::Node);
+            } else if k == attr::PROC_INFO.wire_key() && on {
+                q.realm = Some(Realm::Process);
+            } else if k == attr::SESSION_ID.wire_key() {
+                q.session_id = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
+            } else if k == attr::APPNUM.wire_key() {
+                q.appnum = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
+            } else if k == attr::HOSTNAME.wire_key() {
+                q.hostname = i.value.as_str().map(str::to_owned);
+            } else if k == attr::NODEID.wire_key() {
+                q.nodeid = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
+            }
+        }
+        q
+    }
+}
+
+/// Everything registered about one namespace, sorted by realm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRealms {
+    pub nspace: Nspace,
+    pub session_id: Option<u32>,
+    pub session: Vec<Info>,
+    pub job: Vec<Info>,
+    /// Application info by application number.
+    pub apps: BTreeMap<u32, Vec<Info>>,
+    pub nodes: Vec<NodeRealm>,
+    /// Process info by rank.
+    pub procs: BTreeMap<u32, Vec<Info>>,
+}
+
+impl JobRealms {
+    pub fn new(nspace: Nspace) -> Self {
+        JobRealms {
+            nspace,
+            session_id: None,
+            session: Vec::new(),
+            job: Vec::new(),
+            apps: BTreeMap::new(),
+            nodes: Vec::new(),
+            procs: BTreeMap::new(),
+        }
+    }
+
+    /// Sort a registration's infos into realms (rule DM-05).
+    pub fn register(&mut self, info: &[Info]) {
+        for i in info {
+            self.register_one(i, None);
+        }
+    }
+
+    fn register_one(&mut self, i: &Info, inside: Option<Realm>) {
+        let k = i.key.as_str();
+        let array = i
+            .value
+            .as_data_array()
+            .filter(|a| a.data_type == DataType::INFO);
+        if let Some(array) = array {
+            let infos: Vec<Info> = array
+                .elements
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Info(i) => Some((**i).clone()),
+                    _ => None,
+                })
+                .collect();
+            if k == attr::SESSION_INFO_ARRAY.wire_key() {
+                for j in &infos {
+                    if j.key.as_str() == attr::SESSION_ID.wire_key() {
+                        self.session_id = j.value.to_u64().and_then(|v| u32::try_from(v).ok());
+                    } else {
+                        self.register_one(j, Some(Realm::Session));
+                    }
+                }
+                return;
+            }
+            if k == attr::JOB_INFO_ARRAY.wire_key() {
+                for j in &infos {
+                    self.register_one(j, Some(Realm::Job));
+                }
+                return;
+            }
+            if k == attr::APP_INFO_ARRAY.wire_key() {
+                let appnum = find_u32(&infos, attr::APPNUM.wire_key()).unwrap_or(0);
+                let slot = self.apps.entry(appnum).or_default();
+                for j in infos {
+                    upsert(slot, j);
+                }
+                return;
+            }
+            if k == attr::NODE_INFO_ARRAY.wire_key() {
+                let hostname = infos
+                    .iter()
+                    .find(|j| j.key.as_str() == attr::HOSTNAME.wire_key())
+                    .and_then(|j| j.value.as_str().map(str::to_owned));
+                let nodeid = find_u32(&infos, attr::NODEID.wire_key());
+                let node = self.node_entry(hostname, nodeid);
+                for j in infos {
+                    upsert(&mut node.info, j);
+                }
+                return;
+            }
+            if k == attr::PROC_INFO_ARRAY.wire_key() {
+                let rank = infos
+                    .iter()
+                    .find(|j| j.key.as_str() == attr::RANK.wire_key())
+                    .and_then(|j| j.value.to_u64())
+                    .and_then(|r| u32::try_from(r).ok());
+                if let Some(rank) = rank {
+                    let slot = self.procs.entry(rank).or_default();
+                    for j in infos {
+                        upsert(slot, j);
+                    }
+                }
+                return;
+            }
+        }
+        if k == attr::SESSION_ID.wire_key() && inside.is_none() {
+            self.session_id = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
+            return;
+        }
+        let realm = inside.unwrap_or_else(|| default_realm(k));
+        match realm {
+            Realm::Session => upsert(&mut self.session, i.clone()),
+            Realm::Application => upsert(self.apps.entry(0).or_default(), i.clone()),
+            // A loose node key describes the node of the registering server (v5.0 §17.2.3).
+            Realm::Node if inside.is_none() => {
+                let node = self.node_entry(None, None);
+                upsert(&mut node.info, i.clone());
+            }
+            _ => upsert(&mut self.job, i.clone()),
+        }
+    }
+
+    fn node_entry(&mut self, hostname: Option<String>, nodeid: Option<u32>) -> &mut NodeRealm {
+        let pos = self.nodes.iter().position(|n| {
+            (hostname.is_some() && n.hostname == hostname)
+                || (nodeid.is_some() && n.nodeid == nodeid)
+                || (hostname.is_none() && nodeid.is_none())
+        });
+        let idx = match pos {
+            Some(p) => p,
+            None => {
+                self.nodes.push(NodeRealm::default());
+                self.nodes.len() - 1
+            }
+        };
+        let node = &mut self.nodes[idx];
+        if hostname.is_some() {
+            node.hostname = hostname;
+        }
+        if nodeid.is_some() {
+            node.nodeid = nodeid;
+        }
+        node
+    }
+
+    /// The number of processes in the job (`PMIX_JOB_SIZE`), if registered.
+    pub fn job_size(&self) -> Option<u32> {
+        find_u32(&self.job, attr::JOB_SIZE.wire_key())
+    }
+
+    /// The application number of a process, from its process info.
+    pub fn appnum_of(&self, rank: u32) -> Option<u32> {
+        self.procs
+            .get(&rank)
+            .and_then(|p| find_u32(p, attr::APPNUM.wire_key()))
+    }
+
+    /// The node a process runs on, from its process info.
+    fn node_of(&self, rank: u32) -> Option<&NodeRealm> {
+        let p = self.procs.get(&rank)?;
+        if let Some(id) = find_u32(p, attr::NODEID.wire_key())
+            && let Some(n) = self.nodes.iter().find(|n| n.nodeid == Some(id))
+        {
+            return Some(n);
+        }
+        let host = p
+            .iter()
+            .find(|i| i.key.as_str() == attr::HOSTNAME.wire_key())
+            .and_then(|i| i.value.as_str())?;
+        self.nodes
+            .iter()
+            .find(|n| n.hostname.as_deref() == Some(host))
+    }
+
+    /// Look a reserved key up following the realm rules.
+    ///
+    /// `rank` is the target's rank (wildcard for job-level requests); `caller` identifies the
+    /// requesting process when it belongs to this namespace (for rule RA-03); `local_host` is
+    /// the node the lookup is made on (rule RN-01).
+    pub fn lookup(
+        &self,
+        key: &str,
+        rank: Rank,
+        q: &Qualifiers,
+        caller: Option<Rank>,
+        local_host: Option<&str>,
+    ) -> Option<&Value> {
+        let realm = q.realm.unwrap_or_else(|| {
+            // Node qualifiers select the node realm (rule RN-02).
+            if q.hostname.is_some() || q.nodeid.is_some() {
+                Realm::Node
+            } else {
+                default_realm(key)
+            }
+        });
+        match realm {
+            // Rules RS-01..RS-06: the proc is ignored.
+            Realm::Session => find(&self.session, key),
+            Realm::Application => {
+                // Rules RA-01..RA-04.
+                let appnum = q.appnum.or_else(|| {
+                    if rank.is_valid() {
+                        self.appnum_of(rank.0)
+                    } else {
+                        caller.and_then(|c| self.appnum_of(c.0))
+                    }
+                });
+                self.apps
+                    .get(&appnum.unwrap_or(0))
+                    .and_then(|a| find(a, key))
+            }
+            Realm::Node => {
+                // Rules RN-01, RN-02: the qualified node, else the target's, else this node.
+                let node = if let Some(h) = &q.hostname {
+                    self.nodes.iter().find(|n| n.hostname.as_deref() == Some(h))
+                } else if let Some(id) = q.nodeid {
+                    self.nodes.iter().find(|n| n.nodeid == Some(id))
+                } else {
+                    let by_rank = rank.is_valid().then(|| self.node_of(rank.0)).flatten();
+                    by_rank.or_else(|| {
+                        local_host
+                            .and_then(|h| {
+                                self.nodes.iter().find(|n| n.hostname.as_deref() == Some(h))
+                            })
+                            .or(self.nodes.first())
+                    })
+                };
+                let found = node.and_then(|n| find(&n.info, key));
+                // A process-level value of a node key (e.g. its hostname) also answers.
+                found.or_else(|| {
+                    rank.is_valid()
+                        .then(|| self.procs.get(&rank.0).and_then(|p| find(p, key)))
+                        .flatten()
+                })
+            }
+            Realm::Process => {
+                if !rank.is_valid() {
+                    return None;
+                }
+                self.procs.get(&rank.0).and_then(|p| find(p, key))
+            }
+            Realm::Job => {
+                // Rule RG-03: with a real rank and no directive, a process-level value wins.
+                if q.realm.is_none()
+                    && rank.is_valid()
+                    && let Some(v) = self.procs.get(&rank.0).and_then(|p| find(p, key))
+                {
+                    return Some(v);
+                }
+                find(&self.job, key)
+            }
+        }
+    }
+}
+
+fn find<'a>(infos: &'a [Info], key: &str) -> Option<&'a Value> {
+    infos
+        .iter()
+        .find(|i| i.key.as_str() == key)
+        .map(|i| &i.value)
+}
+
+fn find_u32(infos: &[Info], key: &str) -> Option<u32> {
+    find(infos, key)
+        .and_then(Value::to_u64)
+        .and_then(|v| u32::try_from(v).ok())
+}
+
+/// Insert or replace the info with the same key.
+fn upsert(list: &mut Vec<Info>, info: Info) {
+    match list.iter_mut().find(|i| i.key == info.key) {
+        Some(slot) => *slot = info,
+        None => list.push(info),
+    }
+}
+
+/// An info with a key from the inventory.
+#[allow(dead_code)] // used by the server's registration, behind the `runtime` feature
+pub(crate) fn info(key: &str, value: impl Into<Value>) -> Info {
+    Info {
+        key: Key::from_checked(key.to_owned()),
+        flags: crate::model::InfoDirectives(0),
+        value: value.into(),
+    }
+}
+
+/// An info array value (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
+pub fn info_array(infos: Vec<Info>) -> Value {
+    Value::DataArray(Box::new(crate::model::DataArray {
+        data_type: DataType::INFO,
+        elements: infos
+            .into_iter()
+            .map(|i| Value::Info(Box::new(i)))
+            .collect(),
+    }))
+}
