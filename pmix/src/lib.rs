@@ -29,7 +29,10 @@ pub mod codec;
 mod error;
 pub mod model;
 pub mod retrieval;
+pub mod server;
 pub mod store;
+#[cfg(feature = "runtime")]
+pub mod transport;
 pub mod wire;
 
 pub use error::Error;

@@ -56,6 +56,14 @@ pub enum Request {
         keys: Vec<String>,
         info: Vec<Info>,
     },
+    /// `REGEVENTS`: the client registered a handler for `codes` (all codes when empty).
+    RegisterEvents { codes: Vec<Status>, info: Vec<Info> },
+    /// `NOTIFY`: `PMIx_Notify_event` of an event to a range beyond the process itself.
+    Notify {
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
+    },
     /// A command without a typed layout yet: its code and the rest of the payload.
     Other { command: Command, body: Vec<u8> },
 }
@@ -80,6 +88,8 @@ impl Request {
             Request::Publish { .. } => Command::PUBLISHNB,
             Request::Lookup { .. } => Command::LOOKUPNB,
             Request::Unpublish { .. } => Command::UNPUBLISHNB,
+            Request::RegisterEvents { .. } => Command::REGEVENTS,
+            Request::Notify { .. } => Command::NOTIFY,
             Request::Other { command, .. } => *command,
         }
     }
@@ -144,6 +154,22 @@ impl Request {
                 for k in keys {
                     b.pack(std::slice::from_ref(k))?;
                 }
+                pack_info_list(&mut b, info)?;
+            }
+            Request::RegisterEvents { codes, info } => {
+                b.pack(&[Size(codes.len() as u64)])?;
+                if !codes.is_empty() {
+                    b.pack(codes)?;
+                }
+                pack_info_list(&mut b, info)?;
+            }
+            Request::Notify {
+                status,
+                range,
+                info,
+            } => {
+                b.pack(&[*status])?;
+                b.pack(&[*range])?;
                 pack_info_list(&mut b, info)?;
             }
             Request::Other { body, .. } => {
@@ -231,6 +257,22 @@ impl Request {
                     Request::Lookup { uid, keys, info }
                 } else {
                     Request::Unpublish { uid, keys, info }
+                }
+            }
+            Command::REGEVENTS => {
+                let n = count(&mut b, "event code count")?;
+                let codes = if n > 0 { b.unpack(n)? } else { Vec::new() };
+                let info = unpack_info_list(&mut b)?;
+                Request::RegisterEvents { codes, info }
+            }
+            Command::NOTIFY => {
+                let status = one(&mut b, "event status")?;
+                let range = one(&mut b, "event range")?;
+                let info = unpack_info_list(&mut b)?;
+                Request::Notify {
+                    status,
+                    range,
+                    info,
                 }
             }
             _ => Request::Other {
@@ -484,6 +526,15 @@ mod tests {
                 uid: 0,
                 keys: vec!["a".into()],
                 info: vec![],
+            },
+            Request::RegisterEvents {
+                codes: vec![Status(-1), Status(-25)],
+                info: vec![],
+            },
+            Request::Notify {
+                status: Status(-61),
+                range: DataRange::NAMESPACE,
+                info: vec![Info::with_key("x", 1u32).unwrap()],
             },
             Request::Other {
                 command: Command::QUERY,

@@ -1,0 +1,461 @@
+//! `pmixrun -n N [--] PROGRAM [ARGS...]`: run N copies of a program on this machine under a
+//! PMIx server of this crate.
+//!
+//! It starts a server, registers one job with complete job, node, application and process
+//! information, forks the processes with the environment their PMIx client needs (and what
+//! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
+//! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
+//! reported and fails the run. As the host it answers publish/lookup/unpublish and abort.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value, attr};
+use pmix::server::{Host, Server, ServerConfig};
+use tokio::process::Command;
+use tokio::sync::Notify;
+
+const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]";
+
+struct Options {
+    n: u32,
+    timeout_s: Option<u64>,
+    program: String,
+    args: Vec<String>,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut n = 1;
+    let mut timeout_s = None;
+    let mut args = std::env::args().skip(1);
+    let mut rest = Vec::new();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-n" | "-np" | "--np" => {
+                n = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|v| *v > 0)
+                    .ok_or("-n needs a positive number")?;
+            }
+            "--timeout" => {
+                timeout_s = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("--timeout needs a number of seconds")?,
+                );
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
+            "--" => {
+                rest.extend(args.by_ref());
+                break;
+            }
+            _ => {
+                rest.push(a);
+                rest.extend(args.by_ref());
+                break;
+            }
+        }
+    }
+    let mut rest = rest.into_iter();
+    let program = rest.next().ok_or(USAGE)?;
+    Ok(Options {
+        n,
+        timeout_s,
+        program,
+        args: rest.collect(),
+    })
+}
+
+/// The launcher as a PMIx host: published data, finalized processes, abort requests.
+#[derive(Clone, Default)]
+struct RunHost(Arc<HostState>);
+
+impl std::ops::Deref for RunHost {
+    type Target = HostState;
+    fn deref(&self) -> &HostState {
+        &self.0
+    }
+}
+
+#[derive(Default)]
+struct HostState {
+    published: Mutex<BTreeMap<String, PData>>,
+    published_changed: Notify,
+    finalized: Mutex<Vec<Proc>>,
+    connected: Mutex<Vec<Proc>>,
+    abort: Mutex<Option<(Proc, Status, Option<String>)>>,
+    abort_requested: Notify,
+}
+
+fn wait_and_timeout(info: &[Info]) -> (bool, Option<Duration>) {
+    let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
+    let timeout = info
+        .iter()
+        .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
+        .and_then(|i| i.value.to_u64())
+        .filter(|t| *t > 0)
+        .map(Duration::from_secs);
+    (wait, timeout)
+}
+
+impl Host for RunHost {
+    async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
+        lock(&self.connected).push(proc);
+        Ok(())
+    }
+
+    async fn client_finalized(&self, proc: Proc) -> Result<(), Status> {
+        lock(&self.finalized).push(proc);
+        Ok(())
+    }
+
+    async fn abort(
+        &self,
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        _procs: Vec<Proc>,
+    ) -> Result<(), Status> {
+        *lock(&self.abort) = Some((proc, status, message));
+        self.abort_requested.notify_one();
+        Ok(())
+    }
+
+    async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
+        let mut table = lock(&self.published);
+        for i in info {
+            let k = i.key.as_str();
+            // Directives are not data (v5.0 §9.1.1).
+            if k.starts_with("pmix.") {
+                continue;
+            }
+            if table.contains_key(k) {
+                return Err(Status::ERR_DUPLICATE_KEY);
+            }
+            table.insert(
+                k.to_owned(),
+                PData {
+                    proc: proc.clone(),
+                    key: i.key.clone(),
+                    value: i.value.clone(),
+                },
+            );
+        }
+        drop(table);
+        self.published_changed.notify_waiters();
+        Ok(())
+    }
+
+    async fn lookup(
+        &self,
+        _proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> Result<Vec<PData>, Status> {
+        let (wait, timeout) = wait_and_timeout(&info);
+        let search = async {
+            loop {
+                let notified = self.published_changed.notified();
+                {
+                    let table = lock(&self.published);
+                    let found: Vec<PData> =
+                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
+                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
+                        return Ok(found);
+                    }
+                    if !wait {
+                        return Err(Status::ERR_NOT_FOUND);
+                    }
+                }
+                notified.await;
+            }
+        };
+        match timeout {
+            Some(t) => tokio::time::timeout(t, search)
+                .await
+                .unwrap_or(Err(Status::ERR_TIMEOUT)),
+            None => search.await,
+        }
+    }
+
+    async fn unpublish(
+        &self,
+        _proc: Proc,
+        keys: Vec<String>,
+        _info: Vec<Info>,
+    ) -> Result<(), Status> {
+        let mut table = lock(&self.published);
+        if keys.is_empty() {
+            table.clear();
+        }
+        for k in keys {
+            table.remove(&k);
+        }
+        Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another task panicked while holding plain data.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+fn uid_gid() -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self")
+        .map(|m| (m.uid(), m.gid()))
+        .unwrap_or((0, 0))
+}
+
+fn info(key: &str, value: impl Into<Value>) -> Info {
+    Info::with_key(key, value).expect("inventory keys are valid")
+}
+
+fn array(infos: Vec<Info>) -> Value {
+    Value::DataArray(Box::new(
+        pmix::model::DataArray::new(
+            pmix::model::DataType::INFO,
+            infos
+                .into_iter()
+                .map(|i| Value::Info(Box::new(i)))
+                .collect(),
+        )
+        .expect("all elements are infos"),
+    ))
+}
+
+/// Everything the job's processes can ask about themselves, in the realms of v5.0 §6.1.
+fn job_info(nspace: &Nspace, n: u32, host: &str, opts: &Options, tmpdir: &str) -> Vec<Info> {
+    let peers: Vec<String> = (0..n).map(|r| r.to_string()).collect();
+    let peers = peers.join(",");
+    let argv = std::iter::once(opts.program.clone())
+        .chain(opts.args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = vec![
+        info(
+            attr::SESSION_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::SESSION_ID.wire_key(), Value::Uint32(0)),
+                info(attr::UNIV_SIZE.wire_key(), Value::Uint32(n)),
+                info(attr::TMPDIR.wire_key(), Value::string(tmpdir)),
+            ]),
+        ),
+        info(attr::JOBID.wire_key(), Value::string(nspace.as_str())),
+        info(attr::JOB_SIZE.wire_key(), Value::Uint32(n)),
+        info(attr::MAX_PROCS.wire_key(), Value::Uint32(n)),
+        info(attr::JOB_NUM_APPS.wire_key(), Value::Uint32(1)),
+        info(attr::NUM_NODES.wire_key(), Value::Uint32(1)),
+        info(attr::NUM_SLOTS.wire_key(), Value::Uint32(n)),
+        info(attr::NPROC_OFFSET.wire_key(), Value::Rank(Rank(0))),
+        info(attr::NODE_LIST.wire_key(), Value::string(host)),
+        info(attr::LOCAL_PEERS.wire_key(), Value::string(peers.clone())),
+        info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
+        info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
+        info(attr::NSDIR.wire_key(), Value::string(tmpdir)),
+        info(
+            attr::NODE_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::HOSTNAME.wire_key(), Value::string(host)),
+                info(attr::NODEID.wire_key(), Value::Uint32(0)),
+                info(attr::NODE_SIZE.wire_key(), Value::Uint32(n)),
+                info(attr::LOCAL_PEERS.wire_key(), Value::string(peers)),
+                info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
+                info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
+            ]),
+        ),
+        info(
+            attr::APP_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::APPNUM.wire_key(), Value::Uint32(0)),
+                info(attr::APP_SIZE.wire_key(), Value::Uint32(n)),
+                info(attr::APPLDR.wire_key(), Value::Rank(Rank(0))),
+                info(attr::APP_ARGV.wire_key(), Value::string(argv)),
+            ]),
+        ),
+    ];
+    for r in 0..n {
+        out.push(info(
+            attr::PROC_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::RANK.wire_key(), Value::Rank(Rank(r))),
+                info(attr::LOCAL_RANK.wire_key(), Value::Uint16(r as u16)),
+                info(attr::NODE_RANK.wire_key(), Value::Uint16(r as u16)),
+                info(attr::APPNUM.wire_key(), Value::Uint32(0)),
+                info(attr::APP_RANK.wire_key(), Value::Rank(Rank(r))),
+                info(attr::GLOBAL_RANK.wire_key(), Value::Rank(Rank(r))),
+                info(attr::HOSTNAME.wire_key(), Value::string(host)),
+                info(attr::NODEID.wire_key(), Value::Uint32(0)),
+            ]),
+        ));
+    }
+    out
+}
+
+/// Variables MPI runtimes check to decide they were direct-launched by a resource manager.
+fn launcher_env(nspace: &Nspace, rank: u32, n: u32) -> Vec<(String, String)> {
+    vec![
+        ("PMIX_LAUNCHER".into(), "pmixrun".into()),
+        // Open MPI 4.1 runs as a singleton unless one of its launch-detection components
+        // recognises its environment; its Flux detection needs only this job id.
+        ("FLUX_JOB_ID".into(), nspace.as_str().to_owned()),
+        ("FLUX_JOB_SIZE".into(), n.to_string()),
+        ("FLUX_TASK_RANK".into(), rank.to_string()),
+        ("FLUX_TASK_LOCAL_ID".into(), rank.to_string()),
+        ("OMPI_MCA_pmix".into(), "^s1,s2,cray,isolated".into()),
+    ]
+}
+
+async fn run(opts: Options) -> Result<u8, String> {
+    let pid = std::process::id();
+    let tmpdir = std::env::temp_dir().join(format!("pmixrun.{pid}"));
+    std::fs::create_dir_all(&tmpdir)
+        .map_err(|e| format!("cannot create {}: {e}", tmpdir.display()))?;
+    let host_name = hostname();
+    let host = RunHost::default();
+    let server = Server::start(
+        ServerConfig::new(tmpdir.clone(), host_name.clone()),
+        host.clone(),
+    )
+    .await
+    .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
+    let nspace = Nspace::new(format!("pmixrun.{pid}")).map_err(|e| e.to_string())?;
+    let tmp = tmpdir.display().to_string();
+    server
+        .register_nspace(
+            nspace.clone(),
+            job_info(&nspace, opts.n, &host_name, &opts, &tmp),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let (uid, gid) = uid_gid();
+    let mut children = Vec::new();
+    for r in 0..opts.n {
+        let proc = Proc::new(nspace.clone(), Rank(r));
+        server
+            .register_client(proc.clone(), uid, gid)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&opts.program);
+        cmd.args(&opts.args)
+            .envs(server.setup_fork(&proc))
+            .envs(launcher_env(&nspace, r, opts.n))
+            .kill_on_drop(true);
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", opts.program))?;
+        children.push((r, child));
+    }
+
+    let waits = children.into_iter().map(|(r, mut child)| async move {
+        let status = child.wait().await;
+        (r, status)
+    });
+    let all = futures_join_all(waits);
+    let deadline = async {
+        match opts.timeout_s {
+            Some(t) => tokio::time::sleep(Duration::from_secs(t)).await,
+            None => std::future::pending().await,
+        }
+    };
+    let mut worst: u8 = 0;
+    tokio::select! {
+        biased;
+        () = host.abort_requested.notified() => {
+            let (proc, status, message) = lock(&host.abort).clone().unwrap_or((Proc::new(nspace.clone(), Rank(0)), Status(1), None));
+            eprintln!(
+                "pmixrun: rank {} called PMIx_Abort with status {}{}",
+                proc.rank.0,
+                status.0,
+                message.map(|m| format!(": {m}")).unwrap_or_default()
+            );
+            worst = u8::try_from(status.0.unsigned_abs().clamp(1, 255)).unwrap_or(1);
+        }
+        results = all => {
+            let finalized = lock(&host.finalized).clone();
+            let connected = lock(&host.connected).clone();
+            for (r, status) in results {
+                let code = match status {
+                    Ok(s) => s.code().map_or(128u8.saturating_add(1), |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)),
+                    Err(_) => 1,
+                };
+                let proc = Proc::new(nspace.clone(), Rank(r));
+                if connected.contains(&proc) && !finalized.contains(&proc) {
+                    eprintln!("pmixrun: rank {r} exited (status {code}) without calling PMIx_Finalize");
+                    worst = worst.max(1);
+                }
+                worst = worst.max(code);
+            }
+        }
+        () = deadline => {
+            eprintln!("pmixrun: timed out after {} s; killing the job", opts.timeout_s.unwrap_or(0));
+            worst = 124;
+        }
+    }
+    server.shutdown();
+    let _ = std::fs::remove_dir_all(&tmpdir);
+    Ok(worst)
+}
+
+/// Wait for every future (a tiny join_all, to avoid a dependency for one call).
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl IntoIterator<Item = F>,
+) -> Vec<F::Output>
+where
+    F::Output: Send,
+{
+    let mut out = Vec::new();
+    for f in futures {
+        out.push(f.await);
+    }
+    out
+}
+
+fn main() -> ExitCode {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(msg) => {
+            eprintln!("{msg}");
+            return ExitCode::from(2);
+        }
+    };
+    // Warnings (refused or closed connections) always go to stderr; PMIXRUN_LOG=debug says more.
+    let level = match std::env::var("PMIXRUN_LOG").as_deref() {
+        Ok("debug") => tracing::Level::DEBUG,
+        Ok("info") => tracing::Level::INFO,
+        _ => tracing::Level::WARN,
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("pmixrun: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(opts)) {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            eprintln!("pmixrun: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,733 @@
+//! The server's state machine, sans-IO: connections, requests, fences, held gets and calls to
+//! the host, with bytes and completions in and actions out.
+//!
+//! Inputs (`handle_*`): a peer's connect message, a frame, a closed connection, the host's
+//! answer to a call, an expired timer; and the host's own API calls (`register_nspace`,
+//! `register_client`, …). Outputs: drain [`ServerCore::poll_action`] after each input — frames
+//! to send, connections to close, host upcalls to make and timers to arm. The core never
+//! blocks, reads a clock or touches a socket, so the whole server logic runs the same under
+//! tokio, under the simulator and in unit tests.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use crate::codec::BufferType;
+use crate::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status};
+use crate::retrieval::{Directives, ServerStep, server_get};
+use crate::store::{JobRealms, ServerStore};
+use crate::wire::{ConnectRequest, Frame, Notification, PeerType, Reply, Request, Tag};
+
+use super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
+use super::jobinfo::job_info_kvals;
+
+/// A connection, numbered by the driver.
+pub type ConnId = u64;
+
+/// An upcall the driver must make to the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostCall {
+    ClientConnected(Proc),
+    ClientFinalized(Proc),
+    Abort {
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        procs: Vec<Proc>,
+    },
+    /// `fence_nb`: the local data of the participants, to be exchanged with the other nodes.
+    Fence {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        data: Vec<u8>,
+    },
+    /// `direct_modex`: fetch the data of a process on another node.
+    DirectModex {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    Publish {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    Lookup {
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    Unpublish {
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+}
+
+/// The host's answer to a [`HostCall`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostResult {
+    Status(Status),
+    Data(Result<Vec<u8>, Status>),
+    Lookup(Result<Vec<PData>, Status>),
+}
+
+/// What the driver must do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Send {
+        conn: ConnId,
+        tag: Tag,
+        payload: Vec<u8>,
+    },
+    Close {
+        conn: ConnId,
+        reason: String,
+    },
+    /// Call the host; answer with [`ServerCore::handle_host`] and the same `op`.
+    Host {
+        op: u64,
+        call: HostCall,
+    },
+    /// Call [`ServerCore::handle_timeout`] with `op` after `after_s` seconds.
+    Timer {
+        op: u64,
+        after_s: u32,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Conn {
+    proc: Proc,
+    buffer_type: BufferType,
+}
+
+#[derive(Clone, Debug)]
+struct Registration {
+    uid: u32,
+    gid: u32,
+    conn: Option<ConnId>,
+}
+
+#[derive(Clone, Debug)]
+struct HeldGet {
+    op: u64,
+    conn: ConnId,
+    tag: Tag,
+    requester: Proc,
+    target: Proc,
+    key: Option<String>,
+    directives: Directives,
+}
+
+#[derive(Clone, Debug)]
+enum Pending {
+    Ignore,
+    Fence(u64),
+    DirectModex(HeldGet),
+    Reply { conn: ConnId, tag: Tag },
+    LookupReply { conn: ConnId, tag: Tag },
+}
+
+/// The server's state.
+#[derive(Debug)]
+pub struct ServerCore {
+    pub store: ServerStore,
+    conns: BTreeMap<ConnId, Conn>,
+    clients: BTreeMap<Proc, Registration>,
+    fences: Fences,
+    held: Vec<HeldGet>,
+    pending: BTreeMap<u64, Pending>,
+    next_op: u64,
+    next_pindex: u32,
+    host_has_dmodex: bool,
+    version: String,
+    actions: VecDeque<Action>,
+    /// Event codes each connection registered handlers for (an empty list means all codes).
+    event_registrations: BTreeMap<ConnId, Vec<Vec<Status>>>,
+}
+
+impl ServerCore {
+    /// A server on `hostname`, whose host does (or does not) answer direct-modex requests.
+    pub fn new(hostname: Option<String>, host_has_dmodex: bool, version: &str) -> Self {
+        ServerCore {
+            store: ServerStore {
+                hostname,
+                ..ServerStore::default()
+            },
+            conns: BTreeMap::new(),
+            clients: BTreeMap::new(),
+            fences: Fences::default(),
+            held: Vec::new(),
+            pending: BTreeMap::new(),
+            next_op: 0,
+            next_pindex: 0,
+            host_has_dmodex,
+            version: version.to_owned(),
+            actions: VecDeque::new(),
+            event_registrations: BTreeMap::new(),
+        }
+    }
+
+    /// The next action to perform, in order.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    // ---- the host's API ----
+
+    /// `PMIx_server_register_nspace`: record the namespace's information (rule DM-05).
+    pub fn register_nspace(&mut self, nspace: Nspace, info: &[Info]) {
+        let realms = self
+            .store
+            .namespaces
+            .entry(nspace.clone())
+            .or_insert_with(|| JobRealms::new(nspace));
+        realms.register(info);
+    }
+
+    /// `PMIx_server_deregister_nspace`.
+    pub fn deregister_nspace(&mut self, nspace: &str) {
+        self.store.namespaces.retain(|n, _| n.as_str() != nspace);
+        self.store.modex.remove_nspace(nspace);
+        self.clients.retain(|p, _| p.nspace.as_str() != nspace);
+        self.store.local.retain(|p| p.nspace.as_str() != nspace);
+        self.store.gone.retain(|p| p.nspace.as_str() != nspace);
+    }
+
+    /// `PMIx_server_register_client`: `proc` may connect, with this uid and gid.
+    pub fn register_client(&mut self, proc: Proc, uid: u32, gid: u32) {
+        self.store.local.insert(proc.clone());
+        self.clients.insert(
+            proc,
+            Registration {
+                uid,
+                gid,
+                conn: None,
+            },
+        );
+    }
+
+    /// `PMIx_server_deregister_client`.
+    pub fn deregister_client(&mut self, proc: &Proc) {
+        self.clients.remove(proc);
+        self.store.local.remove(proc);
+    }
+
+    /// Whether every registered client of `nspace` has finalized or disconnected.
+    pub fn all_gone(&self, nspace: &str) -> bool {
+        self.clients
+            .keys()
+            .filter(|p| p.nspace.as_str() == nspace)
+            .all(|p| self.store.gone.contains(p))
+    }
+
+    // ---- inputs from peers ----
+
+    /// A peer's connect message: accept it (returning its peer index) or refuse it with a
+    /// status. `peer_cred` is the uid and gid the operating system vouches for (Unix sockets).
+    pub fn handle_connect(
+        &mut self,
+        conn: ConnId,
+        req: &ConnectRequest,
+        peer_cred: Option<(u32, u32)>,
+    ) -> Result<u32, Status> {
+        if req.peer_type != PeerType::SIMPLE_CLIENT {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        let proc = req.proc.clone().ok_or(Status::ERR_BAD_PARAM)?;
+        let reg = self.clients.get(&proc).ok_or(Status::ERR_NOT_FOUND)?;
+        // The kernel's word wins over the peer's claim; psec none proves nothing.
+        let claimed = peer_cred.or_else(|| req.native_uid_gid());
+        match claimed {
+            Some((uid, gid)) if uid == reg.uid && gid == reg.gid => {}
+            Some(_) => return Err(Status::ERR_INVALID_CRED),
+            None if req.psec == "none" => {}
+            None => return Err(Status::ERR_INVALID_CRED),
+        }
+        if let Some(old) = reg.conn {
+            // A process that reconnects (re-init after finalize) replaces its old connection.
+            self.conns.remove(&old);
+        }
+        if let Some(r) = self.clients.get_mut(&proc) {
+            r.conn = Some(conn);
+        }
+        self.store.gone.remove(&proc);
+        self.conns.insert(
+            conn,
+            Conn {
+                proc: proc.clone(),
+                buffer_type: req.buffer_type,
+            },
+        );
+        let pindex = self.next_pindex;
+        self.next_pindex = self.next_pindex.wrapping_add(1);
+        self.call_host(Pending::Ignore, HostCall::ClientConnected(proc));
+        Ok(pindex)
+    }
+
+    /// A frame from a connected peer.
+    pub fn handle_frame(&mut self, conn: ConnId, frame: Frame) {
+        let Some(c) = self.conns.get(&conn).cloned() else {
+            return;
+        };
+        let request = match Request::decode(&frame.payload, c.buffer_type) {
+            Ok(r) => r,
+            Err(e) => {
+                self.close(conn, format!("malformed request from {:?}: {e}", c.proc));
+                return;
+            }
+        };
+        self.handle_request(conn, &c, frame.tag, request);
+    }
+
+    /// The connection closed (or was closed for an error).
+    pub fn handle_closed(&mut self, conn: ConnId) {
+        let Some(c) = self.conns.remove(&conn) else {
+            return;
+        };
+        if let Some(r) = self.clients.get_mut(&c.proc)
+            && r.conn == Some(conn)
+        {
+            r.conn = None;
+        }
+        self.held.retain(|h| h.conn != conn);
+        self.event_registrations.remove(&conn);
+        self.fences.drop_conn(conn);
+        self.process_gone(&c.proc);
+    }
+
+    /// The host answered the call `op`.
+    pub fn handle_host(&mut self, op: u64, result: HostResult) {
+        let Some(pending) = self.pending.remove(&op) else {
+            return;
+        };
+        match pending {
+            Pending::Ignore => {}
+            Pending::Reply { conn, tag } => {
+                let status = match result {
+                    HostResult::Status(s) => s,
+                    HostResult::Data(r) => r.err().unwrap_or(Status::SUCCESS),
+                    HostResult::Lookup(r) => r.err().unwrap_or(Status::SUCCESS),
+                };
+                self.send(conn, tag, &Reply::Status(status));
+            }
+            Pending::LookupReply { conn, tag } => {
+                let reply = match result {
+                    HostResult::Lookup(Ok(data)) => Reply::Lookup {
+                        status: Status::SUCCESS,
+                        data,
+                    },
+                    HostResult::Lookup(Err(s))
+                    | HostResult::Data(Err(s))
+                    | HostResult::Status(s) => Reply::Lookup {
+                        status: if s == Status::SUCCESS {
+                            Status::ERR_NOT_FOUND
+                        } else {
+                            s
+                        },
+                        data: Vec::new(),
+                    },
+                    HostResult::Data(Ok(_)) => Reply::Lookup {
+                        status: Status::ERR_NOT_FOUND,
+                        data: Vec::new(),
+                    },
+                };
+                self.send(conn, tag, &reply);
+            }
+            Pending::Fence(id) => {
+                let status = match result {
+                    HostResult::Data(Ok(blob)) => {
+                        let local = self.store.local.clone();
+                        match self.store.modex.store_blob(&blob, |p| local.contains(p)) {
+                            Ok(()) => Status::SUCCESS,
+                            Err(e) => e.status(),
+                        }
+                    }
+                    HostResult::Data(Err(s))
+                    | HostResult::Status(s)
+                    | HostResult::Lookup(Err(s)) => s,
+                    HostResult::Lookup(Ok(_)) => Status::ERR_BAD_PARAM,
+                };
+                self.finish_fence(id, status);
+                self.wake_all();
+            }
+            Pending::DirectModex(get) => {
+                let status = match result {
+                    HostResult::Data(Ok(blob)) => {
+                        match self.store.modex.store_blob(&blob, |_| false) {
+                            Ok(()) => Status::SUCCESS,
+                            Err(e) => e.status(),
+                        }
+                    }
+                    HostResult::Data(Err(s))
+                    | HostResult::Status(s)
+                    | HostResult::Lookup(Err(s)) => s,
+                    HostResult::Lookup(Ok(_)) => Status::ERR_BAD_PARAM,
+                };
+                if status != Status::SUCCESS {
+                    self.send(get.conn, get.tag, &Reply::Status(status));
+                    return;
+                }
+                // Decide again with what the host brought; never ask it twice.
+                let step = server_get(
+                    &self.store,
+                    &get.requester,
+                    &get.target,
+                    get.key.as_deref(),
+                    &get.directives,
+                    false,
+                );
+                self.answer_get(get, step);
+            }
+        }
+    }
+
+    /// The timer `op` expired.
+    pub fn handle_timeout(&mut self, op: u64) {
+        if let Some(i) = self.held.iter().position(|h| h.op == op) {
+            let h = self.held.remove(i);
+            // G-11: a held get ends with PMIX_ERR_TIMEOUT.
+            self.send(h.conn, h.tag, &Reply::Status(Status::ERR_TIMEOUT));
+        }
+    }
+
+    // ---- requests ----
+
+    fn handle_request(&mut self, conn: ConnId, c: &Conn, tag: Tag, request: Request) {
+        let me = &c.proc;
+        match request {
+            Request::JobInfo => {
+                let reply = match self.store.realms(me.nspace.as_str()) {
+                    Some(realms) => match job_info_kvals(realms, c.buffer_type, &self.version) {
+                        Ok(kvals) => Reply::JobInfo {
+                            nspace: me.nspace.clone(),
+                            kvals,
+                        },
+                        Err(e) => {
+                            self.close(conn, format!("cannot encode job info: {e}"));
+                            return;
+                        }
+                    },
+                    None => Reply::JobInfo {
+                        nspace: me.nspace.clone(),
+                        kvals: Vec::new(),
+                    },
+                };
+                self.send(conn, tag, &reply);
+            }
+            Request::Commit { buckets } => {
+                self.store.modex.commit(me, buckets);
+                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
+                self.wake(me);
+            }
+            Request::Fence { procs, info } => self.fence(conn, me, tag, procs, &info),
+            Request::Get {
+                nspace,
+                rank,
+                info,
+                key,
+            } => {
+                let Ok(target) = Proc::try_new(&nspace, rank) else {
+                    self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
+                    return;
+                };
+                let get = HeldGet {
+                    op: 0,
+                    conn,
+                    tag,
+                    requester: me.clone(),
+                    target,
+                    key,
+                    directives: Directives::from_info(&info),
+                };
+                let step = server_get(
+                    &self.store,
+                    me,
+                    &get.target,
+                    get.key.as_deref(),
+                    &get.directives,
+                    self.host_has_dmodex,
+                );
+                self.answer_get(get, step);
+            }
+            Request::Finalize => {
+                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
+                self.call_host(Pending::Ignore, HostCall::ClientFinalized(me.clone()));
+                self.process_gone(me);
+            }
+            Request::Publish { info, .. } => {
+                let call = HostCall::Publish {
+                    proc: me.clone(),
+                    info,
+                };
+                self.call_host(Pending::Reply { conn, tag }, call);
+            }
+            Request::Lookup { keys, info, .. } => {
+                let call = HostCall::Lookup {
+                    proc: me.clone(),
+                    keys,
+                    info,
+                };
+                self.call_host(Pending::LookupReply { conn, tag }, call);
+            }
+            Request::Unpublish { keys, info, .. } => {
+                let call = HostCall::Unpublish {
+                    proc: me.clone(),
+                    keys,
+                    info,
+                };
+                self.call_host(Pending::Reply { conn, tag }, call);
+            }
+            Request::Abort {
+                status,
+                message,
+                procs,
+            } => {
+                let call = HostCall::Abort {
+                    proc: me.clone(),
+                    status,
+                    message,
+                    procs,
+                };
+                self.call_host(Pending::Reply { conn, tag }, call);
+            }
+            Request::RegisterEvents { codes, .. } => {
+                self.event_registrations
+                    .entry(conn)
+                    .or_default()
+                    .push(codes);
+                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
+            }
+            Request::Notify {
+                status,
+                range,
+                info,
+            } => {
+                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
+                self.notify_local(me, status, range, info);
+            }
+            // Deregistration expects no answer (OpenPMIx 4.2 clients send it without a callback).
+            Request::Other {
+                command: crate::wire::Command::DEREGEVENTS,
+                ..
+            } => {}
+            Request::Other { .. } => {
+                self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
+            }
+        }
+    }
+
+    /// Deliver an event a client notified to the local clients in its range that registered
+    /// for it (PMIx v5.0 §4.3; ranges beyond this node need the host, issue 5).
+    fn notify_local(&mut self, source: &Proc, status: Status, range: DataRange, info: Vec<Info>) {
+        let targets: Vec<ConnId> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.proc != *source)
+            .filter(|(_, c)| match range {
+                DataRange::NAMESPACE => c.proc.nspace == source.nspace,
+                DataRange::LOCAL | DataRange::SESSION | DataRange::GLOBAL => true,
+                _ => false,
+            })
+            .filter(|(id, _)| {
+                self.event_registrations.get(id).is_some_and(|regs| {
+                    regs.iter()
+                        .any(|codes| codes.is_empty() || codes.contains(&status))
+                })
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        let note = Notification {
+            status,
+            source: source.clone(),
+            info,
+            range,
+        };
+        for conn in targets {
+            let Some(c) = self.conns.get(&conn) else {
+                continue;
+            };
+            if let Ok(payload) = note.encode(c.buffer_type) {
+                self.actions.push_back(Action::Send {
+                    conn,
+                    tag: Tag::NOTIFY,
+                    payload,
+                });
+            }
+        }
+    }
+
+    fn fence(&mut self, conn: ConnId, me: &Proc, tag: Tag, procs: Vec<Proc>, info: &[Info]) {
+        let procs = if procs.is_empty() {
+            vec![Proc::new(me.nspace.clone(), Rank::WILDCARD)]
+        } else {
+            procs
+        };
+        let mut local = BTreeSet::new();
+        for p in &procs {
+            if p.rank == Rank::WILDCARD {
+                local.extend(self.store.local_ranks(p.nspace.as_str()));
+            } else if self.store.is_local(p) {
+                local.insert(p.clone());
+            }
+        }
+        if !local.contains(me) {
+            self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
+            return;
+        }
+        let waiter = Waiter { conn, tag: tag.0 };
+        match self.fences.contribute(&procs, local, me, waiter, info) {
+            FenceStep::LocallyComplete(id) => self.complete_fence(id),
+            FenceStep::Pending => {
+                // A participant that is already gone can never contribute.
+                let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
+                for g in gone {
+                    for id in self.fences.waiting_for(&g) {
+                        self.finish_fence(id, LOST_PARTICIPANT);
+                    }
+                }
+            }
+        }
+    }
+
+    /// All local participants are in: complete here, or hand the fence to the host.
+    fn complete_fence(&mut self, id: u64) {
+        let Some(t) = self.fences.get_mut(id) else {
+            return;
+        };
+        let procs = t.procs.clone();
+        let all_local = procs.iter().all(|p| {
+            if p.rank == Rank::WILDCARD {
+                let size = self
+                    .store
+                    .realms(p.nspace.as_str())
+                    .and_then(JobRealms::job_size);
+                let local = self.store.local_ranks(p.nspace.as_str()).len();
+                size.is_none_or(|s| s as usize <= local)
+            } else {
+                self.store.is_local(p)
+            }
+        });
+        if all_local {
+            self.finish_fence(id, Status::SUCCESS);
+            return;
+        }
+        t.at_host = true;
+        let info = t.info.clone();
+        let local: Vec<Proc> = t.local.iter().cloned().collect();
+        let data = if t.collect {
+            self.store.modex.encode_blob(&local).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        self.call_host(Pending::Fence(id), HostCall::Fence { procs, info, data });
+    }
+
+    fn finish_fence(&mut self, id: u64, status: Status) {
+        let Some((t, next)) = self.fences.finish(id) else {
+            return;
+        };
+        for w in t.contributed.values() {
+            self.send(w.conn, Tag(w.tag), &Reply::Status(status));
+        }
+        if let Some(next) = next {
+            self.complete_fence(next);
+        }
+    }
+
+    fn answer_get(&mut self, mut get: HeldGet, step: ServerStep) {
+        match step {
+            ServerStep::Reply { status, data } => {
+                self.send(get.conn, get.tag, &Reply::Get { status, data });
+            }
+            ServerStep::Wait => {
+                get.op = self.op();
+                if let Some(t) = get.directives.timeout_s {
+                    self.actions.push_back(Action::Timer {
+                        op: get.op,
+                        after_s: t,
+                    });
+                }
+                self.held.push(get);
+            }
+            ServerStep::AskHost => {
+                let call = HostCall::DirectModex {
+                    proc: get.target.clone(),
+                    info: Vec::new(),
+                };
+                self.call_host(Pending::DirectModex(get), call);
+            }
+        }
+    }
+
+    /// New data (or the end of it) for `proc`: decide its held gets again.
+    fn wake(&mut self, proc: &Proc) {
+        let (mine, rest): (Vec<HeldGet>, Vec<HeldGet>) =
+            std::mem::take(&mut self.held).into_iter().partition(|h| {
+                h.target == *proc
+                    || (h.target.rank == Rank::UNDEF && h.target.nspace == proc.nspace)
+            });
+        self.held = rest;
+        for get in mine {
+            let step = server_get(
+                &self.store,
+                &get.requester,
+                &get.target,
+                get.key.as_deref(),
+                &get.directives,
+                self.host_has_dmodex,
+            );
+            match step {
+                // Still waiting: keep the original entry (and its timer).
+                ServerStep::Wait => self.held.push(get),
+                other => self.answer_get(get, other),
+            }
+        }
+    }
+
+    fn wake_all(&mut self) {
+        let targets: BTreeSet<Proc> = self.held.iter().map(|h| h.target.clone()).collect();
+        for t in targets {
+            self.wake(&t);
+        }
+    }
+
+    fn process_gone(&mut self, proc: &Proc) {
+        if !self.store.local.contains(proc) {
+            return;
+        }
+        self.store.gone.insert(proc.clone());
+        for id in self.fences.waiting_for(proc) {
+            self.finish_fence(id, LOST_PARTICIPANT);
+        }
+        self.wake(proc);
+    }
+
+    // ---- outputs ----
+
+    fn op(&mut self) -> u64 {
+        self.next_op += 1;
+        self.next_op
+    }
+
+    fn call_host(&mut self, pending: Pending, call: HostCall) {
+        let op = self.op();
+        self.pending.insert(op, pending);
+        self.actions.push_back(Action::Host { op, call });
+    }
+
+    fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
+        let Some(c) = self.conns.get(&conn) else {
+            return; // the requester is gone; nothing to answer
+        };
+        match reply.encode(c.buffer_type) {
+            Ok(payload) => self.actions.push_back(Action::Send { conn, tag, payload }),
+            Err(e) => self.close(conn, format!("cannot encode a reply: {e}")),
+        }
+    }
+
+    fn close(&mut self, conn: ConnId, reason: String) {
+        self.actions.push_back(Action::Close { conn, reason });
+        self.handle_closed(conn);
+    }
+}
+
+#[cfg(test)]
+mod tests;

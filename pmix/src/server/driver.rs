@@ -1,0 +1,463 @@
+//! The tokio driver of [`ServerCore`].
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+
+use super::core::{Action, ConnId, HostCall, HostResult, ServerCore};
+use super::env;
+use super::host::Host;
+use crate::Error;
+use crate::model::{Info, Nspace, Proc, Status};
+use crate::transport::{Accepted, Acceptor, BoxStream, TcpAcceptor, UnixAcceptor};
+use crate::wire::frame::{Frame, FrameDecoder, HEADER_LEN};
+use crate::wire::handshake::{ConnectRequest, encode_client_reply};
+
+/// The version this server reports to clients (OpenPMIx clients parse it as major.minor.release).
+pub const SERVER_VERSION: &str = "4.2.2";
+
+/// How long a new connection may take to send its connect message.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a server is set up.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The server's own identifier (clients see it in the URI).
+    pub id: Proc,
+    /// A directory private to this server (its Unix socket lives there).
+    pub tmpdir: PathBuf,
+    /// The node's name (`PMIX_HOSTNAME`).
+    pub hostname: String,
+    /// Listen on TCP loopback (what OpenPMIx clients need).
+    pub tcp: bool,
+    /// Listen on a Unix socket in `tmpdir` as well.
+    pub unix_socket: bool,
+}
+
+impl ServerConfig {
+    /// A server named after this process, on TCP loopback and a Unix socket in `tmpdir`.
+    pub fn new(tmpdir: PathBuf, hostname: String) -> Self {
+        let id = Proc::try_new(&format!("pmix-rs-server.{}", std::process::id()), 0)
+            .expect("a short ASCII namespace is valid");
+        ServerConfig {
+            id,
+            tmpdir,
+            hostname,
+            tcp: true,
+            unix_socket: true,
+        }
+    }
+}
+
+enum Event {
+    Connect {
+        req: Box<ConnectRequest>,
+        peer: Option<(u32, u32)>,
+        writer: mpsc::UnboundedSender<Out>,
+        answer: oneshot::Sender<(ConnId, Result<u32, Status>)>,
+    },
+    Frame(ConnId, Frame),
+    Closed(ConnId),
+    Host(u64, HostResult),
+    Timeout(u64),
+    Api(Box<dyn FnOnce(&mut ServerCore) + Send>),
+    Shutdown,
+}
+
+enum Out {
+    Bytes(Vec<u8>),
+    Close,
+}
+
+/// A running PMIx server.
+#[derive(Debug)]
+pub struct Server {
+    events: mpsc::UnboundedSender<Event>,
+    config: ServerConfig,
+    tcp_addr: Option<SocketAddr>,
+    unix_path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Event")
+    }
+}
+
+impl Server {
+    /// Start serving: bind the listeners and spawn the driver on the current tokio runtime.
+    pub async fn start<H: Host>(config: ServerConfig, host: H) -> Result<Server, Error> {
+        let io_err = |e: io::Error| Error::Status(Status::ERR_INIT, e.to_string());
+        let (tx, rx) = mpsc::unbounded_channel();
+        let host = Arc::new(host);
+        let core = ServerCore::new(
+            Some(config.hostname.clone()),
+            host.supports_direct_modex(),
+            SERVER_VERSION,
+        );
+        tokio::spawn(drive(core, rx, tx.clone(), host));
+        let mut server = Server {
+            events: tx,
+            config,
+            tcp_addr: None,
+            unix_path: None,
+        };
+        if server.config.tcp {
+            let acceptor = TcpAcceptor::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+                .await
+                .map_err(io_err)?;
+            server.tcp_addr = Some(acceptor.local_addr().map_err(io_err)?);
+            server.serve(acceptor);
+        }
+        if server.config.unix_socket {
+            let path = server
+                .config
+                .tmpdir
+                .join(format!("pmix-rs.{}.sock", std::process::id()));
+            let _ = std::fs::remove_file(&path);
+            let acceptor = UnixAcceptor::bind(&path).map_err(io_err)?;
+            server.unix_path = Some(path);
+            server.serve(acceptor);
+        }
+        Ok(server)
+    }
+
+    /// Accept connections from another transport as well.
+    pub fn serve<A: Acceptor>(&self, mut acceptor: A) {
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            loop {
+                match acceptor.accept().await {
+                    Ok(accepted) => {
+                        tokio::spawn(connection(accepted, events.clone()));
+                    }
+                    Err(e) => {
+                        tracing::warn!("accept failed, listener stops: {e}");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The URI clients connect to (`<nspace>.<rank>;tcp4://127.0.0.1:<port>`).
+    pub fn uri(&self) -> Option<String> {
+        self.tcp_addr.map(|a| env::server_uri(&self.config.id, a))
+    }
+
+    /// The Unix socket's path, if the server listens on one.
+    pub fn unix_socket(&self) -> Option<&Path> {
+        self.unix_path.as_deref()
+    }
+
+    async fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut ServerCore) -> R + Send + 'static,
+    ) -> Result<R, Error> {
+        let (tx, rx) = oneshot::channel();
+        self.events
+            .send(Event::Api(Box::new(move |core| {
+                let _ = tx.send(f(core));
+            })))
+            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))?;
+        rx.await
+            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))
+    }
+
+    /// `PMIx_server_register_nspace`.
+    pub async fn register_nspace(&self, nspace: Nspace, info: Vec<Info>) -> Result<(), Error> {
+        self.call(move |core| core.register_nspace(nspace, &info))
+            .await
+    }
+
+    /// `PMIx_server_deregister_nspace`.
+    pub async fn deregister_nspace(&self, nspace: Nspace) -> Result<(), Error> {
+        self.call(move |core| core.deregister_nspace(nspace.as_str()))
+            .await
+    }
+
+    /// `PMIx_server_register_client`.
+    pub async fn register_client(&self, proc: Proc, uid: u32, gid: u32) -> Result<(), Error> {
+        self.call(move |core| core.register_client(proc, uid, gid))
+            .await
+    }
+
+    /// `PMIx_server_deregister_client`.
+    pub async fn deregister_client(&self, proc: Proc) -> Result<(), Error> {
+        self.call(move |core| core.deregister_client(&proc)).await
+    }
+
+    /// Whether every registered client of `nspace` has finalized or disconnected.
+    pub async fn all_gone(&self, nspace: Nspace) -> Result<bool, Error> {
+        self.call(move |core| core.all_gone(nspace.as_str())).await
+    }
+
+    /// The processes of `nspace` that are gone without finalizing cleanly are not tracked
+    /// separately yet; this returns the set of gone processes.
+    pub async fn gone(&self) -> Result<Vec<Proc>, Error> {
+        self.call(|core| core.store.gone.iter().cloned().collect())
+            .await
+    }
+
+    /// `PMIx_server_setup_fork`: the environment a client process needs.
+    pub fn setup_fork(&self, proc: &Proc) -> Vec<(String, String)> {
+        env::client_env(
+            proc,
+            &self.uri().unwrap_or_default(),
+            self.unix_path.as_deref(),
+            &self.config.tmpdir,
+            &self.config.hostname,
+            SERVER_VERSION,
+        )
+    }
+
+    /// `PMIx_server_dmodex_request`: the data `proc` (a local client) committed, as the blob
+    /// other servers store (rule DM-01). Not-yet-committed data is `PMIX_ERR_NOT_FOUND`.
+    pub async fn dmodex_request(&self, proc: Proc) -> Result<Vec<u8>, Error> {
+        self.call(move |core| {
+            if core.store.modex.has_data(&proc) {
+                core.store.modex.encode_blob(&[proc])
+            } else {
+                Err(Error::Status(
+                    Status::ERR_NOT_FOUND,
+                    "no data committed yet".into(),
+                ))
+            }
+        })
+        .await?
+    }
+
+    /// Stop the server: its driver ends and connections close.
+    pub fn shutdown(&self) {
+        let _ = self.events.send(Event::Shutdown);
+        if let Some(p) = &self.unix_path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The driver task: the only owner of the core.
+async fn drive<H: Host>(
+    mut core: ServerCore,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    tx: mpsc::UnboundedSender<Event>,
+    host: Arc<H>,
+) {
+    let mut writers: BTreeMap<ConnId, mpsc::UnboundedSender<Out>> = BTreeMap::new();
+    let mut next_conn: ConnId = 0;
+    while let Some(event) = events.recv().await {
+        match event {
+            Event::Connect {
+                req,
+                peer,
+                writer,
+                answer,
+            } => {
+                next_conn += 1;
+                let conn = next_conn;
+                let result = core.handle_connect(conn, &req, peer);
+                match &result {
+                    Ok(_) => {
+                        writers.insert(conn, writer);
+                    }
+                    Err(s) => tracing::warn!("refused connection from {:?}: {s:?}", req.proc),
+                }
+                let _ = answer.send((conn, result));
+            }
+            Event::Frame(conn, frame) => core.handle_frame(conn, frame),
+            Event::Closed(conn) => {
+                writers.remove(&conn);
+                core.handle_closed(conn);
+            }
+            Event::Host(op, result) => core.handle_host(op, result),
+            Event::Timeout(op) => core.handle_timeout(op),
+            Event::Api(f) => f(&mut core),
+            Event::Shutdown => break,
+        }
+        while let Some(action) = core.poll_action() {
+            match action {
+                Action::Send { conn, tag, payload } => {
+                    let Some(w) = writers.get(&conn) else {
+                        continue;
+                    };
+                    let frame = Frame {
+                        pindex: 0,
+                        tag,
+                        payload,
+                    };
+                    match frame.encode() {
+                        Ok(bytes) => {
+                            let _ = w.send(Out::Bytes(bytes));
+                        }
+                        Err(e) => tracing::warn!("cannot frame a reply: {e}"),
+                    }
+                }
+                Action::Close { conn, reason } => {
+                    tracing::warn!("closing connection {conn}: {reason}");
+                    if let Some(w) = writers.remove(&conn) {
+                        let _ = w.send(Out::Close);
+                    }
+                }
+                Action::Host { op, call } => {
+                    let host = host.clone();
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        let result = call_host(&*host, call).await;
+                        let _ = tx.send(Event::Host(op, result));
+                    });
+                }
+                Action::Timer { op, after_s } => {
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(u64::from(after_s))).await;
+                        let _ = tx.send(Event::Timeout(op));
+                    });
+                }
+            }
+        }
+    }
+    for w in writers.values() {
+        let _ = w.send(Out::Close);
+    }
+}
+
+async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
+    let status = |r: Result<(), Status>| HostResult::Status(r.err().unwrap_or(Status::SUCCESS));
+    match call {
+        HostCall::ClientConnected(p) => status(host.client_connected(p).await),
+        HostCall::ClientFinalized(p) => status(host.client_finalized(p).await),
+        HostCall::Abort {
+            proc,
+            status: s,
+            message,
+            procs,
+        } => status(host.abort(proc, s, message, procs).await),
+        HostCall::Fence { procs, info, data } => {
+            HostResult::Data(host.fence_nb(procs, info, data).await)
+        }
+        HostCall::DirectModex { proc, info } => {
+            HostResult::Data(host.direct_modex(proc, info).await)
+        }
+        HostCall::Publish { proc, info } => status(host.publish(proc, info).await),
+        HostCall::Lookup { proc, keys, info } => {
+            HostResult::Lookup(host.lookup(proc, keys, info).await)
+        }
+        HostCall::Unpublish { proc, keys, info } => status(host.unpublish(proc, keys, info).await),
+    }
+}
+
+/// One connection: handshake, then frames in and out until either side closes.
+async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>) {
+    let Accepted { mut stream, peer } = accepted;
+    let req = match tokio::time::timeout(HANDSHAKE_TIMEOUT, read_connect(&mut stream)).await {
+        Ok(Ok(req)) => req,
+        Ok(Err(e)) => {
+            tracing::warn!("dropping a connection with a bad connect message: {e}");
+            return;
+        }
+        Err(_) => {
+            tracing::warn!("dropping a connection that sent no connect message in time");
+            return;
+        }
+    };
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+    let (answer_tx, answer_rx) = oneshot::channel();
+    let connect = Event::Connect {
+        req: Box::new(req),
+        peer: peer.map(|p| (p.uid, p.gid)),
+        writer: out_tx,
+        answer: answer_tx,
+    };
+    if events.send(connect).is_err() {
+        return;
+    }
+    let Ok((conn, result)) = answer_rx.await else {
+        return;
+    };
+    let pindex = match result {
+        Ok(pindex) => pindex,
+        Err(status) => {
+            // Refused: the status alone, then close.
+            let _ = stream.write_all(&encode_client_reply(status, 0)[..4]).await;
+            let _ = stream.shutdown().await;
+            return;
+        }
+    };
+    if stream
+        .write_all(&encode_client_reply(Status::SUCCESS, pindex))
+        .await
+        .is_err()
+    {
+        let _ = events.send(Event::Closed(conn));
+        return;
+    }
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    let (closed_tx, mut closed_rx) = oneshot::channel::<()>();
+    let writer_task = tokio::spawn(async move {
+        while let Some(out) = out_rx.recv().await {
+            match out {
+                Out::Bytes(b) => {
+                    if writer.write_all(&b).await.is_err() {
+                        break;
+                    }
+                }
+                Out::Close => break,
+            }
+        }
+        let _ = writer.shutdown().await;
+        let _ = closed_tx.send(());
+    });
+    let mut decoder = FrameDecoder::default();
+    let mut chunk = vec![0u8; 64 * 1024];
+    'read: loop {
+        tokio::select! {
+            biased;
+            n = reader.read(&mut chunk) => {
+                let n = match n {
+                    Ok(0) | Err(_) => break 'read,
+                    Ok(n) => n,
+                };
+                decoder.handle_bytes(&chunk[..n]);
+                loop {
+                    match decoder.next_frame() {
+                        Ok(Some(frame)) => {
+                            if events.send(Event::Frame(conn, frame)).is_err() {
+                                break 'read;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::warn!("closing connection {conn}: {e}");
+                            break 'read;
+                        }
+                    }
+                }
+            }
+            _ = &mut closed_rx => break 'read,
+        }
+    }
+    let _ = events.send(Event::Closed(conn));
+    writer_task.abort();
+}
+
+async fn read_connect(stream: &mut BoxStream) -> Result<ConnectRequest, Error> {
+    let io_err = |e: io::Error| Error::Status(Status::ERR_UNREACH, e.to_string());
+    let mut header = [0u8; HEADER_LEN];
+    stream.read_exact(&mut header).await.map_err(io_err)?;
+    let n = ConnectRequest::payload_len(&header)?;
+    let mut payload = vec![0u8; n];
+    stream.read_exact(&mut payload).await.map_err(io_err)?;
+    ConnectRequest::decode(&payload)
+}

@@ -1,0 +1,250 @@
+//! Fence trackers (PMIx v5.0 §8.2): collect the local participants' contributions, then
+//! complete locally or through the host.
+//!
+//! A fence is identified by its participant set. The same set can be fenced again and again,
+//! so trackers of one set are kept in generation order: a process contributes to the oldest
+//! generation it has not yet contributed to. A process that fences twice in a row therefore
+//! lands in the next generation instead of completing the current one twice, and processes that
+//! init, fence and finalize repeatedly can never deadlock a later fence.
+//!
+//! ```text
+//!   Collecting --(last local participant)--> Complete            (all participants local)
+//!   Collecting --(last local participant)--> WaitingForHost --(host answers)--> Complete
+//!   Collecting/WaitingForHost --(a participant is lost)--> Failed
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::{Info, Proc, Status, attr};
+
+/// Identifies one contribution: the connection and the request tag to answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Waiter {
+    pub conn: u64,
+    pub tag: u32,
+}
+
+/// One generation of a fence over one participant set.
+#[derive(Clone, Debug)]
+pub struct Tracker {
+    pub id: u64,
+    /// The participants as requested (ranks may be wildcards).
+    pub procs: Vec<Proc>,
+    /// The local processes that must contribute.
+    pub local: BTreeSet<Proc>,
+    pub contributed: BTreeMap<Proc, Waiter>,
+    pub info: Vec<Info>,
+    pub collect: bool,
+    /// Whether the host was asked to complete it.
+    pub at_host: bool,
+}
+
+impl Tracker {
+    pub fn is_locally_complete(&self) -> bool {
+        self.local.iter().all(|p| self.contributed.contains_key(p))
+    }
+}
+
+/// What a contribution led to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FenceStep {
+    /// Still waiting for local participants.
+    Pending,
+    /// All local participants are in: complete, or hand over to the host.
+    LocallyComplete(u64),
+}
+
+/// All fences in progress on a server.
+#[derive(Clone, Debug, Default)]
+pub struct Fences {
+    next_id: u64,
+    /// Trackers by participant set, oldest generation first.
+    sets: BTreeMap<Vec<Proc>, Vec<Tracker>>,
+}
+
+impl Fences {
+    /// Record `proc`'s contribution to a fence over `procs`, whose local members are `local`.
+    pub fn contribute(
+        &mut self,
+        procs: &[Proc],
+        local: BTreeSet<Proc>,
+        proc: &Proc,
+        waiter: Waiter,
+        info: &[Info],
+    ) -> FenceStep {
+        let mut key = procs.to_vec();
+        key.sort();
+        key.dedup();
+        let gens = self.sets.entry(key.clone()).or_default();
+        let idx = match gens.iter().position(|t| !t.contributed.contains_key(proc)) {
+            Some(i) => i,
+            None => {
+                self.next_id += 1;
+                gens.push(Tracker {
+                    id: self.next_id,
+                    procs: key,
+                    local,
+                    contributed: BTreeMap::new(),
+                    info: info.to_vec(),
+                    collect: false,
+                    at_host: false,
+                });
+                gens.len() - 1
+            }
+        };
+        let t = &mut gens[idx];
+        t.contributed.insert(proc.clone(), waiter);
+        t.collect |= info.iter().any(|i| {
+            i.key.as_str() == attr::COLLECT_DATA.wire_key() && i.value.as_bool() != Some(false)
+        });
+        // Only the oldest generation may complete: later ones wait for it.
+        if idx == 0 && t.is_locally_complete() && !t.at_host {
+            FenceStep::LocallyComplete(t.id)
+        } else {
+            FenceStep::Pending
+        }
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut Tracker> {
+        self.sets
+            .values_mut()
+            .flat_map(|g| g.iter_mut())
+            .find(|t| t.id == id)
+    }
+
+    /// Remove a finished tracker and return it, with the id of the next generation of the same
+    /// set if that one is now locally complete.
+    pub fn finish(&mut self, id: u64) -> Option<(Tracker, Option<u64>)> {
+        for gens in self.sets.values_mut() {
+            if let Some(i) = gens.iter().position(|t| t.id == id) {
+                let t = gens.remove(i);
+                let next = gens
+                    .first()
+                    .filter(|n| n.is_locally_complete() && !n.at_host)
+                    .map(|n| n.id);
+                self.sets.retain(|_, g| !g.is_empty());
+                return Some((t, next));
+            }
+        }
+        None
+    }
+
+    /// The trackers that can no longer complete because `proc` is gone without contributing.
+    pub fn waiting_for(&self, proc: &Proc) -> Vec<u64> {
+        self.sets
+            .values()
+            .flat_map(|g| g.iter())
+            .filter(|t| t.local.contains(proc) && !t.contributed.contains_key(proc))
+            .map(|t| t.id)
+            .collect()
+    }
+
+    /// Forget a connection's contributions (it closed); returns nothing to answer.
+    pub fn drop_conn(&mut self, conn: u64) {
+        for gens in self.sets.values_mut() {
+            for t in gens.iter_mut() {
+                t.contributed.retain(|_, w| w.conn != conn);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.sets.values().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+}
+
+/// The status a fence ends with when a participant is lost.
+pub const LOST_PARTICIPANT: Status = Status::ERR_LOST_CONNECTION;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Rank;
+
+    fn p(r: u32) -> Proc {
+        Proc::try_new("job", r).unwrap()
+    }
+
+    fn all() -> Vec<Proc> {
+        vec![Proc::try_new("job", Rank::WILDCARD).unwrap()]
+    }
+
+    fn local(n: u32) -> BTreeSet<Proc> {
+        (0..n).map(p).collect()
+    }
+
+    #[test]
+    fn fence_completes_when_the_last_local_participant_arrives() {
+        let mut f = Fences::default();
+        let w = |c| Waiter { conn: c, tag: 101 };
+        assert_eq!(
+            f.contribute(&all(), local(2), &p(0), w(0), &[]),
+            FenceStep::Pending
+        );
+        let FenceStep::LocallyComplete(id) = f.contribute(&all(), local(2), &p(1), w(1), &[])
+        else {
+            panic!("should complete")
+        };
+        let (t, next) = f.finish(id).unwrap();
+        assert_eq!(t.contributed.len(), 2);
+        assert_eq!(next, None);
+        assert!(f.is_empty());
+    }
+
+    #[test]
+    fn a_process_fencing_twice_lands_in_the_next_generation() {
+        let mut f = Fences::default();
+        let w = |c, t| Waiter { conn: c, tag: t };
+        assert_eq!(
+            f.contribute(&all(), local(2), &p(0), w(0, 101), &[]),
+            FenceStep::Pending
+        );
+        // Rank 0 fences again before rank 1 arrived for the first: a second generation.
+        assert_eq!(
+            f.contribute(&all(), local(2), &p(0), w(0, 102), &[]),
+            FenceStep::Pending
+        );
+        assert_eq!(f.len(), 2);
+        let FenceStep::LocallyComplete(first) =
+            f.contribute(&all(), local(2), &p(1), w(1, 101), &[])
+        else {
+            panic!()
+        };
+        let (t, next) = f.finish(first).unwrap();
+        assert_eq!(t.contributed[&p(0)].tag, 101);
+        assert_eq!(
+            next, None,
+            "rank 1 has not entered the second generation yet"
+        );
+        let FenceStep::LocallyComplete(second) =
+            f.contribute(&all(), local(2), &p(1), w(1, 102), &[])
+        else {
+            panic!()
+        };
+        assert_eq!(f.finish(second).unwrap().0.contributed[&p(0)].tag, 102);
+    }
+
+    #[test]
+    fn a_lost_participant_is_reported() {
+        let mut f = Fences::default();
+        f.contribute(&all(), local(3), &p(0), Waiter { conn: 0, tag: 1 }, &[]);
+        assert_eq!(f.waiting_for(&p(2)).len(), 1);
+        assert!(f.waiting_for(&p(0)).is_empty());
+    }
+
+    #[test]
+    fn collect_data_is_remembered() {
+        let mut f = Fences::default();
+        let info = [Info::new(attr::COLLECT_DATA, true)];
+        let FenceStep::LocallyComplete(id) =
+            f.contribute(&all(), local(1), &p(0), Waiter { conn: 0, tag: 1 }, &info)
+        else {
+            panic!()
+        };
+        assert!(f.get_mut(id).unwrap().collect);
+    }
+}

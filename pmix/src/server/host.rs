@@ -1,0 +1,106 @@
+//! The host's side of the server: one async method per upcall of the standard's
+//! `pmix_server_module_t` (PMIx v5.0 §17.3), each defaulting to `PMIX_ERR_NOT_SUPPORTED`.
+//!
+//! A resource manager implements the upcalls it supports. The server calls them from its own
+//! tasks, never while holding its state, so an upcall may take as long as it needs (a fence
+//! across thousands of nodes) without stopping the server from serving other clients.
+//! Upcalls of later chapters (spawn, connect, events, query, groups, fabric, …) are declared
+//! here as they are wired into the server.
+
+use std::future::Future;
+
+use crate::model::{Info, PData, Proc, Status};
+
+/// The resource manager's upcalls.
+pub trait Host: Send + Sync + 'static {
+    /// `client_connected2`: a registered client completed its handshake.
+    fn client_connected(&self, proc: Proc) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = proc;
+        async { Ok(()) }
+    }
+
+    /// `client_finalized`: a client called `PMIx_Finalize`.
+    fn client_finalized(&self, proc: Proc) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = proc;
+        async { Ok(()) }
+    }
+
+    /// `abort`: `proc` asks to abort `procs` (all of its namespace when empty).
+    fn abort(
+        &self,
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        procs: Vec<Proc>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (proc, status, message, procs);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `fence_nb`: complete a fence whose participants span several nodes. `data` is this
+    /// node's contribution (opaque); return the concatenation of every node's contribution.
+    fn fence_nb(
+        &self,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        data: Vec<u8>,
+    ) -> impl Future<Output = Result<Vec<u8>, Status>> + Send {
+        let _ = (procs, info, data);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// Whether [`Host::direct_modex`] is implemented (rules N-08, N-09, R-05, R-07).
+    fn supports_direct_modex(&self) -> bool {
+        false
+    }
+
+    /// `direct_modex`: fetch the data posted by `proc`, which runs on another node, from that
+    /// node's server (`PMIx_server_dmodex_request` there).
+    fn direct_modex(
+        &self,
+        proc: Proc,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<u8>, Status>> + Send {
+        let _ = (proc, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `publish`: store `info` published by `proc` (range and persistence are in `info`).
+    fn publish(
+        &self,
+        proc: Proc,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (proc, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `lookup`: find published data (`PMIX_WAIT` in `info` asks to wait for it).
+    fn lookup(
+        &self,
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<PData>, Status>> + Send {
+        let _ = (proc, keys, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `unpublish`: remove data `proc` published.
+    fn unpublish(
+        &self,
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (proc, keys, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+}
+
+/// A host that supports nothing: every upcall answers `PMIX_ERR_NOT_SUPPORTED` (a server for
+/// a single node, with fences completed locally).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHost;
+
+impl Host for NoHost {}

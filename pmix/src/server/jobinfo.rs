@@ -1,0 +1,149 @@
+//! The job-info reply: what a client receives right after connecting, in the layout OpenPMIx
+//! 4.2's `hash` store expects (WIRE.md §5.6, `captures/req_reply_hash.hex`).
+//!
+//! After the namespace come key-value pairs, one pack call each: the job-realm keys, then
+//! `pmix.ssn.arr` (session id first), one `pmix.node.arr` per node (hostname and node id first),
+//! one `pmix.app.arr` per application (its number first), and one `pmix.pblob` per process: a
+//! byte object holding the rank (`PMIX_PROC_RANK`) and that process's key-value pairs. The
+//! client files each under the realm the array names; loose keys go to the job realm.
+
+use crate::Error;
+use crate::codec::{BufferType, DataBuffer};
+use crate::model::{ByteObject, Info, Key, Kval, Rank, Value, attr};
+use crate::store::JobRealms;
+use crate::store::realm::{info, info_array};
+
+/// `PMIX_PROC_BLOB`: the per-process byte object of the job-info reply (OpenPMIx internal).
+pub const PROC_BLOB_KEY: &str = "pmix.pblob";
+/// `PMIX_BFROPS_MODULE`: OpenPMIx servers send their version under this key.
+pub const BFROPS_MODULE_KEY: &str = "pmix.bfrops.mod";
+
+/// The key-value pairs of a job-info reply for `realms`.
+pub fn job_info_kvals(
+    realms: &JobRealms,
+    buffer_type: BufferType,
+    version: &str,
+) -> Result<Vec<Kval>, Error> {
+    let mut out: Vec<Kval> = realms.job.iter().map(to_kval).collect();
+    out.push(kval(BFROPS_MODULE_KEY, Value::string(version)));
+
+    let mut session = vec![info(
+        attr::SESSION_ID.wire_key(),
+        Value::Uint32(realms.session_id.unwrap_or(u32::MAX)),
+    )];
+    session.extend(realms.session.iter().cloned());
+    out.push(kval(
+        attr::SESSION_INFO_ARRAY.wire_key(),
+        info_array(session),
+    ));
+
+    for node in &realms.nodes {
+        let mut infos = Vec::new();
+        if let Some(h) = &node.hostname {
+            infos.push(info(attr::HOSTNAME.wire_key(), Value::string(h.clone())));
+        }
+        if let Some(id) = node.nodeid {
+            infos.push(info(attr::NODEID.wire_key(), Value::Uint32(id)));
+        }
+        infos.extend(
+            node.info
+                .iter()
+                .filter(|i| {
+                    i.key.as_str() != attr::HOSTNAME.wire_key()
+                        && i.key.as_str() != attr::NODEID.wire_key()
+                })
+                .cloned(),
+        );
+        out.push(kval(attr::NODE_INFO_ARRAY.wire_key(), info_array(infos)));
+    }
+
+    for (appnum, app) in &realms.apps {
+        let mut infos = vec![info(attr::APPNUM.wire_key(), Value::Uint32(*appnum))];
+        infos.extend(
+            app.iter()
+                .filter(|i| i.key.as_str() != attr::APPNUM.wire_key())
+                .cloned(),
+        );
+        out.push(kval(attr::APP_INFO_ARRAY.wire_key(), info_array(infos)));
+    }
+
+    for (rank, proc) in &realms.procs {
+        let mut b = DataBuffer::with_type(buffer_type);
+        b.pack(&[Rank(*rank)])?;
+        for i in proc
+            .iter()
+            .filter(|i| i.key.as_str() != attr::RANK.wire_key())
+        {
+            b.pack(&[to_kval(i)])?;
+        }
+        out.push(kval(
+            PROC_BLOB_KEY,
+            Value::ByteObject(ByteObject(b.unload())),
+        ));
+    }
+    Ok(out)
+}
+
+/// Rebuild realms from a job-info reply (the client side of [`job_info_kvals`]).
+pub fn realms_from_kvals(
+    realms: &mut JobRealms,
+    kvals: &[Kval],
+    buffer_type: BufferType,
+) -> Result<(), Error> {
+    let mut loose = Vec::new();
+    for kv in kvals {
+        let key = kv.key.as_str();
+        if key == PROC_BLOB_KEY {
+            let Some(bytes) = kv.value.as_bytes() else {
+                continue;
+            };
+            let mut b = DataBuffer::load(bytes.to_vec(), buffer_type);
+            let rank: Rank = crate::wire::message::one(&mut b, "blob rank")?;
+            let mut infos = vec![info(attr::RANK.wire_key(), Value::Rank(rank))];
+            while !b.is_exhausted() {
+                for kv in b.unpack::<Kval>(usize::MAX)? {
+                    infos.push(Info {
+                        key: kv.key,
+                        flags: crate::model::InfoDirectives(0),
+                        value: kv.value,
+                    });
+                }
+            }
+            loose.push(info(attr::PROC_INFO_ARRAY.wire_key(), info_array(infos)));
+        } else if key == attr::NODE_INFO_ARRAY.wire_key()
+            || key == attr::APP_INFO_ARRAY.wire_key()
+            || key == attr::SESSION_INFO_ARRAY.wire_key()
+            || key == attr::JOB_INFO_ARRAY.wire_key()
+            || key == attr::PROC_INFO_ARRAY.wire_key()
+        {
+            loose.push(Info {
+                key: kv.key.clone(),
+                flags: crate::model::InfoDirectives(0),
+                value: kv.value.clone(),
+            });
+        } else if key != BFROPS_MODULE_KEY {
+            // Loose keys of a job-info reply belong to the job (or their default realm).
+            loose.push(Info {
+                key: kv.key.clone(),
+                flags: crate::model::InfoDirectives(0),
+                value: kv.value.clone(),
+            });
+        }
+    }
+    realms.register(&loose);
+    Ok(())
+}
+
+fn to_kval(i: &Info) -> Kval {
+    Kval {
+        key: i.key.clone(),
+        value: i.value.clone(),
+    }
+}
+
+fn kval(key: &str, value: Value) -> Kval {
+    Kval {
+        key: Key::from_checked(key.to_owned()),
+        value,
+    }
+}

@@ -1,0 +1,28 @@
+//! The server side: what a resource manager embeds to serve its local clients.
+//!
+//! The logic is the sans-IO [`core::ServerCore`] (connections, requests, fences, held gets);
+//! [`Server`] is the tokio driver that owns the sockets, timers and host upcalls and feeds the
+//! core one event at a time from a single task, so the core needs no locks.
+//!
+//! ```text
+//!   accept loops ──► connection tasks ──(handshake, frames)──► driver task ──► ServerCore
+//!                           ▲                                      │  actions
+//!                           └──────────── frames to send ◄─────────┤
+//!                                  host upcalls (spawned) ◄────────┤
+//!                                  timers (spawned)       ◄────────┘
+//! ```
+
+pub mod core;
+pub mod env;
+pub mod fence;
+pub mod jobinfo;
+
+#[cfg(feature = "runtime")]
+mod driver;
+#[cfg(feature = "runtime")]
+pub mod host;
+
+#[cfg(feature = "runtime")]
+pub use driver::{SERVER_VERSION, Server, ServerConfig};
+#[cfg(feature = "runtime")]
+pub use host::{Host, NoHost};
