@@ -25,6 +25,8 @@
 //! # Ok::<(), pmix::Error>(())
 //! ```
 
+#[cfg(feature = "runtime")]
+pub mod client;
 pub mod codec;
 mod error;
 pub mod model;

@@ -304,17 +304,13 @@ fn job_info(nspace: &Nspace, n: u32, host: &str, opts: &Options, tmpdir: &str) -
 }
 
 /// Variables MPI runtimes check to decide they were direct-launched by a resource manager.
-fn launcher_env(nspace: &Nspace, rank: u32, n: u32) -> Vec<(String, String)> {
-    vec![
-        ("PMIX_LAUNCHER".into(), "pmixrun".into()),
-        // Open MPI 4.1 runs as a singleton unless one of its launch-detection components
-        // recognises its environment; its Flux detection needs only this job id.
-        ("FLUX_JOB_ID".into(), nspace.as_str().to_owned()),
-        ("FLUX_JOB_SIZE".into(), n.to_string()),
-        ("FLUX_TASK_RANK".into(), rank.to_string()),
-        ("FLUX_TASK_LOCAL_ID".into(), rank.to_string()),
-        ("OMPI_MCA_pmix".into(), "^s1,s2,cray,isolated".into()),
-    ]
+///
+/// Debian's Open MPI 4.1 starts as a singleton unless one of its launch-detection components
+/// recognises the environment; its Flux detection needs only `FLUX_JOB_ID`, and then it takes
+/// everything else (rank, size, peers, locality) from the PMIx server. Measured: without it,
+/// every rank is rank 0 of 1; with it alone, a 4-rank ring runs.
+fn launcher_env(nspace: &Nspace) -> Vec<(String, String)> {
+    vec![("FLUX_JOB_ID".into(), nspace.as_str().to_owned())]
 }
 
 async fn run(opts: Options) -> Result<u8, String> {
@@ -350,7 +346,7 @@ async fn run(opts: Options) -> Result<u8, String> {
         let mut cmd = Command::new(&opts.program);
         cmd.args(&opts.args)
             .envs(server.setup_fork(&proc))
-            .envs(launcher_env(&nspace, r, opts.n))
+            .envs(launcher_env(&nspace))
             .kill_on_drop(true);
         let child = cmd
             .spawn()

@@ -1,0 +1,113 @@
+//! Blocking forms of the client API, for plain threads (what C callers and simple programs
+//! expect). Each call runs the async form on the client's own runtime.
+
+use crate::Error;
+use crate::model::{Info, PData, Proc, Scope, Status, Value};
+
+/// A client whose calls block the calling thread.
+#[derive(Debug)]
+pub struct Client {
+    runtime: tokio::runtime::Runtime,
+    inner: super::Client,
+}
+
+impl Client {
+    /// `PMIx_Init`.
+    pub fn init() -> Result<Client, Error> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Status(Status::ERR_INIT, e.to_string()))?;
+        let inner = runtime.block_on(super::Client::init())?;
+        Ok(Client { runtime, inner })
+    }
+
+    /// The async client, for use from async code.
+    pub fn as_async(&self) -> &super::Client {
+        &self.inner
+    }
+
+    pub fn proc(&self) -> &Proc {
+        self.inner.proc()
+    }
+
+    pub fn initialized(&self) -> bool {
+        self.inner.initialized()
+    }
+
+    pub fn get(&self, proc: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
+        self.runtime.block_on(self.inner.get(proc, key, info))
+    }
+
+    /// `PMIx_Get_nb`: the callback runs on the client's runtime when the value is known.
+    pub fn get_nb(
+        &self,
+        proc: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+        callback: impl FnOnce(Result<Value, Status>) + Send + 'static,
+    ) {
+        let (client, proc, key, info) = (
+            self.inner.clone(),
+            proc.cloned(),
+            key.to_owned(),
+            info.to_vec(),
+        );
+        self.runtime.spawn(async move {
+            callback(client.get(proc.as_ref(), &key, &info).await);
+        });
+    }
+
+    pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
+        self.inner.put(scope, key, value)
+    }
+
+    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Status> {
+        self.inner.store_internal(proc, key, value)
+    }
+
+    pub fn commit(&self) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.commit())
+    }
+
+    pub fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.fence(procs, info))
+    }
+
+    /// `PMIx_Fence_nb`: the callback runs when the fence completes.
+    pub fn fence_nb(
+        &self,
+        procs: &[Proc],
+        info: &[Info],
+        callback: impl FnOnce(Result<(), Status>) + Send + 'static,
+    ) {
+        let (client, procs, info) = (self.inner.clone(), procs.to_vec(), info.to_vec());
+        self.runtime.spawn(async move {
+            callback(client.fence(&procs, &info).await);
+        });
+    }
+
+    pub fn publish(&self, info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.publish(info))
+    }
+
+    pub fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Status> {
+        self.runtime.block_on(self.inner.lookup(keys, info))
+    }
+
+    pub fn unpublish(&self, keys: &[&str], info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.unpublish(keys, info))
+    }
+
+    pub fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Status> {
+        self.runtime
+            .block_on(self.inner.abort(status, message, procs))
+    }
+
+    pub fn progress(&self) {}
+
+    pub fn finalize(&self) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.finalize())
+    }
+}

@@ -1,0 +1,341 @@
+//! The client side: what an application or runtime uses to talk to its local PMIx server.
+//!
+//! [`Client`] is async (tokio); [`blocking::Client`] wraps it for plain threads, as C callers
+//! expect. Both work against this crate's server and against OpenPMIx 4.2 servers: the client
+//! speaks OpenPMIx's protocol and asks for the `hash` store.
+//!
+//! Gets follow the retrieval rules (`crate::retrieval`): values the client holds — its job's
+//! information from the job-info reply, values it fetched before, its own puts — are answered
+//! from its cache without a round trip; everything else goes to the server. Commits send only
+//! the values put since the previous commit.
+
+pub mod blocking;
+mod connection;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::Error;
+use crate::codec::BufferType;
+use crate::codec::compress::decompress_string;
+use crate::model::{Info, Key, Kval, Nspace, PData, Proc, Rank, Scope, Status, Value, attr};
+use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
+use crate::server::jobinfo::realms_from_kvals;
+use crate::store::{JobRealms, is_reserved};
+use crate::wire::{CommitBucket, Reply, Request};
+
+use connection::Connection;
+
+/// The version this library reports (`PMIx_Get_version`).
+pub const VERSION: &str = concat!(
+    "pmix-rs ",
+    env!("CARGO_PKG_VERSION"),
+    " (PMIx Standard 5.0, wire-compatible with OpenPMIx 4.2)"
+);
+
+/// A connected PMIx client.
+#[derive(Clone, Debug)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    me: Proc,
+    conn: Connection,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    cache: ClientCache,
+    /// Values put and not yet committed, by scope.
+    staged: Vec<(Scope, Kval)>,
+    finalized: bool,
+}
+
+impl Client {
+    /// `PMIx_Init` for a process launched by a PMIx server: read `PMIX_NAMESPACE`,
+    /// `PMIX_RANK` and the server's address from the environment, connect, and fetch the job's
+    /// information.
+    pub async fn init() -> Result<Client, Error> {
+        let env = connection::LaunchEnv::from_env()?;
+        let conn = Connection::connect(&env).await?;
+        let me = env.proc.clone();
+        let client = Client {
+            inner: Arc::new(Inner {
+                me,
+                conn,
+                state: Mutex::new(State::default()),
+            }),
+        };
+        client.fetch_job_info().await?;
+        Ok(client)
+    }
+
+    async fn fetch_job_info(&self) -> Result<(), Error> {
+        let reply = self.inner.conn.request(&Request::JobInfo).await?;
+        let Reply::JobInfo { nspace, kvals } = reply else {
+            return Err(Error::Status(
+                Status::ERR_UNPACK_FAILURE,
+                "unexpected job-info reply".into(),
+            ));
+        };
+        let mut realms = JobRealms::new(nspace.clone());
+        realms_from_kvals(&mut realms, &kvals, self.inner.conn.buffer_type())?;
+        self.state().cache.realms.insert(nspace, realms);
+        Ok(())
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The state is plain data; a panic elsewhere cannot leave it half-updated.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// This process's identifier.
+    pub fn proc(&self) -> &Proc {
+        &self.inner.me
+    }
+
+    /// `PMIx_Initialized`.
+    pub fn initialized(&self) -> bool {
+        !self.state().finalized
+    }
+
+    /// `PMIx_Get_version`.
+    pub fn version() -> &'static str {
+        VERSION
+    }
+
+    /// `PMIx_Get`: a value of `proc` (this process when `None`, rule G-01).
+    pub async fn get(
+        &self,
+        proc: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+    ) -> Result<Value, Status> {
+        let me = self.inner.me.clone();
+        let target = proc.cloned().unwrap_or_else(|| me.clone());
+        if Key::new(key).is_err() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let d = Directives::from_info(info);
+        let step = client_get(&self.state().cache, &me, &target, key, &d);
+        let add_immediate = match step {
+            ClientStep::Done(r) => return r.map(inflate),
+            ClientStep::AskServer { add_immediate } => add_immediate,
+        };
+        let mut info = info.to_vec();
+        if add_immediate && !d.immediate {
+            info.push(Info::new(attr::IMMEDIATE, true));
+        }
+        let req = Request::Get {
+            nspace: target.nspace.as_str().to_owned(),
+            rank: target.rank,
+            info,
+            key: Some(key.to_owned()),
+        };
+        let reply = self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?;
+        let Reply::Get { status, data } = reply else {
+            return Err(Status::ERR_UNPACK_FAILURE);
+        };
+        if status != Status::SUCCESS {
+            return Err(status);
+        }
+        let mut state = self.state();
+        let mut found = None;
+        for d in data {
+            if found.is_none() {
+                found = d
+                    .kvals
+                    .iter()
+                    .find(|k| k.key.as_str() == key)
+                    .map(|k| k.value.clone());
+            }
+            state.cache.store(&d.proc, d.kvals);
+        }
+        found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
+    }
+
+    /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).
+    pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
+        let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
+        if is_reserved(key.as_str()) {
+            return Err(Status::ERR_BAD_PARAM); // P-01
+        }
+        if !matches!(
+            scope,
+            Scope::LOCAL | Scope::REMOTE | Scope::GLOBAL | Scope::INTERNAL
+        ) {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let kv = Kval { key, value };
+        let mut state = self.state();
+        let me = self.inner.me.clone();
+        state.cache.store(&me, vec![kv.clone()]);
+        if scope != Scope::INTERNAL {
+            state.staged.retain(|(_, k)| k.key != kv.key);
+            state.staged.push((scope, kv));
+        }
+        Ok(())
+    }
+
+    /// `PMIx_Store_internal`: cache a value for this process only (rule P-08).
+    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Status> {
+        let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
+        self.state().cache.store(proc, vec![Kval { key, value }]);
+        Ok(())
+    }
+
+    /// `PMIx_Commit`: send the values put since the last commit.
+    pub async fn commit(&self) -> Result<(), Status> {
+        let staged = std::mem::take(&mut self.state().staged);
+        if staged.is_empty() {
+            return Ok(());
+        }
+        let mut local = Vec::new();
+        let mut remote = Vec::new();
+        for (scope, kv) in staged {
+            if scope != Scope::REMOTE {
+                local.push(kv.clone());
+            }
+            if scope != Scope::LOCAL {
+                remote.push(kv);
+            }
+        }
+        let mut buckets = Vec::new();
+        if !local.is_empty() {
+            buckets.push(CommitBucket {
+                scope: Scope::LOCAL,
+                kvals: local,
+            });
+        }
+        if !remote.is_empty() {
+            buckets.push(CommitBucket {
+                scope: Scope::REMOTE,
+                kvals: remote,
+            });
+        }
+        self.status_of(&Request::Commit { buckets }).await
+    }
+
+    /// `PMIx_Fence` over `procs` (this process's whole namespace when empty).
+    pub async fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        let procs = if procs.is_empty() {
+            vec![Proc::new(self.inner.me.nspace.clone(), Rank::WILDCARD)]
+        } else {
+            procs.to_vec()
+        };
+        self.status_of(&Request::Fence {
+            procs,
+            info: info.to_vec(),
+        })
+        .await
+    }
+
+    /// `PMIx_Publish`.
+    pub async fn publish(&self, info: &[Info]) -> Result<(), Status> {
+        self.status_of(&Request::Publish {
+            uid: self.inner.conn.uid(),
+            info: info.to_vec(),
+        })
+        .await
+    }
+
+    /// `PMIx_Lookup`: the published data of `keys`.
+    pub async fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Status> {
+        let req = Request::Lookup {
+            uid: self.inner.conn.uid(),
+            keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+            info: info.to_vec(),
+        };
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Lookup { status, data } if status == Status::SUCCESS => Ok(data),
+            Reply::Lookup { status, .. } | Reply::Status(status) => Err(status),
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Unpublish`.
+    pub async fn unpublish(&self, keys: &[&str], info: &[Info]) -> Result<(), Status> {
+        self.status_of(&Request::Unpublish {
+            uid: self.inner.conn.uid(),
+            keys: keys.iter().map(|k| (*k).to_owned()).collect(),
+            info: info.to_vec(),
+        })
+        .await
+    }
+
+    /// `PMIx_Abort`: ask the host to abort `procs` (this process's namespace when empty).
+    pub async fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Status> {
+        self.status_of(&Request::Abort {
+            status,
+            message: Some(message.to_owned()),
+            procs: procs.to_vec(),
+        })
+        .await
+    }
+
+    /// `PMIx_Progress`: the connection progresses in its own task; nothing to do.
+    pub fn progress(&self) {}
+
+    /// `PMIx_Finalize`: tell the server, then close the connection.
+    pub async fn finalize(&self) -> Result<(), Status> {
+        if self.state().finalized {
+            return Ok(());
+        }
+        let r = self.status_of(&Request::Finalize).await;
+        self.state().finalized = true;
+        self.inner.conn.close();
+        r
+    }
+
+    async fn status_of(&self, req: &Request) -> Result<(), Status> {
+        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+            Reply::Status(s) if s == Status::SUCCESS => Ok(()),
+            Reply::Status(s) => Err(s),
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// The namespace's realms as received at init (for inspection and tests).
+    pub fn job_realms(&self) -> Option<JobRealms> {
+        self.state()
+            .cache
+            .realms(self.inner.me.nspace.as_str())
+            .cloned()
+    }
+
+    /// The buffer type the connection uses.
+    pub fn buffer_type(&self) -> BufferType {
+        self.inner.conn.buffer_type()
+    }
+
+    /// This process's namespace.
+    pub fn nspace(&self) -> &Nspace {
+        &self.inner.me.nspace
+    }
+}
+
+/// OpenPMIx clients compress long strings on put; hand them back as strings.
+fn inflate(v: Value) -> Value {
+    match v {
+        Value::CompressedString(bo) => decompress_string(&bo.0)
+            .map(|s| Value::String(Some(s)))
+            .unwrap_or(Value::CompressedString(bo)),
+        other => other,
+    }
+}
