@@ -21,17 +21,21 @@ use crate::transport::{BoxStream, connect_tcp, connect_unix};
 use crate::wire::handshake::{ConnectRequest, decode_status};
 use crate::wire::{Command, Frame, FrameDecoder, Reply, Request, Tag};
 
-/// What the launcher put in the environment.
+/// Where a client finds its server: what the launcher put in the environment.
 #[derive(Clone, Debug)]
-pub(crate) struct LaunchEnv {
+pub struct ClientConfig {
+    /// This process's identifier (`PMIX_NAMESPACE`, `PMIX_RANK`).
     pub proc: Proc,
+    /// The server's URI (`PMIX_SERVER_URI41` …).
     pub uri: Option<String>,
+    /// The server's Unix socket (`PMIX_RS_SERVER_USOCK`), preferred when present.
     pub unix_socket: Option<PathBuf>,
     pub buffer_type: BufferType,
 }
 
-impl LaunchEnv {
-    pub(crate) fn from_env() -> Result<Self, Error> {
+impl ClientConfig {
+    /// The configuration a launcher gave this process through its environment.
+    pub fn from_env() -> Result<Self, Error> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         let nspace = var("PMIX_NAMESPACE").ok_or_else(|| {
             Error::Status(
@@ -59,7 +63,7 @@ impl LaunchEnv {
             Some("PMIX_BFROP_BUFFER_FULLY_DESC") => BufferType::FullyDescribed,
             _ => BufferType::NonDescribed,
         };
-        Ok(LaunchEnv {
+        Ok(ClientConfig {
             proc,
             uri,
             unix_socket: var("PMIX_RS_SERVER_USOCK").map(PathBuf::from),
@@ -102,9 +106,9 @@ fn lost(why: impl std::fmt::Display) -> Error {
 
 impl Connection {
     /// Connect to the server named by `env` (its Unix socket when it has one) and handshake.
-    pub(crate) async fn connect(env: &LaunchEnv) -> Result<Self, Error> {
+    pub(crate) async fn connect(env: &ClientConfig) -> Result<Self, Error> {
         let unreachable = |e: std::io::Error| Error::Status(Status::ERR_UNREACH, e.to_string());
-        let mut stream = match (&env.unix_socket, &env.uri) {
+        let stream = match (&env.unix_socket, &env.uri) {
             (Some(path), _) => connect_unix(path).await.map_err(unreachable)?,
             (None, Some(uri)) => {
                 let (_, addr) = parse_uri(uri).ok_or_else(|| {
@@ -119,9 +123,17 @@ impl Connection {
                 ));
             }
         };
+        Self::handshake(stream, &env.proc, env.buffer_type).await
+    }
+
+    /// Handshake over an already connected stream.
+    pub(crate) async fn handshake(
+        mut stream: BoxStream,
+        proc: &Proc,
+        buffer_type: BufferType,
+    ) -> Result<Self, Error> {
         let (uid, gid) = uid_gid();
-        let hello =
-            ConnectRequest::simple_client(env.proc.clone(), uid, gid, env.buffer_type).encode()?;
+        let hello = ConnectRequest::simple_client(proc.clone(), uid, gid, buffer_type).encode()?;
         stream.write_all(&hello).await.map_err(lost)?;
         let mut word = [0u8; 4];
         stream.read_exact(&mut word).await.map_err(lost)?;
@@ -167,7 +179,7 @@ impl Connection {
             waiters,
             next_tag: AtomicU32::new(Tag::FIRST_DYNAMIC.0),
             pindex,
-            buffer_type: env.buffer_type,
+            buffer_type,
             uid,
             reader,
         })

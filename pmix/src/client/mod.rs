@@ -12,6 +12,8 @@
 pub mod blocking;
 mod connection;
 
+pub use connection::ClientConfig;
+
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::Error;
@@ -58,9 +60,27 @@ impl Client {
     /// `PMIX_RANK` and the server's address from the environment, connect, and fetch the job's
     /// information.
     pub async fn init() -> Result<Client, Error> {
-        let env = connection::LaunchEnv::from_env()?;
-        let conn = Connection::connect(&env).await?;
-        let me = env.proc.clone();
+        Client::init_with(&ClientConfig::from_env()?).await
+    }
+
+    /// `PMIx_Init` with an explicit configuration instead of the environment.
+    pub async fn init_with(config: &ClientConfig) -> Result<Client, Error> {
+        let conn = Connection::connect(config).await?;
+        Client::start(conn, config.proc.clone()).await
+    }
+
+    /// `PMIx_Init` over a stream already connected to the server (any transport, e.g.
+    /// [`crate::transport::memory`]).
+    pub async fn init_over(
+        stream: crate::transport::BoxStream,
+        proc: Proc,
+        buffer_type: BufferType,
+    ) -> Result<Client, Error> {
+        let conn = Connection::handshake(stream, &proc, buffer_type).await?;
+        Client::start(conn, proc).await
+    }
+
+    async fn start(conn: Connection, me: Proc) -> Result<Client, Error> {
         let client = Client {
             inner: Arc::new(Inner {
                 me,

@@ -1,0 +1,321 @@
+//! The Rust server and client together in one process, over the in-memory and TCP
+//! transports: the core flows, and bad input that must close one connection and leave the
+//! server serving everyone else (DESIGN §6).
+
+use std::os::unix::fs::MetadataExt;
+use std::time::Duration;
+
+use pmix::client::Client;
+use pmix::codec::BufferType;
+use pmix::model::{Info, Nspace, Proc, Rank, Scope, Status, Value, attr};
+use pmix::server::{NoHost, Server, ServerConfig};
+use pmix::transport::{PeerCred, memory};
+use pmix::wire::handshake::ConnectRequest;
+use pmix::wire::{Frame, Tag};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+fn uid_gid() -> (u32, u32) {
+    let m = std::fs::metadata("/proc/self").expect("procfs");
+    (m.uid(), m.gid())
+}
+
+fn job_info(n: u32) -> Vec<Info> {
+    vec![
+        Info::new(attr::JOB_SIZE, n),
+        Info::with_key(
+            attr::LOCAL_PEERS.wire_key(),
+            Value::string((0..n).map(|r| r.to_string()).collect::<Vec<_>>().join(",")),
+        )
+        .unwrap(),
+    ]
+}
+
+async fn server(tcp: bool, n: u32) -> (Server, Nspace) {
+    let dir = std::env::temp_dir().join(format!(
+        "pmix-test-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut config = ServerConfig::new(dir, "testhost".into());
+    config.tcp = tcp;
+    config.unix_socket = false;
+    let server = Server::start(config, NoHost).await.unwrap();
+    let ns = Nspace::new("testjob").unwrap();
+    server
+        .register_nspace(ns.clone(), job_info(n))
+        .await
+        .unwrap();
+    let (uid, gid) = uid_gid();
+    for r in 0..n {
+        server
+            .register_client(Proc::new(ns.clone(), Rank(r)), uid, gid)
+            .await
+            .unwrap();
+    }
+    (server, ns)
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+async fn memory_clients(server: &Server, ns: &Nspace, n: u32) -> Vec<Client> {
+    let (acceptor, connector) = memory();
+    server.serve(acceptor);
+    let (uid, gid) = uid_gid();
+    let mut out = Vec::new();
+    for r in 0..n {
+        let stream = connector
+            .connect(Some(PeerCred {
+                uid,
+                gid,
+                pid: None,
+            }))
+            .unwrap();
+        out.push(
+            Client::init_over(
+                stream,
+                Proc::new(ns.clone(), Rank(r)),
+                BufferType::NonDescribed,
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    out
+}
+
+#[tokio::test]
+async fn clients_exchange_data_through_fence_and_get() {
+    let (server, ns) = server(false, 4).await;
+    let clients = memory_clients(&server, &ns, 4).await;
+    let wildcard = Proc::new(ns.clone(), Rank::WILDCARD);
+    for c in &clients {
+        assert_eq!(
+            c.get(Some(&wildcard), attr::JOB_SIZE.wire_key(), &[]).await,
+            Ok(Value::Uint32(4))
+        );
+        let r = c.proc().rank.0;
+        c.put(Scope::GLOBAL, "k", Value::Uint32(r * 10)).unwrap();
+        c.commit().await.unwrap();
+    }
+    let collect = [Info::new(attr::COLLECT_DATA, true)];
+    let fences = clients.iter().map(|c| c.fence(&[], &collect));
+    for r in join(fences).await {
+        r.unwrap();
+    }
+    for c in &clients {
+        for peer in 0..4u32 {
+            let p = Proc::new(ns.clone(), Rank(peer));
+            assert_eq!(
+                c.get(Some(&p), "k", &[]).await,
+                Ok(Value::Uint32(peer * 10))
+            );
+        }
+    }
+    for c in &clients {
+        c.finalize().await.unwrap();
+    }
+    assert!(server.all_gone(ns).await.unwrap());
+}
+
+#[tokio::test]
+async fn get_of_an_uncommitted_key_waits_for_the_commit() {
+    let (server, ns) = server(false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    let target = Proc::new(ns.clone(), Rank(1));
+    let waiting = {
+        let c = clients[0].clone();
+        let t = target.clone();
+        tokio::spawn(async move { c.get(Some(&t), "late", &[]).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !waiting.is_finished(),
+        "N-07: held until the target commits"
+    );
+    clients[1]
+        .put(Scope::GLOBAL, "late", Value::string("here"))
+        .unwrap();
+    clients[1].commit().await.unwrap();
+    assert_eq!(waiting.await.unwrap(), Ok(Value::string("here")));
+}
+
+#[tokio::test]
+async fn get_with_timeout_of_a_key_never_posted_times_out() {
+    let (server, ns) = server(false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    let target = Proc::new(ns.clone(), Rank(1));
+    let r = clients[0]
+        .get(Some(&target), "never", &[Info::new(attr::TIMEOUT, 1)])
+        .await;
+    assert_eq!(r, Err(Status::ERR_TIMEOUT));
+    let r = clients[0]
+        .get(Some(&target), "never", &[Info::new(attr::IMMEDIATE, true)])
+        .await;
+    assert_eq!(r, Err(Status::ERR_NOT_FOUND));
+}
+
+#[tokio::test]
+async fn client_disconnecting_mid_fence_fails_the_fence_and_the_server_keeps_serving() {
+    let (server, ns) = server(false, 3).await;
+    let mut clients = memory_clients(&server, &ns, 3).await;
+    let lost = clients.pop().unwrap();
+    let fences: Vec<_> = clients
+        .iter()
+        .map(|c| {
+            let c = c.clone();
+            tokio::spawn(async move { c.fence(&[], &[]).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    drop(lost);
+    for f in fences {
+        assert_eq!(f.await.unwrap(), Err(Status::ERR_LOST_CONNECTION));
+    }
+    // The survivors still get answers.
+    let wildcard = Proc::new(ns.clone(), Rank::WILDCARD);
+    assert_eq!(
+        clients[0]
+            .get(Some(&wildcard), attr::JOB_SIZE.wire_key(), &[])
+            .await,
+        Ok(Value::Uint32(3))
+    );
+}
+
+/// Connect over TCP, send `bytes`, and return what the server sent back before closing.
+async fn raw(server: &Server, bytes: &[u8]) -> Vec<u8> {
+    let uri = server.uri().unwrap();
+    let (_, addr) = pmix::server::env::parse_uri(&uri).unwrap();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(bytes).await.unwrap();
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), s.read_to_end(&mut out)).await;
+    assert!(
+        read.is_ok(),
+        "the server must close a bad connection, not hang"
+    );
+    out
+}
+
+fn hello(ns: &str, rank: u32, uid: u32, gid: u32) -> Vec<u8> {
+    ConnectRequest::simple_client(
+        Proc::try_new(ns, rank).unwrap(),
+        uid,
+        gid,
+        BufferType::NonDescribed,
+    )
+    .encode()
+    .unwrap()
+}
+
+#[tokio::test]
+async fn bad_connections_are_refused_and_the_server_keeps_serving() {
+    let (server, ns) = server(true, 2).await;
+    let (uid, gid) = uid_gid();
+    // An oversized connect message: closed without an answer.
+    let mut big = vec![0xffu8; 8];
+    big.extend_from_slice(&(1u32 << 30).to_ne_bytes());
+    big.extend_from_slice(&[0; 4]);
+    assert!(raw(&server, &big).await.is_empty());
+    // Garbage in place of a connect payload.
+    let mut garbage = vec![0xffu8; 8];
+    garbage.extend_from_slice(&5u32.to_ne_bytes());
+    garbage.extend_from_slice(&[0; 4]);
+    garbage.extend_from_slice(b"\x01\x02\x03\x04\x05");
+    assert!(raw(&server, &garbage).await.is_empty());
+    // An unregistered namespace, and an unregistered rank: refused with PMIX_ERR_NOT_FOUND.
+    let refused = |r: Vec<u8>| i32::from_be_bytes(r[..4].try_into().unwrap());
+    assert_eq!(
+        refused(raw(&server, &hello("intruder", 0, uid, gid)).await),
+        Status::ERR_NOT_FOUND.0
+    );
+    assert_eq!(
+        refused(raw(&server, &hello("testjob", 9, uid, gid)).await),
+        Status::ERR_NOT_FOUND.0
+    );
+    // A uid that does not match the registration.
+    assert_eq!(
+        refused(raw(&server, &hello("testjob", 0, uid + 1, gid)).await),
+        Status::ERR_INVALID_CRED.0
+    );
+    // A good handshake followed by an oversized frame, then by a malformed request.
+    for tail in [
+        pmix::wire::Header {
+            pindex: 0,
+            tag: Tag(101),
+            nbytes: u32::MAX,
+        }
+        .encode()
+        .to_vec(),
+        Frame {
+            pindex: 0,
+            tag: Tag(101),
+            payload: vec![2, 4, 0x7f],
+        }
+        .encode()
+        .unwrap(),
+    ] {
+        let mut bytes = hello("testjob", 0, uid, gid);
+        bytes.extend(tail);
+        let back = raw(&server, &bytes).await;
+        assert_eq!(&back[..4], &[0, 0, 0, 0], "accepted, then closed");
+    }
+    // An unknown command is answered, not fatal.
+    let mut bytes = hello("testjob", 1, uid, gid);
+    bytes.extend(
+        Frame {
+            pindex: 0,
+            tag: Tag(101),
+            payload: vec![2, 200],
+        }
+        .encode()
+        .unwrap(),
+    );
+    let uri = server.uri().unwrap();
+    let (_, addr) = pmix::server::env::parse_uri(&uri).unwrap();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(&bytes).await.unwrap();
+    let mut reply = [0u8; 8 + 16 + 2];
+    s.read_exact(&mut reply).await.unwrap();
+    assert_eq!(
+        &reply[8 + 16..],
+        &[2, (Status::ERR_NOT_SUPPORTED.0 * -2 - 1) as u8]
+    );
+    drop(s);
+    // After all that, real clients still work.
+    let clients = memory_clients(&server, &ns, 2).await;
+    let f = join(clients.iter().map(|c| c.fence(&[], &[]))).await;
+    assert!(f.iter().all(Result::is_ok), "{f:?}");
+}
+
+async fn join<F: std::future::Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let handles: Vec<_> = futures.into_iter().collect();
+    let mut out = Vec::new();
+    // Poll all concurrently by pinning them into a single future set.
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = handles.into_iter().map(Box::pin).collect();
+    let mut results: Vec<Option<F::Output>> = (0..pinned.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in pinned.iter_mut().enumerate() {
+            if results[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => results[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.extend(results.into_iter().flatten());
+    out
+}
