@@ -2,6 +2,8 @@
 //! transports: the core flows, and bad input that must close one connection and leave the
 //! server serving everyone else (DESIGN §6).
 
+#![allow(clippy::unwrap_used)] // test helpers fail loudly by design
+
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
