@@ -429,6 +429,63 @@ fn rn_02_node_qualifier_selects_the_node() {
 }
 
 #[test]
+fn rn_04_local_job_keys_registered_per_node_answer_for_the_callers_node() {
+    // OpenPMIx (the v4.x placement) registers PMIX_LOCAL_SIZE and PMIX_LOCAL_PEERS only inside
+    // the node arrays; a job-level request answers with the caller's node.
+    let mut r = realms();
+    for (node, size, peers) in [(0u32, 2u32, "0,1"), (1, 3, "2,3,4")] {
+        r.register(&[info(
+            attr::NODE_INFO_ARRAY.wire_key(),
+            info_array(vec![
+                info(attr::HOSTNAME.wire_key(), Value::string(format!("n{node}"))),
+                info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(size)),
+                info(attr::LOCAL_PEERS.wire_key(), Value::string(peers)),
+            ]),
+        )]);
+    }
+    let q = Qualifiers::default();
+    let local_size = |caller: u32| {
+        r.lookup(
+            attr::LOCAL_SIZE.wire_key(),
+            Rank::WILDCARD,
+            &q,
+            Some(Rank(caller)),
+            None,
+        )
+        .cloned()
+    };
+    assert_eq!(local_size(0), Some(Value::Uint32(2)));
+    assert_eq!(local_size(2), Some(Value::Uint32(3)));
+    // Without a caller of this job, the node this lookup runs on answers.
+    let peers = r.lookup(
+        attr::LOCAL_PEERS.wire_key(),
+        Rank::WILDCARD,
+        &q,
+        None,
+        Some("n1"),
+    );
+    assert_eq!(peers, Some(&Value::string("2,3,4")));
+    // Other job keys do not fall back to a node's value.
+    r.register(&[info(
+        attr::NODE_INFO_ARRAY.wire_key(),
+        info_array(vec![
+            info(attr::HOSTNAME.wire_key(), Value::string("n0")),
+            info(attr::MAX_PROCS.wire_key(), Value::Uint32(9)),
+        ]),
+    )]);
+    assert_eq!(
+        r.lookup(
+            attr::MAX_PROCS.wire_key(),
+            Rank::WILDCARD,
+            &q,
+            Some(Rank(0)),
+            None
+        ),
+        None
+    );
+}
+
+#[test]
 fn rn_06_nodeid_is_the_index_of_the_node() {
     assert_eq!(
         get_reserved(attr::NODEID.wire_key(), Rank(2), &[]),

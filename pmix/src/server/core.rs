@@ -178,8 +178,9 @@ impl ServerCore {
             .store
             .namespaces
             .entry(nspace.clone())
-            .or_insert_with(|| JobRealms::new(nspace));
+            .or_insert_with(|| JobRealms::new(nspace.clone()));
         realms.register(info);
+        self.store.add_registered_local_peers(&nspace);
     }
 
     /// `PMIx_server_deregister_nspace`.

@@ -16,7 +16,9 @@ use crate::model::{Nspace, Proc};
 pub struct ServerStore {
     pub namespaces: BTreeMap<Nspace, JobRealms>,
     pub modex: ModexStore,
-    /// Processes registered as clients of this server (`PMIx_server_register_client`).
+    /// The processes on this node: registered as clients (`PMIx_server_register_client`) or
+    /// listed in their namespace's `PMIX_LOCAL_PEERS` for this node. A fence waits for all of
+    /// them, even for those whose client registration has not happened yet.
     pub local: BTreeSet<Proc>,
     /// Local clients that finalized or disconnected: they will post nothing more.
     pub gone: BTreeSet<Proc>,
@@ -37,7 +39,32 @@ impl ServerStore {
         self.local.contains(proc)
     }
 
-    /// The local clients of a namespace, in rank order.
+    /// Record the local peers a namespace's registration lists for this node.
+    pub fn add_registered_local_peers(&mut self, nspace: &Nspace) {
+        let Some(realms) = self.namespaces.get(nspace) else {
+            return;
+        };
+        let peers = realms.lookup(
+            crate::model::attr::LOCAL_PEERS.wire_key(),
+            crate::model::Rank::WILDCARD,
+            &Qualifiers::default(),
+            None,
+            self.hostname.as_deref(),
+        );
+        let Some(list) = peers.and_then(crate::model::Value::as_str) else {
+            return;
+        };
+        let ranks: Vec<u32> = list
+            .split(',')
+            .filter_map(|r| r.trim().parse().ok())
+            .collect();
+        for r in ranks {
+            self.local
+                .insert(Proc::new(nspace.clone(), crate::model::Rank(r)));
+        }
+    }
+
+    /// The local processes of a namespace, in rank order.
     pub fn local_ranks(&self, nspace: &str) -> Vec<Proc> {
         self.local
             .iter()

@@ -56,6 +56,15 @@ const NODE_KEYS: &[&str] = &[
     attr::NODE_OVERSUBSCRIBED.wire_key(),
 ];
 
+/// Job-realm keys that describe the caller's node (rules RJ-02, RN-04): v4.x and OpenPMIx
+/// register them inside the node's `PMIX_NODE_INFO_ARRAY`, v5.0 lists them in the job realm.
+const LOCAL_JOB_KEYS: &[&str] = &[
+    attr::LOCAL_PEERS.wire_key(),
+    attr::LOCALLDR.wire_key(),
+    attr::LOCAL_CPUSETS.wire_key(),
+    attr::LOCAL_SIZE.wire_key(),
+];
+
 /// Keys whose default realm is the process (v5.0 §6.1.4, rule RP-05).
 const PROC_KEYS: &[&str] = &[
     attr::APPNUM.wire_key(),
@@ -395,7 +404,22 @@ impl JobRealms {
                 {
                     return Some(v);
                 }
-                find(&self.job, key)
+                find(&self.job, key).or_else(|| {
+                    // Rule RN-04: registered per node (the v4.x placement, OpenPMIx's), they
+                    // answer for the caller's node.
+                    if !LOCAL_JOB_KEYS.contains(&key) {
+                        return None;
+                    }
+                    let node = caller
+                        .and_then(|c| self.node_of(c.0))
+                        .or_else(|| {
+                            local_host.and_then(|h| {
+                                self.nodes.iter().find(|n| n.hostname.as_deref() == Some(h))
+                            })
+                        })
+                        .or_else(|| (self.nodes.len() == 1).then(|| &self.nodes[0]))?;
+                    find(&node.info, key)
+                })
             }
         }
     }
