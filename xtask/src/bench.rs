@@ -1,12 +1,20 @@
-//! `cargo xtask bench [codec] [--quick]`: micro-benchmarks beside OpenPMIx.
+//! `cargo xtask bench [codec|core] [--quick]`: benchmarks beside OpenPMIx.
 //!
 //! Each benchmark measures our implementation and OpenPMIx's `libpmix.so.2` on the same data
 //! in the same run and prints both with their ratio (DESIGN §7). OpenPMIx is installed on
-//! demand (`libpmix-dev`); without it the OpenPMIx column stays empty.
+//! demand (`libpmix-dev`).
+//!
+//! - `codec`: pack/unpack (criterion-style micro-benchmark in `pmix/benches/codec.rs`);
+//! - `core`: the client/server operations — get of a job-level key, get of a peer's key,
+//!   put+commit of one key (first, and after 1000 keys), fence with data at N = 2, 4, 8, 16 —
+//!   for Rust clients on our server, OpenPMIx clients on our server, and OpenPMIx clients on
+//!   OpenPMIx's server (`tests/interop/c/host.c`), each a separate set of real processes.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-const BENCHES: &[&str] = &["codec"];
+const BENCHES: &[&str] = &["codec", "core"];
 
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
     crate::sysdeps::ensure(crate::sysdeps::CONFORMANCE)?;
@@ -28,11 +36,141 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
         chosen
     };
     for bench in selected {
+        if bench == "core" {
+            core(root, quick)?;
+            continue;
+        }
         let mut cargo = vec!["bench", "--quiet", "--package", "pmix", "--bench", bench];
         if quick {
             cargo.extend(["--", "--quick"]);
         }
         crate::run_cmd(root, "cargo", &cargo)?;
+    }
+    Ok(())
+}
+
+/// Compile a C peer program against OpenPMIx.
+fn build_c(root: &Path, out_dir: &Path, name: &str) -> Result<PathBuf, String> {
+    let pkg = |args: &[&str]| -> Result<String, String> {
+        let o = Command::new("pkg-config")
+            .args(args)
+            .arg("pmix")
+            .output()
+            .map_err(|e| format!("pkg-config: {e}"))?;
+        Ok(String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let flags = pkg(&["--cflags", "--libs"])?;
+    let libdir = pkg(&["--variable=libdir"])?;
+    let out = out_dir.join(name);
+    let status = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&out)
+        .arg(root.join(format!("tests/interop/c/{name}.c")))
+        .args(flags.split_whitespace())
+        .arg(format!("-Wl,-rpath,{libdir}"))
+        .status()
+        .map_err(|e| format!("cc: {e}"))?;
+    if !status.success() {
+        return Err(format!("building {name} failed"));
+    }
+    Ok(out)
+}
+
+/// Run one launcher command and parse rank 0's `result k=v ...` line.
+fn measure(cmd: &mut Command) -> Result<BTreeMap<String, f64>, String> {
+    let out = cmd
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .output()
+        .map_err(|e| format!("{cmd:?}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("result "))
+        .ok_or_else(|| {
+            format!(
+                "{cmd:?} printed no result:\n{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
+    Ok(line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|kv| kv.split_once('='))
+        .filter_map(|(k, v)| Some((k.to_owned(), v.parse().ok()?)))
+        .collect())
+}
+
+fn core(root: &Path, quick: bool) -> Result<(), String> {
+    crate::sysdeps::ensure(crate::sysdeps::TESTS)?;
+    crate::run_cmd(
+        root,
+        "cargo",
+        &["build", "--quiet", "--release", "-p", "pmix", "--bins"],
+    )?;
+    crate::run_cmd(
+        root,
+        "cargo",
+        &[
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "pmix-tests",
+            "--bins",
+        ],
+    )?;
+    let release = root.join("target/release");
+    let out_dir = release.join("interop");
+    std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+    let c_client = build_c(root, &out_dir, "bench_client")?;
+    let host = build_c(root, &out_dir, "host")?;
+    let pmixrun = release.join("pmixrun");
+    let rust_client = release.join("rust_bench_client");
+    let iters = if quick { "200" } else { "2000" };
+    let sizes: &[u32] = if quick { &[2, 4] } else { &[2, 4, 8, 16] };
+    let metrics = [
+        ("get_job_us", "get of a job-level key"),
+        ("get_peer_us", "get of a peer's committed key"),
+        ("commit1_us", "put+commit of 1 key"),
+        ("commit1000_us", "put+commit of 1 key after 1000 keys"),
+        ("fence_us", "fence with data"),
+    ];
+    println!(
+        "| operation | N | Rust client, our server (µs) | OpenPMIx client, our server (µs) | OpenPMIx client, OpenPMIx server (µs) | speed-up (Rust/ours vs OpenPMIx/OpenPMIx) |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for &n in sizes {
+        let n_s = n.to_string();
+        let ours_rust = measure(
+            Command::new(&pmixrun)
+                .args(["-n", &n_s, "--timeout", "600"])
+                .arg(&rust_client)
+                .arg(iters),
+        )?;
+        let ours_c = measure(
+            Command::new(&pmixrun)
+                .args(["-n", &n_s, "--timeout", "600"])
+                .arg(&c_client)
+                .arg(iters),
+        )?;
+        let theirs = measure(
+            Command::new(&host)
+                .env("HOST_TIMEOUT", "600")
+                .args(["-n", &n_s, "--"])
+                .arg(&c_client)
+                .arg(iters),
+        )?;
+        for (key, label) in metrics {
+            // The per-process operations do not depend on N; show them once.
+            if key != "fence_us" && n != sizes[0] {
+                continue;
+            }
+            let (a, b, c) = (ours_rust[key], ours_c[key], theirs[key]);
+            println!(
+                "| {label} | {n} | {a:.2} | {b:.2} | {c:.2} | {:.1}× |",
+                c / a.max(1e-9)
+            );
+        }
     }
     Ok(())
 }

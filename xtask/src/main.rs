@@ -5,7 +5,7 @@
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
 //! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit) |
 //! | `vectors [--check]` | regenerates the inventory and the code's tables from `../shared` |
-//! | `bench [codec]` | micro-benchmarks beside OpenPMIx's `libpmix.so.2` |
+//! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //!
 //! Commands that need system packages install them when run as root and print the exact
@@ -52,7 +52,7 @@ const HELP: &str = "usage: cargo xtask <command>
                        run the conformance vectors (Rust target by default)
   test [--ci]          run the test suite with cargo nextest
   vectors [--check]    regenerate spec-vectors/inventory and the code's tables
-  bench [codec]        micro-benchmarks beside OpenPMIx (libpmix.so.2)
+  bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
   fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)";
 
 fn workspace_root() -> PathBuf {
@@ -103,6 +103,9 @@ fn test(root: &Path, args: &[String]) -> Result<(), String> {
         .map(String::as_str)
         .filter(|a| *a != "--ci")
         .collect();
+    // The interoperability tests launch programs through `pmixrun`, a binary of `pmix`:
+    // nextest builds test targets only, so build the binaries of the same profile first.
+    run_cmd(root, "cargo", &["build", "-p", "pmix", "--bins"])?;
     let mut nextest = vec!["nextest", "run", "--workspace", "--profile", profile];
     nextest.extend(passthrough);
     run_cmd(root, "cargo", &nextest)?;

@@ -8,8 +8,8 @@ use std::process::Command;
 /// Needed by the conformance runner: the OpenPMIx peer (`libpmix.so.2`, its headers and tools).
 pub(crate) const CONFORMANCE: &[&str] = &["pkg-config", "libpmix-dev", "libpmix-bin"];
 
-/// Needed by the tests: the OpenPMIx peer for differential tests, and what later layers link
-/// (hwloc for topology, Open MPI and python3-pmix as real clients).
+/// Needed by the tests: the OpenPMIx peer (headers and library for the C peer programs),
+/// hwloc for topology, Open MPI and python3-pmix as real clients, a C compiler.
 pub(crate) const TESTS: &[&str] = &[
     "pkg-config",
     "libhwloc-dev",
@@ -18,6 +18,8 @@ pub(crate) const TESTS: &[&str] = &[
     "libpmix-bin",
     "python3-pmix",
     "openmpi-bin",
+    "libopenmpi-dev",
+    "gcc",
 ];
 
 fn installed(package: &str) -> bool {

@@ -1,0 +1,204 @@
+//! Interoperability with OpenPMIx 4.2 and Open MPI, across processes (issue 3, item 7):
+//!
+//! (a) a C client built against OpenPMIx's headers and library, under `pmixrun`;
+//! (b) the Rust client under a C host embedding OpenPMIx's server;
+//! (c) a python3-pmix client under `pmixrun`;
+//! (d) an Open MPI program (`MPI_Init`, `MPI_Allreduce`, a ring of `MPI_Sendrecv`) under
+//!     `pmixrun -n 4`.
+//!
+//! The peer programs live in `tests/interop/`; they are compiled here with `cc` (flags from
+//! `pkg-config pmix`) and `mpicc`. The packages they need (`libpmix-dev python3-pmix
+//! openmpi-bin libopenmpi-dev`) are installed by `cargo xtask test`; a missing tool is a test
+//! failure that names the package, never a silent skip.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The workspace's target directory for this profile (where `pmixrun` is built).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+fn pmixrun() -> PathBuf {
+    let p = target_dir().join("pmixrun");
+    assert!(
+        p.exists(),
+        "{} is missing: build it with `cargo build -p pmix --bins`",
+        p.display()
+    );
+    p
+}
+
+fn rust_client() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rust_client_check"))
+}
+
+fn run_tool(cmd: &mut Command, package: &str) -> Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?} ({e}): install {package}"))
+}
+
+/// Where the peer programs are built, once per test process.
+fn build_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = target_dir().join("interop");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+}
+
+fn pkg_config(args: &[&str]) -> Vec<String> {
+    let out = run_tool(
+        Command::new("pkg-config").args(args).arg("pmix"),
+        "pkg-config libpmix-dev",
+    );
+    assert!(
+        out.status.success(),
+        "pkg-config pmix failed: install libpmix-dev"
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Compile a C peer against OpenPMIx (once per process).
+fn build_c(name: &str) -> PathBuf {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap();
+    let out = build_dir().join(name);
+    let src = root().join(format!("tests/interop/c/{name}.c"));
+    let libdir = pkg_config(&["--variable=libdir"]).join("");
+    let mut cmd = Command::new("cc");
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-O1", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .args(pkg_config(&["--cflags", "--libs"]))
+        .arg(format!("-Wl,-rpath,{libdir}"));
+    let o = run_tool(&mut cmd, "a C compiler (gcc) and libpmix-dev");
+    assert!(
+        o.status.success(),
+        "building {name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+fn build_mpi(name: &str) -> PathBuf {
+    let out = build_dir().join(name);
+    let src = root().join(format!("tests/interop/mpi/{name}.c"));
+    let o = run_tool(
+        Command::new("mpicc").arg("-o").arg(&out).arg(&src),
+        "libopenmpi-dev",
+    );
+    assert!(
+        o.status.success(),
+        "building {name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out
+}
+
+/// Run a launcher command and check every rank passed.
+fn check(mut cmd: Command, n: u32, what: &str) {
+    cmd.env("CHECK_EXPECTED_SIZE", n.to_string())
+        // Open MPI refuses to run as root unless told it is fine (CI runs as root).
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stdout.contains("FAIL"),
+        "{what} with N={n} failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+}
+
+fn under_pmixrun(n: u32, program: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(pmixrun());
+    cmd.args(["-n", &n.to_string(), "--timeout", "120", "--"])
+        .arg(program)
+        .args(args);
+    cmd
+}
+
+#[test]
+fn a_openpmix_c_client_runs_under_pmixrun() {
+    let client = build_c("client_check");
+    for n in [1, 2, 4, 8] {
+        check(
+            under_pmixrun(n, &client, &["--fences", "20"]),
+            n,
+            "C client under pmixrun",
+        );
+    }
+}
+
+#[test]
+fn b_rust_client_runs_under_an_openpmix_server() {
+    let host = build_c("host");
+    for n in [1, 2, 4, 8] {
+        let mut cmd = Command::new(&host);
+        cmd.env("HOST_TIMEOUT", "120")
+            .args(["-n", &n.to_string(), "--"])
+            .arg(rust_client())
+            .args(["--fences", "20"]);
+        check(cmd, n, "Rust client under the OpenPMIx host");
+    }
+}
+
+#[test]
+fn b_openpmix_c_client_runs_under_the_openpmix_host_as_a_baseline() {
+    let host = build_c("host");
+    let client = build_c("client_check");
+    let mut cmd = Command::new(&host);
+    cmd.env("HOST_TIMEOUT", "120")
+        .args(["-n", "2", "--"])
+        .arg(client);
+    check(cmd, 2, "C client under the OpenPMIx host");
+}
+
+#[test]
+fn rust_client_runs_under_pmixrun() {
+    for n in [1, 2, 4, 8] {
+        check(
+            under_pmixrun(n, &rust_client(), &["--fences", "20"]),
+            n,
+            "Rust client under pmixrun",
+        );
+    }
+}
+
+#[test]
+fn c_python3_pmix_client_runs_under_pmixrun() {
+    let script = root().join("tests/interop/python/client_check.py");
+    let python = Path::new("/usr/bin/python3");
+    assert!(
+        python.exists(),
+        "/usr/bin/python3 is missing: install python3-pmix"
+    );
+    let mut cmd = under_pmixrun(2, python, &[]);
+    cmd.arg(script);
+    check(cmd, 2, "python3-pmix client under pmixrun");
+}
+
+#[test]
+fn d_open_mpi_ring_runs_under_pmixrun() {
+    let ring = build_mpi("ring");
+    check(
+        under_pmixrun(4, &ring, &[]),
+        4,
+        "Open MPI ring under pmixrun",
+    );
+}
