@@ -72,6 +72,9 @@ impl TcpAcceptor {
 impl Acceptor for TcpAcceptor {
     async fn accept(&mut self) -> io::Result<Accepted> {
         let (stream, _) = self.0.accept().await?;
+        // Small request/reply messages: never wait to coalesce them. Failing to set the
+        // option only costs latency, so the connection is kept either way.
+        let _ = stream.set_nodelay(true);
         Ok(Accepted {
             stream: Box::new(stream),
             peer: None,
@@ -106,7 +109,10 @@ impl Acceptor for UnixAcceptor {
 
 /// Connect over TCP.
 pub async fn connect_tcp(addr: SocketAddr) -> io::Result<BoxStream> {
-    Ok(Box::new(TcpStream::connect(addr).await?))
+    let stream = TcpStream::connect(addr).await?;
+    // Requests and replies are small and answered one by one: never wait to coalesce them.
+    stream.set_nodelay(true)?;
+    Ok(Box::new(stream))
 }
 
 /// Connect over a Unix socket.

@@ -12,13 +12,44 @@ use crate::codec::{BufferType, DataBuffer};
 use crate::model::{ByteObject, Kval, Proc, Scope, Value};
 use crate::wire::CommitBucket;
 
+/// Values in the order they were first posted, indexed by key: a commit of one key costs
+/// O(log n) however many keys the process posted before (OpenPMIx clients resend every key
+/// on every commit).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KvList {
+    items: Vec<Kval>,
+    index: BTreeMap<String, usize>,
+}
+
+impl KvList {
+    /// Insert, or replace the value of the same key in place.
+    pub fn upsert(&mut self, kv: Kval) {
+        match self.index.get(kv.key.as_str()) {
+            Some(&i) => self.items[i] = kv,
+            None => {
+                self.index
+                    .insert(kv.key.as_str().to_owned(), self.items.len());
+                self.items.push(kv);
+            }
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Kval> {
+        self.index.get(key).map(|&i| &self.items[i])
+    }
+
+    pub fn as_slice(&self) -> &[Kval] {
+        &self.items
+    }
+}
+
 /// The committed values of one process.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProcModex {
     /// Values visible to processes on the same node (local and global scope).
-    pub local: Vec<Kval>,
+    pub local: KvList,
     /// Values visible to processes on other nodes (remote and global scope).
-    pub remote: Vec<Kval>,
+    pub remote: KvList,
     /// How many commits this process made.
     pub commits: u64,
 }
@@ -50,11 +81,13 @@ impl ModexStore {
                 _ => (true, true),
             };
             for kv in bucket.kvals {
-                if to_local {
-                    upsert(&mut entry.local, kv.clone());
-                }
-                if to_remote {
-                    upsert(&mut entry.remote, kv);
+                match (to_local, to_remote) {
+                    (true, true) => {
+                        entry.local.upsert(kv.clone());
+                        entry.remote.upsert(kv);
+                    }
+                    (true, false) => entry.local.upsert(kv),
+                    _ => entry.remote.upsert(kv),
                 }
             }
         }
@@ -65,8 +98,8 @@ impl ModexStore {
         let entry = self.procs.entry(proc.clone()).or_default();
         entry.commits += 1;
         for kv in kvals {
-            upsert(&mut entry.local, kv.clone());
-            upsert(&mut entry.remote, kv);
+            entry.local.upsert(kv.clone());
+            entry.remote.upsert(kv);
         }
     }
 
@@ -96,13 +129,25 @@ impl ModexStore {
         } else {
             (&m.remote, &m.local)
         };
-        if let Some(kv) = mine.iter().find(|kv| kv.key.as_str() == key) {
+        if let Some(kv) = mine.get(key) {
             return Found::Value(kv.value.clone());
         }
-        if other.iter().any(|kv| kv.key.as_str() == key) {
+        if other.get(key).is_some() {
             return Found::OutsideScope;
         }
         Found::Missing
+    }
+
+    /// The scope `key` was posted with, as far as the buckets tell: local only, remote only,
+    /// or both (global).
+    pub fn posted_scope(&self, proc: &Proc, key: &str) -> Option<Scope> {
+        let m = self.procs.get(proc)?;
+        match (m.local.get(key).is_some(), m.remote.get(key).is_some()) {
+            (true, true) => Some(Scope::GLOBAL),
+            (true, false) => Some(Scope::LOCAL),
+            (false, true) => Some(Scope::REMOTE),
+            (false, false) => None,
+        }
     }
 
     /// The processes of a namespace that posted `key` (for gets with `PMIX_RANK_UNDEF`).
@@ -131,7 +176,7 @@ impl ModexStore {
             if let Some(m) = self.procs.get(p) {
                 b.pack(std::slice::from_ref(p))?;
                 let mut inner = DataBuffer::with_type(BufferType::NonDescribed);
-                for kv in &m.remote {
+                for kv in m.remote.as_slice() {
                     inner.pack(std::slice::from_ref(kv))?;
                 }
                 b.pack(&[ByteObject(inner.unload())])?;
@@ -153,13 +198,6 @@ impl ModexStore {
             }
         }
         Ok(())
-    }
-}
-
-fn upsert(list: &mut Vec<Kval>, kv: Kval) {
-    match list.iter_mut().find(|k| k.key == kv.key) {
-        Some(slot) => *slot = kv,
-        None => list.push(kv),
     }
 }
 
