@@ -22,7 +22,7 @@ use crate::codec::compress::decompress_string;
 use crate::model::{Info, Key, Kval, Nspace, PData, Proc, Rank, Scope, Status, Value, attr};
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::server::jobinfo::realms_from_kvals;
-use crate::store::{JobRealms, is_reserved};
+use crate::store::JobRealms;
 use crate::wire::{CommitBucket, Reply, Request};
 
 use connection::Connection;
@@ -137,7 +137,7 @@ impl Client {
         info: &[Info],
     ) -> Result<Value, Status> {
         let me = self.inner.me.clone();
-        let target = proc.cloned().unwrap_or_else(|| me.clone());
+        let target = crate::retrieval::get_target(proc, &me);
         if Key::new(key).is_err() {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -186,16 +186,7 @@ impl Client {
 
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).
     pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
-        let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
-        if is_reserved(key.as_str()) {
-            return Err(Status::ERR_BAD_PARAM); // P-01
-        }
-        if !matches!(
-            scope,
-            Scope::LOCAL | Scope::REMOTE | Scope::GLOBAL | Scope::INTERNAL
-        ) {
-            return Err(Status::ERR_BAD_PARAM);
-        }
+        let key = crate::retrieval::check_put(scope, key)?;
         let kv = Kval { key, value };
         let mut state = self.state();
         let me = self.inner.me.clone();

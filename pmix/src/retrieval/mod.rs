@@ -15,7 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{Info, Kval, Nspace, Proc, Rank, Scope, Status, Value, attr};
+use crate::model::{
+    Info, InfoDirectives, Key, Kval, Nspace, Proc, Rank, Scope, Status, Value, attr,
+};
 use crate::store::{Found, JobRealms, Qualifiers, ServerStore, is_reserved};
 use crate::wire::ProcData;
 
@@ -34,7 +36,32 @@ pub struct Directives {
     pub scope: Option<Scope>,
     /// The realm directives and qualifiers.
     pub qualifiers: Qualifiers,
+    /// The key of an info marked `PMIX_INFO_REQD` that a get does not support (G-13).
+    pub unsupported_required: Option<String>,
 }
+
+/// The info keys a get understands (G-12). `PMIX_GET_STATIC_VALUES` and
+/// `PMIX_GET_POINTER_VALUES` are about C memory: the C ABI honours them, the Rust API always
+/// returns owned values. `PMIX_WAIT` is passed on to the host.
+const GET_DIRECTIVES: &[&str] = &[
+    attr::OPTIONAL.wire_key(),
+    attr::IMMEDIATE.wire_key(),
+    attr::GET_REFRESH_CACHE.wire_key(),
+    attr::TIMEOUT.wire_key(),
+    attr::DATA_SCOPE.wire_key(),
+    attr::SESSION_INFO.wire_key(),
+    attr::JOB_INFO.wire_key(),
+    attr::APP_INFO.wire_key(),
+    attr::NODE_INFO.wire_key(),
+    attr::PROC_INFO.wire_key(),
+    attr::SESSION_ID.wire_key(),
+    attr::APPNUM.wire_key(),
+    attr::HOSTNAME.wire_key(),
+    attr::NODEID.wire_key(),
+    attr::GET_STATIC_VALUES.wire_key(),
+    attr::GET_POINTER_VALUES.wire_key(),
+    attr::WAIT.wire_key(),
+];
 
 impl Directives {
     pub fn from_info(info: &[Info]) -> Directives {
@@ -62,6 +89,12 @@ impl Directives {
             {
                 d.scope = Some(s);
             }
+            if i.flags.contains(InfoDirectives::REQD)
+                && !GET_DIRECTIVES.contains(&k)
+                && d.unsupported_required.is_none()
+            {
+                d.unsupported_required = Some(k.to_owned());
+            }
         }
         d
     }
@@ -82,6 +115,56 @@ pub enum ClientStep {
 pub struct ClientCache {
     pub realms: BTreeMap<Nspace, JobRealms>,
     pub procs: BTreeMap<Proc, Vec<Kval>>,
+}
+
+/// The registration a reserved key is searched in: the target's namespace, or with a
+/// `PMIX_SESSION_ID` qualifier the session it names (RS-03, RS-06); a namespace of another
+/// session than the one named is not searched (RJ-03, RP-04).
+pub fn realms_for<'a>(
+    all: &'a BTreeMap<Nspace, JobRealms>,
+    nspace: &str,
+    key: &str,
+    q: &Qualifiers,
+) -> Option<&'a JobRealms> {
+    let of_ns = all
+        .iter()
+        .find(|(n, _)| n.as_str() == nspace)
+        .map(|(_, r)| r);
+    let Some(sid) = q.session_id else {
+        return of_ns;
+    };
+    let in_session = |r: &&JobRealms| r.session_id.is_none_or(|s| s == sid);
+    let realm = q.realm.unwrap_or_else(|| crate::store::default_realm(key));
+    if realm == crate::store::Realm::Session {
+        // Any namespace of that session knows the session's values.
+        of_ns
+            .filter(|r| r.session_id == Some(sid))
+            .or_else(|| all.values().find(|r| r.session_id == Some(sid)))
+            .or(of_ns.filter(in_session))
+    } else {
+        of_ns.filter(in_session)
+    }
+}
+
+/// Check a `PMIx_Put` (P-01, P-02): a reserved key is refused, a scope this library does not
+/// know is not supported.
+pub fn check_put(scope: Scope, key: &str) -> Result<Key, Status> {
+    let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
+    if is_reserved(key.as_str()) {
+        return Err(Status::ERR_BAD_PARAM); // P-01
+    }
+    if !matches!(
+        scope,
+        Scope::LOCAL | Scope::REMOTE | Scope::GLOBAL | Scope::INTERNAL
+    ) {
+        return Err(Status::ERR_NOT_SUPPORTED); // P-02
+    }
+    Ok(key)
+}
+
+/// The target of a get: `proc`, or the caller itself when none is given (G-01).
+pub fn get_target(proc: Option<&Proc>, me: &Proc) -> Proc {
+    proc.cloned().unwrap_or_else(|| me.clone())
 }
 
 impl ClientCache {
@@ -122,7 +205,7 @@ impl ClientCache {
         if let Some(v) = self.find_value(target, key) {
             return Some(v.clone());
         }
-        let realms = self.realms(target.nspace.as_str())?;
+        let realms = realms_for(&self.realms, target.nspace.as_str(), key, q)?;
         let caller = (me.nspace == target.nspace).then_some(me.rank);
         let host = self
             .realms(me.nspace.as_str())
@@ -144,9 +227,25 @@ pub fn client_get(
     key: &str,
     d: &Directives,
 ) -> ClientStep {
+    if d.unsupported_required.is_some() {
+        return ClientStep::Done(Err(Status::ERR_NOT_SUPPORTED)); // G-13
+    }
     // RP-02: PMIX_PROCID ignores the proc and answers the caller's identifier.
     if key == attr::PROCID.wire_key() {
         return ClientStep::Done(Ok(Value::Proc(me.clone())));
+    }
+    // RP-03: the namespace and rank of a process are in its name.
+    if key == attr::NSPACE.wire_key() && target.nspace == me.nspace {
+        return ClientStep::Done(Ok(Value::string(target.nspace.as_str())));
+    }
+    if key == attr::RANK.wire_key() && target.rank.is_valid() && target.nspace == me.nspace {
+        return ClientStep::Done(Ok(Value::Rank(target.rank)));
+    }
+    // SC-07: a scope-restricted get is decided by the server, which knows the scopes.
+    if d.scope.is_some() && !is_reserved(key) && target != me {
+        return ClientStep::AskServer {
+            add_immediate: false,
+        };
     }
     if is_reserved(key) || target.rank == Rank::WILDCARD {
         if d.refresh_cache {
@@ -210,13 +309,16 @@ pub fn server_get(
     d: &Directives,
     host_has_dmodex: bool,
 ) -> ServerStep {
+    if d.unsupported_required.is_some() {
+        return ServerStep::status(Status::ERR_NOT_SUPPORTED); // G-13
+    }
     let ns = target.nspace.as_str();
     let reserved = key.is_some_and(is_reserved) || target.rank == Rank::WILDCARD;
     if reserved {
         let Some(key) = key else {
             return ServerStep::status(Status::ERR_BAD_PARAM);
         };
-        let Some(realms) = store.realms(ns) else {
+        let Some(realms) = realms_for(&store.namespaces, ns, key, &d.qualifiers) else {
             // a namespace this server has never seen.
             return if d.immediate || !host_has_dmodex {
                 ServerStep::status(Status::ERR_NOT_FOUND)
@@ -267,6 +369,13 @@ pub fn server_get(
     }
     let same_node = store.is_local(target);
     let found = match key {
+        Some(k) if d.scope.is_some() => match store.modex.find(target, k, same_node) {
+            // SC-07: only values posted with the requested scope are searched; a value posted
+            // in another scope is not waited for.
+            Found::Value(v) if store.modex.posted_scope(target, k) == d.scope => Found::Value(v),
+            Found::Value(_) => return ServerStep::status(Status::ERR_NOT_FOUND),
+            other => other,
+        },
         Some(k) => store.modex.find(target, k, same_node),
         None if store.modex.has_data(target) => Found::Value(Value::Undef),
         None => Found::Missing,

@@ -11,9 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status};
+use crate::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
 use crate::retrieval::{Directives, ServerStep, server_get};
-use crate::store::{JobRealms, ServerStore};
+use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::{ConnectRequest, Frame, Notification, PeerType, Reply, Request, Tag};
 
 use super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
@@ -71,6 +71,11 @@ pub enum HostResult {
 /// What the driver must do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
+    /// The answer to the host's direct-modex request `op` (see [`ServerCore::dmodex_request`]).
+    DmodexReply {
+        op: u64,
+        result: Result<Vec<u8>, Status>,
+    },
     Send {
         conn: ConnId,
         tag: Tag,
@@ -116,6 +121,14 @@ struct HeldGet {
     directives: Directives,
 }
 
+/// A host's `PMIx_server_dmodex_request` waiting for a local client's data (DM-01, DM-03).
+#[derive(Clone, Debug)]
+struct HeldDmodex {
+    op: u64,
+    proc: Proc,
+    required_key: Option<String>,
+}
+
 #[derive(Clone, Debug)]
 enum Pending {
     Ignore,
@@ -133,6 +146,7 @@ pub struct ServerCore {
     clients: BTreeMap<Proc, Registration>,
     fences: Fences,
     held: Vec<HeldGet>,
+    held_dmodex: Vec<HeldDmodex>,
     pending: BTreeMap<u64, Pending>,
     next_op: u64,
     next_pindex: u32,
@@ -155,6 +169,7 @@ impl ServerCore {
             clients: BTreeMap::new(),
             fences: Fences::default(),
             held: Vec::new(),
+            held_dmodex: Vec::new(),
             pending: BTreeMap::new(),
             next_op: 0,
             next_pindex: 0,
@@ -209,6 +224,55 @@ impl ServerCore {
     pub fn deregister_client(&mut self, proc: &Proc) {
         self.clients.remove(proc);
         self.store.local.remove(proc);
+    }
+
+    /// `PMIx_server_dmodex_request`: the data the local client `proc` committed, as the blob
+    /// other servers store. Answered by an [`Action::DmodexReply`] with the returned op: at
+    /// once when the data (and the `PMIX_REQUIRED_KEY` of `info`, if any) is there, else when
+    /// `proc` commits it (DM-01, DM-03); `PMIX_ERR_TIMEOUT` after `PMIX_TIMEOUT`;
+    /// `PMIX_ERR_NOT_FOUND` for a process that is not a local client or that ends without
+    /// posting it.
+    pub fn dmodex_request(&mut self, proc: Proc, info: &[Info]) -> u64 {
+        let op = self.op();
+        let required_key = info
+            .iter()
+            .find(|i| i.key.as_str() == attr::REQUIRED_KEY.wire_key())
+            .and_then(|i| i.value.as_str().map(str::to_owned));
+        let timeout = Directives::from_info(info).timeout_s;
+        let held = HeldDmodex {
+            op,
+            proc,
+            required_key,
+        };
+        if !self.try_answer_dmodex(&held) {
+            if let Some(after_s) = timeout {
+                self.actions.push_back(Action::Timer { op, after_s });
+            }
+            self.held_dmodex.push(held);
+        }
+        op
+    }
+
+    /// Answer a direct-modex request if it can be: returns whether it was answered.
+    fn try_answer_dmodex(&mut self, d: &HeldDmodex) -> bool {
+        let ready = self.store.modex.has_data(&d.proc)
+            && d.required_key.as_deref().is_none_or(|k| {
+                matches!(self.store.modex.find(&d.proc, k, false), Found::Value(_))
+                    || matches!(self.store.modex.find(&d.proc, k, true), Found::Value(_))
+            });
+        let result = if ready {
+            self.store
+                .modex
+                .encode_blob(std::slice::from_ref(&d.proc))
+                .map_err(|e| e.status())
+        } else if !self.store.is_local(&d.proc) || self.store.gone.contains(&d.proc) {
+            Err(Status::ERR_NOT_FOUND)
+        } else {
+            return false;
+        };
+        self.actions
+            .push_back(Action::DmodexReply { op: d.op, result });
+        true
     }
 
     /// Whether every registered client of `nspace` has finalized or disconnected.
@@ -382,6 +446,14 @@ impl ServerCore {
 
     /// The timer `op` expired.
     pub fn handle_timeout(&mut self, op: u64) {
+        if let Some(i) = self.held_dmodex.iter().position(|d| d.op == op) {
+            self.held_dmodex.remove(i);
+            self.actions.push_back(Action::DmodexReply {
+                op,
+                result: Err(Status::ERR_TIMEOUT),
+            });
+            return;
+        }
         if let Some(i) = self.held.iter().position(|h| h.op == op) {
             let h = self.held.remove(i);
             // G-11: a held get ends with PMIX_ERR_TIMEOUT.
@@ -649,17 +721,35 @@ impl ServerCore {
                 self.held.push(get);
             }
             ServerStep::AskHost => {
+                // DM-03: the owning server answers once this key is there.
+                let mut info = Vec::new();
+                if let Some(k) = get.key.as_deref().filter(|k| !is_reserved(k)) {
+                    info.push(Info::new(attr::REQUIRED_KEY, k.to_owned()));
+                }
+                if let Some(t) = get.directives.timeout_s {
+                    info.push(Info::new(
+                        attr::TIMEOUT,
+                        i32::try_from(t).unwrap_or(i32::MAX),
+                    ));
+                }
                 let call = HostCall::DirectModex {
                     proc: get.target.clone(),
-                    info: Vec::new(),
+                    info,
                 };
                 self.call_host(Pending::DirectModex(get), call);
             }
         }
     }
 
-    /// New data (or the end of it) for `proc`: decide its held gets again.
+    /// New data (or the end of it) for `proc`: decide its held gets and direct-modex
+    /// requests again.
     fn wake(&mut self, proc: &Proc) {
+        let waiting: Vec<HeldDmodex> = std::mem::take(&mut self.held_dmodex);
+        for d in waiting {
+            if d.proc != *proc || !self.try_answer_dmodex(&d) {
+                self.held_dmodex.push(d);
+            }
+        }
         let (mine, rest): (Vec<HeldGet>, Vec<HeldGet>) =
             std::mem::take(&mut self.held).into_iter().partition(|h| {
                 h.target == *proc

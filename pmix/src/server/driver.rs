@@ -67,6 +67,11 @@ enum Event {
     Host(u64, HostResult),
     Timeout(u64),
     Api(Box<dyn FnOnce(&mut ServerCore) + Send>),
+    Dmodex {
+        proc: Proc,
+        info: Vec<Info>,
+        answer: oneshot::Sender<Result<Vec<u8>, Status>>,
+    },
     Shutdown,
 }
 
@@ -133,13 +138,21 @@ impl Server {
         let events = self.events.clone();
         tokio::spawn(async move {
             loop {
-                match acceptor.accept().await {
+                let accepted = tokio::select! {
+                    biased;
+                    // The driver has stopped: close the listening socket.
+                    () = events.closed() => return,
+                    a = acceptor.accept() => a,
+                };
+                match accepted {
                     Ok(accepted) => {
                         tokio::spawn(connection(accepted, events.clone()));
                     }
                     Err(e) => {
-                        tracing::warn!("accept failed, listener stops: {e}");
-                        return;
+                        // Out of descriptors, a connection reset before it was accepted, ...:
+                        // transient. Back off briefly so a persistent error does not spin.
+                        tracing::warn!("accept failed: {e}; retrying");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 }
             }
@@ -217,20 +230,17 @@ impl Server {
         )
     }
 
-    /// `PMIx_server_dmodex_request`: the data `proc` (a local client) committed, as the blob
-    /// other servers store (rule DM-01). Not-yet-committed data is `PMIX_ERR_NOT_FOUND`.
-    pub async fn dmodex_request(&self, proc: Proc) -> Result<Vec<u8>, Error> {
-        self.call(move |core| {
-            if core.store.modex.has_data(&proc) {
-                core.store.modex.encode_blob(&[proc])
-            } else {
-                Err(Error::Status(
-                    Status::ERR_NOT_FOUND,
-                    "no data committed yet".into(),
-                ))
-            }
-        })
-        .await?
+    /// `PMIx_server_dmodex_request`: the data the local client `proc` committed, as the blob
+    /// other servers store, once it has committed it (rule DM-01) and, with
+    /// `PMIX_REQUIRED_KEY` in `info`, once that key is there (DM-03). `PMIX_TIMEOUT` bounds the
+    /// wait; a process that is not a local client, or ends without posting, is
+    /// `PMIX_ERR_NOT_FOUND`.
+    pub async fn dmodex_request(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
+        let (answer, rx) = oneshot::channel();
+        self.events
+            .send(Event::Dmodex { proc, info, answer })
+            .map_err(|_| Status::ERR_INIT)?;
+        rx.await.map_err(|_| Status::ERR_INIT)?
     }
 
     /// Stop the server: its driver ends and connections close.
@@ -257,6 +267,8 @@ async fn drive<H: Host>(
 ) {
     let mut writers: BTreeMap<ConnId, mpsc::UnboundedSender<Out>> = BTreeMap::new();
     let mut next_conn: ConnId = 0;
+    let mut dmodex_waiters: BTreeMap<u64, oneshot::Sender<Result<Vec<u8>, Status>>> =
+        BTreeMap::new();
     while let Some(event) = events.recv().await {
         match event {
             Event::Connect {
@@ -284,6 +296,10 @@ async fn drive<H: Host>(
             Event::Host(op, result) => core.handle_host(op, result),
             Event::Timeout(op) => core.handle_timeout(op),
             Event::Api(f) => f(&mut core),
+            Event::Dmodex { proc, info, answer } => {
+                let op = core.dmodex_request(proc, &info);
+                dmodex_waiters.insert(op, answer);
+            }
             Event::Shutdown => break,
         }
         while let Some(action) = core.poll_action() {
@@ -308,6 +324,11 @@ async fn drive<H: Host>(
                     tracing::warn!("closing connection {conn}: {reason}");
                     if let Some(w) = writers.remove(&conn) {
                         let _ = w.send(Out::Close);
+                    }
+                }
+                Action::DmodexReply { op, result } => {
+                    if let Some(answer) = dmodex_waiters.remove(&op) {
+                        let _ = answer.send(result);
                     }
                 }
                 Action::Host { op, call } => {

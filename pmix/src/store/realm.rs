@@ -350,6 +350,12 @@ impl JobRealms {
                 default_realm(key)
             }
         });
+        // RN-03: PMIX_LOCAL_PROCS always describes this node, whatever the proc.
+        let rank = if key == attr::LOCAL_PROCS.wire_key() {
+            Rank::WILDCARD
+        } else {
+            rank
+        };
         match realm {
             // Rules RS-01..RS-06: the proc is ignored.
             Realm::Session => find(&self.session, key),
@@ -403,6 +409,13 @@ impl JobRealms {
                     && let Some(v) = self.procs.get(&rank.0).and_then(|p| find(p, key))
                 {
                     return Some(v);
+                }
+                if key == attr::NPROC_OFFSET.wire_key() && find(&self.job, key).is_none() {
+                    // RJ-04: the offset is the global rank of the job's rank 0.
+                    return self
+                        .procs
+                        .get(&0)
+                        .and_then(|p| find(p, attr::GLOBAL_RANK.wire_key()));
                 }
                 find(&self.job, key).or_else(|| {
                     // Rule RN-04: registered per node (the v4.x placement, OpenPMIx's), they

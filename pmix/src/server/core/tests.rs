@@ -244,3 +244,214 @@ fn repeated_fences_never_deadlock() {
         assert_eq!(replies(&mut c, Command::FENCENB).len(), 2, "round {round}");
     }
 }
+
+// ---- direct modex and fences through the host ----
+
+/// A job of 4 ranks of which 0 and 1 are on this node (n0), with a host that supports
+/// direct modex and fences.
+fn two_nodes() -> ServerCore {
+    let mut c = ServerCore::new(Some("n0".into()), true, "4.2.2");
+    c.register_nspace(
+        Nspace::new("job").unwrap(),
+        &[
+            info(attr::JOB_SIZE.wire_key(), Value::Uint32(4)),
+            info(attr::LOCAL_PEERS.wire_key(), Value::string("0,1")),
+        ],
+    );
+    for r in 0..2 {
+        c.register_client(p(r), UID, UID);
+    }
+    c
+}
+
+fn commit_of(pairs: &[(&str, i32)]) -> Request {
+    Request::Commit {
+        buckets: vec![CommitBucket {
+            scope: Scope::GLOBAL,
+            kvals: pairs
+                .iter()
+                .map(|(k, v)| Kval {
+                    key: Key::new(*k).unwrap(),
+                    value: Value::Int32(*v),
+                })
+                .collect(),
+        }],
+    }
+}
+
+fn dmodex_replies(c: &mut ServerCore) -> Vec<(u64, Result<Vec<u8>, Status>)> {
+    std::iter::from_fn(|| c.poll_action())
+        .filter_map(|a| match a {
+            Action::DmodexReply { op, result } => Some((op, result)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn blob_has(blob: &[u8], proc: &Proc, key: &str) -> bool {
+    let mut m = crate::store::ModexStore::default();
+    m.store_blob(blob, |_| false).unwrap();
+    matches!(m.find(proc, key, false), crate::store::Found::Value(_))
+}
+
+#[test]
+fn dmodex_request_waits_for_the_commit() {
+    let mut c = core_with(2);
+    let b = connect(&mut c, 1);
+    while c.poll_action().is_some() {}
+    let op = c.dmodex_request(p(1), &[]);
+    assert!(
+        dmodex_replies(&mut c).is_empty(),
+        "parked until rank 1 commits"
+    );
+    send(&mut c, b, 101, &commit_of(&[("k", 1)]));
+    let r = dmodex_replies(&mut c);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].0, op);
+    assert!(blob_has(r[0].1.as_ref().unwrap(), &p(1), "k"));
+    // Not a client of this server: nothing to wait for.
+    let op = c.dmodex_request(Proc::try_new("elsewhere", 0).unwrap(), &[]);
+    assert_eq!(
+        dmodex_replies(&mut c),
+        vec![(op, Err(Status::ERR_NOT_FOUND))]
+    );
+}
+
+#[test]
+fn dmodex_request_with_a_required_key_waits_for_that_key() {
+    let mut c = core_with(2);
+    let b = connect(&mut c, 1);
+    send(&mut c, b, 101, &commit_of(&[("a", 1)]));
+    while c.poll_action().is_some() {}
+    let op = c.dmodex_request(p(1), &[Info::new(attr::REQUIRED_KEY, "b".to_string())]);
+    assert!(
+        dmodex_replies(&mut c).is_empty(),
+        "data is there, but not the key"
+    );
+    send(&mut c, b, 102, &commit_of(&[("b", 2)]));
+    let r = dmodex_replies(&mut c);
+    assert_eq!(r[0].0, op);
+    assert!(blob_has(r[0].1.as_ref().unwrap(), &p(1), "b"));
+    // With a timeout, a key that never comes ends in PMIX_ERR_TIMEOUT.
+    let op = c.dmodex_request(
+        p(1),
+        &[
+            Info::new(attr::REQUIRED_KEY, "never".to_string()),
+            Info::new(attr::TIMEOUT, 3),
+        ],
+    );
+    let timer = std::iter::from_fn(|| c.poll_action())
+        .find_map(|a| match a {
+            Action::Timer { op: t, after_s: 3 } if t == op => Some(t),
+            _ => None,
+        })
+        .expect("a timer is armed");
+    c.handle_timeout(timer);
+    assert_eq!(dmodex_replies(&mut c), vec![(op, Err(Status::ERR_TIMEOUT))]);
+}
+
+#[test]
+fn direct_modex_the_host_cannot_answer_ends_the_get_with_its_status() {
+    for host_says in [
+        Status::ERR_NOT_FOUND,
+        Status::ERR_NOT_SUPPORTED,
+        Status::ERR_TIMEOUT,
+    ] {
+        let mut c = two_nodes();
+        let a = connect(&mut c, 0);
+        while c.poll_action().is_some() {}
+        let get = Request::Get {
+            nspace: "job".into(),
+            rank: Rank(2),
+            info: vec![],
+            key: Some("k".into()),
+        };
+        send(&mut c, a, 102, &get);
+        let (op, info) = std::iter::from_fn(|| c.poll_action())
+            .find_map(|a| match a {
+                Action::Host {
+                    op,
+                    call: HostCall::DirectModex { proc, info },
+                } if proc == p(2) => Some((op, info)),
+                _ => None,
+            })
+            .expect("rank 2 is remote: the host is asked");
+        // DM-03: the owning server is told which key to wait for.
+        assert!(
+            info.iter()
+                .any(|i| i.key.as_str() == attr::REQUIRED_KEY.wire_key()
+                    && i.value.as_str() == Some("k"))
+        );
+        c.handle_host(op, HostResult::Data(Err(host_says)));
+        let r = replies(&mut c, Command::GETNB);
+        assert_eq!(
+            r[0].2,
+            Reply::Get {
+                status: host_says,
+                data: vec![]
+            }
+        );
+    }
+}
+
+#[test]
+fn fence_with_remote_participants_goes_to_the_host_once_with_the_local_data() {
+    let mut c = two_nodes();
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    send(&mut c, a, 101, &commit_of(&[("k0", 0)]));
+    send(&mut c, b, 101, &commit_of(&[("k1", 1)]));
+    while c.poll_action().is_some() {}
+    send(&mut c, a, 102, &fence());
+    assert!(
+        std::iter::from_fn(|| c.poll_action()).next().is_none(),
+        "waits for rank 1"
+    );
+    send(&mut c, b, 102, &fence());
+    let calls: Vec<(u64, Vec<u8>)> = std::iter::from_fn(|| c.poll_action())
+        .filter_map(|a| match a {
+            Action::Host {
+                op,
+                call: HostCall::Fence { data, .. },
+            } => Some((op, data)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 1, "one host fence per collective");
+    let (op, data) = &calls[0];
+    assert!(blob_has(data, &p(0), "k0") && blob_has(data, &p(1), "k1"));
+    // The host brings the other node's data; everyone is answered, and rank 2's key is then
+    // served without asking the host again.
+    let mut remote = crate::store::ModexStore::default();
+    remote.commit(
+        &p(2),
+        vec![CommitBucket {
+            scope: Scope::GLOBAL,
+            kvals: vec![Kval {
+                key: Key::new("k2").unwrap(),
+                value: Value::Int32(2),
+            }],
+        }],
+    );
+    let blob = remote.encode_blob(&[p(2)]).unwrap();
+    c.handle_host(*op, HostResult::Data(Ok(blob)));
+    let r = replies(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
+    );
+    let get = Request::Get {
+        nspace: "job".into(),
+        rank: Rank(2),
+        info: vec![],
+        key: Some("k2".into()),
+    };
+    send(&mut c, a, 103, &get);
+    let r = replies(&mut c, Command::GETNB);
+    let Reply::Get { status, data } = &r[0].2 else {
+        panic!("{r:?}")
+    };
+    assert_eq!(*status, Status::SUCCESS);
+    assert_eq!(data[0].kvals[0].value, Value::Int32(2));
+}
