@@ -4,12 +4,19 @@
 //! without the ones above it:
 //!
 //! ```text
-//!   drivers (Server, Client, Tool)      async, tokio        -- feature `runtime` (issue 3)
-//!   state machines                      sans-IO             -- (issue 3)
-//!   wire: framing, handshake, commands  sans-IO             -- (issue 3)
-//!   codec: the PMIx_Data_* buffer       sans-IO             -- `codec`
-//!   model: the standard's data types    sans-IO             -- `model`
+//!   drivers    server::Server, client::Client     async, tokio   -- feature `runtime`
+//!              transport (TCP, Unix, in-memory)
+//!   state      server::ServerCore (fences,        sans-IO        -- `server`, `retrieval`,
+//!              held gets, direct modex),                            `store`
+//!              retrieval (the get rules), store
+//!   wire       framing, handshake, commands       sans-IO        -- `wire`
+//!   codec      the PMIx_Data_* buffer             sans-IO        -- `codec`
+//!   model      the standard's data types          sans-IO        -- `model`
 //! ```
+//!
+//! The drivers only move bytes and time: every decision (accept a connection, complete a
+//! fence, answer or hold a get, call the host) is made by the sans-IO state and handed to the
+//! driver as an action, which is what lets the simulator run the same code.
 //!
 //! `cargo check -p pmix --no-default-features` builds the sans-IO layers alone: no tokio, no
 //! sockets, no clocks.
