@@ -321,3 +321,65 @@ async fn join<F: std::future::Future>(futures: impl IntoIterator<Item = F>) -> V
     out.extend(results.into_iter().flatten());
     out
 }
+
+#[tokio::test]
+async fn client_disconnecting_in_the_middle_of_a_commit_fails_its_collectives_only() {
+    let (server, ns) = server(true, 2).await;
+    let (uid, gid) = uid_gid();
+    // Rank 1 connects over TCP, starts a commit frame announcing 100 bytes, sends 10 and
+    // goes away.
+    let uri = server.uri().unwrap();
+    let (_, addr) = pmix::server::env::parse_uri(&uri).unwrap();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(&hello("testjob", 1, uid, gid)).await.unwrap();
+    let mut accepted = [0u8; 8];
+    s.read_exact(&mut accepted).await.unwrap();
+    assert_eq!(&accepted[..4], &[0, 0, 0, 0], "accepted");
+    let mut partial = pmix::wire::Header {
+        pindex: 0,
+        tag: Tag(101),
+        nbytes: 100,
+    }
+    .encode()
+    .to_vec();
+    partial.extend_from_slice(&[2, 2, 0, 0, 0, 0, 0, 0, 0, 3]);
+    s.write_all(&partial).await.unwrap();
+    // Rank 0 enters a fence that rank 1 can now never join.
+    let rank0 = memory_clients(&server, &ns, 1).await.pop().unwrap();
+    let fence = {
+        let c = rank0.clone();
+        tokio::spawn(async move { c.fence(&[], &[]).await })
+    };
+    drop(s);
+    assert_eq!(fence.await.unwrap(), Err(Status::ERR_LOST_CONNECTION));
+    // Half a commit stored nothing.
+    let r = rank0
+        .get(
+            Some(&Proc::new(ns.clone(), Rank(1))),
+            "anything",
+            &[Info::new(attr::IMMEDIATE, true)],
+        )
+        .await;
+    assert_eq!(r, Err(Status::ERR_NOT_FOUND));
+    // Another job on the same server is served as before.
+    let other = Nspace::new("otherjob").unwrap();
+    server
+        .register_nspace(other.clone(), job_info(2))
+        .await
+        .unwrap();
+    for r in 0..2 {
+        server
+            .register_client(Proc::new(other.clone(), Rank(r)), uid, gid)
+            .await
+            .unwrap();
+    }
+    let clients = memory_clients(&server, &other, 2).await;
+    clients[1].put(Scope::GLOBAL, "k", Value::Uint8(1)).unwrap();
+    clients[1].commit().await.unwrap();
+    let f = join(clients.iter().map(|c| c.fence(&[], &[]))).await;
+    assert!(f.iter().all(Result::is_ok), "{f:?}");
+    let v = clients[0]
+        .get(Some(&Proc::new(other, Rank(1))), "k", &[])
+        .await;
+    assert_eq!(v, Ok(Value::Uint8(1)));
+}
