@@ -437,7 +437,9 @@ fn main() -> ExitCode {
         .with_max_level(level)
         .with_target(false)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: a request crosses reader, core and writer tasks, and on one thread those
+    // hand-offs cost no cross-thread wake-ups (measured by `cargo xtask bench core`).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
