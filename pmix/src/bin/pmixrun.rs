@@ -126,15 +126,17 @@ impl Host for RunHost {
 
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
         let mut table = lock(&self.published);
-        for i in info {
+        // Directives are not data (v5.0 §9.1.1).
+        let data: Vec<Info> = info
+            .into_iter()
+            .filter(|i| !i.key.as_str().starts_with("pmix."))
+            .collect();
+        // All or nothing: a duplicate key publishes none of them.
+        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
+            return Err(Status::ERR_DUPLICATE_KEY);
+        }
+        for i in data {
             let k = i.key.as_str();
-            // Directives are not data (v5.0 §9.1.1).
-            if k.starts_with("pmix.") {
-                continue;
-            }
-            if table.contains_key(k) {
-                return Err(Status::ERR_DUPLICATE_KEY);
-            }
             table.insert(
                 k.to_owned(),
                 PData {
@@ -183,17 +185,13 @@ impl Host for RunHost {
 
     async fn unpublish(
         &self,
-        _proc: Proc,
+        proc: Proc,
         keys: Vec<String>,
         _info: Vec<Info>,
     ) -> Result<(), Status> {
+        // A process unpublishes only what it published; no keys means all of it (v5.0 §9.3).
         let mut table = lock(&self.published);
-        if keys.is_empty() {
-            table.clear();
-        }
-        for k in keys {
-            table.remove(&k);
-        }
+        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
         Ok(())
     }
 }
@@ -455,5 +453,56 @@ fn main() -> ExitCode {
             eprintln!("pmixrun: {msg}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(f)
+    }
+
+    fn proc(r: u32) -> Proc {
+        Proc::try_new("job", r).expect("a valid name")
+    }
+
+    fn data(k: &str) -> Info {
+        Info::with_key(k, Value::Uint8(1)).expect("a valid key")
+    }
+
+    #[test]
+    fn publish_is_all_or_nothing_and_unpublish_touches_only_the_callers_data() {
+        block_on(async {
+            let h = RunHost::default();
+            h.publish(proc(0), vec![data("a"), data("b")])
+                .await
+                .unwrap();
+            h.publish(proc(1), vec![data("c")]).await.unwrap();
+            // "d" is new but "a" exists: nothing is published.
+            assert_eq!(
+                h.publish(proc(1), vec![data("d"), data("a")]).await,
+                Err(Status::ERR_DUPLICATE_KEY)
+            );
+            let missing = h.lookup(proc(1), vec!["d".into()], vec![]).await;
+            assert_eq!(missing.err(), Some(Status::ERR_NOT_FOUND));
+            // Rank 1 cannot remove rank 0's "a"; with no keys it removes all of its own.
+            h.unpublish(proc(1), vec!["a".into()], vec![])
+                .await
+                .unwrap();
+            h.unpublish(proc(1), vec![], vec![]).await.unwrap();
+            let left = h
+                .lookup(proc(0), vec!["a".into(), "b".into()], vec![])
+                .await
+                .unwrap();
+            assert_eq!(left.len(), 2);
+            let gone = h.lookup(proc(0), vec!["c".into()], vec![]).await;
+            assert_eq!(gone.err(), Some(Status::ERR_NOT_FOUND));
+        });
     }
 }
