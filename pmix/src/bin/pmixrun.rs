@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value, attr};
-use pmix::server::{Host, Server, ServerConfig};
+use pmix::server::{Host, Server, ServerConfig, regex};
 use tokio::process::Command;
 use tokio::sync::Notify;
 
@@ -241,7 +241,12 @@ fn job_info(nspace: &Nspace, n: u32, host: &str, opts: &Options, tmpdir: &str) -
         .chain(opts.args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
+    // One node; the maps in the format both implementations' servers read.
+    let node_map = regex::generate_regex(host).unwrap_or_else(|_| format!("raw:{host}"));
+    let proc_map = regex::generate_ppn(&peers).unwrap_or_else(|_| format!("raw:{peers}"));
     let mut out = vec![
+        info(attr::NODE_MAP.wire_key(), Value::string(node_map)),
+        info(attr::PROC_MAP.wire_key(), Value::string(proc_map)),
         info(
             attr::SESSION_INFO_ARRAY.wire_key(),
             array(vec![

@@ -16,6 +16,7 @@ pub mod core;
 pub mod env;
 pub mod fence;
 pub mod jobinfo;
+pub mod regex;
 
 #[cfg(feature = "runtime")]
 mod driver;
