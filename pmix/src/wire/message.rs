@@ -2,9 +2,9 @@
 //!
 //! Each request is the payload of one frame: the command code, then the command's fields, each
 //! field one pack call in the peer's buffer type (WIRE.md §5.5). The layouts are OpenPMIx
-//! 4.2's, confirmed against `captures/` for the core set. Requests this module does not yet
-//! type are kept as [`Request::Other`] with their raw body, so the server can answer them with
-//! `PMIX_ERR_NOT_SUPPORTED` rather than closing the connection.
+//! 4.2's, confirmed against `captures/` for the core set; the other commands are typed in
+//! [`super::ops`]. Unknown command codes are kept as [`Request::Other`] with their raw body, so
+//! the server can answer them with `PMIX_ERR_NOT_SUPPORTED` rather than closing the connection.
 //!
 //! Replies start with a `PMIX_STATUS` (except the job-info reply, which starts with the
 //! namespace), followed by command-specific data.
@@ -17,6 +17,7 @@ use crate::model::{
 };
 
 use super::command::Command;
+use super::ops::Op;
 
 /// A request from a client (or tool) to its server.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,7 +65,9 @@ pub enum Request {
         range: DataRange,
         info: Vec<Info>,
     },
-    /// A command without a typed layout yet: its code and the rest of the payload.
+    /// The typed requests beyond the core set (spawn, query, groups, I/O forwarding, ...).
+    Op(Op),
+    /// A command code this library does not know: its code and the rest of the payload.
     Other { command: Command, body: Vec<u8> },
 }
 
@@ -90,6 +93,7 @@ impl Request {
             Request::Unpublish { .. } => Command::UNPUBLISHNB,
             Request::RegisterEvents { .. } => Command::REGEVENTS,
             Request::Notify { .. } => Command::NOTIFY,
+            Request::Op(op) => op.command(),
             Request::Other { command, .. } => *command,
         }
     }
@@ -172,6 +176,7 @@ impl Request {
                 b.pack(&[*range])?;
                 pack_info_list(&mut b, info)?;
             }
+            Request::Op(op) => op.encode_fields(&mut b)?,
             Request::Other { body, .. } => {
                 let mut bytes = b.unload();
                 bytes.extend_from_slice(body);
@@ -275,9 +280,12 @@ impl Request {
                     info,
                 }
             }
-            _ => Request::Other {
-                command,
-                body: b.unread().to_vec(),
+            _ => match Op::decode_fields(command, &mut b)? {
+                Some(op) => Request::Op(op),
+                None => Request::Other {
+                    command,
+                    body: b.unread().to_vec(),
+                },
             },
         };
         Ok(request)
@@ -536,8 +544,9 @@ mod tests {
                 range: DataRange::NAMESPACE,
                 info: vec![Info::with_key("x", 1u32).unwrap()],
             },
+            // An unknown command code keeps its body.
             Request::Other {
-                command: Command::QUERY,
+                command: Command(200),
                 body: vec![1, 2, 3],
             },
         ];

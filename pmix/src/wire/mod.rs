@@ -8,14 +8,17 @@
 //! - [`frame`]: the 16-byte header and a stream splitter;
 //! - [`handshake`]: the connect message (host-order header) and the server's answers;
 //! - [`command`]: the 33 command codes;
-//! - [`message`]: one typed request per command, the replies, and server-pushed notifications.
+//! - [`message`]: the typed core requests, the replies, and server-pushed notifications;
+//! - [`ops`]: the typed requests of every other command and the pushed I/O-forwarding message.
 
 pub mod command;
 pub mod frame;
 pub mod handshake;
 pub mod message;
+pub mod ops;
 
 pub use command::Command;
 pub use frame::{Frame, FrameDecoder, Header, Tag};
 pub use handshake::{ConnectRequest, PeerType};
 pub use message::{CommitBucket, Notification, ProcData, Reply, Request};
+pub use ops::{IofDelivery, Op};

@@ -222,10 +222,7 @@ fn malformed_request_closes_only_that_connection() {
         &mut c,
         b,
         101,
-        &Request::Other {
-            command: Command::QUERY,
-            body: vec![],
-        },
+        &Request::Op(crate::wire::Op::Query { queries: vec![] }),
     );
     assert_eq!(
         replies(&mut c, Command::QUERY)[0].2,

@@ -1,0 +1,727 @@
+//! The requests beyond the core set: spawn, connect, events, query, logging, job control,
+//! credentials, I/O forwarding, groups, fabric and device distances, typed one variant per
+//! command, and the server-pushed I/O-forwarding message.
+//!
+//! Field order and types are those OpenPMIx 4.2.2's client packs (read from its source; each
+//! line below is one pack call). A count of zero is followed by nothing: the array is packed
+//! only when non-empty.
+//!
+//! | command | fields after the command code |
+//! |---|---|
+//! | `SPAWNNB` | SIZE njob, INFO[njob], SIZE napps, APP[napps] |
+//! | `CONNECTNB`, `DISCONNECTNB` | SIZE nprocs, PROC[nprocs], SIZE ninfo, INFO[ninfo] |
+//! | `DEREGEVENTS` | STATUS per event code removed, no count, until the end |
+//! | `QUERY` | SIZE nqueries, QUERY[nqueries] |
+//! | `LOG` | TIME timestamp, SIZE ndata, INFO[ndata], SIZE ndirs, INFO[ndirs] |
+//! | `ALLOC` | ALLOC_DIRECTIVE, SIZE ninfo, INFO[ninfo] |
+//! | `JOB_CONTROL` | SIZE ntargets, PROC[ntargets], SIZE ndirs, INFO[ndirs] |
+//! | `MONITOR` | INFO monitor, STATUS error, SIZE ndirs, INFO[ndirs] |
+//! | `GET_CREDENTIAL` | SIZE ninfo, INFO[ninfo] |
+//! | `VALIDATE_CRED` | BYTE_OBJECT credential, SIZE ndirs, INFO[ndirs] |
+//! | `IOF_PULL` | SIZE nprocs, PROC[nprocs], SIZE ndirs, INFO[ndirs], IOF_CHANNEL, SIZE local id |
+//! | `IOF_PUSH` | SIZE ntargets, PROC[ntargets], SIZE ndirs, INFO[ndirs], optional BYTE_OBJECT |
+//! | `IOF_DEREG` | SIZE ndirs, INFO[ndirs], SIZE remote id |
+//! | `GROUP_CONSTRUCT` | STRING group, SIZE nprocs, PROC[nprocs], SIZE ninfo, INFO[ninfo] |
+//! | `GROUP_INVITE`, `GROUP_JOIN` | not sent by OpenPMIx 4.2; this library uses the construct layout |
+//! | `GROUP_LEAVE`, `GROUP_DESTRUCT` | STRING group, SIZE ninfo, INFO[ninfo] |
+//! | `FABRIC_REGISTER` | SIZE ndirs, INFO[ndirs] |
+//! | `FABRIC_UPDATE` | SIZE fabric index |
+//! | `COMPUTE_DEVICE_DISTANCES` | TOPO, PROC_CPUSET, SIZE ninfo, INFO[ninfo] |
+//!
+//! The I/O-forwarding message a server pushes to a client or tool that pulled output (tag 2)
+//! is: PROC source, IOF_CHANNEL, SIZE the puller's id, SIZE ninfo, INFO[ninfo], BYTE_OBJECT
+//! the bytes.
+
+use crate::Error;
+use crate::codec::{Codec, DataBuffer, Size};
+use crate::model::{
+    AllocDirective, App, ByteObject, Cpuset, Info, IofChannel, Proc, Query, Status, Time, Topology,
+};
+
+use super::command::Command;
+use super::message::{one, pack_info_list, unpack_info_list};
+
+/// A typed request of the commands beyond the core set.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Spawn {
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+    },
+    Connect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Disconnect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    /// Handlers for these codes were removed (an empty list: a handler for all codes).
+    DeregisterEvents {
+        codes: Vec<Status>,
+    },
+    Query {
+        queries: Vec<Query>,
+    },
+    Log {
+        timestamp: Time,
+        data: Vec<Info>,
+        directives: Vec<Info>,
+    },
+    Alloc {
+        directive: AllocDirective,
+        info: Vec<Info>,
+    },
+    JobControl {
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+    },
+    Monitor {
+        monitor: Info,
+        error: Status,
+        directives: Vec<Info>,
+    },
+    GetCredential {
+        info: Vec<Info>,
+    },
+    ValidateCredential {
+        credential: ByteObject,
+        directives: Vec<Info>,
+    },
+    IofPull {
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+        channel: IofChannel,
+        local_id: u64,
+    },
+    IofPush {
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        data: Option<ByteObject>,
+    },
+    IofDeregister {
+        directives: Vec<Info>,
+        remote_id: u64,
+    },
+    GroupConstruct {
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    GroupInvite {
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    GroupJoin {
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    GroupLeave {
+        group: String,
+        info: Vec<Info>,
+    },
+    GroupDestruct {
+        group: String,
+        info: Vec<Info>,
+    },
+    FabricRegister {
+        directives: Vec<Info>,
+    },
+    FabricUpdate {
+        index: u64,
+    },
+    ComputeDeviceDistances {
+        topology: Topology,
+        cpuset: Cpuset,
+        info: Vec<Info>,
+    },
+}
+
+impl Op {
+    pub fn command(&self) -> Command {
+        match self {
+            Op::Spawn { .. } => Command::SPAWNNB,
+            Op::Connect { .. } => Command::CONNECTNB,
+            Op::Disconnect { .. } => Command::DISCONNECTNB,
+            Op::DeregisterEvents { .. } => Command::DEREGEVENTS,
+            Op::Query { .. } => Command::QUERY,
+            Op::Log { .. } => Command::LOG,
+            Op::Alloc { .. } => Command::ALLOC,
+            Op::JobControl { .. } => Command::JOB_CONTROL,
+            Op::Monitor { .. } => Command::MONITOR,
+            Op::GetCredential { .. } => Command::GET_CREDENTIAL,
+            Op::ValidateCredential { .. } => Command::VALIDATE_CRED,
+            Op::IofPull { .. } => Command::IOF_PULL,
+            Op::IofPush { .. } => Command::IOF_PUSH,
+            Op::IofDeregister { .. } => Command::IOF_DEREG,
+            Op::GroupConstruct { .. } => Command::GROUP_CONSTRUCT,
+            Op::GroupInvite { .. } => Command::GROUP_INVITE,
+            Op::GroupJoin { .. } => Command::GROUP_JOIN,
+            Op::GroupLeave { .. } => Command::GROUP_LEAVE,
+            Op::GroupDestruct { .. } => Command::GROUP_DESTRUCT,
+            Op::FabricRegister { .. } => Command::FABRIC_REGISTER,
+            Op::FabricUpdate { .. } => Command::FABRIC_UPDATE,
+            Op::ComputeDeviceDistances { .. } => Command::COMPUTE_DEVICE_DISTANCES,
+        }
+    }
+
+    /// Pack the fields (the command code is already in `b`).
+    pub(super) fn encode_fields(&self, b: &mut DataBuffer) -> Result<(), Error> {
+        match self {
+            Op::Spawn { job_info, apps } => {
+                pack_info_list(b, job_info)?;
+                pack_list(b, apps)?;
+            }
+            Op::Connect { procs, info } | Op::Disconnect { procs, info } => {
+                pack_list(b, procs)?;
+                pack_info_list(b, info)?;
+            }
+            Op::DeregisterEvents { codes } => {
+                for c in codes {
+                    b.pack(&[*c])?;
+                }
+            }
+            Op::Query { queries } => pack_list(b, queries)?,
+            Op::Log {
+                timestamp,
+                data,
+                directives,
+            } => {
+                b.pack(&[*timestamp])?;
+                pack_info_list(b, data)?;
+                pack_info_list(b, directives)?;
+            }
+            Op::Alloc { directive, info } => {
+                b.pack(&[*directive])?;
+                pack_info_list(b, info)?;
+            }
+            Op::JobControl {
+                targets,
+                directives,
+            } => {
+                pack_list(b, targets)?;
+                pack_info_list(b, directives)?;
+            }
+            Op::Monitor {
+                monitor,
+                error,
+                directives,
+            } => {
+                b.pack(std::slice::from_ref(monitor))?;
+                b.pack(&[*error])?;
+                pack_info_list(b, directives)?;
+            }
+            Op::GetCredential { info } => pack_info_list(b, info)?,
+            Op::ValidateCredential {
+                credential,
+                directives,
+            } => {
+                b.pack(std::slice::from_ref(credential))?;
+                pack_info_list(b, directives)?;
+            }
+            Op::IofPull {
+                procs,
+                directives,
+                channel,
+                local_id,
+            } => {
+                pack_list(b, procs)?;
+                pack_info_list(b, directives)?;
+                b.pack(&[*channel])?;
+                b.pack(&[Size(*local_id)])?;
+            }
+            Op::IofPush {
+                targets,
+                directives,
+                data,
+            } => {
+                pack_list(b, targets)?;
+                pack_info_list(b, directives)?;
+                if let Some(d) = data {
+                    b.pack(std::slice::from_ref(d))?;
+                }
+            }
+            Op::IofDeregister {
+                directives,
+                remote_id,
+            } => {
+                pack_info_list(b, directives)?;
+                b.pack(&[Size(*remote_id)])?;
+            }
+            Op::GroupConstruct { group, procs, info }
+            | Op::GroupInvite { group, procs, info }
+            | Op::GroupJoin { group, procs, info } => {
+                b.pack(std::slice::from_ref(group))?;
+                pack_list(b, procs)?;
+                pack_info_list(b, info)?;
+            }
+            Op::GroupLeave { group, info } | Op::GroupDestruct { group, info } => {
+                b.pack(std::slice::from_ref(group))?;
+                pack_info_list(b, info)?;
+            }
+            Op::FabricRegister { directives } => pack_info_list(b, directives)?,
+            Op::FabricUpdate { index } => b.pack(&[Size(*index)])?,
+            Op::ComputeDeviceDistances {
+                topology,
+                cpuset,
+                info,
+            } => {
+                b.pack(std::slice::from_ref(topology))?;
+                b.pack(std::slice::from_ref(cpuset))?;
+                pack_info_list(b, info)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Unpack the fields of `command`, or `None` for a command this enum does not cover.
+    pub(super) fn decode_fields(command: Command, b: &mut DataBuffer) -> Result<Option<Op>, Error> {
+        let op = match command {
+            Command::SPAWNNB => Op::Spawn {
+                job_info: unpack_info_list(b)?,
+                apps: unpack_list(b, "spawn apps")?,
+            },
+            Command::CONNECTNB => Op::Connect {
+                procs: unpack_list(b, "connect procs")?,
+                info: unpack_info_list(b)?,
+            },
+            Command::DISCONNECTNB => Op::Disconnect {
+                procs: unpack_list(b, "disconnect procs")?,
+                info: unpack_info_list(b)?,
+            },
+            Command::DEREGEVENTS => {
+                let mut codes = Vec::new();
+                while !b.is_exhausted() {
+                    codes.push(one(b, "event code")?);
+                }
+                Op::DeregisterEvents { codes }
+            }
+            Command::QUERY => Op::Query {
+                queries: unpack_list(b, "queries")?,
+            },
+            Command::LOG => Op::Log {
+                timestamp: one(b, "log timestamp")?,
+                data: unpack_info_list(b)?,
+                directives: unpack_info_list(b)?,
+            },
+            Command::ALLOC => Op::Alloc {
+                directive: one(b, "allocation directive")?,
+                info: unpack_info_list(b)?,
+            },
+            Command::JOB_CONTROL => Op::JobControl {
+                targets: unpack_list(b, "job control targets")?,
+                directives: unpack_info_list(b)?,
+            },
+            Command::MONITOR => Op::Monitor {
+                monitor: one(b, "monitor")?,
+                error: one(b, "monitor error")?,
+                directives: unpack_info_list(b)?,
+            },
+            Command::GET_CREDENTIAL => Op::GetCredential {
+                info: unpack_info_list(b)?,
+            },
+            Command::VALIDATE_CRED => Op::ValidateCredential {
+                credential: one(b, "credential")?,
+                directives: unpack_info_list(b)?,
+            },
+            Command::IOF_PULL => Op::IofPull {
+                procs: unpack_list(b, "iof procs")?,
+                directives: unpack_info_list(b)?,
+                channel: one(b, "iof channel")?,
+                local_id: one::<Size>(b, "iof local id")?.0,
+            },
+            Command::IOF_PUSH => Op::IofPush {
+                targets: unpack_list(b, "iof targets")?,
+                directives: unpack_info_list(b)?,
+                data: if b.is_exhausted() {
+                    None
+                } else {
+                    Some(one(b, "iof data")?)
+                },
+            },
+            Command::IOF_DEREG => Op::IofDeregister {
+                directives: unpack_info_list(b)?,
+                remote_id: one::<Size>(b, "iof remote id")?.0,
+            },
+            Command::GROUP_CONSTRUCT | Command::GROUP_INVITE | Command::GROUP_JOIN => {
+                let group = one(b, "group id")?;
+                let procs = unpack_list(b, "group members")?;
+                let info = unpack_info_list(b)?;
+                match command {
+                    Command::GROUP_CONSTRUCT => Op::GroupConstruct { group, procs, info },
+                    Command::GROUP_INVITE => Op::GroupInvite { group, procs, info },
+                    _ => Op::GroupJoin { group, procs, info },
+                }
+            }
+            Command::GROUP_LEAVE => Op::GroupLeave {
+                group: one(b, "group id")?,
+                info: unpack_info_list(b)?,
+            },
+            Command::GROUP_DESTRUCT => Op::GroupDestruct {
+                group: one(b, "group id")?,
+                info: unpack_info_list(b)?,
+            },
+            Command::FABRIC_REGISTER => Op::FabricRegister {
+                directives: unpack_info_list(b)?,
+            },
+            Command::FABRIC_UPDATE => Op::FabricUpdate {
+                index: one::<Size>(b, "fabric index")?.0,
+            },
+            Command::COMPUTE_DEVICE_DISTANCES => Op::ComputeDeviceDistances {
+                topology: one(b, "topology")?,
+                cpuset: one(b, "cpuset")?,
+                info: unpack_info_list(b)?,
+            },
+            _ => return Ok(None),
+        };
+        Ok(Some(op))
+    }
+}
+
+/// Output forwarded to a client or tool that pulled it (`PMIX_PTL_TAG_IOF`, tag 2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IofDelivery {
+    pub source: Proc,
+    pub channel: IofChannel,
+    /// The id the puller gave in its `IOF_PULL`.
+    pub remote_id: u64,
+    pub info: Vec<Info>,
+    pub data: ByteObject,
+}
+
+impl IofDelivery {
+    pub fn encode(&self, buffer_type: crate::codec::BufferType) -> Result<Vec<u8>, Error> {
+        let mut b = DataBuffer::with_type(buffer_type);
+        b.pack(std::slice::from_ref(&self.source))?;
+        b.pack(&[self.channel])?;
+        b.pack(&[Size(self.remote_id)])?;
+        pack_info_list(&mut b, &self.info)?;
+        b.pack(std::slice::from_ref(&self.data))?;
+        Ok(b.unload())
+    }
+
+    pub fn decode(payload: &[u8], buffer_type: crate::codec::BufferType) -> Result<Self, Error> {
+        let mut b = DataBuffer::load(payload.to_vec(), buffer_type);
+        Ok(IofDelivery {
+            source: one(&mut b, "iof source")?,
+            channel: one(&mut b, "iof channel")?,
+            remote_id: one::<Size>(&mut b, "iof id")?.0,
+            info: unpack_info_list(&mut b)?,
+            data: one(&mut b, "iof data")?,
+        })
+    }
+}
+
+/// A `PMIX_SIZE` count and, when non-empty, the values.
+fn pack_list<T: Codec>(b: &mut DataBuffer, values: &[T]) -> Result<(), Error> {
+    b.pack(&[Size(values.len() as u64)])?;
+    if !values.is_empty() {
+        b.pack(values)?;
+    }
+    Ok(())
+}
+
+fn unpack_list<T: Codec>(b: &mut DataBuffer, what: &str) -> Result<Vec<T>, Error> {
+    let n: Size = one(b, what)?;
+    let n = usize::try_from(n.0).unwrap_or(usize::MAX);
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    // Every element takes at least one byte: a count beyond what is left is malformed.
+    if n > b.unread().len() {
+        return Err(Error::decode(
+            Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER,
+            format!("{what}: {n} elements exceed the bytes left"),
+        ));
+    }
+    b.unpack(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::BufferType;
+    use crate::model::attr;
+    use crate::wire::Request;
+
+    fn procs() -> Vec<Proc> {
+        vec![
+            Proc::try_new("job", 0).unwrap(),
+            Proc::try_new("job", 3).unwrap(),
+        ]
+    }
+
+    fn infos() -> Vec<Info> {
+        vec![
+            Info::new(attr::TIMEOUT, 5),
+            Info::new(attr::NSPACE, "x".to_string()),
+        ]
+    }
+
+    /// One value of every operation, with non-empty arrays, and some with empty ones.
+    fn every_op() -> Vec<Op> {
+        let app = App {
+            cmd: Some("hostname".into()),
+            argv: vec![Some("hostname".into()), Some("-s".into())],
+            env: vec![Some("A=1".into())],
+            cwd: Some("/tmp".into()),
+            maxprocs: 2,
+            info: infos(),
+        };
+        let query = Query {
+            keys: vec![Some("pmix.qry.ns".into())],
+            qualifiers: infos(),
+        };
+        vec![
+            Op::Spawn {
+                job_info: infos(),
+                apps: vec![app],
+            },
+            Op::Spawn {
+                job_info: vec![],
+                apps: vec![],
+            },
+            Op::Connect {
+                procs: procs(),
+                info: infos(),
+            },
+            Op::Disconnect {
+                procs: procs(),
+                info: vec![],
+            },
+            Op::DeregisterEvents {
+                codes: vec![Status(-61), Status(-1)],
+            },
+            Op::DeregisterEvents { codes: vec![] },
+            Op::Query {
+                queries: vec![query],
+            },
+            Op::Log {
+                timestamp: Time(1_700_000_000),
+                data: infos(),
+                directives: vec![],
+            },
+            Op::Alloc {
+                directive: AllocDirective(1),
+                info: infos(),
+            },
+            Op::JobControl {
+                targets: vec![],
+                directives: infos(),
+            },
+            Op::Monitor {
+                monitor: Info::new(attr::TIMEOUT, 1),
+                error: Status(-1),
+                directives: infos(),
+            },
+            Op::GetCredential { info: vec![] },
+            Op::ValidateCredential {
+                credential: ByteObject(vec![1, 2, 3]),
+                directives: infos(),
+            },
+            Op::IofPull {
+                procs: procs(),
+                directives: infos(),
+                channel: IofChannel(0x3),
+                local_id: 7,
+            },
+            Op::IofPush {
+                targets: procs(),
+                directives: vec![],
+                data: Some(ByteObject(b"hello\n".to_vec())),
+            },
+            Op::IofPush {
+                targets: vec![],
+                directives: vec![],
+                data: None,
+            },
+            Op::IofDeregister {
+                directives: vec![],
+                remote_id: 9,
+            },
+            Op::GroupConstruct {
+                group: "g".into(),
+                procs: procs(),
+                info: infos(),
+            },
+            Op::GroupInvite {
+                group: "g".into(),
+                procs: procs(),
+                info: vec![],
+            },
+            Op::GroupJoin {
+                group: "g".into(),
+                procs: procs(),
+                info: vec![],
+            },
+            Op::GroupLeave {
+                group: "g".into(),
+                info: infos(),
+            },
+            Op::GroupDestruct {
+                group: "g".into(),
+                info: vec![],
+            },
+            Op::FabricRegister {
+                directives: infos(),
+            },
+            Op::FabricUpdate { index: 4 },
+            Op::ComputeDeviceDistances {
+                topology: Topology {
+                    source: Some("hwloc".into()),
+                    topology: Some("<topology/>".into()),
+                },
+                cpuset: Cpuset {
+                    source: Some("hwloc".into()),
+                    bitmap: Some("0-3".into()),
+                },
+                info: vec![],
+            },
+        ]
+    }
+
+    #[test]
+    fn every_operation_round_trips_in_both_buffer_types() {
+        for bt in [BufferType::NonDescribed, BufferType::FullyDescribed] {
+            for op in every_op() {
+                let req = Request::Op(op.clone());
+                let bytes = req.encode(bt).unwrap();
+                assert_eq!(
+                    Request::decode(&bytes, bt).unwrap(),
+                    req,
+                    "{op:?} in {bt:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_beyond_the_core_set_has_a_typed_operation() {
+        let typed: Vec<Command> = every_op().iter().map(Op::command).collect();
+        let core = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13];
+        for c in Command::ALL {
+            assert!(
+                core.contains(&c.0) || typed.contains(c),
+                "{c:?} has no typed operation"
+            );
+        }
+    }
+
+    /// The layouts, built by hand in OpenPMIx's pack order.
+    #[test]
+    fn fields_are_packed_in_openpmix_order() {
+        let bt = BufferType::NonDescribed;
+        let check = |op: Op, build: &dyn Fn(&mut DataBuffer)| {
+            let mut expected = DataBuffer::with_type(bt);
+            expected.pack(&[op.command()]).unwrap();
+            build(&mut expected);
+            assert_eq!(
+                Request::Op(op.clone()).encode(bt).unwrap(),
+                expected.unload(),
+                "{op:?}"
+            );
+        };
+        check(
+            Op::Log {
+                timestamp: Time(5),
+                data: infos(),
+                directives: vec![],
+            },
+            &|b| {
+                b.pack(&[Time(5)]).unwrap();
+                b.pack(&[Size(2)]).unwrap();
+                b.pack(&infos()).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+            },
+        );
+        check(
+            Op::Monitor {
+                monitor: Info::new(attr::TIMEOUT, 1),
+                error: Status(-1),
+                directives: vec![],
+            },
+            &|b| {
+                b.pack(&[Info::new(attr::TIMEOUT, 1)]).unwrap();
+                b.pack(&[Status(-1)]).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+            },
+        );
+        check(
+            Op::IofPull {
+                procs: procs(),
+                directives: vec![],
+                channel: IofChannel(2),
+                local_id: 7,
+            },
+            &|b| {
+                b.pack(&[Size(2)]).unwrap();
+                b.pack(&procs()).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+                b.pack(&[IofChannel(2)]).unwrap();
+                b.pack(&[Size(7)]).unwrap();
+            },
+        );
+        check(
+            Op::GroupConstruct {
+                group: "g".into(),
+                procs: procs(),
+                info: vec![],
+            },
+            &|b| {
+                b.pack(&["g".to_string()]).unwrap();
+                b.pack(&[Size(2)]).unwrap();
+                b.pack(&procs()).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+            },
+        );
+        check(
+            Op::DeregisterEvents {
+                codes: vec![Status(-61), Status(-1)],
+            },
+            &|b| {
+                b.pack(&[Status(-61)]).unwrap();
+                b.pack(&[Status(-1)]).unwrap();
+            },
+        );
+        check(Op::FabricUpdate { index: 4 }, &|b| {
+            b.pack(&[Size(4)]).unwrap()
+        });
+    }
+
+    #[test]
+    fn truncated_operations_are_errors_not_panics() {
+        for bt in [BufferType::NonDescribed, BufferType::FullyDescribed] {
+            for op in every_op() {
+                let bytes = Request::Op(op.clone()).encode(bt).unwrap();
+                for cut in 1..bytes.len() {
+                    // Some prefixes are themselves valid (an optional trailing field, or codes
+                    // read until the end); none may panic, and a prefix that decodes must not
+                    // claim to be the whole operation.
+                    if let Ok(Request::Op(got)) = Request::decode(&bytes[..cut], bt) {
+                        assert_ne!(got, op, "{op:?} cut at {cut}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn iof_delivery_round_trips() {
+        let d = IofDelivery {
+            source: Proc::try_new("job", 1).unwrap(),
+            channel: IofChannel(2),
+            remote_id: 3,
+            info: infos(),
+            data: ByteObject(b"out".to_vec()),
+        };
+        for bt in [BufferType::NonDescribed, BufferType::FullyDescribed] {
+            let bytes = d.encode(bt).unwrap();
+            assert_eq!(IofDelivery::decode(&bytes, bt).unwrap(), d);
+            for cut in 0..bytes.len() {
+                assert!(IofDelivery::decode(&bytes[..cut], bt).is_err());
+            }
+        }
+    }
+}
