@@ -1,6 +1,7 @@
 //! Interoperability with OpenPMIx 4.2 and Open MPI, across processes (issue 3, item 7):
 //!
-//! (a) a C client built against OpenPMIx's headers and library, under `pmixrun`;
+//! (a) a C client built against OpenPMIx's headers and library, under `pmixrun`; and a C
+//!     tool of OpenPMIx attaching to `pmixrun`'s server by URI and by pid;
 //! (b) the Rust client under a C host embedding OpenPMIx's server;
 //! (c) a python3-pmix client under `pmixrun`;
 //! (d) an Open MPI program (`MPI_Init`, `MPI_Allreduce`, a ring of `MPI_Sendrecv`) under
@@ -167,6 +168,20 @@ fn b_openpmix_c_client_runs_under_the_openpmix_host_as_a_baseline() {
         .args(["-n", "2", "--"])
         .arg(client);
     check(cmd, 2, "C client under the OpenPMIx host");
+}
+
+#[test]
+fn a_openpmix_tool_attaches_to_pmixrun_by_uri_and_by_pid() {
+    // Each rank becomes a self-started tool: pmixrun assigns it an identifier, and it reads
+    // the job's size by namespace. `pid` finds the server through its rendezvous file.
+    let tool = build_c("tool_check");
+    for mode in ["uri", "pid"] {
+        check(
+            under_pmixrun(2, &tool, &[mode]),
+            2,
+            &format!("OpenPMIx tool attaching by {mode}"),
+        );
+    }
 }
 
 #[test]

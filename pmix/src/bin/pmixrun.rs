@@ -82,6 +82,10 @@ impl std::ops::Deref for RunHost {
 
 #[derive(Default)]
 struct HostState {
+    /// The job's namespace; tools are named after it.
+    nspace: Mutex<Option<Nspace>>,
+    /// Tools connected so far (each gets the next number).
+    tools: Mutex<u32>,
     published: Mutex<BTreeMap<String, PData>>,
     published_changed: Notify,
     finalized: Mutex<Vec<Proc>>,
@@ -193,6 +197,32 @@ impl Host for RunHost {
         let mut table = lock(&self.published);
         table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
         Ok(())
+    }
+
+    async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
+        let get = |key: &str| info.iter().find(|i| i.key.as_str() == key);
+        let tool_uid = get(attr::USERID.wire_key()).and_then(|i| i.value.to_u64());
+        // Only this user (or root) may attach to this user's job.
+        let (uid, _) = uid_gid();
+        if tool_uid.is_none_or(|t| t != u64::from(uid) && t != 0) {
+            return Err(Status::ERR_NO_PERMISSIONS);
+        }
+        let own = get(attr::NSPACE.wire_key()).and_then(|i| i.value.as_str());
+        if let Some(ns) = own {
+            let rank = get(attr::RANK.wire_key())
+                .and_then(|i| i.value.to_u64())
+                .and_then(|r| u32::try_from(r).ok())
+                .unwrap_or(0);
+            return Proc::try_new(ns, rank).map_err(|e| e.status());
+        }
+        let job = lock(&self.nspace).clone();
+        let base = job.as_ref().map_or("pmixrun", |n| n.as_str());
+        let k = {
+            let mut t = lock(&self.tools);
+            *t += 1;
+            *t
+        };
+        Proc::try_new(&format!("{base}.tool.{k}"), 0).map_err(|e| e.status())
     }
 }
 
@@ -323,13 +353,14 @@ async fn run(opts: Options) -> Result<u8, String> {
         .map_err(|e| format!("cannot create {}: {e}", tmpdir.display()))?;
     let host_name = hostname();
     let host = RunHost::default();
-    let server = Server::start(
-        ServerConfig::new(tmpdir.clone(), host_name.clone()),
-        host.clone(),
-    )
-    .await
-    .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
+    let mut config = ServerConfig::new(tmpdir.clone(), host_name.clone());
+    // Tools attach with `--pid <pmixrun's pid>` or `--uri`.
+    config.tool_rendezvous = true;
+    let server = Server::start(config, host.clone())
+        .await
+        .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
     let nspace = Nspace::new(format!("pmixrun.{pid}")).map_err(|e| e.to_string())?;
+    *lock(&host.nspace) = Some(nspace.clone());
     let tmp = tmpdir.display().to_string();
     server
         .register_nspace(

@@ -14,6 +14,7 @@ use crate::codec::BufferType;
 use crate::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
+use crate::wire::handshake::{ToolReply, encode_client_reply};
 use crate::wire::{ConnectRequest, Frame, Notification, PeerType, Reply, Request, Tag};
 
 use super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
@@ -58,6 +59,10 @@ pub enum HostCall {
         keys: Vec<String>,
         info: Vec<Info>,
     },
+    /// `tool_connected`: a tool or launcher is connecting; answer with its identifier.
+    ToolConnected {
+        info: Vec<Info>,
+    },
 }
 
 /// The host's answer to a [`HostCall`].
@@ -66,11 +71,19 @@ pub enum HostResult {
     Status(Status),
     Data(Result<Vec<u8>, Status>),
     Lookup(Result<Vec<PData>, Status>),
+    Proc(Result<Proc, Status>),
 }
 
 /// What the driver must do.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
+    /// Answer a peer's connect message with `reply`, raw bytes written before any frame. When
+    /// `refused` gives a reason, close the connection after writing.
+    Handshake {
+        conn: ConnId,
+        reply: Vec<u8>,
+        refused: Option<String>,
+    },
     /// The answer to the host's direct-modex request `op` (see [`ServerCore::dmodex_request`]).
     DmodexReply {
         op: u64,
@@ -100,6 +113,18 @@ pub enum Action {
 #[derive(Clone, Debug)]
 struct Conn {
     proc: Proc,
+    buffer_type: BufferType,
+    /// A tool or launcher rather than a registered client.
+    tool: bool,
+}
+
+/// A tool or launcher whose connection waits for the host's `tool_connected`.
+#[derive(Clone, Debug)]
+struct ConnectingTool {
+    conn: ConnId,
+    peer_type: PeerType,
+    /// The identifier it brought, if any.
+    proc: Option<Proc>,
     buffer_type: BufferType,
 }
 
@@ -136,6 +161,7 @@ enum Pending {
     DirectModex(HeldGet),
     Reply { conn: ConnId, tag: Tag },
     LookupReply { conn: ConnId, tag: Tag },
+    ToolConnected(ConnectingTool),
 }
 
 /// The server's state.
@@ -150,6 +176,8 @@ pub struct ServerCore {
     pending: BTreeMap<u64, Pending>,
     next_op: u64,
     next_pindex: u32,
+    /// The server's own identifier, sent to tools.
+    id: Proc,
     host_has_dmodex: bool,
     version: String,
     actions: VecDeque<Action>,
@@ -173,11 +201,21 @@ impl ServerCore {
             pending: BTreeMap::new(),
             next_op: 0,
             next_pindex: 0,
+            id: Proc {
+                nspace: Nspace::new("pmix-rs-server").expect("a short ASCII namespace is valid"),
+                rank: Rank(0),
+            },
             host_has_dmodex,
             version: version.to_owned(),
             actions: VecDeque::new(),
             event_registrations: BTreeMap::new(),
         }
+    }
+
+    /// Name the server (tools receive its identifier in the handshake reply).
+    pub fn with_id(mut self, id: Proc) -> Self {
+        self.id = id;
+        self
     }
 
     /// The next action to perform, in order.
@@ -285,8 +323,128 @@ impl ServerCore {
 
     // ---- inputs from peers ----
 
-    /// A peer's connect message: accept it (returning its peer index) or refuse it with a
-    /// status. `peer_cred` is the uid and gid the operating system vouches for (Unix sockets).
+    /// A peer's connect message, of any peer type: answered by an [`Action::Handshake`], at
+    /// once for clients and after the host's `tool_connected` for tools and launchers.
+    /// `peer_cred` is the uid and gid the operating system vouches for (Unix sockets).
+    pub fn handle_hello(
+        &mut self,
+        conn: ConnId,
+        req: &ConnectRequest,
+        peer_cred: Option<(u32, u32)>,
+    ) {
+        if req.peer_type.gets_tool_reply() {
+            if let Err((status, why)) = self.tool_hello(conn, req, peer_cred) {
+                self.refuse(conn, status, why);
+            }
+            return;
+        }
+        match self.handle_connect(conn, req, peer_cred) {
+            Ok(pindex) => self.actions.push_back(Action::Handshake {
+                conn,
+                reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
+                refused: None,
+            }),
+            Err(status) => {
+                let why = format!("client {:?} refused", req.proc);
+                self.refuse(conn, status, why);
+            }
+        }
+    }
+
+    /// A tool's or launcher's connect message: check its credential, then ask the host.
+    fn tool_hello(
+        &mut self,
+        conn: ConnId,
+        req: &ConnectRequest,
+        peer_cred: Option<(u32, u32)>,
+    ) -> Result<(), (Status, String)> {
+        let (uid, gid) = req
+            .uid_gid
+            .ok_or((Status::ERR_BAD_PARAM, "tool sent no uid and gid".to_owned()))?;
+        // As for clients: the kernel's word, else the native credential, must match the
+        // identity the tool declared; psec none proves nothing and claims nothing.
+        match peer_cred.or_else(|| req.native_uid_gid()) {
+            Some(c) if c == (uid, gid) => {}
+            Some(c) => {
+                let why = format!("tool declares uid/gid {uid}/{gid}, credential says {c:?}");
+                return Err((Status::ERR_INVALID_CRED, why));
+            }
+            None if req.psec == "none" => {}
+            None => {
+                let why = format!("no usable credential from psec {:?}", req.psec);
+                return Err((Status::ERR_INVALID_CRED, why));
+            }
+        }
+        let mut info = req.info.clone();
+        info.push(Info::new(attr::VERSION_INFO, req.version.clone()));
+        info.push(Info::new(attr::USERID, uid));
+        info.push(Info::new(attr::GRPID, gid));
+        if let Some(p) = &req.proc {
+            info.push(Info::new(attr::NSPACE, p.nspace.as_str().to_owned()));
+            info.push(Info::new(attr::RANK, p.rank));
+        }
+        let tool = ConnectingTool {
+            conn,
+            peer_type: req.peer_type,
+            proc: req.proc.clone(),
+            buffer_type: req.buffer_type,
+        };
+        self.call_host(
+            Pending::ToolConnected(tool),
+            HostCall::ToolConnected { info },
+        );
+        Ok(())
+    }
+
+    /// The host answered `tool_connected`: accept the tool under its identifier or refuse it.
+    fn tool_answered(&mut self, tool: ConnectingTool, result: Result<Proc, Status>) {
+        let proc = match (result, &tool.proc) {
+            (Ok(p), _) => p,
+            // A host without tool support: a tool that brought its identifier keeps it.
+            (Err(Status::ERR_NOT_SUPPORTED), Some(own)) => own.clone(),
+            (Err(s), _) => {
+                let why = format!("host refused {:?} peer {:?}", tool.peer_type, tool.proc);
+                self.refuse(tool.conn, s, why);
+                return;
+            }
+        };
+        let reply = ToolReply {
+            status: Status::SUCCESS,
+            assigned: tool.peer_type.needs_id().then(|| proc.clone()),
+            server: self.id.clone(),
+            security_status: Status::SUCCESS,
+        };
+        self.actions.push_back(Action::Handshake {
+            conn: tool.conn,
+            reply: reply.encode(),
+            refused: None,
+        });
+        self.conns.insert(
+            tool.conn,
+            Conn {
+                proc,
+                buffer_type: tool.buffer_type,
+                tool: true,
+            },
+        );
+    }
+
+    /// Refuse a connection: the status word alone, then close (both reply forms start so).
+    fn refuse(&mut self, conn: ConnId, status: Status, why: String) {
+        let status = if status == Status::SUCCESS {
+            Status::ERR_UNREACH
+        } else {
+            status
+        };
+        self.actions.push_back(Action::Handshake {
+            conn,
+            reply: encode_client_reply(status, 0)[..4].to_vec(),
+            refused: Some(format!("{why}: {status:?}")),
+        });
+    }
+
+    /// A simple client's connect message: accept it (returning its peer index) or refuse it
+    /// with a status. Drivers call [`ServerCore::handle_hello`], which answers every peer.
     pub fn handle_connect(
         &mut self,
         conn: ConnId,
@@ -319,6 +477,7 @@ impl ServerCore {
             Conn {
                 proc: proc.clone(),
                 buffer_type: req.buffer_type,
+                tool: false,
             },
         );
         let pindex = self.next_pindex;
@@ -370,6 +529,7 @@ impl ServerCore {
                     HostResult::Status(s) => s,
                     HostResult::Data(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Lookup(r) => r.err().unwrap_or(Status::SUCCESS),
+                    HostResult::Proc(r) => r.err().unwrap_or(Status::SUCCESS),
                 };
                 self.send(conn, tag, &Reply::Status(status));
             }
@@ -381,6 +541,7 @@ impl ServerCore {
                     },
                     HostResult::Lookup(Err(s))
                     | HostResult::Data(Err(s))
+                    | HostResult::Proc(Err(s))
                     | HostResult::Status(s) => Reply::Lookup {
                         status: if s == Status::SUCCESS {
                             Status::ERR_NOT_FOUND
@@ -389,12 +550,20 @@ impl ServerCore {
                         },
                         data: Vec::new(),
                     },
-                    HostResult::Data(Ok(_)) => Reply::Lookup {
+                    HostResult::Data(Ok(_)) | HostResult::Proc(Ok(_)) => Reply::Lookup {
                         status: Status::ERR_NOT_FOUND,
                         data: Vec::new(),
                     },
                 };
                 self.send(conn, tag, &reply);
+            }
+            Pending::ToolConnected(tool) => {
+                let result = match result {
+                    HostResult::Proc(r) => r,
+                    HostResult::Status(s) if s != Status::SUCCESS => Err(s),
+                    _ => Err(Status::ERR_BAD_PARAM),
+                };
+                self.tool_answered(tool, result);
             }
             Pending::Fence(id) => {
                 let status = match result {
@@ -407,8 +576,9 @@ impl ServerCore {
                     }
                     HostResult::Data(Err(s))
                     | HostResult::Status(s)
+                    | HostResult::Proc(Err(s))
                     | HostResult::Lookup(Err(s)) => s,
-                    HostResult::Lookup(Ok(_)) => Status::ERR_BAD_PARAM,
+                    HostResult::Lookup(Ok(_)) | HostResult::Proc(Ok(_)) => Status::ERR_BAD_PARAM,
                 };
                 self.finish_fence(id, status);
                 self.wake_all();
@@ -423,8 +593,9 @@ impl ServerCore {
                     }
                     HostResult::Data(Err(s))
                     | HostResult::Status(s)
+                    | HostResult::Proc(Err(s))
                     | HostResult::Lookup(Err(s)) => s,
-                    HostResult::Lookup(Ok(_)) => Status::ERR_BAD_PARAM,
+                    HostResult::Lookup(Ok(_)) | HostResult::Proc(Ok(_)) => Status::ERR_BAD_PARAM,
                 };
                 if status != Status::SUCCESS {
                     self.send(get.conn, get.tag, &Reply::Status(status));
@@ -522,7 +693,10 @@ impl ServerCore {
             }
             Request::Finalize => {
                 self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-                self.call_host(Pending::Ignore, HostCall::ClientFinalized(me.clone()));
+                // `client_finalized` is the upcall of registered clients only.
+                if !c.tool {
+                    self.call_host(Pending::Ignore, HostCall::ClientFinalized(me.clone()));
+                }
                 self.process_gone(me);
             }
             Request::Publish { info, .. } => {

@@ -17,7 +17,7 @@ use crate::Error;
 use crate::model::{Info, Nspace, Proc, Status};
 use crate::transport::{Accepted, Acceptor, BoxStream, TcpAcceptor, UnixAcceptor};
 use crate::wire::frame::{Frame, FrameDecoder, HEADER_LEN};
-use crate::wire::handshake::{ConnectRequest, encode_client_reply};
+use crate::wire::handshake::ConnectRequest;
 
 /// The version this server reports to clients (OpenPMIx clients parse it as major.minor.release).
 pub const SERVER_VERSION: &str = "4.2.2";
@@ -38,6 +38,10 @@ pub struct ServerConfig {
     pub tcp: bool,
     /// Listen on a Unix socket in `tmpdir` as well.
     pub unix_socket: bool,
+    /// Write the rendezvous files OpenPMIx tools search for (`PMIX_SERVER_TOOL_SUPPORT`):
+    /// `pmix.<host>.tool.<pid>` and `pmix.<host>.tool.<server nspace>` in `tmpdir`, holding
+    /// the URI, version, pid and `uid:gid`. Removed when the server stops.
+    pub tool_rendezvous: bool,
 }
 
 impl ServerConfig {
@@ -51,6 +55,7 @@ impl ServerConfig {
             hostname,
             tcp: true,
             unix_socket: true,
+            tool_rendezvous: false,
         }
     }
 }
@@ -60,7 +65,7 @@ enum Event {
         req: Box<ConnectRequest>,
         peer: Option<(u32, u32)>,
         writer: mpsc::UnboundedSender<Out>,
-        answer: oneshot::Sender<(ConnId, Result<u32, Status>)>,
+        answer: oneshot::Sender<Hello>,
     },
     Frame(ConnId, Frame),
     Closed(ConnId),
@@ -75,6 +80,20 @@ enum Event {
     Shutdown,
 }
 
+/// The driver's answer to a connection's connect message.
+struct Hello {
+    conn: ConnId,
+    /// The handshake reply, written raw before any frame.
+    reply: Vec<u8>,
+    accepted: bool,
+}
+
+/// A connection waiting for its handshake to be answered.
+struct Connecting {
+    writer: mpsc::UnboundedSender<Out>,
+    answer: oneshot::Sender<Hello>,
+}
+
 enum Out {
     Bytes(Vec<u8>),
     Close,
@@ -87,6 +106,7 @@ pub struct Server {
     config: ServerConfig,
     tcp_addr: Option<SocketAddr>,
     unix_path: Option<PathBuf>,
+    rendezvous: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for Event {
@@ -105,13 +125,15 @@ impl Server {
             Some(config.hostname.clone()),
             host.supports_direct_modex(),
             SERVER_VERSION,
-        );
+        )
+        .with_id(config.id.clone());
         tokio::spawn(drive(core, rx, tx.clone(), host));
         let mut server = Server {
             events: tx,
             config,
             tcp_addr: None,
             unix_path: None,
+            rendezvous: Vec::new(),
         };
         if server.config.tcp {
             let acceptor = TcpAcceptor::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -129,6 +151,20 @@ impl Server {
             let acceptor = UnixAcceptor::bind(&path).map_err(io_err)?;
             server.unix_path = Some(path);
             server.serve(acceptor);
+        }
+        if server.config.tool_rendezvous
+            && let Some(uri) = server.uri()
+        {
+            let host = &server.config.hostname;
+            let names = [
+                format!("pmix.{host}.tool.{}", std::process::id()),
+                format!("pmix.{host}.tool.{}", server.config.id.nspace.as_str()),
+            ];
+            for name in names {
+                let path = server.config.tmpdir.join(name);
+                write_rendezvous(&path, &uri).map_err(io_err)?;
+                server.rendezvous.push(path);
+            }
         }
         Ok(server)
     }
@@ -246,7 +282,7 @@ impl Server {
     /// Stop the server: its driver ends and connections close.
     pub fn shutdown(&self) {
         let _ = self.events.send(Event::Shutdown);
-        if let Some(p) = &self.unix_path {
+        for p in self.unix_path.iter().chain(&self.rendezvous) {
             let _ = std::fs::remove_file(p);
         }
     }
@@ -258,6 +294,24 @@ impl Drop for Server {
     }
 }
 
+/// Write a tool rendezvous file at `path` (mode 0640): the server's URI, its version, this
+/// process's pid and its `uid:gid`, one per line. OpenPMIx tools read the first two lines;
+/// OpenPMIx's own server adds the start time as a fifth, which the library, free of clocks,
+/// leaves out.
+fn write_rendezvous(path: &Path, uri: &str) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let (uid, gid) = std::fs::metadata("/proc/self").map_or((0, 0), |m| (m.uid(), m.gid()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o640)
+        .open(path)?;
+    let pid = std::process::id();
+    writeln!(f, "{uri}\n{SERVER_VERSION}\n{pid}\n{uid}:{gid}")
+}
+
 /// The driver task: the only owner of the core.
 async fn drive<H: Host>(
     mut core: ServerCore,
@@ -266,6 +320,7 @@ async fn drive<H: Host>(
     host: Arc<H>,
 ) {
     let mut writers: BTreeMap<ConnId, mpsc::UnboundedSender<Out>> = BTreeMap::new();
+    let mut connecting: BTreeMap<ConnId, Connecting> = BTreeMap::new();
     let mut next_conn: ConnId = 0;
     let mut dmodex_waiters: BTreeMap<u64, oneshot::Sender<Result<Vec<u8>, Status>>> =
         BTreeMap::new();
@@ -279,14 +334,8 @@ async fn drive<H: Host>(
             } => {
                 next_conn += 1;
                 let conn = next_conn;
-                let result = core.handle_connect(conn, &req, peer);
-                match &result {
-                    Ok(_) => {
-                        writers.insert(conn, writer);
-                    }
-                    Err(s) => tracing::warn!("refused connection from {:?}: {s:?}", req.proc),
-                }
-                let _ = answer.send((conn, result));
+                connecting.insert(conn, Connecting { writer, answer });
+                core.handle_hello(conn, &req, peer);
             }
             Event::Frame(conn, frame) => core.handle_frame(conn, frame),
             Event::Closed(conn) => {
@@ -304,6 +353,30 @@ async fn drive<H: Host>(
         }
         while let Some(action) = core.poll_action() {
             match action {
+                Action::Handshake {
+                    conn,
+                    reply,
+                    refused,
+                } => {
+                    let Some(c) = connecting.remove(&conn) else {
+                        continue;
+                    };
+                    let accepted = match refused {
+                        Some(why) => {
+                            tracing::warn!("refused connection {conn}: {why}");
+                            false
+                        }
+                        None => {
+                            writers.insert(conn, c.writer);
+                            true
+                        }
+                    };
+                    let _ = c.answer.send(Hello {
+                        conn,
+                        reply,
+                        accepted,
+                    });
+                }
                 Action::Send { conn, tag, payload } => {
                     let Some(w) = writers.get(&conn) else {
                         continue;
@@ -376,6 +449,7 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
             HostResult::Lookup(host.lookup(proc, keys, info).await)
         }
         HostCall::Unpublish { proc, keys, info } => status(host.unpublish(proc, keys, info).await),
+        HostCall::ToolConnected { info } => HostResult::Proc(host.tool_connected(info).await),
     }
 }
 
@@ -404,23 +478,20 @@ async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>) {
     if events.send(connect).is_err() {
         return;
     }
-    let Ok((conn, result)) = answer_rx.await else {
+    let Ok(Hello {
+        conn,
+        reply,
+        accepted,
+    }) = answer_rx.await
+    else {
         return;
     };
-    let pindex = match result {
-        Ok(pindex) => pindex,
-        Err(status) => {
-            // Refused: the status alone, then close.
-            let _ = stream.write_all(&encode_client_reply(status, 0)[..4]).await;
-            let _ = stream.shutdown().await;
-            return;
-        }
-    };
-    if stream
-        .write_all(&encode_client_reply(Status::SUCCESS, pindex))
-        .await
-        .is_err()
-    {
+    if !accepted {
+        let _ = stream.write_all(&reply).await;
+        let _ = stream.shutdown().await;
+        return;
+    }
+    if stream.write_all(&reply).await.is_err() {
         let _ = events.send(Event::Closed(conn));
         return;
     }

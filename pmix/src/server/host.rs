@@ -96,6 +96,18 @@ pub trait Host: Send + Sync + 'static {
         let _ = (proc, keys, info);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
+
+    /// `tool_connected`: a tool or launcher connected. `info` holds what it sent with its
+    /// connect message and `PMIX_VERSION_INFO`, `PMIX_USERID`, `PMIX_GRPID`, plus
+    /// `PMIX_NSPACE` and `PMIX_RANK` when it brought its own identifier. Return the
+    /// identifier it is to use (its own, or a new one when it asked for one), or refuse it.
+    ///
+    /// A host without tool support (the default) leaves tools that bring their own
+    /// identifier to the server alone and refuses those that need one.
+    fn tool_connected(&self, info: Vec<Info>) -> impl Future<Output = Result<Proc, Status>> + Send {
+        let _ = info;
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
 }
 
 /// A host that supports nothing: every upcall answers `PMIX_ERR_NOT_SUPPORTED` (a server for

@@ -63,9 +63,20 @@ impl PeerType {
         matches!(self.0, 3 | 6)
     }
 
-    /// Whether the server answers with the tool form of the reply.
+    /// Whether the server answers with the tool form of the reply: every peer but a simple
+    /// client (OpenPMIx 4.2 handles legacy tools and singletons on the tool path too).
     pub fn gets_tool_reply(self) -> bool {
-        (3..=8).contains(&self.0)
+        self != PeerType::SIMPLE_CLIENT
+    }
+
+    /// A tool (`PMIX_PROC_TOOL`) rather than a launcher: legacy tools and flags 3 to 5.
+    pub fn is_tool(self) -> bool {
+        matches!(self.0, 1 | 3 | 4 | 5)
+    }
+
+    /// A launcher (`PMIX_PROC_LAUNCHER`): legacy launchers and flags 6 to 8.
+    pub fn is_launcher(self) -> bool {
+        matches!(self.0, 2 | 6 | 7 | 8)
     }
 }
 
@@ -287,6 +298,31 @@ impl ToolReply {
         out.extend_from_slice(&(self.security_status.0 as u32).to_be_bytes());
         out
     }
+
+    /// The reply's length when it carries an assigned identifier (`with_id`) or not.
+    pub fn encoded_len(with_id: bool) -> usize {
+        let proc = NSPACE_FIELD_LEN + 4;
+        4 + if with_id { 2 * proc } else { proc } + 4
+    }
+
+    /// Parse a successful reply; `with_id` says whether the peer asked for an identifier.
+    pub fn decode(bytes: &[u8], with_id: bool) -> Result<ToolReply, Error> {
+        let mut r = RawReader { bytes };
+        let status = Status(r.u32be("tool reply status")? as i32);
+        let assigned = if with_id {
+            Some(r.fixed_proc("assigned identifier")?)
+        } else {
+            None
+        };
+        let server = r.fixed_proc("server identifier")?;
+        let security_status = Status(r.u32be("security status")? as i32);
+        Ok(ToolReply {
+            status,
+            assigned,
+            server,
+            security_status,
+        })
+    }
 }
 
 fn put_fixed_proc(out: &mut Vec<u8>, p: &Proc) {
@@ -325,6 +361,15 @@ impl<'a> RawReader<'a> {
 
     fn u8(&mut self, what: &str) -> Result<u8, Error> {
         Ok(self.take(1, what)?[0])
+    }
+
+    fn fixed_proc(&mut self, what: &str) -> Result<Proc, Error> {
+        let field = self.take(NSPACE_FIELD_LEN, what)?;
+        let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+        let nspace = std::str::from_utf8(&field[..end])
+            .map_err(|_| Error::BadParam(format!("{what}: namespace is not UTF-8")))?;
+        let rank = self.u32be(what)?;
+        Proc::try_new(nspace, rank)
     }
 
     fn u32be(&mut self, what: &str) -> Result<u32, Error> {
@@ -404,6 +449,45 @@ mod tests {
         };
         let bytes = req.encode().unwrap();
         assert_eq!(ConnectRequest::decode(&bytes[16..]).unwrap(), req);
+    }
+
+    #[test]
+    fn tool_reply_is_status_ids_in_fixed_fields_and_security_status() {
+        let reply = ToolReply {
+            status: Status::SUCCESS,
+            assigned: Some(Proc::try_new("job.tool.1", 0).unwrap()),
+            server: Proc::try_new("srv", 3).unwrap(),
+            security_status: Status::SUCCESS,
+        };
+        let bytes = reply.encode();
+        assert_eq!(bytes.len(), ToolReply::encoded_len(true));
+        assert_eq!(bytes.len(), 4 + 2 * (256 + 4) + 4);
+        // The assigned namespace, NUL-padded to 256 bytes, then the rank in network order.
+        assert_eq!(&bytes[4..14], b"job.tool.1");
+        assert!(bytes[14..260].iter().all(|&b| b == 0));
+        assert_eq!(&bytes[260..264], &[0, 0, 0, 0]);
+        assert_eq!(&bytes[520..524], &[0, 0, 0, 3]);
+        assert_eq!(ToolReply::decode(&bytes, true).unwrap(), reply);
+        let without = ToolReply {
+            assigned: None,
+            ..reply
+        };
+        let bytes = without.encode();
+        assert_eq!(bytes.len(), ToolReply::encoded_len(false));
+        assert_eq!(ToolReply::decode(&bytes, false).unwrap(), without);
+        for cut in 0..bytes.len() {
+            assert!(ToolReply::decode(&bytes[..cut], false).is_err());
+        }
+    }
+
+    #[test]
+    fn every_peer_but_a_simple_client_gets_the_tool_reply() {
+        assert!(!PeerType::SIMPLE_CLIENT.gets_tool_reply());
+        for t in 1..=9 {
+            assert!(PeerType(t).gets_tool_reply(), "flag {t}");
+        }
+        assert!(PeerType::TOOL_NEEDS_ID.needs_id() && PeerType::LAUNCHER_NEEDS_ID.needs_id());
+        assert!(PeerType::TOOL_CLIENT.is_tool() && PeerType::LAUNCHER_CLIENT.is_launcher());
     }
 
     #[test]

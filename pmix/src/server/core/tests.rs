@@ -3,6 +3,7 @@
 use super::*;
 use crate::model::{Key, Kval, Scope, Value, attr};
 use crate::store::realm::info;
+use crate::wire::handshake::ToolReply;
 use crate::wire::{Command, CommitBucket};
 
 const UID: u32 = 1000;
@@ -96,6 +97,136 @@ fn uid_that_does_not_match_the_registration_is_refused() {
         c.handle_connect(1, &req, Some((0, 0))),
         Err(Status::ERR_INVALID_CRED)
     );
+}
+
+fn tool_hello(peer_type: PeerType, proc: Option<Proc>, uid: u32) -> ConnectRequest {
+    ConnectRequest {
+        psec: "native".into(),
+        credential: crate::wire::handshake::native_credential(uid, UID),
+        peer_type,
+        uid_gid: Some((UID, UID)),
+        proc,
+        version: "4.2.2rc2".into(),
+        bfrops: "v41".into(),
+        buffer_type: BufferType::NonDescribed,
+        gds: "hash".into(),
+        info: vec![],
+    }
+}
+
+/// The one host call pending, with its op.
+fn host_call(c: &mut ServerCore) -> (u64, HostCall) {
+    let mut calls = Vec::new();
+    while let Some(a) = c.poll_action() {
+        if let Action::Host { op, call } = a {
+            calls.push((op, call));
+        }
+    }
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    calls.remove(0)
+}
+
+/// The handshake answer for `conn`: the raw reply and whether it was refused.
+fn handshake(c: &mut ServerCore, want: ConnId) -> (Vec<u8>, bool) {
+    while let Some(a) = c.poll_action() {
+        if let Action::Handshake {
+            conn,
+            reply,
+            refused,
+        } = a
+            && conn == want
+        {
+            return (reply, refused.is_some());
+        }
+    }
+    panic!("no handshake answer for {want}");
+}
+
+#[test]
+fn tool_that_needs_an_identifier_gets_the_hosts() {
+    let mut c = core_with(1).with_id(Proc::try_new("srv", 0).unwrap());
+    c.handle_hello(7, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), None);
+    let (op, call) = host_call(&mut c);
+    let HostCall::ToolConnected { info } = call else {
+        panic!("{call:?}");
+    };
+    let has = |k: &str| info.iter().any(|i| i.key.as_str() == k);
+    assert!(has(attr::USERID.wire_key()) && has(attr::GRPID.wire_key()));
+    assert!(has(attr::VERSION_INFO.wire_key()) && !has(attr::NSPACE.wire_key()));
+    let assigned = Proc::try_new("job.tool.1", 0).unwrap();
+    c.handle_host(op, HostResult::Proc(Ok(assigned.clone())));
+    let (reply, refused) = handshake(&mut c, 7);
+    assert!(!refused);
+    let r = ToolReply::decode(&reply, true).unwrap();
+    assert_eq!(r.status, Status::SUCCESS);
+    assert_eq!(r.assigned, Some(assigned));
+    assert_eq!(r.server, Proc::try_new("srv", 0).unwrap());
+    // Now a connected peer: it can ask for job information like a client.
+    send(&mut c, 7, 101, &Request::JobInfo);
+    let r = replies(&mut c, Command::REQ);
+    assert_eq!(r.len(), 1);
+    assert!(matches!(&r[0].2, Reply::JobInfo { kvals, .. } if kvals.is_empty()));
+    // Its finalize is not a client's: no client_finalized upcall.
+    send(&mut c, 7, 102, &Request::Finalize);
+    while let Some(a) = c.poll_action() {
+        assert!(
+            !matches!(a, Action::Host { .. }),
+            "tool finalize called the host: {a:?}"
+        );
+    }
+}
+
+#[test]
+fn tool_without_host_support_keeps_its_own_identifier_or_is_refused() {
+    let mut c = core_with(1);
+    let own = Proc::try_new("mytool", 0).unwrap();
+    c.handle_hello(
+        1,
+        &tool_hello(PeerType::TOOL_GIVEN_ID, Some(own.clone()), UID),
+        None,
+    );
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
+    let (reply, refused) = handshake(&mut c, 1);
+    assert!(!refused);
+    let r = ToolReply::decode(&reply, false).unwrap();
+    assert_eq!(r.status, Status::SUCCESS);
+
+    // One that needs an identifier cannot get one.
+    c.handle_hello(2, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), None);
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
+    let (reply, refused) = handshake(&mut c, 2);
+    assert!(refused);
+    assert_eq!(
+        crate::wire::handshake::decode_status(reply[..4].try_into().unwrap()),
+        Status::ERR_NOT_SUPPORTED
+    );
+}
+
+#[test]
+fn tool_whose_credential_contradicts_its_declared_uid_is_refused_before_the_host() {
+    let mut c = core_with(1);
+    c.handle_hello(3, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID + 1), None);
+    let (reply, refused) = handshake(&mut c, 3);
+    assert!(refused);
+    assert_eq!(
+        crate::wire::handshake::decode_status(reply[..4].try_into().unwrap()),
+        Status::ERR_INVALID_CRED
+    );
+    // The kernel's word counts for tools too.
+    c.handle_hello(
+        4,
+        &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID),
+        Some((0, 0)),
+    );
+    let (_, refused) = handshake(&mut c, 4);
+    assert!(refused);
+    // A simple client's refusal goes through the same answer.
+    let req = ConnectRequest::simple_client(p(9), UID, UID, BufferType::NonDescribed);
+    c.handle_hello(5, &req, None);
+    let (reply, refused) = handshake(&mut c, 5);
+    assert!(refused && reply.len() == 4);
 }
 
 #[test]
