@@ -225,15 +225,43 @@ impl ServerCore {
 
     // ---- the host's API ----
 
-    /// `PMIx_server_register_nspace`: record the namespace's information (rule DM-05).
-    pub fn register_nspace(&mut self, nspace: Nspace, info: &[Info]) {
-        let realms = self
+    /// `PMIx_server_register_nspace`: record the namespace's information (rule DM-05), and
+    /// what its `PMIX_NODE_MAP` and `PMIX_PROC_MAP` imply where nothing explicit was given
+    /// ([`JobRealms::apply_maps`]). A map that does not parse, or maps that disagree, are
+    /// `PMIX_ERR_BAD_PARAM` and register nothing.
+    pub fn register_nspace(&mut self, nspace: Nspace, info: &[Info]) -> Result<(), Status> {
+        let map = |a: &str| {
+            info.iter()
+                .find(|i| i.key.as_str() == a)
+                .map(|i| map_text(&i.value).ok_or(Status::ERR_BAD_PARAM))
+                .transpose()
+        };
+        let maps = match (
+            map(attr::NODE_MAP.wire_key())?,
+            map(attr::PROC_MAP.wire_key())?,
+        ) {
+            (Some(nodes), Some(procs)) => {
+                let bad = |_| Status::ERR_BAD_PARAM;
+                Some((
+                    super::regex::parse_regex(&nodes).map_err(bad)?,
+                    super::regex::parse_ppn(&procs).map_err(bad)?,
+                ))
+            }
+            _ => None,
+        };
+        let mut realms = self
             .store
             .namespaces
-            .entry(nspace.clone())
-            .or_insert_with(|| JobRealms::new(nspace.clone()));
+            .get(&nspace)
+            .cloned()
+            .unwrap_or_else(|| JobRealms::new(nspace.clone()));
         realms.register(info);
+        if let Some((nodes, ppn)) = maps {
+            realms.apply_maps(&nodes, &ppn)?;
+        }
+        self.store.namespaces.insert(nspace.clone(), realms);
         self.store.add_registered_local_peers(&nspace);
+        Ok(())
     }
 
     /// `PMIx_server_deregister_nspace`.
@@ -989,6 +1017,19 @@ impl ServerCore {
     fn close(&mut self, conn: ConnId, reason: String) {
         self.actions.push_back(Action::Close { conn, reason });
         self.handle_closed(conn);
+    }
+}
+
+/// The text of a node or proc map, registered as a string or as a `PMIX_REGEX` byte object
+/// (NUL-terminated in OpenPMIx).
+fn map_text(v: &crate::model::Value) -> Option<String> {
+    match v {
+        crate::model::Value::Regex(b) => {
+            let bytes = &b.0;
+            let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+            std::str::from_utf8(&bytes[..end]).ok().map(str::to_owned)
+        }
+        other => other.as_str().map(str::to_owned),
     }
 }
 

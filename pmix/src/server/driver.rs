@@ -221,8 +221,10 @@ impl Server {
 
     /// `PMIx_server_register_nspace`.
     pub async fn register_nspace(&self, nspace: Nspace, info: Vec<Info>) -> Result<(), Error> {
-        self.call(move |core| core.register_nspace(nspace, &info))
-            .await
+        let registered = self
+            .call(move |core| core.register_nspace(nspace, &info))
+            .await?;
+        registered.map_err(|s| Error::Status(s, "the node or proc map does not parse".into()))
     }
 
     /// `PMIx_server_deregister_nspace`.

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{DataType, Info, Key, Nspace, Rank, Value, attr};
+use crate::model::{DataType, Info, Key, Nspace, Rank, Status, Value, attr};
 
 /// A data realm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -300,6 +300,59 @@ impl JobRealms {
         node
     }
 
+    /// Fill in what a node map and a proc map imply (a host may register only
+    /// `PMIX_NODE_MAP` and `PMIX_PROC_MAP`, as PRRTE does), never overriding what was
+    /// registered explicitly: `nodes[i]` runs the ranks `ppn[i]`.
+    ///
+    /// Per node: its hostname and node id (its index in the map), `PMIX_LOCAL_PEERS`,
+    /// `PMIX_LOCAL_SIZE`, `PMIX_LOCALLDR`. Per process: `PMIX_HOSTNAME`, `PMIX_NODEID`,
+    /// `PMIX_LOCAL_RANK` and `PMIX_NODE_RANK` (its place on the node; one job per node is
+    /// assumed, as OpenPMIx does). Job: `PMIX_NUM_NODES`, `PMIX_NODE_LIST`, `PMIX_JOB_SIZE`.
+    /// Maps of different lengths, or a rank on two nodes, are `PMIX_ERR_BAD_PARAM`.
+    pub fn apply_maps(&mut self, nodes: &[String], ppn: &[Vec<u32>]) -> Result<(), Status> {
+        if nodes.len() != ppn.len() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if !ppn.iter().flatten().all(|r| seen.insert(*r)) {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let num = |n: usize| u32::try_from(n).map_err(|_| Status::ERR_BAD_PARAM);
+        for (i, (host, ranks)) in nodes.iter().zip(ppn).enumerate() {
+            let nodeid = num(i)?;
+            let node = self.node_entry(Some(host.clone()), None);
+            if node.nodeid.is_none() {
+                node.nodeid = Some(nodeid);
+            }
+            let nodeid = node.nodeid.unwrap_or(nodeid);
+            let peers: Vec<String> = ranks.iter().map(u32::to_string).collect();
+            add_absent(
+                &mut node.info,
+                Info::new(attr::LOCAL_PEERS, peers.join(",")),
+            );
+            add_absent(
+                &mut node.info,
+                Info::new(attr::LOCAL_SIZE, num(ranks.len())?),
+            );
+            if let Some(ldr) = ranks.iter().min() {
+                add_absent(&mut node.info, Info::new(attr::LOCALLDR, Rank(*ldr)));
+            }
+            for (place, rank) in ranks.iter().enumerate() {
+                let place = u16::try_from(place).map_err(|_| Status::ERR_BAD_PARAM)?;
+                let slot = self.procs.entry(*rank).or_default();
+                add_absent(slot, Info::new(attr::RANK, Rank(*rank)));
+                add_absent(slot, Info::new(attr::HOSTNAME, host.clone()));
+                add_absent(slot, Info::new(attr::NODEID, nodeid));
+                add_absent(slot, Info::new(attr::LOCAL_RANK, place));
+                add_absent(slot, Info::new(attr::NODE_RANK, place));
+            }
+        }
+        add_absent(&mut self.job, Info::new(attr::NUM_NODES, num(nodes.len())?));
+        add_absent(&mut self.job, Info::new(attr::NODE_LIST, nodes.join(",")));
+        add_absent(&mut self.job, Info::new(attr::JOB_SIZE, num(seen.len())?));
+        Ok(())
+    }
+
     /// The number of processes in the job (`PMIX_JOB_SIZE`), if registered.
     pub fn job_size(&self) -> Option<u32> {
         find_u32(&self.job, attr::JOB_SIZE.wire_key())
@@ -449,6 +502,13 @@ fn find_u32(infos: &[Info], key: &str) -> Option<u32> {
     find(infos, key)
         .and_then(Value::to_u64)
         .and_then(|v| u32::try_from(v).ok())
+}
+
+/// Add `info` unless its key is already there.
+fn add_absent(list: &mut Vec<Info>, info: Info) {
+    if !list.iter().any(|i| i.key == info.key) {
+        list.push(info);
+    }
 }
 
 /// Insert or replace the info with the same key.

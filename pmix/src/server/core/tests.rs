@@ -17,7 +17,8 @@ fn core_with(n: u32) -> ServerCore {
     c.register_nspace(
         Nspace::new("job").unwrap(),
         &[info(attr::JOB_SIZE.wire_key(), Value::Uint32(n))],
-    );
+    )
+    .unwrap();
     for r in 0..n {
         c.register_client(p(r), UID, UID);
     }
@@ -373,6 +374,104 @@ fn repeated_fences_never_deadlock() {
     }
 }
 
+// ---- registration from node and proc maps ----
+
+#[test]
+fn node_and_proc_maps_alone_give_node_and_process_information() {
+    use crate::model::ByteObject;
+    use crate::store::Qualifiers;
+    let nodes = super::super::regex::generate_regex("n0,n1").unwrap();
+    let procs = super::super::regex::generate_ppn("0,2;1,3,4").unwrap();
+    let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2");
+    let mut regex = nodes.into_bytes();
+    regex.push(0);
+    c.register_nspace(
+        Nspace::new("job").unwrap(),
+        &[
+            // OpenPMIx hosts register the node map as PMIX_REGEX bytes, ours as a string.
+            info(attr::NODE_MAP.wire_key(), Value::Regex(ByteObject(regex))),
+            info(attr::PROC_MAP.wire_key(), Value::string(procs)),
+            // An explicit value wins over a derived one.
+            info(attr::NUM_NODES.wire_key(), Value::Uint32(7)),
+        ],
+    )
+    .unwrap();
+    let realms = c.store.realms("job").unwrap();
+    let q = Qualifiers::default();
+    let get =
+        |key: &str, rank: Rank, host: &str| realms.lookup(key, rank, &q, None, Some(host)).cloned();
+    let w = Rank::WILDCARD;
+    assert_eq!(
+        get(attr::JOB_SIZE.wire_key(), w, "n0"),
+        Some(Value::Uint32(5))
+    );
+    assert_eq!(
+        get(attr::NUM_NODES.wire_key(), w, "n0"),
+        Some(Value::Uint32(7))
+    );
+    assert_eq!(
+        get(attr::NODE_LIST.wire_key(), w, "n0"),
+        Some(Value::string("n0,n1"))
+    );
+    assert_eq!(
+        get(attr::LOCAL_PEERS.wire_key(), w, "n0"),
+        Some(Value::string("0,2"))
+    );
+    assert_eq!(
+        get(attr::LOCAL_PEERS.wire_key(), w, "n1"),
+        Some(Value::string("1,3,4"))
+    );
+    assert_eq!(
+        get(attr::LOCAL_SIZE.wire_key(), w, "n1"),
+        Some(Value::Uint32(3))
+    );
+    assert_eq!(
+        get(attr::LOCALLDR.wire_key(), w, "n1"),
+        Some(Value::Rank(Rank(1)))
+    );
+    assert_eq!(
+        get(attr::HOSTNAME.wire_key(), Rank(3), "n0"),
+        Some(Value::string("n1"))
+    );
+    assert_eq!(
+        get(attr::NODEID.wire_key(), Rank(3), "n0"),
+        Some(Value::Uint32(1))
+    );
+    assert_eq!(
+        get(attr::LOCAL_RANK.wire_key(), Rank(4), "n0"),
+        Some(Value::Uint16(2))
+    );
+    assert_eq!(
+        get(attr::NODE_RANK.wire_key(), Rank(2), "n0"),
+        Some(Value::Uint16(1))
+    );
+    // The server's own node's peers are local: fences among them complete here.
+    assert_eq!(c.store.local_ranks("job"), vec![p(0), p(2)]);
+}
+
+#[test]
+fn maps_that_do_not_parse_or_disagree_register_nothing() {
+    let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2");
+    let ns = || Nspace::new("job").unwrap();
+    let bad = [
+        ("pmix[n[1:5-2]]", "pmix[0-1]"),
+        ("n0,n1", "pmix[0-1]"),
+        ("n0,n1", "0;0"),
+        ("n0", "not a map"),
+    ];
+    for (nodes, procs) in bad {
+        let r = c.register_nspace(
+            ns(),
+            &[
+                info(attr::NODE_MAP.wire_key(), Value::string(nodes)),
+                info(attr::PROC_MAP.wire_key(), Value::string(procs)),
+            ],
+        );
+        assert_eq!(r, Err(Status::ERR_BAD_PARAM), "{nodes} / {procs}");
+        assert!(c.store.realms("job").is_none());
+    }
+}
+
 // ---- direct modex and fences through the host ----
 
 /// A job of 4 ranks of which 0 and 1 are on this node (n0), with a host that supports
@@ -385,7 +484,8 @@ fn two_nodes() -> ServerCore {
             info(attr::JOB_SIZE.wire_key(), Value::Uint32(4)),
             info(attr::LOCAL_PEERS.wire_key(), Value::string("0,1")),
         ],
-    );
+    )
+    .unwrap();
     for r in 0..2 {
         c.register_client(p(r), UID, UID);
     }
