@@ -92,6 +92,28 @@ async fn memory_clients(server: &Server, ns: &Nspace, n: u32) -> Vec<Client> {
 }
 
 #[tokio::test]
+async fn non_blocking_get_and_fence_are_under_way_before_they_are_awaited() {
+    let (server, ns) = server(false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    let (a, b) = (&clients[0], &clients[1]);
+    let p0 = Proc::new(ns.clone(), Rank(0));
+    // b asks for a key a has not put yet: the server holds the request.
+    let got = b.get_nb(Some(&p0), "late", &[]);
+    // Both enter a fence without awaiting it; a's put and commit go out meanwhile.
+    let fence_b = b.fence_nb(&[], &[]);
+    a.put(Scope::GLOBAL, "late", Value::Uint32(7)).unwrap();
+    a.commit().await.unwrap();
+    let fence_a = a.fence_nb(&[], &[]);
+    assert_eq!(got.await, Ok(Value::Uint32(7)));
+    assert_eq!(fence_a.await, Ok(()));
+    assert_eq!(fence_b.await, Ok(()));
+    // Dropping a pending result does not cancel the operation: the fence still completes
+    // for the partner, who would otherwise wait for ever.
+    drop(a.fence_nb(&[], &[]));
+    assert_eq!(b.fence(&[], &[]).await, Ok(()));
+}
+
+#[tokio::test]
 async fn clients_exchange_data_through_fence_and_get() {
     let (server, ns) = server(false, 4).await;
     let clients = memory_clients(&server, &ns, 4).await;

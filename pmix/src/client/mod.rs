@@ -34,6 +34,24 @@ pub const VERSION: &str = concat!(
     " (PMIx Standard 5.0, wire-compatible with OpenPMIx 4.2)"
 );
 
+/// The result of a non-blocking call, already under way: await it for the outcome.
+#[derive(Debug)]
+pub struct Pending<T>(tokio::task::JoinHandle<Result<T, Status>>);
+
+impl<T> std::future::Future for Pending<T> {
+    type Output = Result<T, Status>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| {
+            // The task ends only by finishing or by its runtime shutting down.
+            joined.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+        })
+    }
+}
+
 /// A connected PMIx client.
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -298,6 +316,26 @@ impl Client {
             procs: procs.to_vec(),
         })
         .await
+    }
+
+    /// `PMIx_Get_nb`: start the get now, on the client's runtime, and return its eventual
+    /// result. The request is sent whether or not the result is awaited; dropping the
+    /// [`Pending`] only discards the answer. Must be called within a tokio runtime.
+    pub fn get_nb(&self, proc: Option<&Proc>, key: &str, info: &[Info]) -> Pending<Value> {
+        let (client, proc, key, info) =
+            (self.clone(), proc.cloned(), key.to_owned(), info.to_vec());
+        Pending(tokio::spawn(async move {
+            client.get(proc.as_ref(), &key, &info).await
+        }))
+    }
+
+    /// `PMIx_Fence_nb`: start the fence now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn fence_nb(&self, procs: &[Proc], info: &[Info]) -> Pending<()> {
+        let (client, procs, info) = (self.clone(), procs.to_vec(), info.to_vec());
+        Pending(tokio::spawn(
+            async move { client.fence(&procs, &info).await },
+        ))
     }
 
     /// `PMIx_Progress`: the connection progresses in its own task; nothing to do.
