@@ -1,10 +1,24 @@
 //! The conformance runner (DESIGN §5): the standard's behaviour, as data, run against an
 //! implementation.
 //!
-//! This release holds the first half: [`inventory`] loads the standard's inventory from
-//! `spec-vectors/inventory/` (every API, attribute, constant, struct and retrieval rule, for
-//! v5.0 and the 5.1 draft) and [`coverage`] reports how much of it the behavioural vectors
-//! cover. The vector format, the runner and its targets land with issue 4.
+//! - [`inventory`] loads the standard's inventory from `spec-vectors/inventory/` (every API,
+//!   attribute, constant, struct and retrieval rule, for v5.0 and the 5.1 draft);
+//! - [`vector`] is the vector format (TOML, `spec-vectors/vectors/`) and its loader;
+//! - [`rust_target`] runs a vector in-process on this project's crate: one server per node,
+//!   a host between them, a client per rank; [`runner`] adds the timeout;
+//! - [`outcome`] judges each step against the standard's expectation;
+//! - [`report`] and [`coverage`] write the matrix, diffs, JUnit, JSON and the coverage table.
+//!
+//! ```text
+//!   vectors/*.toml ──load──▶ Vector ──runner──▶ target (rust) ──steps──▶ judge ──▶ Outcome
+//!                                                                           │
+//!                               inventory ──▶ coverage ◀── report ◀──────────┘
+//! ```
 
 pub mod coverage;
 pub mod inventory;
+pub mod outcome;
+pub mod report;
+pub mod runner;
+pub mod rust_target;
+pub mod vector;

@@ -1,23 +1,94 @@
-//! `cargo xtask conformance`: check the inventory and report what the vectors cover.
+//! `cargo xtask conformance`: check the inventory against the code's tables, run the
+//! behavioural vectors of `spec-vectors/vectors/` on a target, and report.
 //!
-//! Options of the full runner (`--target`, `--pairing`, `--filter`, `--report`, `--json`)
-//! arrive with issue 4; given now, they are refused with a message rather than ignored.
+//! Targets: `rust` (this crate, in-process). The `libpmix.so` target and the pairings are
+//! refused with a message until they exist, never silently ignored.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use conformance::coverage::{self, Covered};
+use conformance::coverage;
 use conformance::inventory::{Inventory, Version};
+use conformance::outcome::Outcome;
+use conformance::runner::{self, Target};
+use conformance::{report, vector};
+
+/// The command line.
+#[derive(Debug, Default)]
+struct Options {
+    filter: Option<String>,
+    report: Option<PathBuf>,
+    json: Option<PathBuf>,
+    update_baseline: bool,
+}
+
+const USAGE: &str = "usage: conformance [--target rust] [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]";
+
+fn parse_args() -> Result<Options, String> {
+    let mut o = Options::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--filter" => o.filter = Some(value("--filter")?),
+            "--report" => o.report = Some(PathBuf::from(value("--report")?)),
+            "--json" => o.json = Some(PathBuf::from(value("--json")?)),
+            "--update-baseline" => o.update_baseline = true,
+            "--target" => {
+                let t = value("--target")?;
+                if t != "rust" {
+                    return Err(format!(
+                        "--target {t}: only the `rust` target runs in this release; the \
+                         `libpmix.so` target (server and clients through the C API, loaded \
+                         with libloading) is not implemented yet"
+                    ));
+                }
+            }
+            "--pairing" => {
+                return Err(
+                    "--pairing: the cross-implementation pairings are not implemented yet".into(),
+                );
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn glob(pattern: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == s;
+    }
+    let mut rest = s;
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(p) else {
+                return false;
+            };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(p);
+        } else {
+            let Some(at) = rest.find(p) else {
+                return false;
+            };
+            rest = &rest[at + p.len()..];
+        }
+    }
+    true
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(opt) = args.iter().find(|a| a.starts_with("--")) {
-        eprintln!(
-            "conformance: `{opt}` is not available yet: the vector runner and its targets land with issue 4; \
-             this release checks the inventory and reports coverage"
-        );
-        return ExitCode::from(2);
-    }
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = root.join("spec-vectors/inventory");
     let inventory = match Inventory::load(&dir) {
@@ -39,19 +110,124 @@ fn main() -> ExitCode {
             inventory.rules(version).count()
         );
     }
-    println!("\nvectors: 0 (the behavioural vectors land with issue 4)\n");
-    print!(
-        "{}",
-        coverage::markdown(&coverage::table(&inventory, &Covered::default()))
-    );
-    if problems.is_empty() {
-        println!("\nthe pmix crate's tables agree with the inventory");
-        ExitCode::SUCCESS
-    } else {
+    if !problems.is_empty() {
         eprintln!("\nthe pmix crate's tables disagree with the inventory:");
         for p in &problems {
             eprintln!("  {p}");
         }
+        return ExitCode::FAILURE;
+    }
+    println!("the pmix crate's tables agree with the inventory\n");
+
+    let all = match vector::load_dir(&root.join("spec-vectors/vectors")) {
+        Ok(v) => v,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("conformance: {e}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let vectors: Vec<_> = all
+        .into_iter()
+        .filter(|v| opts.filter.as_deref().is_none_or(|f| glob(f, &v.id)))
+        .collect();
+    let target = Target::Rust;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("conformance: cannot start a runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut rows = Vec::new();
+    let total = vectors.len();
+    for (i, v) in vectors.iter().enumerate() {
+        let outcome = runtime.block_on(runner::run(v, &target));
+        println!("[{:>3}/{total}] {:<16} {}", i + 1, outcome.label(), v.id);
+        rows.push(report::Row {
+            id: v.id.clone(),
+            section: v.section.clone(),
+            rules: v.rules.clone(),
+            target: target.name().to_owned(),
+            outcome,
+        });
+    }
+    runtime.shutdown_background();
+
+    let md = report::markdown(&rows, &inventory, &vectors);
+    let summary = md
+        .split("\n## Matrix")
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("# Conformance report\n\n");
+    println!("\n{summary}");
+    for r in rows.iter().filter(|r| r.outcome.is_bad()) {
+        println!("{} on {}: {}", r.id, r.target, r.outcome.label());
+        match &r.outcome {
+            Outcome::Fail { diff, .. } => println!("{diff}"),
+            Outcome::Error { message } => println!("  {message}"),
+            Outcome::UnexpectedPass { reason } => {
+                println!("  passes, but is listed as an expected failure: {reason}");
+            }
+            _ => {}
+        }
+    }
+    print!(
+        "{}",
+        coverage::markdown(&coverage::table(&inventory, &report::covered(&vectors)))
+    );
+
+    let mut ok = rows.iter().all(|r| !r.outcome.is_bad());
+    if let Some(dir) = &opts.report {
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(dir.join("report.md"), &md))
+            .and_then(|()| std::fs::write(dir.join("report.html"), report::html(&rows)))
+            .and_then(|()| std::fs::write(dir.join("junit.xml"), report::junit(&rows)));
+        match written {
+            Ok(()) => println!("\nreport written to {}", dir.display()),
+            Err(e) => {
+                eprintln!("conformance: cannot write the report: {e}");
+                ok = false;
+            }
+        }
+    }
+    if let Some(path) = &opts.json
+        && let Err(e) = std::fs::write(path, report::json(&rows, &vectors))
+    {
+        eprintln!("conformance: cannot write {}: {e}", path.display());
+        ok = false;
+    }
+    let baseline_path = root.join(format!("spec-vectors/baseline/{}.tsv", target.name()));
+    if opts.update_baseline {
+        if opts.filter.is_some() {
+            eprintln!("conformance: --update-baseline needs the whole set (no --filter)");
+            return ExitCode::from(2);
+        }
+        let written = std::fs::create_dir_all(root.join("spec-vectors/baseline"))
+            .and_then(|()| std::fs::write(&baseline_path, report::baseline(&rows)));
+        if let Err(e) = written {
+            eprintln!("conformance: cannot write the baseline: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("baseline updated: {}", baseline_path.display());
+    } else if let Ok(base) = std::fs::read_to_string(&baseline_path) {
+        let regressed = report::regressions(&rows, &base);
+        if !regressed.is_empty() {
+            eprintln!("\nregressions against {}:", baseline_path.display());
+            for r in &regressed {
+                eprintln!("  {r}");
+            }
+            ok = false;
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
         ExitCode::FAILURE
     }
 }

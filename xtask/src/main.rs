@@ -48,7 +48,7 @@ fn main() -> ExitCode {
 
 const HELP: &str = "usage: cargo xtask <command>
 
-  conformance [--target PATH] [--filter GLOB] [--report DIR] [--json PATH]
+  conformance [--target rust] [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]
                        run the conformance vectors (Rust target by default)
   test [--ci]          run the test suite with cargo nextest
   vectors [--check]    regenerate spec-vectors/inventory and the code's tables

@@ -1,0 +1,205 @@
+//! Judging a run: each step's observations against the vector's expectations, and the
+//! vector's outcome on a target (pass, fail with a diff, not supported, expected failure).
+
+use std::fmt::Write as _;
+
+use pmix::model::Status;
+use serde::Serialize;
+
+use crate::rust_target::{Observed, StepResult};
+use crate::vector::{Step, Vector, status_named};
+
+/// A vector's outcome on one target.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    /// A step departed from the standard: which, and expected against actual.
+    Fail {
+        step: usize,
+        diff: String,
+    },
+    /// A step answered `PMIX_ERR_NOT_SUPPORTED` where the standard requires behaviour.
+    NotSupported {
+        step: usize,
+        api: String,
+    },
+    /// Failed as the vector says it does on this target.
+    ExpectedFailure {
+        reason: String,
+    },
+    /// Listed as an expected failure, but passed: the list is out of date.
+    UnexpectedPass {
+        reason: String,
+    },
+    /// The harness could not run the vector (setup failed, timed out).
+    Error {
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// Short label for tables.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail { .. } => "FAIL",
+            Outcome::NotSupported { .. } => "not supported",
+            Outcome::ExpectedFailure { .. } => "expected failure",
+            Outcome::UnexpectedPass { .. } => "UNEXPECTED PASS",
+            Outcome::Error { .. } => "ERROR",
+        }
+    }
+
+    /// Whether this outcome breaks the run (CI fails on it).
+    pub fn is_bad(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Fail { .. } | Outcome::UnexpectedPass { .. } | Outcome::Error { .. }
+        )
+    }
+
+    /// Apply the vector's expected-failure entry for `target`.
+    pub fn against_expectation(self, v: &Vector, target: &str) -> Outcome {
+        match (v.expected_failure.get(target), self) {
+            (None, o) => o,
+            (Some(reason), Outcome::Pass) => Outcome::UnexpectedPass {
+                reason: reason.clone(),
+            },
+            (Some(reason), Outcome::Fail { .. } | Outcome::NotSupported { .. }) => {
+                Outcome::ExpectedFailure {
+                    reason: reason.clone(),
+                }
+            }
+            (Some(_), o) => o,
+        }
+    }
+}
+
+/// Judge one step: `None` when every caller got what the standard requires.
+pub fn judge(n: usize, step: &Step, result: &StepResult) -> Option<Outcome> {
+    let allowed: Vec<Status> = match &step.expect.status {
+        Some(s) => s
+            .to_vec()
+            .iter()
+            .filter_map(|name| status_named(name).ok())
+            .collect(),
+        None => vec![Status::SUCCESS],
+    };
+    for (rank, got) in result {
+        let ok_status = allowed.contains(&got.status);
+        if !ok_status && got.status == Status::ERR_NOT_SUPPORTED {
+            return Some(Outcome::NotSupported {
+                step: n + 1,
+                api: step.call.api().unwrap_or(step.call.name()).to_owned(),
+            });
+        }
+        let value_ok = !ok_status || got.status != Status::SUCCESS || value_matches(step, got);
+        if !ok_status || !value_ok {
+            return Some(Outcome::Fail {
+                step: n + 1,
+                diff: diff(
+                    &expected_text(step, *rank, &allowed),
+                    &actual_text(step, *rank, got),
+                ),
+            });
+        }
+    }
+    None
+}
+
+fn value_matches(step: &Step, got: &Observed) -> bool {
+    let e = &step.expect;
+    let want: Vec<_> = e.value.iter().chain(&e.value_any).collect();
+    if !want.is_empty() {
+        let Some(v) = &got.value else {
+            return false;
+        };
+        // Values are compared as the model's types; a `proc` with an empty namespace stands
+        // for the job's, which the observed value names.
+        let job = match v {
+            pmix::model::Value::Proc(p) => p.nspace.as_str().to_owned(),
+            _ => String::new(),
+        };
+        if !want.iter().any(|w| w.to_value(&job).is_ok_and(|w| &w == v)) {
+            return false;
+        }
+    }
+    for d in &e.data {
+        let Ok(key) = crate::vector::key_string(&d.key) else {
+            return false;
+        };
+        let found = got.data.iter().find(|p| p.key.as_str() == key);
+        let Some(p) = found else {
+            return false;
+        };
+        let job = p.proc.nspace.as_str().to_owned();
+        if d.value.to_value(&job).ok().as_ref() != Some(&p.value) {
+            return false;
+        }
+        if d.publisher.is_some_and(|r| r != p.proc.rank.0) {
+            return false;
+        }
+    }
+    true
+}
+
+fn expected_text(step: &Step, rank: u32, allowed: &[Status]) -> String {
+    let mut out = format!(
+        "rank {rank}: {}\n",
+        step.call.api().unwrap_or(step.call.name())
+    );
+    let names: Vec<String> = allowed.iter().map(|s| format!("{s:?}")).collect();
+    let _ = writeln!(out, "  status: {}", names.join(" | "));
+    let e = &step.expect;
+    if allowed.contains(&Status::SUCCESS) {
+        for v in e.value.iter().chain(&e.value_any) {
+            let _ = writeln!(out, "  value: {}", spec_text(v));
+        }
+        for d in &e.data {
+            let _ = writeln!(out, "  data: {} = {}", d.key, spec_text(&d.value));
+        }
+    }
+    out
+}
+
+fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
+    let mut out = format!(
+        "rank {rank}: {}\n",
+        step.call.api().unwrap_or(step.call.name())
+    );
+    let _ = writeln!(out, "  status: {:?}", got.status);
+    let e = &step.expect;
+    if got.status == Status::SUCCESS {
+        if e.value.is_some() || !e.value_any.is_empty() {
+            match &got.value {
+                Some(v) => {
+                    let _ = writeln!(out, "  value: {v:?}");
+                }
+                None => out.push_str("  value: (none)\n"),
+            }
+        }
+        if !e.data.is_empty() {
+            for d in &got.data {
+                let _ = writeln!(out, "  data: {} = {:?}", d.key.as_str(), d.value);
+            }
+        }
+    }
+    out
+}
+
+/// A value as written in a vector, rendered the way the model's values print.
+fn spec_text(v: &crate::vector::ValueSpec) -> String {
+    match v.to_value("") {
+        Ok(v) => format!("{v:?}"),
+        Err(_) => format!("{v:?}"),
+    }
+}
+
+/// A unified diff of expected against actual.
+pub fn diff(expected: &str, actual: &str) -> String {
+    similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .header("expected (the standard)", "actual")
+        .to_string()
+}

@@ -1,0 +1,138 @@
+//! Running vectors on a target, each under its timeout: a hung or failed target is a failed
+//! vector, never a hung run.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::outcome::{Outcome, judge};
+use crate::vector::Vector;
+
+/// The targets a run can use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// This project's `pmix` crate, in-process.
+    Rust,
+}
+
+impl Target {
+    /// The name used in reports and in vectors' `expected_failure` tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Rust => "rust",
+        }
+    }
+}
+
+/// Run one vector on `target` and judge it.
+pub async fn run(v: &Vector, target: &Target) -> Outcome {
+    let done = AtomicUsize::new(0);
+    let mut verdict = None;
+    let outcome = {
+        let run = crate::rust_target::run(v, |n, step, result| {
+            done.store(n + 1, Ordering::Relaxed);
+            match judge(n, step, result) {
+                Some(o) => {
+                    verdict = Some(o);
+                    false
+                }
+                None => true,
+            }
+        });
+        tokio::time::timeout(Duration::from_secs(v.timeout_s), run).await
+    };
+    let outcome = match outcome {
+        Err(_) => {
+            let step = done.load(Ordering::Relaxed) + 1;
+            let call = v
+                .steps
+                .get(step - 1)
+                .map_or("?", |s| s.call.api().unwrap_or(s.call.name()));
+            Outcome::Fail {
+                step,
+                diff: format!(
+                    "step {step} ({call}) did not complete within the vector's {} s",
+                    v.timeout_s
+                ),
+            }
+        }
+        Ok(Err(message)) => Outcome::Error { message },
+        Ok(Ok(())) => verdict.unwrap_or(Outcome::Pass),
+    };
+    outcome.against_expectation(v, target.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vector(text: &str) -> Vector {
+        use std::sync::atomic::AtomicU32;
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("runner-test-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let f = dir.join("v.toml");
+        std::fs::write(&f, text).expect("write vector");
+        crate::vector::load_file(&f, "v").expect("vector loads")
+    }
+
+    fn run_one(v: &Vector) -> Outcome {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(run(v, &Target::Rust))
+    }
+
+    const JOB_SIZE: &str = r#"
+summary = "s"
+section = "x"
+[[step]]
+proc = 0
+call = "get"
+target = { rank = "wildcard" }
+key = "PMIX_JOB_SIZE"
+"#;
+
+    #[test]
+    fn a_wrong_expectation_fails_with_a_diff() {
+        let v = vector(&format!("{JOB_SIZE}expect.value = {{ uint32 = 3 }}\n"));
+        match run_one(&v) {
+            Outcome::Fail { step: 1, diff } => {
+                assert!(diff.contains("-  value: Uint32(3)"), "{diff}");
+                assert!(diff.contains("+  value: Uint32(2)"), "{diff}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let v = vector(&format!("{JOB_SIZE}expect.value = {{ uint32 = 2 }}\n"));
+        assert_eq!(run_one(&v), Outcome::Pass);
+    }
+
+    #[test]
+    fn a_hung_step_fails_the_vector_instead_of_the_run() {
+        // Nobody ever commits "never": the get is held until the vector's time runs out.
+        let v = vector(
+            "summary = \"s\"\nsection = \"x\"\ntimeout_s = 1\n[[step]]\nproc = 0\ncall = \"get\"\ntarget = { rank = 1 }\nkey = \"never\"\n",
+        );
+        match run_one(&v) {
+            Outcome::Fail { step: 1, diff } => assert!(diff.contains("did not complete"), "{diff}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn expected_failures_are_reported_and_stale_ones_break_the_run() {
+        let listed = |size: u32| {
+            format!(
+                "summary = \"s\"\nsection = \"x\"\n[expected_failure]\nrust = \"because\"\n\
+                 [[step]]\nproc = 0\ncall = \"get\"\ntarget = {{ rank = \"wildcard\" }}\n\
+                 key = \"PMIX_JOB_SIZE\"\nexpect.value = {{ uint32 = {size} }}\n"
+            )
+        };
+        assert_eq!(
+            run_one(&vector(&listed(3))),
+            Outcome::ExpectedFailure {
+                reason: "because".into()
+            }
+        );
+        let stale = run_one(&vector(&listed(2)));
+        assert!(matches!(stale, Outcome::UnexpectedPass { .. }) && stale.is_bad());
+    }
+}

@@ -1,0 +1,854 @@
+//! The vector format: one TOML file per behaviour of the standard (documented for authors in
+//! `spec-vectors/README.md`).
+//!
+//! A vector names what it checks (section, retrieval rules, APIs, attributes, versions), sets
+//! up a job (nodes and the ranks on each, what the host registers, what the host supports)
+//! and scripts steps: each step is one API call by one or more processes, with the outcome
+//! the standard requires. Values are typed: `{ uint32 = 4 }`, `{ string = "n0" }`.
+//!
+//! Loading checks everything a runner would otherwise trip over: unknown fields, unknown
+//! attribute names, ranks outside the job, handles awaited before they exist. Every error
+//! names the file and, where TOML gives one, the line and field.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use pmix::model::{
+    ByteObject, DataArray, DataType, Info, Nspace, Proc, Rank, Scope, Status, Value, attr,
+};
+use serde::Deserialize;
+
+/// A vector file, as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vector {
+    /// Unique, and the file's path under `spec-vectors/vectors/` without `.toml`.
+    #[serde(default)]
+    pub id: String,
+    /// What the vector shows, in one sentence.
+    pub summary: String,
+    /// The section of the standard, e.g. `v5.0 §6.2`.
+    pub section: String,
+    /// Retrieval rules checked (ids of `retrieval_rules.tsv`).
+    #[serde(default)]
+    pub rules: Vec<String>,
+    /// APIs exercised beyond those the steps' calls imply.
+    #[serde(default)]
+    pub apis: Vec<String>,
+    /// Versions of the standard the vector applies to (`v5.0`, `draft`).
+    #[serde(default = "all_versions")]
+    pub versions: Vec<String>,
+    /// Per target (`rust`, `openpmix`, …): why the vector is expected to fail there.
+    #[serde(default)]
+    pub expected_failure: BTreeMap<String, String>,
+    /// How long the whole vector may take, in seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: u64,
+    #[serde(default)]
+    pub setup: Setup,
+    #[serde(rename = "step", default)]
+    pub steps: Vec<Step>,
+}
+
+fn all_versions() -> Vec<String> {
+    vec!["v5.0".into(), "draft".into()]
+}
+
+fn default_timeout() -> u64 {
+    10
+}
+
+/// The job a vector runs in.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    /// The job's namespace.
+    #[serde(default = "default_nspace")]
+    pub nspace: String,
+    /// The nodes, each with its ranks; each node runs a server, each rank a client of it.
+    #[serde(default = "default_nodes", rename = "node")]
+    pub nodes: Vec<NodeSetup>,
+    /// Register the usual job, node and process information (sizes, local peers, local and
+    /// node ranks, hostnames, node ids, application 0), as a launcher would. `info` comes
+    /// after it and wins on the same key.
+    #[serde(default = "yes")]
+    pub standard_info: bool,
+    /// What the host registers with `PMIx_server_register_nspace`, beyond the standard info.
+    #[serde(default)]
+    pub info: Vec<InfoSpec>,
+    #[serde(default)]
+    pub host: HostSetup,
+    /// Ranks that are registered but never start (their servers know them as local
+    /// clients that have not connected).
+    #[serde(default)]
+    pub not_started: Vec<u32>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            nspace: default_nspace(),
+            nodes: default_nodes(),
+            standard_info: true,
+            info: Vec::new(),
+            host: HostSetup::default(),
+            not_started: Vec::new(),
+        }
+    }
+}
+
+fn default_nspace() -> String {
+    "vjob".into()
+}
+
+fn default_nodes() -> Vec<NodeSetup> {
+    vec![NodeSetup {
+        name: "n0".into(),
+        ranks: vec![0, 1],
+    }]
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One node of the job.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSetup {
+    pub name: String,
+    pub ranks: Vec<u32>,
+}
+
+/// What the host environment supports.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSetup {
+    /// The host answers direct-modex requests (`direct_modex` upcall).
+    #[serde(default = "yes")]
+    pub direct_modex: bool,
+    /// The host completes fences that span nodes (`fence_nb` upcall).
+    #[serde(default = "yes")]
+    pub fence: bool,
+    /// The host stores published data (`publish`, `lookup`, `unpublish` upcalls).
+    #[serde(default = "yes")]
+    pub publish: bool,
+}
+
+impl Default for HostSetup {
+    fn default() -> Self {
+        HostSetup {
+            direct_modex: true,
+            fence: true,
+            publish: true,
+        }
+    }
+}
+
+/// An info: an attribute's name (`PMIX_JOB_SIZE`) or a key string, and a typed value.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InfoSpec {
+    pub key: String,
+    #[serde(default = "true_value")]
+    pub value: ValueSpec,
+    /// Marked required (`PMIX_INFO_REQD`).
+    #[serde(default)]
+    pub required: bool,
+}
+
+fn true_value() -> ValueSpec {
+    ValueSpec::Bool(true)
+}
+
+/// A typed value.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ValueSpec {
+    Bool(bool),
+    Uint8(u8),
+    Uint16(u16),
+    Uint32(u32),
+    Uint64(u64),
+    Int8(i8),
+    Int16(i16),
+    Int32(i32),
+    Int64(i64),
+    Size(u64),
+    String(String),
+    /// A rank: a number, `"wildcard"`, `"undef"` or `"local_peers"`.
+    Rank(RankSpec),
+    /// A process: `[nspace, rank]`; an empty namespace is the job's.
+    Proc((String, RankSpec)),
+    /// A byte object, as hex.
+    Bytes(String),
+    /// A status by name.
+    Status(String),
+    /// A scope by name (`local`, `remote`, `global`, `internal`, `undef`).
+    Scope(String),
+    /// An array of infos (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
+    InfoArray(Vec<InfoSpec>),
+}
+
+/// A rank as written in a vector.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum RankSpec {
+    Number(u32),
+    Name(String),
+}
+
+/// One step of the script. (Unknown fields are refused by [`Call`]'s variants: serde cannot
+/// deny them on a struct with a flattened field.)
+#[derive(Clone, Debug, Deserialize)]
+pub struct Step {
+    /// Who calls: one rank, a list of ranks (they call at the same time), or `"all"`.
+    #[serde(rename = "proc")]
+    pub by: Callers,
+    #[serde(flatten)]
+    pub call: Call,
+    /// The outcome the standard requires, for every caller.
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// The callers of a step.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Callers {
+    One(u32),
+    Many(Vec<u32>),
+    All(String),
+}
+
+/// A target process of a call: `{ rank = 3 }`, `{ rank = "wildcard" }`,
+/// `{ nspace = "other", rank = 0 }`; `self` is the caller.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    #[serde(default)]
+    pub nspace: Option<String>,
+    pub rank: RankSpec,
+}
+
+/// The API calls a step can make.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Call {
+    /// `PMIx_Put`.
+    Put {
+        #[serde(default = "global")]
+        scope: String,
+        key: String,
+        value: ValueSpec,
+    },
+    /// `PMIx_Store_internal` for the caller itself (or `target`).
+    StoreInternal {
+        #[serde(default)]
+        target: Option<TargetSpec>,
+        key: String,
+        value: ValueSpec,
+    },
+    /// `PMIx_Commit`.
+    Commit,
+    /// `PMIx_Fence` over `procs` (the whole job when absent).
+    Fence {
+        #[serde(default)]
+        procs: Vec<TargetSpec>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Get` (`target` absent: a NULL proc, i.e. the caller).
+    Get {
+        #[serde(default)]
+        target: Option<TargetSpec>,
+        key: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        /// Start the get without waiting (`PMIx_Get_nb`); an `await` step collects it.
+        #[serde(default)]
+        handle: Option<String>,
+    },
+    /// Wait for the result of a non-blocking call started with `handle`.
+    Await { handle: String },
+    /// `PMIx_Publish`.
+    Publish { info: Vec<InfoSpec> },
+    /// `PMIx_Lookup`.
+    Lookup {
+        keys: Vec<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Unpublish`.
+    Unpublish {
+        #[serde(default)]
+        keys: Vec<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Finalize`.
+    Finalize,
+    /// The client process exits without finalizing (its connection closes).
+    Vanish,
+}
+
+fn global() -> String {
+    "global".into()
+}
+
+/// The required outcome of a step.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The status, or a list of the statuses the standard allows; default `PMIX_SUCCESS`.
+    #[serde(default)]
+    pub status: Option<OneOrMany<String>>,
+    /// The value a get returns (a list under `value_any` when several are allowed).
+    #[serde(default)]
+    pub value: Option<ValueSpec>,
+    #[serde(default)]
+    pub value_any: Vec<ValueSpec>,
+    /// The data a lookup returns: key and value (the publisher is checked when given).
+    #[serde(default)]
+    pub data: Vec<LookupSpec>,
+}
+
+/// One datum of a lookup's answer.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupSpec {
+    pub key: String,
+    pub value: ValueSpec,
+    #[serde(default)]
+    pub publisher: Option<u32>,
+}
+
+/// A single item or a list of them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T: Clone> OneOrMany<T> {
+    pub fn to_vec(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(t) => vec![t.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A vector file that cannot be used, with where and why.
+#[derive(Debug)]
+pub struct VectorError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for VectorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+impl std::error::Error for VectorError {}
+
+/// Load every `*.toml` under `dir`, sorted by id; the id is the path below `dir`.
+pub fn load_dir(dir: &Path) -> Result<Vec<Vector>, Vec<VectorError>> {
+    let mut files = Vec::new();
+    collect(dir, &mut files);
+    files.sort();
+    let mut vectors = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        let id = f
+            .strip_prefix(dir)
+            .unwrap_or(&f)
+            .with_extension("")
+            .to_string_lossy()
+            .into_owned();
+        match load_file(&f, &id) {
+            Ok(v) => vectors.push(v),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(vectors)
+    } else {
+        Err(errors)
+    }
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "toml") {
+            out.push(p);
+        }
+    }
+}
+
+/// Load one vector file, giving it `id` unless the file names its own (which must agree).
+pub fn load_file(path: &Path, id: &str) -> Result<Vector, VectorError> {
+    let err = |message: String| VectorError {
+        file: path.to_owned(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let mut v: Vector = toml::from_str(&text).map_err(|e| err(toml_error(&text, &e)))?;
+    if v.id.is_empty() {
+        v.id = id.to_owned();
+    } else if v.id != id {
+        return Err(err(format!(
+            "field `id`: \"{}\" differs from the file's path \"{id}\"",
+            v.id
+        )));
+    }
+    v.check().map_err(err)?;
+    Ok(v)
+}
+
+/// A TOML error as `line N: message`.
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim().to_owned();
+    match e.span() {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: {msg}")
+        }
+        None => msg,
+    }
+}
+
+impl Vector {
+    /// Every rank of the job, in order.
+    pub fn ranks(&self) -> Vec<u32> {
+        let mut r: Vec<u32> = self
+            .setup
+            .nodes
+            .iter()
+            .flat_map(|n| n.ranks.iter().copied())
+            .collect();
+        r.sort_unstable();
+        r
+    }
+
+    /// The ranks that run a client.
+    pub fn started(&self) -> Vec<u32> {
+        self.ranks()
+            .into_iter()
+            .filter(|r| !self.setup.not_started.contains(r))
+            .collect()
+    }
+
+    /// The callers of a step.
+    pub fn callers(&self, s: &Step) -> Vec<u32> {
+        match &s.by {
+            Callers::One(r) => vec![*r],
+            Callers::Many(v) => v.clone(),
+            Callers::All(_) => self.started(),
+        }
+    }
+
+    /// The checks a runner relies on, as a message naming the field.
+    fn check(&self) -> Result<(), String> {
+        if self.summary.trim().is_empty() {
+            return Err("field `summary` is empty".into());
+        }
+        for v in &self.versions {
+            if v != "v5.0" && v != "draft" {
+                return Err(format!("field `versions`: unknown version \"{v}\""));
+            }
+        }
+        Nspace::new(&self.setup.nspace).map_err(|e| format!("field `setup.nspace`: {e}"))?;
+        let ranks = self.ranks();
+        if ranks.is_empty() {
+            return Err("field `setup.node`: the job has no ranks".into());
+        }
+        let mut dedup = ranks.clone();
+        dedup.dedup();
+        if dedup.len() != ranks.len() {
+            return Err("field `setup.node`: a rank is on two nodes".into());
+        }
+        for r in &self.setup.not_started {
+            if !ranks.contains(r) {
+                return Err(format!(
+                    "field `setup.not_started`: rank {r} is not in the job"
+                ));
+            }
+        }
+        for i in &self.setup.info {
+            i.to_info(&self.setup.nspace)
+                .map_err(|e| format!("field `setup.info`: {e}"))?;
+        }
+        let mut handles: Vec<&str> = Vec::new();
+        for (n, s) in self.steps.iter().enumerate() {
+            let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
+            if let Callers::All(a) = &s.by
+                && a != "all"
+            {
+                return Err(at(format!(
+                    "field `proc`: \"{a}\" is neither a rank nor \"all\""
+                )));
+            }
+            for r in self.callers(s) {
+                if !self.started().contains(&r) {
+                    return Err(at(format!("field `proc`: rank {r} does not run a client")));
+                }
+            }
+            s.call.check(&self.setup.nspace).map_err(&at)?;
+            if let Some(st) = &s.expect.status {
+                for name in st.to_vec() {
+                    status_named(&name).map_err(|e| at(format!("field `expect.status`: {e}")))?;
+                }
+            }
+            for v in s.expect.value.iter().chain(&s.expect.value_any) {
+                v.to_value(&self.setup.nspace)
+                    .map_err(|e| at(format!("field `expect.value`: {e}")))?;
+            }
+            match &s.call {
+                Call::Get {
+                    handle: Some(h), ..
+                } => {
+                    if self.callers(s).len() != 1 {
+                        return Err(at("a handle belongs to one caller".into()));
+                    }
+                    handles.push(h);
+                }
+                Call::Await { handle } if !handles.contains(&handle.as_str()) => {
+                    return Err(at(format!(
+                        "field `handle`: \"{handle}\" was never started"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Call {
+    /// The call's name in steps.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Put { .. } => "put",
+            Call::StoreInternal { .. } => "store_internal",
+            Call::Commit => "commit",
+            Call::Fence { .. } => "fence",
+            Call::Get { handle: None, .. } => "get",
+            Call::Get { .. } => "get_nb",
+            Call::Await { .. } => "await",
+            Call::Publish { .. } => "publish",
+            Call::Lookup { .. } => "lookup",
+            Call::Unpublish { .. } => "unpublish",
+            Call::Finalize => "finalize",
+            Call::Vanish => "vanish",
+        }
+    }
+
+    /// The standard's API the call exercises (none for script actions).
+    pub fn api(&self) -> Option<&'static str> {
+        Some(match self {
+            Call::Put { .. } => "PMIx_Put",
+            Call::StoreInternal { .. } => "PMIx_Store_internal",
+            Call::Commit => "PMIx_Commit",
+            Call::Fence { .. } => "PMIx_Fence",
+            Call::Get { handle: None, .. } => "PMIx_Get",
+            Call::Get { .. } => "PMIx_Get_nb",
+            Call::Publish { .. } => "PMIx_Publish",
+            Call::Lookup { .. } => "PMIx_Lookup",
+            Call::Unpublish { .. } => "PMIx_Unpublish",
+            Call::Finalize => "PMIx_Finalize",
+            Call::Await { .. } | Call::Vanish => return None,
+        })
+    }
+
+    /// The attribute names the call uses (keys and info keys that are attributes).
+    pub fn attributes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut key = |k: &str| {
+            if let Some(d) = attribute(k) {
+                out.push(d.name.to_owned());
+            }
+        };
+        match self {
+            Call::Put { key: k, .. } | Call::StoreInternal { key: k, .. } => key(k),
+            Call::Get { key: k, info, .. } => {
+                key(k);
+                info.iter().for_each(|i| key(&i.key));
+            }
+            Call::Fence { info, .. } | Call::Publish { info } => {
+                info.iter().for_each(|i| key(&i.key));
+            }
+            Call::Lookup { keys, info } | Call::Unpublish { keys, info } => {
+                keys.iter().for_each(|k| key(k));
+                info.iter().for_each(|i| key(&i.key));
+            }
+            Call::Commit | Call::Await { .. } | Call::Finalize | Call::Vanish => {}
+        }
+        out
+    }
+
+    fn check(&self, nspace: &str) -> Result<(), String> {
+        let infos = |list: &[InfoSpec]| -> Result<(), String> {
+            for i in list {
+                i.to_info(nspace)
+                    .map_err(|e| format!("field `info`: {e}"))?;
+            }
+            Ok(())
+        };
+        match self {
+            Call::Put { scope, key, value } => {
+                scope_named(scope)?;
+                key_string(key)?;
+                value.to_value(nspace).map(|_| ())
+            }
+            Call::StoreInternal { target, key, value } => {
+                if let Some(t) = target {
+                    t.to_proc(nspace, Rank(0))?;
+                }
+                key_string(key)?;
+                value.to_value(nspace).map(|_| ())
+            }
+            Call::Get {
+                target, key, info, ..
+            } => {
+                if let Some(t) = target {
+                    t.to_proc(nspace, Rank(0))?;
+                }
+                key_string(key)?;
+                infos(info)
+            }
+            Call::Fence { procs, info } => {
+                for p in procs {
+                    p.to_proc(nspace, Rank(0))?;
+                }
+                infos(info)
+            }
+            Call::Publish { info } => infos(info),
+            Call::Lookup { keys, info } | Call::Unpublish { keys, info } => {
+                for k in keys {
+                    key_string(k)?;
+                }
+                infos(info)
+            }
+            Call::Commit | Call::Await { .. } | Call::Finalize | Call::Vanish => Ok(()),
+        }
+    }
+}
+
+fn attribute(name: &str) -> Option<&'static attr::AttrDef> {
+    attr::by_name(name)
+}
+
+/// The key string of `name`: an attribute's name (`PMIX_JOB_SIZE`) or a literal key.
+pub fn key_string(name: &str) -> Result<String, String> {
+    if name.starts_with("PMIX_") {
+        return attribute(name)
+            .map(|d| d.key.to_owned())
+            .ok_or_else(|| format!("no attribute is named {name}"));
+    }
+    if name.is_empty() || name.len() > 511 {
+        return Err(format!("\"{name}\" is not a valid key"));
+    }
+    Ok(name.to_owned())
+}
+
+/// A status by its standard name.
+pub fn status_named(name: &str) -> Result<Status, String> {
+    Status::from_name(name).ok_or_else(|| format!("no status is named {name}"))
+}
+
+/// A scope by name: `local`, `remote`, `global`, `internal`, `undef`, or a number.
+pub fn scope_named(name: &str) -> Result<Scope, String> {
+    Ok(match name {
+        "undef" => Scope(0),
+        "local" => Scope::LOCAL,
+        "remote" => Scope::REMOTE,
+        "global" => Scope::GLOBAL,
+        "internal" => Scope::INTERNAL,
+        other => Scope(
+            other
+                .parse()
+                .map_err(|_| format!("\"{other}\" is not a scope"))?,
+        ),
+    })
+}
+
+impl RankSpec {
+    /// The rank; `self_rank` stands for `"self"`.
+    pub fn to_rank(&self, self_rank: Rank) -> Result<Rank, String> {
+        match self {
+            RankSpec::Number(n) => Ok(Rank(*n)),
+            RankSpec::Name(n) => match n.as_str() {
+                "wildcard" => Ok(Rank::WILDCARD),
+                "undef" => Ok(Rank::UNDEF),
+                "local_peers" => Ok(Rank::LOCAL_PEERS),
+                "self" => Ok(self_rank),
+                other => Err(format!("\"{other}\" is not a rank")),
+            },
+        }
+    }
+}
+
+impl TargetSpec {
+    /// The process named, relative to a caller of rank `self_rank` in `nspace`.
+    pub fn to_proc(&self, nspace: &str, self_rank: Rank) -> Result<Proc, String> {
+        let ns = self.nspace.as_deref().unwrap_or(nspace);
+        let rank = self.rank.to_rank(self_rank)?;
+        Proc::try_new(ns, rank).map_err(|e| e.to_string())
+    }
+}
+
+impl InfoSpec {
+    pub fn to_info(&self, nspace: &str) -> Result<Info, String> {
+        let key = key_string(&self.key)?;
+        let mut info = Info::with_key(&key, self.value.to_value(nspace)?)
+            .map_err(|e| format!("key \"{key}\": {e}"))?;
+        if self.required {
+            info.flags = pmix::model::InfoDirectives::REQD;
+        }
+        Ok(info)
+    }
+}
+
+impl ValueSpec {
+    /// The value; an empty namespace in a `proc` is the job's.
+    pub fn to_value(&self, nspace: &str) -> Result<Value, String> {
+        Ok(match self {
+            ValueSpec::Bool(b) => Value::Bool(*b),
+            ValueSpec::Uint8(v) => Value::Uint8(*v),
+            ValueSpec::Uint16(v) => Value::Uint16(*v),
+            ValueSpec::Uint32(v) => Value::Uint32(*v),
+            ValueSpec::Uint64(v) => Value::Uint64(*v),
+            ValueSpec::Int8(v) => Value::Int8(*v),
+            ValueSpec::Int16(v) => Value::Int16(*v),
+            ValueSpec::Int32(v) => Value::Int32(*v),
+            ValueSpec::Int64(v) => Value::Int64(*v),
+            ValueSpec::Size(v) => Value::Size(*v),
+            ValueSpec::String(s) => Value::string(s.clone()),
+            ValueSpec::Rank(r) => Value::Rank(r.to_rank(Rank::UNDEF)?),
+            ValueSpec::Proc((ns, r)) => {
+                let ns = if ns.is_empty() { nspace } else { ns };
+                Value::Proc(Proc::try_new(ns, r.to_rank(Rank::UNDEF)?).map_err(|e| e.to_string())?)
+            }
+            ValueSpec::Bytes(hex) => Value::ByteObject(ByteObject(from_hex(hex)?)),
+            ValueSpec::Status(name) => Value::Status(status_named(name)?),
+            ValueSpec::Scope(name) => Value::Scope(scope_named(name)?),
+            ValueSpec::InfoArray(list) => {
+                let mut elements = Vec::new();
+                for i in list {
+                    elements.push(Value::Info(Box::new(i.to_info(nspace)?)));
+                }
+                Value::DataArray(Box::new(
+                    DataArray::new(DataType::INFO, elements).map_err(|e| e.to_string())?,
+                ))
+            }
+        })
+    }
+}
+
+fn from_hex(s: &str) -> Result<Vec<u8>, String> {
+    let s: String = s.split_whitespace().collect();
+    if !s.len().is_multiple_of(2) {
+        return Err(format!("\"{s}\" is not hex: odd length"));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| {
+            s.get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+                .ok_or_else(|| format!("\"{s}\" is not hex"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vector, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("vec-test-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let f = dir.join("t.toml");
+        std::fs::write(&f, text).map_err(|e| e.to_string())?;
+        load_file(&f, "t").map_err(|e| e.message)
+    }
+
+    const GOOD: &str = r#"
+summary = "job size"
+section = "v5.0 §6.1"
+rules = ["RJ-01"]
+
+[[step]]
+proc = "all"
+call = "get"
+target = { rank = "wildcard" }
+key = "PMIX_JOB_SIZE"
+expect.value = { uint32 = 2 }
+"#;
+
+    #[test]
+    fn a_vector_loads_with_defaults() {
+        let v = parse(GOOD).unwrap();
+        assert_eq!(v.id, "t");
+        assert_eq!(v.ranks(), vec![0, 1]);
+        assert_eq!(v.callers(&v.steps[0]), vec![0, 1]);
+        assert_eq!(v.steps[0].call.api(), Some("PMIx_Get"));
+        assert_eq!(
+            v.steps[0].call.attributes(),
+            vec!["PMIX_JOB_SIZE".to_owned()]
+        );
+    }
+
+    #[test]
+    fn bad_vectors_name_the_line_and_field() {
+        let unknown_field = GOOD.replace("key = ", "kee = ");
+        let e = parse(&unknown_field).unwrap_err();
+        assert!(e.contains("line") && e.contains("kee"), "{e}");
+        let bad_attr = GOOD.replace("PMIX_JOB_SIZE", "PMIX_JOB_SIZ");
+        let e = parse(&bad_attr).unwrap_err();
+        assert!(e.contains("step 1") && e.contains("PMIX_JOB_SIZ"), "{e}");
+        let bad_rank = GOOD.replace("proc = \"all\"", "proc = 7");
+        let e = parse(&bad_rank).unwrap_err();
+        assert!(e.contains("field `proc`") && e.contains("rank 7"), "{e}");
+        let bad_type = GOOD.replace("{ uint32 = 2 }", "{ uint33 = 2 }");
+        let e = parse(&bad_type).unwrap_err();
+        assert!(e.contains("line"), "{e}");
+        let bad_status = format!("{GOOD}expect.status = \"PMIX_ERR_NOPE\"\n");
+        let e = parse(&bad_status).unwrap_err();
+        assert!(e.contains("PMIX_ERR_NOPE"), "{e}");
+        let dangling = GOOD.replace("call = \"get\"", "call = \"await\"\nhandle = \"h\"");
+        assert!(parse(&dangling).is_err());
+    }
+
+    #[test]
+    fn values_convert_to_the_models_types() {
+        let v = ValueSpec::Proc((String::new(), RankSpec::Name("wildcard".into())));
+        assert_eq!(
+            v.to_value("job").unwrap(),
+            Value::Proc(Proc::try_new("job", Rank::WILDCARD).unwrap())
+        );
+        assert_eq!(
+            ValueSpec::Bytes("00ff".into()).to_value("j").unwrap(),
+            Value::ByteObject(ByteObject(vec![0, 255]))
+        );
+        assert!(ValueSpec::Bytes("0".into()).to_value("j").is_err());
+        assert!(
+            ValueSpec::Rank(RankSpec::Name("many".into()))
+                .to_value("j")
+                .is_err()
+        );
+    }
+}
