@@ -780,7 +780,8 @@ impl ServerCore {
             }
             // Deregistration expects no answer (OpenPMIx 4.2 clients send it without a callback).
             Request::Op(crate::wire::ops::Op::DeregisterEvents { .. }) => {}
-            // Typed, but their chapters are not served yet (issues 5 and 7).
+            // Typed (requests in `wire::ops`, replies in `wire::op_reply`), but their chapters are
+            // not served yet (issues 5 and 7). A refusal is the bare status, as OpenPMIx sends.
             Request::Op(_) | Request::Other { .. } => {
                 self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
             }

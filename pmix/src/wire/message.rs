@@ -7,7 +7,8 @@
 //! the server can answer them with `PMIX_ERR_NOT_SUPPORTED` rather than closing the connection.
 //!
 //! Replies start with a `PMIX_STATUS` (except the job-info reply, which starts with the
-//! namespace), followed by command-specific data.
+//! namespace), followed by command-specific data; the replies to the other commands are typed
+//! in [`super::op_reply`].
 
 use crate::Error;
 use crate::codec::{BufferType, Codec, DataBuffer, Size};
@@ -17,6 +18,7 @@ use crate::model::{
 };
 
 use super::command::Command;
+use super::op_reply::OpReply;
 use super::ops::Op;
 
 /// A request from a client (or tool) to its server.
@@ -310,6 +312,8 @@ pub enum Reply {
     Get { status: Status, data: Vec<ProcData> },
     /// The answer to a lookup.
     Lookup { status: Status, data: Vec<PData> },
+    /// The answer to a command beyond the core set.
+    Op(OpReply),
 }
 
 impl Reply {
@@ -334,6 +338,7 @@ impl Reply {
                     b.pack(&[ByteObject(inner.unload())])?;
                 }
             }
+            Reply::Op(op) => return op.encode(buffer_type),
             Reply::Lookup { status, data } => {
                 b.pack(&[*status])?;
                 if *status == Status::SUCCESS {
@@ -353,6 +358,9 @@ impl Reply {
         payload: &[u8],
         buffer_type: BufferType,
     ) -> Result<Reply, Error> {
+        if let Some(op) = OpReply::decode(command, payload, buffer_type)? {
+            return Ok(Reply::Op(op));
+        }
         let mut b = DataBuffer::load(payload.to_vec(), buffer_type);
         match command {
             Command::REQ => {

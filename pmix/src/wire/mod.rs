@@ -9,16 +9,19 @@
 //! - [`handshake`]: the connect message (host-order header) and the server's answers;
 //! - [`command`]: the 33 command codes;
 //! - [`message`]: the typed core requests, the replies, and server-pushed notifications;
-//! - [`ops`]: the typed requests of every other command and the pushed I/O-forwarding message.
+//! - [`ops`]: the typed requests of every other command and the pushed I/O-forwarding message;
+//! - [`op_reply`]: the typed replies to those commands.
 
 pub mod command;
 pub mod frame;
 pub mod handshake;
 pub mod message;
+pub mod op_reply;
 pub mod ops;
 
 pub use command::Command;
 pub use frame::{Frame, FrameDecoder, Header, Tag};
 pub use handshake::{ConnectRequest, PeerType};
 pub use message::{CommitBucket, Notification, ProcData, Reply, Request};
+pub use op_reply::{JobData, OpReply};
 pub use ops::{IofDelivery, Op};

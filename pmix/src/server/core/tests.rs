@@ -358,7 +358,10 @@ fn malformed_request_closes_only_that_connection() {
     );
     assert_eq!(
         replies(&mut c, Command::QUERY)[0].2,
-        Reply::Status(Status::ERR_NOT_SUPPORTED)
+        Reply::Op(crate::wire::OpReply::failure(
+            Command::QUERY,
+            Status::ERR_NOT_SUPPORTED
+        ))
     );
 }
 

@@ -1,0 +1,551 @@
+//! The server's replies to the commands beyond the core set, typed one variant per layout.
+//!
+//! Layouts are those OpenPMIx 4.2.2's server packs in its reply callbacks and its client
+//! unpacks (read from its source). Every reply starts with a `PMIX_STATUS`. When a server
+//! refuses a request before doing anything (an unsupported command, a malformed request) the
+//! reply is that status alone, so every decoder below accepts a reply that ends after a
+//! non-success status.
+//!
+//! | commands | fields after the status |
+//! |---|---|
+//! | `SPAWNNB` | STRING new namespace (NULL on failure), then on success KVAL... its job information until the end |
+//! | `CONNECTNB` | on success, BYTE_OBJECT... until the end, one per other namespace: STRING namespace, KVAL... its job information |
+//! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE` | SIZE n, INFO[n] (packed whatever the status) |
+//! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO[n] |
+//! | `IOF_PULL` | on success: SIZE the server's id of the registration |
+//! | `GROUP_CONSTRUCT` | SIZE context id (OpenPMIx packs it whatever the status; its client reads it if present) |
+//! | `COMPUTE_DEVICE_DISTANCES` | SIZE n, DEVICE_DIST[n] |
+//! | `DISCONNECTNB`, `LOG`, `IOF_PUSH`, `IOF_DEREG`, `GROUP_DESTRUCT`, and the group invite, join and leave this library adds | nothing |
+//! | `DEREGEVENTS` | no reply is sent |
+
+use crate::Error;
+use crate::codec::{BufferType, DataBuffer, Size};
+use crate::model::{ByteObject, DeviceDistance, Info, Kval, Status};
+
+use super::command::Command;
+use super::message::{one, pack_info_list, unpack_info_list};
+
+/// The job information of one namespace, as a connect reply carries it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobData {
+    pub nspace: String,
+    pub kvals: Vec<Kval>,
+}
+
+/// A typed reply to one of the commands beyond the core set.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpReply {
+    /// `SPAWNNB`: the namespace of the spawned job and its job-level information.
+    Spawn {
+        status: Status,
+        nspace: Option<String>,
+        job_info: Vec<Kval>,
+    },
+    /// `CONNECTNB`: the job information of every other namespace taking part.
+    Connect { status: Status, jobs: Vec<JobData> },
+    /// `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER` and
+    /// `FABRIC_UPDATE`: results as a list of infos.
+    Infos {
+        command: Command,
+        status: Status,
+        info: Vec<Info>,
+    },
+    /// `GET_CREDENTIAL`: the credential and any information about it.
+    Credential {
+        status: Status,
+        credential: Option<ByteObject>,
+        info: Vec<Info>,
+    },
+    /// `IOF_PULL`: the server's reference for the registration, needed to deregister it.
+    IofPull {
+        status: Status,
+        remote_id: Option<u64>,
+    },
+    /// `GROUP_CONSTRUCT`: the group's context id, when the host assigned one.
+    GroupConstruct {
+        status: Status,
+        context_id: Option<u64>,
+    },
+    /// `COMPUTE_DEVICE_DISTANCES`: the distances from the caller's cpuset to each device.
+    DeviceDistances {
+        status: Status,
+        distances: Vec<DeviceDistance>,
+    },
+    /// The commands answered by a status alone.
+    Status { command: Command, status: Status },
+}
+
+/// Commands whose reply carries data besides the status, or whose reply this module types.
+const INFO_REPLIES: [Command; 7] = [
+    Command::QUERY,
+    Command::ALLOC,
+    Command::JOB_CONTROL,
+    Command::MONITOR,
+    Command::VALIDATE_CRED,
+    Command::FABRIC_REGISTER,
+    Command::FABRIC_UPDATE,
+];
+
+const STATUS_REPLIES: [Command; 8] = [
+    Command::DISCONNECTNB,
+    Command::LOG,
+    Command::IOF_PUSH,
+    Command::IOF_DEREG,
+    Command::GROUP_DESTRUCT,
+    Command::GROUP_INVITE,
+    Command::GROUP_JOIN,
+    Command::GROUP_LEAVE,
+];
+
+impl OpReply {
+    /// The command this reply answers.
+    pub fn command(&self) -> Command {
+        match self {
+            OpReply::Spawn { .. } => Command::SPAWNNB,
+            OpReply::Connect { .. } => Command::CONNECTNB,
+            OpReply::Infos { command, .. } | OpReply::Status { command, .. } => *command,
+            OpReply::Credential { .. } => Command::GET_CREDENTIAL,
+            OpReply::IofPull { .. } => Command::IOF_PULL,
+            OpReply::GroupConstruct { .. } => Command::GROUP_CONSTRUCT,
+            OpReply::DeviceDistances { .. } => Command::COMPUTE_DEVICE_DISTANCES,
+        }
+    }
+
+    /// The reply's status.
+    pub fn status(&self) -> Status {
+        match self {
+            OpReply::Spawn { status, .. }
+            | OpReply::Connect { status, .. }
+            | OpReply::Infos { status, .. }
+            | OpReply::Credential { status, .. }
+            | OpReply::IofPull { status, .. }
+            | OpReply::GroupConstruct { status, .. }
+            | OpReply::DeviceDistances { status, .. }
+            | OpReply::Status { status, .. } => *status,
+        }
+    }
+
+    /// Whether `command` is answered by one of these replies (every command beyond the core
+    /// set except `DEREGEVENTS`, which has no reply).
+    pub fn answers(command: Command) -> bool {
+        matches!(
+            command,
+            Command::SPAWNNB
+                | Command::CONNECTNB
+                | Command::GET_CREDENTIAL
+                | Command::IOF_PULL
+                | Command::GROUP_CONSTRUCT
+                | Command::COMPUTE_DEVICE_DISTANCES
+        ) || INFO_REPLIES.contains(&command)
+            || STATUS_REPLIES.contains(&command)
+    }
+
+    /// A reply to `command` with `status` and no data: what a server sends when it refuses or
+    /// fails a request, in the layout the requester expects.
+    pub fn failure(command: Command, status: Status) -> OpReply {
+        match command {
+            Command::SPAWNNB => OpReply::Spawn {
+                status,
+                nspace: None,
+                job_info: Vec::new(),
+            },
+            Command::CONNECTNB => OpReply::Connect {
+                status,
+                jobs: Vec::new(),
+            },
+            Command::GET_CREDENTIAL => OpReply::Credential {
+                status,
+                credential: None,
+                info: Vec::new(),
+            },
+            Command::IOF_PULL => OpReply::IofPull {
+                status,
+                remote_id: None,
+            },
+            Command::GROUP_CONSTRUCT => OpReply::GroupConstruct {
+                status,
+                context_id: None,
+            },
+            Command::COMPUTE_DEVICE_DISTANCES => OpReply::DeviceDistances {
+                status,
+                distances: Vec::new(),
+            },
+            c if INFO_REPLIES.contains(&c) => OpReply::Infos {
+                command: c,
+                status,
+                info: Vec::new(),
+            },
+            c => OpReply::Status { command: c, status },
+        }
+    }
+
+    pub fn encode(&self, buffer_type: BufferType) -> Result<Vec<u8>, Error> {
+        let mut b = DataBuffer::with_type(buffer_type);
+        b.pack(&[self.status()])?;
+        let ok = self.status() == Status::SUCCESS;
+        match self {
+            OpReply::Spawn {
+                nspace, job_info, ..
+            } => {
+                b.pack(std::slice::from_ref(nspace))?;
+                if ok {
+                    pack_each(&mut b, job_info)?;
+                }
+            }
+            OpReply::Connect { jobs, .. } => {
+                if ok {
+                    for job in jobs {
+                        let mut inner = DataBuffer::with_type(buffer_type);
+                        inner.pack(std::slice::from_ref(&job.nspace))?;
+                        pack_each(&mut inner, &job.kvals)?;
+                        b.pack(&[ByteObject(inner.unload())])?;
+                    }
+                }
+            }
+            OpReply::Infos { info, .. } => pack_info_list(&mut b, info)?,
+            OpReply::Credential {
+                credential, info, ..
+            } => {
+                if ok {
+                    let credential = credential.clone().unwrap_or(ByteObject(Vec::new()));
+                    b.pack(&[credential])?;
+                    pack_info_list(&mut b, info)?;
+                }
+            }
+            OpReply::IofPull { remote_id, .. } => {
+                if let (true, Some(id)) = (ok, remote_id) {
+                    b.pack(&[Size(*id)])?;
+                }
+            }
+            OpReply::GroupConstruct { context_id, .. } => {
+                if let Some(id) = context_id {
+                    b.pack(&[Size(*id)])?;
+                }
+            }
+            OpReply::DeviceDistances { distances, .. } => {
+                b.pack(&[Size(distances.len() as u64)])?;
+                if !distances.is_empty() {
+                    b.pack(distances)?;
+                }
+            }
+            OpReply::Status { .. } => {}
+        }
+        Ok(b.unload())
+    }
+
+    /// Parse a reply to `command`, or `None` when `command` is not one of [`Self::answers`].
+    pub fn decode(
+        command: Command,
+        payload: &[u8],
+        buffer_type: BufferType,
+    ) -> Result<Option<OpReply>, Error> {
+        if !Self::answers(command) {
+            return Ok(None);
+        }
+        let mut b = DataBuffer::load(payload.to_vec(), buffer_type);
+        let status: Status = one(&mut b, "reply status")?;
+        let mut reply = Self::failure(command, status);
+        // A refusal is the status alone, whatever the command.
+        if b.is_exhausted() {
+            return Ok(Some(reply));
+        }
+        match &mut reply {
+            OpReply::Spawn {
+                nspace, job_info, ..
+            } => {
+                *nspace = one(&mut b, "spawned namespace")?;
+                *job_info = unpack_to_end(&mut b)?;
+            }
+            OpReply::Connect { jobs, .. } => {
+                while !b.is_exhausted() {
+                    let bo: ByteObject = one(&mut b, "connect job data")?;
+                    let mut inner = DataBuffer::load(bo.0, buffer_type);
+                    let nspace = one(&mut inner, "connect namespace")?;
+                    let kvals = unpack_to_end(&mut inner)?;
+                    jobs.push(JobData { nspace, kvals });
+                }
+            }
+            OpReply::Infos { info, .. } => *info = unpack_info_list(&mut b)?,
+            OpReply::Credential {
+                credential, info, ..
+            } => {
+                *credential = Some(one(&mut b, "credential")?);
+                *info = unpack_info_list(&mut b)?;
+            }
+            OpReply::IofPull { remote_id, .. } => {
+                *remote_id = Some(one::<Size>(&mut b, "iof registration id")?.0);
+            }
+            OpReply::GroupConstruct { context_id, .. } => {
+                *context_id = Some(one::<Size>(&mut b, "group context id")?.0);
+            }
+            OpReply::DeviceDistances { distances, .. } => {
+                let n: Size = one(&mut b, "distance count")?;
+                let n = usize::try_from(n.0).unwrap_or(usize::MAX);
+                if n > b.unread().len() {
+                    return Err(Error::decode(
+                        Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER,
+                        format!("{n} device distances exceed the bytes left"),
+                    ));
+                }
+                if n > 0 {
+                    *distances = b.unpack(n)?;
+                }
+            }
+            OpReply::Status { .. } => {}
+        }
+        if !b.is_exhausted() {
+            return Err(Error::decode(
+                Status::ERR_UNPACK_FAILURE,
+                format!(
+                    "{} bytes left after the reply to {command:?}",
+                    b.unread().len()
+                ),
+            ));
+        }
+        Ok(Some(reply))
+    }
+}
+
+/// Pack values one pack call each, as OpenPMIx packs the key-value pairs of job information.
+fn pack_each(b: &mut DataBuffer, kvals: &[Kval]) -> Result<(), Error> {
+    for kv in kvals {
+        b.pack(std::slice::from_ref(kv))?;
+    }
+    Ok(())
+}
+
+fn unpack_to_end(b: &mut DataBuffer) -> Result<Vec<Kval>, Error> {
+    let mut kvals = Vec::new();
+    while !b.is_exhausted() {
+        kvals.push(one(b, "job information")?);
+    }
+    Ok(kvals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{DeviceType, Key, Value, attr};
+
+    fn kvals() -> Vec<Kval> {
+        vec![
+            Kval {
+                key: Key::new("pmix.job.size").unwrap(),
+                value: Value::Uint32(4),
+            },
+            Kval {
+                key: Key::new("pmix.nsdir").unwrap(),
+                value: Value::String(Some("/tmp/x".into())),
+            },
+        ]
+    }
+
+    fn infos() -> Vec<Info> {
+        vec![
+            Info::new(attr::TIMEOUT, 5),
+            Info::new(attr::NSPACE, "x".to_string()),
+        ]
+    }
+
+    fn every_reply() -> Vec<OpReply> {
+        let mut all = vec![
+            OpReply::Spawn {
+                status: Status::SUCCESS,
+                nspace: Some("child".into()),
+                job_info: kvals(),
+            },
+            OpReply::Connect {
+                status: Status::SUCCESS,
+                jobs: vec![
+                    JobData {
+                        nspace: "a".into(),
+                        kvals: kvals(),
+                    },
+                    JobData {
+                        nspace: "b".into(),
+                        kvals: vec![],
+                    },
+                ],
+            },
+            OpReply::Credential {
+                status: Status::SUCCESS,
+                credential: Some(ByteObject(vec![9, 8, 7])),
+                info: infos(),
+            },
+            OpReply::IofPull {
+                status: Status::SUCCESS,
+                remote_id: Some(3),
+            },
+            OpReply::GroupConstruct {
+                status: Status::SUCCESS,
+                context_id: Some(42),
+            },
+            OpReply::DeviceDistances {
+                status: Status::SUCCESS,
+                distances: vec![DeviceDistance {
+                    uuid: Some("ib0".into()),
+                    osname: Some("mlx5_0".into()),
+                    device_type: DeviceType(0x20),
+                    mindist: 1,
+                    maxdist: 10,
+                }],
+            },
+        ];
+        for c in INFO_REPLIES {
+            all.push(OpReply::Infos {
+                command: c,
+                status: Status::SUCCESS,
+                info: infos(),
+            });
+        }
+        for c in STATUS_REPLIES {
+            all.push(OpReply::Status {
+                command: c,
+                status: Status::SUCCESS,
+            });
+        }
+        // Every command also as a failure.
+        let failures: Vec<OpReply> = all
+            .iter()
+            .map(|r| OpReply::failure(r.command(), Status::ERR_NOT_SUPPORTED))
+            .collect();
+        all.extend(failures);
+        all
+    }
+
+    #[test]
+    fn every_reply_round_trips_in_both_buffer_types() {
+        for bt in [BufferType::NonDescribed, BufferType::FullyDescribed] {
+            for r in every_reply() {
+                let bytes = r.encode(bt).unwrap();
+                let back = OpReply::decode(r.command(), &bytes, bt).unwrap();
+                assert_eq!(back.as_ref(), Some(&r), "{bt:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_beyond_the_core_set_has_a_typed_reply_except_deregevents() {
+        let core = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13];
+        for c in Command::ALL {
+            let expected = !core.contains(&c.0) && *c != Command::DEREGEVENTS;
+            assert_eq!(OpReply::answers(*c), expected, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_bare_status_decodes_as_a_failure_of_any_command() {
+        let bt = BufferType::NonDescribed;
+        let mut b = DataBuffer::with_type(bt);
+        b.pack(&[Status::ERR_NOT_SUPPORTED]).unwrap();
+        let bytes = b.unload();
+        for c in Command::ALL.iter().filter(|c| OpReply::answers(**c)) {
+            let r = OpReply::decode(*c, &bytes, bt).unwrap().unwrap();
+            assert_eq!(r, OpReply::failure(*c, Status::ERR_NOT_SUPPORTED));
+        }
+    }
+
+    /// The layouts, built by hand in the order OpenPMIx's server packs them.
+    #[test]
+    fn fields_are_packed_in_openpmix_order() {
+        let bt = BufferType::NonDescribed;
+        let check = |r: OpReply, build: &dyn Fn(&mut DataBuffer)| {
+            let mut expected = DataBuffer::with_type(bt);
+            build(&mut expected);
+            assert_eq!(r.encode(bt).unwrap(), expected.unload(), "{r:?}");
+        };
+        // Query: the count is packed even when the query failed.
+        check(
+            OpReply::failure(Command::QUERY, Status::ERR_NOT_FOUND),
+            &|b| {
+                b.pack(&[Status::ERR_NOT_FOUND]).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+            },
+        );
+        // Spawn: the namespace is packed (NULL) on failure, job information only on success.
+        check(
+            OpReply::failure(Command::SPAWNNB, Status::ERR_NOT_SUPPORTED),
+            &|b| {
+                b.pack(&[Status::ERR_NOT_SUPPORTED]).unwrap();
+                b.pack(&[None::<String>]).unwrap();
+            },
+        );
+        check(
+            OpReply::Spawn {
+                status: Status::SUCCESS,
+                nspace: Some("c".into()),
+                job_info: kvals(),
+            },
+            &|b| {
+                b.pack(&[Status::SUCCESS]).unwrap();
+                b.pack(&[Some("c".to_string())]).unwrap();
+                b.pack(&kvals()[..1]).unwrap();
+                b.pack(&kvals()[1..]).unwrap();
+            },
+        );
+        // Connect: one byte object per namespace holding its name and job information.
+        check(
+            OpReply::Connect {
+                status: Status::SUCCESS,
+                jobs: vec![JobData {
+                    nspace: "a".into(),
+                    kvals: kvals()[..1].to_vec(),
+                }],
+            },
+            &|b| {
+                b.pack(&[Status::SUCCESS]).unwrap();
+                let mut inner = DataBuffer::with_type(bt);
+                inner.pack(&["a".to_string()]).unwrap();
+                inner.pack(&kvals()[..1]).unwrap();
+                b.pack(&[ByteObject(inner.unload())]).unwrap();
+            },
+        );
+        check(
+            OpReply::IofPull {
+                status: Status::SUCCESS,
+                remote_id: Some(5),
+            },
+            &|b| {
+                b.pack(&[Status::SUCCESS]).unwrap();
+                b.pack(&[Size(5)]).unwrap();
+            },
+        );
+        check(
+            OpReply::GroupConstruct {
+                status: Status::ERR_TIMEOUT,
+                context_id: Some(0),
+            },
+            &|b| {
+                b.pack(&[Status::ERR_TIMEOUT]).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+            },
+        );
+    }
+
+    #[test]
+    fn truncated_or_overlong_replies_are_errors_not_panics() {
+        for bt in [BufferType::NonDescribed, BufferType::FullyDescribed] {
+            for r in every_reply() {
+                let bytes = r.encode(bt).unwrap();
+                let mut bare = DataBuffer::with_type(bt);
+                bare.pack(&[r.status()]).unwrap();
+                let bare = bare.unload().len();
+                for cut in 0..bytes.len() {
+                    // A failure cut to its bare status is, by design, the same failure.
+                    if r.status() != Status::SUCCESS && cut == bare {
+                        continue;
+                    }
+                    if let Ok(Some(got)) = OpReply::decode(r.command(), &bytes[..cut], bt) {
+                        assert_ne!(got, r, "{r:?} cut at {cut}");
+                    }
+                }
+                let mut longer = bytes.clone();
+                longer.extend_from_slice(&[0xff; 3]);
+                // Trailing garbage is never silently accepted as the same reply.
+                if let Ok(Some(got)) = OpReply::decode(r.command(), &longer, bt) {
+                    assert_ne!(got, r, "{r:?} with trailing bytes");
+                }
+            }
+        }
+    }
+}
