@@ -15,6 +15,7 @@
 //!                               inventory ──▶ coverage ◀── report ◀──────────┘
 //! ```
 
+pub mod cluster;
 pub mod coverage;
 pub mod inventory;
 pub mod outcome;

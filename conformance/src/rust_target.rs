@@ -7,16 +7,16 @@
 //! transport, with the uid and gid of this process.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use pmix::client::{Client, Pending};
 use pmix::codec::BufferType;
-use pmix::model::{DataArray, DataType, Info, Nspace, PData, Proc, Rank, Status, Value, attr};
-use pmix::server::{Host, Server, ServerConfig};
+use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value};
+use pmix::server::{Server, ServerConfig};
 use pmix::transport::{MemoryConnector, PeerCred, memory};
-use tokio::sync::{Notify, oneshot};
 
+use crate::cluster::{ClusterHost, NodeServer, Shared, lock, registration, uid_gid};
 use crate::vector::{Call, Step, Vector};
 
 /// What one caller got from one step.
@@ -28,7 +28,7 @@ pub struct Observed {
 }
 
 impl Observed {
-    fn status(status: Status) -> Self {
+    pub fn status(status: Status) -> Self {
         Observed {
             status,
             value: None,
@@ -119,7 +119,7 @@ where
     out
 }
 
-fn get_args(
+pub(crate) fn get_args(
     v: &Vector,
     step: &Step,
     rank: u32,
@@ -199,7 +199,9 @@ fn one_call(
     }
 }
 
-enum Prepared {
+/// A step's call for one caller, with its arguments resolved against the vector.
+#[derive(Clone, Debug)]
+pub enum Prepared {
     Put(pmix::model::Scope, String, Value),
     StoreInternal(Proc, String, Value),
     Commit,
@@ -211,7 +213,8 @@ enum Prepared {
     Finalize,
 }
 
-fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
+/// Resolve `step`'s arguments for caller `rank`.
+pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
     use crate::vector::{key_string, scope_named};
     let ns = &v.setup.nspace;
     let infos = |list: &[crate::vector::InfoSpec]| -> Result<Vec<Info>, String> {
@@ -296,7 +299,10 @@ impl Cluster {
             servers.push(Arc::new(server));
             connectors.push(connector);
         }
-        *lock(&shared.servers) = servers.clone();
+        *lock(&shared.servers) = servers
+            .iter()
+            .map(|s| Arc::new(s.clone()) as Arc<dyn NodeServer>)
+            .collect();
         let node_of = v
             .setup
             .nodes
@@ -334,321 +340,3 @@ impl Cluster {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn uid_gid() -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").map_or((0, 0), |m| (m.uid(), m.gid()))
-}
-
-/// What every node's host shares: the servers, fences in progress, published data.
-struct Shared {
-    servers: Mutex<Vec<Arc<Server>>>,
-    direct_modex: bool,
-    fence: bool,
-    publish: bool,
-    node_of: BTreeMap<u32, usize>,
-    nodes: usize,
-    /// Fences in progress, by participant list and round.
-    fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
-    /// How many fences each node has entered per participant list.
-    rounds: Mutex<BTreeMap<(String, usize), u64>>,
-    published: Mutex<BTreeMap<String, PData>>,
-    published_changed: Notify,
-}
-
-#[derive(Default)]
-struct FenceRound {
-    data: BTreeMap<usize, Vec<u8>>,
-    waiters: Vec<oneshot::Sender<Vec<u8>>>,
-}
-
-impl Shared {
-    fn new(v: &Vector) -> Shared {
-        Shared {
-            servers: Mutex::new(Vec::new()),
-            direct_modex: v.setup.host.direct_modex,
-            fence: v.setup.host.fence,
-            publish: v.setup.host.publish,
-            node_of: v
-                .setup
-                .nodes
-                .iter()
-                .enumerate()
-                .flat_map(|(i, n)| n.ranks.iter().map(move |r| (*r, i)))
-                .collect(),
-            nodes: v.setup.nodes.len(),
-            fences: Mutex::new(BTreeMap::new()),
-            rounds: Mutex::new(BTreeMap::new()),
-            published: Mutex::new(BTreeMap::new()),
-            published_changed: Notify::new(),
-        }
-    }
-
-    /// The nodes hosting any of `procs` (a wildcard: every rank of the job).
-    fn nodes_of(&self, procs: &[Proc]) -> Vec<usize> {
-        let mut out: Vec<usize> = procs
-            .iter()
-            .flat_map(|p| {
-                if p.rank == Rank::WILDCARD {
-                    (0..self.nodes).collect::<Vec<_>>()
-                } else {
-                    self.node_of.get(&p.rank.0).copied().into_iter().collect()
-                }
-            })
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-}
-
-/// The resource manager of one node.
-struct ClusterHost {
-    node: usize,
-    shared: Arc<Shared>,
-}
-
-impl Host for ClusterHost {
-    fn supports_direct_modex(&self) -> bool {
-        self.shared.direct_modex
-    }
-
-    async fn fence_nb(
-        &self,
-        procs: Vec<Proc>,
-        _info: Vec<Info>,
-        data: Vec<u8>,
-    ) -> Result<Vec<u8>, Status> {
-        if !self.shared.fence {
-            return Err(Status::ERR_NOT_SUPPORTED);
-        }
-        let mut sorted = procs.clone();
-        sorted.sort();
-        let key = format!("{sorted:?}");
-        let expected = self.shared.nodes_of(&procs);
-        let rx = {
-            let round = {
-                let mut rounds = lock(&self.shared.rounds);
-                let r = rounds.entry((key.clone(), self.node)).or_insert(0);
-                *r += 1;
-                *r
-            };
-            let mut fences = lock(&self.shared.fences);
-            let f = fences.entry((key.clone(), round)).or_default();
-            f.data.insert(self.node, data);
-            let (tx, rx) = oneshot::channel();
-            f.waiters.push(tx);
-            if expected.iter().all(|n| f.data.contains_key(n)) {
-                let all: Vec<u8> = f.data.values().flatten().copied().collect();
-                if let Some(done) = fences.remove(&(key, round)) {
-                    for w in done.waiters {
-                        let _ = w.send(all.clone());
-                    }
-                }
-            }
-            rx
-        };
-        rx.await.map_err(|_| Status::ERR_LOST_CONNECTION)
-    }
-
-    async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
-        if !self.shared.direct_modex {
-            return Err(Status::ERR_NOT_SUPPORTED);
-        }
-        let node = *self
-            .shared
-            .node_of
-            .get(&proc.rank.0)
-            .ok_or(Status::ERR_NOT_FOUND)?;
-        let server = lock(&self.shared.servers)
-            .get(node)
-            .cloned()
-            .ok_or(Status::ERR_NOT_FOUND)?;
-        server.dmodex_request(proc, info).await
-    }
-
-    async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
-        if !self.shared.publish {
-            return Err(Status::ERR_NOT_SUPPORTED);
-        }
-        let mut table = lock(&self.shared.published);
-        let data: Vec<Info> = info
-            .into_iter()
-            .filter(|i| !i.key.as_str().starts_with("pmix."))
-            .collect();
-        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
-            return Err(Status::ERR_DUPLICATE_KEY);
-        }
-        for i in data {
-            table.insert(
-                i.key.as_str().to_owned(),
-                PData {
-                    proc: proc.clone(),
-                    key: i.key.clone(),
-                    value: i.value.clone(),
-                },
-            );
-        }
-        drop(table);
-        self.shared.published_changed.notify_waiters();
-        Ok(())
-    }
-
-    async fn lookup(
-        &self,
-        _proc: Proc,
-        keys: Vec<String>,
-        info: Vec<Info>,
-    ) -> Result<Vec<PData>, Status> {
-        if !self.shared.publish {
-            return Err(Status::ERR_NOT_SUPPORTED);
-        }
-        let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
-        let timeout = info
-            .iter()
-            .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
-            .and_then(|i| i.value.to_u64())
-            .filter(|t| *t > 0);
-        let search = async {
-            loop {
-                let notified = self.shared.published_changed.notified();
-                {
-                    let table = lock(&self.shared.published);
-                    let found: Vec<PData> =
-                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
-                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
-                        return Ok(found);
-                    }
-                    if !wait {
-                        return Err(Status::ERR_NOT_FOUND);
-                    }
-                }
-                notified.await;
-            }
-        };
-        match timeout {
-            Some(t) => tokio::time::timeout(Duration::from_secs(t), search)
-                .await
-                .unwrap_or(Err(Status::ERR_TIMEOUT)),
-            None => search.await,
-        }
-    }
-
-    async fn unpublish(
-        &self,
-        proc: Proc,
-        keys: Vec<String>,
-        _info: Vec<Info>,
-    ) -> Result<(), Status> {
-        if !self.shared.publish {
-            return Err(Status::ERR_NOT_SUPPORTED);
-        }
-        let mut table = lock(&self.shared.published);
-        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
-        Ok(())
-    }
-}
-
-// ---- what the host registers ----
-
-fn info(key: &str, value: Value) -> Info {
-    Info::with_key(key, value).unwrap_or_else(|_| Info::new(attr::JOB_SIZE, 0u32))
-}
-
-fn array(infos: Vec<Info>) -> Value {
-    let elements = infos
-        .into_iter()
-        .map(|i| Value::Info(Box::new(i)))
-        .collect();
-    match DataArray::new(DataType::INFO, elements) {
-        Ok(a) => Value::DataArray(Box::new(a)),
-        Err(_) => Value::Bool(false),
-    }
-}
-
-/// The standard information (when asked for) and the vector's own, in that order.
-fn registration(v: &Vector) -> Result<Vec<Info>, String> {
-    let mut out = Vec::new();
-    if v.setup.standard_info {
-        out.extend(standard_info(v));
-    }
-    for i in &v.setup.info {
-        out.push(i.to_info(&v.setup.nspace)?);
-    }
-    Ok(out)
-}
-
-/// What a launcher registers for a job laid out as the vector's nodes: one application.
-fn standard_info(v: &Vector) -> Vec<Info> {
-    let ranks = v.ranks();
-    let n = u32::try_from(ranks.len()).unwrap_or(u32::MAX);
-    let hosts: Vec<&str> = v.setup.nodes.iter().map(|n| n.name.as_str()).collect();
-    let num_nodes = u32::try_from(hosts.len()).unwrap_or(u32::MAX);
-    let mut out = vec![
-        info(
-            attr::SESSION_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::SESSION_ID.wire_key(), Value::Uint32(1)),
-                info(attr::UNIV_SIZE.wire_key(), Value::Uint32(n)),
-            ]),
-        ),
-        info(
-            attr::JOBID.wire_key(),
-            Value::string(v.setup.nspace.clone()),
-        ),
-        info(attr::JOB_SIZE.wire_key(), Value::Uint32(n)),
-        info(attr::MAX_PROCS.wire_key(), Value::Uint32(n)),
-        info(attr::JOB_NUM_APPS.wire_key(), Value::Uint32(1)),
-        info(attr::NUM_NODES.wire_key(), Value::Uint32(num_nodes)),
-        info(attr::NODE_LIST.wire_key(), Value::string(hosts.join(","))),
-        info(
-            attr::APP_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::APPNUM.wire_key(), Value::Uint32(0)),
-                info(attr::APP_SIZE.wire_key(), Value::Uint32(n)),
-                info(attr::APPLDR.wire_key(), Value::Rank(Rank(0))),
-            ]),
-        ),
-    ];
-    for (id, node) in v.setup.nodes.iter().enumerate() {
-        let mut local = node.ranks.clone();
-        local.sort_unstable();
-        let peers: Vec<String> = local.iter().map(u32::to_string).collect();
-        let size = u32::try_from(local.len()).unwrap_or(u32::MAX);
-        let nodeid = u32::try_from(id).unwrap_or(u32::MAX);
-        out.push(info(
-            attr::NODE_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::HOSTNAME.wire_key(), Value::string(node.name.clone())),
-                info(attr::NODEID.wire_key(), Value::Uint32(nodeid)),
-                info(attr::NODE_SIZE.wire_key(), Value::Uint32(size)),
-                info(attr::LOCAL_PEERS.wire_key(), Value::string(peers.join(","))),
-                info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(size)),
-                info(
-                    attr::LOCALLDR.wire_key(),
-                    Value::Rank(Rank(local.first().copied().unwrap_or(0))),
-                ),
-            ]),
-        ));
-        for (place, r) in local.iter().enumerate() {
-            let place = u16::try_from(place).unwrap_or(u16::MAX);
-            out.push(info(
-                attr::PROC_INFO_ARRAY.wire_key(),
-                array(vec![
-                    info(attr::RANK.wire_key(), Value::Rank(Rank(*r))),
-                    info(attr::LOCAL_RANK.wire_key(), Value::Uint16(place)),
-                    info(attr::NODE_RANK.wire_key(), Value::Uint16(place)),
-                    info(attr::APPNUM.wire_key(), Value::Uint32(0)),
-                    info(attr::APP_RANK.wire_key(), Value::Rank(Rank(*r))),
-                    info(attr::GLOBAL_RANK.wire_key(), Value::Rank(Rank(*r))),
-                    info(attr::HOSTNAME.wire_key(), Value::string(node.name.clone())),
-                    info(attr::NODEID.wire_key(), Value::Uint32(nodeid)),
-                ]),
-            ));
-        }
-    }
-    out
-}

@@ -1,0 +1,375 @@
+//! The resource manager between the nodes of a vector's job, shared by every target: fences
+//! across nodes (each node's data, concatenated in node order, handed back to every node),
+//! direct modex routed to the node that owns the process, a publish/lookup table, and the
+//! job information a launcher registers.
+//!
+//! The host logic is target-independent: a node's server is anything that can answer a direct
+//! modex request for one of its processes ([`NodeServer`]), whether this crate's [`Server`]
+//! in-process or another implementation's server in a child process.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pmix::model::{DataArray, DataType, Info, PData, Proc, Rank, Status, Value, attr};
+use pmix::server::{Host, Server};
+use tokio::sync::{Notify, oneshot};
+
+use crate::vector::Vector;
+
+/// A boxed future answering a direct modex: the process's packed data or a status.
+pub type ModexFuture = Pin<Box<dyn Future<Output = Result<Vec<u8>, Status>> + Send>>;
+
+/// A node's server as the host sees it.
+pub trait NodeServer: Send + Sync {
+    /// The data a local process committed, for a host serving another node's request.
+    fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture;
+}
+
+impl NodeServer for Arc<Server> {
+    fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture {
+        let server = self.clone();
+        Box::pin(async move { server.dmodex_request(proc, info).await })
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The uid and gid of this process (read from `/proc`, so no libc call is needed).
+pub fn uid_gid() -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map_or((0, 0), |m| (m.uid(), m.gid()))
+}
+
+/// What every node's host shares: the servers, fences in progress, published data.
+pub struct Shared {
+    pub servers: Mutex<Vec<Arc<dyn NodeServer>>>,
+    direct_modex: bool,
+    fence: bool,
+    publish: bool,
+    node_of: BTreeMap<u32, usize>,
+    nodes: usize,
+    /// Fences in progress, by participant list and round.
+    fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
+    /// How many fences each node has entered per participant list.
+    rounds: Mutex<BTreeMap<(String, usize), u64>>,
+    published: Mutex<BTreeMap<String, PData>>,
+    published_changed: Notify,
+}
+
+#[derive(Default)]
+struct FenceRound {
+    data: BTreeMap<usize, Vec<u8>>,
+    waiters: Vec<oneshot::Sender<Vec<u8>>>,
+}
+
+impl Shared {
+    pub fn new(v: &Vector) -> Shared {
+        Shared {
+            servers: Mutex::new(Vec::new()),
+            direct_modex: v.setup.host.direct_modex,
+            fence: v.setup.host.fence,
+            publish: v.setup.host.publish,
+            node_of: v
+                .setup
+                .nodes
+                .iter()
+                .enumerate()
+                .flat_map(|(i, n)| n.ranks.iter().map(move |r| (*r, i)))
+                .collect(),
+            nodes: v.setup.nodes.len(),
+            fences: Mutex::new(BTreeMap::new()),
+            rounds: Mutex::new(BTreeMap::new()),
+            published: Mutex::new(BTreeMap::new()),
+            published_changed: Notify::new(),
+        }
+    }
+
+    /// The nodes hosting any of `procs` (a wildcard: every rank of the job).
+    fn nodes_of(&self, procs: &[Proc]) -> Vec<usize> {
+        let mut out: Vec<usize> = procs
+            .iter()
+            .flat_map(|p| {
+                if p.rank == Rank::WILDCARD {
+                    (0..self.nodes).collect::<Vec<_>>()
+                } else {
+                    self.node_of.get(&p.rank.0).copied().into_iter().collect()
+                }
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The resource manager of one node.
+pub struct ClusterHost {
+    pub node: usize,
+    pub shared: Arc<Shared>,
+}
+
+impl Host for ClusterHost {
+    fn supports_direct_modex(&self) -> bool {
+        self.shared.direct_modex
+    }
+
+    async fn fence_nb(
+        &self,
+        procs: Vec<Proc>,
+        _info: Vec<Info>,
+        data: Vec<u8>,
+    ) -> Result<Vec<u8>, Status> {
+        if !self.shared.fence {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        let mut sorted = procs.clone();
+        sorted.sort();
+        let key = format!("{sorted:?}");
+        let expected = self.shared.nodes_of(&procs);
+        let rx = {
+            let round = {
+                let mut rounds = lock(&self.shared.rounds);
+                let r = rounds.entry((key.clone(), self.node)).or_insert(0);
+                *r += 1;
+                *r
+            };
+            let mut fences = lock(&self.shared.fences);
+            let f = fences.entry((key.clone(), round)).or_default();
+            f.data.insert(self.node, data);
+            let (tx, rx) = oneshot::channel();
+            f.waiters.push(tx);
+            if expected.iter().all(|n| f.data.contains_key(n)) {
+                let all: Vec<u8> = f.data.values().flatten().copied().collect();
+                if let Some(done) = fences.remove(&(key, round)) {
+                    for w in done.waiters {
+                        let _ = w.send(all.clone());
+                    }
+                }
+            }
+            rx
+        };
+        rx.await.map_err(|_| Status::ERR_LOST_CONNECTION)
+    }
+
+    async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
+        if !self.shared.direct_modex {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        let node = *self
+            .shared
+            .node_of
+            .get(&proc.rank.0)
+            .ok_or(Status::ERR_NOT_FOUND)?;
+        let server = lock(&self.shared.servers)
+            .get(node)
+            .cloned()
+            .ok_or(Status::ERR_NOT_FOUND)?;
+        server.dmodex(proc, info).await
+    }
+
+    async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
+        if !self.shared.publish {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        let mut table = lock(&self.shared.published);
+        let data: Vec<Info> = info
+            .into_iter()
+            .filter(|i| !i.key.as_str().starts_with("pmix."))
+            .collect();
+        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
+            return Err(Status::ERR_DUPLICATE_KEY);
+        }
+        for i in data {
+            table.insert(
+                i.key.as_str().to_owned(),
+                PData {
+                    proc: proc.clone(),
+                    key: i.key.clone(),
+                    value: i.value.clone(),
+                },
+            );
+        }
+        drop(table);
+        self.shared.published_changed.notify_waiters();
+        Ok(())
+    }
+
+    async fn lookup(
+        &self,
+        _proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> Result<Vec<PData>, Status> {
+        if !self.shared.publish {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
+        let timeout = info
+            .iter()
+            .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
+            .and_then(|i| i.value.to_u64())
+            .filter(|t| *t > 0);
+        let search = async {
+            loop {
+                let notified = self.shared.published_changed.notified();
+                {
+                    let table = lock(&self.shared.published);
+                    let found: Vec<PData> =
+                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
+                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
+                        return Ok(found);
+                    }
+                    if !wait {
+                        return Err(Status::ERR_NOT_FOUND);
+                    }
+                }
+                notified.await;
+            }
+        };
+        match timeout {
+            Some(t) => tokio::time::timeout(Duration::from_secs(t), search)
+                .await
+                .unwrap_or(Err(Status::ERR_TIMEOUT)),
+            None => search.await,
+        }
+    }
+
+    async fn unpublish(
+        &self,
+        proc: Proc,
+        keys: Vec<String>,
+        _info: Vec<Info>,
+    ) -> Result<(), Status> {
+        if !self.shared.publish {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        let mut table = lock(&self.shared.published);
+        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
+        Ok(())
+    }
+}
+
+// ---- what the host registers ----
+
+fn info(key: &str, value: Value) -> Info {
+    Info::with_key(key, value).unwrap_or_else(|_| Info::new(attr::JOB_SIZE, 0u32))
+}
+
+fn array(infos: Vec<Info>) -> Value {
+    let elements = infos
+        .into_iter()
+        .map(|i| Value::Info(Box::new(i)))
+        .collect();
+    match DataArray::new(DataType::INFO, elements) {
+        Ok(a) => Value::DataArray(Box::new(a)),
+        Err(_) => Value::Bool(false),
+    }
+}
+
+/// The standard information (when asked for) and the vector's own, in that order.
+pub fn registration(v: &Vector) -> Result<Vec<Info>, String> {
+    let mut out = Vec::new();
+    if v.setup.standard_info {
+        out.extend(standard_info(v));
+    }
+    for i in &v.setup.info {
+        out.push(i.to_info(&v.setup.nspace)?);
+    }
+    Ok(out)
+}
+
+/// What a launcher registers for a job laid out as the vector's nodes: one application.
+fn standard_info(v: &Vector) -> Vec<Info> {
+    let ranks = v.ranks();
+    let n = u32::try_from(ranks.len()).unwrap_or(u32::MAX);
+    let hosts: Vec<&str> = v.setup.nodes.iter().map(|n| n.name.as_str()).collect();
+    let num_nodes = u32::try_from(hosts.len()).unwrap_or(u32::MAX);
+    let mut out = vec![
+        info(
+            attr::SESSION_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::SESSION_ID.wire_key(), Value::Uint32(1)),
+                info(attr::UNIV_SIZE.wire_key(), Value::Uint32(n)),
+            ]),
+        ),
+        info(
+            attr::JOBID.wire_key(),
+            Value::string(v.setup.nspace.clone()),
+        ),
+        info(attr::JOB_SIZE.wire_key(), Value::Uint32(n)),
+        info(attr::MAX_PROCS.wire_key(), Value::Uint32(n)),
+        info(attr::JOB_NUM_APPS.wire_key(), Value::Uint32(1)),
+        info(attr::NUM_NODES.wire_key(), Value::Uint32(num_nodes)),
+        info(attr::NODE_LIST.wire_key(), Value::string(hosts.join(","))),
+        info(
+            attr::APP_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::APPNUM.wire_key(), Value::Uint32(0)),
+                info(attr::APP_SIZE.wire_key(), Value::Uint32(n)),
+                info(attr::APPLDR.wire_key(), Value::Rank(Rank(0))),
+            ]),
+        ),
+    ];
+    for (id, node) in v.setup.nodes.iter().enumerate() {
+        let mut local = node.ranks.clone();
+        local.sort_unstable();
+        let peers: Vec<String> = local.iter().map(u32::to_string).collect();
+        let size = u32::try_from(local.len()).unwrap_or(u32::MAX);
+        let nodeid = u32::try_from(id).unwrap_or(u32::MAX);
+        out.push(info(
+            attr::NODE_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::HOSTNAME.wire_key(), Value::string(node.name.clone())),
+                info(attr::NODEID.wire_key(), Value::Uint32(nodeid)),
+                info(attr::NODE_SIZE.wire_key(), Value::Uint32(size)),
+                info(attr::LOCAL_PEERS.wire_key(), Value::string(peers.join(","))),
+                info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(size)),
+                info(
+                    attr::LOCALLDR.wire_key(),
+                    Value::Rank(Rank(local.first().copied().unwrap_or(0))),
+                ),
+            ]),
+        ));
+        for (place, r) in local.iter().enumerate() {
+            let place = u16::try_from(place).unwrap_or(u16::MAX);
+            out.push(info(
+                attr::PROC_INFO_ARRAY.wire_key(),
+                array(vec![
+                    info(attr::RANK.wire_key(), Value::Rank(Rank(*r))),
+                    info(attr::LOCAL_RANK.wire_key(), Value::Uint16(place)),
+                    info(attr::NODE_RANK.wire_key(), Value::Uint16(place)),
+                    info(attr::APPNUM.wire_key(), Value::Uint32(0)),
+                    info(attr::APP_RANK.wire_key(), Value::Rank(Rank(*r))),
+                    info(attr::GLOBAL_RANK.wire_key(), Value::Rank(Rank(*r))),
+                    info(attr::HOSTNAME.wire_key(), Value::string(node.name.clone())),
+                    info(attr::NODEID.wire_key(), Value::Uint32(nodeid)),
+                ]),
+            ));
+        }
+    }
+    out
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("nodes", &self.nodes)
+            .field("direct_modex", &self.direct_modex)
+            .field("fence", &self.fence)
+            .field("publish", &self.publish)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for ClusterHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterHost")
+            .field("node", &self.node)
+            .finish_non_exhaustive()
+    }
+}
