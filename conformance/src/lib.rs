@@ -4,20 +4,27 @@
 //! - [`inventory`] loads the standard's inventory from `spec-vectors/inventory/` (every API,
 //!   attribute, constant, struct and retrieval rule, for v5.0 and the 5.1 draft);
 //! - [`vector`] is the vector format (TOML, `spec-vectors/vectors/`) and its loader;
+//! - [`cluster`] is the resource manager between a job's nodes, shared by every target;
 //! - [`rust_target`] runs a vector in-process on this project's crate: one server per node,
-//!   a host between them, a client per rank; [`runner`] adds the timeout;
+//!   a host between them, a client per rank;
+//! - [`libpmix_target`] runs it on any `libpmix.so`: a server process per node and a client
+//!   process per rank ([`libpmix_child`]), each loading the library through [`ffi`];
+//!   [`runner`] picks the target and adds the timeout;
 //! - [`outcome`] judges each step against the standard's expectation;
 //! - [`report`] and [`coverage`] write the matrix, diffs, JUnit, JSON and the coverage table.
 //!
 //! ```text
-//!   vectors/*.toml ──load──▶ Vector ──runner──▶ target (rust) ──steps──▶ judge ──▶ Outcome
+//!   vectors/*.toml ──load──▶ Vector ──runner──▶ target (rust | libpmix) ──steps──▶ judge ──▶ Outcome
 //!                                                                           │
 //!                               inventory ──▶ coverage ◀── report ◀──────────┘
 //! ```
 
 pub mod cluster;
 pub mod coverage;
+pub mod ffi;
 pub mod inventory;
+pub mod libpmix_child;
+pub mod libpmix_target;
 pub mod outcome;
 pub mod report;
 pub mod runner;

@@ -98,6 +98,23 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
         }
         out.push('\n');
     }
+    let departed = departures(rows);
+    if !departed.is_empty() {
+        out.push_str(
+            "\n## Where each target departs from the standard\n\n\
+             | target | vector | rules | departure |\n|---|---|---|---|\n",
+        );
+        for (r, what) in &departed {
+            let _ = writeln!(
+                out,
+                "| `{}` | `{}` | {} | {} |",
+                r.target,
+                r.id,
+                r.rules.join(", "),
+                what.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+    }
     let notable: Vec<&Row> = rows
         .iter()
         .filter(|r| !matches!(r.outcome, Outcome::Pass))
@@ -140,6 +157,32 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
     out
 }
 
+/// The rows where a target departs from the standard (failures, expected failures, calls it
+/// does not support), each with a one-line description.
+pub fn departures(rows: &[Row]) -> Vec<(&Row, String)> {
+    rows.iter()
+        .filter_map(|r| {
+            let what = match &r.outcome {
+                Outcome::ExpectedFailure { reason } => reason.clone(),
+                Outcome::Fail { step, diff } => {
+                    let changed: Vec<&str> = diff
+                        .lines()
+                        .filter(|l| l.starts_with(['-', '+']) && !l.starts_with("---"))
+                        .filter(|l| !l.starts_with("+++"))
+                        .map(str::trim)
+                        .collect();
+                    format!("step {step}: {} (not yet explained)", changed.join("; "))
+                }
+                Outcome::NotSupported { step, api } => {
+                    format!("step {step}: {api} answers PMIX_ERR_NOT_SUPPORTED")
+                }
+                _ => return None,
+            };
+            Some((r, what))
+        })
+        .collect()
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -147,32 +190,82 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The HTML report: the Markdown report's matrix and details as a page of its own.
+/// The HTML report: the matrix of vectors × targets, the departures, and each outcome's
+/// detail.
 pub fn html(rows: &[Row]) -> String {
+    let targets: BTreeSet<&str> = rows.iter().map(|r| r.target.as_str()).collect();
     let mut out = String::from(
         "<!doctype html>\n<meta charset=\"utf-8\">\n<title>Conformance report</title>\n\
-         <style>td,th{border:1px solid #ccc;padding:2px 6px}table{border-collapse:collapse}\
-         .pass{background:#dfd}.bad{background:#fdd}.other{background:#ffd}</style>\n\
-         <h1>Conformance report</h1>\n<table>\n<tr><th>vector</th><th>target</th><th>outcome</th><th>detail</th></tr>\n",
+         <style>td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}\
+         table{border-collapse:collapse}.pass{background:#dfd}.bad{background:#fdd}\
+         .other{background:#ffd}</style>\n<h1>Conformance report</h1>\n<h2>Matrix</h2>\n<table>\n\
+         <tr><th>vector</th><th>rules</th>",
     );
-    for r in rows {
-        let class = match r.outcome {
-            Outcome::Pass => "pass",
-            ref o if o.is_bad() => "bad",
-            _ => "other",
-        };
+    for t in &targets {
+        let _ = write!(out, "<th>{}</th>", escape(t));
+    }
+    out.push_str("</tr>\n");
+    let ids: BTreeSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    for id in &ids {
+        let rules = rows
+            .iter()
+            .find(|r| r.id == *id)
+            .map(|r| r.rules.join(", "))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(id),
+            escape(&rules)
+        );
+        for t in &targets {
+            match rows.iter().find(|r| r.id == *id && r.target == *t) {
+                Some(r) => {
+                    let _ = write!(
+                        out,
+                        "<td class=\"{}\" title=\"{}\">{}</td>",
+                        class(&r.outcome),
+                        escape(&detail_text(&r.outcome)),
+                        r.outcome.label()
+                    );
+                }
+                None => out.push_str("<td></td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    let departed = departures(rows);
+    if !departed.is_empty() {
+        out.push_str(
+            "<h2>Where each target departs from the standard</h2>\n<table>\n\
+             <tr><th>target</th><th>vector</th><th>rules</th><th>departure</th></tr>\n",
+        );
+        for (r, what) in departed {
+            let _ = writeln!(
+                out,
+                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                class(&r.outcome),
+                escape(&r.target),
+                escape(&r.id),
+                escape(&r.rules.join(", ")),
+                escape(&what)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str(
+        "<h2>Details</h2>\n<table>\n<tr><th>vector</th><th>target</th><th>outcome</th><th>detail</th></tr>\n",
+    );
+    for r in rows.iter().filter(|r| r.outcome != Outcome::Pass) {
         let detail = match &r.outcome {
             Outcome::Fail { diff, .. } => format!("<pre>{}</pre>", escape(diff)),
-            Outcome::NotSupported { step, api } => format!("step {step}: {}", escape(api)),
-            Outcome::ExpectedFailure { reason } | Outcome::UnexpectedPass { reason } => {
-                escape(reason)
-            }
-            Outcome::Error { message } => escape(message),
-            Outcome::Pass => String::new(),
+            o => escape(&detail_text(o)),
         };
         let _ = writeln!(
             out,
-            "<tr class=\"{class}\"><td>{}</td><td>{}</td><td>{}</td><td>{detail}</td></tr>",
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{detail}</td></tr>",
+            class(&r.outcome),
             escape(&r.id),
             escape(&r.target),
             r.outcome.label()
@@ -180,6 +273,24 @@ pub fn html(rows: &[Row]) -> String {
     }
     out.push_str("</table>\n");
     out
+}
+
+fn class(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Pass => "pass",
+        o if o.is_bad() => "bad",
+        _ => "other",
+    }
+}
+
+fn detail_text(o: &Outcome) -> String {
+    match o {
+        Outcome::Fail { diff, .. } => diff.clone(),
+        Outcome::NotSupported { step, api } => format!("step {step}: {api}"),
+        Outcome::ExpectedFailure { reason } | Outcome::UnexpectedPass { reason } => reason.clone(),
+        Outcome::Error { message } => message.clone(),
+        Outcome::Pass => String::new(),
+    }
 }
 
 /// JUnit XML: one test case per vector and target; failures and errors carry their detail,

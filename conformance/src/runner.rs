@@ -1,6 +1,7 @@
 //! Running vectors on a target, each under its timeout: a hung or failed target is a failed
 //! vector, never a hung run.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -12,13 +13,25 @@ use crate::vector::Vector;
 pub enum Target {
     /// This project's `pmix` crate, in-process.
     Rust,
+    /// A `libpmix.so` through its C API, server and clients in child processes.
+    Library {
+        /// The library as given (a path, or a name for the dynamic loader).
+        path: String,
+        /// The name derived from its version string, e.g. `openpmix-4.2`.
+        name: String,
+        /// Its version string.
+        version: String,
+        /// The conformance binary, which hosts the child processes.
+        exe: PathBuf,
+    },
 }
 
 impl Target {
-    /// The name used in reports and in vectors' `expected_failure` tables.
-    pub fn name(&self) -> &'static str {
+    /// The name used in reports, baselines and vectors' `expected_failure` tables.
+    pub fn name(&self) -> &str {
         match self {
             Target::Rust => "rust",
+            Target::Library { name, .. } => name,
         }
     }
 }
@@ -28,7 +41,7 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
     let done = AtomicUsize::new(0);
     let mut verdict = None;
     let outcome = {
-        let run = crate::rust_target::run(v, |n, step, result| {
+        let check = |n: usize, step: &crate::vector::Step, result: &_| {
             done.store(n + 1, Ordering::Relaxed);
             match judge(n, step, result) {
                 Some(o) => {
@@ -37,8 +50,15 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
                 }
                 None => true,
             }
-        });
-        tokio::time::timeout(Duration::from_secs(v.timeout_s), run).await
+        };
+        let limit = Duration::from_secs(v.timeout_s);
+        match target {
+            Target::Rust => tokio::time::timeout(limit, crate::rust_target::run(v, check)).await,
+            Target::Library { path, exe, .. } => {
+                let run = crate::libpmix_target::run(v, exe, path, check);
+                tokio::time::timeout(limit, run).await
+            }
+        }
     };
     let outcome = match outcome {
         Err(_) => {

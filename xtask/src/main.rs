@@ -48,8 +48,9 @@ fn main() -> ExitCode {
 
 const HELP: &str = "usage: cargo xtask <command>
 
-  conformance [--target rust] [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]
-                       run the conformance vectors (Rust target by default)
+  conformance [--target rust|LIBPMIX]... [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]
+                       run the conformance vectors (Rust target by default; LIBPMIX is any
+                       libpmix.so, e.g. libpmix.so.2)
   test [--ci]          run the test suite with cargo nextest
   vectors [--check]    regenerate spec-vectors/inventory and the code's tables
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)

@@ -1,0 +1,354 @@
+//! The child processes of the `libpmix.so` target (see [`crate::libpmix_target`]): a node's
+//! server and a rank's client, each driving the library through [`crate::ffi`] and speaking
+//! JSON lines with the harness on stdin and stdout.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pmix::model::{Info, PData, Proc, Rank, Scope, Status, Value, attr};
+
+use crate::cluster::lock;
+use crate::ffi::{self, Answer, Completion, Upcall};
+use crate::libpmix_target::{
+    ClientCall, ClientResult, FromNode, ToNode, UpcallMsg, from_id, pack_list, proc_id, unpack_list,
+};
+
+/// One line of JSON to stdout, whole (several threads write).
+fn emit<T: serde::Serialize>(out: &Mutex<std::io::Stdout>, msg: &T) {
+    if let Ok(line) = serde_json::to_string(msg) {
+        let mut o = lock(out);
+        let _ = writeln!(o, "{line}");
+        let _ = o.flush();
+    }
+}
+
+/// `conformance __libpmix-version LIB`: print the library's version string.
+pub fn version_main(lib: &str) -> ExitCode {
+    match ffi::open(lib) {
+        Ok(l) => {
+            println!("{}", l.version());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `conformance __libpmix-node LIB`: one node's server.
+pub fn node_main(lib: &str) -> ExitCode {
+    let out = Arc::new(Mutex::new(std::io::stdout()));
+    let l = match ffi::open(lib) {
+        Ok(l) => l,
+        Err(e) => {
+            emit(&out, &ready_error(Status::ERR_INIT, e));
+            return ExitCode::FAILURE;
+        }
+    };
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let Some(Ok(first)) = lines.next() else {
+        return ExitCode::FAILURE;
+    };
+    let Ok(ToNode::Setup {
+        node,
+        nspace,
+        info,
+        ranks,
+        uid,
+        gid,
+        tmpdir,
+        caps,
+    }) = serde_json::from_str::<ToNode>(&first)
+    else {
+        emit(&out, &ready_error(Status::ERR_BAD_PARAM, "no setup".into()));
+        return ExitCode::FAILURE;
+    };
+
+    let pending: Arc<Mutex<BTreeMap<u64, Completion>>> = Arc::new(Mutex::new(BTreeMap::new()));
+    let next = Arc::new(AtomicU64::new(0));
+    let host = {
+        let (out, pending, next) = (out.clone(), pending.clone(), next.clone());
+        Box::new(move |u: Upcall, c: Completion| {
+            let id = next.fetch_add(1, Ordering::Relaxed);
+            lock(&pending).insert(id, c);
+            emit(
+                &out,
+                &FromNode::Upcall {
+                    id,
+                    call: upcall_msg(u),
+                },
+            );
+        })
+    };
+    let server_info = [
+        (attr::SERVER_TMPDIR.wire_key(), tmpdir.clone()),
+        (attr::SYSTEM_TMPDIR.wire_key(), tmpdir),
+        (attr::SERVER_NSPACE.wire_key(), format!("vserver-{node}")),
+        (attr::HOSTNAME.wire_key(), node),
+    ];
+    let server_info: Vec<Info> = server_info
+        .into_iter()
+        .filter_map(|(k, v)| Info::with_key(k, v).ok())
+        .collect();
+    let caps = ffi::HostCaps {
+        fence: caps.0,
+        direct_modex: caps.1,
+        publish: caps.2,
+    };
+    let setup = (|| -> Result<BTreeMap<u32, BTreeMap<String, String>>, (Status, String)> {
+        ffi::server_init(&server_info, caps, host).map_err(|s| (s, "PMIx_server_init".into()))?;
+        let info: Vec<Info> =
+            unpack_list(&info).map_err(|e| (Status::ERR_BAD_PARAM, format!("infos: {e}")))?;
+        let n = u32::try_from(ranks.len()).unwrap_or(u32::MAX);
+        ffi::register_nspace(&nspace, n, &info)
+            .map_err(|s| (s, "PMIx_server_register_nspace".into()))?;
+        let mut env = BTreeMap::new();
+        for r in &ranks {
+            let p = Proc::try_new(&nspace, Rank(*r))
+                .map_err(|e| (Status::ERR_BAD_PARAM, e.to_string()))?;
+            ffi::register_client(&p, uid, gid)
+                .map_err(|s| (s, "PMIx_server_register_client".into()))?;
+            env.insert(
+                *r,
+                ffi::setup_fork(&p).map_err(|s| (s, "PMIx_server_setup_fork".into()))?,
+            );
+        }
+        Ok(env)
+    })();
+    match setup {
+        Ok(env) => emit(
+            &out,
+            &FromNode::Ready {
+                status: 0,
+                error: String::new(),
+                env,
+                version: l.version(),
+            },
+        ),
+        Err((s, what)) => {
+            emit(&out, &ready_error(s, what));
+            return ExitCode::FAILURE;
+        }
+    }
+
+    for line in lines {
+        let Ok(line) = line else { break };
+        match serde_json::from_str::<ToNode>(&line) {
+            Ok(ToNode::HostReply {
+                id,
+                status,
+                data,
+                found,
+            }) => {
+                let Some(c) = lock(&pending).remove(&id) else {
+                    continue;
+                };
+                let answer = if status != 0 {
+                    Answer::Status(Status(status))
+                } else if let Some(f) = found {
+                    Answer::Found(unpack_list::<PData>(&f).map_err(|_| Status::ERR_BAD_PARAM))
+                } else if let Some(d) = data {
+                    Answer::Data(Ok(d))
+                } else {
+                    Answer::Status(Status::SUCCESS)
+                };
+                c.finish(answer);
+            }
+            Ok(ToNode::Dmodex { id, proc, .. }) => {
+                let out = out.clone();
+                std::thread::spawn(move || {
+                    let r = from_id(&proc).and_then(|p| ffi::dmodex_request(&p));
+                    let (status, data) = match r {
+                        Ok(d) => (0, d),
+                        Err(s) => (s.0, Vec::new()),
+                    };
+                    emit(&out, &FromNode::DmodexDone { id, status, data });
+                });
+            }
+            Ok(ToNode::Setup { .. }) | Err(_) => {}
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn ready_error(s: Status, error: String) -> FromNode {
+    FromNode::Ready {
+        status: if s == Status::SUCCESS {
+            Status::ERROR.0
+        } else {
+            s.0
+        },
+        error,
+        env: BTreeMap::new(),
+        version: String::new(),
+    }
+}
+
+fn upcall_msg(u: Upcall) -> UpcallMsg {
+    match u {
+        Upcall::Fence { procs, info, data } => UpcallMsg::Fence {
+            procs: procs.iter().map(proc_id).collect(),
+            info: pack_list(&info),
+            data,
+        },
+        Upcall::DirectModex { proc, info } => UpcallMsg::DirectModex {
+            proc: proc_id(&proc),
+            info: pack_list(&info),
+        },
+        Upcall::Publish { proc, info } => UpcallMsg::Publish {
+            proc: proc_id(&proc),
+            info: pack_list(&info),
+        },
+        Upcall::Lookup { proc, keys, info } => UpcallMsg::Lookup {
+            proc: proc_id(&proc),
+            keys,
+            info: pack_list(&info),
+        },
+        Upcall::Unpublish { proc, keys, info } => UpcallMsg::Unpublish {
+            proc: proc_id(&proc),
+            keys,
+            info: pack_list(&info),
+        },
+    }
+}
+
+/// `conformance __libpmix-client LIB`: one rank, initialised from its environment.
+pub fn client_main(lib: &str) -> ExitCode {
+    let out = Mutex::new(std::io::stdout());
+    if ffi::open(lib).is_err() {
+        emit(
+            &out,
+            &ClientResult {
+                status: Status::ERR_INIT.0,
+                ..ClientResult::default()
+            },
+        );
+        return ExitCode::FAILURE;
+    }
+    let init = ffi::client_init();
+    emit(
+        &out,
+        &ClientResult {
+            status: init.as_ref().err().map_or(0, |s| s.0),
+            ..ClientResult::default()
+        },
+    );
+    if init.is_err() {
+        return ExitCode::FAILURE;
+    }
+    let mut handles: BTreeMap<String, ffi::GetSlot> = BTreeMap::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let result = match serde_json::from_str::<ClientCall>(&line) {
+            Ok(call) => execute(call, &mut handles),
+            Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
+        };
+        emit(&out, &result);
+    }
+    ExitCode::SUCCESS
+}
+
+fn status_only(r: Result<(), Status>) -> ClientResult {
+    ClientResult {
+        status: r.err().map_or(0, |s| s.0),
+        ..ClientResult::default()
+    }
+}
+
+fn with_value(r: Result<Value, Status>) -> ClientResult {
+    match r {
+        Ok(v) => ClientResult {
+            status: 0,
+            value: Some(pack_list(std::slice::from_ref(&v))),
+            data: None,
+        },
+        Err(s) => status_only(Err(s)),
+    }
+}
+
+fn execute(call: ClientCall, handles: &mut BTreeMap<String, ffi::GetSlot>) -> ClientResult {
+    let infos = |b: &[u8]| unpack_list::<Info>(b).map_err(|_| Status::ERR_BAD_PARAM);
+    let value = |b: &[u8]| {
+        unpack_list::<Value>(b)
+            .ok()
+            .and_then(|mut v| v.pop())
+            .ok_or(Status::ERR_BAD_PARAM)
+    };
+    match call {
+        ClientCall::Put {
+            scope,
+            key,
+            value: v,
+        } => status_only(value(&v).and_then(|v| ffi::put(Scope(scope), &key, &v))),
+        ClientCall::StoreInternal {
+            target,
+            key,
+            value: v,
+        } => status_only(
+            from_id(&target)
+                .and_then(|p| value(&v).and_then(|v| ffi::store_internal(&p, &key, &v))),
+        ),
+        ClientCall::Commit => status_only(ffi::commit()),
+        ClientCall::Fence { procs, info } => status_only((|| {
+            let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+            ffi::fence(&procs, &infos(&info)?)
+        })()),
+        ClientCall::Get {
+            target,
+            key,
+            info,
+            handle,
+        } => {
+            let target = match target.as_ref().map(from_id).transpose() {
+                Ok(t) => t,
+                Err(s) => return status_only(Err(s)),
+            };
+            let info = match infos(&info) {
+                Ok(i) => i,
+                Err(s) => return status_only(Err(s)),
+            };
+            match handle {
+                Some(h) => match ffi::get_nb(target.as_ref(), &key, &info) {
+                    Ok(slot) => {
+                        handles.insert(h, slot);
+                        status_only(Ok(()))
+                    }
+                    Err(s) => {
+                        // The failure to start is the get's result.
+                        let slot = Arc::new((Mutex::new(Some(Err(s))), std::sync::Condvar::new()));
+                        handles.insert(h, slot);
+                        status_only(Ok(()))
+                    }
+                },
+                None => with_value(ffi::get(target.as_ref(), &key, &info)),
+            }
+        }
+        ClientCall::Await { handle } => match handles.remove(&handle) {
+            Some(slot) => with_value(ffi::wait(&slot)),
+            None => status_only(Err(Status::ERR_BAD_PARAM)),
+        },
+        ClientCall::Publish { info } => status_only(infos(&info).and_then(|i| ffi::publish(&i))),
+        ClientCall::Lookup { keys, info } => {
+            match infos(&info).and_then(|i| ffi::lookup(&keys, &i)) {
+                Ok(found) => ClientResult {
+                    status: 0,
+                    value: None,
+                    data: Some(pack_list(&found)),
+                },
+                Err(s) => status_only(Err(s)),
+            }
+        }
+        ClientCall::Unpublish { keys, info } => {
+            status_only(infos(&info).and_then(|i| ffi::unpublish(&keys, &i)))
+        }
+        ClientCall::Finalize => {
+            let s = ffi::finalize();
+            status_only(if s == Status::SUCCESS { Ok(()) } else { Err(s) })
+        }
+    }
+}

@@ -1,0 +1,753 @@
+//! The `libpmix.so` target: a vector run on any implementation of the standard's C API.
+//!
+//! A PMIx library holds one server or one client per process, so the harness runs every part
+//! of the job as a child process of its own, each loading the same library ([`crate::ffi`]):
+//!
+//! ```text
+//!   harness (this process) ── the cluster host: fences, direct modex, publish table ──┐
+//!     │  JSON lines on stdin/stdout                                                    │
+//!     ├── node server per node: PMIx_server_init, register_nspace/client, setup_fork,  │
+//!     │     host callbacks forwarded to the harness ◀──────────────────────────────────┘
+//!     └── client per rank: PMIx_Init with setup_fork's environment, then one API call per
+//!           step line, one result line back
+//! ```
+//!
+//! Values, infos and lookup data travel between the processes packed by this project's codec
+//! (non-described buffers); inside each child they cross into C through the library's own
+//! `PMIx_Data_unpack`/`PMIx_Data_pack`. Every child is killed when the run ends or its time
+//! runs out, so a hung or crashed library fails the vector, never the run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pmix::codec::{BufferType, Codec, DataBuffer, Size};
+use pmix::model::{Info, PData, Proc, Rank, Status, Value};
+use pmix::server::Host;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::cluster::{ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, uid_gid};
+use crate::rust_target::{Observed, Prepared, StepResult, prepare};
+use crate::vector::{Call, Step, Vector};
+
+// ---- the protocol between the harness and its children ----
+
+/// A process identifier on the pipes.
+pub type ProcId = (String, u32);
+
+/// Harness to node server.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToNode {
+    Setup {
+        node: String,
+        nspace: String,
+        /// The registration's infos, packed.
+        info: Vec<u8>,
+        ranks: Vec<u32>,
+        uid: u32,
+        gid: u32,
+        tmpdir: String,
+        /// The upcalls the host provides: fence, direct modex, publish/lookup/unpublish.
+        caps: (bool, bool, bool),
+    },
+    /// The host's answer to upcall `id`: a status, modex data, or packed lookup results.
+    HostReply {
+        id: u64,
+        status: i32,
+        data: Option<Vec<u8>>,
+        found: Option<Vec<u8>>,
+    },
+    /// Ask the node's server for a local process's data (a direct modex from another node).
+    Dmodex {
+        id: u64,
+        proc: ProcId,
+        info: Vec<u8>,
+    },
+}
+
+/// Node server to harness.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum FromNode {
+    Ready {
+        status: i32,
+        error: String,
+        /// The environment of each rank, from `PMIx_server_setup_fork`.
+        env: BTreeMap<u32, BTreeMap<String, String>>,
+        version: String,
+    },
+    Upcall {
+        id: u64,
+        call: UpcallMsg,
+    },
+    DmodexDone {
+        id: u64,
+        status: i32,
+        data: Vec<u8>,
+    },
+}
+
+/// An upcall of a node's server, as sent to the harness.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum UpcallMsg {
+    Fence {
+        procs: Vec<ProcId>,
+        info: Vec<u8>,
+        data: Vec<u8>,
+    },
+    DirectModex {
+        proc: ProcId,
+        info: Vec<u8>,
+    },
+    Publish {
+        proc: ProcId,
+        info: Vec<u8>,
+    },
+    Lookup {
+        proc: ProcId,
+        keys: Vec<String>,
+        info: Vec<u8>,
+    },
+    Unpublish {
+        proc: ProcId,
+        keys: Vec<String>,
+        info: Vec<u8>,
+    },
+}
+
+/// Harness to client: one API call.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ClientCall {
+    Put {
+        scope: u8,
+        key: String,
+        value: Vec<u8>,
+    },
+    StoreInternal {
+        target: ProcId,
+        key: String,
+        value: Vec<u8>,
+    },
+    Commit,
+    Fence {
+        procs: Vec<ProcId>,
+        info: Vec<u8>,
+    },
+    Get {
+        target: Option<ProcId>,
+        key: String,
+        info: Vec<u8>,
+        /// Start a `PMIx_Get_nb` under this name instead of a blocking get.
+        handle: Option<String>,
+    },
+    Await {
+        handle: String,
+    },
+    Publish {
+        info: Vec<u8>,
+    },
+    Lookup {
+        keys: Vec<String>,
+        info: Vec<u8>,
+    },
+    Unpublish {
+        keys: Vec<String>,
+        info: Vec<u8>,
+    },
+    Finalize,
+}
+
+/// Client to harness: the result of init (first line) or of one call.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct ClientResult {
+    pub status: i32,
+    /// A packed value.
+    pub value: Option<Vec<u8>>,
+    /// Packed lookup data.
+    pub data: Option<Vec<u8>>,
+}
+
+/// Pack a list with its count (the pipes' encoding).
+pub fn pack_list<T: Codec>(values: &[T]) -> Vec<u8> {
+    let mut b = DataBuffer::with_type(BufferType::NonDescribed);
+    let packed = b.pack(&[Size(values.len() as u64)]).and_then(|()| {
+        if values.is_empty() {
+            Ok(())
+        } else {
+            b.pack(values)
+        }
+    });
+    match packed {
+        Ok(()) => b.unload(),
+        // Values built by this process always pack; an empty list is the safe fallback.
+        Err(_) => vec![0; 8],
+    }
+}
+
+/// Unpack what [`pack_list`] packed.
+pub fn unpack_list<T: Codec>(bytes: &[u8]) -> Result<Vec<T>, String> {
+    let mut b = DataBuffer::load(bytes.to_vec(), BufferType::NonDescribed);
+    let n = b
+        .unpack::<Size>(1)
+        .map_err(|e| e.to_string())?
+        .pop()
+        .map_or(0, |s| s.0);
+    let n = usize::try_from(n).map_err(|e| e.to_string())?;
+    if n > bytes.len() {
+        return Err(format!("a list of {n} in {} bytes", bytes.len()));
+    }
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    b.unpack(n).map_err(|e| e.to_string())
+}
+
+pub fn proc_id(p: &Proc) -> ProcId {
+    (p.nspace.as_str().to_owned(), p.rank.0)
+}
+
+pub fn from_id(p: &ProcId) -> Result<Proc, Status> {
+    Proc::try_new(&p.0, Rank(p.1)).map_err(|_| Status::ERR_BAD_PARAM)
+}
+
+// ---- the harness ----
+
+/// What the library calls itself, and the target name derived from it ("OpenPMIx 4.2.2 ..."
+/// gives `openpmix-4.2`).
+pub async fn identify(exe: &Path, lib: &str) -> Result<(String, String), String> {
+    let out = Command::new(exe)
+        .args(["__libpmix-version", lib])
+        .stderr(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !out.status.success() || version.is_empty() {
+        return Err(format!("{lib}: cannot be loaded as a PMIx library"));
+    }
+    Ok((target_name(&version), version))
+}
+
+fn target_name(version: &str) -> String {
+    let mut words = version.split_whitespace();
+    let implementation = words.next().unwrap_or("libpmix").to_lowercase();
+    let release = words.next().unwrap_or("");
+    let major_minor: Vec<&str> = release.split('.').take(2).collect();
+    if major_minor.len() == 2 {
+        format!("{implementation}-{}", major_minor.join("."))
+    } else {
+        implementation
+    }
+}
+
+/// Run the vector's steps on the library at `lib`, calling `check` after each (see
+/// [`crate::rust_target::run`]). `exe` is the conformance binary, which hosts the children.
+pub async fn run<F>(v: &Vector, exe: &Path, lib: &str, mut check: F) -> Result<(), String>
+where
+    F: FnMut(usize, &Step, &StepResult) -> bool,
+{
+    let tmp = TempDir::new()?;
+    let shared = Arc::new(Shared::new(v));
+    let mut nodes = Vec::new();
+    let mut node_servers: Vec<Arc<dyn NodeServer>> = Vec::new();
+    for (i, node) in v.setup.nodes.iter().enumerate() {
+        let n = NodeProc::start(exe, lib, i, shared.clone())?;
+        node_servers.push(Arc::new(n.handle.clone()));
+        let dir = tmp.0.join(&node.name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        nodes.push((n, dir));
+    }
+    *lock(&shared.servers) = node_servers;
+
+    let info = pack_list(&registration(v)?);
+    let (uid, gid) = uid_gid();
+    let mut envs: BTreeMap<u32, BTreeMap<String, String>> = BTreeMap::new();
+    for ((n, dir), spec) in nodes.iter_mut().zip(&v.setup.nodes) {
+        n.handle.send(&ToNode::Setup {
+            node: spec.name.clone(),
+            nspace: v.setup.nspace.clone(),
+            info: info.clone(),
+            ranks: spec.ranks.clone(),
+            uid,
+            gid,
+            tmpdir: dir.display().to_string(),
+            caps: (
+                v.setup.host.fence,
+                v.setup.host.direct_modex,
+                v.setup.host.publish,
+            ),
+        });
+        let ready = n
+            .ready
+            .take()
+            .ok_or("node started twice")?
+            .await
+            .map_err(|_| format!("the server of {} exited during setup", spec.name))?;
+        if ready.0 != 0 {
+            return Err(format!(
+                "the server of {}: {} ({:?})",
+                spec.name,
+                ready.1,
+                Status(ready.0)
+            ));
+        }
+        envs.extend(ready.2);
+    }
+
+    let mut clients: BTreeMap<u32, ClientProc> = BTreeMap::new();
+    for r in v.started() {
+        let env = envs.get(&r).ok_or(format!("no environment for rank {r}"))?;
+        clients.insert(r, ClientProc::start(exe, lib, r, env).await?);
+    }
+
+    for (n, step) in v.steps.iter().enumerate() {
+        let callers = v.callers(step);
+        let result = match &step.call {
+            Call::Vanish => {
+                for r in &callers {
+                    if let Some(mut c) = clients.remove(r) {
+                        c.kill().await;
+                    }
+                }
+                // Let the servers see the connections close.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Vec::new()
+            }
+            Call::Await { handle } => {
+                let r = callers.first().copied().unwrap_or(0);
+                let c = clients.get(&r).ok_or(format!("rank {r} has vanished"))?;
+                let res = c
+                    .call(ClientCall::Await {
+                        handle: handle.clone(),
+                    })
+                    .await?;
+                vec![(r, observed(res)?)]
+            }
+            Call::Get {
+                handle: Some(h), ..
+            } => {
+                let r = callers.first().copied().unwrap_or(0);
+                let c = clients.get(&r).ok_or(format!("rank {r} has vanished"))?;
+                let mut call = to_call(prepare(v, step, r)?);
+                if let ClientCall::Get { handle, .. } = &mut call {
+                    *handle = Some(h.clone());
+                }
+                c.call(call).await?;
+                Vec::new()
+            }
+            _ => {
+                let mut pending = Vec::new();
+                for r in &callers {
+                    let c = clients.get(r).ok_or(format!("rank {r} has vanished"))?;
+                    let call = to_call(prepare(v, step, *r)?);
+                    let tx = c.tx.clone();
+                    pending.push(tokio::spawn(
+                        async move { ClientProc::call_on(&tx, call).await },
+                    ));
+                }
+                let mut out = Vec::new();
+                for (r, p) in callers.iter().zip(pending) {
+                    let res = p.await.map_err(|e| e.to_string())??;
+                    out.push((*r, observed(res)?));
+                }
+                out
+            }
+        };
+        if !check(n, step, &result) {
+            break;
+        }
+    }
+    for (_, mut c) in clients {
+        c.kill().await;
+    }
+    for (mut n, _) in nodes {
+        n.kill().await;
+    }
+    Ok(())
+}
+
+fn to_call(p: Prepared) -> ClientCall {
+    let value = |v: &Value| pack_list(std::slice::from_ref(v));
+    match p {
+        Prepared::Put(scope, key, v) => ClientCall::Put {
+            scope: scope.0,
+            key,
+            value: value(&v),
+        },
+        Prepared::StoreInternal(target, key, v) => ClientCall::StoreInternal {
+            target: proc_id(&target),
+            key,
+            value: value(&v),
+        },
+        Prepared::Commit => ClientCall::Commit,
+        Prepared::Fence(procs, info) => ClientCall::Fence {
+            procs: procs.iter().map(proc_id).collect(),
+            info: pack_list(&info),
+        },
+        Prepared::Get(target, key, info) => ClientCall::Get {
+            target: target.as_ref().map(proc_id),
+            key,
+            info: pack_list(&info),
+            handle: None,
+        },
+        Prepared::Publish(info) => ClientCall::Publish {
+            info: pack_list(&info),
+        },
+        Prepared::Lookup(keys, info) => ClientCall::Lookup {
+            keys,
+            info: pack_list(&info),
+        },
+        Prepared::Unpublish(keys, info) => ClientCall::Unpublish {
+            keys,
+            info: pack_list(&info),
+        },
+        Prepared::Finalize => ClientCall::Finalize,
+    }
+}
+
+fn observed(r: ClientResult) -> Result<Observed, String> {
+    let value = match r.value {
+        Some(b) => unpack_list::<Value>(&b)?.pop(),
+        None => None,
+    };
+    let data = match r.data {
+        Some(b) => unpack_list::<PData>(&b)?,
+        None => Vec::new(),
+    };
+    Ok(Observed {
+        status: Status(r.status),
+        value,
+        data,
+    })
+}
+
+/// A directory for the servers' rendezvous files, removed with the run.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<TempDir, String> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "pmix-conformance-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(TempDir(dir))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn child_stderr() -> Stdio {
+    if std::env::var_os("PMIX_CONFORMANCE_DEBUG").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    }
+}
+
+/// Where a node's answers go while the harness waits for them.
+type Setup = (i32, String, BTreeMap<u32, BTreeMap<String, String>>);
+
+/// The harness's side of one node's server process.
+struct NodeProc {
+    child: Child,
+    handle: NodeHandle,
+    ready: Option<oneshot::Receiver<Setup>>,
+}
+
+/// Where a direct-modex answer from a node goes.
+type ModexWaiter = oneshot::Sender<Result<Vec<u8>, Status>>;
+
+/// What an upcall produced: modex data, or packed lookup results.
+type UpcallOutput = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Sending to a node and awaiting its direct-modex answers; cheap to clone.
+#[derive(Clone)]
+struct NodeHandle {
+    tx: mpsc::UnboundedSender<String>,
+    modex: Arc<Mutex<BTreeMap<u64, ModexWaiter>>>,
+    next: Arc<AtomicU64>,
+}
+
+impl NodeHandle {
+    fn send(&self, msg: &ToNode) {
+        if let Ok(line) = serde_json::to_string(msg) {
+            let _ = self.tx.send(line);
+        }
+    }
+}
+
+impl NodeServer for NodeHandle {
+    fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.modex).insert(id, tx);
+        self.send(&ToNode::Dmodex {
+            id,
+            proc: proc_id(&proc),
+            info: pack_list(&info),
+        });
+        Box::pin(async move { rx.await.unwrap_or(Err(Status::ERR_LOST_CONNECTION)) })
+    }
+}
+
+impl NodeProc {
+    fn start(exe: &Path, lib: &str, node: usize, shared: Arc<Shared>) -> Result<NodeProc, String> {
+        let mut child = Command::new(exe)
+            .args(["__libpmix-node", lib])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(child_stderr())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start a node server: {e}"))?;
+        let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
+            (Some(i), Some(o)) => (i, o),
+            _ => return Err("a node server without pipes".into()),
+        };
+        let (tx, rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(write_lines(stdin, rx));
+        let handle = NodeHandle {
+            tx,
+            modex: Arc::new(Mutex::new(BTreeMap::new())),
+            next: Arc::new(AtomicU64::new(0)),
+        };
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let reader = handle.clone();
+        tokio::spawn(async move {
+            let host = Arc::new(ClusterHost { node, shared });
+            let mut ready_tx = Some(ready_tx);
+            let mut lines = BufReader::new(stdout).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                match serde_json::from_str::<FromNode>(&line) {
+                    Ok(FromNode::Ready {
+                        status, error, env, ..
+                    }) => {
+                        if let Some(t) = ready_tx.take() {
+                            let _ = t.send((status, error, env));
+                        }
+                    }
+                    Ok(FromNode::DmodexDone { id, status, data }) => {
+                        if let Some(t) = lock(&reader.modex).remove(&id) {
+                            let _ = t.send(if status == 0 {
+                                Ok(data)
+                            } else {
+                                Err(Status(status))
+                            });
+                        }
+                    }
+                    Ok(FromNode::Upcall { id, call }) => {
+                        let host = host.clone();
+                        let to = reader.clone();
+                        tokio::spawn(async move {
+                            let reply = serve_upcall(&host, id, call).await;
+                            to.send(&reply);
+                        });
+                    }
+                    Err(_) => {} // not ours: ignore stray output
+                }
+            }
+        });
+        Ok(NodeProc {
+            child,
+            handle,
+            ready: Some(ready_rx),
+        })
+    }
+
+    async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// Answer a node's upcall with the cluster host.
+async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -> ToNode {
+    let reply = |r: Result<UpcallOutput, Status>| match r {
+        Ok((data, found)) => ToNode::HostReply {
+            id,
+            status: 0,
+            data,
+            found,
+        },
+        Err(s) => ToNode::HostReply {
+            id,
+            status: s.0,
+            data: None,
+            found: None,
+        },
+    };
+    let infos = |b: &[u8]| unpack_list::<Info>(b).map_err(|_| Status::ERR_BAD_PARAM);
+    let r = async {
+        match call {
+            UpcallMsg::Fence { procs, info, data } => {
+                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+                let d = host.fence_nb(procs, infos(&info)?, data).await?;
+                Ok((Some(d), None))
+            }
+            UpcallMsg::DirectModex { proc, info } => {
+                let d = host.direct_modex(from_id(&proc)?, infos(&info)?).await?;
+                Ok((Some(d), None))
+            }
+            UpcallMsg::Publish { proc, info } => {
+                host.publish(from_id(&proc)?, infos(&info)?).await?;
+                Ok((None, None))
+            }
+            UpcallMsg::Lookup { proc, keys, info } => {
+                let found = host.lookup(from_id(&proc)?, keys, infos(&info)?).await?;
+                Ok((None, Some(pack_list(&found))))
+            }
+            UpcallMsg::Unpublish { proc, keys, info } => {
+                host.unpublish(from_id(&proc)?, keys, infos(&info)?).await?;
+                Ok((None, None))
+            }
+        }
+    };
+    reply(r.await)
+}
+
+async fn write_lines(mut to: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<String>) {
+    while let Some(mut line) = rx.recv().await {
+        line.push('\n');
+        if to.write_all(line.as_bytes()).await.is_err() || to.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+type CallTx = mpsc::UnboundedSender<(ClientCall, oneshot::Sender<Result<ClientResult, String>>)>;
+
+/// The harness's side of one rank's process.
+struct ClientProc {
+    child: Child,
+    tx: CallTx,
+}
+
+impl ClientProc {
+    async fn start(
+        exe: &Path,
+        lib: &str,
+        rank: u32,
+        env: &BTreeMap<String, String>,
+    ) -> Result<ClientProc, String> {
+        let mut child = Command::new(exe)
+            .args(["__libpmix-client", lib])
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(child_stderr())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start rank {rank}: {e}"))?;
+        let (mut stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
+            (Some(i), Some(o)) => (i, o),
+            _ => return Err("a client without pipes".into()),
+        };
+        let mut lines = BufReader::new(stdout).lines();
+        let first = next_result(&mut lines)
+            .await
+            .map_err(|e| format!("rank {rank} during PMIx_Init: {e}"))?;
+        if first.status != 0 {
+            return Err(format!(
+                "rank {rank}: PMIx_Init: {:?}",
+                Status(first.status)
+            ));
+        }
+        let (tx, mut rx) =
+            mpsc::unbounded_channel::<(ClientCall, oneshot::Sender<Result<ClientResult, String>>)>(
+            );
+        tokio::spawn(async move {
+            while let Some((call, answer)) = rx.recv().await {
+                let r = async {
+                    let mut line = serde_json::to_string(&call).map_err(|e| e.to_string())?;
+                    line.push('\n');
+                    stdin
+                        .write_all(line.as_bytes())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    stdin.flush().await.map_err(|e| e.to_string())?;
+                    next_result(&mut lines).await
+                };
+                let _ = answer.send(r.await);
+            }
+        });
+        Ok(ClientProc { child, tx })
+    }
+
+    async fn call(&self, call: ClientCall) -> Result<ClientResult, String> {
+        Self::call_on(&self.tx, call).await
+    }
+
+    async fn call_on(tx: &CallTx, call: ClientCall) -> Result<ClientResult, String> {
+        let (answer, rx) = oneshot::channel();
+        tx.send((call, answer))
+            .map_err(|_| "the rank's process is gone".to_owned())?;
+        rx.await
+            .map_err(|_| "the rank's process is gone".to_owned())?
+    }
+
+    async fn kill(&mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+async fn next_result(
+    lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+) -> Result<ClientResult, String> {
+    loop {
+        match lines.next_line().await {
+            Ok(Some(l)) => {
+                if let Ok(r) = serde_json::from_str::<ClientResult>(&l) {
+                    return Ok(r);
+                }
+                // Anything else the library printed is not a result.
+            }
+            Ok(None) => return Err("the process exited (crashed or killed)".into()),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_names_come_from_the_version_string() {
+        assert_eq!(
+            target_name(
+                "OpenPMIx 4.2.2rc2 (PMIx Standard: 4.2, Stable ABI: 0.0, Provisional ABI: 0.0)"
+            ),
+            "openpmix-4.2"
+        );
+        assert_eq!(target_name("Other"), "other");
+    }
+
+    #[test]
+    fn lists_cross_the_pipes_unchanged() {
+        let infos = vec![
+            Info::new(pmix::model::attr::TIMEOUT, 3),
+            Info::with_key("k", "v").expect("key"),
+        ];
+        assert_eq!(
+            unpack_list::<Info>(&pack_list(&infos)).expect("infos"),
+            infos
+        );
+        assert!(
+            unpack_list::<Info>(&pack_list::<Info>(&[]))
+                .expect("empty")
+                .is_empty()
+        );
+        assert!(unpack_list::<Info>(&[1, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    }
+}

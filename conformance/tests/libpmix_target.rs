@@ -1,0 +1,135 @@
+//! The `libpmix.so` target end to end: the conformance binary runs vectors on Debian's
+//! OpenPMIx (`libpmix.so.2`, package `libpmix-dev`; `cargo xtask test` installs it), with a
+//! server process per node and a client process per rank. A missing library is a failure that
+//! names the package, never a silent skip.
+
+use std::process::Command;
+
+fn conformance(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(args)
+        .output()
+        .expect("the conformance binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn outcomes(json: &str) -> Vec<(String, String, String)> {
+    let v: serde_json::Value = serde_json::from_str(json).expect("the summary is JSON");
+    v["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap_or_default().to_owned(),
+                r["id"].as_str().unwrap_or_default().to_owned(),
+                r["outcome"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("conformance-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn openpmix_runs_the_vectors_and_its_departures_are_reported() {
+    let json = temp("openpmix.json");
+    let report = temp("openpmix-report");
+    let (ok, stdout, stderr) = conformance(&[
+        "--target",
+        "libpmix.so.2",
+        "--target",
+        "rust",
+        "--filter",
+        "data-access/put/*",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+        "--report",
+        report.to_str().expect("utf-8 path"),
+    ]);
+    assert!(
+        ok,
+        "OpenPMIx must load (install libpmix-dev):\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("target openpmix-4.2: libpmix.so.2 (OpenPMIx 4.2"),
+        "{stdout}"
+    );
+    let got = outcomes(&std::fs::read_to_string(&json).expect("summary written"));
+    let of = |target: &str, id: &str| {
+        got.iter()
+            .find(|(t, i, _)| t == target && i == id)
+            .map(|(_, _, o)| o.clone())
+            .unwrap_or_else(|| panic!("{id} on {target} missing from {got:?}"))
+    };
+    // A put, a commit and gets through OpenPMIx's own server and clients.
+    assert_eq!(
+        of("openpmix-4.2", "data-access/put/new-value-replaces-old"),
+        "pass"
+    );
+    // OpenPMIx accepts a reserved key in PMIx_Put: listed, with its reason, in the report.
+    assert_eq!(
+        of("openpmix-4.2", "data-access/put/reserved-key-is-refused"),
+        "expected_failure"
+    );
+    assert_eq!(
+        of("rust", "data-access/put/reserved-key-is-refused"),
+        "pass"
+    );
+    let md = std::fs::read_to_string(report.join("report.md")).expect("report written");
+    assert!(
+        md.contains("| vector | section | rules | openpmix-4.2 | rust |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("## Where each target departs from the standard"),
+        "{md}"
+    );
+    assert!(
+        md.contains("accepts a key in the reserved pmix. prefix"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(report.join("report.html")).expect("html written");
+    assert!(
+        html.contains("<th>openpmix-4.2</th><th>rust</th>"),
+        "{html}"
+    );
+    let _ = std::fs::remove_file(&json);
+    let _ = std::fs::remove_dir_all(&report);
+}
+
+#[test]
+fn a_multi_node_job_runs_with_a_server_process_per_node() {
+    // Rank 0 on n0 reads a key of rank 1 on n1: the harness routes the direct modex from
+    // n0's server, through the host, to n1's server process and back.
+    let json = temp("multinode.json");
+    let (ok, stdout, stderr) = conformance(&[
+        "--target",
+        "libpmix.so.2",
+        "--filter",
+        "data-access/get/remote-key-*",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let got = outcomes(&std::fs::read_to_string(&json).expect("summary written"));
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got.iter().all(|(_, _, o)| o == "pass"), "{got:?}");
+    let _ = std::fs::remove_file(&json);
+}
+
+#[test]
+fn a_library_that_cannot_be_loaded_is_a_clear_error() {
+    let (ok, stdout, stderr) = conformance(&["--target", "/nonexistent/libpmix.so"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("/nonexistent/libpmix.so: cannot be loaded as a PMIx library"),
+        "{stdout}\n{stderr}"
+    );
+}
