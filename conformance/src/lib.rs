@@ -8,7 +8,8 @@
 //! - [`rust_target`] runs a vector in-process on this project's crate: one server per node,
 //!   a host between them, a client per rank;
 //! - [`libpmix_target`] runs it on any `libpmix.so`: a server process per node and a client
-//!   process per rank ([`libpmix_child`]), each loading the library through [`ffi`];
+//!   process per rank ([`libpmix_child`]), each loading the library through [`ffi`]; and the
+//!   pairings, with this crate's servers or clients on one side;
 //!   [`runner`] picks the target and adds the timeout;
 //! - [`outcome`] judges each step against the standard's expectation;
 //! - [`report`] and [`coverage`] write the matrix, diffs, JUnit, JSON and the coverage table.

@@ -245,7 +245,7 @@ pub fn client_main(lib: &str) -> ExitCode {
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let result = match serde_json::from_str::<ClientCall>(&line) {
-            Ok(call) => execute(call, &mut handles),
+            Ok(call) => execute(&Library, call, &mut handles),
             Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
         };
         emit(&out, &result);
@@ -271,7 +271,11 @@ fn with_value(r: Result<Value, Status>) -> ClientResult {
     }
 }
 
-fn execute(call: ClientCall, handles: &mut BTreeMap<String, ffi::GetSlot>) -> ClientResult {
+fn execute(
+    api: &dyn Api,
+    call: ClientCall,
+    handles: &mut BTreeMap<String, ffi::GetSlot>,
+) -> ClientResult {
     let infos = |b: &[u8]| unpack_list::<Info>(b).map_err(|_| Status::ERR_BAD_PARAM);
     let value = |b: &[u8]| {
         unpack_list::<Value>(b)
@@ -284,19 +288,18 @@ fn execute(call: ClientCall, handles: &mut BTreeMap<String, ffi::GetSlot>) -> Cl
             scope,
             key,
             value: v,
-        } => status_only(value(&v).and_then(|v| ffi::put(Scope(scope), &key, &v))),
+        } => status_only(value(&v).and_then(|v| api.put(Scope(scope), &key, &v))),
         ClientCall::StoreInternal {
             target,
             key,
             value: v,
         } => status_only(
-            from_id(&target)
-                .and_then(|p| value(&v).and_then(|v| ffi::store_internal(&p, &key, &v))),
+            from_id(&target).and_then(|p| value(&v).and_then(|v| api.store_internal(&p, &key, &v))),
         ),
-        ClientCall::Commit => status_only(ffi::commit()),
+        ClientCall::Commit => status_only(api.commit()),
         ClientCall::Fence { procs, info } => status_only((|| {
             let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
-            ffi::fence(&procs, &infos(&info)?)
+            api.fence(&procs, &infos(&info)?)
         })()),
         ClientCall::Get {
             target,
@@ -313,7 +316,7 @@ fn execute(call: ClientCall, handles: &mut BTreeMap<String, ffi::GetSlot>) -> Cl
                 Err(s) => return status_only(Err(s)),
             };
             match handle {
-                Some(h) => match ffi::get_nb(target.as_ref(), &key, &info) {
+                Some(h) => match api.get_nb(target.as_ref(), &key, &info) {
                     Ok(slot) => {
                         handles.insert(h, slot);
                         status_only(Ok(()))
@@ -325,16 +328,16 @@ fn execute(call: ClientCall, handles: &mut BTreeMap<String, ffi::GetSlot>) -> Cl
                         status_only(Ok(()))
                     }
                 },
-                None => with_value(ffi::get(target.as_ref(), &key, &info)),
+                None => with_value(api.get(target.as_ref(), &key, &info)),
             }
         }
         ClientCall::Await { handle } => match handles.remove(&handle) {
             Some(slot) => with_value(ffi::wait(&slot)),
             None => status_only(Err(Status::ERR_BAD_PARAM)),
         },
-        ClientCall::Publish { info } => status_only(infos(&info).and_then(|i| ffi::publish(&i))),
+        ClientCall::Publish { info } => status_only(infos(&info).and_then(|i| api.publish(&i))),
         ClientCall::Lookup { keys, info } => {
-            match infos(&info).and_then(|i| ffi::lookup(&keys, &i)) {
+            match infos(&info).and_then(|i| api.lookup(&keys, &i)) {
                 Ok(found) => ClientResult {
                     status: 0,
                     value: None,
@@ -344,11 +347,152 @@ fn execute(call: ClientCall, handles: &mut BTreeMap<String, ffi::GetSlot>) -> Cl
             }
         }
         ClientCall::Unpublish { keys, info } => {
-            status_only(infos(&info).and_then(|i| ffi::unpublish(&keys, &i)))
+            status_only(infos(&info).and_then(|i| api.unpublish(&keys, &i)))
         }
-        ClientCall::Finalize => {
-            let s = ffi::finalize();
-            status_only(if s == Status::SUCCESS { Ok(()) } else { Err(s) })
+        ClientCall::Finalize => status_only(api.finalize()),
+    }
+}
+
+/// The client calls a step can make, on either implementation.
+trait Api {
+    fn put(&self, scope: Scope, key: &str, value: &Value) -> Result<(), Status>;
+    fn store_internal(&self, target: &Proc, key: &str, value: &Value) -> Result<(), Status>;
+    fn commit(&self) -> Result<(), Status>;
+    fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status>;
+    fn get(&self, target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status>;
+    fn get_nb(
+        &self,
+        target: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+    ) -> Result<ffi::GetSlot, Status>;
+    fn publish(&self, info: &[Info]) -> Result<(), Status>;
+    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status>;
+    fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status>;
+    fn finalize(&self) -> Result<(), Status>;
+}
+
+/// The library opened by this process.
+struct Library;
+
+impl Api for Library {
+    fn put(&self, scope: Scope, key: &str, value: &Value) -> Result<(), Status> {
+        ffi::put(scope, key, value)
+    }
+    fn store_internal(&self, target: &Proc, key: &str, value: &Value) -> Result<(), Status> {
+        ffi::store_internal(target, key, value)
+    }
+    fn commit(&self) -> Result<(), Status> {
+        ffi::commit()
+    }
+    fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        ffi::fence(procs, info)
+    }
+    fn get(&self, target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
+        ffi::get(target, key, info)
+    }
+    fn get_nb(
+        &self,
+        target: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+    ) -> Result<ffi::GetSlot, Status> {
+        ffi::get_nb(target, key, info)
+    }
+    fn publish(&self, info: &[Info]) -> Result<(), Status> {
+        ffi::publish(info)
+    }
+    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
+        ffi::lookup(keys, info)
+    }
+    fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status> {
+        ffi::unpublish(keys, info)
+    }
+    fn finalize(&self) -> Result<(), Status> {
+        match ffi::finalize() {
+            Status::SUCCESS => Ok(()),
+            s => Err(s),
         }
     }
+}
+
+/// This crate's blocking client.
+struct RustClient(pmix::client::blocking::Client);
+
+impl Api for RustClient {
+    fn put(&self, scope: Scope, key: &str, value: &Value) -> Result<(), Status> {
+        self.0.put(scope, key, value.clone())
+    }
+    fn store_internal(&self, target: &Proc, key: &str, value: &Value) -> Result<(), Status> {
+        self.0.store_internal(target, key, value.clone())
+    }
+    fn commit(&self) -> Result<(), Status> {
+        self.0.commit()
+    }
+    fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        self.0.fence(procs, info)
+    }
+    fn get(&self, target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
+        self.0.get(target, key, info)
+    }
+    fn get_nb(
+        &self,
+        target: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+    ) -> Result<ffi::GetSlot, Status> {
+        let slot: ffi::GetSlot = Arc::new((Mutex::new(None), std::sync::Condvar::new()));
+        let done = slot.clone();
+        self.0.get_nb(target, key, info, move |r| {
+            *lock(&done.0) = Some(r);
+            done.1.notify_all();
+        });
+        Ok(slot)
+    }
+    fn publish(&self, info: &[Info]) -> Result<(), Status> {
+        self.0.publish(info)
+    }
+    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.0.lookup(&keys, info)
+    }
+    fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.0.unpublish(&keys, info)
+    }
+    fn finalize(&self) -> Result<(), Status> {
+        self.0.finalize()
+    }
+}
+
+/// `conformance __rust-client`: one rank on this crate's client, initialised from its
+/// environment (the pairing `c-server:rust-client`, and `rust-server` targets' clients).
+pub fn rust_client_main() -> ExitCode {
+    let out = Mutex::new(std::io::stdout());
+    let client = match pmix::client::blocking::Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("PMIx_Init: {e}");
+            emit(
+                &out,
+                &ClientResult {
+                    status: e.status().0,
+                    ..ClientResult::default()
+                },
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    emit(&out, &ClientResult::default());
+    let api = RustClient(client);
+    let mut handles: BTreeMap<String, ffi::GetSlot> = BTreeMap::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let result = match serde_json::from_str::<ClientCall>(&line) {
+            Ok(call) => execute(&api, call, &mut handles),
+            Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
+        };
+        emit(&out, &result);
+    }
+    ExitCode::SUCCESS
 }

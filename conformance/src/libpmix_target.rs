@@ -217,6 +217,24 @@ pub fn from_id(p: &ProcId) -> Result<Proc, Status> {
 
 // ---- the harness ----
 
+/// One side of a process target: this crate or a `libpmix.so`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// This project's crate (servers in the harness, clients in child processes).
+    Rust,
+    /// A library through its C API, as given (a path or a name for the dynamic loader).
+    Library(String),
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Side::Rust => f.write_str("this crate"),
+            Side::Library(l) => f.write_str(l),
+        }
+    }
+}
+
 /// What the library calls itself, and the target name derived from it ("OpenPMIx 4.2.2 ..."
 /// gives `openpmix-4.2`).
 pub async fn identify(exe: &Path, lib: &str) -> Result<(String, String), String> {
@@ -245,29 +263,132 @@ fn target_name(version: &str) -> String {
     }
 }
 
-/// Run the vector's steps on the library at `lib`, calling `check` after each (see
-/// [`crate::rust_target::run`]). `exe` is the conformance binary, which hosts the children.
-pub async fn run<F>(v: &Vector, exe: &Path, lib: &str, mut check: F) -> Result<(), String>
+/// Run the vector's steps with `servers` and `clients` (a library on either side, this crate
+/// on at most one), calling `check` after each (see [`crate::rust_target::run`]). `exe` is
+/// the conformance binary, which hosts the children.
+pub async fn run<F>(
+    v: &Vector,
+    exe: &Path,
+    servers: &Side,
+    clients: &Side,
+    mut check: F,
+) -> Result<(), String>
 where
     F: FnMut(usize, &Step, &StepResult) -> bool,
 {
     let tmp = TempDir::new()?;
     let shared = Arc::new(Shared::new(v));
     let mut nodes = Vec::new();
+    let mut rust_servers = Vec::new();
+    let envs = match servers {
+        Side::Library(lib) => {
+            let rust_clients = *clients == Side::Rust;
+            c_nodes(v, exe, lib, rust_clients, &tmp.0, &shared, &mut nodes).await?
+        }
+        Side::Rust => rust_nodes(v, &tmp.0, &shared, &mut rust_servers).await?,
+    };
+    let client_args: Vec<String> = match clients {
+        Side::Library(lib) => vec!["__libpmix-client".into(), lib.clone()],
+        Side::Rust => vec!["__rust-client".into()],
+    };
+    let mut procs: BTreeMap<u32, ClientProc> = BTreeMap::new();
+    for r in v.started() {
+        let env = envs.get(&r).ok_or(format!("no environment for rank {r}"))?;
+        procs.insert(r, ClientProc::start(exe, &client_args, r, env).await?);
+    }
+
+    for (n, step) in v.steps.iter().enumerate() {
+        let callers = v.callers(step);
+        let result = match &step.call {
+            Call::Vanish => {
+                for r in &callers {
+                    if let Some(mut c) = procs.remove(r) {
+                        c.kill().await;
+                    }
+                }
+                // Let the servers see the connections close.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Vec::new()
+            }
+            Call::Await { handle } => {
+                let r = callers.first().copied().unwrap_or(0);
+                let c = procs.get(&r).ok_or(format!("rank {r} has vanished"))?;
+                let res = c
+                    .call(ClientCall::Await {
+                        handle: handle.clone(),
+                    })
+                    .await?;
+                vec![(r, observed(res)?)]
+            }
+            Call::Get {
+                handle: Some(h), ..
+            } => {
+                let r = callers.first().copied().unwrap_or(0);
+                let c = procs.get(&r).ok_or(format!("rank {r} has vanished"))?;
+                let mut call = to_call(prepare(v, step, r)?);
+                if let ClientCall::Get { handle, .. } = &mut call {
+                    *handle = Some(h.clone());
+                }
+                c.call(call).await?;
+                Vec::new()
+            }
+            _ => {
+                let mut pending = Vec::new();
+                for r in &callers {
+                    let c = procs.get(r).ok_or(format!("rank {r} has vanished"))?;
+                    let call = to_call(prepare(v, step, *r)?);
+                    let tx = c.tx.clone();
+                    pending.push(tokio::spawn(
+                        async move { ClientProc::call_on(&tx, call).await },
+                    ));
+                }
+                let mut out = Vec::new();
+                for (r, p) in callers.iter().zip(pending) {
+                    let res = p.await.map_err(|e| e.to_string())??;
+                    out.push((*r, observed(res)?));
+                }
+                out
+            }
+        };
+        if !check(n, step, &result) {
+            break;
+        }
+    }
+    for (_, mut c) in procs {
+        c.kill().await;
+    }
+    for mut n in nodes {
+        n.kill().await;
+    }
+    for s in rust_servers {
+        s.shutdown();
+    }
+    Ok(())
+}
+
+/// Start a library server process per node and set each up; returns every rank's environment.
+async fn c_nodes(
+    v: &Vector,
+    exe: &Path,
+    lib: &str,
+    rust_clients: bool,
+    tmp: &Path,
+    shared: &Arc<Shared>,
+    nodes: &mut Vec<NodeProc>,
+) -> Result<Envs, String> {
     let mut node_servers: Vec<Arc<dyn NodeServer>> = Vec::new();
-    for (i, node) in v.setup.nodes.iter().enumerate() {
-        let n = NodeProc::start(exe, lib, i, shared.clone())?;
+    for i in 0..v.setup.nodes.len() {
+        let n = NodeProc::start(exe, lib, i, shared.clone(), rust_clients)?;
         node_servers.push(Arc::new(n.handle.clone()));
-        let dir = tmp.0.join(&node.name);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        nodes.push((n, dir));
+        nodes.push(n);
     }
     *lock(&shared.servers) = node_servers;
-
     let info = pack_list(&registration(v)?);
     let (uid, gid) = uid_gid();
-    let mut envs: BTreeMap<u32, BTreeMap<String, String>> = BTreeMap::new();
-    for ((n, dir), spec) in nodes.iter_mut().zip(&v.setup.nodes) {
+    let mut envs = Envs::new();
+    for (n, spec) in nodes.iter_mut().zip(&v.setup.nodes) {
+        let dir = tmp.join(&spec.name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         n.handle.send(&ToNode::Setup {
             node: spec.name.clone(),
             nspace: v.setup.nspace.clone(),
@@ -298,78 +419,61 @@ where
         }
         envs.extend(ready.2);
     }
-
-    let mut clients: BTreeMap<u32, ClientProc> = BTreeMap::new();
-    for r in v.started() {
-        let env = envs.get(&r).ok_or(format!("no environment for rank {r}"))?;
-        clients.insert(r, ClientProc::start(exe, lib, r, env).await?);
-    }
-
-    for (n, step) in v.steps.iter().enumerate() {
-        let callers = v.callers(step);
-        let result = match &step.call {
-            Call::Vanish => {
-                for r in &callers {
-                    if let Some(mut c) = clients.remove(r) {
-                        c.kill().await;
-                    }
-                }
-                // Let the servers see the connections close.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                Vec::new()
-            }
-            Call::Await { handle } => {
-                let r = callers.first().copied().unwrap_or(0);
-                let c = clients.get(&r).ok_or(format!("rank {r} has vanished"))?;
-                let res = c
-                    .call(ClientCall::Await {
-                        handle: handle.clone(),
-                    })
-                    .await?;
-                vec![(r, observed(res)?)]
-            }
-            Call::Get {
-                handle: Some(h), ..
-            } => {
-                let r = callers.first().copied().unwrap_or(0);
-                let c = clients.get(&r).ok_or(format!("rank {r} has vanished"))?;
-                let mut call = to_call(prepare(v, step, r)?);
-                if let ClientCall::Get { handle, .. } = &mut call {
-                    *handle = Some(h.clone());
-                }
-                c.call(call).await?;
-                Vec::new()
-            }
-            _ => {
-                let mut pending = Vec::new();
-                for r in &callers {
-                    let c = clients.get(r).ok_or(format!("rank {r} has vanished"))?;
-                    let call = to_call(prepare(v, step, *r)?);
-                    let tx = c.tx.clone();
-                    pending.push(tokio::spawn(
-                        async move { ClientProc::call_on(&tx, call).await },
-                    ));
-                }
-                let mut out = Vec::new();
-                for (r, p) in callers.iter().zip(pending) {
-                    let res = p.await.map_err(|e| e.to_string())??;
-                    out.push((*r, observed(res)?));
-                }
-                out
-            }
-        };
-        if !check(n, step, &result) {
-            break;
-        }
-    }
-    for (_, mut c) in clients {
-        c.kill().await;
-    }
-    for (mut n, _) in nodes {
-        n.kill().await;
-    }
-    Ok(())
+    Ok(envs)
 }
+
+/// Start this crate's server per node, in this process, listening on TCP loopback (what
+/// OpenPMIx clients use); returns every rank's environment from `setup_fork`.
+async fn rust_nodes(
+    v: &Vector,
+    tmp: &Path,
+    shared: &Arc<Shared>,
+    servers: &mut Vec<Arc<pmix::server::Server>>,
+) -> Result<Envs, String> {
+    use pmix::model::Nspace;
+    use pmix::server::{Server, ServerConfig};
+    let info = registration(v)?;
+    let nspace = Nspace::new(&v.setup.nspace).map_err(|e| e.to_string())?;
+    let (uid, gid) = uid_gid();
+    let mut envs = Envs::new();
+    for (i, node) in v.setup.nodes.iter().enumerate() {
+        let dir = tmp.join(&node.name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut config = ServerConfig::new(dir, node.name.clone());
+        config.id =
+            Proc::try_new(&format!("vserver-{}", node.name), 0).map_err(|e| e.to_string())?;
+        config.tcp = true;
+        config.unix_socket = false;
+        let host = ClusterHost {
+            node: i,
+            shared: shared.clone(),
+        };
+        let server = Server::start(config, host)
+            .await
+            .map_err(|e| format!("server of {}: {e}", node.name))?;
+        server
+            .register_nspace(nspace.clone(), info.clone())
+            .await
+            .map_err(|e| format!("register_nspace on {}: {e}", node.name))?;
+        for r in &node.ranks {
+            let p = Proc::new(nspace.clone(), Rank(*r));
+            server
+                .register_client(p.clone(), uid, gid)
+                .await
+                .map_err(|e| format!("register_client: {e}"))?;
+            envs.insert(*r, server.setup_fork(&p).into_iter().collect());
+        }
+        servers.push(Arc::new(server));
+    }
+    *lock(&shared.servers) = servers
+        .iter()
+        .map(|s| Arc::new(s.clone()) as Arc<dyn NodeServer>)
+        .collect();
+    Ok(envs)
+}
+
+/// The environment of each rank.
+type Envs = BTreeMap<u32, BTreeMap<String, String>>;
 
 fn to_call(p: Prepared) -> ClientCall {
     let value = |v: &Value| pack_list(std::slice::from_ref(v));
@@ -503,8 +607,19 @@ impl NodeServer for NodeHandle {
 }
 
 impl NodeProc {
-    fn start(exe: &Path, lib: &str, node: usize, shared: Arc<Shared>) -> Result<NodeProc, String> {
-        let mut child = Command::new(exe)
+    fn start(
+        exe: &Path,
+        lib: &str,
+        node: usize,
+        shared: Arc<Shared>,
+        rust_clients: bool,
+    ) -> Result<NodeProc, String> {
+        let mut command = Command::new(exe);
+        if rust_clients {
+            // This crate's client implements OpenPMIx's hash store, not its shared-memory one.
+            command.env("PMIX_MCA_gds", "hash");
+        }
+        let mut child = command
             .args(["__libpmix-node", lib])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -636,12 +751,12 @@ struct ClientProc {
 impl ClientProc {
     async fn start(
         exe: &Path,
-        lib: &str,
+        args: &[String],
         rank: u32,
         env: &BTreeMap<String, String>,
     ) -> Result<ClientProc, String> {
         let mut child = Command::new(exe)
-            .args(["__libpmix-client", lib])
+            .args(args)
             .envs(env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -4,8 +4,9 @@
 //! Targets: `rust` (this crate, in-process, the default) and `--target LIB` for any
 //! `libpmix.so` (a path, or a name such as `libpmix.so.2` for the dynamic loader), whose node
 //! servers and ranks run as child processes of this binary (the hidden `__libpmix-*`
-//! subcommands). The pairings are refused with a message until they exist, never silently
-//! ignored.
+//! subcommands). `--pairing rust-server:c-client` and `--pairing c-server:rust-client` run
+//! the same vectors with this crate on one side and the library (`--library`, default
+//! `libpmix.so.2`) on the other, checking the two interoperate over the wire.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,21 +14,23 @@ use std::process::ExitCode;
 use conformance::coverage;
 use conformance::inventory::{Inventory, Version};
 use conformance::outcome::Outcome;
-use conformance::runner::{self, Target};
+use conformance::runner::{self, Side, Target};
 use conformance::{report, vector};
 
 /// The command line.
 #[derive(Debug, Default)]
 struct Options {
-    /// The `--target`s, in order (`rust` when none is given).
+    /// The `--target`s and `--pairing`s, in order (`rust` when none is given).
     targets: Vec<String>,
+    /// The C library of the pairings (`--library`, default `libpmix.so.2`).
+    library: String,
     filter: Option<String>,
     report: Option<PathBuf>,
     json: Option<PathBuf>,
     update_baseline: bool,
 }
 
-const USAGE: &str = "usage: conformance [--target rust|LIBPMIX]... [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]";
+const USAGE: &str = "usage: conformance [--target rust|LIBPMIX]... [--pairing rust-server:c-client|c-server:rust-client]... [--library LIBPMIX] [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]";
 
 fn parse_args() -> Result<Options, String> {
     let mut o = Options::default();
@@ -44,16 +47,24 @@ fn parse_args() -> Result<Options, String> {
                 o.targets.push(t);
             }
             "--pairing" => {
-                return Err(
-                    "--pairing: the cross-implementation pairings are not implemented yet".into(),
-                );
+                let p = value("--pairing")?;
+                if p != "rust-server:c-client" && p != "c-server:rust-client" {
+                    return Err(format!(
+                        "--pairing {p}: the pairings are rust-server:c-client and c-server:rust-client"
+                    ));
+                }
+                o.targets.push(p);
             }
+            "--library" => o.library = value("--library")?,
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
     if o.targets.is_empty() {
         o.targets.push("rust".into());
+    }
+    if o.library.is_empty() {
+        o.library = "libpmix.so.2".into();
     }
     Ok(o)
 }
@@ -86,6 +97,9 @@ fn glob(pattern: &str, s: &str) -> bool {
 fn main() -> ExitCode {
     // The child processes of the libpmix target.
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("__rust-client") {
+        return conformance::libpmix_child::rust_client_main();
+    }
     if let [_, sub, lib] = args.as_slice() {
         match sub.as_str() {
             "__libpmix-version" => return conformance::libpmix_child::version_main(lib),
@@ -157,7 +171,7 @@ fn main() -> ExitCode {
     };
     let mut targets = Vec::new();
     for t in &opts.targets {
-        match resolve_target(&runtime, t) {
+        match resolve_target(&runtime, t, &opts.library) {
             Ok(target) => targets.push(target),
             Err(e) => {
                 eprintln!("conformance: {e}");
@@ -168,8 +182,21 @@ fn main() -> ExitCode {
     let mut rows = Vec::new();
     let total = vectors.len();
     for target in &targets {
-        if let Target::Library { path, version, .. } = target {
-            println!("target {}: {path} ({version})", target.name());
+        if let Target::Processes {
+            servers,
+            clients,
+            version,
+            ..
+        } = target
+        {
+            if servers == clients {
+                println!("target {}: {servers} ({version})", target.name());
+            } else {
+                println!(
+                    "target {}: servers {servers}, clients {clients} ({version})",
+                    target.name()
+                );
+            }
         }
         for (i, v) in vectors.iter().enumerate() {
             let outcome = runtime.block_on(runner::run(v, target));
@@ -277,15 +304,27 @@ fn main() -> ExitCode {
     }
 }
 
-/// `rust`, or a library for the dynamic loader (or a path), identified by its version.
-fn resolve_target(runtime: &tokio::runtime::Runtime, t: &str) -> Result<Target, String> {
+/// `rust`, a library for the dynamic loader (or a path) identified by its version, or a
+/// pairing (`rust-server:c-client`, `c-server:rust-client`) with the library `lib`.
+fn resolve_target(runtime: &tokio::runtime::Runtime, t: &str, lib: &str) -> Result<Target, String> {
     if t == "rust" {
         return Ok(Target::Rust);
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-    let (name, version) = runtime.block_on(conformance::libpmix_target::identify(&exe, t))?;
-    Ok(Target::Library {
-        path: t.to_owned(),
+    let (servers, clients, path) = match t {
+        "rust-server:c-client" => (Side::Rust, Side::Library(lib.to_owned()), lib),
+        "c-server:rust-client" => (Side::Library(lib.to_owned()), Side::Rust, lib),
+        _ => (Side::Library(t.to_owned()), Side::Library(t.to_owned()), t),
+    };
+    let (library, version) = runtime.block_on(conformance::libpmix_target::identify(&exe, path))?;
+    let name = match (&servers, &clients) {
+        (Side::Rust, _) => format!("rust-server+{library}-client"),
+        (_, Side::Rust) => format!("{library}-server+rust-client"),
+        _ => library,
+    };
+    Ok(Target::Processes {
+        servers,
+        clients,
         name,
         version,
         exe,

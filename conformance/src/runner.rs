@@ -2,6 +2,8 @@
 //! vector, never a hung run.
 
 use std::path::PathBuf;
+
+pub use crate::libpmix_target::Side;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -13,13 +15,15 @@ use crate::vector::Vector;
 pub enum Target {
     /// This project's `pmix` crate, in-process.
     Rust,
-    /// A `libpmix.so` through its C API, server and clients in child processes.
-    Library {
-        /// The library as given (a path, or a name for the dynamic loader).
-        path: String,
-        /// The name derived from its version string, e.g. `openpmix-4.2`.
+    /// Servers and clients in child processes: a `libpmix.so` through its C API on both
+    /// sides, or a pairing of this crate on one side with a library on the other.
+    Processes {
+        servers: Side,
+        clients: Side,
+        /// `openpmix-4.2` for a library on both sides; `rust-server+openpmix-4.2-client` or
+        /// `openpmix-4.2-server+rust-client` for a pairing.
         name: String,
-        /// Its version string.
+        /// The library's version string.
         version: String,
         /// The conformance binary, which hosts the child processes.
         exe: PathBuf,
@@ -31,7 +35,7 @@ impl Target {
     pub fn name(&self) -> &str {
         match self {
             Target::Rust => "rust",
-            Target::Library { name, .. } => name,
+            Target::Processes { name, .. } => name,
         }
     }
 }
@@ -54,8 +58,13 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
         let limit = Duration::from_secs(v.timeout_s);
         match target {
             Target::Rust => tokio::time::timeout(limit, crate::rust_target::run(v, check)).await,
-            Target::Library { path, exe, .. } => {
-                let run = crate::libpmix_target::run(v, exe, path, check);
+            Target::Processes {
+                servers,
+                clients,
+                exe,
+                ..
+            } => {
+                let run = crate::libpmix_target::run(v, exe, servers, clients, check);
                 tokio::time::timeout(limit, run).await
             }
         }

@@ -133,3 +133,37 @@ fn a_library_that_cannot_be_loaded_is_a_clear_error() {
         "{stdout}\n{stderr}"
     );
 }
+
+#[test]
+fn the_pairings_run_this_crate_against_the_library_over_the_wire() {
+    let json = temp("pairings.json");
+    let (ok, stdout, stderr) = conformance(&[
+        "--pairing",
+        "rust-server:c-client",
+        "--pairing",
+        "c-server:rust-client",
+        "--filter",
+        "reserved-keys/*",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "target rust-server+openpmix-4.2-client: servers this crate, clients libpmix.so.2"
+        ),
+        "{stdout}"
+    );
+    let got = outcomes(&std::fs::read_to_string(&json).expect("summary written"));
+    // OpenPMIx clients read job information from this crate's server, and this crate's
+    // clients from OpenPMIx's server, multi-node jobs included.
+    for target in [
+        "rust-server+openpmix-4.2-client",
+        "openpmix-4.2-server+rust-client",
+    ] {
+        let mine: Vec<_> = got.iter().filter(|(t, _, _)| t == target).collect();
+        assert_eq!(mine.len(), 3, "{got:?}");
+        assert!(mine.iter().all(|(_, _, o)| o == "pass"), "{got:?}");
+    }
+    let _ = std::fs::remove_file(&json);
+}

@@ -48,7 +48,8 @@ fn main() -> ExitCode {
 
 const HELP: &str = "usage: cargo xtask <command>
 
-  conformance [--target rust|LIBPMIX]... [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]
+  conformance [--target rust|LIBPMIX]... [--pairing rust-server:c-client|c-server:rust-client]...
+              [--library LIBPMIX] [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]
                        run the conformance vectors (Rust target by default; LIBPMIX is any
                        libpmix.so, e.g. libpmix.so.2)
   test [--ci]          run the test suite with cargo nextest
