@@ -652,9 +652,19 @@ pub fn get(target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Sta
 /// The result slot of a non-blocking get.
 pub type GetSlot = Arc<(Mutex<Option<Result<Value, Status>>>, Condvar)>;
 
+/// What a non-blocking get hands the library: the result slot, and the arguments, which must
+/// stay valid until the callback runs (the library may read them after `PMIx_Get_nb` returns;
+/// OpenPMIx 4.2 does for a `PMIX_RANK_UNDEF` request).
+struct GetNb {
+    slot: GetSlot,
+    _key: CString,
+    _proc: Option<Box<CProc>>,
+    _info: CInfos,
+}
+
 unsafe extern "C" fn get_nb_done(status: i32, kv: *mut CValue, cbdata: *mut c_void) {
-    // SAFETY: cbdata is the Arc leaked by get_nb, reclaimed exactly once here.
-    let slot: GetSlot = unsafe { Arc::from_raw(cbdata.cast_const().cast()) };
+    // SAFETY: cbdata is the box leaked by get_nb, reclaimed exactly once here.
+    let call: Box<GetNb> = unsafe { Box::from_raw(cbdata.cast::<GetNb>()) };
     let result = if status != PMIX_SUCCESS {
         Err(Status(status))
     } else if kv.is_null() {
@@ -662,26 +672,31 @@ unsafe extern "C" fn get_nb_done(status: i32, kv: *mut CValue, cbdata: *mut c_vo
     } else {
         ready().and_then(|l| l.value_from_c(kv))
     };
-    *lock(&slot.0) = Some(result);
-    slot.1.notify_all();
+    *lock(&call.slot.0) = Some(result);
+    call.slot.1.notify_all();
 }
 
 /// `PMIx_Get_nb`: the result arrives in the returned slot.
 pub fn get_nb(target: Option<&Proc>, key: &str, info: &[Info]) -> Result<GetSlot, Status> {
     let l = ready()?;
-    let k = c_key(key)?;
-    let cp = target.map(CProc::new);
-    let pp = cp.as_ref().map_or(std::ptr::null(), |p| p as *const CProc);
-    let ci = l.infos_to_c(info)?;
     let slot: GetSlot = Arc::new((Mutex::new(None), Condvar::new()));
-    let raw = Arc::into_raw(slot.clone()).cast_mut().cast::<c_void>();
-    // SAFETY: arguments as for get; the library copies them before returning. `raw` is handed
-    // to the callback, which reclaims it.
-    let rc = unsafe { (l.get_nb)(pp, k.as_ptr(), ci.ptr(), ci.v.len(), get_nb_done, raw) };
+    let call = Box::new(GetNb {
+        slot: slot.clone(),
+        _key: c_key(key)?,
+        _proc: target.map(|p| Box::new(CProc::new(p))),
+        _info: l.infos_to_c(info)?,
+    });
+    let pp = call
+        ._proc
+        .as_deref()
+        .map_or(std::ptr::null(), |p| p as *const CProc);
+    let (kp, ip, n) = (call._key.as_ptr(), call._info.ptr(), call._info.v.len());
+    let raw = Box::into_raw(call).cast::<c_void>();
+    // SAFETY: the arguments live in the box, which the callback owns and frees.
+    let rc = unsafe { (l.get_nb)(pp, kp, ip, n, get_nb_done, raw) };
     if rc != PMIX_SUCCESS {
-        // SAFETY: the callback will not run: reclaim the reference it would have taken.
-        let reclaimed: GetSlot = unsafe { Arc::from_raw(raw.cast_const().cast()) };
-        drop(reclaimed);
+        // SAFETY: the callback will not run: reclaim the box it would have freed.
+        drop(unsafe { Box::from_raw(raw.cast::<GetNb>()) });
         return Err(Status(rc));
     }
     Ok(slot)

@@ -167,3 +167,24 @@ fn the_pairings_run_this_crate_against_the_library_over_the_wire() {
     }
     let _ = std::fs::remove_file(&json);
 }
+
+#[test]
+fn a_non_blocking_get_keeps_its_arguments_until_the_callback() {
+    // PMIx_Get_nb may read its key after returning (OpenPMIx does for a PMIX_RANK_UNDEF
+    // request); the harness keeps key, proc and infos alive until the callback, so the held
+    // get of a local peer's key completes once the peer commits.
+    let json = temp("getnb.json");
+    let (ok, stdout, stderr) = conformance(&[
+        "--target",
+        "libpmix.so.2",
+        "--filter",
+        "data-access/get/local-peer-request-is-held-until-commit",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    let got = outcomes(&std::fs::read_to_string(&json).expect("summary written"));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].2, "pass", "{got:?}");
+    let _ = std::fs::remove_file(&json);
+}
