@@ -254,6 +254,53 @@ impl Host for ClusterHost {
     }
 }
 
+/// Start this crate's server for every node of the vector, in this process, with the job and
+/// its ranks registered, and make them the cluster's node servers. `dir` gives a node's
+/// temporary directory; `tcp` makes each listen on TCP loopback (what OpenPMIx clients use).
+pub async fn start_rust_servers(
+    v: &Vector,
+    shared: &Arc<Shared>,
+    dir: impl Fn(&str) -> Result<std::path::PathBuf, String>,
+    tcp: bool,
+) -> Result<Vec<Arc<Server>>, String> {
+    use pmix::model::Nspace;
+    use pmix::server::ServerConfig;
+    let info = registration(v)?;
+    let nspace = Nspace::new(&v.setup.nspace).map_err(|e| e.to_string())?;
+    let (uid, gid) = uid_gid();
+    let mut servers = Vec::new();
+    for (i, node) in v.setup.nodes.iter().enumerate() {
+        let mut config = ServerConfig::new(dir(&node.name)?, node.name.clone());
+        config.id =
+            Proc::try_new(&format!("vserver-{}", node.name), 0).map_err(|e| e.to_string())?;
+        config.tcp = tcp;
+        config.unix_socket = false;
+        let host = ClusterHost {
+            node: i,
+            shared: shared.clone(),
+        };
+        let server = Server::start(config, host)
+            .await
+            .map_err(|e| format!("server of {}: {e}", node.name))?;
+        server
+            .register_nspace(nspace.clone(), info.clone())
+            .await
+            .map_err(|e| format!("register_nspace on {}: {e}", node.name))?;
+        for r in &node.ranks {
+            server
+                .register_client(Proc::new(nspace.clone(), Rank(*r)), uid, gid)
+                .await
+                .map_err(|e| format!("register_client: {e}"))?;
+        }
+        servers.push(Arc::new(server));
+    }
+    *lock(&shared.servers) = servers
+        .iter()
+        .map(|s| Arc::new(s.clone()) as Arc<dyn NodeServer>)
+        .collect();
+    Ok(servers)
+}
+
 // ---- what the host registers ----
 
 fn info(key: &str, value: Value) -> Info {

@@ -219,33 +219,32 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
 
 /// `conformance __libpmix-client LIB`: one rank, initialised from its environment.
 pub fn client_main(lib: &str) -> ExitCode {
+    let init = match ffi::open(lib) {
+        Ok(_) => ffi::client_init().map(|_| Library),
+        Err(e) => {
+            eprintln!("{e}");
+            Err(Status::ERR_INIT)
+        }
+    };
+    serve_calls(init)
+}
+
+/// Report init's result (the first line), then execute one call per line until stdin ends.
+fn serve_calls<A: Api>(init: Result<A, Status>) -> ExitCode {
     let out = Mutex::new(std::io::stdout());
-    if ffi::open(lib).is_err() {
-        emit(
-            &out,
-            &ClientResult {
-                status: Status::ERR_INIT.0,
-                ..ClientResult::default()
-            },
-        );
-        return ExitCode::FAILURE;
-    }
-    let init = ffi::client_init();
-    emit(
-        &out,
-        &ClientResult {
-            status: init.as_ref().err().map_or(0, |s| s.0),
-            ..ClientResult::default()
-        },
-    );
-    if init.is_err() {
-        return ExitCode::FAILURE;
-    }
+    let api = match init {
+        Ok(api) => api,
+        Err(s) => {
+            emit(&out, &status_only(Err(s)));
+            return ExitCode::FAILURE;
+        }
+    };
+    emit(&out, &ClientResult::default());
     let mut handles: BTreeMap<String, ffi::GetSlot> = BTreeMap::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let result = match serde_json::from_str::<ClientCall>(&line) {
-            Ok(call) => execute(&Library, call, &mut handles),
+            Ok(call) => execute(&api, call, &mut handles),
             Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
         };
         emit(&out, &result);
@@ -272,7 +271,7 @@ fn with_value(r: Result<Value, Status>) -> ClientResult {
 }
 
 fn execute(
-    api: &dyn Api,
+    api: &impl Api,
     call: ClientCall,
     handles: &mut BTreeMap<String, ffi::GetSlot>,
 ) -> ClientResult {
@@ -468,31 +467,9 @@ impl Api for RustClient {
 /// `conformance __rust-client`: one rank on this crate's client, initialised from its
 /// environment (the pairing `c-server:rust-client`, and `rust-server` targets' clients).
 pub fn rust_client_main() -> ExitCode {
-    let out = Mutex::new(std::io::stdout());
-    let client = match pmix::client::blocking::Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("PMIx_Init: {e}");
-            emit(
-                &out,
-                &ClientResult {
-                    status: e.status().0,
-                    ..ClientResult::default()
-                },
-            );
-            return ExitCode::FAILURE;
-        }
-    };
-    emit(&out, &ClientResult::default());
-    let api = RustClient(client);
-    let mut handles: BTreeMap<String, ffi::GetSlot> = BTreeMap::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        let result = match serde_json::from_str::<ClientCall>(&line) {
-            Ok(call) => execute(&api, call, &mut handles),
-            Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
-        };
-        emit(&out, &result);
-    }
-    ExitCode::SUCCESS
+    let init = pmix::client::blocking::Client::init().map_err(|e| {
+        eprintln!("PMIx_Init: {e}");
+        e.status()
+    });
+    serve_calls(init.map(RustClient))
 }

@@ -32,7 +32,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::cluster::{ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, uid_gid};
+use crate::cluster::{
+    ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, start_rust_servers, uid_gid,
+};
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
 use crate::vector::{Call, Step, Vector};
 
@@ -430,45 +432,19 @@ async fn rust_nodes(
     shared: &Arc<Shared>,
     servers: &mut Vec<Arc<pmix::server::Server>>,
 ) -> Result<Envs, String> {
-    use pmix::model::Nspace;
-    use pmix::server::{Server, ServerConfig};
-    let info = registration(v)?;
-    let nspace = Nspace::new(&v.setup.nspace).map_err(|e| e.to_string())?;
-    let (uid, gid) = uid_gid();
+    let dir = |node: &str| {
+        let d = tmp.join(node);
+        std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        Ok(d)
+    };
+    *servers = start_rust_servers(v, shared, dir, true).await?;
     let mut envs = Envs::new();
-    for (i, node) in v.setup.nodes.iter().enumerate() {
-        let dir = tmp.join(&node.name);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let mut config = ServerConfig::new(dir, node.name.clone());
-        config.id =
-            Proc::try_new(&format!("vserver-{}", node.name), 0).map_err(|e| e.to_string())?;
-        config.tcp = true;
-        config.unix_socket = false;
-        let host = ClusterHost {
-            node: i,
-            shared: shared.clone(),
-        };
-        let server = Server::start(config, host)
-            .await
-            .map_err(|e| format!("server of {}: {e}", node.name))?;
-        server
-            .register_nspace(nspace.clone(), info.clone())
-            .await
-            .map_err(|e| format!("register_nspace on {}: {e}", node.name))?;
+    for (server, node) in servers.iter().zip(&v.setup.nodes) {
         for r in &node.ranks {
-            let p = Proc::new(nspace.clone(), Rank(*r));
-            server
-                .register_client(p.clone(), uid, gid)
-                .await
-                .map_err(|e| format!("register_client: {e}"))?;
+            let p = Proc::try_new(&v.setup.nspace, Rank(*r)).map_err(|e| e.to_string())?;
             envs.insert(*r, server.setup_fork(&p).into_iter().collect());
         }
-        servers.push(Arc::new(server));
     }
-    *lock(&shared.servers) = servers
-        .iter()
-        .map(|s| Arc::new(s.clone()) as Arc<dyn NodeServer>)
-        .collect();
     Ok(envs)
 }
 

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use pmix::client::{Client, Pending};
 use pmix::codec::BufferType;
-use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value};
-use pmix::server::{Server, ServerConfig};
+use pmix::model::{Info, PData, Proc, Rank, Status, Value};
+use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
-use crate::cluster::{ClusterHost, NodeServer, Shared, lock, registration, uid_gid};
+use crate::cluster::{Shared, start_rust_servers, uid_gid};
 use crate::vector::{Call, Step, Vector};
 
 /// What one caller got from one step.
@@ -266,42 +266,14 @@ struct Cluster {
 impl Cluster {
     async fn start(v: &Vector) -> Result<Cluster, String> {
         let shared = Arc::new(Shared::new(v));
-        let info = registration(v)?;
-        let nspace = Nspace::new(&v.setup.nspace).map_err(|e| e.to_string())?;
-        let (uid, gid) = uid_gid();
-        let mut servers = Vec::new();
-        let mut connectors = Vec::new();
-        for (i, node) in v.setup.nodes.iter().enumerate() {
-            let mut config = ServerConfig::new(std::env::temp_dir(), node.name.clone());
-            config.id =
-                Proc::try_new(&format!("vserver-{}", node.name), 0).map_err(|e| e.to_string())?;
-            config.tcp = false;
-            config.unix_socket = false;
-            let host = ClusterHost {
-                node: i,
-                shared: shared.clone(),
-            };
-            let server = Server::start(config, host)
-                .await
-                .map_err(|e| format!("server of {}: {e}", node.name))?;
-            server
-                .register_nspace(nspace.clone(), info.clone())
-                .await
-                .map_err(|e| format!("register_nspace on {}: {e}", node.name))?;
-            for r in &node.ranks {
-                server
-                    .register_client(Proc::new(nspace.clone(), Rank(*r)), uid, gid)
-                    .await
-                    .map_err(|e| format!("register_client: {e}"))?;
-            }
-            let (acceptor, connector) = memory();
-            server.serve(acceptor);
-            servers.push(Arc::new(server));
-            connectors.push(connector);
-        }
-        *lock(&shared.servers) = servers
+        let servers = start_rust_servers(v, &shared, |_| Ok(std::env::temp_dir()), false).await?;
+        let connectors = servers
             .iter()
-            .map(|s| Arc::new(s.clone()) as Arc<dyn NodeServer>)
+            .map(|server| {
+                let (acceptor, connector) = memory();
+                server.serve(acceptor);
+                connector
+            })
             .collect();
         let node_of = v
             .setup

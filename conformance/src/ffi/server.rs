@@ -1,0 +1,494 @@
+//! The server side of the C API: what a node's host calls, and the callbacks
+//! (`pmix_server_module_t`) through which the library calls the host.
+
+use super::*;
+
+/// What the library asks of its host.
+#[derive(Debug)]
+pub enum Upcall {
+    Fence {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        data: Vec<u8>,
+    },
+    DirectModex {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    Publish {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    Lookup {
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    Unpublish {
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+}
+
+/// The host's answer to an upcall.
+#[derive(Debug)]
+pub enum Answer {
+    Status(Status),
+    Data(Result<Vec<u8>, Status>),
+    Found(Result<Vec<PData>, Status>),
+}
+
+/// How to tell the library an upcall is done: its callback and cookie.
+#[derive(Debug)]
+pub struct Completion {
+    kind: CompletionKind,
+    cbdata: usize,
+}
+
+#[derive(Debug)]
+enum CompletionKind {
+    Op(OpCb),
+    Modex(ModexCb),
+    Lookup(LookupCb),
+}
+
+unsafe extern "C" fn release_bytes(cbdata: *mut c_void) {
+    // SAFETY: cbdata is the Box<Vec<u8>> leaked by `Completion::finish`, released once.
+    drop(unsafe { Box::from_raw(cbdata.cast::<Vec<u8>>()) });
+}
+
+impl Completion {
+    /// Call the library back with the host's answer (from any thread: the library
+    /// thread-shifts its callbacks).
+    pub fn finish(self, answer: Answer) {
+        let cbdata = self.cbdata as *mut c_void;
+        match (self.kind, answer) {
+            (CompletionKind::Op(cb), a) => {
+                let s = match a {
+                    Answer::Status(s) => s,
+                    Answer::Data(r) => r.err().unwrap_or(Status::SUCCESS),
+                    Answer::Found(r) => r.err().unwrap_or(Status::SUCCESS),
+                };
+                // SAFETY: the library's op callback with the cookie it gave.
+                unsafe { cb(s.0, cbdata) };
+            }
+            (CompletionKind::Modex(cb), a) => {
+                let r = match a {
+                    Answer::Data(r) => r,
+                    Answer::Status(s) | Answer::Found(Err(s)) => Err(s),
+                    Answer::Found(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                };
+                match r {
+                    Ok(bytes) => {
+                        let data = Box::new(bytes);
+                        let (ptr, len) = (data.as_ptr().cast::<c_char>(), data.len());
+                        let keep = Box::into_raw(data).cast::<c_void>();
+                        // SAFETY: `ptr` stays valid until the library calls release_bytes.
+                        unsafe { cb(PMIX_SUCCESS, ptr, len, cbdata, release_bytes, keep) };
+                    }
+                    Err(s) => {
+                        let keep = Box::into_raw(Box::new(Vec::<u8>::new())).cast::<c_void>();
+                        // SAFETY: no data; the release function frees the empty box.
+                        unsafe { cb(s.0, std::ptr::null(), 0, cbdata, release_bytes, keep) };
+                    }
+                }
+            }
+            (CompletionKind::Lookup(cb), a) => {
+                let r = match a {
+                    Answer::Found(r) => r,
+                    Answer::Status(s) | Answer::Data(Err(s)) => Err(s),
+                    Answer::Data(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                };
+                let converted = r.and_then(|found| pdata_to_c(&found));
+                match converted {
+                    Ok(mut pd) => {
+                        // SAFETY: the library copies the array during the callback.
+                        unsafe { cb(PMIX_SUCCESS, pd.v.as_mut_ptr(), pd.v.len(), cbdata) };
+                    }
+                    // SAFETY: no data with a failure.
+                    Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), 0, cbdata) },
+                }
+            }
+        }
+    }
+}
+
+struct CPdatas {
+    lib: &'static Lib,
+    v: Vec<CPdata>,
+}
+
+impl Drop for CPdatas {
+    fn drop(&mut self) {
+        for p in &mut self.v {
+            // SAFETY: as for `CInfos`.
+            unsafe { (self.lib.value_destruct)(&mut p.value) };
+        }
+    }
+}
+
+fn pdata_to_c(found: &[PData]) -> Result<CPdatas, Status> {
+    let l = ready()?;
+    let mut out = CPdatas {
+        lib: l,
+        v: found.iter().map(|_| zeroed_pdata()).collect(),
+    };
+    if !found.is_empty() {
+        let bytes = l.encode(found)?;
+        let rc = l.unpack_into(
+            &bytes,
+            out.v.as_mut_ptr().cast(),
+            found.len(),
+            DataType::PDATA,
+        );
+        if rc != Status::SUCCESS {
+            out.v.iter_mut().for_each(|p| p.value.vtype = 0);
+            return Err(rc);
+        }
+    }
+    Ok(out)
+}
+
+/// The host: receives every upcall with the completion to call when done.
+pub type HostFn = Box<dyn Fn(Upcall, Completion) + Send + Sync>;
+
+static HOST: OnceLock<HostFn> = OnceLock::new();
+
+/// Hand an upcall to the host with the callback that completes it; the library is told
+/// `PMIX_SUCCESS` (the callback will run) or why the upcall was refused.
+fn up(upcall: Result<Upcall, Status>, kind: CompletionKind, cbdata: *mut c_void) -> i32 {
+    match (upcall, HOST.get()) {
+        (Ok(u), Some(host)) => {
+            host(
+                u,
+                Completion {
+                    kind,
+                    cbdata: cbdata as usize,
+                },
+            );
+            PMIX_SUCCESS
+        }
+        (Err(s), _) => s.0,
+        (_, None) => Status::ERR_NOT_SUPPORTED.0,
+    }
+}
+
+fn procs_from_c(p: *const CProc, n: usize) -> Result<Vec<Proc>, Status> {
+    if p.is_null() || n == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the library passes an array of `n` procs.
+    let s = unsafe { std::slice::from_raw_parts(p, n) };
+    s.iter().map(|c| c.to_proc()).collect()
+}
+
+fn proc_from_c(p: *const CProc) -> Result<Proc, Status> {
+    procs_from_c(p, 1)?.pop().ok_or(Status::ERR_BAD_PARAM)
+}
+
+fn keys_from_c(keys: *mut *mut c_char) -> Vec<String> {
+    let mut out = Vec::new();
+    if keys.is_null() {
+        return out;
+    }
+    for i in 0.. {
+        // SAFETY: a NULL-terminated argv array from the library.
+        let k = unsafe { *keys.add(i) };
+        if k.is_null() {
+            break;
+        }
+        // SAFETY: each entry is a NUL-terminated string.
+        out.push(unsafe { CStr::from_ptr(k) }.to_string_lossy().into_owned());
+    }
+    out
+}
+
+fn infos_in(info: *const CInfo, n: usize) -> Result<Vec<Info>, Status> {
+    ready()?.infos_from_c(info, n)
+}
+
+unsafe extern "C" fn up_fence(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    data: *mut c_char,
+    ndata: usize,
+    cbfunc: ModexCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let bytes = if data.is_null() || ndata == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: the library passes `ndata` bytes at `data`.
+        unsafe { std::slice::from_raw_parts(data.cast::<u8>(), ndata) }.to_vec()
+    };
+    let upcall = (|| {
+        Ok(Upcall::Fence {
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(info, ninfo)?,
+            data: bytes,
+        })
+    })();
+    up(upcall, CompletionKind::Modex(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_dmodex(
+    proc: *const CProc,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: ModexCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::DirectModex {
+            proc: proc_from_c(proc)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Modex(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_publish(
+    proc: *const CProc,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Publish {
+            proc: proc_from_c(proc)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_lookup(
+    proc: *const CProc,
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: LookupCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Lookup {
+            proc: proc_from_c(proc)?,
+            keys: keys_from_c(keys),
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Lookup(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_unpublish(
+    proc: *const CProc,
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Unpublish {
+            proc: proc_from_c(proc)?,
+            keys: keys_from_c(keys),
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+/// A latch for the library's completion callbacks during setup.
+type Latch = (Mutex<Option<i32>>, Condvar);
+
+unsafe extern "C" fn latch_release(status: i32, cbdata: *mut c_void) {
+    // SAFETY: cbdata is the latch the caller keeps alive until this runs.
+    let latch = unsafe { &*cbdata.cast_const().cast::<Latch>() };
+    *lock(&latch.0) = Some(status);
+    latch.1.notify_all();
+}
+
+fn wait_latch(latch: &Latch) -> i32 {
+    let mut g = lock(&latch.0);
+    loop {
+        if let Some(s) = *g {
+            return s;
+        }
+        g = latch
+            .1
+            .wait(g)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+}
+
+/// Which upcalls the host provides: the others are NULL in the module, which is how a C host
+/// says it does not support them.
+#[derive(Clone, Copy, Debug)]
+pub struct HostCaps {
+    pub fence: bool,
+    pub direct_modex: bool,
+    pub publish: bool,
+}
+
+/// `PMIx_server_init` with this host's callbacks; `host` receives every upcall.
+pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), Status> {
+    let l = lib().map_err(|_| Status::ERR_INIT)?;
+    let _ = HOST.set(host);
+    let mut module = ServerModule {
+        client_connected: 0,
+        client_finalized: 0,
+        abort: 0,
+        fence_nb: caps.fence.then_some(up_fence as FenceUp),
+        direct_modex: caps.direct_modex.then_some(up_dmodex as DmodexUp),
+        publish: caps.publish.then_some(up_publish as PublishUp),
+        lookup: caps.publish.then_some(up_lookup as LookupUp),
+        unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
+        rest: [0; 20],
+    };
+    // Packing needs an initialised library, so these infos (strings only) are built by hand:
+    // a `PMIX_STRING` value holds its `char *` at the start of the union.
+    let strings: Vec<(CString, CString)> = info
+        .iter()
+        .filter_map(|i| {
+            Some((
+                c_key(i.key.as_str()).ok()?,
+                CString::new(i.value.as_str()?).ok()?,
+            ))
+        })
+        .collect();
+    if strings.len() != info.len() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    let mut ci: Vec<CInfo> = strings
+        .iter()
+        .map(|(k, v)| {
+            let mut c = zeroed_info();
+            c.key[..k.as_bytes().len()].copy_from_slice(k.as_bytes());
+            c.value.vtype = DataType::STRING.0;
+            c.value.data[0] = v.as_ptr() as u64;
+            c
+        })
+        .collect();
+    // SAFETY: the module and the infos (whose strings `strings` owns) live for the call; the
+    // library copies what it keeps. These infos are never destructed by the library.
+    let rc = unsafe { (l.server_init)(&mut module, ci.as_mut_ptr(), ci.len()) };
+    check(rc)?;
+    set_buffer_type(l.probe_buffer_type());
+    Ok(())
+}
+
+pub fn register_nspace(nspace: &str, nlocal: u32, info: &[Info]) -> Result<(), Status> {
+    let l = ready()?;
+    let ns = CString::new(nspace).map_err(|_| Status::ERR_BAD_PARAM)?;
+    let ci = l.infos_to_c(info)?;
+    let latch: Latch = (Mutex::new(None), Condvar::new());
+    let n = i32::try_from(nlocal).map_err(|_| Status::ERR_BAD_PARAM)?;
+    // SAFETY: the latch outlives the callback (we wait for it below); infos are copied.
+    let rc = unsafe {
+        (l.register_nspace)(
+            ns.as_ptr(),
+            n,
+            ci.v.as_ptr().cast_mut(),
+            ci.v.len(),
+            Some(latch_release),
+            (&raw const latch).cast_mut().cast(),
+        )
+    };
+    if rc != PMIX_SUCCESS {
+        return Err(Status(rc));
+    }
+    check(wait_latch(&latch))
+}
+
+pub fn register_client(proc: &Proc, uid: u32, gid: u32) -> Result<(), Status> {
+    let l = ready()?;
+    let p = CProc::new(proc);
+    let latch: Latch = (Mutex::new(None), Condvar::new());
+    // SAFETY: as for register_nspace.
+    let rc = unsafe {
+        (l.register_client)(
+            &p,
+            uid,
+            gid,
+            std::ptr::null_mut(),
+            Some(latch_release),
+            (&raw const latch).cast_mut().cast(),
+        )
+    };
+    if rc != PMIX_SUCCESS {
+        return Err(Status(rc));
+    }
+    check(wait_latch(&latch))
+}
+
+/// `PMIx_server_setup_fork`: the variables a client process needs.
+pub fn setup_fork(proc: &Proc) -> Result<BTreeMap<String, String>, Status> {
+    let l = ready()?;
+    let p = CProc::new(proc);
+    let mut env: *mut *mut c_char = std::ptr::null_mut();
+    // SAFETY: `env` is an argv-style array the library grows with malloc'd strings.
+    check(unsafe { (l.setup_fork)(&p, &mut env) })?;
+    let mut out = BTreeMap::new();
+    if !env.is_null() {
+        for i in 0.. {
+            // SAFETY: NULL-terminated array of malloc'd NUL-terminated strings.
+            let s = unsafe { *env.add(i) };
+            if s.is_null() {
+                break;
+            }
+            // SAFETY: as above.
+            let text = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+            if let Some((k, v)) = text.split_once('=') {
+                out.insert(k.to_owned(), v.to_owned());
+            }
+            // SAFETY: each string was malloc'd by the library (pmix_argv_append).
+            unsafe { free(s.cast()) };
+        }
+        // SAFETY: the array itself was malloc'd too.
+        unsafe { free(env.cast()) };
+    }
+    Ok(out)
+}
+
+type DmodexSlot = (Mutex<Option<Result<Vec<u8>, Status>>>, Condvar);
+
+unsafe extern "C" fn dmodex_done(status: i32, data: *mut c_char, size: usize, cbdata: *mut c_void) {
+    // SAFETY: cbdata is the slot `dmodex_request` keeps alive until this runs.
+    let slot = unsafe { &*cbdata.cast_const().cast::<DmodexSlot>() };
+    let r = if status != PMIX_SUCCESS {
+        Err(Status(status))
+    } else if data.is_null() || size == 0 {
+        Ok(Vec::new())
+    } else {
+        // SAFETY: the library passes `size` bytes, valid during the callback.
+        Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) }.to_vec())
+    };
+    *lock(&slot.0) = Some(r);
+    slot.1.notify_all();
+}
+
+/// `PMIx_server_dmodex_request`, waiting for the answer.
+pub fn dmodex_request(proc: &Proc) -> Result<Vec<u8>, Status> {
+    let l = ready()?;
+    let p = CProc::new(proc);
+    let slot: Arc<DmodexSlot> = Arc::new((Mutex::new(None), Condvar::new()));
+    // SAFETY: the slot outlives the callback: we wait for it below, and keep the Arc.
+    let rc = unsafe { (l.dmodex)(&p, dmodex_done, Arc::as_ptr(&slot).cast_mut().cast()) };
+    if rc != PMIX_SUCCESS {
+        return Err(Status(rc));
+    }
+    let mut g = lock(&slot.0);
+    loop {
+        if let Some(r) = g.take() {
+            return r;
+        }
+        g = slot
+            .1
+            .wait(g)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+}
