@@ -112,7 +112,7 @@ fn every_openpmix_wire_vector_decodes_and_reencodes_byte_exact() {
 #[test]
 fn every_extra_openpmix_vector_decodes_and_reencodes_byte_exact() {
     let vectors = extra_vectors();
-    assert_eq!(vectors.len(), 18);
+    assert_eq!(vectors.len(), 20);
     let failures: Vec<String> = vectors
         .iter()
         .filter_map(|v| check_round_trip(v).err())
@@ -153,6 +153,34 @@ fn extra_vectors_decode_to_the_values_they_describe() {
             mindist: 5,
             maxdist: 300,
         }))
+    );
+}
+
+#[test]
+fn cpusets_travel_as_hwloc_list_strings() {
+    use pmix::model::Cpuset;
+    let cpusets: Vec<Value> = extra_vectors()
+        .iter()
+        .filter(|v| v.type_name == "PMIX_PROC_CPUSET")
+        .map(|v| check_round_trip(v).expect("round trip").remove(0))
+        .collect();
+    let hwloc = |bitmap: Option<&str>| {
+        Value::ProcCpuset(Box::new(Cpuset {
+            source: Some("hwloc".into()),
+            bitmap: bitmap.map(String::from),
+        }))
+    };
+    assert_eq!(cpusets, [hwloc(None), hwloc(Some(""))]);
+    // Only hwloc's cpusets have a wire form.
+    let other = Value::ProcCpuset(Box::new(Cpuset {
+        source: Some("other".into()),
+        bitmap: Some("0-1".into()),
+    }));
+    let mut buf = DataBuffer::with_type(BufferType::NonDescribed);
+    assert!(buf.pack_values(DataType::PROC_CPUSET, &[other]).is_err());
+    assert!(
+        buf.bytes().is_empty(),
+        "a refused pack leaves the buffer as it was"
     );
 }
 

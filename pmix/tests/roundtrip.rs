@@ -152,8 +152,11 @@ fn leaf() -> impl Strategy<Value = Value> {
         "[a-z0-9\\[\\],-]{0,16}".prop_map(|s| Value::Regex(ByteObject(s.into_bytes()))),
         any::<u8>().prop_map(|v| Value::JobState(JobState(v))),
         any::<u8>().prop_map(|v| Value::LinkState(LinkState(v))),
-        (opt_text(), opt_text())
-            .prop_map(|(source, bitmap)| Value::ProcCpuset(Box::new(Cpuset { source, bitmap }))),
+        // Only hwloc cpusets have a wire form, and they decode with that source named.
+        opt_text().prop_map(|bitmap| Value::ProcCpuset(Box::new(Cpuset {
+            source: Some("hwloc".into()),
+            bitmap
+        }))),
         (
             any::<u64>(),
             opt_text(),

@@ -118,15 +118,28 @@ impl Codec for RegAttr {
     }
 }
 
+/// `PMIX_PROC_CPUSET` travels as one string, the bitmap in hwloc's list form (`0-3,8`), or a
+/// NULL string for an unbound process; the source is not sent, it is always hwloc. This is
+/// OpenPMIx 4.2's layout (its hwloc support packs only the list string), so a cpuset from
+/// another source cannot be sent (`NotSupported`, as OpenPMIx answers), and a decoded
+/// cpuset's source is `"hwloc"`.
 impl Codec for Cpuset {
     const DATA_TYPE: DataType = DataType::PROC_CPUSET;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.source.as_deref())?;
+        if let Some(source) = &self.source
+            && !source
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("hwloc"))
+        {
+            return Err(Error::NotSupported(format!(
+                "a cpuset from source \"{source}\" has no wire form (only hwloc's)"
+            )));
+        }
         w.string(self.bitmap.as_deref())
     }
     fn decode(r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
         Ok(Cpuset {
-            source: r.string("cpuset source")?,
+            source: Some("hwloc".into()),
             bitmap: r.string("cpuset bitmap")?,
         })
     }

@@ -51,3 +51,15 @@ out("PMIX_NET_STATS","{eth0,1..6}",pack(ns,63))
 for name,t,fmt,v in [("PMIX_IOF_CHANNEL",45,"<H",300),("PMIX_DEVTYPE",57,"<Q",300),("PMIX_LOCTYPE",58,"<H",300),("PMIX_JOB_STATE",50,"<B",3),("PMIX_LINK_STATE",51,"<B",2),("PMIX_ALLOC_DIRECTIVE",43,"<B",2),("PMIX_STOR_MEDIUM",66,"<Q",300),("PMIX_STOR_ACCESS",67,"<Q",300),("PMIX_STOR_PERSIST",68,"<Q",300),("PMIX_STOR_ACCESS_TYPE",69,"<H",300)]:
     b = ctypes.create_string_buffer(struct.pack(fmt, v), 8); out(name, str(v), pack(b, t))
 nsp = ctypes.create_string_buffer(b"myns", 256); out("PMIX_PROC_NSPACE", "myns", pack(nsp, 60))
+# PROC_CPUSET: source*, bitmap* (an hwloc bitmap). OpenPMIx 4.2.2 packs only the bitmap's list
+# string; it fails (PMIX_ERROR) to pack any non-empty bitmap, because it takes the character
+# count hwloc_bitmap_list_asprintf returns for an error. So the vectors are an unbound process
+# (NULL bitmap) and an empty bitmap.
+hw = ctypes.CDLL("libhwloc.so.15"); hw.hwloc_bitmap_alloc.restype = ctypes.c_void_p
+cpu = ctypes.create_string_buffer(struct.pack("<QQ", cs(b"hwloc"), 0), 16)
+out("PMIX_PROC_CPUSET", "{hwloc,unbound}", pack(cpu, 52))
+cpu = ctypes.create_string_buffer(struct.pack("<QQ", cs(b"hwloc"), hw.hwloc_bitmap_alloc()), 16)
+out("PMIX_PROC_CPUSET", "{hwloc,empty}", pack(cpu, 52))
+bm = hw.hwloc_bitmap_alloc(); hw.hwloc_bitmap_list_sscanf(ctypes.c_void_p(bm), b"0-1")
+cpu = ctypes.create_string_buffer(struct.pack("<QQ", cs(b"hwloc"), bm), 16)
+assert pack(cpu, 52)[0] == -1, "OpenPMIx now packs a bound cpuset: capture it"
