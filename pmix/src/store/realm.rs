@@ -54,6 +54,24 @@ const NODE_KEYS: &[&str] = &[
     attr::AVAIL_PHYS_MEMORY.wire_key(),
     attr::LOCAL_PROCS.wire_key(),
     attr::NODE_OVERSUBSCRIBED.wire_key(),
+    // The node's fabric devices ("node fabric keys", rule RN-01; v5.0 §15.3 retrieves them
+    // with a node qualifier). OpenPMIx's server also files them under the node.
+    attr::FABRIC_DEVICES.wire_key(),
+    attr::FABRIC_DEVICE.wire_key(),
+    attr::FABRIC_DEVICE_INDEX.wire_key(),
+    attr::FABRIC_DEVICE_NAME.wire_key(),
+    attr::FABRIC_DEVICE_VENDOR.wire_key(),
+    attr::FABRIC_DEVICE_BUS_TYPE.wire_key(),
+    attr::FABRIC_DEVICE_VENDORID.wire_key(),
+    attr::FABRIC_DEVICE_DRIVER.wire_key(),
+    attr::FABRIC_DEVICE_FIRMWARE.wire_key(),
+    attr::FABRIC_DEVICE_ADDRESS.wire_key(),
+    attr::FABRIC_DEVICE_COORDINATES.wire_key(),
+    attr::FABRIC_DEVICE_MTU.wire_key(),
+    attr::FABRIC_DEVICE_SPEED.wire_key(),
+    attr::FABRIC_DEVICE_STATE.wire_key(),
+    attr::FABRIC_DEVICE_TYPE.wire_key(),
+    attr::FABRIC_DEVICE_PCI_DEVID.wire_key(),
 ];
 
 /// Job-realm keys that describe the caller's node (rules RJ-02, RN-04): v4.x and OpenPMIx
