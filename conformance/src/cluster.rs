@@ -17,6 +17,7 @@ use pmix::model::{DataArray, DataType, Info, PData, Proc, Rank, Status, Value, a
 use pmix::server::{Host, Server};
 use tokio::sync::{Notify, oneshot};
 
+use crate::runner::Problem;
 use crate::vector::Vector;
 
 /// A boxed future answering a direct modex: the process's packed data or a status.
@@ -262,7 +263,7 @@ pub async fn start_rust_servers(
     shared: &Arc<Shared>,
     dir: impl Fn(&str) -> Result<std::path::PathBuf, String>,
     tcp: bool,
-) -> Result<Vec<Arc<Server>>, String> {
+) -> Result<Vec<Arc<Server>>, Problem> {
     use pmix::model::Nspace;
     use pmix::server::ServerConfig;
     let info = registration(v)?;
@@ -285,12 +286,12 @@ pub async fn start_rust_servers(
         server
             .register_nspace(nspace.clone(), info.clone())
             .await
-            .map_err(|e| format!("register_nspace on {}: {e}", node.name))?;
+            .map_err(|e| Problem::Refused(format!("register_nspace on {}: {e}", node.name)))?;
         for r in &node.ranks {
             server
                 .register_client(Proc::new(nspace.clone(), Rank(*r)), uid, gid)
                 .await
-                .map_err(|e| format!("register_client: {e}"))?;
+                .map_err(|e| Problem::Refused(format!("register_client: {e}")))?;
         }
         servers.push(Arc::new(server));
     }

@@ -154,6 +154,7 @@ impl Inventory {
                         "type",
                         "status",
                         "section",
+                        "section_title",
                         "required_for",
                         "optional_for",
                     ],

@@ -35,6 +35,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::cluster::{
     ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, start_rust_servers, uid_gid,
 };
+use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
 use crate::vector::{Call, Step, Vector};
 
@@ -274,7 +275,7 @@ pub async fn run<F>(
     servers: &Side,
     clients: &Side,
     mut check: F,
-) -> Result<(), String>
+) -> Result<(), Problem>
 where
     F: FnMut(usize, &Step, &StepResult) -> bool,
 {
@@ -377,7 +378,7 @@ async fn c_nodes(
     tmp: &Path,
     shared: &Arc<Shared>,
     nodes: &mut Vec<NodeProc>,
-) -> Result<Envs, String> {
+) -> Result<Envs, Problem> {
     let mut node_servers: Vec<Arc<dyn NodeServer>> = Vec::new();
     for i in 0..v.setup.nodes.len() {
         let n = NodeProc::start(exe, lib, i, shared.clone(), rust_clients)?;
@@ -412,12 +413,12 @@ async fn c_nodes(
             .await
             .map_err(|_| format!("the server of {} exited during setup", spec.name))?;
         if ready.0 != 0 {
-            return Err(format!(
+            return Err(Problem::Refused(format!(
                 "the server of {}: {} ({:?})",
                 spec.name,
                 ready.1,
                 Status(ready.0)
-            ));
+            )));
         }
         envs.extend(ready.2);
     }
@@ -431,7 +432,7 @@ async fn rust_nodes(
     tmp: &Path,
     shared: &Arc<Shared>,
     servers: &mut Vec<Arc<pmix::server::Server>>,
-) -> Result<Envs, String> {
+) -> Result<Envs, Problem> {
     let dir = |node: &str| {
         let d = tmp.join(node);
         std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -730,7 +731,7 @@ impl ClientProc {
         args: &[String],
         rank: u32,
         env: &BTreeMap<String, String>,
-    ) -> Result<ClientProc, String> {
+    ) -> Result<ClientProc, Problem> {
         let mut child = Command::new(exe)
             .args(args)
             .envs(env)
@@ -749,10 +750,10 @@ impl ClientProc {
             .await
             .map_err(|e| format!("rank {rank} during PMIx_Init: {e}"))?;
         if first.status != 0 {
-            return Err(format!(
+            return Err(Problem::Refused(format!(
                 "rank {rank}: PMIx_Init: {:?}",
                 Status(first.status)
-            ));
+            )));
         }
         let (tx, mut rx) =
             mpsc::unbounded_channel::<(ClientCall, oneshot::Sender<Result<ClientResult, String>>)>(

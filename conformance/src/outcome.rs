@@ -76,8 +76,9 @@ impl Outcome {
     }
 }
 
-/// Judge one step: `None` when every caller got what the standard requires.
-pub fn judge(n: usize, step: &Step, result: &StepResult) -> Option<Outcome> {
+/// Judge one step of a vector whose job is `nspace`: `None` when every caller got what the
+/// standard requires.
+pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option<Outcome> {
     let allowed: Vec<Status> = match &step.expect.status {
         Some(s) => s
             .to_vec()
@@ -94,12 +95,13 @@ pub fn judge(n: usize, step: &Step, result: &StepResult) -> Option<Outcome> {
                 api: step.call.api().unwrap_or(step.call.name()).to_owned(),
             });
         }
-        let value_ok = !ok_status || got.status != Status::SUCCESS || value_matches(step, got);
+        let value_ok =
+            !ok_status || got.status != Status::SUCCESS || value_matches(step, got, nspace);
         if !ok_status || !value_ok {
             return Some(Outcome::Fail {
                 step: n + 1,
                 diff: diff(
-                    &expected_text(step, *rank, &allowed),
+                    &expected_text(step, *rank, &allowed, nspace),
                     &actual_text(step, *rank, got),
                 ),
             });
@@ -108,20 +110,16 @@ pub fn judge(n: usize, step: &Step, result: &StepResult) -> Option<Outcome> {
     None
 }
 
-fn value_matches(step: &Step, got: &Observed) -> bool {
+/// Values are compared as the model's types; a `proc` with an empty namespace stands for the
+/// job's.
+fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
     let e = &step.expect;
     let want: Vec<_> = e.value.iter().chain(&e.value_any).collect();
     if !want.is_empty() {
         let Some(v) = &got.value else {
             return false;
         };
-        // Values are compared as the model's types; a `proc` with an empty namespace stands
-        // for the job's, which the observed value names.
-        let job = match v {
-            pmix::model::Value::Proc(p) => p.nspace.as_str().to_owned(),
-            _ => String::new(),
-        };
-        if !want.iter().any(|w| w.to_value(&job).is_ok_and(|w| &w == v)) {
+        if !want.iter().any(|w| w.to_value(job).is_ok_and(|w| &w == v)) {
             return false;
         }
     }
@@ -133,8 +131,7 @@ fn value_matches(step: &Step, got: &Observed) -> bool {
         let Some(p) = found else {
             return false;
         };
-        let job = p.proc.nspace.as_str().to_owned();
-        if d.value.to_value(&job).ok().as_ref() != Some(&p.value) {
+        if d.value.to_value(job).ok().as_ref() != Some(&p.value) {
             return false;
         }
         if d.publisher.is_some_and(|r| r != p.proc.rank.0) {
@@ -144,7 +141,7 @@ fn value_matches(step: &Step, got: &Observed) -> bool {
     true
 }
 
-fn expected_text(step: &Step, rank: u32, allowed: &[Status]) -> String {
+fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> String {
     let mut out = format!(
         "rank {rank}: {}\n",
         step.call.api().unwrap_or(step.call.name())
@@ -154,10 +151,10 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status]) -> String {
     let e = &step.expect;
     if allowed.contains(&Status::SUCCESS) {
         for v in e.value.iter().chain(&e.value_any) {
-            let _ = writeln!(out, "  value: {}", spec_text(v));
+            let _ = writeln!(out, "  value: {}", spec_text(v, job));
         }
         for d in &e.data {
-            let _ = writeln!(out, "  data: {} = {}", d.key, spec_text(&d.value));
+            let _ = writeln!(out, "  data: {} = {}", d.key, spec_text(&d.value, job));
         }
     }
     out
@@ -189,8 +186,8 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
 }
 
 /// A value as written in a vector, rendered the way the model's values print.
-fn spec_text(v: &crate::vector::ValueSpec) -> String {
-    match v.to_value("") {
+fn spec_text(v: &crate::vector::ValueSpec, job: &str) -> String {
+    match v.to_value(job) {
         Ok(v) => format!("{v:?}"),
         Err(_) => format!("{v:?}"),
     }

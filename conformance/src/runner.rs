@@ -40,6 +40,30 @@ impl Target {
     }
 }
 
+/// Why a vector could not run its steps.
+#[derive(Debug)]
+pub enum Problem {
+    /// The harness failed (a process did not start, a protocol error): the vector's outcome
+    /// is an error, whatever the target.
+    Harness(String),
+    /// The target refused to set the job up as the vector registers it (its server's init or
+    /// registration answered an error status): a departure of the target, judged as a
+    /// failure of the setup, which an expected failure can name.
+    Refused(String),
+}
+
+impl From<String> for Problem {
+    fn from(message: String) -> Self {
+        Problem::Harness(message)
+    }
+}
+
+impl From<&str> for Problem {
+    fn from(message: &str) -> Self {
+        Problem::Harness(message.to_owned())
+    }
+}
+
 /// Run one vector on `target` and judge it.
 pub async fn run(v: &Vector, target: &Target) -> Outcome {
     let done = AtomicUsize::new(0);
@@ -47,7 +71,7 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
     let outcome = {
         let check = |n: usize, step: &crate::vector::Step, result: &_| {
             done.store(n + 1, Ordering::Relaxed);
-            match judge(n, step, result) {
+            match judge(n, step, result, &v.setup.nspace) {
                 Some(o) => {
                     verdict = Some(o);
                     false
@@ -84,7 +108,11 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
                 ),
             }
         }
-        Ok(Err(message)) => Outcome::Error { message },
+        Ok(Err(Problem::Harness(message))) => Outcome::Error { message },
+        Ok(Err(Problem::Refused(message))) => Outcome::Fail {
+            step: 0,
+            diff: format!("setup: {message}"),
+        },
         Ok(Ok(())) => verdict.unwrap_or(Outcome::Pass),
     };
     outcome.against_expectation(v, target.name())
@@ -132,6 +160,26 @@ key = "PMIX_JOB_SIZE"
         }
         let v = vector(&format!("{JOB_SIZE}expect.value = {{ uint32 = 2 }}\n"));
         assert_eq!(run_one(&v), Outcome::Pass);
+    }
+
+    #[test]
+    fn a_registration_the_target_refuses_fails_the_setup_and_can_be_expected() {
+        // A process map that is not text: the server refuses the registration.
+        let setup = "summary = \"s\"\nsection = \"x\"\n[[setup.info]]\nkey = \"PMIX_PROC_MAP\"\nvalue = { uint32 = 1 }\n[[step]]\nproc = 0\ncall = \"commit\"\n";
+        match run_one(&vector(setup)) {
+            Outcome::Fail { step: 0, diff } => assert!(diff.starts_with("setup: "), "{diff}"),
+            other => panic!("{other:?}"),
+        }
+        let expected = setup.replace(
+            "[[setup.info]]",
+            "[expected_failure]\nrust = \"refuses\"\n[[setup.info]]",
+        );
+        assert_eq!(
+            run_one(&vector(&expected)),
+            Outcome::ExpectedFailure {
+                reason: "refuses".into()
+            }
+        );
     }
 
     #[test]

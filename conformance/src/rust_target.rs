@@ -17,6 +17,7 @@ use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
 use crate::cluster::{Shared, start_rust_servers, uid_gid};
+use crate::runner::Problem;
 use crate::vector::{Call, Step, Vector};
 
 /// What one caller got from one step.
@@ -42,7 +43,7 @@ pub type StepResult = Vec<(u32, Observed)>;
 
 /// Run the vector's steps, calling `check` after each; stops at the first step `check`
 /// rejects. Errors are failures of the harness or the target to set the job up.
-pub async fn run<F>(v: &Vector, mut check: F) -> Result<(), String>
+pub async fn run<F>(v: &Vector, mut check: F) -> Result<(), Problem>
 where
     F: FnMut(usize, &Step, &StepResult) -> bool,
 {
@@ -264,7 +265,7 @@ struct Cluster {
 }
 
 impl Cluster {
-    async fn start(v: &Vector) -> Result<Cluster, String> {
+    async fn start(v: &Vector) -> Result<Cluster, Problem> {
         let shared = Arc::new(Shared::new(v));
         let servers = start_rust_servers(v, &shared, |_| Ok(std::env::temp_dir()), false).await?;
         let connectors = servers
@@ -289,7 +290,7 @@ impl Cluster {
         })
     }
 
-    async fn connect(&self, v: &Vector, rank: u32) -> Result<Client, String> {
+    async fn connect(&self, v: &Vector, rank: u32) -> Result<Client, Problem> {
         let node = *self.node_of.get(&rank).ok_or("rank on no node")?;
         let (uid, gid) = uid_gid();
         let stream = self.connectors[node]
@@ -302,7 +303,7 @@ impl Cluster {
         let proc = Proc::try_new(&v.setup.nspace, rank).map_err(|e| e.to_string())?;
         Client::init_over(stream, proc, BufferType::NonDescribed)
             .await
-            .map_err(|e| format!("rank {rank} cannot init: {e}"))
+            .map_err(|e| Problem::Refused(format!("rank {rank} cannot init: {e}")))
     }
 
     fn stop(self) {

@@ -15,7 +15,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use pmix::model::{
-    ByteObject, DataArray, DataType, Info, Nspace, Proc, Rank, Scope, Status, Value, attr,
+    ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceType, Envar,
+    Geometry, Info, LinkState, Nspace, Persistence, Proc, ProcState, Rank, Scope, Status,
+    StorageAccessType, StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval,
+    Value, attr,
 };
 use serde::Deserialize;
 
@@ -189,6 +192,79 @@ pub enum ValueSpec {
     Scope(String),
     /// An array of infos (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
     InfoArray(Vec<InfoSpec>),
+    /// `PMIX_BYTE`.
+    Byte(u8),
+    /// `PMIX_INT` (C `int`).
+    Int(i32),
+    /// `PMIX_UINT` (C `unsigned int`).
+    Uint(u32),
+    Float(f32),
+    Double(f64),
+    Pid(i32),
+    /// `PMIX_TIME`: seconds since the epoch.
+    Time(i64),
+    /// `PMIX_TIMEVAL`: `[seconds, microseconds]`.
+    Timeval((i64, i64)),
+    /// The code sets, by their C names (`PMIX_PROC_STATE_RUNNING`, `PMIX_RANGE_SESSION`, …).
+    ProcState(String),
+    DataRange(String),
+    Persist(String),
+    LinkState(String),
+    /// `PMIX_DEVTYPE`: a `PMIX_DEVTYPE_*` name.
+    Devtype(String),
+    StorMedium(String),
+    StorAccess(String),
+    StorPersist(String),
+    StorAccessType(String),
+    /// `PMIX_ENVAR`: a variable, its value and the separator for prepend/append.
+    Envar(EnvarSpec),
+    /// `PMIX_PROC_CPUSET`: a source (`"hwloc"`) and its bitmap text.
+    Cpuset(CpusetSpec),
+    /// `PMIX_GEOMETRY`.
+    Geometry(GeometrySpec),
+    /// `PMIX_DATA_ARRAY` of any type: the element type by its C name and the elements.
+    Array(ArraySpec),
+}
+
+/// `pmix_envar_t` as written: `{ name = "PATH", value = "/bin", separator = ":" }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EnvarSpec {
+    pub name: String,
+    pub value: String,
+    #[serde(default)]
+    pub separator: Option<char>,
+}
+
+/// `pmix_cpuset_t` as written: `{ source = "hwloc", bitmap = "0-3" }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpusetSpec {
+    pub source: String,
+    pub bitmap: String,
+}
+
+/// `pmix_geometry_t` as written; each coordinate is a view (`PMIX_COORD_LOGICAL_VIEW`…)
+/// and its numbers.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeometrySpec {
+    pub fabric: u64,
+    #[serde(default)]
+    pub uuid: Option<String>,
+    #[serde(default)]
+    pub osname: Option<String>,
+    #[serde(default)]
+    pub coordinates: Vec<(String, Vec<u32>)>,
+}
+
+/// A data array as written: `{ of = "PMIX_PROC", items = [{ proc = ["", 0] }] }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArraySpec {
+    pub of: String,
+    #[serde(default)]
+    pub items: Vec<ValueSpec>,
 }
 
 /// A rank as written in a vector.
@@ -752,8 +828,77 @@ impl ValueSpec {
                     DataArray::new(DataType::INFO, elements).map_err(|e| e.to_string())?,
                 ))
             }
+            ValueSpec::Byte(v) => Value::Byte(*v),
+            ValueSpec::Int(v) => Value::Int(*v),
+            ValueSpec::Uint(v) => Value::Uint(*v),
+            ValueSpec::Float(v) => Value::Float(*v),
+            ValueSpec::Double(v) => Value::Double(*v),
+            ValueSpec::Pid(v) => Value::Pid(*v),
+            ValueSpec::Time(v) => Value::Time(Time(*v)),
+            ValueSpec::Timeval((sec, usec)) => Value::Timeval(Timeval {
+                sec: *sec,
+                usec: *usec,
+            }),
+            ValueSpec::ProcState(n) => Value::ProcState(code(n, ProcState::from_name)?),
+            ValueSpec::DataRange(n) => Value::DataRange(code(n, DataRange::from_name)?),
+            ValueSpec::Persist(n) => Value::Persist(code(n, Persistence::from_name)?),
+            ValueSpec::LinkState(n) => Value::LinkState(code(n, LinkState::from_name)?),
+            ValueSpec::Devtype(n) => Value::DevType(code(n, DeviceType::from_name)?),
+            ValueSpec::StorMedium(n) => Value::StorMedium(code(n, StorageMedium::from_name)?),
+            ValueSpec::StorAccess(n) => {
+                Value::StorAccess(code(n, StorageAccessibility::from_name)?)
+            }
+            ValueSpec::StorPersist(n) => {
+                Value::StorPersist(code(n, StoragePersistence::from_name)?)
+            }
+            ValueSpec::StorAccessType(n) => {
+                Value::StorAccessType(code(n, StorageAccessType::from_name)?)
+            }
+            ValueSpec::Envar(e) => Value::Envar(Box::new(Envar {
+                envar: Some(e.name.clone()),
+                value: Some(e.value.clone()),
+                separator: match e.separator {
+                    None => 0,
+                    Some(c) if c.is_ascii() => c as u8,
+                    Some(c) => return Err(format!("separator '{c}' is not one ASCII byte")),
+                },
+            })),
+            ValueSpec::Cpuset(c) => Value::ProcCpuset(Box::new(Cpuset {
+                source: Some(c.source.clone()),
+                bitmap: Some(c.bitmap.clone()),
+            })),
+            ValueSpec::Geometry(g) => {
+                let mut coordinates = Vec::new();
+                for (view, coord) in &g.coordinates {
+                    coordinates.push(Coord {
+                        view: code(view, CoordView::from_name)?,
+                        coord: coord.clone(),
+                    });
+                }
+                Value::Geometry(Box::new(Geometry {
+                    fabric: g.fabric,
+                    uuid: g.uuid.clone(),
+                    osname: g.osname.clone(),
+                    coordinates,
+                }))
+            }
+            ValueSpec::Array(a) => {
+                let of = code(&a.of, DataType::from_name)?;
+                let mut elements = Vec::new();
+                for item in &a.items {
+                    elements.push(item.to_value(nspace)?);
+                }
+                Value::DataArray(Box::new(
+                    DataArray::new(of, elements).map_err(|e| e.to_string())?,
+                ))
+            }
         })
     }
+}
+
+/// A code of a code set by its C name.
+fn code<T>(name: &str, from_name: fn(&str) -> Option<T>) -> Result<T, String> {
+    from_name(name).ok_or_else(|| format!("no constant of this type is named {name}"))
 }
 
 fn from_hex(s: &str) -> Result<Vec<u8>, String> {
@@ -845,6 +990,49 @@ expect.value = { uint32 = 2 }
             Value::ByteObject(ByteObject(vec![0, 255]))
         );
         assert!(ValueSpec::Bytes("0".into()).to_value("j").is_err());
+        let procs = ValueSpec::Array(ArraySpec {
+            of: "PMIX_PROC".into(),
+            items: vec![ValueSpec::Proc((String::new(), RankSpec::Number(1)))],
+        });
+        assert_eq!(
+            procs.to_value("job").unwrap(),
+            Value::DataArray(Box::new(
+                DataArray::new(
+                    DataType::PROC,
+                    vec![Value::Proc(Proc::try_new("job", 1).unwrap())]
+                )
+                .unwrap()
+            ))
+        );
+        let mixed = ValueSpec::Array(ArraySpec {
+            of: "PMIX_STRING".into(),
+            items: vec![ValueSpec::Uint32(1)],
+        });
+        assert!(
+            mixed.to_value("j").is_err(),
+            "elements must have the array's type"
+        );
+        assert_eq!(
+            ValueSpec::ProcState("PMIX_PROC_STATE_RUNNING".into())
+                .to_value("j")
+                .unwrap()
+                .data_type(),
+            DataType::PROC_STATE
+        );
+        assert!(
+            ValueSpec::DataRange("PMIX_RANGE_NOWHERE".into())
+                .to_value("j")
+                .is_err()
+        );
+        let envar = ValueSpec::Envar(EnvarSpec {
+            name: "PATH".into(),
+            value: "/bin".into(),
+            separator: Some(':'),
+        });
+        assert_eq!(
+            envar.to_value("j").unwrap(),
+            Value::Envar(Box::new(Envar::new("PATH", "/bin", ':')))
+        );
         assert!(
             ValueSpec::Rank(RankSpec::Name("many".into()))
                 .to_value("j")

@@ -4,13 +4,14 @@
 //! |---|---|
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
 //! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit) |
-//! | `vectors [--check]` | regenerates the inventory and the code's tables from `../shared` |
+//! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //!
 //! Commands that need system packages install them when run as root and print the exact
 //! `apt-get` command otherwise (`sysdeps`).
 
+mod attribute_vectors;
 mod bench;
 mod sysdeps;
 mod vectors;
@@ -49,11 +50,13 @@ fn main() -> ExitCode {
 const HELP: &str = "usage: cargo xtask <command>
 
   conformance [--target rust|LIBPMIX]... [--pairing rust-server:c-client|c-server:rust-client]...
-              [--library LIBPMIX] [--filter GLOB] [--report DIR] [--json PATH] [--update-baseline]
+              [--library LIBPMIX] [--filter GLOB] [--vectors DIR] [--report DIR] [--json PATH]
+              [--update-baseline]
                        run the conformance vectors (Rust target by default; LIBPMIX is any
                        libpmix.so, e.g. libpmix.so.2)
   test [--ci]          run the test suite with cargo nextest
-  vectors [--check]    regenerate spec-vectors/inventory and the code's tables
+  vectors [--check]    regenerate spec-vectors/inventory, the code's tables and the
+                       attribute-type vectors
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
   fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)";
 
