@@ -11,7 +11,9 @@
 //!   `spec-vectors/inventory/retrieval_rules.tsv`,
 //!   `spec-vectors/inventory/openpmix-4.2/{constants,attribute_keys}.tsv`;
 //! - `pmix/src/model/generated/{attributes,constants}.rs`: the code's tables, generated from
-//!   the TSV files above (never from `<shared>` directly), so the data has one source.
+//!   the TSV files above (never from `<shared>` directly), so the data has one source;
+//! - `spec-vectors/vectors/attribute-types/*.toml`: a type check of every attribute, also
+//!   from the TSV files (see `attribute_vectors`).
 //!
 //! `--check` regenerates everything in memory and fails, listing the files, when a committed
 //! file differs. The `inventory_is_fresh` test runs that check.
@@ -50,6 +52,10 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
             stale.join("\n  ")
         ));
     }
+    for gone in leftovers(root, &outputs) {
+        fs::remove_file(root.join(&gone)).map_err(|e| format!("{}: {e}", gone.display()))?;
+        println!("removed {}", gone.display());
+    }
     for out in &outputs {
         let path = root.join(&out.path);
         if let Some(dir) = path.parent() {
@@ -79,13 +85,35 @@ pub(crate) fn shared_dir(root: &Path, args: &[String]) -> Result<PathBuf, String
     }
 }
 
-/// Names of committed files whose content differs from `outputs`.
+/// Names of committed files whose content differs from `outputs`, and of files left in a
+/// generated folder that are no longer generated.
 pub(crate) fn stale_outputs(root: &Path, outputs: &[Output]) -> Vec<String> {
-    outputs
+    let mut stale: Vec<String> = outputs
         .iter()
         .filter(|o| fs::read_to_string(root.join(&o.path)).ok().as_deref() != Some(&o.text))
         .map(|o| o.path.display().to_string())
-        .collect()
+        .collect();
+    stale.extend(
+        leftovers(root, outputs)
+            .iter()
+            .map(|p| format!("{} (no longer generated)", p.display())),
+    );
+    stale
+}
+
+/// Files in the folder of generated vectors that `outputs` does not contain.
+fn leftovers(root: &Path, outputs: &[Output]) -> Vec<PathBuf> {
+    let dir = Path::new(crate::attribute_vectors::DIR);
+    let Ok(entries) = fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| dir.join(e.file_name()))
+        .filter(|p| !outputs.iter().any(|o| &o.path == p))
+        .collect();
+    out.sort();
+    out
 }
 
 /// Produce every output file, in memory.
@@ -139,6 +167,7 @@ pub(crate) fn generate(shared: &Path) -> Result<Vec<Output>, String> {
         Tsv::parse(text)
     };
     let attrs = [tsv("v5.0/attributes.tsv")?, tsv("draft/attributes.tsv")?];
+    let openpmix_keys = tsv("openpmix-4.2/attribute_keys.tsv")?;
     let consts = [
         tsv("openpmix-4.2/constants.tsv")?,
         tsv("v5.0/constants.tsv")?,
@@ -152,6 +181,7 @@ pub(crate) fn generate(shared: &Path) -> Result<Vec<Output>, String> {
         path: PathBuf::from("pmix/src/model/generated/constants.rs"),
         text: constants_rs(&consts)?,
     });
+    outputs.extend(crate::attribute_vectors::generate(&attrs, &openpmix_keys)?);
     Ok(outputs)
 }
 
@@ -255,16 +285,17 @@ fn attributes_tsv(doc: &Json, openpmix: &OpenPmix) -> Result<String, String> {
         rows.insert(
             name.to_string(),
             format!(
-                "{name}\t{key}\t{openpmix_key}\t{pmix_type}\t{}\t{}\t{}\t{}",
+                "{name}\t{key}\t{openpmix_key}\t{pmix_type}\t{}\t{}\t{}\t{}\t{}",
                 status_word(str_field(item, "status")),
                 cell(str_field(item, "section")),
+                cell(str_field(item, "section_title")),
                 list_field(item, "required_by"),
                 list_field(item, "optional_for"),
             ),
         );
     }
     let mut out = String::from(
-        "name\tkey\topenpmix_key\ttype\tstatus\tsection\trequired_for\toptional_for\n",
+        "name\tkey\topenpmix_key\ttype\tstatus\tsection\tsection_title\trequired_for\toptional_for\n",
     );
     for row in rows.values() {
         out.push_str(row);
