@@ -67,49 +67,33 @@ const STANDARD_INFO: &[&str] = &[
     "PMIX_NSPACE",
 ];
 
-/// Known departures: (attribute, target, reason). Each listed attribute gets a vector of
-/// its own with the reason as that target's expected failure.
-const DEPARTURES: &[(&str, &str, &str)] = &[
-    ("PMIX_PERSONALITY", "openpmix-4.2", KEPT_BY_SERVER),
-    (
-        "PMIX_PERSONALITY",
-        "openpmix-4.2-server+rust-client",
-        KEPT_BY_SERVER,
-    ),
-    ("PMIX_PROGRAMMING_MODEL", "openpmix-4.2", KEPT_BY_SERVER),
-    (
-        "PMIX_PROGRAMMING_MODEL",
-        "openpmix-4.2-server+rust-client",
-        KEPT_BY_SERVER,
-    ),
-    ("PMIX_MODEL_LIBRARY_NAME", "openpmix-4.2", KEPT_BY_SERVER),
-    (
-        "PMIX_MODEL_LIBRARY_NAME",
-        "openpmix-4.2-server+rust-client",
-        KEPT_BY_SERVER,
-    ),
-    ("PMIX_MODEL_LIBRARY_VERSION", "openpmix-4.2", KEPT_BY_SERVER),
+/// The library target and the pairing whose server is OpenPMIx: a departure of its server.
+const OPENPMIX_SERVER: &[&str] = &["openpmix-4.2", "openpmix-4.2-server+rust-client"];
+
+/// Every target with OpenPMIx on some side: a departure of its value handling.
+const OPENPMIX_ANYWHERE: &[&str] = &[
+    "openpmix-4.2",
+    "openpmix-4.2-server+rust-client",
+    "rust-server+openpmix-4.2-client",
+];
+
+/// Known departures: (attribute, targets, reason). Each listed attribute gets a vector of
+/// its own with the reason as those targets' expected failure.
+const DEPARTURES: &[(&str, &[&str], &str)] = &[
+    ("PMIX_PERSONALITY", OPENPMIX_SERVER, KEPT_BY_SERVER),
+    ("PMIX_PROGRAMMING_MODEL", OPENPMIX_SERVER, KEPT_BY_SERVER),
+    ("PMIX_MODEL_LIBRARY_NAME", OPENPMIX_SERVER, KEPT_BY_SERVER),
     (
         "PMIX_MODEL_LIBRARY_VERSION",
-        "openpmix-4.2-server+rust-client",
+        OPENPMIX_SERVER,
         KEPT_BY_SERVER,
     ),
     (
         "PMIX_PSET_MEMBERS",
-        "openpmix-4.2-server+rust-client",
+        &["openpmix-4.2-server+rust-client"],
         "OpenPMIx 4.2's server files PMIX_PSET_MEMBERS registered for a job under the job's application (pmix.app.arr), so a get of the job-realm key finds nothing (OpenPMIx's own client searches every realm)",
     ),
-    ("PMIX_CPUSET_BITMAP", "openpmix-4.2", CPUSET_DEPARTURE),
-    (
-        "PMIX_CPUSET_BITMAP",
-        "openpmix-4.2-server+rust-client",
-        CPUSET_DEPARTURE,
-    ),
-    (
-        "PMIX_CPUSET_BITMAP",
-        "rust-server+openpmix-4.2-client",
-        CPUSET_DEPARTURE,
-    ),
+    ("PMIX_CPUSET_BITMAP", OPENPMIX_ANYWHERE, CPUSET_DEPARTURE),
 ];
 
 /// Seen on the wire: the keys are missing from the job information OpenPMIx's server sends.
@@ -322,7 +306,7 @@ fn vector(
     let mut departures: BTreeMap<&str, &str> = DEPARTURES
         .iter()
         .filter(|(n, _, _)| checks.iter().any(|c| c.name == *n))
-        .map(|(_, target, reason)| (*target, *reason))
+        .flat_map(|(_, targets, reason)| targets.iter().map(move |t| (*t, *reason)))
         .collect();
     if beyond_openpmix {
         departures.extend(BEYOND_OPENPMIX.iter().copied());
