@@ -1,0 +1,300 @@
+//! Typed values as vectors write them (`{ uint32 = 4 }`, `{ array = { of = "PMIX_PROC", … } }`)
+//! and their conversion to the model's values.
+
+use pmix::model::{
+    ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceType, Envar,
+    Geometry, LinkState, Persistence, Proc, ProcState, Rank, StorageAccessType,
+    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
+};
+use serde::Deserialize;
+
+use super::{InfoSpec, RankSpec, scope_named, status_named};
+
+/// A typed value.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ValueSpec {
+    Bool(bool),
+    Uint8(u8),
+    Uint16(u16),
+    Uint32(u32),
+    Uint64(u64),
+    Int8(i8),
+    Int16(i16),
+    Int32(i32),
+    Int64(i64),
+    Size(u64),
+    String(String),
+    /// A rank: a number, `"wildcard"`, `"undef"` or `"local_peers"`.
+    Rank(RankSpec),
+    /// A process: `[nspace, rank]`; an empty namespace is the job's.
+    Proc((String, RankSpec)),
+    /// A byte object, as hex.
+    Bytes(String),
+    /// A status by name.
+    Status(String),
+    /// A scope by name (`local`, `remote`, `global`, `internal`, `undef`).
+    Scope(String),
+    /// An array of infos (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
+    InfoArray(Vec<InfoSpec>),
+    /// `PMIX_BYTE`.
+    Byte(u8),
+    /// `PMIX_INT` (C `int`).
+    Int(i32),
+    /// `PMIX_UINT` (C `unsigned int`).
+    Uint(u32),
+    Float(f32),
+    Double(f64),
+    Pid(i32),
+    /// `PMIX_TIME`: seconds since the epoch.
+    Time(i64),
+    /// `PMIX_TIMEVAL`: `[seconds, microseconds]`.
+    Timeval((i64, i64)),
+    /// The code sets, by their C names (`PMIX_PROC_STATE_RUNNING`, `PMIX_RANGE_SESSION`, …).
+    ProcState(String),
+    DataRange(String),
+    Persist(String),
+    LinkState(String),
+    /// `PMIX_DEVTYPE`: a `PMIX_DEVTYPE_*` name.
+    Devtype(String),
+    StorMedium(String),
+    StorAccess(String),
+    StorPersist(String),
+    StorAccessType(String),
+    /// `PMIX_ENVAR`: a variable, its value and the separator for prepend/append.
+    Envar(EnvarSpec),
+    /// `PMIX_PROC_CPUSET`: a source (`"hwloc"`) and its bitmap text.
+    Cpuset(CpusetSpec),
+    /// `PMIX_GEOMETRY`.
+    Geometry(GeometrySpec),
+    /// `PMIX_DATA_ARRAY` of any type: the element type by its C name and the elements.
+    Array(ArraySpec),
+}
+
+/// `pmix_envar_t` as written: `{ name = "PATH", value = "/bin", separator = ":" }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EnvarSpec {
+    pub name: String,
+    pub value: String,
+    #[serde(default)]
+    pub separator: Option<char>,
+}
+
+/// `pmix_cpuset_t` as written: `{ source = "hwloc", bitmap = "0-3" }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpusetSpec {
+    pub source: String,
+    pub bitmap: String,
+}
+
+/// `pmix_geometry_t` as written; each coordinate is a view (`PMIX_COORD_LOGICAL_VIEW`…)
+/// and its numbers.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GeometrySpec {
+    pub fabric: u64,
+    #[serde(default)]
+    pub uuid: Option<String>,
+    #[serde(default)]
+    pub osname: Option<String>,
+    #[serde(default)]
+    pub coordinates: Vec<(String, Vec<u32>)>,
+}
+
+/// A data array as written: `{ of = "PMIX_PROC", items = [{ proc = ["", 0] }] }`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ArraySpec {
+    pub of: String,
+    #[serde(default)]
+    pub items: Vec<ValueSpec>,
+}
+
+impl ValueSpec {
+    /// The value; an empty namespace in a `proc` is the job's.
+    pub fn to_value(&self, nspace: &str) -> Result<Value, String> {
+        Ok(match self {
+            ValueSpec::Bool(b) => Value::Bool(*b),
+            ValueSpec::Uint8(v) => Value::Uint8(*v),
+            ValueSpec::Uint16(v) => Value::Uint16(*v),
+            ValueSpec::Uint32(v) => Value::Uint32(*v),
+            ValueSpec::Uint64(v) => Value::Uint64(*v),
+            ValueSpec::Int8(v) => Value::Int8(*v),
+            ValueSpec::Int16(v) => Value::Int16(*v),
+            ValueSpec::Int32(v) => Value::Int32(*v),
+            ValueSpec::Int64(v) => Value::Int64(*v),
+            ValueSpec::Size(v) => Value::Size(*v),
+            ValueSpec::String(s) => Value::string(s.clone()),
+            ValueSpec::Rank(r) => Value::Rank(r.to_rank(Rank::UNDEF)?),
+            ValueSpec::Proc((ns, r)) => {
+                let ns = if ns.is_empty() { nspace } else { ns };
+                Value::Proc(Proc::try_new(ns, r.to_rank(Rank::UNDEF)?).map_err(|e| e.to_string())?)
+            }
+            ValueSpec::Bytes(hex) => Value::ByteObject(ByteObject(from_hex(hex)?)),
+            ValueSpec::Status(name) => Value::Status(status_named(name)?),
+            ValueSpec::Scope(name) => Value::Scope(scope_named(name)?),
+            ValueSpec::InfoArray(list) => {
+                let mut elements = Vec::new();
+                for i in list {
+                    elements.push(Value::Info(Box::new(i.to_info(nspace)?)));
+                }
+                Value::DataArray(Box::new(
+                    DataArray::new(DataType::INFO, elements).map_err(|e| e.to_string())?,
+                ))
+            }
+            ValueSpec::Byte(v) => Value::Byte(*v),
+            ValueSpec::Int(v) => Value::Int(*v),
+            ValueSpec::Uint(v) => Value::Uint(*v),
+            ValueSpec::Float(v) => Value::Float(*v),
+            ValueSpec::Double(v) => Value::Double(*v),
+            ValueSpec::Pid(v) => Value::Pid(*v),
+            ValueSpec::Time(v) => Value::Time(Time(*v)),
+            ValueSpec::Timeval((sec, usec)) => Value::Timeval(Timeval {
+                sec: *sec,
+                usec: *usec,
+            }),
+            ValueSpec::ProcState(n) => Value::ProcState(code(n, ProcState::from_name)?),
+            ValueSpec::DataRange(n) => Value::DataRange(code(n, DataRange::from_name)?),
+            ValueSpec::Persist(n) => Value::Persist(code(n, Persistence::from_name)?),
+            ValueSpec::LinkState(n) => Value::LinkState(code(n, LinkState::from_name)?),
+            ValueSpec::Devtype(n) => Value::DevType(code(n, DeviceType::from_name)?),
+            ValueSpec::StorMedium(n) => Value::StorMedium(code(n, StorageMedium::from_name)?),
+            ValueSpec::StorAccess(n) => {
+                Value::StorAccess(code(n, StorageAccessibility::from_name)?)
+            }
+            ValueSpec::StorPersist(n) => {
+                Value::StorPersist(code(n, StoragePersistence::from_name)?)
+            }
+            ValueSpec::StorAccessType(n) => {
+                Value::StorAccessType(code(n, StorageAccessType::from_name)?)
+            }
+            ValueSpec::Envar(e) => Value::Envar(Box::new(Envar {
+                envar: Some(e.name.clone()),
+                value: Some(e.value.clone()),
+                separator: match e.separator {
+                    None => 0,
+                    Some(c) if c.is_ascii() => c as u8,
+                    Some(c) => return Err(format!("separator '{c}' is not one ASCII byte")),
+                },
+            })),
+            ValueSpec::Cpuset(c) => Value::ProcCpuset(Box::new(Cpuset {
+                source: Some(c.source.clone()),
+                bitmap: Some(c.bitmap.clone()),
+            })),
+            ValueSpec::Geometry(g) => {
+                let mut coordinates = Vec::new();
+                for (view, coord) in &g.coordinates {
+                    coordinates.push(Coord {
+                        view: code(view, CoordView::from_name)?,
+                        coord: coord.clone(),
+                    });
+                }
+                Value::Geometry(Box::new(Geometry {
+                    fabric: g.fabric,
+                    uuid: g.uuid.clone(),
+                    osname: g.osname.clone(),
+                    coordinates,
+                }))
+            }
+            ValueSpec::Array(a) => {
+                let of = code(&a.of, DataType::from_name)?;
+                let mut elements = Vec::new();
+                for item in &a.items {
+                    elements.push(item.to_value(nspace)?);
+                }
+                Value::DataArray(Box::new(
+                    DataArray::new(of, elements).map_err(|e| e.to_string())?,
+                ))
+            }
+        })
+    }
+}
+
+/// A code of a code set by its C name.
+fn code<T>(name: &str, from_name: fn(&str) -> Option<T>) -> Result<T, String> {
+    from_name(name).ok_or_else(|| format!("no constant of this type is named {name}"))
+}
+
+fn from_hex(s: &str) -> Result<Vec<u8>, String> {
+    let s: String = s.split_whitespace().collect();
+    if !s.len().is_multiple_of(2) {
+        return Err(format!("\"{s}\" is not hex: odd length"));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| {
+            s.get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+                .ok_or_else(|| format!("\"{s}\" is not hex"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_convert_to_the_models_types() {
+        let v = ValueSpec::Proc((String::new(), RankSpec::Name("wildcard".into())));
+        assert_eq!(
+            v.to_value("job").unwrap(),
+            Value::Proc(Proc::try_new("job", Rank::WILDCARD).unwrap())
+        );
+        assert_eq!(
+            ValueSpec::Bytes("00ff".into()).to_value("j").unwrap(),
+            Value::ByteObject(ByteObject(vec![0, 255]))
+        );
+        assert!(ValueSpec::Bytes("0".into()).to_value("j").is_err());
+        let procs = ValueSpec::Array(ArraySpec {
+            of: "PMIX_PROC".into(),
+            items: vec![ValueSpec::Proc((String::new(), RankSpec::Number(1)))],
+        });
+        assert_eq!(
+            procs.to_value("job").unwrap(),
+            Value::DataArray(Box::new(
+                DataArray::new(
+                    DataType::PROC,
+                    vec![Value::Proc(Proc::try_new("job", 1).unwrap())]
+                )
+                .unwrap()
+            ))
+        );
+        let mixed = ValueSpec::Array(ArraySpec {
+            of: "PMIX_STRING".into(),
+            items: vec![ValueSpec::Uint32(1)],
+        });
+        assert!(
+            mixed.to_value("j").is_err(),
+            "elements must have the array's type"
+        );
+        assert_eq!(
+            ValueSpec::ProcState("PMIX_PROC_STATE_RUNNING".into())
+                .to_value("j")
+                .unwrap()
+                .data_type(),
+            DataType::PROC_STATE
+        );
+        assert!(
+            ValueSpec::DataRange("PMIX_RANGE_NOWHERE".into())
+                .to_value("j")
+                .is_err()
+        );
+        let envar = ValueSpec::Envar(EnvarSpec {
+            name: "PATH".into(),
+            value: "/bin".into(),
+            separator: Some(':'),
+        });
+        assert_eq!(
+            envar.to_value("j").unwrap(),
+            Value::Envar(Box::new(Envar::new("PATH", "/bin", ':')))
+        );
+        assert!(
+            ValueSpec::Rank(RankSpec::Name("many".into()))
+                .to_value("j")
+                .is_err()
+        );
+    }
+}
