@@ -20,6 +20,7 @@
 //!                               inventory ──▶ coverage ◀── report ◀──────────┘
 //! ```
 
+pub mod api;
 pub mod cluster;
 pub mod coverage;
 pub mod ffi;

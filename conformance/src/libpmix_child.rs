@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use pmix::model::{Info, PData, Proc, Rank, Scope, Status, Value, attr};
 
+use crate::api::{ApiCall, ApiOutput};
 use crate::cluster::lock;
 use crate::ffi::{self, Answer, Completion, Upcall};
 use crate::libpmix_target::{
@@ -262,9 +263,8 @@ fn status_only(r: Result<(), Status>) -> ClientResult {
 fn with_value(r: Result<Value, Status>) -> ClientResult {
     match r {
         Ok(v) => ClientResult {
-            status: 0,
             value: Some(pack_list(std::slice::from_ref(&v))),
-            data: None,
+            ..ClientResult::default()
         },
         Err(s) => status_only(Err(s)),
     }
@@ -338,9 +338,8 @@ fn execute(
         ClientCall::Lookup { keys, info } => {
             match infos(&info).and_then(|i| api.lookup(&keys, &i)) {
                 Ok(found) => ClientResult {
-                    status: 0,
-                    value: None,
                     data: Some(pack_list(&found)),
+                    ..ClientResult::default()
                 },
                 Err(s) => status_only(Err(s)),
             }
@@ -349,6 +348,10 @@ fn execute(
             status_only(infos(&info).and_then(|i| api.unpublish(&keys, &i)))
         }
         ClientCall::Finalize => status_only(api.finalize()),
+        ClientCall::Api { call, nspace, rank } => match crate::api::resolve(&call, &nspace, rank) {
+            Ok(Some(call)) => ClientResult::from_api(api.api(call)),
+            Ok(None) | Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
+        },
     }
 }
 
@@ -369,6 +372,8 @@ trait Api {
     fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status>;
     fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status>;
     fn finalize(&self) -> Result<(), Status>;
+    /// A call of the other chapters.
+    fn api(&self, call: ApiCall) -> ApiOutput;
 }
 
 /// The library opened by this process.
@@ -412,6 +417,9 @@ impl Api for Library {
             Status::SUCCESS => Ok(()),
             s => Err(s),
         }
+    }
+    fn api(&self, call: ApiCall) -> ApiOutput {
+        ffi::run_api(call)
     }
 }
 
@@ -461,6 +469,10 @@ impl Api for RustClient {
     }
     fn finalize(&self) -> Result<(), Status> {
         self.0.finalize()
+    }
+    fn api(&self, call: ApiCall) -> ApiOutput {
+        self.0
+            .block_on(crate::api::run_rust(self.0.as_async(), call))
     }
 }
 

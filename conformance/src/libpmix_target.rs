@@ -32,6 +32,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::api::{ApiOutput, SeenEvent};
 use crate::cluster::{
     ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, start_rust_servers, uid_gid,
 };
@@ -163,6 +164,13 @@ pub enum ClientCall {
         info: Vec<u8>,
     },
     Finalize,
+    /// A call of the other chapters, as the vector wrote it, resolved by the client for
+    /// `rank` of `nspace` (see [`crate::api`]).
+    Api {
+        call: Call,
+        nspace: String,
+        rank: u32,
+    },
 }
 
 /// Client to harness: the result of init (first line) or of one call.
@@ -173,6 +181,29 @@ pub struct ClientResult {
     pub value: Option<Vec<u8>>,
     /// Packed lookup data.
     pub data: Option<Vec<u8>>,
+    /// Packed result infos.
+    #[serde(default)]
+    pub results: Option<Vec<u8>>,
+    /// Events seen: status and source.
+    #[serde(default)]
+    pub events: Vec<(i32, Option<ProcId>)>,
+}
+
+impl ClientResult {
+    /// The result of an API call of the other chapters.
+    pub fn from_api(o: ApiOutput) -> ClientResult {
+        ClientResult {
+            status: o.status.0,
+            value: o.value.map(|v| pack_list(std::slice::from_ref(&v))),
+            data: None,
+            results: (!o.results.is_empty()).then(|| pack_list(&o.results)),
+            events: o
+                .events
+                .iter()
+                .map(|e| (e.status.0, e.source.as_ref().map(proc_id)))
+                .collect(),
+        }
+    }
 }
 
 /// Pack a list with its count (the pipes' encoding).
@@ -320,7 +351,8 @@ where
                     .call(ClientCall::Await {
                         handle: handle.clone(),
                     })
-                    .await?;
+                    .await
+                    .map_err(crashed)?;
                 vec![(r, observed(res)?)]
             }
             Call::Get {
@@ -328,18 +360,18 @@ where
             } => {
                 let r = callers.first().copied().unwrap_or(0);
                 let c = procs.get(&r).ok_or(format!("rank {r} has vanished"))?;
-                let mut call = to_call(prepare(v, step, r)?);
+                let mut call = to_call(prepare(v, step, r)?)?;
                 if let ClientCall::Get { handle, .. } = &mut call {
                     *handle = Some(h.clone());
                 }
-                c.call(call).await?;
+                c.call(call).await.map_err(crashed)?;
                 Vec::new()
             }
             _ => {
                 let mut pending = Vec::new();
                 for r in &callers {
                     let c = procs.get(r).ok_or(format!("rank {r} has vanished"))?;
-                    let call = to_call(prepare(v, step, *r)?);
+                    let call = client_call(v, step, *r)?;
                     let tx = c.tx.clone();
                     pending.push(tokio::spawn(
                         async move { ClientProc::call_on(&tx, call).await },
@@ -347,7 +379,7 @@ where
                 }
                 let mut out = Vec::new();
                 for (r, p) in callers.iter().zip(pending) {
-                    let res = p.await.map_err(|e| e.to_string())??;
+                    let res = p.await.map_err(|e| e.to_string())?.map_err(crashed)?;
                     out.push((*r, observed(res)?));
                 }
                 out
@@ -452,9 +484,9 @@ async fn rust_nodes(
 /// The environment of each rank.
 type Envs = BTreeMap<u32, BTreeMap<String, String>>;
 
-fn to_call(p: Prepared) -> ClientCall {
+fn to_call(p: Prepared) -> Result<ClientCall, String> {
     let value = |v: &Value| pack_list(std::slice::from_ref(v));
-    match p {
+    Ok(match p {
         Prepared::Put(scope, key, v) => ClientCall::Put {
             scope: scope.0,
             key,
@@ -488,7 +520,21 @@ fn to_call(p: Prepared) -> ClientCall {
             info: pack_list(&info),
         },
         Prepared::Finalize => ClientCall::Finalize,
+        Prepared::Api(_) => return Err("an API call travels as its step".into()),
+    })
+}
+
+/// The message for `step`'s call by `rank`.
+fn client_call(v: &Vector, step: &Step, rank: u32) -> Result<ClientCall, String> {
+    let nspace = &v.setup.nspace;
+    if crate::api::resolve(&step.call, nspace, rank)?.is_some() {
+        return Ok(ClientCall::Api {
+            call: step.call.clone(),
+            nspace: nspace.clone(),
+            rank,
+        });
     }
+    to_call(prepare(v, step, rank)?)
 }
 
 fn observed(r: ClientResult) -> Result<Observed, String> {
@@ -500,10 +546,30 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
         Some(b) => unpack_list::<PData>(&b)?,
         None => Vec::new(),
     };
+    let results = match r.results {
+        Some(b) => unpack_list::<Info>(&b)?,
+        None => Vec::new(),
+    };
+    let events = r
+        .events
+        .iter()
+        .map(|(s, p)| {
+            Ok(SeenEvent {
+                status: Status(*s),
+                source: p
+                    .as_ref()
+                    .map(from_id)
+                    .transpose()
+                    .map_err(|s| format!("event source: {s:?}"))?,
+            })
+        })
+        .collect::<Result<_, String>>()?;
     Ok(Observed {
         status: Status(r.status),
         value,
         data,
+        results,
+        events,
     })
 }
 
@@ -793,6 +859,18 @@ impl ClientProc {
     }
 }
 
+/// What a call learns when the rank's process died under it.
+const EXITED: &str = "the process exited (crashed or killed)";
+
+/// A failed call as a problem: the target's when its process died, else the harness's.
+fn crashed(message: String) -> Problem {
+    if message == EXITED {
+        Problem::Crashed("the rank's process exited during the call (crashed or killed)".to_owned())
+    } else {
+        Problem::Harness(message)
+    }
+}
+
 async fn next_result(
     lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
 ) -> Result<ClientResult, String> {
@@ -804,7 +882,7 @@ async fn next_result(
                 }
                 // Anything else the library printed is not a result.
             }
-            Ok(None) => return Err("the process exited (crashed or killed)".into()),
+            Ok(None) => return Err(EXITED.into()),
             Err(e) => return Err(e.to_string()),
         }
     }

@@ -138,6 +138,47 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             return false;
         }
     }
+    if let Some(t) = &e.value_type {
+        let want = pmix::model::DataType::from_name(t);
+        if got.value.as_ref().map(pmix::model::Value::data_type) != want {
+            return false;
+        }
+    }
+    for r in &e.results {
+        let Ok(want) = r.to_info(job) else {
+            return false;
+        };
+        if !got
+            .results
+            .iter()
+            .any(|i| i.key == want.key && i.value == want.value)
+        {
+            return false;
+        }
+    }
+    for k in &e.result_keys {
+        let Ok(key) = crate::vector::key_string(k) else {
+            return false;
+        };
+        if !got.results.iter().any(|i| i.key.as_str() == key) {
+            return false;
+        }
+    }
+    if let Some(events) = &e.events {
+        if events.len() != got.events.len() {
+            return false;
+        }
+        for (want, seen) in events.iter().zip(&got.events) {
+            if status_named(&want.status).ok() != Some(seen.status) {
+                return false;
+            }
+            if let Some(src) = &want.source
+                && src.to_proc(job, pmix::model::Rank(0)).ok() != seen.source
+            {
+                return false;
+            }
+        }
+    }
     true
 }
 
@@ -155,6 +196,22 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
         }
         for d in &e.data {
             let _ = writeln!(out, "  data: {} = {}", d.key, spec_text(&d.value, job));
+        }
+        if let Some(t) = &e.value_type {
+            let _ = writeln!(out, "  value type: {t}");
+        }
+        for r in &e.results {
+            let _ = writeln!(out, "  result: {} = {}", r.key, spec_text(&r.value, job));
+        }
+        for k in &e.result_keys {
+            let _ = writeln!(out, "  result: {k}");
+        }
+        for ev in e.events.iter().flatten() {
+            let src = ev
+                .source
+                .as_ref()
+                .and_then(|t| t.to_proc(job, pmix::model::Rank(0)).ok());
+            let _ = writeln!(out, "  event: {} from {src:?}", ev.status);
         }
     }
     out
@@ -181,8 +238,28 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
                 let _ = writeln!(out, "  data: {} = {:?}", d.key.as_str(), d.value);
             }
         }
+        if e.value_type.is_some() {
+            let t = got.value.as_ref().map(pmix::model::Value::data_type);
+            let _ = writeln!(
+                out,
+                "  value type: {}",
+                t.map_or("(none)".into(), type_name)
+            );
+        }
+        for r in &got.results {
+            let _ = writeln!(out, "  result: {} = {:?}", r.key.as_str(), r.value);
+        }
+        if e.events.is_some() {
+            for ev in &got.events {
+                let _ = writeln!(out, "  event: {:?} from {:?}", ev.status, ev.source);
+            }
+        }
     }
     out
+}
+
+fn type_name(t: pmix::model::DataType) -> String {
+    t.name().map_or_else(|| t.0.to_string(), str::to_owned)
 }
 
 /// A value as written in a vector, rendered the way the model's values print.

@@ -50,6 +50,8 @@ pub enum Problem {
     /// registration answered an error status): a departure of the target, judged as a
     /// failure of the setup, which an expected failure can name.
     Refused(String),
+    /// A target process died during a step: a failure of that step.
+    Crashed(String),
 }
 
 impl From<String> for Problem {
@@ -109,6 +111,10 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
             }
         }
         Ok(Err(Problem::Harness(message))) => Outcome::Error { message },
+        Ok(Err(Problem::Crashed(message))) => Outcome::Fail {
+            step: done.load(Ordering::Relaxed) + 1,
+            diff: message,
+        },
         Ok(Err(Problem::Refused(message))) => Outcome::Fail {
             step: 0,
             diff: format!("setup: {message}"),

@@ -16,6 +16,7 @@ use pmix::model::{Info, PData, Proc, Rank, Status, Value};
 use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
+use crate::api::{ApiCall, ApiOutput, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers, uid_gid};
 use crate::runner::Problem;
 use crate::vector::{Call, Step, Vector};
@@ -26,6 +27,10 @@ pub struct Observed {
     pub status: Status,
     pub value: Option<Value>,
     pub data: Vec<PData>,
+    /// The infos a call returned as its results.
+    pub results: Vec<Info>,
+    /// The events an `events` step saw.
+    pub events: Vec<SeenEvent>,
 }
 
 impl Observed {
@@ -34,6 +39,20 @@ impl Observed {
             status,
             value: None,
             data: Vec::new(),
+            results: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+}
+
+impl From<ApiOutput> for Observed {
+    fn from(o: ApiOutput) -> Self {
+        Observed {
+            status: o.status,
+            value: o.value,
+            data: Vec::new(),
+            results: o.results,
+            events: o.events,
         }
     }
 }
@@ -147,9 +166,8 @@ pub(crate) fn get_args(
 fn observe_value(r: Result<Value, Status>) -> Observed {
     match r {
         Ok(v) => Observed {
-            status: Status::SUCCESS,
             value: Some(v),
-            data: Vec::new(),
+            ..Observed::status(Status::SUCCESS)
         },
         Err(s) => Observed::status(s),
     }
@@ -184,9 +202,8 @@ fn one_call(
                 let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                 match c.lookup(&keys, &info).await {
                     Ok(data) => Observed {
-                        status: Status::SUCCESS,
-                        value: None,
                         data,
+                        ..Observed::status(Status::SUCCESS)
                     },
                     Err(s) => Observed::status(s),
                 }
@@ -196,6 +213,7 @@ fn one_call(
                 observe_unit(c.unpublish(&keys, &info).await)
             }
             Prepared::Finalize => observe_unit(c.finalize().await),
+            Prepared::Api(call) => crate::api::run_rust(&c, call).await.into(),
         })
     }
 }
@@ -212,6 +230,8 @@ pub enum Prepared {
     Lookup(Vec<String>, Vec<Info>),
     Unpublish(Vec<String>, Vec<Info>),
     Finalize,
+    /// A call of the other chapters.
+    Api(ApiCall),
 }
 
 /// Resolve `step`'s arguments for caller `rank`.
@@ -253,6 +273,9 @@ pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
         Call::Unpublish { keys: k, info } => Prepared::Unpublish(keys(k)?, infos(info)?),
         Call::Finalize => Prepared::Finalize,
         Call::Await { .. } | Call::Vanish => return Err("not a direct call".into()),
+        other => Prepared::Api(
+            crate::api::resolve(other, ns, rank)?.ok_or("a data-access call without its path")?,
+        ),
     })
 }
 

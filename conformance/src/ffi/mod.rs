@@ -26,9 +26,11 @@ use pmix::model::{DataType, Info, PData, Proc, Rank, Scope, Status, Value};
 
 use crate::cluster::lock;
 
+mod api;
 mod client;
 mod server;
 
+pub use api::run_api;
 pub use client::*;
 pub use server::*;
 

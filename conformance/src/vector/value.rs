@@ -6,12 +6,12 @@ use pmix::model::{
     Geometry, LinkState, Persistence, Proc, ProcState, Rank, StorageAccessType,
     StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{InfoSpec, RankSpec, scope_named, status_named};
 
 /// A typed value.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ValueSpec {
     Bool(bool),
@@ -72,7 +72,7 @@ pub enum ValueSpec {
 }
 
 /// `pmix_envar_t` as written: `{ name = "PATH", value = "/bin", separator = ":" }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnvarSpec {
     pub name: String,
@@ -82,7 +82,7 @@ pub struct EnvarSpec {
 }
 
 /// `pmix_cpuset_t` as written: `{ source = "hwloc", bitmap = "0-3" }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpusetSpec {
     pub source: String,
@@ -91,7 +91,7 @@ pub struct CpusetSpec {
 
 /// `pmix_geometry_t` as written; each coordinate is a view (`PMIX_COORD_LOGICAL_VIEW`…)
 /// and its numbers.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeometrySpec {
     pub fabric: u64,
@@ -104,7 +104,7 @@ pub struct GeometrySpec {
 }
 
 /// A data array as written: `{ of = "PMIX_PROC", items = [{ proc = ["", 0] }] }`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArraySpec {
     pub of: String,

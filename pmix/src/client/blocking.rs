@@ -28,6 +28,11 @@ impl Client {
         &self.inner
     }
 
+    /// Run a future (typically a call of [`Client::as_async`]) on this client's runtime.
+    pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+
     pub fn proc(&self) -> &Proc {
         self.inner.proc()
     }

@@ -202,6 +202,51 @@ impl Client {
         found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
     }
 
+    /// `PMIx_Resolve_peers`: the processes of `nspace` on `node` (this node when `None`),
+    /// from the job's `PMIX_LOCAL_PEERS` for that node; empty when the node hosts none.
+    /// Every namespace at once (a NULL `nspace` in C) is not supported yet.
+    pub async fn resolve_peers(
+        &self,
+        node: Option<&str>,
+        nspace: &Nspace,
+    ) -> Result<Vec<Proc>, Status> {
+        let job = Proc::new(nspace.clone(), Rank::WILDCARD);
+        let info: Vec<Info> = node
+            .map(|n| Info::new(attr::HOSTNAME, n.to_owned()))
+            .into_iter()
+            .collect();
+        let peers = match self
+            .get(Some(&job), attr::LOCAL_PEERS.wire_key(), &info)
+            .await
+        {
+            Ok(Value::String(Some(s))) => s,
+            Ok(_) => return Err(Status::ERR_TYPE_MISMATCH),
+            Err(Status::ERR_NOT_FOUND) => return Ok(Vec::new()),
+            Err(s) => return Err(s),
+        };
+        peers
+            .split(',')
+            .filter(|r| !r.is_empty())
+            .map(|r| {
+                let rank = r.trim().parse().map_err(|_| Status::ERR_BAD_PARAM)?;
+                Ok(Proc::new(nspace.clone(), Rank(rank)))
+            })
+            .collect()
+    }
+
+    /// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`'s
+    /// processes (the job's `PMIX_NODE_LIST`).
+    pub async fn resolve_nodes(&self, nspace: &Nspace) -> Result<String, Status> {
+        let job = Proc::new(nspace.clone(), Rank::WILDCARD);
+        match self
+            .get(Some(&job), attr::NODE_LIST.wire_key(), &[])
+            .await?
+        {
+            Value::String(Some(s)) => Ok(s),
+            _ => Err(Status::ERR_TYPE_MISMATCH),
+        }
+    }
+
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).
     pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
         let key = crate::retrieval::check_put(scope, key)?;

@@ -1,0 +1,585 @@
+//! The client APIs beyond data access (events, process management, query, logging, job
+//! management, credentials, groups, I/O forwarding, fabric, topology): a step's call resolved
+//! for one caller ([`ApiCall`]), what a caller observed ([`ApiOutput`]), and how this crate's
+//! client runs them ([`run_rust`]). The library side is [`crate::ffi::run_api`].
+//!
+//! Steps travel to a target's child process as the vector wrote them (the [`Call`] with the
+//! job's namespace and the caller's rank) and are resolved there with [`resolve`], so both
+//! sides read a vector the same way.
+
+use pmix::model::{
+    AllocDirective, App, DataArray, DataRange, DataType, Info, IofChannel, Nspace, Proc, Query,
+    Rank, Status, Value,
+};
+
+use crate::vector::{Call, InfoSpec, TargetSpec, key_string, status_named};
+
+/// A call resolved for one caller.
+#[derive(Clone, Debug)]
+pub enum ApiCall {
+    Initialized,
+    GetVersion,
+    Progress,
+    Abort {
+        status: Status,
+        message: String,
+        procs: Vec<Proc>,
+    },
+    RegisterEventHandler {
+        handler: String,
+        codes: Vec<Status>,
+        info: Vec<Info>,
+    },
+    DeregisterEventHandler {
+        handler: String,
+    },
+    Events {
+        handler: String,
+        count: usize,
+        wait_ms: u64,
+    },
+    NotifyEvent {
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
+    },
+    Log {
+        data: Vec<Info>,
+        directives: Vec<Info>,
+        nb: bool,
+    },
+    Query {
+        queries: Vec<Query>,
+        nb: bool,
+    },
+    Spawn {
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+        nb: bool,
+    },
+    Connect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    Disconnect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    ResolvePeers {
+        node: String,
+        nspace: String,
+    },
+    ResolveNodes {
+        nspace: String,
+    },
+    AllocationRequest {
+        directive: AllocDirective,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    JobControl {
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        nb: bool,
+    },
+    ProcessMonitor {
+        monitor: Info,
+        error: Status,
+        directives: Vec<Info>,
+        nb: bool,
+    },
+    GetCredential {
+        info: Vec<Info>,
+        nb: bool,
+    },
+    ValidateCredential {
+        /// `None`: the caller's last credential.
+        credential: Option<Vec<u8>>,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    GroupConstruct {
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    GroupDestruct {
+        group: String,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    GroupInvite {
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    GroupJoin {
+        group: String,
+        leader: Proc,
+        accept: bool,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    GroupLeave {
+        group: String,
+        info: Vec<Info>,
+        nb: bool,
+    },
+    IofPull {
+        handler: String,
+        procs: Vec<Proc>,
+        channels: IofChannel,
+        info: Vec<Info>,
+    },
+    IofDeregister {
+        handler: String,
+    },
+    IofPush {
+        targets: Vec<Proc>,
+        data: Option<Vec<u8>>,
+        info: Vec<Info>,
+    },
+    FabricRegister {
+        info: Vec<Info>,
+        nb: bool,
+    },
+    FabricUpdate {
+        nb: bool,
+    },
+    FabricDeregister {
+        nb: bool,
+    },
+    GetCpuset {
+        thread: bool,
+    },
+    GetRelativeLocality {
+        locality1: String,
+        locality2: String,
+    },
+    ComputeDistances {
+        info: Vec<Info>,
+        nb: bool,
+    },
+}
+
+/// What one caller observed: the status, a value, result infos, events seen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ApiOutput {
+    pub status: Status,
+    pub value: Option<Value>,
+    pub results: Vec<Info>,
+    pub events: Vec<SeenEvent>,
+}
+
+/// An event as a handler saw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeenEvent {
+    pub status: Status,
+    pub source: Option<Proc>,
+}
+
+impl ApiOutput {
+    pub fn status(status: Status) -> ApiOutput {
+        ApiOutput {
+            status,
+            ..ApiOutput::default()
+        }
+    }
+
+    pub fn value(r: Result<Value, Status>) -> ApiOutput {
+        match r {
+            Ok(v) => ApiOutput {
+                status: Status::SUCCESS,
+                value: Some(v),
+                ..ApiOutput::default()
+            },
+            Err(s) => ApiOutput::status(s),
+        }
+    }
+
+    pub fn results(r: Result<Vec<Info>, Status>) -> ApiOutput {
+        match r {
+            Ok(results) => ApiOutput {
+                status: Status::SUCCESS,
+                results,
+                ..ApiOutput::default()
+            },
+            Err(s) => ApiOutput::status(s),
+        }
+    }
+}
+
+/// `call` resolved for the caller of rank `rank` in the job `nspace`; `None` for the calls of
+/// the data-access chapter, which have their own path.
+pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, String> {
+    let me = Rank(rank);
+    let infos = |list: &[InfoSpec]| -> Result<Vec<Info>, String> {
+        list.iter()
+            .map(|i| i.to_info(nspace))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("field `info`: {e}"))
+    };
+    let procs = |list: &[TargetSpec]| -> Result<Vec<Proc>, String> {
+        list.iter().map(|t| t.to_proc(nspace, me)).collect()
+    };
+    let status = |name: &str| status_named(name);
+    let group = |g: &str| -> Result<String, String> {
+        if g.is_empty() || g.len() > 255 {
+            return Err(format!("field `group`: \"{g}\" is not a group name"));
+        }
+        Ok(g.to_owned())
+    };
+    let ns = |n: &Option<String>| -> Result<String, String> {
+        let n = n.as_deref().unwrap_or(nspace);
+        if !n.is_empty() {
+            Nspace::new(n).map_err(|e| format!("field `nspace`: {e}"))?;
+        }
+        Ok(n.to_owned())
+    };
+    Ok(Some(match call {
+        Call::Put { .. }
+        | Call::StoreInternal { .. }
+        | Call::Commit
+        | Call::Fence { .. }
+        | Call::Get { .. }
+        | Call::Await { .. }
+        | Call::Publish { .. }
+        | Call::Lookup { .. }
+        | Call::Unpublish { .. }
+        | Call::Finalize
+        | Call::Vanish => return Ok(None),
+        Call::Initialized => ApiCall::Initialized,
+        Call::GetVersion => ApiCall::GetVersion,
+        Call::Progress => ApiCall::Progress,
+        Call::Abort {
+            status: s,
+            message,
+            procs: p,
+        } => ApiCall::Abort {
+            status: status(s)?,
+            message: message.clone(),
+            procs: procs(p)?,
+        },
+        Call::RegisterEventHandler {
+            handler,
+            codes,
+            info,
+        } => ApiCall::RegisterEventHandler {
+            handler: handler.clone(),
+            codes: codes.iter().map(|c| status(c)).collect::<Result<_, _>>()?,
+            info: infos(info)?,
+        },
+        Call::DeregisterEventHandler { handler } => ApiCall::DeregisterEventHandler {
+            handler: handler.clone(),
+        },
+        Call::Events {
+            handler,
+            count,
+            wait_ms,
+        } => ApiCall::Events {
+            handler: handler.clone(),
+            count: *count,
+            wait_ms: *wait_ms,
+        },
+        Call::NotifyEvent {
+            status: s,
+            range,
+            info,
+        } => ApiCall::NotifyEvent {
+            status: status(s)?,
+            range: DataRange::from_name(range)
+                .ok_or_else(|| format!("field `range`: no range is named {range}"))?,
+            info: infos(info)?,
+        },
+        Call::Log {
+            data,
+            directives,
+            nb,
+        } => ApiCall::Log {
+            data: infos(data)?,
+            directives: infos(directives)?,
+            nb: *nb,
+        },
+        Call::Query { queries, nb } => ApiCall::Query {
+            queries: queries
+                .iter()
+                .map(|q| {
+                    Ok(Query {
+                        keys: q
+                            .keys
+                            .iter()
+                            .map(|k| key_string(k).map(Some))
+                            .collect::<Result<_, String>>()?,
+                        qualifiers: infos(&q.qualifiers)?,
+                    })
+                })
+                .collect::<Result<_, String>>()?,
+            nb: *nb,
+        },
+        Call::Spawn { job_info, apps, nb } => ApiCall::Spawn {
+            job_info: infos(job_info)?,
+            apps: apps
+                .iter()
+                .map(|a| {
+                    Ok(App {
+                        cmd: Some(a.cmd.clone()),
+                        argv: a.argv.iter().cloned().map(Some).collect(),
+                        env: a.env.iter().cloned().map(Some).collect(),
+                        cwd: a.cwd.clone(),
+                        maxprocs: a.maxprocs,
+                        info: infos(&a.info)?,
+                    })
+                })
+                .collect::<Result<_, String>>()?,
+            nb: *nb,
+        },
+        Call::Connect { procs: p, info, nb } => ApiCall::Connect {
+            procs: procs(p)?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::Disconnect { procs: p, info, nb } => ApiCall::Disconnect {
+            procs: procs(p)?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::ResolvePeers { node, nspace: n } => ApiCall::ResolvePeers {
+            node: node.clone(),
+            nspace: ns(n)?,
+        },
+        Call::ResolveNodes { nspace: n } => ApiCall::ResolveNodes { nspace: ns(n)? },
+        Call::AllocationRequest {
+            directive,
+            info,
+            nb,
+        } => ApiCall::AllocationRequest {
+            directive: AllocDirective::from_name(directive)
+                .ok_or_else(|| format!("field `directive`: no directive is named {directive}"))?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::JobControl {
+            targets,
+            directives,
+            nb,
+        } => ApiCall::JobControl {
+            targets: procs(targets)?,
+            directives: infos(directives)?,
+            nb: *nb,
+        },
+        Call::ProcessMonitor {
+            monitor,
+            error,
+            directives,
+            nb,
+        } => ApiCall::ProcessMonitor {
+            monitor: monitor
+                .to_info(nspace)
+                .map_err(|e| format!("field `monitor`: {e}"))?,
+            error: status(error)?,
+            directives: infos(directives)?,
+            nb: *nb,
+        },
+        Call::GetCredential { info, nb } => ApiCall::GetCredential {
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::ValidateCredential {
+            credential,
+            info,
+            nb,
+        } => ApiCall::ValidateCredential {
+            credential: credential
+                .as_deref()
+                .map(hex)
+                .transpose()
+                .map_err(|e| format!("field `credential`: {e}"))?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::GroupConstruct {
+            group: g,
+            procs: p,
+            info,
+            nb,
+        } => ApiCall::GroupConstruct {
+            group: group(g)?,
+            procs: procs(p)?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::GroupDestruct { group: g, info, nb } => ApiCall::GroupDestruct {
+            group: group(g)?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::GroupInvite {
+            group: g,
+            procs: p,
+            info,
+            nb,
+        } => ApiCall::GroupInvite {
+            group: group(g)?,
+            procs: procs(p)?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::GroupJoin {
+            group: g,
+            leader,
+            accept,
+            info,
+            nb,
+        } => ApiCall::GroupJoin {
+            group: group(g)?,
+            leader: leader.to_proc(nspace, me)?,
+            accept: *accept,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::GroupLeave { group: g, info, nb } => ApiCall::GroupLeave {
+            group: group(g)?,
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::IofPull {
+            handler,
+            procs: p,
+            channels,
+            info,
+        } => ApiCall::IofPull {
+            handler: handler.clone(),
+            procs: procs(p)?,
+            channels: iof_channels(channels)?,
+            info: infos(info)?,
+        },
+        Call::IofDeregister { handler } => ApiCall::IofDeregister {
+            handler: handler.clone(),
+        },
+        Call::IofPush {
+            targets,
+            data,
+            info,
+        } => ApiCall::IofPush {
+            targets: procs(targets)?,
+            data: data.as_ref().map(|d| d.as_bytes().to_vec()),
+            info: infos(info)?,
+        },
+        Call::FabricRegister { info, nb } => ApiCall::FabricRegister {
+            info: infos(info)?,
+            nb: *nb,
+        },
+        Call::FabricUpdate { nb } => ApiCall::FabricUpdate { nb: *nb },
+        Call::FabricDeregister { nb } => ApiCall::FabricDeregister { nb: *nb },
+        Call::GetCpuset { bind } => ApiCall::GetCpuset {
+            thread: match bind.as_str() {
+                "process" => false,
+                "thread" => true,
+                other => {
+                    return Err(format!(
+                        "field `bind`: \"{other}\" is neither process nor thread"
+                    ));
+                }
+            },
+        },
+        Call::GetRelativeLocality {
+            locality1,
+            locality2,
+        } => ApiCall::GetRelativeLocality {
+            locality1: locality1.clone(),
+            locality2: locality2.clone(),
+        },
+        Call::ComputeDistances { info, nb } => ApiCall::ComputeDistances {
+            info: infos(info)?,
+            nb: *nb,
+        },
+    }))
+}
+
+/// Channel names (`stdin`, `stdout`, `stderr`, `stddiag`) as one `pmix_iof_channel_t`.
+fn iof_channels(names: &[String]) -> Result<IofChannel, String> {
+    let mut bits = 0u16;
+    for n in names {
+        bits |= match n.as_str() {
+            "stdin" => IofChannel::STDIN_CHANNEL.0,
+            "stdout" => IofChannel::STDOUT_CHANNEL.0,
+            "stderr" => IofChannel::STDERR_CHANNEL.0,
+            "stddiag" => IofChannel::STDDIAG_CHANNEL.0,
+            other => return Err(format!("field `channels`: no channel is named {other}")),
+        };
+    }
+    Ok(IofChannel(bits))
+}
+
+/// Bytes from hex text.
+fn hex(text: &str) -> Result<Vec<u8>, String> {
+    if !text.len().is_multiple_of(2) {
+        return Err(format!("\"{text}\" is not hex"));
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            text.get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+                .ok_or_else(|| format!("\"{text}\" is not hex"))
+        })
+        .collect()
+}
+
+/// A list of processes as the value a vector compares: a `PMIX_PROC` array sorted by
+/// namespace and rank (the standard fixes no order for resolved peers).
+pub fn sorted_procs(mut procs: Vec<Proc>) -> Value {
+    procs.sort_by(|a, b| (a.nspace.as_str(), a.rank.0).cmp(&(b.nspace.as_str(), b.rank.0)));
+    Value::DataArray(Box::new(DataArray {
+        data_type: DataType::PROC,
+        elements: procs.into_iter().map(Value::Proc).collect(),
+    }))
+}
+
+/// A comma-separated node list, sorted (the standard fixes no order).
+pub fn sorted_nodes(list: &str) -> Value {
+    let mut nodes: Vec<&str> = list.split(',').filter(|n| !n.is_empty()).collect();
+    nodes.sort_unstable();
+    Value::String(Some(nodes.join(",")))
+}
+
+/// Run `call` on this crate's async client. The crate implements the chapters of issue 4's
+/// data access and abort so far; every other API answers `PMIX_ERR_NOT_SUPPORTED`, as the
+/// project's rule for an API not yet implemented says (events, spawn, query, … come with
+/// issue 5; groups, topology and fabric with issue 7).
+pub async fn run_rust(c: &pmix::client::Client, call: ApiCall) -> ApiOutput {
+    match call {
+        ApiCall::Initialized => ApiOutput::value(Ok(Value::Bool(c.initialized()))),
+        ApiCall::GetVersion => ApiOutput::value(Ok(Value::String(Some(
+            pmix::client::Client::version().to_owned(),
+        )))),
+        ApiCall::Progress => {
+            c.progress();
+            ApiOutput::status(Status::SUCCESS)
+        }
+        ApiCall::Abort {
+            status,
+            message,
+            procs,
+        } => ApiOutput::status(
+            c.abort(status, &message, &procs)
+                .await
+                .err()
+                .unwrap_or(Status::SUCCESS),
+        ),
+        ApiCall::ResolvePeers { node, nspace } => match Nspace::new(&nspace) {
+            Ok(ns) => ApiOutput::value(c.resolve_peers(Some(&node), &ns).await.map(sorted_procs)),
+            // Every namespace at once: not in the crate yet.
+            Err(_) => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+        },
+        ApiCall::ResolveNodes { nspace } => match Nspace::new(&nspace) {
+            Ok(ns) => ApiOutput::value(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l))),
+            Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
+        },
+        _ => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+    }
+}

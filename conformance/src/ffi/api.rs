@@ -1,0 +1,1439 @@
+//! The client APIs of the other chapters (see [`crate::api`]) through the C API.
+//!
+//! Each entry point is looked up when first used; a library without it answers
+//! `PMIX_ERR_NOT_SUPPORTED` for that call only. A step with `nb` calls the `_nb` form and
+//! waits for its callback. Arguments are built in memory this module owns (the library copies
+//! what it keeps); results the library allocates are read, then released with its value
+//! destructor and `free`.
+
+use std::sync::Condvar;
+use std::time::Duration;
+
+use pmix::model::{Cpuset, Locality};
+
+use super::*;
+use crate::api::{ApiCall, ApiOutput, SeenEvent, sorted_nodes, sorted_procs};
+
+/// `pmix_query_t`: keys (argv) at 0, qualifiers at 8, nqual at 16; 24 bytes.
+#[repr(C)]
+#[derive(Debug)]
+struct CQuery {
+    keys: *mut *mut c_char,
+    qualifiers: *const CInfo,
+    nqual: usize,
+}
+
+/// `pmix_app_t`: cmd, argv, env, cwd, maxprocs (int) at 32, info at 40, ninfo at 48; 56 bytes.
+#[repr(C)]
+#[derive(Debug)]
+struct CApp {
+    cmd: *mut c_char,
+    argv: *mut *mut c_char,
+    env: *mut *mut c_char,
+    cwd: *mut c_char,
+    maxprocs: i32,
+    info: *const CInfo,
+    ninfo: usize,
+}
+
+/// `pmix_fabric_t`: name, index, info, ninfo, module; 40 bytes.
+#[repr(C)]
+#[derive(Debug)]
+struct CFabric {
+    name: *mut c_char,
+    index: usize,
+    info: *mut CInfo,
+    ninfo: usize,
+    module: *mut c_void,
+}
+
+/// `pmix_cpuset_t` and `pmix_topology_t`: a source string and an hwloc object; 16 bytes.
+#[repr(C)]
+#[derive(Debug)]
+struct CPair {
+    source: *mut c_char,
+    object: *mut c_void,
+}
+
+/// `pmix_device_distance_t`: uuid, osname, type (u64), mindist, maxdist (u16); 32 bytes.
+#[repr(C)]
+#[derive(Debug)]
+struct CDistance {
+    uuid: *mut c_char,
+    osname: *mut c_char,
+    dtype: u64,
+    mindist: u16,
+    maxdist: u16,
+}
+
+type InfoCb =
+    unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
+type SpawnCb = unsafe extern "C" fn(i32, *mut c_char, *mut c_void);
+type CredCb = unsafe extern "C" fn(i32, *mut ByteObj, *mut CInfo, usize, *mut c_void);
+type ValidCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
+type HdlrRegCb = unsafe extern "C" fn(i32, usize, *mut c_void);
+type EventDoneCb =
+    unsafe extern "C" fn(i32, *mut CInfo, usize, Option<OpCb>, *mut c_void, *mut c_void);
+type NotificationFn = unsafe extern "C" fn(
+    usize,
+    i32,
+    *const CProc,
+    *const CInfo,
+    usize,
+    *mut CInfo,
+    usize,
+    Option<EventDoneCb>,
+    *mut c_void,
+);
+type IofCb = unsafe extern "C" fn(usize, u16, *const CProc, *const ByteObj, *const CInfo, usize);
+type DistCb =
+    unsafe extern "C" fn(i32, *mut CDistance, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
+
+/// `(procs, nprocs, info, ninfo)`, the shape of connect and disconnect.
+type ProcsInfoFn = unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize) -> i32;
+type ProcsInfoNbFn =
+    unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
+
+/// The entry points of this module, each present or not.
+struct Syms {
+    initialized: Option<unsafe extern "C" fn() -> i32>,
+    progress: Option<unsafe extern "C" fn()>,
+    abort: Option<unsafe extern "C" fn(i32, *const c_char, *const CProc, usize) -> i32>,
+    register_event: Option<
+        unsafe extern "C" fn(
+            *const i32,
+            usize,
+            *const CInfo,
+            usize,
+            NotificationFn,
+            Option<HdlrRegCb>,
+            *mut c_void,
+        ) -> i32,
+    >,
+    deregister_event: Option<unsafe extern "C" fn(usize, Option<OpCb>, *mut c_void) -> i32>,
+    notify: Option<
+        unsafe extern "C" fn(
+            i32,
+            *const CProc,
+            u8,
+            *const CInfo,
+            usize,
+            Option<OpCb>,
+            *mut c_void,
+        ) -> i32,
+    >,
+    log: Option<unsafe extern "C" fn(*const CInfo, usize, *const CInfo, usize) -> i32>,
+    log_nb: Option<
+        unsafe extern "C" fn(*const CInfo, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32,
+    >,
+    query: Option<unsafe extern "C" fn(*mut CQuery, usize, *mut *mut CInfo, *mut usize) -> i32>,
+    query_nb: Option<unsafe extern "C" fn(*mut CQuery, usize, InfoCb, *mut c_void) -> i32>,
+    spawn:
+        Option<unsafe extern "C" fn(*const CInfo, usize, *const CApp, usize, *mut c_char) -> i32>,
+    spawn_nb: Option<
+        unsafe extern "C" fn(*const CInfo, usize, *const CApp, usize, SpawnCb, *mut c_void) -> i32,
+    >,
+    connect: Option<ProcsInfoFn>,
+    connect_nb: Option<ProcsInfoNbFn>,
+    disconnect: Option<ProcsInfoFn>,
+    disconnect_nb: Option<ProcsInfoNbFn>,
+    resolve_peers: Option<
+        unsafe extern "C" fn(*const c_char, *const c_char, *mut *mut CProc, *mut usize) -> i32,
+    >,
+    resolve_nodes: Option<unsafe extern "C" fn(*const c_char, *mut *mut c_char) -> i32>,
+    alloc:
+        Option<unsafe extern "C" fn(u8, *const CInfo, usize, *mut *mut CInfo, *mut usize) -> i32>,
+    alloc_nb: Option<unsafe extern "C" fn(u8, *const CInfo, usize, InfoCb, *mut c_void) -> i32>,
+    job_control: Option<
+        unsafe extern "C" fn(
+            *const CProc,
+            usize,
+            *const CInfo,
+            usize,
+            *mut *mut CInfo,
+            *mut usize,
+        ) -> i32,
+    >,
+    job_control_nb: Option<
+        unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, InfoCb, *mut c_void) -> i32,
+    >,
+    monitor: Option<
+        unsafe extern "C" fn(
+            *const CInfo,
+            i32,
+            *const CInfo,
+            usize,
+            *mut *mut CInfo,
+            *mut usize,
+        ) -> i32,
+    >,
+    monitor_nb: Option<
+        unsafe extern "C" fn(*const CInfo, i32, *const CInfo, usize, InfoCb, *mut c_void) -> i32,
+    >,
+    get_cred: Option<unsafe extern "C" fn(*const CInfo, usize, *mut ByteObj) -> i32>,
+    get_cred_nb: Option<unsafe extern "C" fn(*const CInfo, usize, CredCb, *mut c_void) -> i32>,
+    validate: Option<
+        unsafe extern "C" fn(
+            *const ByteObj,
+            *const CInfo,
+            usize,
+            *mut *mut CInfo,
+            *mut usize,
+        ) -> i32,
+    >,
+    validate_nb: Option<
+        unsafe extern "C" fn(*const ByteObj, *const CInfo, usize, ValidCb, *mut c_void) -> i32,
+    >,
+    group_construct: Option<
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CProc,
+            usize,
+            *const CInfo,
+            usize,
+            *mut *mut CInfo,
+            *mut usize,
+        ) -> i32,
+    >,
+    group_construct_nb: Option<
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CProc,
+            usize,
+            *const CInfo,
+            usize,
+            InfoCb,
+            *mut c_void,
+        ) -> i32,
+    >,
+    group_invite: Option<
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CProc,
+            usize,
+            *const CInfo,
+            usize,
+            *mut *mut CInfo,
+            *mut usize,
+        ) -> i32,
+    >,
+    group_invite_nb: Option<
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CProc,
+            usize,
+            *const CInfo,
+            usize,
+            InfoCb,
+            *mut c_void,
+        ) -> i32,
+    >,
+    group_join: Option<
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CProc,
+            i32,
+            *const CInfo,
+            usize,
+            *mut *mut CInfo,
+            *mut usize,
+        ) -> i32,
+    >,
+    group_join_nb: Option<
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CProc,
+            i32,
+            *const CInfo,
+            usize,
+            InfoCb,
+            *mut c_void,
+        ) -> i32,
+    >,
+    group_leave: Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize) -> i32>,
+    group_leave_nb:
+        Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32>,
+    group_destruct: Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize) -> i32>,
+    group_destruct_nb:
+        Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32>,
+    iof_pull: Option<
+        unsafe extern "C" fn(
+            *const CProc,
+            usize,
+            *const CInfo,
+            usize,
+            u16,
+            IofCb,
+            Option<HdlrRegCb>,
+            *mut c_void,
+        ) -> i32,
+    >,
+    iof_deregister:
+        Option<unsafe extern "C" fn(usize, *const CInfo, usize, Option<OpCb>, *mut c_void) -> i32>,
+    iof_push: Option<
+        unsafe extern "C" fn(
+            *const CProc,
+            usize,
+            *mut ByteObj,
+            *const CInfo,
+            usize,
+            Option<OpCb>,
+            *mut c_void,
+        ) -> i32,
+    >,
+    fabric_register: Option<unsafe extern "C" fn(*mut CFabric, *const CInfo, usize) -> i32>,
+    fabric_register_nb:
+        Option<unsafe extern "C" fn(*mut CFabric, *const CInfo, usize, OpCb, *mut c_void) -> i32>,
+    fabric_update: Option<unsafe extern "C" fn(*mut CFabric) -> i32>,
+    fabric_update_nb: Option<unsafe extern "C" fn(*mut CFabric, OpCb, *mut c_void) -> i32>,
+    fabric_deregister: Option<unsafe extern "C" fn(*mut CFabric) -> i32>,
+    fabric_deregister_nb: Option<unsafe extern "C" fn(*mut CFabric, OpCb, *mut c_void) -> i32>,
+    get_cpuset: Option<unsafe extern "C" fn(*mut CPair, u8) -> i32>,
+    relative_locality: Option<unsafe extern "C" fn(*const c_char, *const c_char, *mut u16) -> i32>,
+    load_topology: Option<unsafe extern "C" fn(*mut CPair) -> i32>,
+    distances: Option<
+        unsafe extern "C" fn(
+            *mut CPair,
+            *mut CPair,
+            *const CInfo,
+            usize,
+            *mut *mut CDistance,
+            *mut usize,
+        ) -> i32,
+    >,
+    distances_nb: Option<
+        unsafe extern "C" fn(
+            *mut CPair,
+            *mut CPair,
+            *const CInfo,
+            usize,
+            DistCb,
+            *mut c_void,
+        ) -> i32,
+    >,
+}
+
+static SYMS: OnceLock<Syms> = OnceLock::new();
+
+fn syms(l: &'static Lib) -> &'static Syms {
+    SYMS.get_or_init(|| {
+        macro_rules! opt {
+            ($name:literal) => {
+                // SAFETY: the symbol, when present, has the C signature of the field it is
+                // stored in, as declared in OpenPMIx 4.2's pmix.h / pmix_tool.h (the
+                // standard's signatures).
+                unsafe { l._lib.get(concat!($name, "\0").as_bytes()) }
+                    .ok()
+                    .map(|s| *s)
+            };
+        }
+        Syms {
+            initialized: opt!("PMIx_Initialized"),
+            progress: opt!("PMIx_Progress"),
+            abort: opt!("PMIx_Abort"),
+            register_event: opt!("PMIx_Register_event_handler"),
+            deregister_event: opt!("PMIx_Deregister_event_handler"),
+            notify: opt!("PMIx_Notify_event"),
+            log: opt!("PMIx_Log"),
+            log_nb: opt!("PMIx_Log_nb"),
+            query: opt!("PMIx_Query_info"),
+            query_nb: opt!("PMIx_Query_info_nb"),
+            spawn: opt!("PMIx_Spawn"),
+            spawn_nb: opt!("PMIx_Spawn_nb"),
+            connect: opt!("PMIx_Connect"),
+            connect_nb: opt!("PMIx_Connect_nb"),
+            disconnect: opt!("PMIx_Disconnect"),
+            disconnect_nb: opt!("PMIx_Disconnect_nb"),
+            resolve_peers: opt!("PMIx_Resolve_peers"),
+            resolve_nodes: opt!("PMIx_Resolve_nodes"),
+            alloc: opt!("PMIx_Allocation_request"),
+            alloc_nb: opt!("PMIx_Allocation_request_nb"),
+            job_control: opt!("PMIx_Job_control"),
+            job_control_nb: opt!("PMIx_Job_control_nb"),
+            monitor: opt!("PMIx_Process_monitor"),
+            monitor_nb: opt!("PMIx_Process_monitor_nb"),
+            get_cred: opt!("PMIx_Get_credential"),
+            get_cred_nb: opt!("PMIx_Get_credential_nb"),
+            validate: opt!("PMIx_Validate_credential"),
+            validate_nb: opt!("PMIx_Validate_credential_nb"),
+            group_construct: opt!("PMIx_Group_construct"),
+            group_construct_nb: opt!("PMIx_Group_construct_nb"),
+            group_invite: opt!("PMIx_Group_invite"),
+            group_invite_nb: opt!("PMIx_Group_invite_nb"),
+            group_join: opt!("PMIx_Group_join"),
+            group_join_nb: opt!("PMIx_Group_join_nb"),
+            group_leave: opt!("PMIx_Group_leave"),
+            group_leave_nb: opt!("PMIx_Group_leave_nb"),
+            group_destruct: opt!("PMIx_Group_destruct"),
+            group_destruct_nb: opt!("PMIx_Group_destruct_nb"),
+            iof_pull: opt!("PMIx_IOF_pull"),
+            iof_deregister: opt!("PMIx_IOF_deregister"),
+            iof_push: opt!("PMIx_IOF_push"),
+            fabric_register: opt!("PMIx_Fabric_register"),
+            fabric_register_nb: opt!("PMIx_Fabric_register_nb"),
+            fabric_update: opt!("PMIx_Fabric_update"),
+            fabric_update_nb: opt!("PMIx_Fabric_update_nb"),
+            fabric_deregister: opt!("PMIx_Fabric_deregister"),
+            fabric_deregister_nb: opt!("PMIx_Fabric_deregister_nb"),
+            get_cpuset: opt!("PMIx_Get_cpuset"),
+            relative_locality: opt!("PMIx_Get_relative_locality"),
+            load_topology: opt!("PMIx_Load_topology"),
+            distances: opt!("PMIx_Compute_distances"),
+            distances_nb: opt!("PMIx_Compute_distances_nb"),
+        }
+    })
+}
+
+// ---- completions of the non-blocking forms ----
+
+/// A callback's result, handed from the library's thread to the caller's.
+struct Slot<T>(Mutex<Option<T>>, Condvar);
+
+impl<T> Slot<T> {
+    fn new() -> Arc<Slot<T>> {
+        Arc::new(Slot(Mutex::new(None), Condvar::new()))
+    }
+
+    fn put(&self, t: T) {
+        *lock(&self.0) = Some(t);
+        self.1.notify_all();
+    }
+
+    fn wait(&self) -> T {
+        let mut g = lock(&self.0);
+        loop {
+            if let Some(t) = g.take() {
+                return t;
+            }
+            g = self
+                .1
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
+/// Hand `slot` to the library as `cbdata`; the callback takes it back with [`take`].
+fn give<T>(slot: &Arc<Slot<T>>) -> *mut c_void {
+    Arc::into_raw(slot.clone()).cast_mut().cast()
+}
+
+/// Take back a slot given with [`give`].
+///
+/// # Safety
+/// `cbdata` came from `give::<T>` and is taken back once.
+unsafe fn take<T>(cbdata: *mut c_void) -> Arc<Slot<T>> {
+    // SAFETY: per the contract, an Arc leaked by `give` with this T.
+    unsafe { Arc::from_raw(cbdata.cast_const().cast::<Slot<T>>()) }
+}
+
+/// Start a non-blocking call with `cbdata` and wait for its callback; an error at the start
+/// is the result, and `PMIX_OPERATION_SUCCEEDED` (done at once, the standard's "no callback
+/// will come") is a success (the callback will not run, so the slot's reference is
+/// reclaimed).
+fn start_and_wait<T>(
+    slot: &Arc<Slot<T>>,
+    cbdata: *mut c_void,
+    rc: i32,
+    on_error: impl FnOnce(Status) -> T,
+) -> T {
+    if rc != PMIX_SUCCESS {
+        // SAFETY: the library refused the call or completed it at once
+        // (PMIX_OPERATION_SUCCEEDED), so it never calls back with `cbdata`.
+        drop(unsafe { take::<T>(cbdata) });
+        let status = if Status(rc) == Status::OPERATION_SUCCEEDED {
+            Status::SUCCESS
+        } else {
+            Status(rc)
+        };
+        return on_error(status);
+    }
+    slot.wait()
+}
+
+unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
+    // SAFETY: cbdata is a Slot<Status> given to the library for this callback.
+    unsafe { take::<Status>(cbdata) }.put(Status(status));
+}
+
+unsafe extern "C" fn info_done(
+    status: i32,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
+    if let Some(r) = release {
+        // SAFETY: the library's release callback with its own data, once.
+        unsafe { r(release_cbdata) };
+    }
+    // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
+    let slot = unsafe { take::<ApiOutput>(cbdata) };
+    slot.put(with_results(Status(status), results));
+}
+
+fn with_results(status: Status, results: Result<Vec<Info>, Status>) -> ApiOutput {
+    match results {
+        Ok(results) => ApiOutput {
+            status,
+            results,
+            ..ApiOutput::default()
+        },
+        Err(s) => ApiOutput::status(if status == Status::SUCCESS { s } else { status }),
+    }
+}
+
+/// Read and release a results array the library allocated.
+fn take_results(l: &Lib, p: *mut CInfo, n: usize) -> Result<Vec<Info>, Status> {
+    if p.is_null() {
+        return Ok(Vec::new());
+    }
+    let out = l.infos_from_c(p, n);
+    for i in 0..n {
+        // SAFETY: `p` holds `n` infos the library filled; each value is destructed once,
+        // then the array itself is freed (PMIX_INFO_FREE).
+        unsafe { (l.value_destruct)(&raw mut (*p.add(i)).value) };
+    }
+    // SAFETY: as above.
+    unsafe { free(p.cast()) };
+    out
+}
+
+// ---- argument building ----
+
+/// NUL-terminated strings and the NULL-terminated `argv` pointing into them.
+struct Argv {
+    _owned: Vec<CString>,
+    ptrs: Vec<*mut c_char>,
+}
+
+impl Argv {
+    fn new(items: &[String]) -> Result<Argv, Status> {
+        let owned: Vec<CString> = items
+            .iter()
+            .map(|s| CString::new(s.as_str()).map_err(|_| Status::ERR_BAD_PARAM))
+            .collect::<Result<_, _>>()?;
+        let mut ptrs: Vec<*mut c_char> = owned.iter().map(|s| s.as_ptr().cast_mut()).collect();
+        ptrs.push(std::ptr::null_mut());
+        Ok(Argv {
+            _owned: owned,
+            ptrs,
+        })
+    }
+
+    fn ptr(&mut self) -> *mut *mut c_char {
+        self.ptrs.as_mut_ptr()
+    }
+}
+
+fn cstring(s: &str) -> Result<CString, Status> {
+    CString::new(s).map_err(|_| Status::ERR_BAD_PARAM)
+}
+
+fn procs_c(procs: &[Proc]) -> Vec<CProc> {
+    procs.iter().map(CProc::new).collect()
+}
+
+fn procs_ptr(p: &[CProc]) -> *const CProc {
+    if p.is_empty() {
+        std::ptr::null()
+    } else {
+        p.as_ptr()
+    }
+}
+
+// ---- per-process state: event handlers, IOF registrations, the fabric, the credential ----
+
+#[derive(Default)]
+struct State {
+    handlers: BTreeMap<String, usize>,
+    seen: BTreeMap<usize, Vec<SeenEvent>>,
+    iof: BTreeMap<String, usize>,
+    credential: Option<Vec<u8>>,
+}
+
+static STATE: OnceLock<(Mutex<State>, Condvar)> = OnceLock::new();
+
+fn state() -> &'static (Mutex<State>, Condvar) {
+    STATE.get_or_init(|| (Mutex::new(State::default()), Condvar::new()))
+}
+
+/// The process's registered fabric (the library keeps pointers into it until deregistered).
+static FABRIC: Mutex<Option<Box<SendFabric>>> = Mutex::new(None);
+
+#[derive(Debug)]
+struct SendFabric(CFabric);
+
+// SAFETY: the fabric is only touched under the FABRIC lock, by one call at a time.
+unsafe impl Send for SendFabric {}
+
+unsafe extern "C" fn on_event(
+    id: usize,
+    status: i32,
+    source: *const CProc,
+    _info: *const CInfo,
+    _ninfo: usize,
+    _results: *mut CInfo,
+    _nresults: usize,
+    done: Option<EventDoneCb>,
+    cbdata: *mut c_void,
+) {
+    let source = if source.is_null() {
+        None
+    } else {
+        // SAFETY: a valid pmix_proc_t for the duration of the callback.
+        unsafe { *source }.to_proc().ok()
+    };
+    let (m, cv) = state();
+    lock(m).seen.entry(id).or_default().push(SeenEvent {
+        status: Status(status),
+        source,
+    });
+    cv.notify_all();
+    if let Some(done) = done {
+        // SAFETY: let the chain go on (PMIX_SUCCESS), as the library asks of every handler.
+        unsafe {
+            done(
+                PMIX_SUCCESS,
+                std::ptr::null_mut(),
+                0,
+                None,
+                std::ptr::null_mut(),
+                cbdata,
+            );
+        };
+    }
+}
+
+unsafe extern "C" fn registered(status: i32, id: usize, cbdata: *mut c_void) {
+    // SAFETY: cbdata is a Slot<(Status, usize)> given for this callback.
+    unsafe { take::<(Status, usize)>(cbdata) }.put((Status(status), id));
+}
+
+unsafe extern "C" fn on_iof(
+    _id: usize,
+    _channel: u16,
+    _source: *const CProc,
+    _payload: *const ByteObj,
+    _info: *const CInfo,
+    _ninfo: usize,
+) {
+}
+
+unsafe extern "C" fn spawned(status: i32, nspace: *mut c_char, cbdata: *mut c_void) {
+    let ns = if nspace.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a NUL-terminated pmix_nspace_t for the duration of the callback.
+        unsafe { CStr::from_ptr(nspace) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    // SAFETY: cbdata is a Slot<(Status, String)> given for this callback.
+    unsafe { take::<(Status, String)>(cbdata) }.put((Status(status), ns));
+}
+
+unsafe extern "C" fn credential_done(
+    status: i32,
+    cred: *mut ByteObj,
+    _info: *mut CInfo,
+    _ninfo: usize,
+    cbdata: *mut c_void,
+) {
+    let bytes = if cred.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: a valid byte object for the duration of the callback.
+        unsafe { bytes_of(&*cred) }
+    };
+    // SAFETY: cbdata is a Slot<(Status, Vec<u8>)> given for this callback.
+    unsafe { take::<(Status, Vec<u8>)>(cbdata) }.put((Status(status), bytes));
+}
+
+unsafe extern "C" fn validated(status: i32, info: *mut CInfo, ninfo: usize, cbdata: *mut c_void) {
+    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
+    // SAFETY: cbdata is a Slot<ApiOutput> given for this callback.
+    unsafe { take::<ApiOutput>(cbdata) }.put(with_results(Status(status), results));
+}
+
+unsafe extern "C" fn distances_done(
+    status: i32,
+    _dist: *mut CDistance,
+    ndist: usize,
+    cbdata: *mut c_void,
+    release: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    if let Some(r) = release {
+        // SAFETY: the library's release callback with its own data, once.
+        unsafe { r(release_cbdata) };
+    }
+    // SAFETY: cbdata is a Slot<(Status, usize)> given for this callback.
+    unsafe { take::<(Status, usize)>(cbdata) }.put((Status(status), ndist));
+}
+
+/// The bytes of a byte object.
+///
+/// # Safety
+/// `b.bytes` points to `b.size` readable bytes (or is NULL).
+unsafe fn bytes_of(b: &ByteObj) -> Vec<u8> {
+    if b.bytes.is_null() || b.size == 0 {
+        return Vec::new();
+    }
+    // SAFETY: per the contract.
+    unsafe { std::slice::from_raw_parts(b.bytes.cast::<u8>(), b.size) }.to_vec()
+}
+
+// ---- the calls ----
+
+/// Run `call` through the library.
+pub fn run_api(call: ApiCall) -> ApiOutput {
+    let l = match ready() {
+        Ok(l) => l,
+        Err(s) => return ApiOutput::status(s),
+    };
+    match run(l, syms(l), call) {
+        Ok(o) => o,
+        Err(s) => ApiOutput::status(s),
+    }
+}
+
+/// An entry point, or not-supported when the library lacks it.
+fn need<T: Copy>(f: Option<T>) -> Result<T, Status> {
+    f.ok_or(Status::ERR_NOT_SUPPORTED)
+}
+
+/// A blocking call with a results array.
+fn results_of(l: &Lib, call: impl FnOnce(*mut *mut CInfo, *mut usize) -> i32) -> ApiOutput {
+    let mut p: *mut CInfo = std::ptr::null_mut();
+    let mut n = 0usize;
+    let rc = call(&raw mut p, &raw mut n);
+    with_results(Status(rc), take_results(l, p, n))
+}
+
+/// A non-blocking call whose callback is a `pmix_info_cbfunc_t`.
+fn info_nb(call: impl FnOnce(InfoCb, *mut c_void) -> i32) -> ApiOutput {
+    let slot = Slot::<ApiOutput>::new();
+    let cbdata = give(&slot);
+    let rc = call(info_done, cbdata);
+    start_and_wait(&slot, cbdata, rc, ApiOutput::status)
+}
+
+/// A non-blocking call whose callback is a `pmix_op_cbfunc_t`.
+fn op_nb(call: impl FnOnce(OpCb, *mut c_void) -> i32) -> ApiOutput {
+    let slot = Slot::<Status>::new();
+    let cbdata = give(&slot);
+    let rc = call(op_done, cbdata);
+    ApiOutput::status(start_and_wait(&slot, cbdata, rc, |s| s))
+}
+
+fn status_of(rc: i32) -> ApiOutput {
+    ApiOutput::status(Status(rc))
+}
+
+#[allow(clippy::too_many_lines)]
+fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
+    Ok(match call {
+        ApiCall::Initialized => {
+            // SAFETY: no arguments.
+            let yes = unsafe { need(s.initialized)?() } != 0;
+            ApiOutput::value(Ok(Value::Bool(yes)))
+        }
+        ApiCall::GetVersion => ApiOutput::value(Ok(Value::String(Some(l.version())))),
+        ApiCall::Progress => {
+            // SAFETY: no arguments.
+            unsafe { need(s.progress)?() };
+            ApiOutput::status(Status::SUCCESS)
+        }
+        ApiCall::Abort {
+            status,
+            message,
+            procs,
+        } => {
+            let msg = cstring(&message)?;
+            let cp = procs_c(&procs);
+            // SAFETY: a message string and a proc array of its length (or NULL).
+            status_of(unsafe { need(s.abort)?(status.0, msg.as_ptr(), procs_ptr(&cp), cp.len()) })
+        }
+        ApiCall::RegisterEventHandler {
+            handler,
+            codes,
+            info,
+        } => {
+            let ci = l.infos_to_c(&info)?;
+            let codes: Vec<i32> = codes.iter().map(|c| c.0).collect();
+            let cp = if codes.is_empty() {
+                std::ptr::null()
+            } else {
+                codes.as_ptr()
+            };
+            let slot = Slot::<(Status, usize)>::new();
+            let cbdata = give(&slot);
+            // SAFETY: codes and infos of their lengths; the handler and the registration
+            // callback are functions of this module; cbdata is the slot given above.
+            let rc = unsafe {
+                need(s.register_event)?(
+                    cp,
+                    codes.len(),
+                    ci.ptr(),
+                    ci.v.len(),
+                    on_event,
+                    Some(registered),
+                    cbdata,
+                )
+            };
+            let (st, id) = start_and_wait(&slot, cbdata, rc, |s| (s, 0));
+            if st == Status::SUCCESS {
+                lock(&state().0).handlers.insert(handler, id);
+            }
+            ApiOutput::status(st)
+        }
+        ApiCall::DeregisterEventHandler { handler } => {
+            // The name keeps its reference: a second deregistration hands the library a
+            // reference it no longer knows, and the events step still reads what it saw.
+            let id = *lock(&state().0)
+                .handlers
+                .get(&handler)
+                .ok_or(Status::ERR_BAD_PARAM)?;
+            let dereg = need(s.deregister_event)?;
+            // SAFETY: a reference the library gave at registration; op_done frees the slot.
+            op_nb(|cb, cbdata| unsafe { dereg(id, Some(cb), cbdata) })
+        }
+        ApiCall::Events {
+            handler,
+            count,
+            wait_ms,
+        } => {
+            let (m, cv) = state();
+            let id = *lock(m)
+                .handlers
+                .get(&handler)
+                .ok_or(Status::ERR_BAD_PARAM)?;
+            let (g, _) = cv
+                .wait_timeout_while(lock(m), Duration::from_millis(wait_ms), |st| {
+                    st.seen.get(&id).map_or(0, Vec::len) < count
+                })
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            ApiOutput {
+                events: g.seen.get(&id).cloned().unwrap_or_default(),
+                ..ApiOutput::status(Status::SUCCESS)
+            }
+        }
+        ApiCall::NotifyEvent {
+            status,
+            range,
+            info,
+        } => {
+            let ci = l.infos_to_c(&info)?;
+            let notify = need(s.notify)?;
+            // SAFETY: infos of their length; the source is NULL (the caller); op_done frees
+            // the slot.
+            op_nb(|cb, cbdata| unsafe {
+                notify(
+                    status.0,
+                    std::ptr::null(),
+                    range.0,
+                    ci.ptr(),
+                    ci.v.len(),
+                    Some(cb),
+                    cbdata,
+                )
+            })
+        }
+        ApiCall::Log {
+            data,
+            directives,
+            nb,
+        } => {
+            let cd = l.infos_to_c(&data)?;
+            let cr = l.infos_to_c(&directives)?;
+            if nb {
+                let f = need(s.log_nb)?;
+                // SAFETY: two info arrays of their lengths.
+                op_nb(|cb, d| unsafe { f(cd.ptr(), cd.v.len(), cr.ptr(), cr.v.len(), cb, d) })
+            } else {
+                // SAFETY: as above.
+                status_of(unsafe { need(s.log)?(cd.ptr(), cd.v.len(), cr.ptr(), cr.v.len()) })
+            }
+        }
+        ApiCall::Query { queries, nb } => {
+            let mut keys: Vec<Argv> = queries
+                .iter()
+                .map(|q| {
+                    let k: Vec<String> = q.keys.iter().flatten().cloned().collect();
+                    Argv::new(&k)
+                })
+                .collect::<Result<_, _>>()?;
+            let quals: Vec<CInfos> = queries
+                .iter()
+                .map(|q| l.infos_to_c(&q.qualifiers))
+                .collect::<Result<_, _>>()?;
+            let mut cq: Vec<CQuery> = keys
+                .iter_mut()
+                .zip(&quals)
+                .map(|(k, q)| CQuery {
+                    keys: k.ptr(),
+                    qualifiers: q.ptr(),
+                    nqual: q.v.len(),
+                })
+                .collect();
+            let (qp, n) = (cq.as_mut_ptr(), cq.len());
+            if nb {
+                let f = need(s.query_nb)?;
+                // SAFETY: queries built above, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(qp, n, cb, d) })
+            } else {
+                let f = need(s.query)?;
+                // SAFETY: as above; the results are released by results_of.
+                results_of(l, |rp, rn| unsafe { f(qp, n, rp, rn) })
+            }
+        }
+        ApiCall::Spawn { job_info, apps, nb } => {
+            let cj = l.infos_to_c(&job_info)?;
+            let mut owned = Vec::new();
+            for a in &apps {
+                let cmd = cstring(a.cmd.as_deref().unwrap_or(""))?;
+                let argv = Argv::new(&a.argv.iter().flatten().cloned().collect::<Vec<_>>())?;
+                let env = Argv::new(&a.env.iter().flatten().cloned().collect::<Vec<_>>())?;
+                let cwd = a.cwd.as_deref().map(cstring).transpose()?;
+                let info = l.infos_to_c(&a.info)?;
+                owned.push((cmd, argv, env, cwd, info, a.maxprocs));
+            }
+            let capps: Vec<CApp> = owned
+                .iter_mut()
+                .map(|(cmd, argv, env, cwd, info, maxprocs)| CApp {
+                    cmd: cmd.as_ptr().cast_mut(),
+                    argv: argv.ptr(),
+                    env: env.ptr(),
+                    cwd: cwd
+                        .as_ref()
+                        .map_or(std::ptr::null_mut(), |c| c.as_ptr().cast_mut()),
+                    maxprocs: *maxprocs,
+                    info: info.ptr(),
+                    ninfo: info.v.len(),
+                })
+                .collect();
+            let (st, ns) = if nb {
+                let f = need(s.spawn_nb)?;
+                let slot = Slot::<(Status, String)>::new();
+                let cbdata = give(&slot);
+                // SAFETY: job info and apps built above, alive until the callback has run.
+                let rc = unsafe {
+                    f(
+                        cj.ptr(),
+                        cj.v.len(),
+                        capps.as_ptr(),
+                        capps.len(),
+                        spawned,
+                        cbdata,
+                    )
+                };
+                start_and_wait(&slot, cbdata, rc, |s| (s, String::new()))
+            } else {
+                let mut ns = [0 as c_char; 256];
+                // SAFETY: as above; `ns` is a pmix_nspace_t the library fills.
+                let rc = unsafe {
+                    need(s.spawn)?(
+                        cj.ptr(),
+                        cj.v.len(),
+                        capps.as_ptr(),
+                        capps.len(),
+                        ns.as_mut_ptr(),
+                    )
+                };
+                // SAFETY: NUL-terminated within its 256 bytes (zeroed, at most 255 written).
+                let text = unsafe { CStr::from_ptr(ns.as_ptr()) };
+                (Status(rc), text.to_string_lossy().into_owned())
+            };
+            if st == Status::SUCCESS {
+                ApiOutput::value(Ok(Value::String(Some(ns))))
+            } else {
+                ApiOutput::status(st)
+            }
+        }
+        ApiCall::Connect { procs, info, nb } => {
+            procs_info(l, s.connect, s.connect_nb, &procs, &info, nb)?
+        }
+        ApiCall::Disconnect { procs, info, nb } => {
+            procs_info(l, s.disconnect, s.disconnect_nb, &procs, &info, nb)?
+        }
+        ApiCall::ResolvePeers { node, nspace } => {
+            let node = cstring(&node)?;
+            let ns = cstring(&nspace)?;
+            let nsp = if nspace.is_empty() {
+                std::ptr::null()
+            } else {
+                ns.as_ptr()
+            };
+            let mut p: *mut CProc = std::ptr::null_mut();
+            let mut n = 0usize;
+            // SAFETY: NUL-terminated node and namespace (or NULL); the library allocates the
+            // array it returns, freed below.
+            let rc = unsafe { need(s.resolve_peers)?(node.as_ptr(), nsp, &mut p, &mut n) };
+            let mut procs = Vec::new();
+            if !p.is_null() {
+                for i in 0..n {
+                    // SAFETY: `p` holds `n` procs.
+                    if let Ok(q) = unsafe { *p.add(i) }.to_proc() {
+                        procs.push(q);
+                    }
+                }
+                // SAFETY: the array came from the library's malloc (PMIX_PROC_FREE).
+                unsafe { free(p.cast()) };
+            }
+            check(rc)?;
+            ApiOutput::value(Ok(sorted_procs(procs)))
+        }
+        ApiCall::ResolveNodes { nspace } => {
+            let ns = cstring(&nspace)?;
+            let mut list: *mut c_char = std::ptr::null_mut();
+            // SAFETY: a NUL-terminated namespace; the library mallocs the list, freed below.
+            let rc = unsafe { need(s.resolve_nodes)?(ns.as_ptr(), &mut list) };
+            let text = if list.is_null() {
+                String::new()
+            } else {
+                // SAFETY: a NUL-terminated string from the library's malloc.
+                let t = unsafe { CStr::from_ptr(list) }
+                    .to_string_lossy()
+                    .into_owned();
+                // SAFETY: as above.
+                unsafe { free(list.cast()) };
+                t
+            };
+            check(rc)?;
+            ApiOutput::value(Ok(sorted_nodes(&text)))
+        }
+        ApiCall::AllocationRequest {
+            directive,
+            info,
+            nb,
+        } => {
+            let ci = l.infos_to_c(&info)?;
+            if nb {
+                let f = need(s.alloc_nb)?;
+                // SAFETY: infos of their length, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(directive.0, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                let f = need(s.alloc)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe {
+                    f(directive.0, ci.ptr(), ci.v.len(), p, n)
+                })
+            }
+        }
+        ApiCall::JobControl {
+            targets,
+            directives,
+            nb,
+        } => {
+            let cp = procs_c(&targets);
+            let ci = l.infos_to_c(&directives)?;
+            let (pp, np) = (procs_ptr(&cp), cp.len());
+            if nb {
+                let f = need(s.job_control_nb)?;
+                // SAFETY: procs and infos of their lengths, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(pp, np, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                let f = need(s.job_control)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe { f(pp, np, ci.ptr(), ci.v.len(), p, n) })
+            }
+        }
+        ApiCall::ProcessMonitor {
+            monitor,
+            error,
+            directives,
+            nb,
+        } => {
+            let cm = l.infos_to_c(std::slice::from_ref(&monitor))?;
+            let ci = l.infos_to_c(&directives)?;
+            if nb {
+                let f = need(s.monitor_nb)?;
+                // SAFETY: one monitor info and directives, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(cm.ptr(), error.0, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                let f = need(s.monitor)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe {
+                    f(cm.ptr(), error.0, ci.ptr(), ci.v.len(), p, n)
+                })
+            }
+        }
+        ApiCall::GetCredential { info, nb } => {
+            let ci = l.infos_to_c(&info)?;
+            let (st, bytes) = if nb {
+                let f = need(s.get_cred_nb)?;
+                let slot = Slot::<(Status, Vec<u8>)>::new();
+                let cbdata = give(&slot);
+                // SAFETY: infos of their length; credential_done frees the slot.
+                let rc = unsafe { f(ci.ptr(), ci.v.len(), credential_done, cbdata) };
+                start_and_wait(&slot, cbdata, rc, |s| (s, Vec::new()))
+            } else {
+                let mut bo = ByteObj {
+                    bytes: std::ptr::null_mut(),
+                    size: 0,
+                };
+                // SAFETY: infos of their length; the library fills the byte object with
+                // malloc'd bytes, freed below.
+                let rc = unsafe { need(s.get_cred)?(ci.ptr(), ci.v.len(), &mut bo) };
+                // SAFETY: the byte object as the library filled it.
+                let bytes = unsafe { bytes_of(&bo) };
+                // SAFETY: malloc'd by the library (or NULL).
+                unsafe { free(bo.bytes.cast()) };
+                (Status(rc), bytes)
+            };
+            if st != Status::SUCCESS {
+                return Ok(ApiOutput::status(st));
+            }
+            lock(&state().0).credential = Some(bytes.clone());
+            ApiOutput::value(Ok(Value::ByteObject(bytes.into())))
+        }
+        ApiCall::ValidateCredential {
+            credential,
+            info,
+            nb,
+        } => {
+            let mut bytes = match credential {
+                Some(b) => b,
+                None => lock(&state().0)
+                    .credential
+                    .clone()
+                    .ok_or(Status::ERR_BAD_PARAM)?,
+            };
+            let bo = ByteObj {
+                bytes: bytes.as_mut_ptr().cast(),
+                size: bytes.len(),
+            };
+            let ci = l.infos_to_c(&info)?;
+            if nb {
+                let f = need(s.validate_nb)?;
+                let slot = Slot::<ApiOutput>::new();
+                let cbdata = give(&slot);
+                // SAFETY: a byte object over `bytes` and infos, alive until the callback
+                // has run; validated frees the slot.
+                let rc = unsafe { f(&bo, ci.ptr(), ci.v.len(), validated, cbdata) };
+                start_and_wait(&slot, cbdata, rc, ApiOutput::status)
+            } else {
+                let f = need(s.validate)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe { f(&bo, ci.ptr(), ci.v.len(), p, n) })
+            }
+        }
+        ApiCall::GroupConstruct {
+            group,
+            procs,
+            info,
+            nb,
+        } => {
+            let (g, cp, ci) = (cstring(&group)?, procs_c(&procs), l.infos_to_c(&info)?);
+            let (pp, np) = (procs_ptr(&cp), cp.len());
+            if nb {
+                let f = need(s.group_construct_nb)?;
+                // SAFETY: a group name, procs and infos, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                let f = need(s.group_construct)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe {
+                    f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), p, n)
+                })
+            }
+        }
+        ApiCall::GroupInvite {
+            group,
+            procs,
+            info,
+            nb,
+        } => {
+            let (g, cp, ci) = (cstring(&group)?, procs_c(&procs), l.infos_to_c(&info)?);
+            let (pp, np) = (procs_ptr(&cp), cp.len());
+            if nb {
+                let f = need(s.group_invite_nb)?;
+                // SAFETY: a group name, procs and infos, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                let f = need(s.group_invite)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe {
+                    f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), p, n)
+                })
+            }
+        }
+        ApiCall::GroupJoin {
+            group,
+            leader,
+            accept,
+            info,
+            nb,
+        } => {
+            let (g, ci) = (cstring(&group)?, l.infos_to_c(&info)?);
+            let leader = CProc::new(&leader);
+            // pmix_group_opt_t: PMIX_GROUP_DECLINE = 0, PMIX_GROUP_ACCEPT = 1.
+            let opt = i32::from(accept);
+            if nb {
+                let f = need(s.group_join_nb)?;
+                // SAFETY: a group name, the leader and infos, alive until the callback has run.
+                info_nb(|cb, d| unsafe { f(g.as_ptr(), &leader, opt, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                let f = need(s.group_join)?;
+                // SAFETY: as above; results released by results_of.
+                results_of(l, |p, n| unsafe {
+                    f(g.as_ptr(), &leader, opt, ci.ptr(), ci.v.len(), p, n)
+                })
+            }
+        }
+        ApiCall::GroupLeave { group, info, nb } => {
+            group_op(l, s.group_leave, s.group_leave_nb, &group, &info, nb)?
+        }
+        ApiCall::GroupDestruct { group, info, nb } => {
+            group_op(l, s.group_destruct, s.group_destruct_nb, &group, &info, nb)?
+        }
+        ApiCall::IofPull {
+            handler,
+            procs,
+            channels,
+            info,
+        } => {
+            let (cp, ci) = (procs_c(&procs), l.infos_to_c(&info)?);
+            let slot = Slot::<(Status, usize)>::new();
+            let cbdata = give(&slot);
+            // SAFETY: procs and infos of their lengths; on_iof and registered are functions of
+            // this module; registered frees the slot.
+            let rc = unsafe {
+                need(s.iof_pull)?(
+                    procs_ptr(&cp),
+                    cp.len(),
+                    ci.ptr(),
+                    ci.v.len(),
+                    channels.0,
+                    on_iof,
+                    Some(registered),
+                    cbdata,
+                )
+            };
+            let (st, id) = start_and_wait(&slot, cbdata, rc, |s| (s, 0));
+            if st == Status::SUCCESS {
+                lock(&state().0).iof.insert(handler, id);
+            }
+            ApiOutput::status(st)
+        }
+        ApiCall::IofDeregister { handler } => {
+            let id = lock(&state().0)
+                .iof
+                .remove(&handler)
+                .ok_or(Status::ERR_BAD_PARAM)?;
+            let f = need(s.iof_deregister)?;
+            // SAFETY: a reference the library gave at registration; no directives.
+            op_nb(|cb, d| unsafe { f(id, std::ptr::null(), 0, Some(cb), d) })
+        }
+        ApiCall::IofPush {
+            targets,
+            data,
+            info,
+        } => {
+            let (cp, ci) = (procs_c(&targets), l.infos_to_c(&info)?);
+            let mut bytes = data.unwrap_or_default();
+            let mut bo = ByteObj {
+                bytes: bytes.as_mut_ptr().cast(),
+                size: bytes.len(),
+            };
+            let bop: *mut ByteObj = if bytes.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                &raw mut bo
+            };
+            let f = need(s.iof_push)?;
+            // SAFETY: targets, the payload (or NULL: close stdin) and infos, alive until the
+            // callback has run.
+            op_nb(|cb, d| unsafe {
+                f(
+                    procs_ptr(&cp),
+                    cp.len(),
+                    bop,
+                    ci.ptr(),
+                    ci.v.len(),
+                    Some(cb),
+                    d,
+                )
+            })
+        }
+        ApiCall::FabricRegister { info, nb } => {
+            let ci = l.infos_to_c(&info)?;
+            let mut guard = lock(&FABRIC);
+            let fabric = guard.insert(Box::new(SendFabric(CFabric {
+                name: std::ptr::null_mut(),
+                index: 0,
+                info: std::ptr::null_mut(),
+                ninfo: 0,
+                module: std::ptr::null_mut(),
+            })));
+            let fp: *mut CFabric = &raw mut fabric.0;
+            if nb {
+                let f = need(s.fabric_register_nb)?;
+                // SAFETY: a zeroed pmix_fabric_t that stays in FABRIC until deregistered.
+                op_nb(|cb, d| unsafe { f(fp, ci.ptr(), ci.v.len(), cb, d) })
+            } else {
+                // SAFETY: as above.
+                status_of(unsafe { need(s.fabric_register)?(fp, ci.ptr(), ci.v.len()) })
+            }
+        }
+        ApiCall::FabricUpdate { nb } => {
+            let mut guard = lock(&FABRIC);
+            let fabric = guard.as_mut().ok_or(Status::ERR_BAD_PARAM)?;
+            let fp: *mut CFabric = &raw mut fabric.0;
+            if nb {
+                let f = need(s.fabric_update_nb)?;
+                // SAFETY: the fabric the library registered.
+                op_nb(|cb, d| unsafe { f(fp, cb, d) })
+            } else {
+                // SAFETY: as above.
+                status_of(unsafe { need(s.fabric_update)?(fp) })
+            }
+        }
+        ApiCall::FabricDeregister { nb } => {
+            let mut guard = lock(&FABRIC);
+            let fabric = guard.as_mut().ok_or(Status::ERR_BAD_PARAM)?;
+            let fp: *mut CFabric = &raw mut fabric.0;
+            let out = if nb {
+                let f = need(s.fabric_deregister_nb)?;
+                // SAFETY: the fabric the library registered.
+                op_nb(|cb, d| unsafe { f(fp, cb, d) })
+            } else {
+                // SAFETY: as above.
+                status_of(unsafe { need(s.fabric_deregister)?(fp) })
+            };
+            if out.status == Status::SUCCESS {
+                // What the library hung on the struct is its own; forget the struct.
+                if let Some(f) = guard.take() {
+                    std::mem::forget(f);
+                }
+            }
+            out
+        }
+        ApiCall::GetCpuset { thread } => {
+            let mut cs = CPair {
+                source: std::ptr::null_mut(),
+                object: std::ptr::null_mut(),
+            };
+            // SAFETY: a zeroed pmix_cpuset_t the library fills; PMIX_CPUBIND_PROCESS = 0,
+            // PMIX_CPUBIND_THREAD = 1.
+            check(unsafe { need(s.get_cpuset)?(&mut cs, u8::from(thread)) })?;
+            let value = l
+                .packed((&raw const cs).cast(), 1, DataType::PROC_CPUSET)
+                .and_then(|b| l.decode::<Cpuset>(b, 1))
+                .and_then(|mut v| v.pop().ok_or(Status::ERR_UNPACK_FAILURE));
+            ApiOutput::value(value.map(|c| Value::ProcCpuset(Box::new(c))))
+        }
+        ApiCall::GetRelativeLocality {
+            locality1,
+            locality2,
+        } => {
+            let (a, b) = (cstring(&locality1)?, cstring(&locality2)?);
+            let mut loc = 0u16;
+            // SAFETY: two NUL-terminated strings and a pmix_locality_t to fill.
+            check(unsafe { need(s.relative_locality)?(a.as_ptr(), b.as_ptr(), &mut loc) })?;
+            ApiOutput::value(Ok(Value::LocType(Locality(loc))))
+        }
+        ApiCall::ComputeDistances { info, nb } => {
+            let ci = l.infos_to_c(&info)?;
+            let mut topo = CPair {
+                source: std::ptr::null_mut(),
+                object: std::ptr::null_mut(),
+            };
+            let mut cs = CPair {
+                source: std::ptr::null_mut(),
+                object: std::ptr::null_mut(),
+            };
+            // SAFETY: zeroed pmix_topology_t / pmix_cpuset_t the library fills (kept for the
+            // process's life: the library may cache the topology).
+            unsafe {
+                check(need(s.load_topology)?(&mut topo))?;
+                check(need(s.get_cpuset)?(&mut cs, 0))?;
+            }
+            let (st, n) = if nb {
+                let f = need(s.distances_nb)?;
+                let slot = Slot::<(Status, usize)>::new();
+                let cbdata = give(&slot);
+                // SAFETY: the topology, cpuset and infos above; distances_done frees the slot.
+                let rc = unsafe {
+                    f(
+                        &mut topo,
+                        &mut cs,
+                        ci.ptr(),
+                        ci.v.len(),
+                        distances_done,
+                        cbdata,
+                    )
+                };
+                start_and_wait(&slot, cbdata, rc, |s| (s, 0))
+            } else {
+                let mut d: *mut CDistance = std::ptr::null_mut();
+                let mut n = 0usize;
+                // SAFETY: as above; the array the library returns is freed below.
+                let rc = unsafe {
+                    need(s.distances)?(&mut topo, &mut cs, ci.ptr(), ci.v.len(), &mut d, &mut n)
+                };
+                if !d.is_null() {
+                    for i in 0..n {
+                        // SAFETY: `d` holds `n` distances whose strings are malloc'd.
+                        unsafe {
+                            free((*d.add(i)).uuid.cast());
+                            free((*d.add(i)).osname.cast());
+                        }
+                    }
+                    // SAFETY: the array itself, malloc'd by the library.
+                    unsafe { free(d.cast()) };
+                }
+                (Status(rc), n)
+            };
+            check(st.0)?;
+            ApiOutput::value(Ok(Value::Size(n as u64)))
+        }
+    })
+}
+
+/// Group leave and destruct: `(group, info)`, blocking or with an op callback.
+fn group_op(
+    l: &'static Lib,
+    blocking: Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize) -> i32>,
+    non_blocking: Option<
+        unsafe extern "C" fn(*const c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32,
+    >,
+    group: &str,
+    info: &[Info],
+    nb: bool,
+) -> Result<ApiOutput, Status> {
+    let (g, ci) = (cstring(group)?, l.infos_to_c(info)?);
+    Ok(if nb {
+        let f = need(non_blocking)?;
+        // SAFETY: a group name and infos, alive until the callback has run.
+        op_nb(|cb, d| unsafe { f(g.as_ptr(), ci.ptr(), ci.v.len(), cb, d) })
+    } else {
+        // SAFETY: as above.
+        status_of(unsafe { need(blocking)?(g.as_ptr(), ci.ptr(), ci.v.len()) })
+    })
+}
+
+/// Connect and disconnect: `(procs, info)`, blocking or with an op callback.
+fn procs_info(
+    l: &'static Lib,
+    blocking: Option<ProcsInfoFn>,
+    non_blocking: Option<ProcsInfoNbFn>,
+    procs: &[Proc],
+    info: &[Info],
+    nb: bool,
+) -> Result<ApiOutput, Status> {
+    let cp = procs_c(procs);
+    let ci = l.infos_to_c(info)?;
+    let (pp, np) = (procs_ptr(&cp), cp.len());
+    Ok(if nb {
+        let f = need(non_blocking)?;
+        // SAFETY: procs and infos of their lengths, alive until the callback has run.
+        op_nb(|cb, d| unsafe { f(pp, np, ci.ptr(), ci.v.len(), cb, d) })
+    } else {
+        // SAFETY: as above.
+        status_of(unsafe { need(blocking)?(pp, np, ci.ptr(), ci.v.len()) })
+    })
+}
