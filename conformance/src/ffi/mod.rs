@@ -14,7 +14,8 @@
 //! a child process of its own (see [`crate::libpmix_target`]).
 //!
 //! - this file: the C structs, opening the library, moving values across through its codec;
-//! - [`client`]: the client calls a vector's steps make;
+//! - [`client`]: the data-access calls a vector's steps make;
+//! - [`api`]: the client calls of the other chapters;
 //! - [`server`]: the server calls a host makes, and the host callbacks.
 
 use std::collections::BTreeMap;

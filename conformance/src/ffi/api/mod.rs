@@ -5,501 +5,23 @@
 //! waits for its callback. Arguments are built in memory this module owns (the library copies
 //! what it keeps); results the library allocates are read, then released with its value
 //! destructor and `free`.
+//!
+//! - this file: building the arguments and making each call;
+//! - [`entry`]: the C structs, callback types and the looked-up entry points;
+//! - [`completion`]: the callbacks, the slots they fill, and the per-process state that
+//!   later steps read (event handlers, I/O registrations, the fabric, the credential).
 
-use std::sync::Condvar;
 use std::time::Duration;
 
 use pmix::model::{Cpuset, Locality};
 
+mod completion;
+mod entry;
+
 use super::*;
-use crate::api::{ApiCall, ApiOutput, SeenEvent, sorted_nodes, sorted_procs};
-
-/// `pmix_query_t`: keys (argv) at 0, qualifiers at 8, nqual at 16; 24 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CQuery {
-    keys: *mut *mut c_char,
-    qualifiers: *const CInfo,
-    nqual: usize,
-}
-
-/// `pmix_app_t`: cmd, argv, env, cwd, maxprocs (int) at 32, info at 40, ninfo at 48; 56 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CApp {
-    cmd: *mut c_char,
-    argv: *mut *mut c_char,
-    env: *mut *mut c_char,
-    cwd: *mut c_char,
-    maxprocs: i32,
-    info: *const CInfo,
-    ninfo: usize,
-}
-
-/// `pmix_fabric_t`: name, index, info, ninfo, module; 40 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CFabric {
-    name: *mut c_char,
-    index: usize,
-    info: *mut CInfo,
-    ninfo: usize,
-    module: *mut c_void,
-}
-
-/// `pmix_cpuset_t` and `pmix_topology_t`: a source string and an hwloc object; 16 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CPair {
-    source: *mut c_char,
-    object: *mut c_void,
-}
-
-/// `pmix_device_distance_t`: uuid, osname, type (u64), mindist, maxdist (u16); 32 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CDistance {
-    uuid: *mut c_char,
-    osname: *mut c_char,
-    dtype: u64,
-    mindist: u16,
-    maxdist: u16,
-}
-
-type InfoCb =
-    unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
-type SpawnCb = unsafe extern "C" fn(i32, *mut c_char, *mut c_void);
-type CredCb = unsafe extern "C" fn(i32, *mut ByteObj, *mut CInfo, usize, *mut c_void);
-type ValidCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
-type HdlrRegCb = unsafe extern "C" fn(i32, usize, *mut c_void);
-type EventDoneCb =
-    unsafe extern "C" fn(i32, *mut CInfo, usize, Option<OpCb>, *mut c_void, *mut c_void);
-type NotificationFn = unsafe extern "C" fn(
-    usize,
-    i32,
-    *const CProc,
-    *const CInfo,
-    usize,
-    *mut CInfo,
-    usize,
-    Option<EventDoneCb>,
-    *mut c_void,
-);
-type IofCb = unsafe extern "C" fn(usize, u16, *const CProc, *const ByteObj, *const CInfo, usize);
-type DistCb =
-    unsafe extern "C" fn(i32, *mut CDistance, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
-
-/// `(procs, nprocs, info, ninfo)`, the shape of connect and disconnect.
-type ProcsInfoFn = unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize) -> i32;
-type ProcsInfoNbFn =
-    unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
-
-/// The entry points of this module, each present or not.
-struct Syms {
-    initialized: Option<unsafe extern "C" fn() -> i32>,
-    progress: Option<unsafe extern "C" fn()>,
-    abort: Option<unsafe extern "C" fn(i32, *const c_char, *const CProc, usize) -> i32>,
-    register_event: Option<
-        unsafe extern "C" fn(
-            *const i32,
-            usize,
-            *const CInfo,
-            usize,
-            NotificationFn,
-            Option<HdlrRegCb>,
-            *mut c_void,
-        ) -> i32,
-    >,
-    deregister_event: Option<unsafe extern "C" fn(usize, Option<OpCb>, *mut c_void) -> i32>,
-    notify: Option<
-        unsafe extern "C" fn(
-            i32,
-            *const CProc,
-            u8,
-            *const CInfo,
-            usize,
-            Option<OpCb>,
-            *mut c_void,
-        ) -> i32,
-    >,
-    log: Option<unsafe extern "C" fn(*const CInfo, usize, *const CInfo, usize) -> i32>,
-    log_nb: Option<
-        unsafe extern "C" fn(*const CInfo, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32,
-    >,
-    query: Option<unsafe extern "C" fn(*mut CQuery, usize, *mut *mut CInfo, *mut usize) -> i32>,
-    query_nb: Option<unsafe extern "C" fn(*mut CQuery, usize, InfoCb, *mut c_void) -> i32>,
-    spawn:
-        Option<unsafe extern "C" fn(*const CInfo, usize, *const CApp, usize, *mut c_char) -> i32>,
-    spawn_nb: Option<
-        unsafe extern "C" fn(*const CInfo, usize, *const CApp, usize, SpawnCb, *mut c_void) -> i32,
-    >,
-    connect: Option<ProcsInfoFn>,
-    connect_nb: Option<ProcsInfoNbFn>,
-    disconnect: Option<ProcsInfoFn>,
-    disconnect_nb: Option<ProcsInfoNbFn>,
-    resolve_peers: Option<
-        unsafe extern "C" fn(*const c_char, *const c_char, *mut *mut CProc, *mut usize) -> i32,
-    >,
-    resolve_nodes: Option<unsafe extern "C" fn(*const c_char, *mut *mut c_char) -> i32>,
-    alloc:
-        Option<unsafe extern "C" fn(u8, *const CInfo, usize, *mut *mut CInfo, *mut usize) -> i32>,
-    alloc_nb: Option<unsafe extern "C" fn(u8, *const CInfo, usize, InfoCb, *mut c_void) -> i32>,
-    job_control: Option<
-        unsafe extern "C" fn(
-            *const CProc,
-            usize,
-            *const CInfo,
-            usize,
-            *mut *mut CInfo,
-            *mut usize,
-        ) -> i32,
-    >,
-    job_control_nb: Option<
-        unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, InfoCb, *mut c_void) -> i32,
-    >,
-    monitor: Option<
-        unsafe extern "C" fn(
-            *const CInfo,
-            i32,
-            *const CInfo,
-            usize,
-            *mut *mut CInfo,
-            *mut usize,
-        ) -> i32,
-    >,
-    monitor_nb: Option<
-        unsafe extern "C" fn(*const CInfo, i32, *const CInfo, usize, InfoCb, *mut c_void) -> i32,
-    >,
-    get_cred: Option<unsafe extern "C" fn(*const CInfo, usize, *mut ByteObj) -> i32>,
-    get_cred_nb: Option<unsafe extern "C" fn(*const CInfo, usize, CredCb, *mut c_void) -> i32>,
-    validate: Option<
-        unsafe extern "C" fn(
-            *const ByteObj,
-            *const CInfo,
-            usize,
-            *mut *mut CInfo,
-            *mut usize,
-        ) -> i32,
-    >,
-    validate_nb: Option<
-        unsafe extern "C" fn(*const ByteObj, *const CInfo, usize, ValidCb, *mut c_void) -> i32,
-    >,
-    group_construct: Option<
-        unsafe extern "C" fn(
-            *const c_char,
-            *const CProc,
-            usize,
-            *const CInfo,
-            usize,
-            *mut *mut CInfo,
-            *mut usize,
-        ) -> i32,
-    >,
-    group_construct_nb: Option<
-        unsafe extern "C" fn(
-            *const c_char,
-            *const CProc,
-            usize,
-            *const CInfo,
-            usize,
-            InfoCb,
-            *mut c_void,
-        ) -> i32,
-    >,
-    group_invite: Option<
-        unsafe extern "C" fn(
-            *const c_char,
-            *const CProc,
-            usize,
-            *const CInfo,
-            usize,
-            *mut *mut CInfo,
-            *mut usize,
-        ) -> i32,
-    >,
-    group_invite_nb: Option<
-        unsafe extern "C" fn(
-            *const c_char,
-            *const CProc,
-            usize,
-            *const CInfo,
-            usize,
-            InfoCb,
-            *mut c_void,
-        ) -> i32,
-    >,
-    group_join: Option<
-        unsafe extern "C" fn(
-            *const c_char,
-            *const CProc,
-            i32,
-            *const CInfo,
-            usize,
-            *mut *mut CInfo,
-            *mut usize,
-        ) -> i32,
-    >,
-    group_join_nb: Option<
-        unsafe extern "C" fn(
-            *const c_char,
-            *const CProc,
-            i32,
-            *const CInfo,
-            usize,
-            InfoCb,
-            *mut c_void,
-        ) -> i32,
-    >,
-    group_leave: Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize) -> i32>,
-    group_leave_nb:
-        Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32>,
-    group_destruct: Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize) -> i32>,
-    group_destruct_nb:
-        Option<unsafe extern "C" fn(*const c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32>,
-    iof_pull: Option<
-        unsafe extern "C" fn(
-            *const CProc,
-            usize,
-            *const CInfo,
-            usize,
-            u16,
-            IofCb,
-            Option<HdlrRegCb>,
-            *mut c_void,
-        ) -> i32,
-    >,
-    iof_deregister:
-        Option<unsafe extern "C" fn(usize, *const CInfo, usize, Option<OpCb>, *mut c_void) -> i32>,
-    iof_push: Option<
-        unsafe extern "C" fn(
-            *const CProc,
-            usize,
-            *mut ByteObj,
-            *const CInfo,
-            usize,
-            Option<OpCb>,
-            *mut c_void,
-        ) -> i32,
-    >,
-    fabric_register: Option<unsafe extern "C" fn(*mut CFabric, *const CInfo, usize) -> i32>,
-    fabric_register_nb:
-        Option<unsafe extern "C" fn(*mut CFabric, *const CInfo, usize, OpCb, *mut c_void) -> i32>,
-    fabric_update: Option<unsafe extern "C" fn(*mut CFabric) -> i32>,
-    fabric_update_nb: Option<unsafe extern "C" fn(*mut CFabric, OpCb, *mut c_void) -> i32>,
-    fabric_deregister: Option<unsafe extern "C" fn(*mut CFabric) -> i32>,
-    fabric_deregister_nb: Option<unsafe extern "C" fn(*mut CFabric, OpCb, *mut c_void) -> i32>,
-    get_cpuset: Option<unsafe extern "C" fn(*mut CPair, u8) -> i32>,
-    relative_locality: Option<unsafe extern "C" fn(*const c_char, *const c_char, *mut u16) -> i32>,
-    load_topology: Option<unsafe extern "C" fn(*mut CPair) -> i32>,
-    distances: Option<
-        unsafe extern "C" fn(
-            *mut CPair,
-            *mut CPair,
-            *const CInfo,
-            usize,
-            *mut *mut CDistance,
-            *mut usize,
-        ) -> i32,
-    >,
-    distances_nb: Option<
-        unsafe extern "C" fn(
-            *mut CPair,
-            *mut CPair,
-            *const CInfo,
-            usize,
-            DistCb,
-            *mut c_void,
-        ) -> i32,
-    >,
-}
-
-static SYMS: OnceLock<Syms> = OnceLock::new();
-
-fn syms(l: &'static Lib) -> &'static Syms {
-    SYMS.get_or_init(|| {
-        macro_rules! opt {
-            ($name:literal) => {
-                // SAFETY: the symbol, when present, has the C signature of the field it is
-                // stored in, as declared in OpenPMIx 4.2's pmix.h / pmix_tool.h (the
-                // standard's signatures).
-                unsafe { l._lib.get(concat!($name, "\0").as_bytes()) }
-                    .ok()
-                    .map(|s| *s)
-            };
-        }
-        Syms {
-            initialized: opt!("PMIx_Initialized"),
-            progress: opt!("PMIx_Progress"),
-            abort: opt!("PMIx_Abort"),
-            register_event: opt!("PMIx_Register_event_handler"),
-            deregister_event: opt!("PMIx_Deregister_event_handler"),
-            notify: opt!("PMIx_Notify_event"),
-            log: opt!("PMIx_Log"),
-            log_nb: opt!("PMIx_Log_nb"),
-            query: opt!("PMIx_Query_info"),
-            query_nb: opt!("PMIx_Query_info_nb"),
-            spawn: opt!("PMIx_Spawn"),
-            spawn_nb: opt!("PMIx_Spawn_nb"),
-            connect: opt!("PMIx_Connect"),
-            connect_nb: opt!("PMIx_Connect_nb"),
-            disconnect: opt!("PMIx_Disconnect"),
-            disconnect_nb: opt!("PMIx_Disconnect_nb"),
-            resolve_peers: opt!("PMIx_Resolve_peers"),
-            resolve_nodes: opt!("PMIx_Resolve_nodes"),
-            alloc: opt!("PMIx_Allocation_request"),
-            alloc_nb: opt!("PMIx_Allocation_request_nb"),
-            job_control: opt!("PMIx_Job_control"),
-            job_control_nb: opt!("PMIx_Job_control_nb"),
-            monitor: opt!("PMIx_Process_monitor"),
-            monitor_nb: opt!("PMIx_Process_monitor_nb"),
-            get_cred: opt!("PMIx_Get_credential"),
-            get_cred_nb: opt!("PMIx_Get_credential_nb"),
-            validate: opt!("PMIx_Validate_credential"),
-            validate_nb: opt!("PMIx_Validate_credential_nb"),
-            group_construct: opt!("PMIx_Group_construct"),
-            group_construct_nb: opt!("PMIx_Group_construct_nb"),
-            group_invite: opt!("PMIx_Group_invite"),
-            group_invite_nb: opt!("PMIx_Group_invite_nb"),
-            group_join: opt!("PMIx_Group_join"),
-            group_join_nb: opt!("PMIx_Group_join_nb"),
-            group_leave: opt!("PMIx_Group_leave"),
-            group_leave_nb: opt!("PMIx_Group_leave_nb"),
-            group_destruct: opt!("PMIx_Group_destruct"),
-            group_destruct_nb: opt!("PMIx_Group_destruct_nb"),
-            iof_pull: opt!("PMIx_IOF_pull"),
-            iof_deregister: opt!("PMIx_IOF_deregister"),
-            iof_push: opt!("PMIx_IOF_push"),
-            fabric_register: opt!("PMIx_Fabric_register"),
-            fabric_register_nb: opt!("PMIx_Fabric_register_nb"),
-            fabric_update: opt!("PMIx_Fabric_update"),
-            fabric_update_nb: opt!("PMIx_Fabric_update_nb"),
-            fabric_deregister: opt!("PMIx_Fabric_deregister"),
-            fabric_deregister_nb: opt!("PMIx_Fabric_deregister_nb"),
-            get_cpuset: opt!("PMIx_Get_cpuset"),
-            relative_locality: opt!("PMIx_Get_relative_locality"),
-            load_topology: opt!("PMIx_Load_topology"),
-            distances: opt!("PMIx_Compute_distances"),
-            distances_nb: opt!("PMIx_Compute_distances_nb"),
-        }
-    })
-}
-
-// ---- completions of the non-blocking forms ----
-
-/// A callback's result, handed from the library's thread to the caller's.
-struct Slot<T>(Mutex<Option<T>>, Condvar);
-
-impl<T> Slot<T> {
-    fn new() -> Arc<Slot<T>> {
-        Arc::new(Slot(Mutex::new(None), Condvar::new()))
-    }
-
-    fn put(&self, t: T) {
-        *lock(&self.0) = Some(t);
-        self.1.notify_all();
-    }
-
-    fn wait(&self) -> T {
-        let mut g = lock(&self.0);
-        loop {
-            if let Some(t) = g.take() {
-                return t;
-            }
-            g = self
-                .1
-                .wait(g)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-}
-
-/// Hand `slot` to the library as `cbdata`; the callback takes it back with [`take`].
-fn give<T>(slot: &Arc<Slot<T>>) -> *mut c_void {
-    Arc::into_raw(slot.clone()).cast_mut().cast()
-}
-
-/// Take back a slot given with [`give`].
-///
-/// # Safety
-/// `cbdata` came from `give::<T>` and is taken back once.
-unsafe fn take<T>(cbdata: *mut c_void) -> Arc<Slot<T>> {
-    // SAFETY: per the contract, an Arc leaked by `give` with this T.
-    unsafe { Arc::from_raw(cbdata.cast_const().cast::<Slot<T>>()) }
-}
-
-/// Start a non-blocking call with `cbdata` and wait for its callback; an error at the start
-/// is the result, and `PMIX_OPERATION_SUCCEEDED` (done at once, the standard's "no callback
-/// will come") is a success (the callback will not run, so the slot's reference is
-/// reclaimed).
-fn start_and_wait<T>(
-    slot: &Arc<Slot<T>>,
-    cbdata: *mut c_void,
-    rc: i32,
-    on_error: impl FnOnce(Status) -> T,
-) -> T {
-    if rc != PMIX_SUCCESS {
-        // SAFETY: the library refused the call or completed it at once
-        // (PMIX_OPERATION_SUCCEEDED), so it never calls back with `cbdata`.
-        drop(unsafe { take::<T>(cbdata) });
-        let status = if Status(rc) == Status::OPERATION_SUCCEEDED {
-            Status::SUCCESS
-        } else {
-            Status(rc)
-        };
-        return on_error(status);
-    }
-    slot.wait()
-}
-
-unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
-    // SAFETY: cbdata is a Slot<Status> given to the library for this callback.
-    unsafe { take::<Status>(cbdata) }.put(Status(status));
-}
-
-unsafe extern "C" fn info_done(
-    status: i32,
-    info: *mut CInfo,
-    ninfo: usize,
-    cbdata: *mut c_void,
-    release: Option<ReleaseCb>,
-    release_cbdata: *mut c_void,
-) {
-    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
-    if let Some(r) = release {
-        // SAFETY: the library's release callback with its own data, once.
-        unsafe { r(release_cbdata) };
-    }
-    // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
-    let slot = unsafe { take::<ApiOutput>(cbdata) };
-    slot.put(with_results(Status(status), results));
-}
-
-fn with_results(status: Status, results: Result<Vec<Info>, Status>) -> ApiOutput {
-    match results {
-        Ok(results) => ApiOutput {
-            status,
-            results,
-            ..ApiOutput::default()
-        },
-        Err(s) => ApiOutput::status(if status == Status::SUCCESS { s } else { status }),
-    }
-}
-
-/// Read and release a results array the library allocated.
-fn take_results(l: &Lib, p: *mut CInfo, n: usize) -> Result<Vec<Info>, Status> {
-    if p.is_null() {
-        return Ok(Vec::new());
-    }
-    let out = l.infos_from_c(p, n);
-    for i in 0..n {
-        // SAFETY: `p` holds `n` infos the library filled; each value is destructed once,
-        // then the array itself is freed (PMIX_INFO_FREE).
-        unsafe { (l.value_destruct)(&raw mut (*p.add(i)).value) };
-    }
-    // SAFETY: as above.
-    unsafe { free(p.cast()) };
-    out
-}
+use crate::api::{ApiCall, ApiOutput, sorted_nodes, sorted_procs};
+use completion::*;
+use entry::*;
 
 // ---- argument building ----
 
@@ -542,148 +64,6 @@ fn procs_ptr(p: &[CProc]) -> *const CProc {
     } else {
         p.as_ptr()
     }
-}
-
-// ---- per-process state: event handlers, IOF registrations, the fabric, the credential ----
-
-#[derive(Default)]
-struct State {
-    handlers: BTreeMap<String, usize>,
-    seen: BTreeMap<usize, Vec<SeenEvent>>,
-    iof: BTreeMap<String, usize>,
-    credential: Option<Vec<u8>>,
-}
-
-static STATE: OnceLock<(Mutex<State>, Condvar)> = OnceLock::new();
-
-fn state() -> &'static (Mutex<State>, Condvar) {
-    STATE.get_or_init(|| (Mutex::new(State::default()), Condvar::new()))
-}
-
-/// The process's registered fabric (the library keeps pointers into it until deregistered).
-static FABRIC: Mutex<Option<Box<SendFabric>>> = Mutex::new(None);
-
-#[derive(Debug)]
-struct SendFabric(CFabric);
-
-// SAFETY: the fabric is only touched under the FABRIC lock, by one call at a time.
-unsafe impl Send for SendFabric {}
-
-unsafe extern "C" fn on_event(
-    id: usize,
-    status: i32,
-    source: *const CProc,
-    _info: *const CInfo,
-    _ninfo: usize,
-    _results: *mut CInfo,
-    _nresults: usize,
-    done: Option<EventDoneCb>,
-    cbdata: *mut c_void,
-) {
-    let source = if source.is_null() {
-        None
-    } else {
-        // SAFETY: a valid pmix_proc_t for the duration of the callback.
-        unsafe { *source }.to_proc().ok()
-    };
-    let (m, cv) = state();
-    lock(m).seen.entry(id).or_default().push(SeenEvent {
-        status: Status(status),
-        source,
-    });
-    cv.notify_all();
-    if let Some(done) = done {
-        // SAFETY: let the chain go on (PMIX_SUCCESS), as the library asks of every handler.
-        unsafe {
-            done(
-                PMIX_SUCCESS,
-                std::ptr::null_mut(),
-                0,
-                None,
-                std::ptr::null_mut(),
-                cbdata,
-            );
-        };
-    }
-}
-
-unsafe extern "C" fn registered(status: i32, id: usize, cbdata: *mut c_void) {
-    // SAFETY: cbdata is a Slot<(Status, usize)> given for this callback.
-    unsafe { take::<(Status, usize)>(cbdata) }.put((Status(status), id));
-}
-
-unsafe extern "C" fn on_iof(
-    _id: usize,
-    _channel: u16,
-    _source: *const CProc,
-    _payload: *const ByteObj,
-    _info: *const CInfo,
-    _ninfo: usize,
-) {
-}
-
-unsafe extern "C" fn spawned(status: i32, nspace: *mut c_char, cbdata: *mut c_void) {
-    let ns = if nspace.is_null() {
-        String::new()
-    } else {
-        // SAFETY: a NUL-terminated pmix_nspace_t for the duration of the callback.
-        unsafe { CStr::from_ptr(nspace) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    // SAFETY: cbdata is a Slot<(Status, String)> given for this callback.
-    unsafe { take::<(Status, String)>(cbdata) }.put((Status(status), ns));
-}
-
-unsafe extern "C" fn credential_done(
-    status: i32,
-    cred: *mut ByteObj,
-    _info: *mut CInfo,
-    _ninfo: usize,
-    cbdata: *mut c_void,
-) {
-    let bytes = if cred.is_null() {
-        Vec::new()
-    } else {
-        // SAFETY: a valid byte object for the duration of the callback.
-        unsafe { bytes_of(&*cred) }
-    };
-    // SAFETY: cbdata is a Slot<(Status, Vec<u8>)> given for this callback.
-    unsafe { take::<(Status, Vec<u8>)>(cbdata) }.put((Status(status), bytes));
-}
-
-unsafe extern "C" fn validated(status: i32, info: *mut CInfo, ninfo: usize, cbdata: *mut c_void) {
-    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
-    // SAFETY: cbdata is a Slot<ApiOutput> given for this callback.
-    unsafe { take::<ApiOutput>(cbdata) }.put(with_results(Status(status), results));
-}
-
-unsafe extern "C" fn distances_done(
-    status: i32,
-    _dist: *mut CDistance,
-    ndist: usize,
-    cbdata: *mut c_void,
-    release: Option<ReleaseCb>,
-    release_cbdata: *mut c_void,
-) {
-    if let Some(r) = release {
-        // SAFETY: the library's release callback with its own data, once.
-        unsafe { r(release_cbdata) };
-    }
-    // SAFETY: cbdata is a Slot<(Status, usize)> given for this callback.
-    unsafe { take::<(Status, usize)>(cbdata) }.put((Status(status), ndist));
-}
-
-/// The bytes of a byte object.
-///
-/// # Safety
-/// `b.bytes` points to `b.size` readable bytes (or is NULL).
-unsafe fn bytes_of(b: &ByteObj) -> Vec<u8> {
-    if b.bytes.is_null() || b.size == 0 {
-        return Vec::new();
-    }
-    // SAFETY: per the contract.
-    unsafe { std::slice::from_raw_parts(b.bytes.cast::<u8>(), b.size) }.to_vec()
 }
 
 // ---- the calls ----
@@ -1126,41 +506,29 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             procs,
             info,
             nb,
-        } => {
-            let (g, cp, ci) = (cstring(&group)?, procs_c(&procs), l.infos_to_c(&info)?);
-            let (pp, np) = (procs_ptr(&cp), cp.len());
-            if nb {
-                let f = need(s.group_construct_nb)?;
-                // SAFETY: a group name, procs and infos, alive until the callback has run.
-                info_nb(|cb, d| unsafe { f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), cb, d) })
-            } else {
-                let f = need(s.group_construct)?;
-                // SAFETY: as above; results released by results_of.
-                results_of(l, |p, n| unsafe {
-                    f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), p, n)
-                })
-            }
-        }
+        } => group_procs(
+            l,
+            s.group_construct,
+            s.group_construct_nb,
+            &group,
+            &procs,
+            &info,
+            nb,
+        )?,
         ApiCall::GroupInvite {
             group,
             procs,
             info,
             nb,
-        } => {
-            let (g, cp, ci) = (cstring(&group)?, procs_c(&procs), l.infos_to_c(&info)?);
-            let (pp, np) = (procs_ptr(&cp), cp.len());
-            if nb {
-                let f = need(s.group_invite_nb)?;
-                // SAFETY: a group name, procs and infos, alive until the callback has run.
-                info_nb(|cb, d| unsafe { f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), cb, d) })
-            } else {
-                let f = need(s.group_invite)?;
-                // SAFETY: as above; results released by results_of.
-                results_of(l, |p, n| unsafe {
-                    f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), p, n)
-                })
-            }
-        }
+        } => group_procs(
+            l,
+            s.group_invite,
+            s.group_invite_nb,
+            &group,
+            &procs,
+            &info,
+            nb,
+        )?,
         ApiCall::GroupJoin {
             group,
             leader,
@@ -1391,6 +759,31 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             check(st.0)?;
             ApiOutput::value(Ok(Value::Size(n as u64)))
         }
+    })
+}
+
+/// Group construct and invite: `(group, procs, info)`, with results or an info callback.
+fn group_procs(
+    l: &'static Lib,
+    blocking: Option<GroupProcsFn>,
+    non_blocking: Option<GroupProcsNbFn>,
+    group: &str,
+    procs: &[Proc],
+    info: &[Info],
+    nb: bool,
+) -> Result<ApiOutput, Status> {
+    let (g, cp, ci) = (cstring(group)?, procs_c(procs), l.infos_to_c(info)?);
+    let (pp, np) = (procs_ptr(&cp), cp.len());
+    Ok(if nb {
+        let f = need(non_blocking)?;
+        // SAFETY: a group name, procs and infos, alive until the callback has run.
+        info_nb(|cb, d| unsafe { f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), cb, d) })
+    } else {
+        let f = need(blocking)?;
+        // SAFETY: as above; results released by results_of.
+        results_of(l, |p, n| unsafe {
+            f(g.as_ptr(), pp, np, ci.ptr(), ci.v.len(), p, n)
+        })
     })
 }
 

@@ -1,0 +1,273 @@
+//! How results come back from the library: the slots a non-blocking call waits on and the
+//! callbacks that fill them, the event and I/O handlers, and the per-process state later steps
+//! read (event handlers and what they saw, I/O registrations, the fabric, the credential).
+
+use std::sync::Condvar;
+
+use super::entry::*;
+use super::*;
+use crate::api::SeenEvent;
+
+// ---- completions of the non-blocking forms ----
+
+/// A callback's result, handed from the library's thread to the caller's.
+pub(super) struct Slot<T>(Mutex<Option<T>>, Condvar);
+
+impl<T> Slot<T> {
+    pub(super) fn new() -> Arc<Slot<T>> {
+        Arc::new(Slot(Mutex::new(None), Condvar::new()))
+    }
+
+    pub(super) fn put(&self, t: T) {
+        *lock(&self.0) = Some(t);
+        self.1.notify_all();
+    }
+
+    pub(super) fn wait(&self) -> T {
+        let mut g = lock(&self.0);
+        loop {
+            if let Some(t) = g.take() {
+                return t;
+            }
+            g = self
+                .1
+                .wait(g)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
+/// Hand `slot` to the library as `cbdata`; the callback takes it back with [`take`].
+pub(super) fn give<T>(slot: &Arc<Slot<T>>) -> *mut c_void {
+    Arc::into_raw(slot.clone()).cast_mut().cast()
+}
+
+/// Take back a slot given with [`give`].
+///
+/// # Safety
+/// `cbdata` came from `give::<T>` and is taken back once.
+pub(super) unsafe fn take<T>(cbdata: *mut c_void) -> Arc<Slot<T>> {
+    // SAFETY: per the contract, an Arc leaked by `give` with this T.
+    unsafe { Arc::from_raw(cbdata.cast_const().cast::<Slot<T>>()) }
+}
+
+/// Start a non-blocking call with `cbdata` and wait for its callback; an error at the start
+/// is the result, and `PMIX_OPERATION_SUCCEEDED` (done at once, the standard's "no callback
+/// will come") is a success (the callback will not run, so the slot's reference is
+/// reclaimed).
+pub(super) fn start_and_wait<T>(
+    slot: &Arc<Slot<T>>,
+    cbdata: *mut c_void,
+    rc: i32,
+    on_error: impl FnOnce(Status) -> T,
+) -> T {
+    if rc != PMIX_SUCCESS {
+        // SAFETY: the library refused the call or completed it at once
+        // (PMIX_OPERATION_SUCCEEDED), so it never calls back with `cbdata`.
+        drop(unsafe { take::<T>(cbdata) });
+        let status = if Status(rc) == Status::OPERATION_SUCCEEDED {
+            Status::SUCCESS
+        } else {
+            Status(rc)
+        };
+        return on_error(status);
+    }
+    slot.wait()
+}
+
+pub(super) unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
+    // SAFETY: cbdata is a Slot<Status> given to the library for this callback.
+    unsafe { take::<Status>(cbdata) }.put(Status(status));
+}
+
+pub(super) unsafe extern "C" fn info_done(
+    status: i32,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
+    if let Some(r) = release {
+        // SAFETY: the library's release callback with its own data, once.
+        unsafe { r(release_cbdata) };
+    }
+    // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
+    let slot = unsafe { take::<ApiOutput>(cbdata) };
+    slot.put(with_results(Status(status), results));
+}
+
+pub(super) fn with_results(status: Status, results: Result<Vec<Info>, Status>) -> ApiOutput {
+    match results {
+        Ok(results) => ApiOutput {
+            status,
+            results,
+            ..ApiOutput::default()
+        },
+        Err(s) => ApiOutput::status(if status == Status::SUCCESS { s } else { status }),
+    }
+}
+
+/// Read and release a results array the library allocated.
+pub(super) fn take_results(l: &Lib, p: *mut CInfo, n: usize) -> Result<Vec<Info>, Status> {
+    if p.is_null() {
+        return Ok(Vec::new());
+    }
+    let out = l.infos_from_c(p, n);
+    for i in 0..n {
+        // SAFETY: `p` holds `n` infos the library filled; each value is destructed once,
+        // then the array itself is freed (PMIX_INFO_FREE).
+        unsafe { (l.value_destruct)(&raw mut (*p.add(i)).value) };
+    }
+    // SAFETY: as above.
+    unsafe { free(p.cast()) };
+    out
+}
+
+// ---- per-process state: event handlers, IOF registrations, the fabric, the credential ----
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) handlers: BTreeMap<String, usize>,
+    pub(super) seen: BTreeMap<usize, Vec<SeenEvent>>,
+    pub(super) iof: BTreeMap<String, usize>,
+    pub(super) credential: Option<Vec<u8>>,
+}
+
+pub(super) static STATE: OnceLock<(Mutex<State>, Condvar)> = OnceLock::new();
+
+pub(super) fn state() -> &'static (Mutex<State>, Condvar) {
+    STATE.get_or_init(|| (Mutex::new(State::default()), Condvar::new()))
+}
+
+/// The process's registered fabric (the library keeps pointers into it until deregistered).
+pub(super) static FABRIC: Mutex<Option<Box<SendFabric>>> = Mutex::new(None);
+
+#[derive(Debug)]
+pub(super) struct SendFabric(pub(super) CFabric);
+
+// SAFETY: the fabric is only touched under the FABRIC lock, by one call at a time.
+unsafe impl Send for SendFabric {}
+
+pub(super) unsafe extern "C" fn on_event(
+    id: usize,
+    status: i32,
+    source: *const CProc,
+    _info: *const CInfo,
+    _ninfo: usize,
+    _results: *mut CInfo,
+    _nresults: usize,
+    done: Option<EventDoneCb>,
+    cbdata: *mut c_void,
+) {
+    let source = if source.is_null() {
+        None
+    } else {
+        // SAFETY: a valid pmix_proc_t for the duration of the callback.
+        unsafe { *source }.to_proc().ok()
+    };
+    let (m, cv) = state();
+    lock(m).seen.entry(id).or_default().push(SeenEvent {
+        status: Status(status),
+        source,
+    });
+    cv.notify_all();
+    if let Some(done) = done {
+        // SAFETY: let the chain go on (PMIX_SUCCESS), as the library asks of every handler.
+        unsafe {
+            done(
+                PMIX_SUCCESS,
+                std::ptr::null_mut(),
+                0,
+                None,
+                std::ptr::null_mut(),
+                cbdata,
+            );
+        };
+    }
+}
+
+pub(super) unsafe extern "C" fn registered(status: i32, id: usize, cbdata: *mut c_void) {
+    // SAFETY: cbdata is a Slot<(Status, usize)> given for this callback.
+    unsafe { take::<(Status, usize)>(cbdata) }.put((Status(status), id));
+}
+
+pub(super) unsafe extern "C" fn on_iof(
+    _id: usize,
+    _channel: u16,
+    _source: *const CProc,
+    _payload: *const ByteObj,
+    _info: *const CInfo,
+    _ninfo: usize,
+) {
+}
+
+pub(super) unsafe extern "C" fn spawned(status: i32, nspace: *mut c_char, cbdata: *mut c_void) {
+    let ns = if nspace.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a NUL-terminated pmix_nspace_t for the duration of the callback.
+        unsafe { CStr::from_ptr(nspace) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    // SAFETY: cbdata is a Slot<(Status, String)> given for this callback.
+    unsafe { take::<(Status, String)>(cbdata) }.put((Status(status), ns));
+}
+
+pub(super) unsafe extern "C" fn credential_done(
+    status: i32,
+    cred: *mut ByteObj,
+    _info: *mut CInfo,
+    _ninfo: usize,
+    cbdata: *mut c_void,
+) {
+    let bytes = if cred.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: a valid byte object for the duration of the callback.
+        unsafe { bytes_of(&*cred) }
+    };
+    // SAFETY: cbdata is a Slot<(Status, Vec<u8>)> given for this callback.
+    unsafe { take::<(Status, Vec<u8>)>(cbdata) }.put((Status(status), bytes));
+}
+
+pub(super) unsafe extern "C" fn validated(
+    status: i32,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+) {
+    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
+    // SAFETY: cbdata is a Slot<ApiOutput> given for this callback.
+    unsafe { take::<ApiOutput>(cbdata) }.put(with_results(Status(status), results));
+}
+
+pub(super) unsafe extern "C" fn distances_done(
+    status: i32,
+    _dist: *mut CDistance,
+    ndist: usize,
+    cbdata: *mut c_void,
+    release: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    if let Some(r) = release {
+        // SAFETY: the library's release callback with its own data, once.
+        unsafe { r(release_cbdata) };
+    }
+    // SAFETY: cbdata is a Slot<(Status, usize)> given for this callback.
+    unsafe { take::<(Status, usize)>(cbdata) }.put((Status(status), ndist));
+}
+
+/// The bytes of a byte object.
+///
+/// # Safety
+/// `b.bytes` points to `b.size` readable bytes (or is NULL).
+pub(super) unsafe fn bytes_of(b: &ByteObj) -> Vec<u8> {
+    if b.bytes.is_null() || b.size == 0 {
+        return Vec::new();
+    }
+    // SAFETY: per the contract.
+    unsafe { std::slice::from_raw_parts(b.bytes.cast::<u8>(), b.size) }.to_vec()
+}

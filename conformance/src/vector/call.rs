@@ -1,0 +1,637 @@
+//! The calls a step can make: the data-access calls and the script's actions, and the APIs of
+//! the other chapters (resolved for a caller by [`crate::api::resolve`]); what each names for
+//! the coverage table, and the checks a runner relies on.
+
+use serde::{Deserialize, Serialize};
+
+use super::{InfoSpec, TargetSpec, ValueSpec, attribute, key_string, scope_named, yes};
+use pmix::model::Rank;
+
+/// The API calls a step can make.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "call", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Call {
+    /// `PMIx_Put`.
+    Put {
+        #[serde(default = "global")]
+        scope: String,
+        key: String,
+        value: ValueSpec,
+    },
+    /// `PMIx_Store_internal` for the caller itself (or `target`).
+    StoreInternal {
+        #[serde(default)]
+        target: Option<TargetSpec>,
+        key: String,
+        value: ValueSpec,
+    },
+    /// `PMIx_Commit`.
+    Commit,
+    /// `PMIx_Fence` over `procs` (the whole job when absent).
+    Fence {
+        #[serde(default)]
+        procs: Vec<TargetSpec>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Get` (`target` absent: a NULL proc, i.e. the caller).
+    Get {
+        #[serde(default)]
+        target: Option<TargetSpec>,
+        key: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        /// Start the get without waiting (`PMIx_Get_nb`); an `await` step collects it.
+        #[serde(default)]
+        handle: Option<String>,
+    },
+    /// Wait for the result of a non-blocking call started with `handle`.
+    Await { handle: String },
+    /// `PMIx_Publish`.
+    Publish { info: Vec<InfoSpec> },
+    /// `PMIx_Lookup`.
+    Lookup {
+        keys: Vec<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Unpublish`.
+    Unpublish {
+        #[serde(default)]
+        keys: Vec<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Finalize`.
+    Finalize,
+    /// The client process exits without finalizing (its connection closes).
+    Vanish,
+    /// `PMIx_Initialized`: the value is whether the library is initialised.
+    Initialized,
+    /// `PMIx_Get_version`: the value is the library's version string.
+    GetVersion,
+    /// `PMIx_Progress`.
+    Progress,
+    /// `PMIx_Abort` of `procs` (the caller's whole job when empty).
+    Abort {
+        #[serde(default = "error_status")]
+        status: String,
+        #[serde(default)]
+        message: String,
+        #[serde(default)]
+        procs: Vec<TargetSpec>,
+    },
+    /// `PMIx_Register_event_handler` for `codes` (every code when empty); `handler` names
+    /// the registration for the steps that follow.
+    RegisterEventHandler {
+        handler: String,
+        #[serde(default)]
+        codes: Vec<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Deregister_event_handler` of a handler registered by an earlier step.
+    DeregisterEventHandler { handler: String },
+    /// Wait until `handler` has received `count` events (at most `wait_ms`); the step's
+    /// result is every event it received so far, in order.
+    Events {
+        handler: String,
+        count: usize,
+        #[serde(default = "event_wait_ms")]
+        wait_ms: u64,
+    },
+    /// `PMIx_Notify_event` of `status`, with the caller as its source.
+    NotifyEvent {
+        status: String,
+        /// A `PMIX_RANGE_*` name.
+        range: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Log` (`PMIx_Log_nb` with `nb`).
+    Log {
+        data: Vec<InfoSpec>,
+        #[serde(default)]
+        directives: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Query_info`: the results are the answers.
+    Query {
+        queries: Vec<QuerySpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Spawn`: the value is the new job's namespace.
+    Spawn {
+        #[serde(default)]
+        job_info: Vec<InfoSpec>,
+        apps: Vec<AppSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Connect`.
+    Connect {
+        #[serde(default)]
+        procs: Vec<TargetSpec>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Disconnect`.
+    Disconnect {
+        #[serde(default)]
+        procs: Vec<TargetSpec>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Resolve_peers`: the value is the array of the job's processes on `node`
+    /// (sorted: the standard fixes no order).
+    ResolvePeers {
+        node: String,
+        /// The namespace (the vector's job when absent; `""` for every namespace).
+        #[serde(default)]
+        nspace: Option<String>,
+    },
+    /// `PMIx_Resolve_nodes`: the value is the comma-separated node list (sorted: the
+    /// standard fixes no order).
+    ResolveNodes {
+        #[serde(default)]
+        nspace: Option<String>,
+    },
+    /// `PMIx_Allocation_request` with a `PMIX_ALLOC_*` directive.
+    AllocationRequest {
+        directive: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Job_control` of `targets` (the caller's job when empty).
+    JobControl {
+        #[serde(default)]
+        targets: Vec<TargetSpec>,
+        directives: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Process_monitor`.
+    ProcessMonitor {
+        monitor: InfoSpec,
+        #[serde(default = "error_status")]
+        error: String,
+        #[serde(default)]
+        directives: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Get_credential`: the value is the credential (a byte object).
+    GetCredential {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Validate_credential` of `credential` (hex), or of the caller's last credential
+    /// from `get_credential` when absent.
+    ValidateCredential {
+        #[serde(default)]
+        credential: Option<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Group_construct`.
+    GroupConstruct {
+        group: String,
+        procs: Vec<TargetSpec>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Group_destruct`.
+    GroupDestruct {
+        group: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Group_invite`.
+    GroupInvite {
+        group: String,
+        procs: Vec<TargetSpec>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Group_join`: accept (or decline) an invitation from `leader`.
+    GroupJoin {
+        group: String,
+        leader: TargetSpec,
+        #[serde(default = "yes")]
+        accept: bool,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Group_leave`.
+    GroupLeave {
+        group: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_IOF_pull` of `channels` (`stdout`, `stderr`, `stddiag`) from `procs`; `handler`
+    /// names the registration.
+    IofPull {
+        handler: String,
+        procs: Vec<TargetSpec>,
+        channels: Vec<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_IOF_deregister` of a pull registered by an earlier step.
+    IofDeregister { handler: String },
+    /// `PMIx_IOF_push` of `data` (text) to the stdin of `targets`; no data closes it.
+    IofPush {
+        targets: Vec<TargetSpec>,
+        #[serde(default)]
+        data: Option<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_Fabric_register`: the caller's fabric for the update and deregister steps.
+    FabricRegister {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Fabric_update` of the caller's registered fabric.
+    FabricUpdate {
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Fabric_deregister` of the caller's registered fabric.
+    FabricDeregister {
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Get_cpuset` (`bind` = `process` or `thread`): the value is the cpuset.
+    GetCpuset {
+        #[serde(default = "bind_process")]
+        bind: String,
+    },
+    /// `PMIx_Get_relative_locality` of two locality strings: the value is the locality.
+    GetRelativeLocality {
+        locality1: String,
+        locality2: String,
+    },
+    /// `PMIx_Compute_distances` from the caller's cpuset in the loaded topology: the value
+    /// is the number of devices.
+    ComputeDistances {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+}
+
+/// One query of `PMIx_Query_info`: keys and qualifiers.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QuerySpec {
+    pub keys: Vec<String>,
+    #[serde(default)]
+    pub qualifiers: Vec<InfoSpec>,
+}
+
+/// One application of `PMIx_Spawn`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    pub cmd: String,
+    #[serde(default)]
+    pub argv: Vec<String>,
+    #[serde(default)]
+    pub env: Vec<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default = "one")]
+    pub maxprocs: i32,
+    #[serde(default)]
+    pub info: Vec<InfoSpec>,
+}
+
+fn one() -> i32 {
+    1
+}
+
+fn error_status() -> String {
+    "PMIX_ERROR".into()
+}
+
+fn event_wait_ms() -> u64 {
+    5000
+}
+
+fn bind_process() -> String {
+    "process".into()
+}
+
+fn global() -> String {
+    "global".into()
+}
+
+impl Call {
+    /// The call's name in steps.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Put { .. } => "put",
+            Call::StoreInternal { .. } => "store_internal",
+            Call::Commit => "commit",
+            Call::Fence { .. } => "fence",
+            Call::Get { handle: None, .. } => "get",
+            Call::Get { .. } => "get_nb",
+            Call::Await { .. } => "await",
+            Call::Publish { .. } => "publish",
+            Call::Lookup { .. } => "lookup",
+            Call::Unpublish { .. } => "unpublish",
+            Call::Finalize => "finalize",
+            Call::Vanish => "vanish",
+            Call::Initialized => "initialized",
+            Call::GetVersion => "get_version",
+            Call::Progress => "progress",
+            Call::Abort { .. } => "abort",
+            Call::RegisterEventHandler { .. } => "register_event_handler",
+            Call::DeregisterEventHandler { .. } => "deregister_event_handler",
+            Call::Events { .. } => "events",
+            Call::NotifyEvent { .. } => "notify_event",
+            Call::Log { .. } => "log",
+            Call::Query { .. } => "query",
+            Call::Spawn { .. } => "spawn",
+            Call::Connect { .. } => "connect",
+            Call::Disconnect { .. } => "disconnect",
+            Call::ResolvePeers { .. } => "resolve_peers",
+            Call::ResolveNodes { .. } => "resolve_nodes",
+            Call::AllocationRequest { .. } => "allocation_request",
+            Call::JobControl { .. } => "job_control",
+            Call::ProcessMonitor { .. } => "process_monitor",
+            Call::GetCredential { .. } => "get_credential",
+            Call::ValidateCredential { .. } => "validate_credential",
+            Call::GroupConstruct { .. } => "group_construct",
+            Call::GroupDestruct { .. } => "group_destruct",
+            Call::GroupInvite { .. } => "group_invite",
+            Call::GroupJoin { .. } => "group_join",
+            Call::GroupLeave { .. } => "group_leave",
+            Call::IofPull { .. } => "iof_pull",
+            Call::IofDeregister { .. } => "iof_deregister",
+            Call::IofPush { .. } => "iof_push",
+            Call::FabricRegister { .. } => "fabric_register",
+            Call::FabricUpdate { .. } => "fabric_update",
+            Call::FabricDeregister { .. } => "fabric_deregister",
+            Call::GetCpuset { .. } => "get_cpuset",
+            Call::GetRelativeLocality { .. } => "get_relative_locality",
+            Call::ComputeDistances { .. } => "compute_distances",
+        }
+    }
+
+    /// Whether the step asks for the non-blocking form of its API.
+    pub fn nb(&self) -> bool {
+        match self {
+            Call::Log { nb, .. }
+            | Call::Query { nb, .. }
+            | Call::Spawn { nb, .. }
+            | Call::Connect { nb, .. }
+            | Call::Disconnect { nb, .. }
+            | Call::AllocationRequest { nb, .. }
+            | Call::JobControl { nb, .. }
+            | Call::ProcessMonitor { nb, .. }
+            | Call::GetCredential { nb, .. }
+            | Call::ValidateCredential { nb, .. }
+            | Call::GroupConstruct { nb, .. }
+            | Call::GroupDestruct { nb, .. }
+            | Call::GroupInvite { nb, .. }
+            | Call::GroupJoin { nb, .. }
+            | Call::GroupLeave { nb, .. }
+            | Call::FabricRegister { nb, .. }
+            | Call::FabricUpdate { nb }
+            | Call::FabricDeregister { nb }
+            | Call::ComputeDistances { nb, .. } => *nb,
+            Call::Get { handle, .. } => handle.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The standard's API the call exercises (none for script actions).
+    pub fn api(&self) -> Option<&'static str> {
+        Some(match self {
+            Call::Put { .. } => "PMIx_Put",
+            Call::StoreInternal { .. } => "PMIx_Store_internal",
+            Call::Commit => "PMIx_Commit",
+            Call::Fence { .. } => "PMIx_Fence",
+            Call::Get { handle: None, .. } => "PMIx_Get",
+            Call::Get { .. } => "PMIx_Get_nb",
+            Call::Publish { .. } => "PMIx_Publish",
+            Call::Lookup { .. } => "PMIx_Lookup",
+            Call::Unpublish { .. } => "PMIx_Unpublish",
+            Call::Finalize => "PMIx_Finalize",
+            Call::Initialized => "PMIx_Initialized",
+            Call::GetVersion => "PMIx_Get_version",
+            Call::Progress => "PMIx_Progress",
+            Call::Abort { .. } => "PMIx_Abort",
+            Call::RegisterEventHandler { .. } => "PMIx_Register_event_handler",
+            Call::DeregisterEventHandler { .. } => "PMIx_Deregister_event_handler",
+            Call::NotifyEvent { .. } => "PMIx_Notify_event",
+            Call::ResolvePeers { .. } => "PMIx_Resolve_peers",
+            Call::ResolveNodes { .. } => "PMIx_Resolve_nodes",
+            Call::IofPull { .. } => "PMIx_IOF_pull",
+            Call::IofDeregister { .. } => "PMIx_IOF_deregister",
+            Call::IofPush { .. } => "PMIx_IOF_push",
+            Call::GetCpuset { .. } => "PMIx_Get_cpuset",
+            Call::GetRelativeLocality { .. } => "PMIx_Get_relative_locality",
+            Call::Log { nb, .. } => pick(*nb, "PMIx_Log", "PMIx_Log_nb"),
+            Call::Query { nb, .. } => pick(*nb, "PMIx_Query_info", "PMIx_Query_info_nb"),
+            Call::Spawn { nb, .. } => pick(*nb, "PMIx_Spawn", "PMIx_Spawn_nb"),
+            Call::Connect { nb, .. } => pick(*nb, "PMIx_Connect", "PMIx_Connect_nb"),
+            Call::Disconnect { nb, .. } => pick(*nb, "PMIx_Disconnect", "PMIx_Disconnect_nb"),
+            Call::AllocationRequest { nb, .. } => {
+                pick(*nb, "PMIx_Allocation_request", "PMIx_Allocation_request_nb")
+            }
+            Call::JobControl { nb, .. } => pick(*nb, "PMIx_Job_control", "PMIx_Job_control_nb"),
+            Call::ProcessMonitor { nb, .. } => {
+                pick(*nb, "PMIx_Process_monitor", "PMIx_Process_monitor_nb")
+            }
+            Call::GetCredential { nb, .. } => {
+                pick(*nb, "PMIx_Get_credential", "PMIx_Get_credential_nb")
+            }
+            Call::ValidateCredential { nb, .. } => pick(
+                *nb,
+                "PMIx_Validate_credential",
+                "PMIx_Validate_credential_nb",
+            ),
+            Call::GroupConstruct { nb, .. } => {
+                pick(*nb, "PMIx_Group_construct", "PMIx_Group_construct_nb")
+            }
+            Call::GroupDestruct { nb, .. } => {
+                pick(*nb, "PMIx_Group_destruct", "PMIx_Group_destruct_nb")
+            }
+            Call::GroupInvite { nb, .. } => pick(*nb, "PMIx_Group_invite", "PMIx_Group_invite_nb"),
+            Call::GroupJoin { nb, .. } => pick(*nb, "PMIx_Group_join", "PMIx_Group_join_nb"),
+            Call::GroupLeave { nb, .. } => pick(*nb, "PMIx_Group_leave", "PMIx_Group_leave_nb"),
+            Call::FabricRegister { nb, .. } => {
+                pick(*nb, "PMIx_Fabric_register", "PMIx_Fabric_register_nb")
+            }
+            Call::FabricUpdate { nb } => pick(*nb, "PMIx_Fabric_update", "PMIx_Fabric_update_nb"),
+            Call::FabricDeregister { nb } => {
+                pick(*nb, "PMIx_Fabric_deregister", "PMIx_Fabric_deregister_nb")
+            }
+            Call::ComputeDistances { nb, .. } => {
+                pick(*nb, "PMIx_Compute_distances", "PMIx_Compute_distances_nb")
+            }
+            Call::Await { .. } | Call::Vanish | Call::Events { .. } => return None,
+        })
+    }
+
+    /// The attribute names the call uses (keys and info keys that are attributes).
+    pub fn attributes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut key = |k: &str| {
+            if let Some(d) = attribute(k) {
+                out.push(d.name.to_owned());
+            }
+        };
+        match self {
+            Call::Put { key: k, .. } | Call::StoreInternal { key: k, .. } => key(k),
+            Call::Get { key: k, info, .. } => {
+                key(k);
+                info.iter().for_each(|i| key(&i.key));
+            }
+            Call::Fence { info, .. } | Call::Publish { info } => {
+                info.iter().for_each(|i| key(&i.key));
+            }
+            Call::Lookup { keys, info } | Call::Unpublish { keys, info } => {
+                keys.iter().for_each(|k| key(k));
+                info.iter().for_each(|i| key(&i.key));
+            }
+            Call::Abort { .. }
+            | Call::Commit
+            | Call::Await { .. }
+            | Call::Finalize
+            | Call::Vanish
+            | Call::Initialized
+            | Call::GetVersion
+            | Call::Progress
+            | Call::DeregisterEventHandler { .. }
+            | Call::Events { .. }
+            | Call::ResolvePeers { .. }
+            | Call::ResolveNodes { .. }
+            | Call::IofDeregister { .. }
+            | Call::FabricUpdate { .. }
+            | Call::FabricDeregister { .. }
+            | Call::GetCpuset { .. }
+            | Call::GetRelativeLocality { .. } => {}
+            Call::RegisterEventHandler { info, .. }
+            | Call::NotifyEvent { info, .. }
+            | Call::Connect { info, .. }
+            | Call::Disconnect { info, .. }
+            | Call::AllocationRequest { info, .. }
+            | Call::GetCredential { info, .. }
+            | Call::ValidateCredential { info, .. }
+            | Call::GroupConstruct { info, .. }
+            | Call::GroupDestruct { info, .. }
+            | Call::GroupInvite { info, .. }
+            | Call::GroupJoin { info, .. }
+            | Call::GroupLeave { info, .. }
+            | Call::IofPull { info, .. }
+            | Call::IofPush { info, .. }
+            | Call::FabricRegister { info, .. }
+            | Call::ComputeDistances { info, .. } => info.iter().for_each(|i| key(&i.key)),
+            Call::JobControl { directives, .. } => directives.iter().for_each(|i| key(&i.key)),
+            Call::Log {
+                data, directives, ..
+            } => {
+                data.iter().chain(directives).for_each(|i| key(&i.key));
+            }
+            Call::ProcessMonitor {
+                monitor,
+                directives,
+                ..
+            } => std::iter::once(monitor)
+                .chain(directives)
+                .for_each(|i| key(&i.key)),
+            Call::Query { queries, .. } => {
+                for q in queries {
+                    q.keys.iter().for_each(|k| key(k));
+                    q.qualifiers.iter().for_each(|i| key(&i.key));
+                }
+            }
+            Call::Spawn { job_info, apps, .. } => {
+                job_info.iter().for_each(|i| key(&i.key));
+                apps.iter().flat_map(|a| &a.info).for_each(|i| key(&i.key));
+            }
+        }
+        out
+    }
+
+    pub(super) fn check(&self, nspace: &str) -> Result<(), String> {
+        let infos = |list: &[InfoSpec]| -> Result<(), String> {
+            for i in list {
+                i.to_info(nspace)
+                    .map_err(|e| format!("field `info`: {e}"))?;
+            }
+            Ok(())
+        };
+        match self {
+            Call::Put { scope, key, value } => {
+                scope_named(scope)?;
+                key_string(key)?;
+                value.to_value(nspace).map(|_| ())
+            }
+            Call::StoreInternal { target, key, value } => {
+                if let Some(t) = target {
+                    t.to_proc(nspace, Rank(0))?;
+                }
+                key_string(key)?;
+                value.to_value(nspace).map(|_| ())
+            }
+            Call::Get {
+                target, key, info, ..
+            } => {
+                if let Some(t) = target {
+                    t.to_proc(nspace, Rank(0))?;
+                }
+                key_string(key)?;
+                infos(info)
+            }
+            Call::Fence { procs, info } => {
+                for p in procs {
+                    p.to_proc(nspace, Rank(0))?;
+                }
+                infos(info)
+            }
+            Call::Publish { info } => infos(info),
+            Call::Lookup { keys, info } | Call::Unpublish { keys, info } => {
+                for k in keys {
+                    key_string(k)?;
+                }
+                infos(info)
+            }
+            Call::Commit | Call::Await { .. } | Call::Finalize | Call::Vanish => Ok(()),
+            _ => crate::api::resolve(self, nspace, 0).map(|_| ()),
+        }
+    }
+}
+
+fn pick(nb: bool, blocking: &'static str, non_blocking: &'static str) -> &'static str {
+    if nb { non_blocking } else { blocking }
+}
