@@ -8,8 +8,8 @@
 //! sides read a vector the same way.
 
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, DataType, Info, IofChannel, Nspace, Proc, Query,
-    Rank, Status, Value,
+    AllocDirective, App, DataArray, DataRange, DataType, Info, IofChannel, Nspace, PData, Proc,
+    Query, Rank, Status, Value,
 };
 
 use crate::vector::{Call, InfoSpec, TargetSpec, key_string, status_named};
@@ -17,6 +17,23 @@ use crate::vector::{Call, InfoSpec, TargetSpec, key_string, status_named};
 /// A call resolved for one caller.
 #[derive(Clone, Debug)]
 pub enum ApiCall {
+    /// The non-blocking forms of the data-access calls (the blocking ones have their own
+    /// path).
+    FenceNb {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    PublishNb {
+        info: Vec<Info>,
+    },
+    LookupNb {
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    UnpublishNb {
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
     Initialized,
     GetVersion,
     Progress,
@@ -171,6 +188,8 @@ pub enum ApiCall {
 pub struct ApiOutput {
     pub status: Status,
     pub value: Option<Value>,
+    /// What a lookup found.
+    pub data: Vec<PData>,
     pub results: Vec<Info>,
     pub events: Vec<SeenEvent>,
 }
@@ -233,6 +252,9 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         }
         Ok(g.to_owned())
     };
+    let keys = |list: &[String]| -> Result<Vec<String>, String> {
+        list.iter().map(|k| key_string(k)).collect()
+    };
     let ns = |n: &Option<String>| -> Result<String, String> {
         let n = n.as_deref().unwrap_or(nspace);
         if !n.is_empty() {
@@ -244,14 +266,27 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         Call::Put { .. }
         | Call::StoreInternal { .. }
         | Call::Commit
-        | Call::Fence { .. }
+        | Call::Fence { nb: false, .. }
         | Call::Get { .. }
         | Call::Await { .. }
-        | Call::Publish { .. }
-        | Call::Lookup { .. }
-        | Call::Unpublish { .. }
+        | Call::Publish { nb: false, .. }
+        | Call::Lookup { nb: false, .. }
+        | Call::Unpublish { nb: false, .. }
         | Call::Finalize
         | Call::Vanish => return Ok(None),
+        Call::Fence { procs: p, info, .. } => ApiCall::FenceNb {
+            procs: procs(p)?,
+            info: infos(info)?,
+        },
+        Call::Publish { info, .. } => ApiCall::PublishNb { info: infos(info)? },
+        Call::Lookup { keys: k, info, .. } => ApiCall::LookupNb {
+            keys: keys(k)?,
+            info: infos(info)?,
+        },
+        Call::Unpublish { keys: k, info, .. } => ApiCall::UnpublishNb {
+            keys: keys(k)?,
+            info: infos(info)?,
+        },
         Call::Initialized => ApiCall::Initialized,
         Call::GetVersion => ApiCall::GetVersion,
         Call::Progress => ApiCall::Progress,
@@ -547,12 +582,27 @@ pub fn sorted_nodes(list: &str) -> Value {
     Value::String(Some(nodes.join(",")))
 }
 
+fn strs(keys: &[String]) -> Vec<&str> {
+    keys.iter().map(String::as_str).collect()
+}
+
 /// Run `call` on this crate's async client. The crate implements the chapters of issue 4's
 /// data access and abort so far; every other API answers `PMIX_ERR_NOT_SUPPORTED`, as the
 /// project's rule for an API not yet implemented says (events, spawn, query, … come with
 /// issue 5; groups, topology and fabric with issue 7).
 pub async fn run_rust(c: &pmix::client::Client, call: ApiCall) -> ApiOutput {
+    let unit = |r: Result<(), Status>| ApiOutput::status(r.err().unwrap_or(Status::SUCCESS));
     match call {
+        ApiCall::FenceNb { procs, info } => unit(c.fence_nb(&procs, &info).await),
+        ApiCall::PublishNb { info } => unit(c.publish_nb(&info).await),
+        ApiCall::LookupNb { keys, info } => match c.lookup_nb(&strs(&keys), &info).await {
+            Ok(data) => ApiOutput {
+                data,
+                ..ApiOutput::status(Status::SUCCESS)
+            },
+            Err(s) => ApiOutput::status(s),
+        },
+        ApiCall::UnpublishNb { keys, info } => unit(c.unpublish_nb(&strs(&keys), &info).await),
         ApiCall::Initialized => ApiOutput::value(Ok(Value::Bool(c.initialized()))),
         ApiCall::GetVersion => ApiOutput::value(Ok(Value::String(Some(
             pmix::client::Client::version().to_owned(),

@@ -231,7 +231,7 @@ pub fn client_main(lib: &str) -> ExitCode {
 }
 
 /// Report init's result (the first line), then execute one call per line until stdin ends.
-fn serve_calls<A: Api>(init: Result<A, Status>) -> ExitCode {
+fn serve_calls<A: Api + Sync>(init: Result<A, Status>) -> ExitCode {
     let out = Mutex::new(std::io::stdout());
     let api = match init {
         Ok(api) => api,
@@ -242,15 +242,37 @@ fn serve_calls<A: Api>(init: Result<A, Status>) -> ExitCode {
     };
     emit(&out, &ClientResult::default());
     let mut handles: BTreeMap<String, ffi::GetSlot> = BTreeMap::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        let result = match serde_json::from_str::<ClientCall>(&line) {
-            Ok(call) => execute(&api, call, &mut handles),
-            Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
-        };
-        emit(&out, &result);
-    }
-    ExitCode::SUCCESS
+    // Calls started without waiting run on threads of their own; stdin's end does not wait
+    // for them (the harness kills the process).
+    std::thread::scope(|threads| {
+        let api = &api;
+        let mut started: BTreeMap<String, std::thread::ScopedJoinHandle<'_, ClientResult>> =
+            BTreeMap::new();
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            let result = match serde_json::from_str::<ClientCall>(&line) {
+                Ok(ClientCall::Start { handle, call }) => {
+                    let run = move || execute(api, *call, &mut BTreeMap::new());
+                    started.insert(handle, threads.spawn(run));
+                    ClientResult::default()
+                }
+                Ok(ClientCall::Await { handle }) if started.contains_key(&handle) => {
+                    match started
+                        .remove(&handle)
+                        .map(std::thread::ScopedJoinHandle::join)
+                    {
+                        Some(Ok(r)) => r,
+                        // A panic in the call is the harness's fault, reported as an error.
+                        _ => status_only(Err(Status::ERROR)),
+                    }
+                }
+                Ok(call) => execute(api, call, &mut handles),
+                Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
+            };
+            emit(&out, &result);
+        }
+        std::process::exit(0)
+    })
 }
 
 fn status_only(r: Result<(), Status>) -> ClientResult {
@@ -348,6 +370,8 @@ fn execute(
             status_only(infos(&info).and_then(|i| api.unpublish(&keys, &i)))
         }
         ClientCall::Finalize => status_only(api.finalize()),
+        // Started calls are run by the caller's loop.
+        ClientCall::Start { .. } => status_only(Err(Status::ERR_BAD_PARAM)),
         ClientCall::Api { call, nspace, rank } => match crate::api::resolve(&call, &nspace, rank) {
             Ok(Some(call)) => ClientResult::from_api(api.api(call)),
             Ok(None) | Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),

@@ -152,6 +152,11 @@ pub enum ClientCall {
     Await {
         handle: String,
     },
+    /// Start `call` without waiting for it; an `Await` of `handle` collects its result.
+    Start {
+        handle: String,
+        call: Box<ClientCall>,
+    },
     Publish {
         info: Vec<u8>,
     },
@@ -195,7 +200,7 @@ impl ClientResult {
         ClientResult {
             status: o.status.0,
             value: o.value.map(|v| pack_list(std::slice::from_ref(&v))),
-            data: None,
+            data: (!o.data.is_empty()).then(|| pack_list(&o.data)),
             results: (!o.results.is_empty()).then(|| pack_list(&o.results)),
             events: o
                 .events
@@ -334,6 +339,16 @@ where
     for (n, step) in v.steps.iter().enumerate() {
         let callers = v.callers(step);
         let result = match &step.call {
+            _ if step.start.is_some() => {
+                let r = callers.first().copied().unwrap_or(0);
+                let c = procs.get(&r).ok_or(format!("rank {r} has vanished"))?;
+                let call = ClientCall::Start {
+                    handle: step.start.clone().unwrap_or_default(),
+                    call: Box::new(client_call(v, step, r)?),
+                };
+                c.call(call).await.map_err(crashed)?;
+                Vec::new()
+            }
             Call::Vanish => {
                 for r in &callers {
                     if let Some(mut c) = procs.remove(r) {

@@ -50,7 +50,7 @@ impl From<ApiOutput> for Observed {
         Observed {
             status: o.status,
             value: o.value,
-            data: Vec::new(),
+            data: o.data,
             results: o.results,
             events: o.events,
         }
@@ -71,24 +71,39 @@ where
     for r in v.started() {
         clients.insert(r, cluster.connect(v, r).await?);
     }
-    let mut handles: BTreeMap<String, (u32, Pending<Value>)> = BTreeMap::new();
+    let mut handles: BTreeMap<String, (u32, Started)> = BTreeMap::new();
     for (n, step) in v.steps.iter().enumerate() {
         let callers = v.callers(step);
         let result = match &step.call {
+            _ if step.start.is_some() => {
+                let r = callers.first().copied().unwrap_or(0);
+                let c = clients
+                    .get(&r)
+                    .cloned()
+                    .ok_or(format!("rank {r} has vanished"))?;
+                let h = step.start.clone().unwrap_or_default();
+                handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c))));
+                Vec::new()
+            }
             Call::Get {
                 handle: Some(h), ..
             } => {
                 let r = callers.first().copied().unwrap_or(0);
                 let c = clients.get(&r).ok_or(format!("rank {r} has vanished"))?;
                 let (target, key, info) = get_args(v, step, r)?;
-                handles.insert(h.clone(), (r, c.get_nb(target.as_ref(), &key, &info)));
+                let pending: Pending<Value> = c.get_nb(target.as_ref(), &key, &info);
+                let get = tokio::spawn(async move { Ok(observe_value(pending.await)) });
+                handles.insert(h.clone(), (r, get));
                 Vec::new()
             }
             Call::Await { handle } => {
-                let (r, pending) = handles
+                let (r, started) = handles
                     .remove(handle)
                     .ok_or(format!("handle {handle} is not pending"))?;
-                vec![(r, observe_value(pending.await))]
+                match started.await {
+                    Ok(o) => vec![(r, o?)],
+                    Err(e) => std::panic::resume_unwind(e.into_panic()),
+                }
             }
             Call::Vanish => {
                 for r in &callers {
@@ -122,6 +137,9 @@ where
     cluster.stop();
     Ok(())
 }
+
+/// A call started without waiting (a get_nb or a step's `start`).
+type Started = tokio::task::JoinHandle<Result<Observed, String>>;
 
 /// Run a list of futures concurrently and collect their outputs in order.
 async fn join_all<F: std::future::Future + Send + 'static>(futures: Vec<F>) -> Vec<F::Output>
@@ -257,7 +275,11 @@ pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
             Prepared::StoreInternal(target, key_string(key)?, value.to_value(ns)?)
         }
         Call::Commit => Prepared::Commit,
-        Call::Fence { procs, info } => {
+        Call::Fence {
+            procs,
+            info,
+            nb: false,
+        } => {
             let procs = procs
                 .iter()
                 .map(|p| p.to_proc(ns, Rank(rank)))
@@ -268,9 +290,17 @@ pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
             let (t, k, i) = get_args(v, step, rank)?;
             Prepared::Get(t, k, i)
         }
-        Call::Publish { info } => Prepared::Publish(infos(info)?),
-        Call::Lookup { keys: k, info } => Prepared::Lookup(keys(k)?, infos(info)?),
-        Call::Unpublish { keys: k, info } => Prepared::Unpublish(keys(k)?, infos(info)?),
+        Call::Publish { info, nb: false } => Prepared::Publish(infos(info)?),
+        Call::Lookup {
+            keys: k,
+            info,
+            nb: false,
+        } => Prepared::Lookup(keys(k)?, infos(info)?),
+        Call::Unpublish {
+            keys: k,
+            info,
+            nb: false,
+        } => Prepared::Unpublish(keys(k)?, infos(info)?),
         Call::Finalize => Prepared::Finalize,
         Call::Await { .. } | Call::Vanish => return Err("not a direct call".into()),
         other => Prepared::Api(

@@ -27,12 +27,14 @@ pub enum Call {
     },
     /// `PMIx_Commit`.
     Commit,
-    /// `PMIx_Fence` over `procs` (the whole job when absent).
+    /// `PMIx_Fence` over `procs` (the whole job when absent); `PMIx_Fence_nb` with `nb`.
     Fence {
         #[serde(default)]
         procs: Vec<TargetSpec>,
         #[serde(default)]
         info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
     },
     /// `PMIx_Get` (`target` absent: a NULL proc, i.e. the caller).
     Get {
@@ -47,20 +49,28 @@ pub enum Call {
     },
     /// Wait for the result of a non-blocking call started with `handle`.
     Await { handle: String },
-    /// `PMIx_Publish`.
-    Publish { info: Vec<InfoSpec> },
-    /// `PMIx_Lookup`.
+    /// `PMIx_Publish` (`PMIx_Publish_nb` with `nb`).
+    Publish {
+        info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
+    },
+    /// `PMIx_Lookup` (`PMIx_Lookup_nb` with `nb`).
     Lookup {
         keys: Vec<String>,
         #[serde(default)]
         info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
     },
-    /// `PMIx_Unpublish`.
+    /// `PMIx_Unpublish` (`PMIx_Unpublish_nb` with `nb`).
     Unpublish {
         #[serde(default)]
         keys: Vec<String>,
         #[serde(default)]
         info: Vec<InfoSpec>,
+        #[serde(default)]
+        nb: bool,
     },
     /// `PMIx_Finalize`.
     Finalize,
@@ -408,7 +418,11 @@ impl Call {
     /// Whether the step asks for the non-blocking form of its API.
     pub fn nb(&self) -> bool {
         match self {
-            Call::Log { nb, .. }
+            Call::Fence { nb, .. }
+            | Call::Publish { nb, .. }
+            | Call::Lookup { nb, .. }
+            | Call::Unpublish { nb, .. }
+            | Call::Log { nb, .. }
             | Call::Query { nb, .. }
             | Call::Spawn { nb, .. }
             | Call::Connect { nb, .. }
@@ -438,12 +452,12 @@ impl Call {
             Call::Put { .. } => "PMIx_Put",
             Call::StoreInternal { .. } => "PMIx_Store_internal",
             Call::Commit => "PMIx_Commit",
-            Call::Fence { .. } => "PMIx_Fence",
+            Call::Fence { nb, .. } => pick(*nb, "PMIx_Fence", "PMIx_Fence_nb"),
             Call::Get { handle: None, .. } => "PMIx_Get",
             Call::Get { .. } => "PMIx_Get_nb",
-            Call::Publish { .. } => "PMIx_Publish",
-            Call::Lookup { .. } => "PMIx_Lookup",
-            Call::Unpublish { .. } => "PMIx_Unpublish",
+            Call::Publish { nb, .. } => pick(*nb, "PMIx_Publish", "PMIx_Publish_nb"),
+            Call::Lookup { nb, .. } => pick(*nb, "PMIx_Lookup", "PMIx_Lookup_nb"),
+            Call::Unpublish { nb, .. } => pick(*nb, "PMIx_Unpublish", "PMIx_Unpublish_nb"),
             Call::Finalize => "PMIx_Finalize",
             Call::Initialized => "PMIx_Initialized",
             Call::GetVersion => "PMIx_Get_version",
@@ -516,10 +530,10 @@ impl Call {
                 key(k);
                 info.iter().for_each(|i| key(&i.key));
             }
-            Call::Fence { info, .. } | Call::Publish { info } => {
+            Call::Fence { info, .. } | Call::Publish { info, .. } => {
                 info.iter().for_each(|i| key(&i.key));
             }
-            Call::Lookup { keys, info } | Call::Unpublish { keys, info } => {
+            Call::Lookup { keys, info, .. } | Call::Unpublish { keys, info, .. } => {
                 keys.iter().for_each(|k| key(k));
                 info.iter().for_each(|i| key(&i.key));
             }
@@ -613,14 +627,14 @@ impl Call {
                 key_string(key)?;
                 infos(info)
             }
-            Call::Fence { procs, info } => {
+            Call::Fence { procs, info, .. } => {
                 for p in procs {
                     p.to_proc(nspace, Rank(0))?;
                 }
                 infos(info)
             }
-            Call::Publish { info } => infos(info),
-            Call::Lookup { keys, info } | Call::Unpublish { keys, info } => {
+            Call::Publish { info, .. } => infos(info),
+            Call::Lookup { keys, info, .. } | Call::Unpublish { keys, info, .. } => {
                 for k in keys {
                     key_string(k)?;
                 }

@@ -182,6 +182,11 @@ pub struct Step {
     pub by: Callers,
     #[serde(flatten)]
     pub call: Call,
+    /// Start the call and go on without waiting for it; an `await` step with this handle
+    /// collects its outcome (for calls that complete only when another process acts, such
+    /// as a group invitation and its joins).
+    #[serde(default)]
+    pub start: Option<String>,
     /// The outcome the standard requires, for every caller.
     #[serde(default)]
     pub expect: Expect,
@@ -462,6 +467,33 @@ impl Vector {
             for ev in s.expect.events.iter().flatten() {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
             }
+            if let Some(h) = &s.start {
+                if self.callers(s).len() != 1 {
+                    return Err(at(
+                        "field `start`: a started call belongs to one caller".into()
+                    ));
+                }
+                if s.call.api().is_none()
+                    || matches!(
+                        s.call,
+                        Call::Get {
+                            handle: Some(_),
+                            ..
+                        }
+                    )
+                {
+                    return Err(at(
+                        "field `start`: only an API call without a handle can be started".into(),
+                    ));
+                }
+                if s.expect.status.is_some() || s.expect.value.is_some() {
+                    return Err(at(
+                        "field `expect`: a started call's outcome is expected at its `await`"
+                            .into(),
+                    ));
+                }
+                handles.push(h);
+            }
             match &s.call {
                 Call::Get {
                     handle: Some(h), ..
@@ -669,6 +701,50 @@ expect.events = [{ status = "PMIX_MODEL_DECLARED", source = { rank = 1 } }]
             there,
             Some(crate::api::ApiCall::Query { nb: true, .. })
         ));
+    }
+
+    #[test]
+    fn a_started_call_is_awaited_by_its_one_caller() {
+        let started = r#"
+summary = "a lookup started before the publish"
+section = "v5.0 §9.1.3"
+
+[[step]]
+proc = 1
+call = "lookup"
+start = "l"
+keys = ["k"]
+
+[[step]]
+proc = 0
+call = "publish"
+info = [{ key = "k", value = { uint8 = 1 } }]
+
+[[step]]
+proc = 1
+call = "await"
+handle = "l"
+"#;
+        let v = parse(started).unwrap();
+        assert_eq!(v.steps[0].start.as_deref(), Some("l"));
+        let e = parse(&started.replace(
+            "proc = 1\ncall = \"lookup\"",
+            "proc = [0, 1]\ncall = \"lookup\"",
+        ))
+        .unwrap_err();
+        assert!(e.contains("step 1") && e.contains("one caller"), "{e}");
+        let e = parse(&started.replace(
+            "start = \"l\"\n",
+            "start = \"l\"\nexpect.status = \"PMIX_SUCCESS\"\n",
+        ))
+        .unwrap_err();
+        assert!(e.contains("at its `await`"), "{e}");
+        let vanish = started.replace(
+            "call = \"lookup\"\nstart = \"l\"\nkeys = [\"k\"]",
+            "call = \"vanish\"\nstart = \"l\"",
+        );
+        let e = parse(&vanish).unwrap_err();
+        assert!(e.contains("only an API call"), "{e}");
     }
 
     #[test]

@@ -383,6 +383,35 @@ impl Client {
         ))
     }
 
+    /// `PMIx_Publish_nb`: start the publish now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn publish_nb(&self, info: &[Info]) -> Pending<()> {
+        let (client, info) = (self.clone(), info.to_vec());
+        Pending(tokio::spawn(async move { client.publish(&info).await }))
+    }
+
+    /// `PMIx_Lookup_nb`: start the lookup now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn lookup_nb(&self, keys: &[&str], info: &[Info]) -> Pending<Vec<PData>> {
+        let keys: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
+        let (client, info) = (self.clone(), info.to_vec());
+        Pending(tokio::spawn(async move {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            client.lookup(&keys, &info).await
+        }))
+    }
+
+    /// `PMIx_Unpublish_nb`: start the unpublish now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn unpublish_nb(&self, keys: &[&str], info: &[Info]) -> Pending<()> {
+        let keys: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
+        let (client, info) = (self.clone(), info.to_vec());
+        Pending(tokio::spawn(async move {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            client.unpublish(&keys, &info).await
+        }))
+    }
+
     /// `PMIx_Progress`: the connection progresses in its own task; nothing to do.
     pub fn progress(&self) {}
 

@@ -80,6 +80,28 @@ pub(super) unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
     unsafe { take::<Status>(cbdata) }.put(Status(status));
 }
 
+pub(super) unsafe extern "C" fn lookup_done(
+    status: i32,
+    data: *mut CPdata,
+    ndata: usize,
+    cbdata: *mut c_void,
+) {
+    let found = if data.is_null() || ndata == 0 {
+        Ok(Vec::new())
+    } else {
+        ready().and_then(|l| l.pdata_from_c(data, ndata))
+    };
+    let out = match (Status(status), found) {
+        (Status::SUCCESS, Ok(data)) => ApiOutput {
+            data,
+            ..ApiOutput::status(Status::SUCCESS)
+        },
+        (Status::SUCCESS, Err(e)) | (e, _) => ApiOutput::status(e),
+    };
+    // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
+    unsafe { take::<ApiOutput>(cbdata) }.put(out);
+}
+
 pub(super) unsafe extern "C" fn info_done(
     status: i32,
     info: *mut CInfo,

@@ -106,6 +106,15 @@ pub(super) type GroupProcsNbFn = unsafe extern "C" fn(
 
 /// The entry points of this module, each present or not.
 pub(super) struct Syms {
+    pub(super) fence_nb: Option<ProcsInfoNbFn>,
+    pub(super) publish_nb:
+        Option<unsafe extern "C" fn(*const CInfo, usize, OpCb, *mut c_void) -> i32>,
+    pub(super) lookup_nb: Option<
+        unsafe extern "C" fn(*mut *mut c_char, *const CInfo, usize, LookupCb, *mut c_void) -> i32,
+    >,
+    pub(super) unpublish_nb: Option<
+        unsafe extern "C" fn(*mut *mut c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32,
+    >,
     pub(super) initialized: Option<unsafe extern "C" fn() -> i32>,
     pub(super) progress: Option<unsafe extern "C" fn()>,
     pub(super) abort: Option<unsafe extern "C" fn(i32, *const c_char, *const CProc, usize) -> i32>,
@@ -308,6 +317,10 @@ pub(super) fn syms(l: &'static Lib) -> &'static Syms {
             };
         }
         Syms {
+            fence_nb: opt!("PMIx_Fence_nb"),
+            publish_nb: opt!("PMIx_Publish_nb"),
+            lookup_nb: opt!("PMIx_Lookup_nb"),
+            unpublish_nb: opt!("PMIx_Unpublish_nb"),
             initialized: opt!("PMIx_Initialized"),
             progress: opt!("PMIx_Progress"),
             abort: opt!("PMIx_Abort"),
