@@ -49,6 +49,8 @@ pub fn uid_gid() -> (u32, u32) {
 /// What every node's host shares: the servers, fences in progress, published data.
 pub struct Shared {
     pub servers: Mutex<Vec<Arc<dyn NodeServer>>>,
+    /// The vector's job.
+    nspace: String,
     direct_modex: bool,
     fence: bool,
     publish: bool,
@@ -72,6 +74,7 @@ impl Shared {
     pub fn new(v: &Vector) -> Shared {
         Shared {
             servers: Mutex::new(Vec::new()),
+            nspace: v.setup.nspace.clone(),
             direct_modex: v.setup.host.direct_modex,
             fence: v.setup.host.fence,
             publish: v.setup.host.publish,
@@ -171,6 +174,10 @@ impl Host for ClusterHost {
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
         if !self.shared.direct_modex {
             return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        if proc.nspace.as_str() != self.shared.nspace {
+            // The processes of other jobs run nowhere: nothing to fetch (rule R-06).
+            return Err(Status::ERR_NOT_FOUND);
         }
         let node = *self
             .shared
@@ -303,6 +310,15 @@ pub async fn start_rust_servers(
                 .register_client(Proc::new(nspace.clone(), Rank(*r)), uid, gid)
                 .await
                 .map_err(|e| Problem::Refused(format!("register_client: {e}")))?;
+        }
+        for (other, info) in v.jobs_on(&node.name)? {
+            let other = Nspace::new(&other).map_err(|e| e.to_string())?;
+            server.register_nspace(other, info).await.map_err(|e| {
+                Problem::Refused(format!(
+                    "register_nspace of another job on {}: {e}",
+                    node.name
+                ))
+            })?;
         }
         servers.push(Arc::new(server));
     }

@@ -64,6 +64,7 @@ pub fn node_main(lib: &str) -> ExitCode {
         gid,
         tmpdir,
         caps,
+        jobs,
     }) = serde_json::from_str::<ToNode>(&first)
     else {
         emit(&out, &ready_error(Status::ERR_BAD_PARAM, "no setup".into()));
@@ -118,6 +119,12 @@ pub fn node_main(lib: &str) -> ExitCode {
                 *r,
                 ffi::setup_fork(&p).map_err(|s| (s, "PMIx_server_setup_fork".into()))?,
             );
+        }
+        for (other, info) in &jobs {
+            let info: Vec<Info> =
+                unpack_list(info).map_err(|e| (Status::ERR_BAD_PARAM, format!("infos: {e}")))?;
+            ffi::register_nspace(other, 0, &info)
+                .map_err(|s| (s, format!("PMIx_server_register_nspace of {other}")))?;
         }
         Ok(env)
     })();
@@ -327,6 +334,7 @@ fn execute(
             key,
             info,
             handle,
+            no_storage,
         } => {
             let target = match target.as_ref().map(from_id).transpose() {
                 Ok(t) => t,
@@ -349,7 +357,7 @@ fn execute(
                         status_only(Ok(()))
                     }
                 },
-                None => with_value(api.get(target.as_ref(), &key, &info)),
+                None => with_value(api.get(target.as_ref(), &key, &info, no_storage)),
             }
         }
         ClientCall::Await { handle } => match handles.remove(&handle) {
@@ -385,7 +393,13 @@ trait Api {
     fn store_internal(&self, target: &Proc, key: &str, value: &Value) -> Result<(), Status>;
     fn commit(&self) -> Result<(), Status>;
     fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status>;
-    fn get(&self, target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status>;
+    fn get(
+        &self,
+        target: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+        no_storage: bool,
+    ) -> Result<Value, Status>;
     fn get_nb(
         &self,
         target: Option<&Proc>,
@@ -416,8 +430,14 @@ impl Api for Library {
     fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
         ffi::fence(procs, info)
     }
-    fn get(&self, target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
-        ffi::get(target, key, info)
+    fn get(
+        &self,
+        target: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+        no_storage: bool,
+    ) -> Result<Value, Status> {
+        ffi::get(target, key, info, no_storage)
     }
     fn get_nb(
         &self,
@@ -463,7 +483,14 @@ impl Api for RustClient {
     fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
         self.0.fence(procs, info)
     }
-    fn get(&self, target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
+    fn get(
+        &self,
+        target: Option<&Proc>,
+        key: &str,
+        info: &[Info],
+        _no_storage: bool,
+    ) -> Result<Value, Status> {
+        // The crate's values are always the caller's: there is no storage to give.
         self.0.get(target, key, info)
     }
     fn get_nb(

@@ -59,6 +59,9 @@ pub enum ToNode {
         tmpdir: String,
         /// The upcalls the host provides: fence, direct modex, publish/lookup/unpublish.
         caps: (bool, bool, bool),
+        /// Other jobs to register (no local processes): namespace and packed infos.
+        #[serde(default)]
+        jobs: Vec<(String, Vec<u8>)>,
     },
     /// The host's answer to upcall `id`: a status, modex data, or packed lookup results.
     HostReply {
@@ -148,6 +151,9 @@ pub enum ClientCall {
         info: Vec<u8>,
         /// Start a `PMIx_Get_nb` under this name instead of a blocking get.
         handle: Option<String>,
+        /// With `PMIX_GET_STATIC_VALUES`, pass no storage.
+        #[serde(default)]
+        no_storage: bool,
     },
     Await {
         handle: String,
@@ -452,6 +458,11 @@ async fn c_nodes(
                 v.setup.host.direct_modex,
                 v.setup.host.publish,
             ),
+            jobs: v
+                .jobs_on(&spec.name)?
+                .into_iter()
+                .map(|(ns, info)| (ns, pack_list(&info)))
+                .collect(),
         });
         let ready = n
             .ready
@@ -517,11 +528,12 @@ fn to_call(p: Prepared) -> Result<ClientCall, String> {
             procs: procs.iter().map(proc_id).collect(),
             info: pack_list(&info),
         },
-        Prepared::Get(target, key, info) => ClientCall::Get {
+        Prepared::Get(target, key, info, no_storage) => ClientCall::Get {
             target: target.as_ref().map(proc_id),
             key,
             info: pack_list(&info),
             handle: None,
+            no_storage,
         },
         Prepared::Publish(info) => ClientCall::Publish {
             info: pack_list(&info),

@@ -212,7 +212,8 @@ fn one_call(
             }
             Prepared::Commit => observe_unit(c.commit().await),
             Prepared::Fence(procs, info) => observe_unit(c.fence(&procs, &info).await),
-            Prepared::Get(target, key, info) => {
+            // The crate's values are always the caller's: there is no storage to give.
+            Prepared::Get(target, key, info, _) => {
                 observe_value(c.get(target.as_ref(), &key, &info).await)
             }
             Prepared::Publish(info) => observe_unit(c.publish(&info).await),
@@ -243,7 +244,8 @@ pub enum Prepared {
     StoreInternal(Proc, String, Value),
     Commit,
     Fence(Vec<Proc>, Vec<Info>),
-    Get(Option<Proc>, String, Vec<Info>),
+    /// Target, key, infos, and whether to give no storage for a static value.
+    Get(Option<Proc>, String, Vec<Info>, bool),
     Publish(Vec<Info>),
     Lookup(Vec<String>, Vec<Info>),
     Unpublish(Vec<String>, Vec<Info>),
@@ -288,7 +290,14 @@ pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
         }
         Call::Get { .. } => {
             let (t, k, i) = get_args(v, step, rank)?;
-            Prepared::Get(t, k, i)
+            let no_storage = matches!(
+                step.call,
+                Call::Get {
+                    no_storage: true,
+                    ..
+                }
+            );
+            Prepared::Get(t, k, i, no_storage)
         }
         Call::Publish { info, nb: false } => Prepared::Publish(infos(info)?),
         Call::Lookup {

@@ -162,8 +162,23 @@ fn the_pairings_run_this_crate_against_the_library_over_the_wire() {
         "openpmix-4.2-server+rust-client",
     ] {
         let mine: Vec<_> = got.iter().filter(|(t, _, _)| t == target).collect();
-        assert_eq!(mine.len(), 3, "{got:?}");
-        assert!(mine.iter().all(|(_, _, o)| o == "pass"), "{got:?}");
+        for id in [
+            "own-job-size",
+            "missing-reserved-key-of-own-job",
+            "unknown-namespace",
+        ] {
+            let id = format!("reserved-keys/{id}");
+            assert!(
+                mine.iter().any(|(_, v, o)| *v == id && o == "pass"),
+                "{id} on {target}: {got:?}"
+            );
+        }
+        // The others pass or are expected failures with a reason (baselines hold which).
+        assert!(
+            mine.iter()
+                .all(|(_, _, o)| o == "pass" || o == "expected_failure"),
+            "{got:?}"
+        );
     }
     let _ = std::fs::remove_file(&json);
 }

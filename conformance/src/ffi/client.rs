@@ -59,24 +59,69 @@ pub fn fence(procs: &[Proc], info: &[Info]) -> Result<(), Status> {
     check(unsafe { (l.fence)(pp, cp.len(), ci.ptr(), ci.v.len()) })
 }
 
-pub fn get(target: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
+/// Where `PMIx_Get` puts its value: a new value the caller releases (the default), the
+/// library's own (`PMIX_GET_POINTER_VALUES`, never released) or the caller's storage
+/// (`PMIX_GET_STATIC_VALUES`, destructed, not freed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ownership {
+    Caller,
+    Library,
+    Storage,
+}
+
+fn flag(info: &[Info], key: &str) -> bool {
+    info.iter()
+        .any(|i| i.key.as_str() == key && i.value != Value::Bool(false))
+}
+
+/// `PMIx_Get`. With `PMIX_GET_STATIC_VALUES` the caller's storage is passed, unless
+/// `no_storage` asks for the NULL one the standard answers with PMIX_ERR_BAD_PARAM.
+pub fn get(
+    target: Option<&Proc>,
+    key: &str,
+    info: &[Info],
+    no_storage: bool,
+) -> Result<Value, Status> {
+    use pmix::model::attr;
     let l = ready()?;
     let k = c_key(key)?;
     let cp = target.map(CProc::new);
     let pp = cp.as_ref().map_or(std::ptr::null(), |p| p as *const CProc);
     let ci = l.infos_to_c(info)?;
-    let mut out: *mut CValue = std::ptr::null_mut();
-    // SAFETY: valid proc (or NULL), key, infos; `out` receives a malloc'd value.
+    let ownership = if flag(info, attr::GET_STATIC_VALUES.wire_key()) {
+        Ownership::Storage
+    } else if flag(info, attr::GET_POINTER_VALUES.wire_key()) {
+        Ownership::Library
+    } else {
+        Ownership::Caller
+    };
+    let mut storage = zeroed_value();
+    let mut out: *mut CValue = if ownership == Ownership::Storage && !no_storage {
+        &raw mut storage
+    } else {
+        std::ptr::null_mut()
+    };
+    // SAFETY: valid proc (or NULL), key, infos; `out` is NULL (the library sets it) or the
+    // caller's storage, which outlives the call.
     let rc = unsafe { (l.get)(pp, k.as_ptr(), ci.ptr(), ci.v.len(), &mut out) };
     check(rc)?;
     if out.is_null() {
         return Err(Status::ERR_NOT_FOUND);
     }
     let value = l.value_from_c(out);
-    // SAFETY: PMIX_VALUE_RELEASE: destruct, then free the malloc'd struct.
-    unsafe {
-        (l.value_destruct)(out);
-        free(out.cast());
+    match ownership {
+        // SAFETY: PMIX_VALUE_RELEASE: destruct, then free the malloc'd struct.
+        Ownership::Caller => unsafe {
+            (l.value_destruct)(out);
+            free(out.cast());
+        },
+        // SAFETY: the value was written into `storage` (or wherever the library pointed
+        // `out`, which it then owns); its contents are the caller's to destruct.
+        Ownership::Storage if std::ptr::eq(out, &raw const storage) => unsafe {
+            (l.value_destruct)(out);
+        },
+        // The library's own memory: never released by the caller (rule G-03).
+        Ownership::Storage | Ownership::Library => {}
     }
     value
 }
@@ -161,6 +206,10 @@ pub fn lookup(keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
     for (p, k) in pd.iter_mut().zip(keys) {
         let k = c_key(k)?;
         let b = k.as_bytes();
+        if b.len() >= p.key.len() {
+            // A pmix_pdata_t key holds PMIX_MAX_KEYLEN characters and its NUL.
+            return Err(Status::ERR_BAD_PARAM);
+        }
         p.key[..b.len()].copy_from_slice(b);
     }
     let ci = l.infos_to_c(info)?;

@@ -46,6 +46,10 @@ pub enum Call {
         /// Start the get without waiting (`PMIx_Get_nb`); an `await` step collects it.
         #[serde(default)]
         handle: Option<String>,
+        /// With `PMIX_GET_STATIC_VALUES`, give the library no storage (a NULL value
+        /// pointer) instead of the caller's.
+        #[serde(default)]
+        no_storage: bool,
     },
     /// Wait for the result of a non-blocking call started with `handle`.
     Await { handle: String },

@@ -86,6 +86,23 @@ pub struct Setup {
     /// clients that have not connected).
     #[serde(default)]
     pub not_started: Vec<u32>,
+    /// Other jobs the host registers (no local processes): namespaces a client may ask
+    /// about.
+    #[serde(default, rename = "job")]
+    pub jobs: Vec<JobSetup>,
+}
+
+/// Another job's namespace, registered after the vector's job with no local processes.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSetup {
+    pub nspace: String,
+    /// What the host registers for it (nothing but the namespace when empty).
+    #[serde(default)]
+    pub info: Vec<InfoSpec>,
+    /// The nodes whose servers know it (every node when absent).
+    #[serde(default)]
+    pub nodes: Option<Vec<String>>,
 }
 
 impl Default for Setup {
@@ -97,6 +114,7 @@ impl Default for Setup {
             info: Vec::new(),
             host: HostSetup::default(),
             not_started: Vec::new(),
+            jobs: Vec::new(),
         }
     }
 }
@@ -364,6 +382,19 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 }
 
 impl Vector {
+    /// The other jobs the server of `node` registers, with their infos.
+    pub fn jobs_on(&self, node: &str) -> Result<Vec<(String, Vec<Info>)>, String> {
+        self.setup
+            .jobs
+            .iter()
+            .filter(|j| j.nodes.as_ref().is_none_or(|n| n.iter().any(|x| x == node)))
+            .map(|j| {
+                let info = j.info.iter().map(|i| i.to_info(&j.nspace));
+                Ok((j.nspace.clone(), info.collect::<Result<Vec<_>, _>>()?))
+            })
+            .collect()
+    }
+
     /// Every rank of the job, in order.
     pub fn ranks(&self) -> Vec<u32> {
         let mut r: Vec<u32> = self
@@ -423,6 +454,29 @@ impl Vector {
         for i in &self.setup.info {
             i.to_info(&self.setup.nspace)
                 .map_err(|e| format!("field `setup.info`: {e}"))?;
+        }
+        for j in &self.setup.jobs {
+            let at = |e: String| format!("field `setup.job` \"{}\": {e}", j.nspace);
+            Nspace::new(&j.nspace).map_err(|e| at(e.to_string()))?;
+            if j.nspace == self.setup.nspace
+                || self
+                    .setup
+                    .jobs
+                    .iter()
+                    .filter(|o| o.nspace == j.nspace)
+                    .count()
+                    > 1
+            {
+                return Err(at("the namespace is registered twice".into()));
+            }
+            for i in &j.info {
+                i.to_info(&j.nspace).map_err(&at)?;
+            }
+            for n in j.nodes.iter().flatten() {
+                if !self.setup.nodes.iter().any(|x| &x.name == n) {
+                    return Err(at(format!("no node is named {n}")));
+                }
+            }
         }
         let mut handles: Vec<&str> = Vec::new();
         let mut handlers: Vec<&str> = Vec::new();
@@ -538,7 +592,8 @@ pub fn key_string(name: &str) -> Result<String, String> {
             .map(|d| d.key.to_owned())
             .ok_or_else(|| format!("no attribute is named {name}"));
     }
-    if name.is_empty() || name.len() > 511 {
+    // Longer than PMIX_MAX_KEYLEN (511) is allowed: a vector may check that it is refused.
+    if name.is_empty() || name.len() > 4096 || name.contains('\0') {
         return Err(format!("\"{name}\" is not a valid key"));
     }
     Ok(name.to_owned())

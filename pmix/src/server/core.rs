@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
+use crate::model::{DataRange, Info, Key, Nspace, PData, Proc, Rank, Status, attr};
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
@@ -700,6 +700,12 @@ impl ServerCore {
                     self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
                     return;
                 };
+                if key.as_deref().is_some_and(|k| Key::new(k).is_err()) {
+                    // Longer than PMIX_MAX_KEYLEN (or empty): no process can have posted it.
+                    tracing::debug!("get of an invalid key from {me}");
+                    self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
+                    return;
+                }
                 let get = HeldGet {
                     op: 0,
                     conn,
