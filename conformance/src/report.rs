@@ -35,7 +35,8 @@ pub fn covered(vectors: &[Vector]) -> Covered {
             }
             c.attributes.extend(s.call.attributes());
         }
-        for i in &v.setup.info {
+        let jobs = v.setup.jobs.iter().flat_map(|j| &j.info);
+        for i in v.setup.info.iter().chain(jobs) {
             if pmix::model::attr::by_name(&i.key).is_some() {
                 c.attributes.insert(i.key.clone());
             }
