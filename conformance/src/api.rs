@@ -532,11 +532,15 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
             info: infos(info)?,
             nb: *nb,
         },
+        other if other.by_server() => {
+            return Err(format!("`{}` is a call of a server", other.name()));
+        }
+        other => return Err(format!("`{}` has no client form", other.name())),
     }))
 }
 
 /// Channel names (`stdin`, `stdout`, `stderr`, `stddiag`) as one `pmix_iof_channel_t`.
-fn iof_channels(names: &[String]) -> Result<IofChannel, String> {
+pub(crate) fn iof_channels(names: &[String]) -> Result<IofChannel, String> {
     let mut bits = 0u16;
     for n in names {
         bits |= match n.as_str() {

@@ -31,4 +31,5 @@ pub mod outcome;
 pub mod report;
 pub mod runner;
 pub mod rust_target;
+pub mod server_api;
 pub mod vector;

@@ -178,6 +178,17 @@ pub fn node_main(lib: &str) -> ExitCode {
                     emit(&out, &FromNode::DmodexDone { id, status, data });
                 });
             }
+            Ok(ToNode::Call { id, call, nspace }) => {
+                let out = out.clone();
+                std::thread::spawn(move || {
+                    let o = match crate::server_api::resolve(&call, &nspace) {
+                        Ok(c) => ffi::run_server(c),
+                        Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
+                    };
+                    let result = ClientResult::from_api(o);
+                    emit(&out, &FromNode::CallDone { id, result });
+                });
+            }
             Ok(ToNode::Setup { .. }) | Err(_) => {}
         }
     }

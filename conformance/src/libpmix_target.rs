@@ -38,7 +38,7 @@ use crate::cluster::{
 };
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
-use crate::vector::{Call, Step, Vector};
+use crate::vector::{Call, Step, Vector, record_saved, with_saved};
 
 // ---- the protocol between the harness and its children ----
 
@@ -76,6 +76,9 @@ pub enum ToNode {
         proc: ProcId,
         info: Vec<u8>,
     },
+    /// A server step's call, as the vector wrote it, resolved by the node against `nspace`
+    /// (see [`crate::server_api`]).
+    Call { id: u64, call: Call, nspace: String },
 }
 
 /// Node server to harness.
@@ -96,6 +99,11 @@ pub enum FromNode {
         id: u64,
         status: i32,
         data: Vec<u8>,
+    },
+    /// The result of server step `id`.
+    CallDone {
+        id: u64,
+        result: ClientResult,
     },
 }
 
@@ -342,9 +350,31 @@ where
         procs.insert(r, ClientProc::start(exe, &client_args, r, env).await?);
     }
 
-    for (n, step) in v.steps.iter().enumerate() {
+    let mut saved = BTreeMap::new();
+    for (n, written) in v.steps.iter().enumerate() {
+        let step = &Step {
+            call: with_saved(&written.call, &saved)?,
+            ..written.clone()
+        };
         let callers = v.callers(step);
         let result = match &step.call {
+            _ if v.server_of(step).is_some() => {
+                let i = v.server_of(step).unwrap_or(0);
+                let got: Observed = match (nodes.get(i), rust_servers.get(i)) {
+                    (Some(node), _) => observed(
+                        node.handle
+                            .call(step.call.clone(), v.setup.nspace.clone())
+                            .await
+                            .map_err(Problem::Crashed)?,
+                    )?,
+                    (None, Some(server)) => {
+                        let call = crate::server_api::resolve(&step.call, &v.setup.nspace)?;
+                        crate::server_api::run_rust(server, call).await.into()
+                    }
+                    (None, None) => return Err(format!("no server for node #{i}").into()),
+                };
+                callers.iter().map(|c| (*c, got.clone())).collect()
+            }
             _ if step.start.is_some() => {
                 let r = callers.first().copied().unwrap_or(0);
                 let c = procs.get(&r).ok_or(format!("rank {r} has vanished"))?;
@@ -406,6 +436,7 @@ where
                 out
             }
         };
+        record_saved(step, &result, &mut saved);
         if !check(n, step, &result) {
             break;
         }
@@ -651,6 +682,8 @@ type UpcallOutput = (Option<Vec<u8>>, Option<Vec<u8>>);
 struct NodeHandle {
     tx: mpsc::UnboundedSender<String>,
     modex: Arc<Mutex<BTreeMap<u64, ModexWaiter>>>,
+    /// Server steps waiting for their results.
+    calls: Arc<Mutex<BTreeMap<u64, oneshot::Sender<ClientResult>>>>,
     next: Arc<AtomicU64>,
 }
 
@@ -659,6 +692,17 @@ impl NodeHandle {
         if let Ok(line) = serde_json::to_string(msg) {
             let _ = self.tx.send(line);
         }
+    }
+
+    /// Make a server step's call on the node and wait for its result.
+    async fn call(&self, call: Call, nspace: String) -> Result<ClientResult, String> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.calls).insert(id, tx);
+        self.send(&ToNode::Call { id, call, nspace });
+        rx.await.map_err(|_| {
+            "the node's server process exited during the call (crashed or killed)".to_owned()
+        })
     }
 }
 
@@ -706,6 +750,7 @@ impl NodeProc {
         let handle = NodeHandle {
             tx,
             modex: Arc::new(Mutex::new(BTreeMap::new())),
+            calls: Arc::new(Mutex::new(BTreeMap::new())),
             next: Arc::new(AtomicU64::new(0)),
         };
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -732,6 +777,11 @@ impl NodeProc {
                             });
                         }
                     }
+                    Ok(FromNode::CallDone { id, result }) => {
+                        if let Some(t) = lock(&reader.calls).remove(&id) {
+                            let _ = t.send(result);
+                        }
+                    }
                     Ok(FromNode::Upcall { id, call }) => {
                         let host = host.clone();
                         let to = reader.clone();
@@ -743,6 +793,9 @@ impl NodeProc {
                     Err(_) => {} // not ours: ignore stray output
                 }
             }
+            // The node's process is gone: what waits on it learns so now, not at the timeout.
+            lock(&reader.calls).clear();
+            lock(&reader.modex).clear();
         });
         Ok(NodeProc {
             child,

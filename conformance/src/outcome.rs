@@ -184,7 +184,8 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
 
 fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> String {
     let mut out = format!(
-        "rank {rank}: {}\n",
+        "{}: {}\n",
+        crate::vector::caller_name(rank),
         step.call.api().unwrap_or(step.call.name())
     );
     let names: Vec<String> = allowed.iter().map(|s| format!("{s:?}")).collect();
@@ -219,7 +220,8 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
 
 fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
     let mut out = format!(
-        "rank {rank}: {}\n",
+        "{}: {}\n",
+        crate::vector::caller_name(rank),
         step.call.api().unwrap_or(step.call.name())
     );
     let _ = writeln!(out, "  status: {:?}", got.status);

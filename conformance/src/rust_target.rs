@@ -19,7 +19,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 use crate::api::{ApiCall, ApiOutput, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers, uid_gid};
 use crate::runner::Problem;
-use crate::vector::{Call, Step, Vector};
+use crate::vector::{Call, Step, Vector, record_saved, with_saved};
 
 /// What one caller got from one step.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,9 +72,20 @@ where
         clients.insert(r, cluster.connect(v, r).await?);
     }
     let mut handles: BTreeMap<String, (u32, Started)> = BTreeMap::new();
-    for (n, step) in v.steps.iter().enumerate() {
+    let mut saved = BTreeMap::new();
+    for (n, written) in v.steps.iter().enumerate() {
+        let step = &Step {
+            call: with_saved(&written.call, &saved)?,
+            ..written.clone()
+        };
         let callers = v.callers(step);
         let result = match &step.call {
+            _ if v.server_of(step).is_some() => {
+                let server = &cluster.servers[v.server_of(step).unwrap_or(0)];
+                let call = crate::server_api::resolve(&step.call, &v.setup.nspace)?;
+                let o = crate::server_api::run_rust(server, call).await;
+                callers.iter().map(|c| (*c, o.clone().into())).collect()
+            }
             _ if step.start.is_some() => {
                 let r = callers.first().copied().unwrap_or(0);
                 let c = clients
@@ -129,6 +140,7 @@ where
                 out
             }
         };
+        record_saved(step, &result, &mut saved);
         if !check(n, step, &result) {
             break;
         }

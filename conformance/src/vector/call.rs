@@ -318,6 +318,88 @@ pub enum Call {
         #[serde(default)]
         nb: bool,
     },
+
+    // ---- calls of a node's server (`proc = "server:NODE"`), resolved by
+    // [`crate::server_api::resolve`] ----
+    /// `PMIx_server_register_nspace` of `nspace` with `nlocal` local processes.
+    ServerRegisterNspace {
+        nspace: String,
+        #[serde(default)]
+        nlocal: u32,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_server_deregister_nspace`.
+    ServerDeregisterNspace { nspace: String },
+    /// `PMIx_server_register_client` of `target`, with the harness's uid and gid.
+    ServerRegisterClient { target: TargetSpec },
+    /// `PMIx_server_deregister_client`.
+    ServerDeregisterClient { target: TargetSpec },
+    /// `PMIx_server_setup_fork`: the results are the variables it set, as string infos.
+    ServerSetupFork { target: TargetSpec },
+    /// `PMIx_server_dmodex_request`: the value is the data, as a byte object.
+    ServerDmodexRequest { target: TargetSpec },
+    /// `PMIx_server_setup_application` of `nspace` (the job's when absent): the results
+    /// are the infos its callback returned.
+    ServerSetupApplication {
+        #[serde(default)]
+        nspace: Option<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_server_setup_local_support` of `nspace` (the job's when absent).
+    ServerSetupLocalSupport {
+        #[serde(default)]
+        nspace: Option<String>,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_server_IOF_deliver` of `data` (text) from `source` on `channel`.
+    ServerIofDeliver {
+        source: TargetSpec,
+        channel: String,
+        data: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_server_collect_inventory`: the results are the inventory.
+    ServerCollectInventory {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_server_deliver_inventory`.
+    ServerDeliverInventory {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_server_define_process_set` of `members` named `name`.
+    ServerDefineProcessSet {
+        name: String,
+        members: Vec<TargetSpec>,
+    },
+    /// `PMIx_server_delete_process_set`.
+    ServerDeleteProcessSet { name: String },
+    /// `PMIx_server_register_resources`.
+    ServerRegisterResources { info: Vec<InfoSpec> },
+    /// `PMIx_server_deregister_resources`.
+    ServerDeregisterResources { info: Vec<InfoSpec> },
+    /// `PMIx_generate_regex` of a comma-separated node list: the value is the node map.
+    GenerateRegex { input: String },
+    /// `PMIx_generate_ppn` of ranks per node (`;` between nodes): the value is the map.
+    GeneratePpn { input: String },
+    /// `PMIx_server_generate_locality_string` of the processing units `cpus` (an hwloc
+    /// list, `0-1`): the value is the locality string.
+    ServerGenerateLocalityString { cpus: String },
+    /// `PMIx_server_generate_cpuset_string` of the processing units `cpus`: the value is the
+    /// cpuset string.
+    ServerGenerateCpusetString { cpus: String },
+    /// `PMIx_Register_attributes` of `attributes` (names) for the host's `function`.
+    RegisterAttributes {
+        function: String,
+        attributes: Vec<String>,
+    },
+    /// `PMIx_server_finalize`.
+    ServerFinalize,
 }
 
 /// One query of `PMIx_Query_info`: keys and qualifiers.
@@ -416,6 +498,27 @@ impl Call {
             Call::GetCpuset { .. } => "get_cpuset",
             Call::GetRelativeLocality { .. } => "get_relative_locality",
             Call::ComputeDistances { .. } => "compute_distances",
+            Call::ServerRegisterNspace { .. } => "server_register_nspace",
+            Call::ServerDeregisterNspace { .. } => "server_deregister_nspace",
+            Call::ServerRegisterClient { .. } => "server_register_client",
+            Call::ServerDeregisterClient { .. } => "server_deregister_client",
+            Call::ServerSetupFork { .. } => "server_setup_fork",
+            Call::ServerDmodexRequest { .. } => "server_dmodex_request",
+            Call::ServerSetupApplication { .. } => "server_setup_application",
+            Call::ServerSetupLocalSupport { .. } => "server_setup_local_support",
+            Call::ServerIofDeliver { .. } => "server_iof_deliver",
+            Call::ServerCollectInventory { .. } => "server_collect_inventory",
+            Call::ServerDeliverInventory { .. } => "server_deliver_inventory",
+            Call::ServerDefineProcessSet { .. } => "server_define_process_set",
+            Call::ServerDeleteProcessSet { .. } => "server_delete_process_set",
+            Call::ServerRegisterResources { .. } => "server_register_resources",
+            Call::ServerDeregisterResources { .. } => "server_deregister_resources",
+            Call::GenerateRegex { .. } => "generate_regex",
+            Call::GeneratePpn { .. } => "generate_ppn",
+            Call::ServerGenerateLocalityString { .. } => "server_generate_locality_string",
+            Call::ServerGenerateCpusetString { .. } => "server_generate_cpuset_string",
+            Call::RegisterAttributes { .. } => "register_attributes",
+            Call::ServerFinalize => "server_finalize",
         }
     }
 
@@ -516,8 +619,40 @@ impl Call {
             Call::ComputeDistances { nb, .. } => {
                 pick(*nb, "PMIx_Compute_distances", "PMIx_Compute_distances_nb")
             }
+            Call::ServerRegisterNspace { .. } => "PMIx_server_register_nspace",
+            Call::ServerDeregisterNspace { .. } => "PMIx_server_deregister_nspace",
+            Call::ServerRegisterClient { .. } => "PMIx_server_register_client",
+            Call::ServerDeregisterClient { .. } => "PMIx_server_deregister_client",
+            Call::ServerSetupFork { .. } => "PMIx_server_setup_fork",
+            Call::ServerDmodexRequest { .. } => "PMIx_server_dmodex_request",
+            Call::ServerSetupApplication { .. } => "PMIx_server_setup_application",
+            Call::ServerSetupLocalSupport { .. } => "PMIx_server_setup_local_support",
+            Call::ServerIofDeliver { .. } => "PMIx_server_IOF_deliver",
+            Call::ServerCollectInventory { .. } => "PMIx_server_collect_inventory",
+            Call::ServerDeliverInventory { .. } => "PMIx_server_deliver_inventory",
+            Call::ServerDefineProcessSet { .. } => "PMIx_server_define_process_set",
+            Call::ServerDeleteProcessSet { .. } => "PMIx_server_delete_process_set",
+            Call::ServerRegisterResources { .. } => "PMIx_server_register_resources",
+            Call::ServerDeregisterResources { .. } => "PMIx_server_deregister_resources",
+            Call::GenerateRegex { .. } => "PMIx_generate_regex",
+            Call::GeneratePpn { .. } => "PMIx_generate_ppn",
+            Call::ServerGenerateLocalityString { .. } => "PMIx_server_generate_locality_string",
+            Call::ServerGenerateCpusetString { .. } => "PMIx_server_generate_cpuset_string",
+            Call::RegisterAttributes { .. } => "PMIx_Register_attributes",
+            Call::ServerFinalize => "PMIx_server_finalize",
             Call::Await { .. } | Call::Vanish | Call::Events { .. } => return None,
         })
+    }
+
+    /// Whether a node's server makes the call (`proc = "server:NODE"`).
+    pub fn by_server(&self) -> bool {
+        self.name().starts_with("server_")
+            || matches!(
+                self,
+                Call::GenerateRegex { .. }
+                    | Call::GeneratePpn { .. }
+                    | Call::RegisterAttributes { .. }
+            )
     }
 
     /// The attribute names the call uses (keys and info keys that are attributes).
@@ -557,7 +692,20 @@ impl Call {
             | Call::FabricUpdate { .. }
             | Call::FabricDeregister { .. }
             | Call::GetCpuset { .. }
-            | Call::GetRelativeLocality { .. } => {}
+            | Call::GetRelativeLocality { .. }
+            | Call::ServerDeregisterNspace { .. }
+            | Call::ServerRegisterClient { .. }
+            | Call::ServerDeregisterClient { .. }
+            | Call::ServerSetupFork { .. }
+            | Call::ServerDmodexRequest { .. }
+            | Call::ServerDefineProcessSet { .. }
+            | Call::ServerDeleteProcessSet { .. }
+            | Call::GenerateRegex { .. }
+            | Call::GeneratePpn { .. }
+            | Call::ServerGenerateLocalityString { .. }
+            | Call::ServerGenerateCpusetString { .. }
+            | Call::ServerFinalize => {}
+            Call::RegisterAttributes { attributes, .. } => attributes.iter().for_each(|k| key(k)),
             Call::RegisterEventHandler { info, .. }
             | Call::NotifyEvent { info, .. }
             | Call::Connect { info, .. }
@@ -573,7 +721,15 @@ impl Call {
             | Call::IofPull { info, .. }
             | Call::IofPush { info, .. }
             | Call::FabricRegister { info, .. }
-            | Call::ComputeDistances { info, .. } => info.iter().for_each(|i| key(&i.key)),
+            | Call::ComputeDistances { info, .. }
+            | Call::ServerRegisterNspace { info, .. }
+            | Call::ServerSetupApplication { info, .. }
+            | Call::ServerSetupLocalSupport { info, .. }
+            | Call::ServerIofDeliver { info, .. }
+            | Call::ServerCollectInventory { info }
+            | Call::ServerDeliverInventory { info }
+            | Call::ServerRegisterResources { info }
+            | Call::ServerDeregisterResources { info } => info.iter().for_each(|i| key(&i.key)),
             Call::JobControl { directives, .. } => directives.iter().for_each(|i| key(&i.key)),
             Call::Log {
                 data, directives, ..
@@ -645,6 +801,7 @@ impl Call {
                 infos(info)
             }
             Call::Commit | Call::Await { .. } | Call::Finalize | Call::Vanish => Ok(()),
+            _ if self.by_server() => crate::server_api::resolve(self, nspace).map(|_| ()),
             _ => crate::api::resolve(self, nspace, 0).map(|_| ()),
         }
     }

@@ -18,8 +18,11 @@ use pmix::model::{Info, Nspace, Proc, Rank, Scope, Status, attr};
 use serde::{Deserialize, Serialize};
 
 mod call;
+mod saved;
 mod value;
 pub use call::{AppSpec, Call, QuerySpec};
+use saved::saved_refs;
+pub use saved::{record_saved, with_saved};
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
 
 /// A vector file, as written.
@@ -205,9 +208,24 @@ pub struct Step {
     /// as a group invitation and its joins).
     #[serde(default)]
     pub start: Option<String>,
+    /// Keep the call's value (a string: a node map, a locality string) under this name; a
+    /// later step's argument `"$NAME"` stands for it.
+    #[serde(default)]
+    pub save: Option<String>,
     /// The outcome the standard requires, for every caller.
     #[serde(default)]
     pub expect: Expect,
+}
+
+/// The caller id of the server of the vector's node number `i` is `SERVER_CALLER + i`.
+pub const SERVER_CALLER: u32 = 0xFFFF_0000;
+
+/// How a caller is named in reports: `rank 3`, `server of node #0`.
+pub fn caller_name(id: u32) -> String {
+    match id.checked_sub(SERVER_CALLER) {
+        Some(node) => format!("server of node #{node}"),
+        None => format!("rank {id}"),
+    }
 }
 
 /// The callers of a step.
@@ -415,13 +433,25 @@ impl Vector {
             .collect()
     }
 
-    /// The callers of a step.
+    /// The callers of a step: ranks, or a node's server ([`SERVER_CALLER`] + its index).
     pub fn callers(&self, s: &Step) -> Vec<u32> {
+        if let Some(i) = self.server_of(s) {
+            return vec![SERVER_CALLER + u32::try_from(i).unwrap_or(0)];
+        }
         match &s.by {
             Callers::One(r) => vec![*r],
             Callers::Many(v) => v.clone(),
             Callers::All(_) => self.started(),
         }
+    }
+
+    /// The index of the node whose server makes the step's call (`proc = "server:NODE"`).
+    pub fn server_of(&self, s: &Step) -> Option<usize> {
+        let Callers::All(a) = &s.by else {
+            return None;
+        };
+        let name = a.strip_prefix("server:")?;
+        self.setup.nodes.iter().position(|n| n.name == name)
     }
 
     /// The checks a runner relies on, as a message naming the field.
@@ -480,19 +510,43 @@ impl Vector {
         }
         let mut handles: Vec<&str> = Vec::new();
         let mut handlers: Vec<&str> = Vec::new();
+        let mut saves: Vec<String> = Vec::new();
         for (n, s) in self.steps.iter().enumerate() {
             let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
             if let Callers::All(a) = &s.by
                 && a != "all"
+                && self.server_of(s).is_none()
             {
                 return Err(at(format!(
-                    "field `proc`: \"{a}\" is neither a rank nor \"all\""
+                    "field `proc`: \"{a}\" is neither a rank, \"all\" nor \"server:NODE\" of a node"
                 )));
             }
-            for r in self.callers(s) {
-                if !self.started().contains(&r) {
-                    return Err(at(format!("field `proc`: rank {r} does not run a client")));
+            if self.server_of(s).is_some() != s.call.by_server() {
+                return Err(at(if s.call.by_server() {
+                    "field `proc`: a server's call is made by \"server:NODE\"".into()
+                } else {
+                    "field `proc`: a server makes only the calls of a server".into()
+                }));
+            }
+            if self.server_of(s).is_none() {
+                for r in self.callers(s) {
+                    if !self.started().contains(&r) {
+                        return Err(at(format!("field `proc`: rank {r} does not run a client")));
+                    }
                 }
+            }
+            for name in saved_refs(&s.call) {
+                if !saves.contains(&name) {
+                    return Err(at(format!("\"${name}\": no earlier step saves {name}")));
+                }
+            }
+            if let Some(name) = &s.save {
+                if self.callers(s).len() != 1 || s.start.is_some() {
+                    return Err(at(
+                        "field `save`: a saved value belongs to one caller".into()
+                    ));
+                }
+                saves.push(name.clone());
             }
             s.call.check(&self.setup.nspace).map_err(&at)?;
             if let Some(st) = &s.expect.status {
@@ -522,7 +576,7 @@ impl Vector {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
             }
             if let Some(h) = &s.start {
-                if self.callers(s).len() != 1 {
+                if self.callers(s).len() != 1 || self.server_of(s).is_some() {
                     return Err(at(
                         "field `start`: a started call belongs to one caller".into()
                     ));
@@ -821,5 +875,54 @@ handle = "l"
         assert!(e.contains("PMIX_ERR_NOPE"), "{e}");
         let dangling = GOOD.replace("call = \"get\"", "call = \"await\"\nhandle = \"h\"");
         assert!(parse(&dangling).is_err());
+    }
+
+    const SERVER_STEPS: &str = r#"
+summary = "a server's step and a client's step use the value the server saved"
+section = "v5.0 §16.2.17"
+
+[[step]]
+proc = "server:n0"
+call = "server_generate_locality_string"
+cpus = "0"
+save = "here"
+
+[[step]]
+proc = 0
+call = "get_relative_locality"
+locality1 = "$here"
+locality2 = "$here"
+"#;
+
+    #[test]
+    fn servers_are_callers_of_their_own_calls() {
+        let v = parse(SERVER_STEPS).unwrap();
+        assert_eq!(v.server_of(&v.steps[0]), Some(0));
+        assert_eq!(v.callers(&v.steps[0]), vec![SERVER_CALLER]);
+        assert_eq!(caller_name(SERVER_CALLER), "server of node #0");
+        assert_eq!(
+            v.steps[0].call.api(),
+            Some("PMIx_server_generate_locality_string")
+        );
+        assert_eq!(v.server_of(&v.steps[1]), None);
+
+        let unknown_node = SERVER_STEPS.replace("server:n0", "server:n9");
+        let e = parse(&unknown_node).unwrap_err();
+        assert!(e.contains("step 1") && e.contains("server:n9"), "{e}");
+        let client_makes_server_call = SERVER_STEPS.replacen("proc = \"server:n0\"", "proc = 0", 1);
+        let e = parse(&client_makes_server_call).unwrap_err();
+        assert!(e.contains("server:NODE"), "{e}");
+        let server_makes_client_call = SERVER_STEPS.replace("proc = 0", "proc = \"server:n0\"");
+        let e = parse(&server_makes_client_call).unwrap_err();
+        assert!(
+            e.contains("step 2") && e.contains("only the calls of a server"),
+            "{e}"
+        );
+        let unsaved = SERVER_STEPS.replace("save = \"here\"", "");
+        let e = parse(&unsaved).unwrap_err();
+        assert!(
+            e.contains("step 2") && e.contains("no earlier step saves here"),
+            "{e}"
+        );
     }
 }

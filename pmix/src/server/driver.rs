@@ -281,6 +281,24 @@ impl Server {
         rx.await.map_err(|_| Status::ERR_INIT)?
     }
 
+    /// `PMIx_server_setup_application`: the information the library's fabric and
+    /// environment components contribute for launching `nspace`'s processes, to be passed to
+    /// `setup_local_support` on every node. This library has no such components (no fabric
+    /// plugin assigns endpoints or security keys), so the answer is empty; the directives
+    /// (`PMIX_SETUP_APP_ENVARS`, …) select among contributions there are none of.
+    pub fn setup_application(&self, nspace: &Nspace, info: &[Info]) -> Result<Vec<Info>, Status> {
+        let _ = (nspace, info);
+        Ok(Vec::new())
+    }
+
+    /// `PMIx_server_setup_local_support`: prepare this node for `nspace`'s processes with what
+    /// `setup_application` returned. With no fabric or environment components there is
+    /// nothing to prepare.
+    pub fn setup_local_support(&self, nspace: &Nspace, info: &[Info]) -> Result<(), Status> {
+        let _ = (nspace, info);
+        Ok(())
+    }
+
     /// Stop the server: its driver ends and connections close.
     pub fn shutdown(&self) {
         let _ = self.events.send(Event::Shutdown);

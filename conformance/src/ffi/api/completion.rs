@@ -120,6 +120,26 @@ pub(super) unsafe extern "C" fn info_done(
     slot.put(with_results(Status(status), results));
 }
 
+/// The callback of `PMIx_server_setup_application` (`pmix_setup_application_cbfunc_t`): like
+/// [`info_done`], but the library's release function is a `pmix_op_cbfunc_t`.
+pub(super) unsafe extern "C" fn setup_app_done(
+    status: i32,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release: Option<OpCb>,
+    release_cbdata: *mut c_void,
+) {
+    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
+    if let Some(r) = release {
+        // SAFETY: the library's release callback with its own data, once.
+        unsafe { r(PMIX_SUCCESS, release_cbdata) };
+    }
+    // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
+    let slot = unsafe { take::<ApiOutput>(cbdata) };
+    slot.put(with_results(Status(status), results));
+}
+
 pub(super) fn with_results(status: Status, results: Result<Vec<Info>, Status>) -> ApiOutput {
     match results {
         Ok(results) => ApiOutput {

@@ -17,6 +17,9 @@ use pmix::model::{Cpuset, Locality};
 
 mod completion;
 mod entry;
+mod server_calls;
+
+pub use server_calls::run_server;
 
 use super::*;
 use crate::api::{ApiCall, ApiOutput, sorted_nodes, sorted_procs};
