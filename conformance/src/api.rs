@@ -532,8 +532,11 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
             info: infos(info)?,
             nb: *nb,
         },
-        other if other.by_server() => {
-            return Err(format!("`{}` is a call of a server", other.name()));
+        other if other.by_server() || other.by_tool() => {
+            return Err(format!(
+                "`{}` is a call of a server or a tool",
+                other.name()
+            ));
         }
         other => return Err(format!("`{}` has no client form", other.name())),
     }))

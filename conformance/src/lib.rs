@@ -32,4 +32,5 @@ pub mod report;
 pub mod runner;
 pub mod rust_target;
 pub mod server_api;
+pub mod tool_api;
 pub mod vector;

@@ -248,6 +248,31 @@ pub fn client_main(lib: &str) -> ExitCode {
     serve_calls(init)
 }
 
+/// `conformance __libpmix-tool LIB`: the vector's tool. Its first step initialises it
+/// (`PMIx_tool_init`), so it reports ready at once, then makes one tool call per line.
+pub fn tool_main(lib: &str) -> ExitCode {
+    let out = Mutex::new(std::io::stdout());
+    if let Err(e) = ffi::open(lib) {
+        eprintln!("{e}");
+        emit(&out, &status_only(Err(Status::ERR_INIT)));
+        return ExitCode::FAILURE;
+    }
+    emit(&out, &ClientResult::default());
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let result = match serde_json::from_str::<ClientCall>(&line) {
+            Ok(ClientCall::Tool { call, nspace }) => match crate::tool_api::resolve(&call, &nspace)
+            {
+                Ok(c) => ClientResult::from_api(ffi::run_tool(c)),
+                Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
+            },
+            _ => status_only(Err(Status::ERR_BAD_PARAM)),
+        };
+        emit(&out, &result);
+    }
+    ExitCode::SUCCESS
+}
+
 /// Report init's result (the first line), then execute one call per line until stdin ends.
 fn serve_calls<A: Api + Sync>(init: Result<A, Status>) -> ExitCode {
     let out = Mutex::new(std::io::stdout());
@@ -391,6 +416,8 @@ fn execute(
         ClientCall::Finalize => status_only(api.finalize()),
         // Started calls are run by the caller's loop.
         ClientCall::Start { .. } => status_only(Err(Status::ERR_BAD_PARAM)),
+        // A rank makes no tool calls (the vector's tool is a process of its own).
+        ClientCall::Tool { .. } => status_only(Err(Status::ERR_BAD_PARAM)),
         ClientCall::Api { call, nspace, rank } => match crate::api::resolve(&call, &nspace, rank) {
             Ok(Some(call)) => ClientResult::from_api(api.api(call)),
             Ok(None) | Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),

@@ -190,6 +190,11 @@ pub enum ClientCall {
         nspace: String,
         rank: u32,
     },
+    /// A call of the vector's tool (see [`crate::tool_api`]); only a tool process makes it.
+    Tool {
+        call: Call,
+        nspace: String,
+    },
 }
 
 /// Client to harness: the result of init (first line) or of one call.
@@ -350,7 +355,8 @@ where
         procs.insert(r, ClientProc::start(exe, &client_args, r, env).await?);
     }
 
-    let mut saved = BTreeMap::new();
+    let mut saved = server_uris(v, &envs, &rust_servers);
+    let mut tool: Option<ClientProc> = None;
     for (n, written) in v.steps.iter().enumerate() {
         let step = &Step {
             call: with_saved(&written.call, &saved)?,
@@ -358,6 +364,25 @@ where
         };
         let callers = v.callers(step);
         let result = match &step.call {
+            call if v.by_tool(step) => {
+                let got = match clients {
+                    // This crate has no tool side yet.
+                    Side::Rust => Observed::status(Status::ERR_NOT_SUPPORTED),
+                    Side::Library(lib) => {
+                        if tool.is_none() {
+                            let args = ["__libpmix-tool".to_owned(), lib.clone()];
+                            tool = Some(ClientProc::start(exe, &args, 0, &BTreeMap::new()).await?);
+                        }
+                        let t = tool.as_ref().ok_or("no tool process")?;
+                        let msg = ClientCall::Tool {
+                            call: call.clone(),
+                            nspace: v.setup.nspace.clone(),
+                        };
+                        observed(t.call(msg).await.map_err(crashed)?)?
+                    }
+                };
+                callers.iter().map(|c| (*c, got.clone())).collect()
+            }
             _ if v.server_of(step).is_some() => {
                 let i = v.server_of(step).unwrap_or(0);
                 let got: Observed = match (nodes.get(i), rust_servers.get(i)) {
@@ -441,7 +466,7 @@ where
             break;
         }
     }
-    for (_, mut c) in procs {
+    for (_, mut c) in procs.into_iter().chain(tool.map(|t| (0, t))) {
         c.kill().await;
     }
     for mut n in nodes {
@@ -540,6 +565,39 @@ async fn rust_nodes(
 
 /// The environment of each rank.
 type Envs = BTreeMap<u32, BTreeMap<String, String>>;
+
+/// Each node's server URI, saved as `uri_NODE` for the steps of a tool: this crate's
+/// server's, or what a library server's `setup_fork` gave the node's first rank (the newest
+/// of OpenPMIx's `PMIX_SERVER_URI*` variables); empty when the node has no rank to ask.
+fn server_uris(
+    v: &Vector,
+    envs: &Envs,
+    rust_servers: &[Arc<pmix::server::Server>],
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (i, node) in v.setup.nodes.iter().enumerate() {
+        let from_env = || {
+            let env = envs.get(node.ranks.first()?)?;
+            [
+                "PMIX_SERVER_URI41",
+                "PMIX_SERVER_URI4",
+                "PMIX_SERVER_URI3",
+                "PMIX_SERVER_URI2",
+            ]
+            .iter()
+            .find_map(|k| env.get(*k).cloned())
+        };
+        let uri = match rust_servers.get(i) {
+            Some(s) => s.uri(),
+            None => from_env(),
+        };
+        out.insert(
+            crate::tool_api::uri_name(&node.name),
+            uri.unwrap_or_default(),
+        );
+    }
+    out
+}
 
 fn to_call(p: Prepared) -> Result<ClientCall, String> {
     let value = |v: &Value| pack_list(std::slice::from_ref(v));

@@ -108,6 +108,7 @@ fn main() -> ExitCode {
             "__libpmix-version" => return conformance::libpmix_child::version_main(lib),
             "__libpmix-node" => return conformance::libpmix_child::node_main(lib),
             "__libpmix-client" => return conformance::libpmix_child::client_main(lib),
+            "__libpmix-tool" => return conformance::libpmix_child::tool_main(lib),
             _ => {}
         }
     }

@@ -31,7 +31,7 @@ mod api;
 mod client;
 mod server;
 
-pub use api::{run_api, run_server};
+pub use api::{run_api, run_server, run_tool};
 pub use client::*;
 pub use server::*;
 

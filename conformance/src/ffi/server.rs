@@ -334,6 +334,43 @@ pub struct HostCaps {
     pub publish: bool,
 }
 
+/// Infos built by hand, for the calls made before the library can unpack (server and tool
+/// init): strings, booleans, 32-bit integers and ranks. The strings the infos point to are
+/// returned with them and must outlive them.
+pub(super) fn plain_infos(info: &[Info]) -> Result<(Vec<CString>, Vec<CInfo>), Status> {
+    let mut strings = Vec::new();
+    let mut out = Vec::new();
+    for i in info {
+        let k = c_key(i.key.as_str())?;
+        let mut c = zeroed_info();
+        c.key[..k.as_bytes().len()].copy_from_slice(k.as_bytes());
+        // The value's union starts at `data`: a `char *`, a `bool` or a 32-bit number there.
+        match &i.value {
+            Value::String(Some(text)) => {
+                let v = CString::new(text.as_str()).map_err(|_| Status::ERR_BAD_PARAM)?;
+                c.value.vtype = DataType::STRING.0;
+                c.value.data[0] = v.as_ptr() as u64;
+                strings.push(v);
+            }
+            Value::Bool(b) => {
+                c.value.vtype = DataType::BOOL.0;
+                c.value.data[0] = u64::from(*b);
+            }
+            Value::Uint32(n) => {
+                c.value.vtype = DataType::UINT32.0;
+                c.value.data[0] = u64::from(*n);
+            }
+            Value::Rank(r) => {
+                c.value.vtype = DataType::PROC_RANK.0;
+                c.value.data[0] = u64::from(r.0);
+            }
+            _ => return Err(Status::ERR_BAD_PARAM),
+        }
+        out.push(c);
+    }
+    Ok((strings, out))
+}
+
 /// `PMIx_server_init` with this host's callbacks; `host` receives every upcall.
 pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), Status> {
     let l = lib().map_err(|_| Status::ERR_INIT)?;
@@ -349,31 +386,8 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
         unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
         rest: [0; 20],
     };
-    // Packing needs an initialised library, so these infos (strings only) are built by hand:
-    // a `PMIX_STRING` value holds its `char *` at the start of the union.
-    let strings: Vec<(CString, CString)> = info
-        .iter()
-        .filter_map(|i| {
-            Some((
-                c_key(i.key.as_str()).ok()?,
-                CString::new(i.value.as_str()?).ok()?,
-            ))
-        })
-        .collect();
-    if strings.len() != info.len() {
-        return Err(Status::ERR_BAD_PARAM);
-    }
-    let mut ci: Vec<CInfo> = strings
-        .iter()
-        .map(|(k, v)| {
-            let mut c = zeroed_info();
-            c.key[..k.as_bytes().len()].copy_from_slice(k.as_bytes());
-            c.value.vtype = DataType::STRING.0;
-            c.value.data[0] = v.as_ptr() as u64;
-            c
-        })
-        .collect();
-    // SAFETY: the module and the infos (whose strings `strings` owns) live for the call; the
+    let (_strings, mut ci) = plain_infos(info)?;
+    // SAFETY: the module and the infos (whose strings `_strings` owns) live for the call; the
     // library copies what it keeps. These infos are never destructed by the library.
     let rc = unsafe { (l.server_init)(&mut module, ci.as_mut_ptr(), ci.len()) };
     check(rc)?;

@@ -400,6 +400,35 @@ pub enum Call {
     },
     /// `PMIx_server_finalize`.
     ServerFinalize,
+
+    // ---- calls of the vector's tool (`proc = "tool"`), resolved by
+    // [`crate::tool_api::resolve`] ----
+    /// `PMIx_tool_init`.
+    ToolInit {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_tool_finalize`.
+    ToolFinalize,
+    /// `PMIx_tool_connect_to_server` (deprecated in v5.0 for `attach_to_server`).
+    ToolConnectToServer {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_tool_attach_to_server`: the value is the server's identifier (`PMIX_PROC`).
+    ToolAttachToServer {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_tool_set_server` to the server the tool attached to last (or its first).
+    ToolSetServer {
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
+    /// `PMIx_tool_get_servers`: the value is the servers, a `PMIX_PROC` array.
+    ToolGetServers,
+    /// `PMIx_tool_disconnect` from the server the tool attached to last (or its first).
+    ToolDisconnect,
 }
 
 /// One query of `PMIx_Query_info`: keys and qualifiers.
@@ -519,6 +548,13 @@ impl Call {
             Call::ServerGenerateCpusetString { .. } => "server_generate_cpuset_string",
             Call::RegisterAttributes { .. } => "register_attributes",
             Call::ServerFinalize => "server_finalize",
+            Call::ToolInit { .. } => "tool_init",
+            Call::ToolFinalize => "tool_finalize",
+            Call::ToolConnectToServer { .. } => "tool_connect_to_server",
+            Call::ToolAttachToServer { .. } => "tool_attach_to_server",
+            Call::ToolSetServer { .. } => "tool_set_server",
+            Call::ToolGetServers => "tool_get_servers",
+            Call::ToolDisconnect => "tool_disconnect",
         }
     }
 
@@ -640,8 +676,20 @@ impl Call {
             Call::ServerGenerateCpusetString { .. } => "PMIx_server_generate_cpuset_string",
             Call::RegisterAttributes { .. } => "PMIx_Register_attributes",
             Call::ServerFinalize => "PMIx_server_finalize",
+            Call::ToolInit { .. } => "PMIx_tool_init",
+            Call::ToolFinalize => "PMIx_tool_finalize",
+            Call::ToolConnectToServer { .. } => "PMIx_tool_connect_to_server",
+            Call::ToolAttachToServer { .. } => "PMIx_tool_attach_to_server",
+            Call::ToolSetServer { .. } => "PMIx_tool_set_server",
+            Call::ToolGetServers => "PMIx_tool_get_servers",
+            Call::ToolDisconnect => "PMIx_tool_disconnect",
             Call::Await { .. } | Call::Vanish | Call::Events { .. } => return None,
         })
+    }
+
+    /// Whether the vector's tool makes the call (`proc = "tool"`).
+    pub fn by_tool(&self) -> bool {
+        self.name().starts_with("tool_")
     }
 
     /// Whether a node's server makes the call (`proc = "server:NODE"`).
@@ -704,7 +752,10 @@ impl Call {
             | Call::GeneratePpn { .. }
             | Call::ServerGenerateLocalityString { .. }
             | Call::ServerGenerateCpusetString { .. }
-            | Call::ServerFinalize => {}
+            | Call::ServerFinalize
+            | Call::ToolFinalize
+            | Call::ToolGetServers
+            | Call::ToolDisconnect => {}
             Call::RegisterAttributes { attributes, .. } => attributes.iter().for_each(|k| key(k)),
             Call::RegisterEventHandler { info, .. }
             | Call::NotifyEvent { info, .. }
@@ -729,7 +780,11 @@ impl Call {
             | Call::ServerCollectInventory { info }
             | Call::ServerDeliverInventory { info }
             | Call::ServerRegisterResources { info }
-            | Call::ServerDeregisterResources { info } => info.iter().for_each(|i| key(&i.key)),
+            | Call::ServerDeregisterResources { info }
+            | Call::ToolInit { info }
+            | Call::ToolConnectToServer { info }
+            | Call::ToolAttachToServer { info }
+            | Call::ToolSetServer { info } => info.iter().for_each(|i| key(&i.key)),
             Call::JobControl { directives, .. } => directives.iter().for_each(|i| key(&i.key)),
             Call::Log {
                 data, directives, ..
@@ -802,6 +857,7 @@ impl Call {
             }
             Call::Commit | Call::Await { .. } | Call::Finalize | Call::Vanish => Ok(()),
             _ if self.by_server() => crate::server_api::resolve(self, nspace).map(|_| ()),
+            _ if self.by_tool() => crate::tool_api::resolve(self, nspace).map(|_| ()),
             _ => crate::api::resolve(self, nspace, 0).map(|_| ()),
         }
     }

@@ -220,10 +220,14 @@ pub struct Step {
 /// The caller id of the server of the vector's node number `i` is `SERVER_CALLER + i`.
 pub const SERVER_CALLER: u32 = 0xFFFF_0000;
 
-/// How a caller is named in reports: `rank 3`, `server of node #0`.
+/// The caller id of the vector's tool.
+pub const TOOL_CALLER: u32 = 0xFFFE_0000;
+
+/// How a caller is named in reports: `rank 3`, `server of node #0`, `tool`.
 pub fn caller_name(id: u32) -> String {
     match id.checked_sub(SERVER_CALLER) {
         Some(node) => format!("server of node #{node}"),
+        None if id == TOOL_CALLER => "tool".to_owned(),
         None => format!("rank {id}"),
     }
 }
@@ -438,11 +442,29 @@ impl Vector {
         if let Some(i) = self.server_of(s) {
             return vec![SERVER_CALLER + u32::try_from(i).unwrap_or(0)];
         }
+        if self.by_tool(s) {
+            return vec![TOOL_CALLER];
+        }
         match &s.by {
             Callers::One(r) => vec![*r],
             Callers::Many(v) => v.clone(),
             Callers::All(_) => self.started(),
         }
+    }
+
+    /// Whether the vector's tool makes the step's call (`proc = "tool"`).
+    pub fn by_tool(&self, s: &Step) -> bool {
+        matches!(&s.by, Callers::All(a) if a == "tool")
+    }
+
+    /// The values saved before the first step: each node's server URI (`uri_NODE`), for a
+    /// tool to connect with.
+    pub fn preset_names(&self) -> Vec<String> {
+        self.setup
+            .nodes
+            .iter()
+            .map(|n| crate::tool_api::uri_name(&n.name))
+            .collect()
     }
 
     /// The index of the node whose server makes the step's call (`proc = "server:NODE"`).
@@ -510,16 +532,24 @@ impl Vector {
         }
         let mut handles: Vec<&str> = Vec::new();
         let mut handlers: Vec<&str> = Vec::new();
-        let mut saves: Vec<String> = Vec::new();
+        let mut saves: Vec<String> = self.preset_names();
         for (n, s) in self.steps.iter().enumerate() {
             let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
             if let Callers::All(a) = &s.by
                 && a != "all"
                 && self.server_of(s).is_none()
+                && !self.by_tool(s)
             {
                 return Err(at(format!(
-                    "field `proc`: \"{a}\" is neither a rank, \"all\" nor \"server:NODE\" of a node"
+                    "field `proc`: \"{a}\" is neither a rank, \"all\", \"tool\" nor \"server:NODE\" of a node"
                 )));
+            }
+            if self.by_tool(s) != s.call.by_tool() {
+                return Err(at(if s.call.by_tool() {
+                    "field `proc`: a tool's call is made by \"tool\"".into()
+                } else {
+                    "field `proc`: the tool makes only the calls of a tool".into()
+                }));
             }
             if self.server_of(s).is_some() != s.call.by_server() {
                 return Err(at(if s.call.by_server() {
@@ -528,7 +558,7 @@ impl Vector {
                     "field `proc`: a server makes only the calls of a server".into()
                 }));
             }
-            if self.server_of(s).is_none() {
+            if self.server_of(s).is_none() && !self.by_tool(s) {
                 for r in self.callers(s) {
                     if !self.started().contains(&r) {
                         return Err(at(format!("field `proc`: rank {r} does not run a client")));
@@ -576,7 +606,7 @@ impl Vector {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
             }
             if let Some(h) = &s.start {
-                if self.callers(s).len() != 1 || self.server_of(s).is_some() {
+                if self.callers(s).len() != 1 || self.server_of(s).is_some() || self.by_tool(s) {
                     return Err(at(
                         "field `start`: a started call belongs to one caller".into()
                     ));
@@ -918,6 +948,12 @@ locality2 = "$here"
             e.contains("step 2") && e.contains("only the calls of a server"),
             "{e}"
         );
+        let tool = "[[step]]\nproc = \"tool\"\ncall = \"tool_init\"\ninfo = [{ key = \"PMIX_SERVER_URI\", value = { string = \"$uri_n0\" } }]\n";
+        let v = parse(&format!("{SERVER_STEPS}{tool}")).unwrap();
+        assert!(v.by_tool(&v.steps[2]));
+        assert_eq!(v.callers(&v.steps[2]), vec![TOOL_CALLER]);
+        let e = parse(&format!("{SERVER_STEPS}{}", tool.replace("\"tool\"", "0"))).unwrap_err();
+        assert!(e.contains("step 3") && e.contains("\"tool\""), "{e}");
         let unsaved = SERVER_STEPS.replace("save = \"here\"", "");
         let e = parse(&unsaved).unwrap_err();
         assert!(

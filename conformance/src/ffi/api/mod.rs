@@ -18,8 +18,10 @@ use pmix::model::{Cpuset, Locality};
 mod completion;
 mod entry;
 mod server_calls;
+mod tool_calls;
 
 pub use server_calls::run_server;
+pub use tool_calls::run_tool;
 
 use super::*;
 use crate::api::{ApiCall, ApiOutput, sorted_nodes, sorted_procs};
