@@ -8,8 +8,11 @@
 //! - [`rust_target`] runs a vector in-process on this project's crate: one server per node,
 //!   a host between them, a client per rank;
 //! - [`libpmix_target`] runs it on any `libpmix.so`: a server process per node and a client
-//!   process per rank ([`libpmix_child`]), each loading the library through [`ffi`]; and the
-//!   pairings, with this crate's servers or clients on one side;
+//!   process per rank ([`libpmix_child`]), each loading the library through [`ffi`] and
+//!   speaking the line protocol of [`pipes`]; and the pairings, with this crate's servers or
+//!   clients on one side;
+//! - [`api`], [`server_api`] and [`tool_api`] resolve the calls of a rank, a node's server
+//!   and the vector's tool, and run them on this crate;
 //!   [`runner`] picks the target and adds the timeout;
 //! - [`outcome`] judges each step against the standard's expectation;
 //! - [`report`] and [`coverage`] write the matrix, diffs, JUnit, JSON and the coverage table.
@@ -28,6 +31,7 @@ pub mod inventory;
 pub mod libpmix_child;
 pub mod libpmix_target;
 pub mod outcome;
+pub mod pipes;
 pub mod report;
 pub mod runner;
 pub mod rust_target;

@@ -19,7 +19,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 use crate::api::{ApiCall, ApiOutput, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers, uid_gid};
 use crate::runner::Problem;
-use crate::vector::{Call, Step, Vector, record_saved, with_saved};
+use crate::vector::{Call, Step, Vector, record_saved};
 
 /// What one caller got from one step.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,10 +79,7 @@ where
         .map(|n| (n, String::new()))
         .collect();
     for (n, written) in v.steps.iter().enumerate() {
-        let step = &Step {
-            call: with_saved(&written.call, &saved)?,
-            ..written.clone()
-        };
+        let step = &written.with_saved(&saved)?;
         let callers = v.callers(step);
         let result = match &step.call {
             // This crate has no tool side yet.
@@ -92,8 +89,7 @@ where
                 .collect(),
             _ if v.server_of(step).is_some() => {
                 let server = &cluster.servers[v.server_of(step).unwrap_or(0)];
-                let call = crate::server_api::resolve(&step.call, &v.setup.nspace)?;
-                let o = crate::server_api::run_rust(server, call).await;
+                let o = crate::server_api::run_step(server, &step.call, &v.setup.nspace).await?;
                 callers.iter().map(|c| (*c, o.clone().into())).collect()
             }
             _ if step.start.is_some() => {

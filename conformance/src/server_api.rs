@@ -98,11 +98,12 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ServerCall, String> {
     };
     // A server is no process of the job: `self` has no meaning here, rank 0 stands in.
     let proc = |t: &TargetSpec| t.to_proc(nspace, Rank(0));
-    let ns = |n: &Option<String>| -> Result<String, String> {
-        let n = n.as_deref().unwrap_or(nspace);
+    let named = |n: &str| -> Result<String, String> {
         Nspace::new(n).map_err(|e| format!("field `nspace`: {e}"))?;
         Ok(n.to_owned())
     };
+    // Absent: the vector's job.
+    let ns = |n: &Option<String>| named(n.as_deref().unwrap_or(nspace));
     let cpus = |c: &str| -> Result<String, String> {
         let ok = !c.is_empty()
             && c.chars()
@@ -121,13 +122,13 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ServerCall, String> {
             nlocal,
             info,
         } => ServerCall::RegisterNspace {
-            nspace: ns(&Some(n.clone()))?,
+            nspace: named(n)?,
             nlocal: *nlocal,
             info: infos(info)?,
         },
-        Call::ServerDeregisterNspace { nspace: n } => ServerCall::DeregisterNspace {
-            nspace: ns(&Some(n.clone()))?,
-        },
+        Call::ServerDeregisterNspace { nspace: n } => {
+            ServerCall::DeregisterNspace { nspace: named(n)? }
+        }
         Call::ServerRegisterClient { target } => ServerCall::RegisterClient {
             proc: proc(target)?,
         },
@@ -211,6 +212,11 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ServerCall, String> {
         Call::ServerFinalize => ServerCall::Finalize,
         other => return Err(format!("`{}` is not a call of a server", other.name())),
     })
+}
+
+/// Resolve a server step's call and run it on this crate's server.
+pub async fn run_step(server: &Server, call: &Call, nspace: &str) -> Result<ApiOutput, String> {
+    Ok(run_rust(server, resolve(call, nspace)?).await)
 }
 
 /// Run `call` on this crate's server. What the crate lacks answers `PMIX_ERR_NOT_SUPPORTED`

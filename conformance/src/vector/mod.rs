@@ -21,8 +21,8 @@ mod call;
 mod saved;
 mod value;
 pub use call::{AppSpec, Call, QuerySpec};
+pub use saved::record_saved;
 use saved::saved_refs;
-pub use saved::{record_saved, with_saved};
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
 
 /// A vector file, as written.

@@ -27,7 +27,7 @@ pub(super) fn saved_refs(call: &Call) -> Vec<String> {
 }
 
 /// `call` with every `"$NAME"` replaced by the value saved under NAME.
-pub fn with_saved(call: &Call, saved: &BTreeMap<String, String>) -> Result<Call, String> {
+fn with_saved(call: &Call, saved: &BTreeMap<String, String>) -> Result<Call, String> {
     fn walk(v: &mut serde_json::Value, saved: &BTreeMap<String, String>) -> Result<(), String> {
         match v {
             serde_json::Value::String(s) if s.len() > 1 && s.starts_with('$') => {
@@ -56,6 +56,16 @@ pub fn with_saved(call: &Call, saved: &BTreeMap<String, String>) -> Result<Call,
     let mut v = serde_json::to_value(call).map_err(|e| e.to_string())?;
     walk(&mut v, saved)?;
     serde_json::from_value(v).map_err(|e| e.to_string())
+}
+
+impl Step {
+    /// The step with every `"$NAME"` of its call replaced by the value saved under NAME.
+    pub fn with_saved(&self, saved: &BTreeMap<String, String>) -> Result<Step, String> {
+        Ok(Step {
+            call: with_saved(&self.call, saved)?,
+            ..self.clone()
+        })
+    }
 }
 
 /// Keep the value of a step with `save` (a string) for the steps after it.

@@ -110,14 +110,12 @@ pub(super) unsafe extern "C" fn info_done(
     release: Option<ReleaseCb>,
     release_cbdata: *mut c_void,
 ) {
-    let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
-    if let Some(r) = release {
-        // SAFETY: the library's release callback with its own data, once.
-        unsafe { r(release_cbdata) };
-    }
-    // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
-    let slot = unsafe { take::<ApiOutput>(cbdata) };
-    slot.put(with_results(Status(status), results));
+    finish_info(status, info, ninfo, cbdata, || {
+        if let Some(r) = release {
+            // SAFETY: the library's release callback with its own data, once.
+            unsafe { r(release_cbdata) };
+        }
+    });
 }
 
 /// The callback of `PMIx_server_setup_application` (`pmix_setup_application_cbfunc_t`): like
@@ -130,11 +128,25 @@ pub(super) unsafe extern "C" fn setup_app_done(
     release: Option<OpCb>,
     release_cbdata: *mut c_void,
 ) {
+    finish_info(status, info, ninfo, cbdata, || {
+        if let Some(r) = release {
+            // SAFETY: the library's release callback with its own data, once.
+            unsafe { r(PMIX_SUCCESS, release_cbdata) };
+        }
+    });
+}
+
+/// Read the infos a callback was handed, let the library release them, and fill the
+/// waiting caller's slot (`cbdata`, a `Slot<ApiOutput>`).
+fn finish_info(
+    status: i32,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release: impl FnOnce(),
+) {
     let results = ready().and_then(|l| l.infos_from_c(info, ninfo));
-    if let Some(r) = release {
-        // SAFETY: the library's release callback with its own data, once.
-        unsafe { r(PMIX_SUCCESS, release_cbdata) };
-    }
+    release();
     // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
     let slot = unsafe { take::<ApiOutput>(cbdata) };
     slot.put(with_results(Status(status), results));
