@@ -30,10 +30,25 @@ pub fn covered(vectors: &[Vector]) -> Covered {
         c.rules.extend(v.rules.iter().cloned());
         c.apis.extend(v.apis.iter().cloned());
         for s in &v.steps {
+            let used = s.call.attributes();
             if let Some(api) = s.call.api() {
                 c.apis.insert(api.to_owned());
+                for a in &used {
+                    c.pairs.insert((api.to_owned(), a.clone()));
+                }
             }
-            c.attributes.extend(s.call.attributes());
+            c.attributes.extend(used);
+        }
+        let mut registered = Vec::new();
+        if let Ok(infos) = crate::cluster::registration(v) {
+            registered.extend(infos);
+        }
+        for job in &v.setup.jobs {
+            registered.extend(job.info.iter().filter_map(|i| i.to_info(&job.nspace).ok()));
+        }
+        for name in nested_names(&registered) {
+            c.pairs
+                .insert(("PMIx_server_register_nspace".to_owned(), name.to_owned()));
         }
         let jobs = v.setup.jobs.iter().flat_map(|j| &j.info);
         for i in v.setup.info.iter().chain(jobs) {
@@ -43,6 +58,25 @@ pub fn covered(vectors: &[Vector]) -> Covered {
         }
     }
     c
+}
+
+/// The attribute names of `infos` and of the infos nested in their arrays.
+fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&pmix::model::Info> = infos.iter().collect();
+    while let Some(i) = stack.pop() {
+        if let Some(d) = pmix::model::attr::by_key(i.key.as_str()) {
+            out.push(d.name);
+        }
+        if let pmix::model::Value::DataArray(a) = &i.value {
+            for e in &a.elements {
+                if let pmix::model::Value::Info(inner) = e {
+                    stack.push(inner);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Counts per outcome label, in a fixed order.
@@ -151,10 +185,21 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
         }
     }
     out.push_str("\n## Coverage\n\n");
-    out.push_str(&coverage::markdown(&coverage::table(
-        inventory,
-        &covered(vectors),
-    )));
+    let c = covered(vectors);
+    out.push_str(&coverage::markdown(&coverage::table(inventory, &c)));
+    let std = inventory.standard(crate::inventory::Version::V5_0);
+    let (hit, all) = coverage::required_pairs(std, &c);
+    let missing: Vec<String> = all
+        .difference(&hit)
+        .map(|(api, a)| format!("`{api}` + `{a}`"))
+        .collect();
+    if !missing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nRequired attributes of v5.0 not yet passed to their API by any vector: {}.",
+            missing.join(", ")
+        );
+    }
     out
 }
 
@@ -347,6 +392,8 @@ pub fn json(rows: &[Row], vectors: &[Vector]) -> String {
         covered_rules: Vec<String>,
         covered_apis: Vec<String>,
         covered_attributes: Vec<String>,
+        /// (API, attribute): an attribute passed to an API.
+        covered_pairs: Vec<(String, String)>,
         results: &'a [Row],
     }
     let c = covered(vectors);
@@ -355,6 +402,7 @@ pub fn json(rows: &[Row], vectors: &[Vector]) -> String {
         covered_rules: c.rules.into_iter().collect(),
         covered_apis: c.apis.into_iter().collect(),
         covered_attributes: c.attributes.into_iter().collect(),
+        covered_pairs: c.pairs.into_iter().collect(),
         results: rows,
     })
     .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

@@ -715,14 +715,14 @@ impl Call {
             Call::Put { key: k, .. } | Call::StoreInternal { key: k, .. } => key(k),
             Call::Get { key: k, info, .. } => {
                 key(k);
-                info.iter().for_each(|i| key(&i.key));
+                info.iter().flat_map(InfoSpec::keys).for_each(&mut key);
             }
             Call::Fence { info, .. } | Call::Publish { info, .. } => {
-                info.iter().for_each(|i| key(&i.key));
+                info.iter().flat_map(InfoSpec::keys).for_each(&mut key);
             }
             Call::Lookup { keys, info, .. } | Call::Unpublish { keys, info, .. } => {
                 keys.iter().for_each(|k| key(k));
-                info.iter().for_each(|i| key(&i.key));
+                info.iter().flat_map(InfoSpec::keys).for_each(&mut key);
             }
             Call::Abort { .. }
             | Call::Commit
@@ -784,12 +784,20 @@ impl Call {
             | Call::ToolInit { info }
             | Call::ToolConnectToServer { info }
             | Call::ToolAttachToServer { info }
-            | Call::ToolSetServer { info } => info.iter().for_each(|i| key(&i.key)),
-            Call::JobControl { directives, .. } => directives.iter().for_each(|i| key(&i.key)),
+            | Call::ToolSetServer { info } => {
+                info.iter().flat_map(InfoSpec::keys).for_each(&mut key)
+            }
+            Call::JobControl { directives, .. } => directives
+                .iter()
+                .flat_map(InfoSpec::keys)
+                .for_each(&mut key),
             Call::Log {
                 data, directives, ..
             } => {
-                data.iter().chain(directives).for_each(|i| key(&i.key));
+                data.iter()
+                    .chain(directives)
+                    .flat_map(InfoSpec::keys)
+                    .for_each(&mut key);
             }
             Call::ProcessMonitor {
                 monitor,
@@ -797,16 +805,23 @@ impl Call {
                 ..
             } => std::iter::once(monitor)
                 .chain(directives)
-                .for_each(|i| key(&i.key)),
+                .flat_map(InfoSpec::keys)
+                .for_each(&mut key),
             Call::Query { queries, .. } => {
                 for q in queries {
                     q.keys.iter().for_each(|k| key(k));
-                    q.qualifiers.iter().for_each(|i| key(&i.key));
+                    q.qualifiers
+                        .iter()
+                        .flat_map(InfoSpec::keys)
+                        .for_each(&mut key);
                 }
             }
             Call::Spawn { job_info, apps, .. } => {
-                job_info.iter().for_each(|i| key(&i.key));
-                apps.iter().flat_map(|a| &a.info).for_each(|i| key(&i.key));
+                job_info.iter().flat_map(InfoSpec::keys).for_each(&mut key);
+                apps.iter()
+                    .flat_map(|a| &a.info)
+                    .flat_map(InfoSpec::keys)
+                    .for_each(&mut key);
             }
         }
         out

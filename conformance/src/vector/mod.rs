@@ -730,6 +730,26 @@ impl TargetSpec {
 }
 
 impl InfoSpec {
+    /// The info's key and the keys of the infos nested in its value (an info array, or a
+    /// data array of infos), depth first.
+    pub fn keys(&self) -> Vec<&str> {
+        let mut out = vec![self.key.as_str()];
+        let mut stack = vec![&self.value];
+        while let Some(v) = stack.pop() {
+            match v {
+                ValueSpec::InfoArray(infos) => {
+                    for i in infos {
+                        out.push(&i.key);
+                        stack.push(&i.value);
+                    }
+                }
+                ValueSpec::Array(a) => stack.extend(&a.items),
+                _ => {}
+            }
+        }
+        out
+    }
+
     pub fn to_info(&self, nspace: &str) -> Result<Info, String> {
         let key = key_string(&self.key)?;
         let mut info = Info::with_key(&key, self.value.to_value(nspace)?)
