@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
+use super::config::ServerConfig;
 use super::core::{Action, ConnId, HostCall, HostResult, ServerCore};
 use super::env;
 use super::host::Host;
@@ -24,41 +25,6 @@ pub const SERVER_VERSION: &str = "4.2.2";
 
 /// How long a new connection may take to send its connect message.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How a server is set up.
-#[derive(Clone, Debug)]
-pub struct ServerConfig {
-    /// The server's own identifier (clients see it in the URI).
-    pub id: Proc,
-    /// A directory private to this server (its Unix socket lives there).
-    pub tmpdir: PathBuf,
-    /// The node's name (`PMIX_HOSTNAME`).
-    pub hostname: String,
-    /// Listen on TCP loopback (what OpenPMIx clients need).
-    pub tcp: bool,
-    /// Listen on a Unix socket in `tmpdir` as well.
-    pub unix_socket: bool,
-    /// Write the rendezvous files OpenPMIx tools search for (`PMIX_SERVER_TOOL_SUPPORT`):
-    /// `pmix.<host>.tool.<pid>` and `pmix.<host>.tool.<server nspace>` in `tmpdir`, holding
-    /// the URI, version, pid and `uid:gid`. Removed when the server stops.
-    pub tool_rendezvous: bool,
-}
-
-impl ServerConfig {
-    /// A server named after this process, on TCP loopback and a Unix socket in `tmpdir`.
-    pub fn new(tmpdir: PathBuf, hostname: String) -> Self {
-        let id = Proc::try_new(&format!("pmix-rs-server.{}", std::process::id()), 0)
-            .expect("a short ASCII namespace is valid");
-        ServerConfig {
-            id,
-            tmpdir,
-            hostname,
-            tcp: true,
-            unix_socket: true,
-            tool_rendezvous: false,
-        }
-    }
-}
 
 enum Event {
     Connect {
@@ -165,6 +131,14 @@ impl Server {
                 write_rendezvous(&path, &uri).map_err(io_err)?;
                 server.rendezvous.push(path);
             }
+        }
+        if server.config.system_rendezvous
+            && let Some(uri) = server.uri()
+        {
+            let path =
+                (server.config.system_tmpdir).join(format!("pmix.sys.{}", server.config.hostname));
+            write_rendezvous(&path, &uri).map_err(io_err)?;
+            server.rendezvous.push(path);
         }
         Ok(server)
     }

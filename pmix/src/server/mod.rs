@@ -12,6 +12,8 @@
 //!                                  timers (spawned)       ◄────────┘
 //! ```
 
+#[cfg(feature = "runtime")]
+mod config;
 pub mod core;
 pub mod env;
 pub mod fence;
@@ -24,6 +26,8 @@ mod driver;
 pub mod host;
 
 #[cfg(feature = "runtime")]
-pub use driver::{SERVER_VERSION, Server, ServerConfig};
+pub use config::{Roles, ServerConfig};
+#[cfg(feature = "runtime")]
+pub use driver::{SERVER_VERSION, Server};
 #[cfg(feature = "runtime")]
 pub use host::{Host, NoHost};
