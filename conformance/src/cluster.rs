@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -273,6 +274,33 @@ impl Host for ClusterHost {
     }
 }
 
+/// What the host passes `node`'s `PMIx_server_init`: the harness's own server identity
+/// (`vserver-NODE`, rank 0), its temporary directory `tmpdir` as both the server's and the
+/// system's, the node's name as `PMIX_HOSTNAME`, then the vector's `setup.server_info` (a key
+/// given there replaces the harness's).
+pub fn server_init_info(v: &Vector, node: &str, tmpdir: &Path) -> Result<Vec<Info>, String> {
+    let tmpdir = tmpdir.display().to_string();
+    let mut out = vec![
+        info(
+            attr::SERVER_TMPDIR.wire_key(),
+            Value::string(tmpdir.clone()),
+        ),
+        info(attr::SYSTEM_TMPDIR.wire_key(), Value::string(tmpdir)),
+        info(
+            attr::SERVER_NSPACE.wire_key(),
+            Value::string(format!("vserver-{node}")),
+        ),
+        info(attr::SERVER_RANK.wire_key(), Value::Rank(Rank(0))),
+        info(attr::HOSTNAME.wire_key(), Value::string(node.to_owned())),
+    ];
+    for i in &v.setup.server_info {
+        let i = i.to_info(&v.setup.nspace)?;
+        out.retain(|o| o.key != i.key);
+        out.push(i);
+    }
+    Ok(out)
+}
+
 /// Start this crate's server for every node of the vector, in this process, with the job and
 /// its ranks registered, and make them the cluster's node servers. `dir` gives a node's
 /// temporary directory; `tcp` makes each listen on TCP loopback (what OpenPMIx clients use).
@@ -289,9 +317,10 @@ pub async fn start_rust_servers(
     let (uid, gid) = uid_gid();
     let mut servers = Vec::new();
     for (i, node) in v.setup.nodes.iter().enumerate() {
-        let mut config = ServerConfig::new(dir(&node.name)?, node.name.clone());
-        config.id =
-            Proc::try_new(&format!("vserver-{}", node.name), 0).map_err(|e| e.to_string())?;
+        let init = server_init_info(v, &node.name, &dir(&node.name)?)?;
+        let mut config = ServerConfig::from_info(&init).map_err(|(status, e)| {
+            Problem::Refused(format!("server of {} ({status:?}): {e}", node.name))
+        })?;
         config.tcp = tcp;
         config.unix_socket = false;
         let host = ClusterHost {

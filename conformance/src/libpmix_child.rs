@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pmix::model::{Info, PData, Proc, Rank, Scope, Status, Value, attr};
+use pmix::model::{Info, PData, Proc, Rank, Scope, Status, Value};
 
 use crate::api::{ApiCall, ApiOutput};
 use crate::cluster::lock;
@@ -56,13 +56,12 @@ pub fn node_main(lib: &str) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let Ok(ToNode::Setup {
-        node,
         nspace,
         info,
         ranks,
         uid,
         gid,
-        tmpdir,
+        server_info,
         caps,
         jobs,
     }) = serde_json::from_str::<ToNode>(&first)
@@ -87,22 +86,14 @@ pub fn node_main(lib: &str) -> ExitCode {
             );
         })
     };
-    let server_info = [
-        (attr::SERVER_TMPDIR.wire_key(), tmpdir.clone()),
-        (attr::SYSTEM_TMPDIR.wire_key(), tmpdir),
-        (attr::SERVER_NSPACE.wire_key(), format!("vserver-{node}")),
-        (attr::HOSTNAME.wire_key(), node),
-    ];
-    let server_info: Vec<Info> = server_info
-        .into_iter()
-        .filter_map(|(k, v)| Info::with_key(k, v).ok())
-        .collect();
     let caps = ffi::HostCaps {
         fence: caps.0,
         direct_modex: caps.1,
         publish: caps.2,
     };
     let setup = (|| -> Result<BTreeMap<u32, BTreeMap<String, String>>, (Status, String)> {
+        let server_info: Vec<Info> = unpack_list(&server_info)
+            .map_err(|e| (Status::ERR_BAD_PARAM, format!("server infos: {e}")))?;
         ffi::server_init(&server_info, caps, host).map_err(|s| (s, "PMIx_server_init".into()))?;
         let info: Vec<Info> =
             unpack_list(&info).map_err(|e| (Status::ERR_BAD_PARAM, format!("infos: {e}")))?;

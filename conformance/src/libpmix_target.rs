@@ -36,7 +36,7 @@ use crate::cluster::{
 };
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
-use crate::vector::{Call, Step, Vector, record_saved};
+use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
 
 pub use crate::pipes::*;
 
@@ -122,7 +122,7 @@ where
         procs.insert(r, ClientProc::start(exe, &client_args, r, env).await?);
     }
 
-    let mut saved = server_uris(v, &envs, &rust_servers);
+    let mut saved = presets(v, &envs, &rust_servers, &nodes, &tmp.0);
     let mut tool: Option<ClientProc> = None;
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
@@ -267,13 +267,12 @@ async fn c_nodes(
         let dir = tmp.join(&spec.name);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         n.handle.send(&ToNode::Setup {
-            node: spec.name.clone(),
             nspace: v.setup.nspace.clone(),
             info: info.clone(),
             ranks: spec.ranks.clone(),
             uid,
             gid,
-            tmpdir: dir.display().to_string(),
+            server_info: pack_list(&crate::cluster::server_init_info(v, &spec.name, &dir)?),
             caps: (
                 v.setup.host.fence,
                 v.setup.host.direct_modex,
@@ -331,15 +330,18 @@ async fn rust_nodes(
 /// The environment of each rank.
 type Envs = BTreeMap<u32, BTreeMap<String, String>>;
 
-/// Each node's server URI, saved as `uri_NODE` for the steps of a tool: this crate's
-/// server's, or what a library server's `setup_fork` gave the node's first rank (the newest
-/// of OpenPMIx's `PMIX_SERVER_URI*` variables); empty when the node has no rank to ask.
-fn server_uris(
+/// What is saved for each node before the first step (see [`node_presets`]): the URI of its
+/// server, this crate's or what a library server's `setup_fork` gave the node's first rank
+/// (the newest of OpenPMIx's `PMIX_SERVER_URI*` variables; empty when the node has no rank
+/// to ask), the node's temporary directory, and the pid of the process that runs the server.
+fn presets(
     v: &Vector,
     envs: &Envs,
     rust_servers: &[Arc<pmix::server::Server>],
-) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
+    nodes: &[NodeProc],
+    tmp: &Path,
+) -> Saved {
+    let mut out = Saved::new();
     for (i, node) in v.setup.nodes.iter().enumerate() {
         let from_env = || {
             let env = envs.get(node.ranks.first()?)?;
@@ -352,14 +354,16 @@ fn server_uris(
             .iter()
             .find_map(|k| env.get(*k).cloned())
         };
-        let uri = match rust_servers.get(i) {
-            Some(s) => s.uri(),
-            None => from_env(),
+        let (uri, pid) = match rust_servers.get(i) {
+            Some(s) => (s.uri(), Some(std::process::id())),
+            None => (from_env(), nodes.get(i).and_then(|n| n.child.id())),
         };
-        out.insert(
-            crate::tool_api::uri_name(&node.name),
-            uri.unwrap_or_default(),
-        );
+        out.extend(node_presets(
+            &node.name,
+            &uri.unwrap_or_default(),
+            &tmp.join(&node.name).display().to_string(),
+            pid.unwrap_or(0),
+        ));
     }
     out
 }

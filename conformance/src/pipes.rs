@@ -19,14 +19,14 @@ pub type ProcId = (String, u32);
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToNode {
     Setup {
-        node: String,
         nspace: String,
         /// The registration's infos, packed.
         info: Vec<u8>,
         ranks: Vec<u32>,
         uid: u32,
         gid: u32,
-        tmpdir: String,
+        /// The infos of `PMIx_server_init`, packed.
+        server_info: Vec<u8>,
         /// The upcalls the host provides: fence, direct modex, publish/lookup/unpublish.
         caps: (bool, bool, bool),
         /// Other jobs to register (no local processes): namespace and packed infos.

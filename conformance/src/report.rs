@@ -50,6 +50,14 @@ pub fn covered(vectors: &[Vector]) -> Covered {
             c.pairs
                 .insert(("PMIx_server_register_nspace".to_owned(), name.to_owned()));
         }
+        // Every node's server is initialised with the harness's infos and the vector's.
+        if let Ok(infos) = crate::cluster::server_init_info(v, "n", std::path::Path::new("/")) {
+            for name in nested_names(&infos) {
+                c.pairs
+                    .insert(("PMIx_server_init".to_owned(), name.to_owned()));
+                c.attributes.insert(name.to_owned());
+            }
+        }
         let jobs = v.setup.jobs.iter().flat_map(|j| &j.info);
         for i in v.setup.info.iter().chain(jobs) {
             if pmix::model::attr::by_name(&i.key).is_some() {

@@ -19,7 +19,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 use crate::api::{ApiCall, ApiOutput, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers, uid_gid};
 use crate::runner::Problem;
-use crate::vector::{Call, Step, Vector, record_saved};
+use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
 
 /// What one caller got from one step.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,11 +73,11 @@ where
     }
     let mut handles: BTreeMap<String, (u32, Started)> = BTreeMap::new();
     // A tool finds no server to connect to in-process: the URIs are empty.
-    let mut saved: BTreeMap<String, String> = v
-        .preset_names()
-        .into_iter()
-        .map(|n| (n, String::new()))
-        .collect();
+    let tmpdir = std::env::temp_dir().display().to_string();
+    let mut saved = Saved::new();
+    for node in &v.setup.nodes {
+        saved.extend(node_presets(&node.name, "", &tmpdir, std::process::id()));
+    }
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
         let callers = v.callers(step);

@@ -41,8 +41,3 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
         other => return Err(format!("`{}` is not a call of a tool", other.name())),
     })
 }
-
-/// The name under which a node's server URI is saved before the first step: `uri_NODE`.
-pub fn uri_name(node: &str) -> String {
-    format!("uri_{node}")
-}

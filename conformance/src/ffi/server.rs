@@ -335,8 +335,8 @@ pub struct HostCaps {
 }
 
 /// Infos built by hand, for the calls made before the library can unpack (server and tool
-/// init): strings, booleans, 32-bit integers and ranks. The strings the infos point to are
-/// returned with them and must outlive them.
+/// init): strings, booleans, 32-bit integers, pids, ranks, NULL pointers and flags with no
+/// value. The strings the infos point to are returned with them and must outlive them.
 pub(super) fn plain_infos(info: &[Info]) -> Result<(Vec<CString>, Vec<CInfo>), Status> {
     let mut strings = Vec::new();
     let mut out = Vec::new();
@@ -364,6 +364,21 @@ pub(super) fn plain_infos(info: &[Info]) -> Result<(Vec<CString>, Vec<CInfo>), S
                 c.value.vtype = DataType::PROC_RANK.0;
                 c.value.data[0] = u64::from(r.0);
             }
+            Value::Pid(p) => {
+                c.value.vtype = DataType::PID.0;
+                c.value.data[0] = u64::from(p.cast_unsigned());
+            }
+            Value::Int32(n) | Value::Int(n) => {
+                c.value.vtype = if matches!(i.value, Value::Int(_)) {
+                    DataType::INT.0
+                } else {
+                    DataType::INT32.0
+                };
+                c.value.data[0] = u64::from(n.cast_unsigned());
+            }
+            Value::Undef => c.value.vtype = DataType::UNDEF.0,
+            // No address crosses processes: the library gets NULL (`data` stays zero).
+            Value::Pointer(_) => c.value.vtype = DataType::POINTER.0,
             _ => return Err(Status::ERR_BAD_PARAM),
         }
         out.push(c);

@@ -21,8 +21,8 @@ mod call;
 mod saved;
 mod value;
 pub use call::{AppSpec, Call, QuerySpec};
-pub use saved::record_saved;
 use saved::saved_refs;
+pub use saved::{Saved, record_saved};
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
 
 /// A vector file, as written.
@@ -93,6 +93,11 @@ pub struct Setup {
     /// about.
     #[serde(default, rename = "job")]
     pub jobs: Vec<JobSetup>,
+    /// What the host passes every node's `PMIx_server_init`, beyond the harness's own
+    /// (`PMIX_SERVER_TMPDIR`, `PMIX_SYSTEM_TMPDIR`, `PMIX_SERVER_NSPACE`, `PMIX_SERVER_RANK`,
+    /// `PMIX_HOSTNAME`); a key given here wins.
+    #[serde(default)]
+    pub server_info: Vec<InfoSpec>,
 }
 
 /// Another job's namespace, registered after the vector's job with no local processes.
@@ -118,8 +123,19 @@ impl Default for Setup {
             host: HostSetup::default(),
             not_started: Vec::new(),
             jobs: Vec::new(),
+            server_info: Vec::new(),
         }
     }
+}
+
+/// The values saved for `node` before the first step: its server's URI, temporary directory
+/// and process id.
+pub fn node_presets(node: &str, uri: &str, tmpdir: &str, pid: u32) -> Saved {
+    Saved::from([
+        (format!("uri_{node}"), uri.into()),
+        (format!("tmpdir_{node}"), tmpdir.into()),
+        (format!("pid_{node}"), pid.into()),
+    ])
 }
 
 fn default_nspace() -> String {
@@ -457,16 +473,6 @@ impl Vector {
         matches!(&s.by, Callers::All(a) if a == "tool")
     }
 
-    /// The values saved before the first step: each node's server URI (`uri_NODE`), for a
-    /// tool to connect with.
-    pub fn preset_names(&self) -> Vec<String> {
-        self.setup
-            .nodes
-            .iter()
-            .map(|n| crate::tool_api::uri_name(&n.name))
-            .collect()
-    }
-
     /// The index of the node whose server makes the step's call (`proc = "server:NODE"`).
     pub fn server_of(&self, s: &Step) -> Option<usize> {
         let Callers::All(a) = &s.by else {
@@ -507,6 +513,10 @@ impl Vector {
             i.to_info(&self.setup.nspace)
                 .map_err(|e| format!("field `setup.info`: {e}"))?;
         }
+        for i in &self.setup.server_info {
+            i.to_info(&self.setup.nspace)
+                .map_err(|e| format!("field `setup.server_info`: {e}"))?;
+        }
         for j in &self.setup.jobs {
             let at = |e: String| format!("field `setup.job` \"{}\": {e}", j.nspace);
             Nspace::new(&j.nspace).map_err(|e| at(e.to_string()))?;
@@ -532,7 +542,10 @@ impl Vector {
         }
         let mut handles: Vec<&str> = Vec::new();
         let mut handlers: Vec<&str> = Vec::new();
-        let mut saves: Vec<String> = self.preset_names();
+        let mut saves = Saved::new();
+        for n in &self.setup.nodes {
+            saves.extend(node_presets(&n.name, "", "/", 1));
+        }
         for (n, s) in self.steps.iter().enumerate() {
             let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
             if let Callers::All(a) = &s.by
@@ -566,19 +579,21 @@ impl Vector {
                 }
             }
             for name in saved_refs(&s.call) {
-                if !saves.contains(&name) {
+                if !saves.contains_key(&name) {
                     return Err(at(format!("\"${name}\": no earlier step saves {name}")));
                 }
             }
+            // The call as it will run, with values of the types the runner saves.
+            let call = s.with_saved(&saves).map_err(&at)?.call;
             if let Some(name) = &s.save {
                 if self.callers(s).len() != 1 || s.start.is_some() {
                     return Err(at(
                         "field `save`: a saved value belongs to one caller".into()
                     ));
                 }
-                saves.push(name.clone());
+                saves.insert(name.clone(), String::new().into());
             }
-            s.call.check(&self.setup.nspace).map_err(&at)?;
+            call.check(&self.setup.nspace).map_err(&at)?;
             if let Some(st) = &s.expect.status {
                 for name in st.to_vec() {
                     status_named(&name).map_err(|e| at(format!("field `expect.status`: {e}")))?;

@@ -2,18 +2,33 @@
 //! string: a node map, a locality string), and a later step's argument `"$NAME"` stands for
 //! it. The runners substitute the values before a step travels to its caller, so a value one
 //! process produced can be handed to another (a server's locality string to a client).
+//!
+//! Saved values are JSON values: the harness presets numbers too (a server's pid, for a
+//! `{ pid = "$pid_n0" }`). `"$NAME/rest"` appends to a saved string (a file in a server's
+//! directory: `"$tmpdir_n0/pmix.n0.tool.vserver-n0"`).
 
 use std::collections::BTreeMap;
 
 use super::{Call, Step};
 
-/// The strings `"$NAME"` a call uses, for the values saved by earlier steps.
+/// What the steps saved so far, by name.
+pub type Saved = BTreeMap<String, serde_json::Value>;
+
+/// A reference in a string argument: `$NAME` or `$NAME/rest`, as the name and the rest.
+fn reference(s: &str) -> Option<(&str, &str)> {
+    let body = s.strip_prefix('$')?;
+    let end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    let (name, rest) = body.split_at(end);
+    (!name.is_empty() && (rest.is_empty() || rest.starts_with('/'))).then_some((name, rest))
+}
+
+/// The names a call refers to with `"$NAME"`, for the values saved by earlier steps.
 pub(super) fn saved_refs(call: &Call) -> Vec<String> {
     fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
         match v {
-            serde_json::Value::String(s) if s.len() > 1 && s.starts_with('$') => {
-                out.push(s[1..].to_owned());
-            }
+            serde_json::Value::String(s) => out.extend(reference(s).map(|(n, _)| n.to_owned())),
             serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
             serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
             _ => {}
@@ -26,15 +41,23 @@ pub(super) fn saved_refs(call: &Call) -> Vec<String> {
     out
 }
 
-/// `call` with every `"$NAME"` replaced by the value saved under NAME.
-fn with_saved(call: &Call, saved: &BTreeMap<String, String>) -> Result<Call, String> {
-    fn walk(v: &mut serde_json::Value, saved: &BTreeMap<String, String>) -> Result<(), String> {
+/// `call` with every reference replaced by the value saved under its name.
+fn with_saved(call: &Call, saved: &Saved) -> Result<Call, String> {
+    fn walk(v: &mut serde_json::Value, saved: &Saved) -> Result<(), String> {
         match v {
-            serde_json::Value::String(s) if s.len() > 1 && s.starts_with('$') => {
-                let value = saved
-                    .get(&s[1..])
-                    .ok_or_else(|| format!("no value was saved as {}", &s[1..]))?;
-                *s = value.clone();
+            serde_json::Value::String(s) => {
+                if let Some((name, rest)) = reference(s) {
+                    let value = saved
+                        .get(name)
+                        .ok_or_else(|| format!("no value was saved as {name}"))?;
+                    *v = match (value, rest) {
+                        (value, "") => value.clone(),
+                        (serde_json::Value::String(text), rest) => {
+                            serde_json::Value::String(format!("{text}{rest}"))
+                        }
+                        _ => return Err(format!("{name} is not a string to append {rest} to")),
+                    };
+                }
             }
             serde_json::Value::Array(a) => {
                 for x in a {
@@ -55,12 +78,12 @@ fn with_saved(call: &Call, saved: &BTreeMap<String, String>) -> Result<Call, Str
     }
     let mut v = serde_json::to_value(call).map_err(|e| e.to_string())?;
     walk(&mut v, saved)?;
-    serde_json::from_value(v).map_err(|e| e.to_string())
+    serde_json::from_value(v).map_err(|e| format!("with the saved values: {e}"))
 }
 
 impl Step {
     /// The step with every `"$NAME"` of its call replaced by the value saved under NAME.
-    pub fn with_saved(&self, saved: &BTreeMap<String, String>) -> Result<Step, String> {
+    pub fn with_saved(&self, saved: &Saved) -> Result<Step, String> {
         Ok(Step {
             call: with_saved(&self.call, saved)?,
             ..self.clone()
@@ -72,12 +95,12 @@ impl Step {
 pub fn record_saved(
     step: &Step,
     result: &[(u32, crate::rust_target::Observed)],
-    saved: &mut BTreeMap<String, String>,
+    saved: &mut Saved,
 ) {
     if let (Some(name), Some((_, o))) = (&step.save, result.first())
         && let Some(pmix::model::Value::String(Some(text))) = &o.value
     {
-        saved.insert(name.clone(), text.clone());
+        saved.insert(name.clone(), serde_json::Value::String(text.clone()));
     }
 }
 
@@ -99,7 +122,7 @@ info = [{ key = "PMIX_NODE_MAP", value = { string = "$nodes" } }]
 "#,
         );
         assert_eq!(saved_refs(&c), vec!["nodes".to_owned()]);
-        let saved = BTreeMap::from([("nodes".to_owned(), "pmix[n[1:0-2]]".to_owned())]);
+        let saved = Saved::from([("nodes".to_owned(), "pmix[n[1:0-2]]".into())]);
         let Call::ServerRegisterNspace { info, .. } = with_saved(&c, &saved).unwrap() else {
             panic!("the call changed kind");
         };
@@ -107,7 +130,7 @@ info = [{ key = "PMIX_NODE_MAP", value = { string = "$nodes" } }]
             info[0].value,
             super::super::ValueSpec::String("pmix[n[1:0-2]]".into())
         );
-        let e = with_saved(&c, &BTreeMap::new()).unwrap_err();
+        let e = with_saved(&c, &Saved::new()).unwrap_err();
         assert!(e.contains("nodes"), "{e}");
     }
 
@@ -115,10 +138,52 @@ info = [{ key = "PMIX_NODE_MAP", value = { string = "$nodes" } }]
     fn a_call_without_references_is_unchanged() {
         let c = call("call = \"get_relative_locality\"\nlocality1 = \"a\"\nlocality2 = \"$\"\n");
         assert!(saved_refs(&c).is_empty(), "a lone `$` is text");
-        let Call::GetRelativeLocality { locality2, .. } = with_saved(&c, &BTreeMap::new()).unwrap()
+        let Call::GetRelativeLocality { locality2, .. } = with_saved(&c, &Saved::new()).unwrap()
         else {
             panic!("the call changed kind");
         };
         assert_eq!(locality2, "$");
+    }
+
+    #[test]
+    fn numbers_replace_whole_references_and_strings_take_a_path() {
+        let c = call(
+            r#"
+call = "tool_init"
+info = [
+  { key = "PMIX_SERVER_PIDINFO", value = { pid = "$pid_n0" } },
+  { key = "PMIX_TOOL_ATTACHMENT_FILE", value = { string = "$tmpdir_n0/pmix.n0.tool.1" } },
+  { key = "PMIX_HOSTNAME", value = { string = "$x-y" } },
+]
+"#,
+        );
+        assert_eq!(
+            saved_refs(&c),
+            vec!["pid_n0".to_owned(), "tmpdir_n0".to_owned()]
+        );
+        let saved = Saved::from([
+            ("pid_n0".to_owned(), 42.into()),
+            ("tmpdir_n0".to_owned(), "/t".into()),
+        ]);
+        let Call::ToolInit { info } = with_saved(&c, &saved).unwrap() else {
+            panic!("the call changed kind");
+        };
+        assert_eq!(
+            info[0].value,
+            super::super::ValueSpec::Pid(super::super::value::PidSpec::Number(42))
+        );
+        assert_eq!(
+            info[1].value,
+            super::super::ValueSpec::String("/t/pmix.n0.tool.1".into())
+        );
+        assert_eq!(
+            info[2].value,
+            super::super::ValueSpec::String("$x-y".into())
+        );
+        let wrong = Saved::from([
+            ("pid_n0".to_owned(), 42.into()),
+            ("tmpdir_n0".to_owned(), 7.into()),
+        ]);
+        assert!(with_saved(&c, &wrong).unwrap_err().contains("tmpdir_n0"));
     }
 }

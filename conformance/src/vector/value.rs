@@ -3,8 +3,8 @@
 
 use pmix::model::{
     ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceType, Envar,
-    Geometry, LinkState, Persistence, Proc, ProcState, Rank, StorageAccessType,
-    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
+    Geometry, LinkState, Persistence, Pointer, Proc, ProcState, Rank, StorageAccessType,
+    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Topology, Value,
 };
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +45,7 @@ pub enum ValueSpec {
     Uint(u32),
     Float(f32),
     Double(f64),
-    Pid(i32),
+    Pid(PidSpec),
     /// `PMIX_TIME`: seconds since the epoch.
     Time(i64),
     /// `PMIX_TIMEVAL`: `[seconds, microseconds]`.
@@ -69,6 +69,23 @@ pub enum ValueSpec {
     Geometry(GeometrySpec),
     /// `PMIX_DATA_ARRAY` of any type: the element type by its C name and the elements.
     Array(ArraySpec),
+    /// `PMIX_TOPO`: a source (`"hwloc"`) and the topology in its exchange form (hwloc's XML).
+    Topology(TopologySpec),
+    /// `PMIX_POINTER`: an address, meaningful only inside the process that holds it. No
+    /// address crosses processes (the pack of a pointer is a placeholder that unpacks as
+    /// NULL), so the harness hands a library's process NULL whatever is written; vectors
+    /// write 0 and check the type that comes back.
+    Pointer(usize),
+    /// `PMIX_UNDEF`: no value (`{ undef = true }`).
+    Undef(bool),
+}
+
+/// `pmix_topology_t` as written: `{ source = "hwloc", xml = "<topology …>" }`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    pub source: String,
+    pub xml: String,
 }
 
 /// `pmix_envar_t` as written: `{ name = "PATH", value = "/bin", separator = ":" }`.
@@ -112,6 +129,15 @@ pub struct ArraySpec {
     pub items: Vec<ValueSpec>,
 }
 
+/// A pid: a number, or `"$pid_NODE"`, the pid of a node's server, which the runner puts in
+/// its place before the step runs.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum PidSpec {
+    Number(i32),
+    Saved(String),
+}
+
 impl ValueSpec {
     /// The value; an empty namespace in a `proc` is the job's.
     pub fn to_value(&self, nspace: &str) -> Result<Value, String> {
@@ -149,7 +175,10 @@ impl ValueSpec {
             ValueSpec::Uint(v) => Value::Uint(*v),
             ValueSpec::Float(v) => Value::Float(*v),
             ValueSpec::Double(v) => Value::Double(*v),
-            ValueSpec::Pid(v) => Value::Pid(*v),
+            ValueSpec::Pid(PidSpec::Number(v)) => Value::Pid(*v),
+            ValueSpec::Pid(PidSpec::Saved(s)) => {
+                return Err(format!("pid {s:?}: not a number nor a saved value"));
+            }
             ValueSpec::Time(v) => Value::Time(Time(*v)),
             ValueSpec::Timeval((sec, usec)) => Value::Timeval(Timeval {
                 sec: *sec,
@@ -198,6 +227,12 @@ impl ValueSpec {
                     coordinates,
                 }))
             }
+            ValueSpec::Topology(t) => Value::Topo(Box::new(Topology {
+                source: Some(t.source.clone()),
+                topology: Some(t.xml.clone()),
+            })),
+            ValueSpec::Pointer(address) => Value::Pointer(Pointer(*address)),
+            ValueSpec::Undef(_) => Value::Undef,
             ValueSpec::Array(a) => {
                 let of = code(&a.of, DataType::from_name)?;
                 let mut elements = Vec::new();
