@@ -269,6 +269,21 @@ pub struct Lib {
     dmodex: DmodexFn,
 }
 
+impl Lib {
+    /// The entry point `name` (NUL-terminated) if the library exports it; `None` for a
+    /// library without that API.
+    ///
+    /// # Safety
+    ///
+    /// `T` must be the C signature of the symbol.
+    unsafe fn optional<T: Copy>(&self, name: &str) -> Option<T> {
+        // SAFETY: the caller vouches for the signature.
+        unsafe { self._lib.get::<T>(name.as_bytes()) }
+            .ok()
+            .map(|s| *s)
+    }
+}
+
 impl std::fmt::Debug for Lib {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Lib")

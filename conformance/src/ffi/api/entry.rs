@@ -311,9 +311,7 @@ pub(super) fn syms(l: &'static Lib) -> &'static Syms {
                 // SAFETY: the symbol, when present, has the C signature of the field it is
                 // stored in, as declared in OpenPMIx 4.2's pmix.h / pmix_tool.h (the
                 // standard's signatures).
-                unsafe { l._lib.get(concat!($name, "\0").as_bytes()) }
-                    .ok()
-                    .map(|s| *s)
+                unsafe { l.optional(concat!($name, "\0")) }
             };
         }
         Syms {

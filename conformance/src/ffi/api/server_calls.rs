@@ -73,9 +73,7 @@ fn server_syms(l: &'static Lib) -> &'static ServerSyms {
                 // SAFETY: the symbol, when present, has the C signature of the field it is
                 // stored in, as the standard (v5.0 chapter 16) and OpenPMIx 4.2's
                 // pmix_server.h declare it (PMIx_Register_attributes: see its call).
-                unsafe { l._lib.get(concat!($name, "\0").as_bytes()) }
-                    .ok()
-                    .map(|s| *s)
+                unsafe { l.optional(concat!($name, "\0")) }
             };
         }
         ServerSyms {

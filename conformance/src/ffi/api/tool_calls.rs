@@ -30,9 +30,7 @@ fn tool_syms(l: &'static Lib) -> &'static ToolSyms {
                 // SAFETY: the symbol, when present, has the C signature of the field it is
                 // stored in, as the standard (v5.0 chapter 18) and OpenPMIx 4.2's pmix_tool.h
                 // and pmix_deprecated.h declare it.
-                unsafe { l._lib.get(concat!($name, "\0").as_bytes()) }
-                    .ok()
-                    .map(|s| *s)
+                unsafe { l.optional(concat!($name, "\0")) }
             };
         }
         ToolSyms {
