@@ -231,14 +231,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".into())
-}
-
 fn uid_gid() -> (u32, u32) {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self")
@@ -351,9 +343,13 @@ async fn run(opts: Options) -> Result<u8, String> {
     let tmpdir = std::env::temp_dir().join(format!("pmixrun.{pid}"));
     std::fs::create_dir_all(&tmpdir)
         .map_err(|e| format!("cannot create {}: {e}", tmpdir.display()))?;
-    let host_name = hostname();
     let host = RunHost::default();
-    let mut config = ServerConfig::new(tmpdir.clone(), host_name.clone());
+    // The server's own defaults otherwise: its pid-named identity, the kernel's host name.
+    let tmp = tmpdir.display().to_string();
+    let init = [Info::new(attr::SERVER_TMPDIR, tmp.clone())];
+    let mut config =
+        ServerConfig::from_info(&init).map_err(|(_, e)| format!("server configuration: {e}"))?;
+    let host_name = config.hostname.clone();
     // Tools attach with `--pid <pmixrun's pid>` or `--uri`.
     config.tool_rendezvous = true;
     let server = Server::start(config, host.clone())
@@ -361,7 +357,6 @@ async fn run(opts: Options) -> Result<u8, String> {
         .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
     let nspace = Nspace::new(format!("pmixrun.{pid}")).map_err(|e| e.to_string())?;
     *lock(&host.nspace) = Some(nspace.clone());
-    let tmp = tmpdir.display().to_string();
     server
         .register_nspace(
             nspace.clone(),
