@@ -1,0 +1,204 @@
+//! Loading's last stage: [`Vector::check`] verifies everything a runner relies on (callers,
+//! handles, saved values, names of attributes, statuses and types, registrations), so a bad
+//! file is an error naming its field, never a runner that trips mid-vector.
+
+use super::*;
+
+impl Vector {
+    /// The checks a runner relies on, as a message naming the field.
+    pub(super) fn check(&self) -> Result<(), String> {
+        if self.summary.trim().is_empty() {
+            return Err("field `summary` is empty".into());
+        }
+        for v in &self.versions {
+            if v != "v5.0" && v != "draft" {
+                return Err(format!("field `versions`: unknown version \"{v}\""));
+            }
+        }
+        Nspace::new(&self.setup.nspace).map_err(|e| format!("field `setup.nspace`: {e}"))?;
+        let ranks = self.ranks();
+        if ranks.is_empty() {
+            return Err("field `setup.node`: the job has no ranks".into());
+        }
+        let mut dedup = ranks.clone();
+        dedup.dedup();
+        if dedup.len() != ranks.len() {
+            return Err("field `setup.node`: a rank is on two nodes".into());
+        }
+        for r in &self.setup.not_started {
+            if !ranks.contains(r) {
+                return Err(format!(
+                    "field `setup.not_started`: rank {r} is not in the job"
+                ));
+            }
+        }
+        for i in &self.setup.info {
+            i.to_info(&self.setup.nspace)
+                .map_err(|e| format!("field `setup.info`: {e}"))?;
+        }
+        for i in &self.setup.server_info {
+            i.to_info(&self.setup.nspace)
+                .map_err(|e| format!("field `setup.server_info`: {e}"))?;
+        }
+        for j in &self.setup.jobs {
+            let at = |e: String| format!("field `setup.job` \"{}\": {e}", j.nspace);
+            Nspace::new(&j.nspace).map_err(|e| at(e.to_string()))?;
+            if j.nspace == self.setup.nspace
+                || self
+                    .setup
+                    .jobs
+                    .iter()
+                    .filter(|o| o.nspace == j.nspace)
+                    .count()
+                    > 1
+            {
+                return Err(at("the namespace is registered twice".into()));
+            }
+            for i in &j.info {
+                i.to_info(&j.nspace).map_err(&at)?;
+            }
+            for n in j.nodes.iter().flatten() {
+                if !self.setup.nodes.iter().any(|x| &x.name == n) {
+                    return Err(at(format!("no node is named {n}")));
+                }
+            }
+        }
+        let mut handles: Vec<&str> = Vec::new();
+        let mut handlers: Vec<&str> = Vec::new();
+        let mut saves = Saved::new();
+        for n in &self.setup.nodes {
+            saves.extend(node_presets(&n.name, "", "/", 1));
+        }
+        for (n, s) in self.steps.iter().enumerate() {
+            let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
+            if let Callers::All(a) = &s.by
+                && a != "all"
+                && self.server_of(s).is_none()
+                && !self.by_tool(s)
+            {
+                return Err(at(format!(
+                    "field `proc`: \"{a}\" is neither a rank, \"all\", \"tool\" nor \"server:NODE\" of a node"
+                )));
+            }
+            if self.by_tool(s) != s.call.by_tool() {
+                return Err(at(if s.call.by_tool() {
+                    "field `proc`: a tool's call is made by \"tool\"".into()
+                } else {
+                    "field `proc`: the tool makes only the calls of a tool".into()
+                }));
+            }
+            if self.server_of(s).is_some() != s.call.by_server() {
+                return Err(at(if s.call.by_server() {
+                    "field `proc`: a server's call is made by \"server:NODE\"".into()
+                } else {
+                    "field `proc`: a server makes only the calls of a server".into()
+                }));
+            }
+            if self.server_of(s).is_none() && !self.by_tool(s) {
+                for r in self.callers(s) {
+                    if !self.started().contains(&r) {
+                        return Err(at(format!("field `proc`: rank {r} does not run a client")));
+                    }
+                }
+            }
+            for name in saved_refs(&s.call) {
+                if !saves.contains_key(&name) {
+                    return Err(at(format!("\"${name}\": no earlier step saves {name}")));
+                }
+            }
+            // The call as it will run, with values of the types the runner saves.
+            let call = s.with_saved(&saves).map_err(&at)?.call;
+            if let Some(name) = &s.save {
+                if self.callers(s).len() != 1 || s.start.is_some() {
+                    return Err(at(
+                        "field `save`: a saved value belongs to one caller".into()
+                    ));
+                }
+                saves.insert(name.clone(), String::new().into());
+            }
+            call.check(&self.setup.nspace).map_err(&at)?;
+            if let Some(st) = &s.expect.status {
+                for name in st.to_vec() {
+                    status_named(&name).map_err(|e| at(format!("field `expect.status`: {e}")))?;
+                }
+            }
+            for v in s.expect.value.iter().chain(&s.expect.value_any) {
+                v.to_value(&self.setup.nspace)
+                    .map_err(|e| at(format!("field `expect.value`: {e}")))?;
+            }
+            if let Some(t) = &s.expect.value_type
+                && pmix::model::DataType::from_name(t).is_none()
+            {
+                return Err(at(format!(
+                    "field `expect.value_type`: no type is named {t}"
+                )));
+            }
+            for r in &s.expect.results {
+                r.to_info(&self.setup.nspace)
+                    .map_err(|e| at(format!("field `expect.results`: {e}")))?;
+            }
+            for k in &s.expect.result_keys {
+                key_string(k).map_err(|e| at(format!("field `expect.result_keys`: {e}")))?;
+            }
+            for ev in s.expect.events.iter().flatten() {
+                status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
+            }
+            if let Some(h) = &s.start {
+                if self.callers(s).len() != 1 || self.server_of(s).is_some() || self.by_tool(s) {
+                    return Err(at(
+                        "field `start`: a started call belongs to one caller".into()
+                    ));
+                }
+                if s.call.api().is_none()
+                    || matches!(
+                        s.call,
+                        Call::Get {
+                            handle: Some(_),
+                            ..
+                        }
+                    )
+                {
+                    return Err(at(
+                        "field `start`: only an API call without a handle can be started".into(),
+                    ));
+                }
+                if s.expect.status.is_some() || s.expect.value.is_some() {
+                    return Err(at(
+                        "field `expect`: a started call's outcome is expected at its `await`"
+                            .into(),
+                    ));
+                }
+                handles.push(h);
+            }
+            match &s.call {
+                Call::Get {
+                    handle: Some(h), ..
+                } => {
+                    if self.callers(s).len() != 1 {
+                        return Err(at("a handle belongs to one caller".into()));
+                    }
+                    handles.push(h);
+                }
+                Call::Await { handle } if !handles.contains(&handle.as_str()) => {
+                    return Err(at(format!(
+                        "field `handle`: \"{handle}\" was never started"
+                    )));
+                }
+                Call::RegisterEventHandler { handler, .. } | Call::IofPull { handler, .. } => {
+                    handlers.push(handler);
+                }
+                Call::DeregisterEventHandler { handler }
+                | Call::Events { handler, .. }
+                | Call::IofDeregister { handler }
+                    if !handlers.contains(&handler.as_str()) =>
+                {
+                    return Err(at(format!(
+                        "field `handler`: \"{handler}\" was never registered"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
