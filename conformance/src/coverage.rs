@@ -168,6 +168,7 @@ mod tests {
             attributes: read_tsv(&b, &["name", "required_for"]).expect("attributes"),
             constants: Vec::new(),
             structs: Vec::new(),
+            sections: Vec::new(),
         };
         let _ = std::fs::remove_dir_all(&dir);
         std

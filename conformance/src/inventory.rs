@@ -123,6 +123,8 @@ pub struct Standard {
     pub attributes: Vec<Row>,
     pub constants: Vec<Row>,
     pub structs: Vec<Row>,
+    /// The table of contents: every numbered heading.
+    pub sections: Vec<Row>,
 }
 
 /// The whole inventory.
@@ -174,6 +176,7 @@ impl Inventory {
                     &d.join("structs.tsv"),
                     &["name", "status", "section", "definition"],
                 )?,
+                sections: read_tsv(&d.join("sections.tsv"), &["section", "title"])?,
             });
         }
         Ok(Inventory {

@@ -162,6 +162,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut miscited = false;
+    for v in &all {
+        for p in vector::check_citations(v, &inventory) {
+            eprintln!(
+                "conformance: {}: {p}",
+                vector_dir.join(format!("{}.toml", v.id)).display()
+            );
+            miscited = true;
+        }
+    }
+    if miscited {
+        return ExitCode::FAILURE;
+    }
     let vectors: Vec<_> = all
         .into_iter()
         .filter(|v| opts.filter.as_deref().is_none_or(|f| glob(f, &v.id)))

@@ -1,13 +1,13 @@
 //! `cargo xtask vectors`: turn the reference inventory into the project's own data.
 //!
 //! Inputs (read-only reference material, not part of the product):
-//! - `<shared>/spec/inventory/{v5.0,latest}/*.json` and `retrieval_rules.json`: the standard
+//! - `<shared>/spec/inventory/{v5.0,latest}/*.json`, `toc.txt` and `retrieval_rules.json`: the standard
 //!   parsed into data;
 //! - `<shared>/openpmix/abi/numeric_constants.md` and `string_constants.tsv`: OpenPMIx 4.2.2's
 //!   numeric constants (grouped by C type) and attribute key strings.
 //!
 //! Outputs (committed):
-//! - `spec-vectors/inventory/{v5.0,draft}/{apis,attributes,constants,structs}.tsv`,
+//! - `spec-vectors/inventory/{v5.0,draft}/{apis,attributes,constants,structs,sections}.tsv`,
 //!   `spec-vectors/inventory/retrieval_rules.tsv`,
 //!   `spec-vectors/inventory/openpmix-4.2/{constants,attribute_keys}.tsv`;
 //! - `pmix/src/model/generated/{attributes,constants}.rs`: the code's tables, generated from
@@ -142,6 +142,10 @@ pub(crate) fn generate(shared: &Path) -> Result<Vec<Output>, String> {
             path: dir.join(ours).join("structs.tsv"),
             text: structs_tsv(&read_json(&v.join("structs.json"))?)?,
         });
+        outputs.push(Output {
+            path: dir.join(ours).join("sections.tsv"),
+            text: sections_tsv(&v.join("toc.txt"))?,
+        });
     }
     outputs.push(Output {
         path: dir.join("retrieval_rules.tsv"),
@@ -183,6 +187,24 @@ pub(crate) fn generate(shared: &Path) -> Result<Vec<Output>, String> {
     });
     outputs.extend(crate::attribute_vectors::generate(&attrs, &openpmix_keys)?);
     Ok(outputs)
+}
+
+/// The table of contents (`toc.txt`: one heading per line, indented, number then title) as
+/// `number<TAB>title` rows, so that vectors can be checked to cite sections that exist.
+fn sections_tsv(toc: &Path) -> Result<String, String> {
+    let text = fs::read_to_string(toc).map_err(|e| format!("{}: {e}", toc.display()))?;
+    let mut out = String::from("section\ttitle\n");
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (number, title) = line
+            .split_once(' ')
+            .ok_or_else(|| format!("{}:{}: no title after the number", toc.display(), i + 1))?;
+        let _ = writeln!(out, "{}\t{}", number.trim_end_matches('.'), cell(title));
+    }
+    Ok(out)
 }
 
 fn read_json(path: &Path) -> Result<Json, String> {

@@ -19,9 +19,11 @@ use serde::{Deserialize, Serialize};
 
 mod call;
 mod check;
+mod cite;
 mod saved;
 mod value;
 pub use call::{AppSpec, Call, QuerySpec};
+pub use cite::check_citations;
 use saved::saved_refs;
 pub use saved::{Saved, record_saved};
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
