@@ -323,7 +323,10 @@ impl Client {
         .await
     }
 
-    /// `PMIx_Lookup`: the published data of `keys`.
+    /// `PMIx_Lookup`: the published data of `keys`. When only some keys are published the
+    /// result holds those (v5.0 §9.6's `PMIX_ERR_PARTIAL_SUCCESS`; see
+    /// [`PData::lookup_status`]); an OpenPMIx 4.2 server reports a partial success without
+    /// its data, which comes back as `Err(PMIX_ERR_PARTIAL_SUCCESS)`.
     pub async fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Status> {
         let req = Request::Lookup {
             uid: self.inner.conn.uid(),
@@ -337,7 +340,12 @@ impl Client {
             .await
             .map_err(|e| e.status())?
         {
-            Reply::Lookup { status, data } if status == Status::SUCCESS => Ok(data),
+            Reply::Lookup { status, data }
+                if status == Status::SUCCESS
+                    || (status == Status::ERR_PARTIAL_SUCCESS && !data.is_empty()) =>
+            {
+                Ok(data)
+            }
             Reply::Lookup { status, .. } | Reply::Status(status) => Err(status),
             _ => Err(Status::ERR_UNPACK_FAILURE),
         }

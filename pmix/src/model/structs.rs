@@ -137,6 +137,20 @@ pub struct PData {
     pub value: Value,
 }
 
+impl PData {
+    /// The status of a lookup of `keys` that found `found` (v5.0 §9.6): `PMIX_SUCCESS` when
+    /// every key was found, `PMIX_ERR_PARTIAL_SUCCESS` when some were, `PMIX_ERR_NOT_FOUND`
+    /// when none were.
+    pub fn lookup_status<K: AsRef<str>>(keys: &[K], found: &[PData]) -> super::Status {
+        let hit = |k: &K| found.iter().any(|d| d.key.as_str() == k.as_ref());
+        match keys.iter().filter(|k| hit(k)).count() {
+            0 => super::Status::ERR_NOT_FOUND,
+            n if n < keys.len() => super::Status::ERR_PARTIAL_SUCCESS,
+            _ => super::Status::SUCCESS,
+        }
+    }
+}
+
 /// `pmix_kval_t` (OpenPMIx internal, `PMIX_KVAL`): a key and a value, as stored and sent by
 /// the key-value store.
 #[derive(Clone, Debug, PartialEq, PartialOrd)]
@@ -183,4 +197,26 @@ pub struct Fabric {
 pub struct Buffer {
     pub buffer_type: u8,
     pub bytes: Vec<u8>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Nspace, Status};
+
+    #[test]
+    fn a_lookup_finding_some_keys_is_a_partial_success() {
+        let found = vec![PData {
+            proc: Proc::new(Nspace::new("job").expect("a namespace"), 0),
+            key: Key::new("a").expect("a key"),
+            value: Value::Uint32(1),
+        }];
+        assert_eq!(PData::lookup_status(&["a"], &found), Status::SUCCESS);
+        assert_eq!(
+            PData::lookup_status(&["a", "b"], &found),
+            Status::ERR_PARTIAL_SUCCESS
+        );
+        assert_eq!(PData::lookup_status(&["b"], &found), Status::ERR_NOT_FOUND);
+        assert_eq!(PData::lookup_status(&["b"], &[]), Status::ERR_NOT_FOUND);
+    }
 }

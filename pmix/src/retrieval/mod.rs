@@ -384,6 +384,9 @@ pub fn server_get(
         Found::Value(_) => reply_with_data(store, target, same_node), // N-04
         Found::OutsideScope => ServerStep::status(Status::ERR_EXISTS_OUTSIDE_SCOPE), // SC-06
         Found::Missing if d.immediate => ServerStep::status(Status::ERR_NOT_FOUND), // N-05
+        // N-01: a refresh updates the client's cache from what is here; it never waits (a
+        // client of this crate adds PMIX_IMMEDIATE itself, OpenPMIx's does not).
+        Found::Missing if d.refresh_cache => ServerStep::status(Status::ERR_NOT_FOUND),
         Found::Missing if same_node => {
             if store.gone.contains(target) {
                 // The target finalized: it will never post the key.

@@ -507,6 +507,15 @@ fn n_01_refresh_cache_asks_the_server_without_waiting() {
 }
 
 #[test]
+fn n_01_the_server_does_not_hold_a_refresh_of_a_missing_key() {
+    // A client that sends the refresh as is (OpenPMIx's) is answered from what the server has.
+    let s = store();
+    let d = dir(&[Info::new(attr::GET_REFRESH_CACHE, true)]);
+    let step = server_get(&s, &p("job", 0), &p("job", 1), Some("k"), &d, false);
+    assert_eq!(reply_value(step, "k"), Err(Status::ERR_NOT_FOUND));
+}
+
+#[test]
 fn n_02_cached_non_reserved_key_is_returned_locally() {
     let mut c = ClientCache::default();
     c.store(&p("job", 1), vec![kv("k", Value::Int32(1))]);

@@ -159,8 +159,16 @@ enum Pending {
     Ignore,
     Fence(u64),
     DirectModex(HeldGet),
-    Reply { conn: ConnId, tag: Tag },
-    LookupReply { conn: ConnId, tag: Tag },
+    Reply {
+        conn: ConnId,
+        tag: Tag,
+    },
+    /// A lookup's reply, judged against the keys asked for.
+    LookupReply {
+        conn: ConnId,
+        tag: Tag,
+        keys: Vec<String>,
+    },
     ToolConnected(ConnectingTool),
 }
 
@@ -561,10 +569,10 @@ impl ServerCore {
                 };
                 self.send(conn, tag, &Reply::Status(status));
             }
-            Pending::LookupReply { conn, tag } => {
+            Pending::LookupReply { conn, tag, keys } => {
                 let reply = match result {
                     HostResult::Lookup(Ok(data)) => Reply::Lookup {
-                        status: Status::SUCCESS,
+                        status: PData::lookup_status(&keys, &data),
                         data,
                     },
                     HostResult::Lookup(Err(s))
@@ -657,6 +665,11 @@ impl ServerCore {
             let h = self.held.remove(i);
             // G-11: a held get ends with PMIX_ERR_TIMEOUT.
             self.send(h.conn, h.tag, &Reply::Status(Status::ERR_TIMEOUT));
+            return;
+        }
+        if let Some(id) = self.fences.by_timer(op) {
+            // Whatever the host still answers for it finds no tracker and is dropped.
+            self.finish_fence(id, Status::ERR_TIMEOUT);
         }
     }
 
@@ -664,6 +677,20 @@ impl ServerCore {
 
     fn handle_request(&mut self, conn: ConnId, c: &Conn, tag: Tag, request: Request) {
         let me = &c.proc;
+        if let Some(key) = unknown_required(&request) {
+            // v5.0 §1.3.1: a required directive nobody here can honour fails the call.
+            tracing::debug!("{me}: required directive {key:?} is not supported");
+            let status = Status::ERR_NOT_SUPPORTED;
+            let reply = match request {
+                Request::Lookup { .. } => Reply::Lookup {
+                    status,
+                    data: Vec::new(),
+                },
+                _ => Reply::Status(status),
+            };
+            self.send(conn, tag, &reply);
+            return;
+        }
         match request {
             Request::JobInfo => {
                 let reply = match self.store.realms(me.nspace.as_str()) {
@@ -743,10 +770,10 @@ impl ServerCore {
             Request::Lookup { keys, info, .. } => {
                 let call = HostCall::Lookup {
                     proc: me.clone(),
-                    keys,
+                    keys: keys.clone(),
                     info,
                 };
-                self.call_host(Pending::LookupReply { conn, tag }, call);
+                self.call_host(Pending::LookupReply { conn, tag, keys }, call);
             }
             Request::Unpublish { keys, info, .. } => {
                 let call = HostCall::Unpublish {
@@ -853,9 +880,12 @@ impl ServerCore {
             return;
         }
         let waiter = Waiter { conn, tag: tag.0 };
-        match self.fences.contribute(&procs, local, me, waiter, info) {
+        let step = self.fences.contribute(&procs, local, me, waiter, info);
+        let (FenceStep::LocallyComplete(id) | FenceStep::Pending(id)) = step;
+        self.start_fence_timer(id, info);
+        match step {
             FenceStep::LocallyComplete(id) => self.complete_fence(id),
-            FenceStep::Pending => {
+            FenceStep::Pending(_) => {
                 // A participant that is already gone can never contribute.
                 let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
                 for g in gone {
@@ -865,6 +895,22 @@ impl ServerCore {
                 }
             }
         }
+    }
+
+    /// Bound fence `id` by the `PMIX_TIMEOUT` of a contribution's `info` (v5.0 §8.2.1), once:
+    /// the first timeout given counts.
+    fn start_fence_timer(&mut self, id: u64, info: &[Info]) {
+        let Some(after_s) = Directives::from_info(info).timeout_s else {
+            return;
+        };
+        if self.fences.get_mut(id).is_none_or(|t| t.timer.is_some()) {
+            return;
+        }
+        let op = self.op();
+        if let Some(t) = self.fences.get_mut(id) {
+            t.timer = Some(op);
+        }
+        self.actions.push_back(Action::Timer { op, after_s });
     }
 
     /// All local participants are in: complete here, or hand the fence to the host.
@@ -1038,6 +1084,27 @@ fn map_text(v: &crate::model::Value) -> Option<String> {
         }
         other => other.as_str().map(str::to_owned),
     }
+}
+
+/// The key of a directive marked required (`PMIX_INFO_REQD`) in a fence, publish, lookup or
+/// unpublish that is no attribute of the standard. It is refused here rather than passed to
+/// the host, since no host can declare attributes of its own yet (`PMIx_Register_attributes`,
+/// issue 5). A publish's infos with keys outside the reserved `pmix` prefix are its data, not
+/// directives. Gets decide their own (G-13).
+fn unknown_required(request: &Request) -> Option<String> {
+    let (info, data_too) = match request {
+        Request::Publish { info, .. } => (info, true),
+        Request::Fence { info, .. }
+        | Request::Lookup { info, .. }
+        | Request::Unpublish { info, .. } => (info, false),
+        _ => return None,
+    };
+    info.iter()
+        .filter(|i| i.is_required())
+        .map(|i| i.key.as_str())
+        .filter(|k| !data_too || is_reserved(k))
+        .find(|k| attr::by_key(k).is_none())
+        .map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //!   Collecting --(last local participant)--> Complete            (all participants local)
 //!   Collecting --(last local participant)--> WaitingForHost --(host answers)--> Complete
 //!   Collecting/WaitingForHost --(a participant is lost)--> Failed
+//!   Collecting/WaitingForHost --(PMIX_TIMEOUT of a contribution expires)--> Failed
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,6 +38,8 @@ pub struct Tracker {
     pub collect: bool,
     /// Whether the host was asked to complete it.
     pub at_host: bool,
+    /// The server's timer for the first `PMIX_TIMEOUT` a contribution carried.
+    pub timer: Option<u64>,
 }
 
 impl Tracker {
@@ -48,8 +51,8 @@ impl Tracker {
 /// What a contribution led to.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FenceStep {
-    /// Still waiting for local participants.
-    Pending,
+    /// Still waiting for local participants of the tracker.
+    Pending(u64),
     /// All local participants are in: complete, or hand over to the host.
     LocallyComplete(u64),
 }
@@ -88,6 +91,7 @@ impl Fences {
                     info: info.to_vec(),
                     collect: false,
                     at_host: false,
+                    timer: None,
                 });
                 gens.len() - 1
             }
@@ -101,8 +105,17 @@ impl Fences {
         if idx == 0 && t.is_locally_complete() && !t.at_host {
             FenceStep::LocallyComplete(t.id)
         } else {
-            FenceStep::Pending
+            FenceStep::Pending(t.id)
         }
+    }
+
+    /// The tracker whose timer is `op`.
+    pub fn by_timer(&self, op: u64) -> Option<u64> {
+        self.sets
+            .values()
+            .flat_map(|g| g.iter())
+            .find(|t| t.timer == Some(op))
+            .map(|t| t.id)
     }
 
     pub fn get_mut(&mut self, id: u64) -> Option<&mut Tracker> {
@@ -183,7 +196,7 @@ mod tests {
         let w = |c| Waiter { conn: c, tag: 101 };
         assert_eq!(
             f.contribute(&all(), local(2), &p(0), w(0), &[]),
-            FenceStep::Pending
+            FenceStep::Pending(1)
         );
         let FenceStep::LocallyComplete(id) = f.contribute(&all(), local(2), &p(1), w(1), &[])
         else {
@@ -201,12 +214,12 @@ mod tests {
         let w = |c, t| Waiter { conn: c, tag: t };
         assert_eq!(
             f.contribute(&all(), local(2), &p(0), w(0, 101), &[]),
-            FenceStep::Pending
+            FenceStep::Pending(1)
         );
         // Rank 0 fences again before rank 1 arrived for the first: a second generation.
         assert_eq!(
             f.contribute(&all(), local(2), &p(0), w(0, 102), &[]),
-            FenceStep::Pending
+            FenceStep::Pending(2)
         );
         assert_eq!(f.len(), 2);
         let FenceStep::LocallyComplete(first) =

@@ -341,7 +341,10 @@ impl Reply {
             Reply::Op(op) => return op.encode(buffer_type),
             Reply::Lookup { status, data } => {
                 b.pack(&[*status])?;
-                if *status == Status::SUCCESS {
+                // OpenPMIx 4.2 sends data with PMIX_SUCCESS only, and its client reads nothing
+                // after another status; a partial success carries what was found here too, as
+                // v5.0 §9.6 wants, and costs an OpenPMIx client nothing.
+                if *status == Status::SUCCESS || *status == Status::ERR_PARTIAL_SUCCESS {
                     b.pack(&[Size(data.len() as u64)])?;
                     if !data.is_empty() {
                         b.pack(data)?;
@@ -391,7 +394,8 @@ impl Reply {
             Command::LOOKUPNB => {
                 let status = one(&mut b, "lookup status")?;
                 let mut data = Vec::new();
-                if status == Status::SUCCESS && !b.is_exhausted() {
+                let with_data = status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS;
+                if with_data && !b.is_exhausted() {
                     let n = count(&mut b, "lookup count")?;
                     if n > 0 {
                         data = b.unpack(n)?;

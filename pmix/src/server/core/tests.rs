@@ -308,6 +308,41 @@ fn held_get_with_timeout_ends_in_timeout() {
 }
 
 #[test]
+fn fence_a_participant_never_enters_ends_in_timeout_and_the_next_one_completes() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    while c.poll_action().is_some() {}
+    let timed = Request::Fence {
+        procs: vec![],
+        info: vec![Info::new(attr::TIMEOUT, 2)],
+    };
+    send(&mut c, a, 101, &timed);
+    let timer = std::iter::from_fn(|| c.poll_action())
+        .find_map(|a| match a {
+            Action::Timer { op, after_s: 2 } => Some(op),
+            _ => None,
+        })
+        .expect("a timer is armed");
+    c.handle_timeout(timer);
+    let r = replies(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].2, Reply::Status(Status::ERR_TIMEOUT));
+    // The timed-out fence is gone: both ranks can fence again.
+    send(&mut c, a, 102, &fence());
+    send(&mut c, b, 102, &fence());
+    let r = replies(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
+    );
+    // A stale timer changes nothing.
+    c.handle_timeout(timer);
+    assert!(replies(&mut c, Command::FENCENB).is_empty());
+}
+
+#[test]
 fn client_disconnecting_mid_fence_fails_the_fence_for_the_others() {
     let mut c = core_with(3);
     let a = connect(&mut c, 0);
@@ -685,4 +720,116 @@ fn fence_with_remote_participants_goes_to_the_host_once_with_the_local_data() {
     };
     assert_eq!(*status, Status::SUCCESS);
     assert_eq!(data[0].kvals[0].value, Value::Int32(2));
+}
+
+#[test]
+fn lookup_finding_some_keys_is_a_partial_success_with_the_data_found() {
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    let lookup = Request::Lookup {
+        uid: UID,
+        keys: vec!["here".into(), "not-here".into()],
+        info: vec![],
+    };
+    send(&mut c, a, 101, &lookup);
+    let op = std::iter::from_fn(|| c.poll_action())
+        .find_map(|a| match a {
+            Action::Host {
+                op,
+                call: HostCall::Lookup { .. },
+            } => Some(op),
+            _ => None,
+        })
+        .expect("the host is asked");
+    let found = vec![PData {
+        proc: p(0),
+        key: Key::new("here").unwrap(),
+        value: Value::Uint32(7),
+    }];
+    c.handle_host(op, HostResult::Lookup(Ok(found.clone())));
+    let r = replies(&mut c, Command::LOOKUPNB);
+    assert_eq!(
+        r[0].2,
+        Reply::Lookup {
+            status: Status::ERR_PARTIAL_SUCCESS,
+            data: found,
+        }
+    );
+}
+
+#[test]
+fn a_required_directive_nobody_knows_fails_fence_publish_lookup_and_unpublish() {
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    let unknown = || {
+        Info::with_key("pmix.nobody.knows.this", true)
+            .unwrap()
+            .required()
+    };
+    let requests = [
+        (
+            Command::FENCENB,
+            Request::Fence {
+                procs: vec![],
+                info: vec![unknown()],
+            },
+        ),
+        (
+            Command::PUBLISHNB,
+            Request::Publish {
+                uid: UID,
+                info: vec![Info::with_key("service", "x").unwrap(), unknown()],
+            },
+        ),
+        (
+            Command::LOOKUPNB,
+            Request::Lookup {
+                uid: UID,
+                keys: vec!["service".into()],
+                info: vec![unknown()],
+            },
+        ),
+        (
+            Command::UNPUBLISHNB,
+            Request::Unpublish {
+                uid: UID,
+                keys: vec!["service".into()],
+                info: vec![unknown()],
+            },
+        ),
+    ];
+    for (i, (command, request)) in requests.into_iter().enumerate() {
+        send(&mut c, a, 101 + i as u32, &request);
+        let actions: Vec<Action> = std::iter::from_fn(|| c.poll_action()).collect();
+        assert!(
+            !actions.iter().any(|a| matches!(a, Action::Host { .. })),
+            "{command:?} is not passed to the host"
+        );
+        let status = actions.iter().find_map(|a| match a {
+            Action::Send { payload, .. } => {
+                match Reply::decode(command, payload, BufferType::NonDescribed) {
+                    Ok(Reply::Status(s) | Reply::Lookup { status: s, .. }) => Some(s),
+                    _ => None,
+                }
+            }
+            _ => None,
+        });
+        assert_eq!(status, Some(Status::ERR_NOT_SUPPORTED), "{command:?}");
+    }
+    // A required directive the standard defines is passed on.
+    let known = Request::Lookup {
+        uid: UID,
+        keys: vec!["service".into()],
+        info: vec![Info::new(attr::TIMEOUT, 1).required()],
+    };
+    send(&mut c, a, 200, &known);
+    assert!(std::iter::from_fn(|| c.poll_action()).any(|a| matches!(
+        a,
+        Action::Host {
+            call: HostCall::Lookup { .. },
+            ..
+        }
+    )));
 }
