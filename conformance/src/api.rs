@@ -604,8 +604,9 @@ pub async fn run_rust(c: &pmix::client::Client, call: ApiCall) -> ApiOutput {
         ApiCall::PublishNb { info } => unit(c.publish_nb(&info).await),
         ApiCall::LookupNb { keys, info } => match c.lookup_nb(&strs(&keys), &info).await {
             Ok(data) => ApiOutput {
+                status: PData::lookup_status(&keys, &data),
                 data,
-                ..ApiOutput::status(Status::SUCCESS)
+                ..ApiOutput::default()
             },
             Err(s) => ApiOutput::status(s),
         },

@@ -147,10 +147,13 @@ pub fn node_main(lib: &str) -> ExitCode {
                 let Some(c) = lock(&pending).remove(&id) else {
                     continue;
                 };
-                let answer = if status != 0 {
+                let answer = if let Some(f) = found {
+                    match unpack_list::<PData>(&f) {
+                        Ok(data) => Answer::Found(Status(status), data),
+                        Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
+                    }
+                } else if status != 0 {
                     Answer::Status(Status(status))
-                } else if let Some(f) = found {
-                    Answer::Found(unpack_list::<PData>(&f).map_err(|_| Status::ERR_BAD_PARAM))
                 } else if let Some(d) = data {
                     Answer::Data(Ok(d))
                 } else {
@@ -394,7 +397,8 @@ fn execute(
         ClientCall::Publish { info } => status_only(infos(&info).and_then(|i| api.publish(&i))),
         ClientCall::Lookup { keys, info } => {
             match infos(&info).and_then(|i| api.lookup(&keys, &i)) {
-                Ok(found) => ClientResult {
+                Ok((status, found)) => ClientResult {
+                    status: status.0,
                     data: Some(pack_list(&found)),
                     ..ClientResult::default()
                 },
@@ -436,7 +440,8 @@ trait Api {
         info: &[Info],
     ) -> Result<ffi::GetSlot, Status>;
     fn publish(&self, info: &[Info]) -> Result<(), Status>;
-    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status>;
+    /// The status (success or partial success) and the data found.
+    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), Status>;
     fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status>;
     fn finalize(&self) -> Result<(), Status>;
     /// A call of the other chapters.
@@ -479,7 +484,7 @@ impl Api for Library {
     fn publish(&self, info: &[Info]) -> Result<(), Status> {
         ffi::publish(info)
     }
-    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
+    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), Status> {
         ffi::lookup(keys, info)
     }
     fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status> {
@@ -539,9 +544,10 @@ impl Api for RustClient {
     fn publish(&self, info: &[Info]) -> Result<(), Status> {
         self.0.publish(info)
     }
-    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
+    fn lookup(&self, keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), Status> {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        self.0.lookup(&keys, info)
+        let found = self.0.lookup(&keys, info)?;
+        Ok((PData::lookup_status(&keys, &found), found))
     }
     fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status> {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();

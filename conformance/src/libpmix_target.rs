@@ -501,8 +501,9 @@ struct NodeProc {
 /// Where a direct-modex answer from a node goes.
 type ModexWaiter = oneshot::Sender<Result<Vec<u8>, Status>>;
 
-/// What an upcall produced: modex data, or packed lookup results.
-type UpcallOutput = (Option<Vec<u8>>, Option<Vec<u8>>);
+/// What an upcall produced: its status (a lookup's may be a partial success), modex data, or
+/// packed lookup results.
+type UpcallOutput = (Status, Option<Vec<u8>>, Option<Vec<u8>>);
 
 /// Sending to a node and awaiting its direct-modex answers; cheap to clone.
 #[derive(Clone)]
@@ -639,9 +640,9 @@ impl NodeProc {
 /// Answer a node's upcall with the cluster host.
 async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -> ToNode {
     let reply = |r: Result<UpcallOutput, Status>| match r {
-        Ok((data, found)) => ToNode::HostReply {
+        Ok((status, data, found)) => ToNode::HostReply {
             id,
-            status: 0,
+            status: status.0,
             data,
             found,
         },
@@ -658,23 +659,30 @@ async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -> ToNode {
             UpcallMsg::Fence { procs, info, data } => {
                 let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
                 let d = host.fence_nb(procs, infos(&info)?, data).await?;
-                Ok((Some(d), None))
+                Ok((Status::SUCCESS, Some(d), None))
             }
             UpcallMsg::DirectModex { proc, info } => {
                 let d = host.direct_modex(from_id(&proc)?, infos(&info)?).await?;
-                Ok((Some(d), None))
+                Ok((Status::SUCCESS, Some(d), None))
             }
             UpcallMsg::Publish { proc, info } => {
                 host.publish(from_id(&proc)?, infos(&info)?).await?;
-                Ok((None, None))
+                Ok((Status::SUCCESS, None, None))
             }
             UpcallMsg::Lookup { proc, keys, info } => {
-                let found = host.lookup(from_id(&proc)?, keys, infos(&info)?).await?;
-                Ok((None, Some(pack_list(&found))))
+                let found = host
+                    .lookup(from_id(&proc)?, keys.clone(), infos(&info)?)
+                    .await?;
+                // The host tells the library how much it found (v5.0 §9.6).
+                Ok((
+                    PData::lookup_status(&keys, &found),
+                    None,
+                    Some(pack_list(&found)),
+                ))
             }
             UpcallMsg::Unpublish { proc, keys, info } => {
                 host.unpublish(from_id(&proc)?, keys, infos(&info)?).await?;
-                Ok((None, None))
+                Ok((Status::SUCCESS, None, None))
             }
         }
     };

@@ -85,18 +85,22 @@ pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option
             .iter()
             .filter_map(|name| status_named(name).ok())
             .collect(),
+        None if step.expect.any_error => Vec::new(),
         None => vec![Status::SUCCESS],
     };
     for (rank, got) in result {
-        let ok_status = allowed.contains(&got.status);
+        let any_error =
+            step.expect.any_error && got.status.0 < 0 && got.status != Status::ERR_NOT_SUPPORTED;
+        let ok_status = allowed.contains(&got.status) || any_error;
         if !ok_status && got.status == Status::ERR_NOT_SUPPORTED {
             return Some(Outcome::NotSupported {
                 step: n + 1,
                 api: step.call.api().unwrap_or(step.call.name()).to_owned(),
             });
         }
-        let value_ok =
-            !ok_status || got.status != Status::SUCCESS || value_matches(step, got, nspace);
+        // A partial success carries the data that was found (a lookup's, a query's).
+        let with_data = got.status == Status::SUCCESS || got.status == Status::ERR_PARTIAL_SUCCESS;
+        let value_ok = !ok_status || !with_data || value_matches(step, got, nspace);
         if !ok_status || !value_ok {
             return Some(Outcome::Fail {
                 step: n + 1,
@@ -188,10 +192,13 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
         crate::vector::caller_name(rank),
         step.call.api().unwrap_or(step.call.name())
     );
-    let names: Vec<String> = allowed.iter().map(|s| format!("{s:?}")).collect();
+    let mut names: Vec<String> = allowed.iter().map(|s| format!("{s:?}")).collect();
+    if step.expect.any_error {
+        names.push("any error".into());
+    }
     let _ = writeln!(out, "  status: {}", names.join(" | "));
     let e = &step.expect;
-    if allowed.contains(&Status::SUCCESS) {
+    if allowed.contains(&Status::SUCCESS) || allowed.contains(&Status::ERR_PARTIAL_SUCCESS) {
         for v in e.value.iter().chain(&e.value_any) {
             let _ = writeln!(out, "  value: {}", spec_text(v, job));
         }
@@ -226,7 +233,7 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
     );
     let _ = writeln!(out, "  status: {:?}", got.status);
     let e = &step.expect;
-    if got.status == Status::SUCCESS {
+    if got.status == Status::SUCCESS || got.status == Status::ERR_PARTIAL_SUCCESS {
         if e.value.is_some() || !e.value_any.is_empty() {
             match &got.value {
                 Some(v) => {
@@ -278,4 +285,58 @@ pub fn diff(expected: &str, actual: &str) -> String {
         .unified_diff()
         .header("expected (the standard)", "actual")
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rust_target::Observed;
+
+    fn step(expect: &str) -> Step {
+        let text = format!(
+            "summary = \"s\"\nsection = \"v5.0 §9.6\"\n[[step]]\nproc = 0\ncall = \"lookup\"\nkeys = [\"k\", \"gone\"]\n{expect}"
+        );
+        let v: Vector = toml::from_str(&text).expect("a step");
+        v.steps[0].clone()
+    }
+
+    fn judged(expect: &str, got: Observed) -> Option<Outcome> {
+        judge(0, &step(expect), &vec![(0, got)], "vjob")
+    }
+
+    #[test]
+    fn any_error_takes_every_error_but_not_success_or_not_supported() {
+        let any = "expect.any_error = true\n";
+        assert!(judged(any, Observed::status(Status::ERR_BAD_PARAM)).is_none());
+        assert!(judged(any, Observed::status(Status::ERROR)).is_none());
+        assert!(matches!(
+            judged(any, Observed::status(Status::SUCCESS)),
+            Some(Outcome::Fail { .. })
+        ));
+        assert!(matches!(
+            judged(any, Observed::status(Status::ERR_NOT_SUPPORTED)),
+            Some(Outcome::NotSupported { .. })
+        ));
+    }
+
+    #[test]
+    fn a_partial_success_is_judged_on_its_data_too() {
+        let expect = "expect.status = \"PMIX_ERR_PARTIAL_SUCCESS\"\nexpect.data = [{ key = \"k\", value = { uint32 = 1 } }]\n";
+        let data = |v: u32| Observed {
+            data: vec![pmix::model::PData {
+                proc: pmix::model::Proc::new(
+                    pmix::model::Nspace::new("vjob").expect("a namespace"),
+                    0,
+                ),
+                key: pmix::model::Key::new("k").expect("a key"),
+                value: pmix::model::Value::Uint32(v),
+            }],
+            ..Observed::status(Status::ERR_PARTIAL_SUCCESS)
+        };
+        assert!(judged(expect, data(1)).is_none());
+        assert!(matches!(
+            judged(expect, data(2)),
+            Some(Outcome::Fail { .. })
+        ));
+    }
 }

@@ -238,7 +238,9 @@ fn one_call(
             Prepared::Lookup(keys, info) => {
                 let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                 match c.lookup(&keys, &info).await {
+                    // The crate returns what it found; the C API's status says how much.
                     Ok(data) => Observed {
+                        status: PData::lookup_status(&keys, &data),
                         data,
                         ..Observed::status(Status::SUCCESS)
                     },

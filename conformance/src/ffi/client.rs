@@ -200,7 +200,8 @@ pub fn publish(info: &[Info]) -> Result<(), Status> {
     check(unsafe { (l.publish)(ci.ptr(), ci.v.len()) })
 }
 
-pub fn lookup(keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
+/// `PMIx_Lookup`: its status (success or partial success) and the data found.
+pub fn lookup(keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), Status> {
     let l = ready()?;
     let mut pd: Vec<CPdata> = keys.iter().map(|_| zeroed_pdata()).collect();
     for (p, k) in pd.iter_mut().zip(keys) {
@@ -225,7 +226,10 @@ pub fn lookup(keys: &[String], info: &[Info]) -> Result<Vec<PData>, Status> {
         // SAFETY: values the library filled (or PMIX_UNDEF ones) are released by it.
         unsafe { (l.value_destruct)(&mut p.value) };
     }
-    check(rc).map(|()| out)
+    match Status(rc) {
+        s @ (Status::SUCCESS | Status::ERR_PARTIAL_SUCCESS) => Ok((s, out)),
+        s => Err(s),
+    }
 }
 
 pub fn unpublish(keys: &[String], info: &[Info]) -> Result<(), Status> {

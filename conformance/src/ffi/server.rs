@@ -36,7 +36,8 @@ pub enum Upcall {
 pub enum Answer {
     Status(Status),
     Data(Result<Vec<u8>, Status>),
-    Found(Result<Vec<PData>, Status>),
+    /// A lookup's data, with its status (success or partial success).
+    Found(Status, Vec<PData>),
 }
 
 /// How to tell the library an upcall is done: its callback and cookie.
@@ -68,7 +69,7 @@ impl Completion {
                 let s = match a {
                     Answer::Status(s) => s,
                     Answer::Data(r) => r.err().unwrap_or(Status::SUCCESS),
-                    Answer::Found(r) => r.err().unwrap_or(Status::SUCCESS),
+                    Answer::Found(s, _) => s,
                 };
                 // SAFETY: the library's op callback with the cookie it gave.
                 unsafe { cb(s.0, cbdata) };
@@ -76,8 +77,8 @@ impl Completion {
             (CompletionKind::Modex(cb), a) => {
                 let r = match a {
                     Answer::Data(r) => r,
-                    Answer::Status(s) | Answer::Found(Err(s)) => Err(s),
-                    Answer::Found(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                    Answer::Status(s) => Err(s),
+                    Answer::Found(..) => Err(Status::ERR_BAD_PARAM),
                 };
                 match r {
                     Ok(bytes) => {
@@ -96,15 +97,15 @@ impl Completion {
             }
             (CompletionKind::Lookup(cb), a) => {
                 let r = match a {
-                    Answer::Found(r) => r,
+                    Answer::Found(s, found) => Ok((s, found)),
                     Answer::Status(s) | Answer::Data(Err(s)) => Err(s),
                     Answer::Data(Ok(_)) => Err(Status::ERR_BAD_PARAM),
                 };
-                let converted = r.and_then(|found| pdata_to_c(&found));
+                let converted = r.and_then(|(s, found)| Ok((s, pdata_to_c(&found)?)));
                 match converted {
-                    Ok(mut pd) => {
+                    Ok((s, mut pd)) => {
                         // SAFETY: the library copies the array during the callback.
-                        unsafe { cb(PMIX_SUCCESS, pd.v.as_mut_ptr(), pd.v.len(), cbdata) };
+                        unsafe { cb(s.0, pd.v.as_mut_ptr(), pd.v.len(), cbdata) };
                     }
                     // SAFETY: no data with a failure.
                     Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), 0, cbdata) },

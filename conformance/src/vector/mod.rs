@@ -277,6 +277,10 @@ pub struct Expect {
     /// The status, or a list of the statuses the standard allows; default `PMIX_SUCCESS`.
     #[serde(default)]
     pub status: Option<OneOrMany<String>>,
+    /// Where the standard requires an error but names none: any error status passes (with
+    /// those of `status`, if given). `PMIX_ERR_NOT_SUPPORTED` still reads as not supported.
+    #[serde(default)]
+    pub any_error: bool,
     /// The value a get returns (a list under `value_any` when several are allowed).
     #[serde(default)]
     pub value: Option<ValueSpec>,

@@ -91,12 +91,15 @@ pub(super) unsafe extern "C" fn lookup_done(
     } else {
         ready().and_then(|l| l.pdata_from_c(data, ndata))
     };
-    let out = match (Status(status), found) {
-        (Status::SUCCESS, Ok(data)) => ApiOutput {
+    let status = Status(status);
+    let with_data = status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS;
+    let out = match found {
+        Ok(data) if with_data => ApiOutput {
             data,
-            ..ApiOutput::status(Status::SUCCESS)
+            ..ApiOutput::status(status)
         },
-        (Status::SUCCESS, Err(e)) | (e, _) => ApiOutput::status(e),
+        Err(e) if with_data => ApiOutput::status(e),
+        _ => ApiOutput::status(status),
     };
     // SAFETY: cbdata is a Slot<ApiOutput> given to the library for this callback.
     unsafe { take::<ApiOutput>(cbdata) }.put(out);
