@@ -98,9 +98,7 @@ pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option
                 api: step.call.api().unwrap_or(step.call.name()).to_owned(),
             });
         }
-        // A partial success carries the data that was found (a lookup's, a query's).
-        let with_data = got.status == Status::SUCCESS || got.status == Status::ERR_PARTIAL_SUCCESS;
-        let value_ok = !ok_status || !with_data || value_matches(step, got, nspace);
+        let value_ok = !ok_status || !carries_data(got.status) || value_matches(step, got, nspace);
         if !ok_status || !value_ok {
             return Some(Outcome::Fail {
                 step: n + 1,
@@ -112,6 +110,12 @@ pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option
         }
     }
     None
+}
+
+/// Whether a call ending with `status` returns a value or data: a success does, and so does a
+/// partial success (what a lookup found).
+fn carries_data(status: Status) -> bool {
+    status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS
 }
 
 /// Values are compared as the model's types; a `proc` with an empty namespace stands for the
@@ -198,7 +202,7 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
     }
     let _ = writeln!(out, "  status: {}", names.join(" | "));
     let e = &step.expect;
-    if allowed.contains(&Status::SUCCESS) || allowed.contains(&Status::ERR_PARTIAL_SUCCESS) {
+    if allowed.iter().any(|s| carries_data(*s)) {
         for v in e.value.iter().chain(&e.value_any) {
             let _ = writeln!(out, "  value: {}", spec_text(v, job));
         }
@@ -233,7 +237,7 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
     );
     let _ = writeln!(out, "  status: {:?}", got.status);
     let e = &step.expect;
-    if got.status == Status::SUCCESS || got.status == Status::ERR_PARTIAL_SUCCESS {
+    if carries_data(got.status) {
         if e.value.is_some() || !e.value_any.is_empty() {
             match &got.value {
                 Some(v) => {

@@ -239,11 +239,13 @@ fn one_call(
                 let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
                 match c.lookup(&keys, &info).await {
                     // The crate returns what it found; the C API's status says how much.
-                    Ok(data) => Observed {
-                        status: PData::lookup_status(&keys, &data),
-                        data,
-                        ..Observed::status(Status::SUCCESS)
-                    },
+                    Ok(data) => {
+                        let status = PData::lookup_status(&keys, &data);
+                        Observed {
+                            data,
+                            ..Observed::status(status)
+                        }
+                    }
                     Err(s) => Observed::status(s),
                 }
             }

@@ -60,6 +60,16 @@ fn replies(c: &mut ServerCore, command: Command) -> Vec<(ConnId, u32, Reply)> {
     out
 }
 
+/// The op of the first timer of `after_s` seconds the core asked for since the last drain.
+fn armed_timer(c: &mut ServerCore, after_s: u32) -> u64 {
+    std::iter::from_fn(|| c.poll_action())
+        .find_map(|a| match a {
+            Action::Timer { op, after_s: s } if s == after_s => Some(op),
+            _ => None,
+        })
+        .expect("a timer is armed")
+}
+
 fn fence() -> Request {
     Request::Fence {
         procs: vec![],
@@ -292,12 +302,7 @@ fn held_get_with_timeout_ends_in_timeout() {
         key: Some("k".into()),
     };
     send(&mut c, a, 102, &get);
-    let timer = std::iter::from_fn(|| c.poll_action())
-        .find_map(|a| match a {
-            Action::Timer { op, after_s: 2 } => Some(op),
-            _ => None,
-        })
-        .expect("a timer is armed");
+    let timer = armed_timer(&mut c, 2);
     c.handle_timeout(timer);
     let r = replies(&mut c, Command::GETNB);
     let expected = Reply::Get {
@@ -318,12 +323,7 @@ fn fence_a_participant_never_enters_ends_in_timeout_and_the_next_one_completes()
         info: vec![Info::new(attr::TIMEOUT, 2)],
     };
     send(&mut c, a, 101, &timed);
-    let timer = std::iter::from_fn(|| c.poll_action())
-        .find_map(|a| match a {
-            Action::Timer { op, after_s: 2 } => Some(op),
-            _ => None,
-        })
-        .expect("a timer is armed");
+    let timer = armed_timer(&mut c, 2);
     c.handle_timeout(timer);
     let r = replies(&mut c, Command::FENCENB);
     assert_eq!(r.len(), 1);
@@ -606,12 +606,8 @@ fn dmodex_request_with_a_required_key_waits_for_that_key() {
             Info::new(attr::TIMEOUT, 3),
         ],
     );
-    let timer = std::iter::from_fn(|| c.poll_action())
-        .find_map(|a| match a {
-            Action::Timer { op: t, after_s: 3 } if t == op => Some(t),
-            _ => None,
-        })
-        .expect("a timer is armed");
+    let timer = armed_timer(&mut c, 3);
+    assert_eq!(timer, op, "the timer is the request's");
     c.handle_timeout(timer);
     assert_eq!(dmodex_replies(&mut c), vec![(op, Err(Status::ERR_TIMEOUT))]);
 }
