@@ -7,6 +7,10 @@
 //! job's namespace and the caller's rank) and are resolved there with [`resolve`], so both
 //! sides read a vector the same way.
 
+use std::collections::BTreeMap;
+
+use pmix::client::{EventCompletion, EventNotice};
+use pmix::events::HandlerId;
 use pmix::model::{
     AllocDirective, App, DataArray, DataRange, DataType, Info, IofChannel, Nspace, PData, Proc,
     Query, Rank, Status, Value,
@@ -593,11 +597,38 @@ fn strs(keys: &[String]) -> Vec<&str> {
     keys.iter().map(String::as_str).collect()
 }
 
-/// Run `call` on this crate's async client. The crate implements the chapters of issue 4's
-/// data access and abort so far; every other API answers `PMIX_ERR_NOT_SUPPORTED`, as the
-/// project's rule for an API not yet implemented says (events, spawn, query, … come with
-/// issue 5; groups, topology and fabric with issue 7).
-pub async fn run_rust(c: &pmix::client::Client, call: ApiCall) -> ApiOutput {
+/// What one process of this crate's client keeps between steps: its event handlers by the
+/// vector's names and the events each has seen.
+#[derive(Debug, Default)]
+pub struct RustProc {
+    handlers: std::sync::Mutex<BTreeMap<String, HandlerId>>,
+    seen: std::sync::Mutex<BTreeMap<HandlerId, Vec<SeenEvent>>>,
+    changed: tokio::sync::Notify,
+}
+
+impl RustProc {
+    fn handler(&self, name: &str) -> Option<HandlerId> {
+        lock(&self.handlers).get(name).copied()
+    }
+
+    fn seen(&self, id: HandlerId) -> Vec<SeenEvent> {
+        lock(&self.seen).get(&id).cloned().unwrap_or_default()
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Run `call` on this crate's async client, whose per-process state is `me`. APIs the crate
+/// does not implement yet answer `PMIX_ERR_NOT_SUPPORTED`, as the project's rule for an API
+/// not yet implemented says (spawn, query, … come with issue 5; groups, topology and fabric
+/// with issue 7).
+pub async fn run_rust(
+    c: &pmix::client::Client,
+    me: &std::sync::Arc<RustProc>,
+    call: ApiCall,
+) -> ApiOutput {
     let unit = |r: Result<(), Status>| ApiOutput::status(r.err().unwrap_or(Status::SUCCESS));
     match call {
         ApiCall::FenceNb { procs, info } => unit(c.fence_nb(&procs, &info).await),
@@ -629,6 +660,66 @@ pub async fn run_rust(c: &pmix::client::Client, call: ApiCall) -> ApiOutput {
                 .err()
                 .unwrap_or(Status::SUCCESS),
         ),
+        ApiCall::RegisterEventHandler {
+            handler,
+            codes,
+            info,
+        } => {
+            let book = me.clone();
+            let record = move |notice: EventNotice, done: EventCompletion| {
+                let seen = SeenEvent {
+                    status: notice.status,
+                    source: Some(notice.source),
+                };
+                lock(&book.seen)
+                    .entry(notice.handler)
+                    .or_default()
+                    .push(seen);
+                book.changed.notify_waiters();
+                done.complete(Status::SUCCESS, Vec::new());
+            };
+            match c.register_event_handler(&codes, &info, record).await {
+                Ok(id) => {
+                    lock(&me.handlers).insert(handler, id);
+                    ApiOutput::status(Status::SUCCESS)
+                }
+                Err(s) => ApiOutput::status(s),
+            }
+        }
+        // The name keeps its identifier, so a second deregistration asks about an identifier
+        // the client no longer holds, and the events step still reads what it saw.
+        ApiCall::DeregisterEventHandler { handler } => match me.handler(&handler) {
+            Some(id) => unit(c.deregister_event_handler(id).await),
+            None => ApiOutput::status(Status::ERR_BAD_PARAM),
+        },
+        ApiCall::Events {
+            handler,
+            count,
+            wait_ms,
+        } => {
+            let Some(id) = me.handler(&handler) else {
+                return ApiOutput::status(Status::ERR_BAD_PARAM);
+            };
+            let enough = async {
+                loop {
+                    let changed = me.changed.notified();
+                    if me.seen(id).len() >= count {
+                        return;
+                    }
+                    changed.await;
+                }
+            };
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(wait_ms), enough).await;
+            ApiOutput {
+                events: me.seen(id),
+                ..ApiOutput::status(Status::SUCCESS)
+            }
+        }
+        ApiCall::NotifyEvent {
+            status,
+            range,
+            info,
+        } => unit(c.notify_event(status, None, range, &info).await),
         ApiCall::ResolvePeers { node, nspace } => match Nspace::new(&nspace) {
             Ok(ns) => ApiOutput::value(c.resolve_peers(Some(&node), &ns).await.map(sorted_procs)),
             // Every namespace at once: not in the crate yet.

@@ -14,7 +14,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use pmix::model::{DataArray, DataType, Info, PData, Proc, Rank, Status, Value, attr};
+use pmix::events::Event;
+use pmix::model::{DataArray, DataRange, DataType, Info, PData, Proc, Rank, Status, Value, attr};
 use pmix::server::{Host, Server};
 use tokio::sync::{Notify, oneshot};
 
@@ -28,12 +29,31 @@ pub type ModexFuture = Pin<Box<dyn Future<Output = Result<Vec<u8>, Status>> + Se
 pub trait NodeServer: Send + Sync {
     /// The data a local process committed, for a host serving another node's request.
     fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture;
+
+    /// Raise an event another node's process notified to this node's processes. The C
+    /// library's nodes do not relay events yet.
+    fn notify(&self, event: Event) -> StatusFuture {
+        let _ = event;
+        Box::pin(async { Err(Status::ERR_NOT_SUPPORTED) })
+    }
 }
+
+/// A boxed future answering with a status.
+pub type StatusFuture = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
 
 impl NodeServer for Arc<Server> {
     fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture {
         let server = self.clone();
         Box::pin(async move { server.dmodex_request(proc, info).await })
+    }
+
+    fn notify(&self, e: Event) -> StatusFuture {
+        let server = self.clone();
+        Box::pin(async move {
+            server
+                .notify_event(e.status, Some(e.source), e.range, e.info)
+                .await
+        })
     }
 }
 
@@ -190,6 +210,33 @@ impl Host for ClusterHost {
             .cloned()
             .ok_or(Status::ERR_NOT_FOUND)?;
         server.dmodex(proc, info).await
+    }
+
+    /// Relay a local process's event to every other node; each node's server picks the
+    /// processes in range.
+    async fn notify_event(
+        &self,
+        source: Proc,
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
+    ) -> Result<(), Status> {
+        let others: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers)
+            .iter()
+            .enumerate()
+            .filter(|(n, _)| *n != self.node)
+            .map(|(_, s)| s.clone())
+            .collect();
+        for server in others {
+            let event = Event {
+                status,
+                source: source.clone(),
+                range,
+                info: info.clone(),
+            };
+            server.notify(event).await?;
+        }
+        Ok(())
     }
 
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {

@@ -502,7 +502,7 @@ impl Api for Library {
 }
 
 /// This crate's blocking client.
-struct RustClient(pmix::client::blocking::Client);
+struct RustClient(pmix::client::blocking::Client, Arc<crate::api::RustProc>);
 
 impl Api for RustClient {
     fn put(&self, scope: Scope, key: &str, value: &Value) -> Result<(), Status> {
@@ -558,7 +558,7 @@ impl Api for RustClient {
     }
     fn api(&self, call: ApiCall) -> ApiOutput {
         self.0
-            .block_on(crate::api::run_rust(self.0.as_async(), call))
+            .block_on(crate::api::run_rust(self.0.as_async(), &self.1, call))
     }
 }
 
@@ -569,5 +569,5 @@ pub fn rust_client_main() -> ExitCode {
         eprintln!("PMIx_Init: {e}");
         e.status()
     });
-    serve_calls(init.map(RustClient))
+    serve_calls(init.map(|c| RustClient(c, Arc::default())))
 }

@@ -16,7 +16,7 @@ use pmix::model::{Info, PData, Proc, Rank, Status, Value};
 use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
-use crate::api::{ApiCall, ApiOutput, SeenEvent};
+use crate::api::{ApiCall, ApiOutput, RustProc, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers, uid_gid};
 use crate::runner::Problem;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
@@ -68,8 +68,10 @@ where
 {
     let cluster = Cluster::start(v).await?;
     let mut clients: BTreeMap<u32, Client> = BTreeMap::new();
+    let mut procs: BTreeMap<u32, Arc<RustProc>> = BTreeMap::new();
     for r in v.started() {
         clients.insert(r, cluster.connect(v, r).await?);
+        procs.insert(r, Arc::default());
     }
     let mut handles: BTreeMap<String, (u32, Started)> = BTreeMap::new();
     // A tool finds no server to connect to in-process: the URIs are empty.
@@ -99,7 +101,8 @@ where
                     .cloned()
                     .ok_or(format!("rank {r} has vanished"))?;
                 let h = step.start.clone().unwrap_or_default();
-                handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c))));
+                let p = procs.get(&r).cloned().unwrap_or_default();
+                handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c, p))));
                 Vec::new()
             }
             Call::Get {
@@ -137,7 +140,8 @@ where
                         .get(r)
                         .cloned()
                         .ok_or(format!("rank {r} has vanished"))?;
-                    calls.push(one_call(v, step, *r, c));
+                    let p = procs.get(r).cloned().unwrap_or_default();
+                    calls.push(one_call(v, step, *r, c, p));
                 }
                 let mut out = Vec::new();
                 for (r, f) in callers.iter().zip(join_all(calls).await) {
@@ -219,6 +223,7 @@ fn one_call(
     step: &Step,
     rank: u32,
     c: Client,
+    me: Arc<RustProc>,
 ) -> impl std::future::Future<Output = Result<Observed, String>> + Send + 'static {
     let prepared = prepare(v, step, rank);
     async move {
@@ -254,7 +259,7 @@ fn one_call(
                 observe_unit(c.unpublish(&keys, &info).await)
             }
             Prepared::Finalize => observe_unit(c.finalize().await),
-            Prepared::Api(call) => crate::api::run_rust(&c, call).await.into(),
+            Prepared::Api(call) => crate::api::run_rust(&c, &me, call).await.into(),
         })
     }
 }

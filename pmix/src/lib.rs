@@ -36,6 +36,7 @@
 pub mod client;
 pub mod codec;
 mod error;
+pub mod events;
 pub mod model;
 pub mod retrieval;
 pub mod server;

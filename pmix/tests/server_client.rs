@@ -4,92 +4,19 @@
 
 #![allow(clippy::unwrap_used)] // test helpers fail loudly by design
 
-use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
-use pmix::client::Client;
 use pmix::codec::BufferType;
 use pmix::model::{Info, Nspace, Proc, Rank, Scope, Status, Value, attr};
-use pmix::server::{NoHost, Server, ServerConfig};
-use pmix::transport::{PeerCred, memory};
+use pmix::server::Server;
 use pmix::wire::handshake::ConnectRequest;
 use pmix::wire::{Frame, Tag};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-fn uid_gid() -> (u32, u32) {
-    let m = std::fs::metadata("/proc/self").expect("procfs");
-    (m.uid(), m.gid())
-}
+mod common;
 
-fn job_info(n: u32) -> Vec<Info> {
-    vec![
-        Info::new(attr::JOB_SIZE, n),
-        Info::with_key(
-            attr::LOCAL_PEERS.wire_key(),
-            Value::string((0..n).map(|r| r.to_string()).collect::<Vec<_>>().join(",")),
-        )
-        .unwrap(),
-    ]
-}
-
-async fn server(tcp: bool, n: u32) -> (Server, Nspace) {
-    let dir = std::env::temp_dir().join(format!(
-        "pmix-test-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut config = ServerConfig::new(dir, "testhost".into());
-    config.tcp = tcp;
-    config.unix_socket = false;
-    let server = Server::start(config, NoHost).await.unwrap();
-    let ns = Nspace::new("testjob").unwrap();
-    server
-        .register_nspace(ns.clone(), job_info(n))
-        .await
-        .unwrap();
-    let (uid, gid) = uid_gid();
-    for r in 0..n {
-        server
-            .register_client(Proc::new(ns.clone(), Rank(r)), uid, gid)
-            .await
-            .unwrap();
-    }
-    (server, ns)
-}
-
-fn rand_suffix() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-async fn memory_clients(server: &Server, ns: &Nspace, n: u32) -> Vec<Client> {
-    let (acceptor, connector) = memory();
-    server.serve(acceptor);
-    let (uid, gid) = uid_gid();
-    let mut out = Vec::new();
-    for r in 0..n {
-        let stream = connector
-            .connect(Some(PeerCred {
-                uid,
-                gid,
-                pid: None,
-            }))
-            .unwrap();
-        out.push(
-            Client::init_over(
-                stream,
-                Proc::new(ns.clone(), Rank(r)),
-                BufferType::NonDescribed,
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    out
-}
+use common::{job_info, memory_clients, server, uid_gid};
 
 #[tokio::test]
 async fn non_blocking_get_and_fence_are_under_way_before_they_are_awaited() {

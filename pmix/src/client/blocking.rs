@@ -1,8 +1,10 @@
 //! Blocking forms of the client API, for plain threads (what C callers and simple programs
 //! expect). Each call runs the async form on the client's own runtime.
 
+use super::{EventCompletion, EventNotice};
 use crate::Error;
-use crate::model::{Info, PData, Proc, Scope, Status, Value};
+use crate::events::HandlerId;
+use crate::model::{DataRange, Info, PData, Proc, Scope, Status, Value};
 
 /// A client whose calls block the calling thread.
 #[derive(Debug)]
@@ -108,6 +110,37 @@ impl Client {
     pub fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Status> {
         self.runtime
             .block_on(self.inner.abort(status, message, procs))
+    }
+
+    /// `PMIx_Register_event_handler`; the handler runs on the client's runtime (see
+    /// [`super::Client::register_event_handler`]).
+    pub fn register_event_handler<F>(
+        &self,
+        codes: &[Status],
+        info: &[Info],
+        handler: F,
+    ) -> Result<HandlerId, Status>
+    where
+        F: Fn(EventNotice, EventCompletion) + Send + Sync + 'static,
+    {
+        self.runtime
+            .block_on(self.inner.register_event_handler(codes, info, handler))
+    }
+
+    pub fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Status> {
+        self.runtime
+            .block_on(self.inner.deregister_event_handler(id))
+    }
+
+    pub fn notify_event(
+        &self,
+        status: Status,
+        source: Option<&Proc>,
+        range: DataRange,
+        info: &[Info],
+    ) -> Result<(), Status> {
+        self.runtime
+            .block_on(self.inner.notify_event(status, source, range, info))
     }
 
     pub fn progress(&self) {}

@@ -1,9 +1,10 @@
 //! The client's connection to its server: rendezvous, handshake, and requests matched to
 //! replies by tag.
 //!
-//! One task reads frames and hands each reply to the request waiting for its tag; requests are
-//! written under a lock so frames never interleave. A lost connection completes every waiting
-//! request with `PMIX_ERR_LOST_CONNECTION`.
+//! One task reads frames and hands each reply to the request waiting for its tag, and each
+//! event notification (tag 0) to the client's event queue; requests are written under a lock
+//! so frames never interleave. A lost connection completes every waiting request with
+//! `PMIX_ERR_LOST_CONNECTION` and raises that event in the process (PMIx v5.0 §10.1).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,15 +12,16 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, WriteHalf};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::Error;
 use crate::codec::BufferType;
-use crate::model::{Proc, Rank, Status};
+use crate::events::Event;
+use crate::model::{DataRange, Proc, Rank, Status};
 use crate::server::env::parse_uri;
 use crate::transport::{BoxStream, connect_tcp, connect_unix};
 use crate::wire::handshake::{ConnectRequest, decode_status};
-use crate::wire::{Command, Frame, FrameDecoder, Reply, Request, Tag};
+use crate::wire::{Command, Frame, FrameDecoder, Notification, Reply, Request, Tag};
 
 /// Where a client finds its server: what the launcher put in the environment.
 #[derive(Clone, Debug)]
@@ -105,8 +107,12 @@ fn lost(why: impl std::fmt::Display) -> Error {
 }
 
 impl Connection {
-    /// Connect to the server named by `env` (its Unix socket when it has one) and handshake.
-    pub(crate) async fn connect(env: &ClientConfig) -> Result<Self, Error> {
+    /// Connect to the server named by `env` (its Unix socket when it has one) and handshake;
+    /// events the server pushes go to `events`.
+    pub(crate) async fn connect(
+        env: &ClientConfig,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<Self, Error> {
         let unreachable = |e: std::io::Error| Error::Status(Status::ERR_UNREACH, e.to_string());
         let stream = match (&env.unix_socket, &env.uri) {
             (Some(path), _) => connect_unix(path).await.map_err(unreachable)?,
@@ -123,7 +129,7 @@ impl Connection {
                 ));
             }
         };
-        Self::handshake(stream, &env.proc, env.buffer_type).await
+        Self::handshake(stream, &env.proc, env.buffer_type, events).await
     }
 
     /// Handshake over an already connected stream.
@@ -131,6 +137,7 @@ impl Connection {
         mut stream: BoxStream,
         proc: &Proc,
         buffer_type: BufferType,
+        events: mpsc::UnboundedSender<Event>,
     ) -> Result<Self, Error> {
         let (uid, gid) = uid_gid();
         let hello = ConnectRequest::simple_client(proc.clone(), uid, gid, buffer_type).encode()?;
@@ -149,6 +156,7 @@ impl Connection {
         let (mut reader, writer) = tokio::io::split(stream);
         let waiters: Waiters = Arc::default();
         let w = waiters.clone();
+        let me = proc.clone();
         let reader = tokio::spawn(async move {
             let mut decoder = FrameDecoder::default();
             let mut chunk = vec![0u8; 64 * 1024];
@@ -167,12 +175,28 @@ impl Connection {
                         if let Some(tx) = waiter {
                             let _ = tx.send(frame.payload);
                         }
+                    } else if frame.tag == Tag::NOTIFY {
+                        // A notification that does not decode is dropped: the server's bug
+                        // must not end the connection.
+                        if let Ok(n) = Notification::decode(&frame.payload, buffer_type) {
+                            let _ = events.send(Event {
+                                status: n.status,
+                                source: n.source,
+                                range: n.range,
+                                info: n.info,
+                            });
+                        }
                     }
-                    // Event notifications (tag 0) are delivered once events land (issue 5).
                 }
             }
-            // Lost: wake every waiter with an empty reply.
+            // Lost: wake every waiter with an empty reply, and tell the process.
             w.lock().unwrap_or_else(PoisonError::into_inner).clear();
+            let _ = events.send(Event {
+                status: Status::ERR_LOST_CONNECTION,
+                source: me.clone(),
+                range: DataRange::PROC_LOCAL,
+                info: Vec::new(),
+            });
         });
         Ok(Connection {
             writer: tokio::sync::Mutex::new(writer),
@@ -232,6 +256,18 @@ impl Connection {
             .map_err(|_| lost("the server closed the connection"))?;
         let command: Command = req.command();
         Reply::decode(command, &payload, self.buffer_type)
+    }
+
+    /// Send a request that has no reply.
+    pub(crate) async fn send(&self, req: &Request) -> Result<(), Error> {
+        let frame = Frame {
+            pindex: self.pindex,
+            tag: self.tag(),
+            payload: req.encode(self.buffer_type)?,
+        }
+        .encode()?;
+        let mut w = self.writer.lock().await;
+        w.write_all(&frame).await.map_err(lost)
     }
 
     /// Stop reading; the server sees the connection close.

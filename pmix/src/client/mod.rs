@@ -11,21 +11,28 @@
 
 pub mod blocking;
 mod connection;
+mod events;
 
 pub use connection::ClientConfig;
+pub use events::{EventCompletion, EventHandler, EventNotice};
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::Error;
 use crate::codec::BufferType;
 use crate::codec::compress::decompress_string;
-use crate::model::{Info, Key, Kval, Nspace, PData, Proc, Rank, Scope, Status, Value, attr};
+use crate::events::{Event, HandlerId, Registration};
+use crate::model::{
+    DataRange, Info, Key, Kval, Nspace, PData, Proc, Rank, Scope, Status, Value, attr,
+};
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::server::jobinfo::realms_from_kvals;
 use crate::store::JobRealms;
+use crate::wire::ops::Op;
 use crate::wire::{CommitBucket, Reply, Request};
 
 use connection::Connection;
+use events::Events;
 
 /// The version this library reports (`PMIx_Get_version`).
 pub const VERSION: &str = concat!(
@@ -62,6 +69,7 @@ pub struct Client {
 struct Inner {
     me: Proc,
     conn: Connection,
+    events: Events,
     state: Mutex<State>,
 }
 
@@ -83,8 +91,9 @@ impl Client {
 
     /// `PMIx_Init` with an explicit configuration instead of the environment.
     pub async fn init_with(config: &ClientConfig) -> Result<Client, Error> {
-        let conn = Connection::connect(config).await?;
-        Client::start(conn, config.proc.clone()).await
+        let events = Events::start(config.proc.clone());
+        let conn = Connection::connect(config, events.sender()).await?;
+        Client::start(conn, events, config.proc.clone()).await
     }
 
     /// `PMIx_Init` over a stream already connected to the server (any transport, e.g.
@@ -94,15 +103,17 @@ impl Client {
         proc: Proc,
         buffer_type: BufferType,
     ) -> Result<Client, Error> {
-        let conn = Connection::handshake(stream, &proc, buffer_type).await?;
-        Client::start(conn, proc).await
+        let events = Events::start(proc.clone());
+        let conn = Connection::handshake(stream, &proc, buffer_type, events.sender()).await?;
+        Client::start(conn, events, proc).await
     }
 
-    async fn start(conn: Connection, me: Proc) -> Result<Client, Error> {
+    async fn start(conn: Connection, events: Events, me: Proc) -> Result<Client, Error> {
         let client = Client {
             inner: Arc::new(Inner {
                 me,
                 conn,
+                events,
                 state: Mutex::new(State::default()),
             }),
         };
@@ -420,6 +431,81 @@ impl Client {
         }))
     }
 
+    /// `PMIx_Register_event_handler`: call `handler` for events of `codes` (every code when
+    /// empty: a default handler), placed and filtered as `info` asks (see [`crate::events`]).
+    /// The server is told, so that events of other processes reach this one.
+    ///
+    /// The handler is in place before the server is asked, so an event the server replays
+    /// from its cache right after accepting reaches it; when the server refuses, the handler
+    /// is removed again and never called.
+    pub async fn register_event_handler<F>(
+        &self,
+        codes: &[Status],
+        info: &[Info],
+        handler: F,
+    ) -> Result<HandlerId, Status>
+    where
+        F: Fn(EventNotice, EventCompletion) + Send + Sync + 'static,
+    {
+        let reg = Registration::new(codes, info)?;
+        let id = self.inner.events.register(reg, Arc::new(handler))?;
+        let req = Request::RegisterEvents {
+            codes: codes.to_vec(),
+            info: info.to_vec(),
+        };
+        if let Err(s) = self.status_of(&req).await {
+            let _ = self.inner.events.deregister(id);
+            return Err(s);
+        }
+        Ok(id)
+    }
+
+    /// `PMIx_Deregister_event_handler`: the handler is not called again; an identifier this
+    /// process does not hold is `PMIX_ERR_BAD_PARAM` (§10.1.7).
+    pub async fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Status> {
+        let reg = self.inner.events.deregister(id)?;
+        // The server answers nothing (as OpenPMIx 4.2 servers do not): a lost connection
+        // only means there is nothing left to tell.
+        let _ = self
+            .inner
+            .conn
+            .send(&Request::Op(Op::DeregisterEvents { codes: reg.codes }))
+            .await;
+        Ok(())
+    }
+
+    /// `PMIx_Notify_event`: raise `status` to the processes of `range` (§10.1.8), this
+    /// process's own handlers included when the range holds it. `source` defaults to this
+    /// process. `PMIX_RANGE_PROC_LOCAL` stays in the process; every other range also goes to
+    /// the server, which passes it on.
+    pub async fn notify_event(
+        &self,
+        status: Status,
+        source: Option<&Proc>,
+        range: DataRange,
+        info: &[Info],
+    ) -> Result<(), Status> {
+        let event = Event {
+            status,
+            source: source.cloned().unwrap_or_else(|| self.inner.me.clone()),
+            range,
+            info: info.to_vec(),
+        };
+        event.check()?;
+        if range != DataRange::PROC_LOCAL {
+            self.status_of(&Request::Notify {
+                status,
+                range,
+                info: info.to_vec(),
+            })
+            .await?;
+        }
+        if range == DataRange::PROC_LOCAL || event.reaches(&self.inner.me) {
+            self.inner.events.deliver(event);
+        }
+        Ok(())
+    }
+
     /// `PMIx_Progress`: the connection progresses in its own task; nothing to do.
     pub fn progress(&self) {}
 
@@ -431,6 +517,7 @@ impl Client {
         let r = self.status_of(&Request::Finalize).await;
         self.state().finalized = true;
         self.inner.conn.close();
+        self.inner.events.clear();
         r
     }
 

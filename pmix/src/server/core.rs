@@ -15,7 +15,7 @@ use crate::model::{DataRange, Info, Key, Nspace, PData, Proc, Rank, Status, attr
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
-use crate::wire::{ConnectRequest, Frame, Notification, PeerType, Reply, Request, Tag};
+use crate::wire::{ConnectRequest, Frame, PeerType, Reply, Request, Tag};
 
 use super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
 use super::jobinfo::job_info_kvals;
@@ -61,6 +61,13 @@ pub enum HostCall {
     },
     /// `tool_connected`: a tool or launcher is connecting; answer with its identifier.
     ToolConnected {
+        info: Vec<Info>,
+    },
+    /// `notify_event`: an event of a local client whose range reaches beyond this node.
+    NotifyEvent {
+        status: Status,
+        source: Proc,
+        range: DataRange,
         info: Vec<Info>,
     },
 }
@@ -189,8 +196,7 @@ pub struct ServerCore {
     host_has_dmodex: bool,
     version: String,
     actions: VecDeque<Action>,
-    /// Event codes each connection registered handlers for (an empty list means all codes).
-    event_registrations: BTreeMap<ConnId, Vec<Vec<Status>>>,
+    events: events::ServerEvents,
 }
 
 impl ServerCore {
@@ -216,7 +222,7 @@ impl ServerCore {
             host_has_dmodex,
             version: version.to_owned(),
             actions: VecDeque::new(),
-            event_registrations: BTreeMap::new(),
+            events: events::ServerEvents::default(),
         }
     }
 
@@ -548,7 +554,7 @@ impl ServerCore {
             r.conn = None;
         }
         self.held.retain(|h| h.conn != conn);
-        self.event_registrations.remove(&conn);
+        self.events.forget(conn);
         self.fences.drop_conn(conn);
         self.process_gone(&c.proc);
     }
@@ -796,67 +802,20 @@ impl ServerCore {
                 };
                 self.call_host(Pending::Reply { conn, tag }, call);
             }
-            Request::RegisterEvents { codes, .. } => {
-                self.event_registrations
-                    .entry(conn)
-                    .or_default()
-                    .push(codes);
-                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-            }
+            Request::RegisterEvents { codes, .. } => self.register_events(conn, tag, codes),
             Request::Notify {
                 status,
                 range,
                 info,
-            } => {
-                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-                self.notify_local(me, status, range, info);
-            }
+            } => self.client_notify(conn, tag, me, status, range, info),
             // Deregistration expects no answer (OpenPMIx 4.2 clients send it without a callback).
-            Request::Op(crate::wire::ops::Op::DeregisterEvents { .. }) => {}
+            Request::Op(crate::wire::ops::Op::DeregisterEvents { codes }) => {
+                self.deregister_events(conn, &codes);
+            }
             // Typed (requests in `wire::ops`, replies in `wire::op_reply`), but their chapters are
             // not served yet (issues 5 and 7). A refusal is the bare status, as OpenPMIx sends.
             Request::Op(_) | Request::Other { .. } => {
                 self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
-            }
-        }
-    }
-
-    /// Deliver an event a client notified to the local clients in its range that registered
-    /// for it (PMIx v5.0 §4.3; ranges beyond this node need the host, issue 5).
-    fn notify_local(&mut self, source: &Proc, status: Status, range: DataRange, info: Vec<Info>) {
-        let targets: Vec<ConnId> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.proc != *source)
-            .filter(|(_, c)| match range {
-                DataRange::NAMESPACE => c.proc.nspace == source.nspace,
-                DataRange::LOCAL | DataRange::SESSION | DataRange::GLOBAL => true,
-                _ => false,
-            })
-            .filter(|(id, _)| {
-                self.event_registrations.get(id).is_some_and(|regs| {
-                    regs.iter()
-                        .any(|codes| codes.is_empty() || codes.contains(&status))
-                })
-            })
-            .map(|(id, _)| *id)
-            .collect();
-        let note = Notification {
-            status,
-            source: source.clone(),
-            info,
-            range,
-        };
-        for conn in targets {
-            let Some(c) = self.conns.get(&conn) else {
-                continue;
-            };
-            if let Ok(payload) = note.encode(c.buffer_type) {
-                self.actions.push_back(Action::Send {
-                    conn,
-                    tag: Tag::NOTIFY,
-                    payload,
-                });
             }
         }
     }
@@ -1107,5 +1066,6 @@ fn unknown_required(request: &Request) -> Option<String> {
         .map(str::to_owned)
 }
 
+mod events;
 #[cfg(test)]
 mod tests;

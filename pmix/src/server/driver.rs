@@ -15,7 +15,7 @@ use super::core::{Action, ConnId, HostCall, HostResult, ServerCore};
 use super::env;
 use super::host::Host;
 use crate::Error;
-use crate::model::{Info, Nspace, Proc, Status};
+use crate::model::{DataRange, Info, Nspace, Proc, Rank, Status};
 use crate::transport::{Accepted, Acceptor, BoxStream, TcpAcceptor, UnixAcceptor};
 use crate::wire::frame::{Frame, FrameDecoder, HEADER_LEN};
 use crate::wire::handshake::ConnectRequest;
@@ -228,6 +228,28 @@ impl Server {
     pub async fn gone(&self) -> Result<Vec<Proc>, Error> {
         self.call(|core| core.store.gone.iter().cloned().collect())
             .await
+    }
+
+    /// `PMIx_Notify_event` in the server: raise `status` to the local clients in `range`
+    /// that registered for it (the host's own events, or events relayed from other nodes).
+    /// `source` is the process it concerns or, for the host itself, `None`: an empty
+    /// namespace and `PMIX_RANK_UNDEF` (§10.1.8). The host is not told again.
+    pub async fn notify_event(
+        &self,
+        status: Status,
+        source: Option<Proc>,
+        range: DataRange,
+        info: Vec<Info>,
+    ) -> Result<(), Status> {
+        let event = crate::events::Event {
+            status,
+            source: source.unwrap_or_else(|| Proc::new(Nspace::default(), Rank::UNDEF)),
+            range,
+            info,
+        };
+        self.call(move |core| core.notify_event(event))
+            .await
+            .map_err(|e| e.status())?
     }
 
     /// `PMIx_server_setup_fork`: the environment a client process needs.
@@ -444,6 +466,12 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
         }
         HostCall::Unpublish { proc, keys, info } => status(host.unpublish(proc, keys, info).await),
         HostCall::ToolConnected { info } => HostResult::Proc(host.tool_connected(info).await),
+        HostCall::NotifyEvent {
+            status: s,
+            source,
+            range,
+            info,
+        } => status(host.notify_event(source, s, range, info).await),
     }
 }
 

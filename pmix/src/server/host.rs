@@ -9,7 +9,7 @@
 
 use std::future::Future;
 
-use crate::model::{Info, PData, Proc, Status};
+use crate::model::{DataRange, Info, PData, Proc, Status};
 
 /// The resource manager's upcalls.
 pub trait Host: Send + Sync + 'static {
@@ -94,6 +94,20 @@ pub trait Host: Send + Sync + 'static {
         info: Vec<Info>,
     ) -> impl Future<Output = Result<(), Status>> + Send {
         let _ = (proc, keys, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `notify_event`: a local client raised an event whose range reaches beyond this node
+    /// (§10.1.8, §17.3). Deliver it to the other nodes' servers in range (their
+    /// [`crate::server::Server::notify_event`]); this server already delivered it locally.
+    fn notify_event(
+        &self,
+        source: Proc,
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (source, status, range, info);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 
