@@ -50,6 +50,9 @@ pub enum ApiCall {
         handler: String,
         codes: Vec<Status>,
         info: Vec<Info>,
+        /// How the handler ends its turn: a status and results for later handlers.
+        complete: Status,
+        results: Vec<Info>,
     },
     DeregisterEventHandler {
         handler: String,
@@ -203,6 +206,8 @@ pub struct ApiOutput {
 pub struct SeenEvent {
     pub status: Status,
     pub source: Option<Proc>,
+    /// The results the handlers before it handed on.
+    pub results: Vec<Info>,
 }
 
 impl ApiOutput {
@@ -307,10 +312,14 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
             handler,
             codes,
             info,
+            complete,
+            results,
         } => ApiCall::RegisterEventHandler {
             handler: handler.clone(),
             codes: codes.iter().map(|c| status(c)).collect::<Result<_, _>>()?,
             info: infos(info)?,
+            complete: complete.as_deref().map_or(Ok(Status::SUCCESS), status)?,
+            results: infos(results)?,
         },
         Call::DeregisterEventHandler { handler } => ApiCall::DeregisterEventHandler {
             handler: handler.clone(),
@@ -664,19 +673,22 @@ pub async fn run_rust(
             handler,
             codes,
             info,
+            complete,
+            results,
         } => {
             let book = me.clone();
             let record = move |notice: EventNotice, done: EventCompletion| {
                 let seen = SeenEvent {
                     status: notice.status,
                     source: Some(notice.source),
+                    results: notice.results,
                 };
                 lock(&book.seen)
                     .entry(notice.handler)
                     .or_default()
                     .push(seen);
                 book.changed.notify_waiters();
-                done.complete(Status::SUCCESS, Vec::new());
+                done.complete(complete, results.clone());
             };
             match c.register_event_handler(&codes, &info, record).await {
                 Ok(id) => {

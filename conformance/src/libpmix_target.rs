@@ -438,7 +438,7 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
     let events = r
         .events
         .iter()
-        .map(|(s, p)| {
+        .map(|(s, p, results)| {
             Ok(SeenEvent {
                 status: Status(*s),
                 source: p
@@ -446,6 +446,10 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
                     .map(from_id)
                     .transpose()
                     .map_err(|s| format!("event source: {s:?}"))?,
+                results: match results {
+                    Some(b) => unpack_list::<Info>(b)?,
+                    None => Vec::new(),
+                },
             })
         })
         .collect::<Result<_, String>>()?;

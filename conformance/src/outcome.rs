@@ -152,17 +152,8 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             return false;
         }
     }
-    for r in &e.results {
-        let Ok(want) = r.to_info(job) else {
-            return false;
-        };
-        if !got
-            .results
-            .iter()
-            .any(|i| i.key == want.key && i.value == want.value)
-        {
-            return false;
-        }
+    if !holds_infos(&e.results, &got.results, job) {
+        return false;
     }
     for k in &e.result_keys {
         let Ok(key) = crate::vector::key_string(k) else {
@@ -183,6 +174,9 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             if let Some(src) = &want.source
                 && src.to_proc(job, pmix::model::Rank(0)).ok() != seen.source
             {
+                return false;
+            }
+            if !holds_infos(&want.results, &seen.results, job) {
                 return false;
             }
         }
@@ -224,6 +218,9 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
                 .as_ref()
                 .and_then(|t| t.to_proc(job, pmix::model::Rank(0)).ok());
             let _ = writeln!(out, "  event: {} from {src:?}", ev.status);
+            for r in &ev.results {
+                let _ = writeln!(out, "    given: {} = {}", r.key, spec_text(&r.value, job));
+            }
         }
     }
     out
@@ -265,10 +262,21 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
         if e.events.is_some() {
             for ev in &got.events {
                 let _ = writeln!(out, "  event: {:?} from {:?}", ev.status, ev.source);
+                for r in &ev.results {
+                    let _ = writeln!(out, "    given: {} = {:?}", r.key.as_str(), r.value);
+                }
             }
         }
     }
     out
+}
+
+/// Whether `got` holds every info `want` names, with its value.
+fn holds_infos(want: &[crate::vector::InfoSpec], got: &[pmix::model::Info], job: &str) -> bool {
+    want.iter().all(|w| {
+        w.to_info(job)
+            .is_ok_and(|w| got.iter().any(|i| i.key == w.key && i.value == w.value))
+    })
 }
 
 fn type_name(t: pmix::model::DataType) -> String {

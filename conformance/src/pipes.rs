@@ -178,9 +178,9 @@ pub struct ClientResult {
     /// Packed result infos.
     #[serde(default)]
     pub results: Option<Vec<u8>>,
-    /// Events seen: status and source.
+    /// Events seen: status, source and the packed results handed on to the handler.
     #[serde(default)]
-    pub events: Vec<(i32, Option<ProcId>)>,
+    pub events: Vec<(i32, Option<ProcId>, Option<Vec<u8>>)>,
 }
 
 impl ClientResult {
@@ -194,7 +194,10 @@ impl ClientResult {
             events: o
                 .events
                 .iter()
-                .map(|e| (e.status.0, e.source.as_ref().map(proc_id)))
+                .map(|e| {
+                    let results = (!e.results.is_empty()).then(|| pack_list(&e.results));
+                    (e.status.0, e.source.as_ref().map(proc_id), results)
+                })
                 .collect(),
         }
     }

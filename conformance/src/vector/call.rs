@@ -103,6 +103,13 @@ pub enum Call {
         codes: Vec<String>,
         #[serde(default)]
         info: Vec<InfoSpec>,
+        /// The status the handler ends its turn with (`PMIX_SUCCESS` when not given;
+        /// `PMIX_EVENT_ACTION_COMPLETE` ends the chain).
+        #[serde(default)]
+        complete: Option<String>,
+        /// The results it hands to the handlers after it.
+        #[serde(default)]
+        results: Vec<InfoSpec>,
     },
     /// `PMIx_Deregister_event_handler` of a handler registered by an earlier step.
     DeregisterEventHandler { handler: String },

@@ -310,6 +310,10 @@ pub struct EventSpec {
     pub status: String,
     #[serde(default)]
     pub source: Option<TargetSpec>,
+    /// Results the handler must have been given by the handlers before it (others may come
+    /// too).
+    #[serde(default)]
+    pub results: Vec<InfoSpec>,
 }
 
 /// One datum of a lookup's answer.

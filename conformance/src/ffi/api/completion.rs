@@ -188,6 +188,8 @@ pub(super) fn take_results(l: &Lib, p: *mut CInfo, n: usize) -> Result<Vec<Info>
 pub(super) struct State {
     pub(super) handlers: BTreeMap<String, usize>,
     pub(super) seen: BTreeMap<usize, Vec<SeenEvent>>,
+    /// How each handler ends its turn: a status and the results it hands on.
+    pub(super) replies: BTreeMap<usize, (Status, Vec<Info>)>,
     pub(super) iof: BTreeMap<String, usize>,
     pub(super) credential: Option<Vec<u8>>,
 }
@@ -213,8 +215,8 @@ pub(super) unsafe extern "C" fn on_event(
     source: *const CProc,
     _info: *const CInfo,
     _ninfo: usize,
-    _results: *mut CInfo,
-    _nresults: usize,
+    results: *mut CInfo,
+    nresults: usize,
     done: Option<EventDoneCb>,
     cbdata: *mut c_void,
 ) {
@@ -224,24 +226,44 @@ pub(super) unsafe extern "C" fn on_event(
         // SAFETY: a valid pmix_proc_t for the duration of the callback.
         unsafe { *source }.to_proc().ok()
     };
+    let lib = lib().ok();
+    // Results the library cannot hand over are recorded as none.
+    let given = lib
+        .and_then(|l| l.infos_from_c(results, nresults).ok())
+        .unwrap_or_default();
     let (m, cv) = state();
-    lock(m).seen.entry(id).or_default().push(SeenEvent {
-        status: Status(status),
-        source,
-    });
+    let reply = {
+        let mut st = lock(m);
+        st.seen.entry(id).or_default().push(SeenEvent {
+            status: Status(status),
+            source,
+            results: given,
+        });
+        st.replies.get(&id).cloned()
+    };
     cv.notify_all();
+    let (end, mine) = reply.unwrap_or((Status::SUCCESS, Vec::new()));
+    // The results stay alive until the library releases them through `results_released`.
+    let handed = lib.and_then(|l| l.infos_to_c(&mine).ok()).map(Box::new);
+    let (ptr, n) = handed.as_ref().map_or((std::ptr::null_mut(), 0), |c| {
+        (c.ptr().cast_mut(), c.v.len())
+    });
+    let (release, keep): (Option<OpCb>, *mut c_void) = match handed {
+        Some(b) if n > 0 => (Some(results_released), Box::into_raw(b).cast()),
+        _ => (None, std::ptr::null_mut()),
+    };
     if let Some(done) = done {
-        // SAFETY: let the chain go on (PMIX_SUCCESS), as the library asks of every handler.
-        unsafe {
-            done(
-                PMIX_SUCCESS,
-                std::ptr::null_mut(),
-                0,
-                None,
-                std::ptr::null_mut(),
-                cbdata,
-            );
-        };
+        // SAFETY: the chain goes on (or ends) as the vector asked; the results array lives
+        // until the library calls `results_released` with `keep`.
+        unsafe { done(end.0, ptr, n, release, keep, cbdata) };
+    }
+}
+
+/// The library is done with a handler's results: free them.
+unsafe extern "C" fn results_released(_status: i32, cbdata: *mut c_void) {
+    if !cbdata.is_null() {
+        // SAFETY: cbdata is the Box<CInfos> on_event leaked for this release.
+        drop(unsafe { Box::from_raw(cbdata.cast::<CInfos>()) });
     }
 }
 

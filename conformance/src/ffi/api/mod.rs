@@ -184,6 +184,8 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             handler,
             codes,
             info,
+            complete,
+            results,
         } => {
             let ci = l.infos_to_c(&info)?;
             let codes: Vec<i32> = codes.iter().map(|c| c.0).collect();
@@ -209,7 +211,9 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             };
             let (st, id) = start_and_wait(&slot, cbdata, rc, |s| (s, 0));
             if st == Status::SUCCESS {
-                lock(&state().0).handlers.insert(handler, id);
+                let mut g = lock(&state().0);
+                g.handlers.insert(handler, id);
+                g.replies.insert(id, (complete, results));
             }
             ApiOutput::status(st)
         }
