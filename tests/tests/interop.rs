@@ -196,6 +196,38 @@ fn rust_client_runs_under_pmixrun() {
 }
 
 #[test]
+fn rust_clients_hear_of_terminations_and_each_other_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_event_check"));
+    let out = under_pmixrun(3, &program, &[]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && !stdout.contains("FAIL")
+            && stdout.contains("ok events 2 terminations and hello=true"),
+        "events under pmixrun failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn python3_pmix_clients_hear_of_terminations_and_each_other_under_pmixrun() {
+    let script = root().join("tests/interop/python/event_check.py");
+    let mut cmd = under_pmixrun(3, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(script);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && !stdout.contains("FAIL")
+            && stdout.contains("ok events 2 terminations and hello=True"),
+        "python3-pmix events under pmixrun failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn c_python3_pmix_client_runs_under_pmixrun() {
     let script = root().join("tests/interop/python/client_check.py");
     let python = Path::new("/usr/bin/python3");

@@ -5,14 +5,16 @@
 //! information, forks the processes with the environment their PMIx client needs (and what
 //! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
 //! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
-//! reported and fails the run. As the host it answers publish/lookup/unpublish and abort.
+//! reported and fails the run. As the host it answers publish/lookup/unpublish and abort, and
+//! raises events: `PMIX_EVENT_PROC_TERMINATED` (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a process
+//! that never finalized) as each process ends, `PMIX_EVENT_JOB_END` when the job is over.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value, attr};
+use pmix::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status, Value, attr};
 use pmix::server::{Host, Server, ServerConfig, regex};
 use tokio::process::Command;
 use tokio::sync::Notify;
@@ -196,6 +198,17 @@ impl Host for RunHost {
         // A process unpublishes only what it published; no keys means all of it (v5.0 §9.3).
         let mut table = lock(&self.published);
         table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
+        Ok(())
+    }
+
+    /// One machine: the server has delivered the event to every process already.
+    async fn notify_event(
+        &self,
+        _source: Proc,
+        _status: Status,
+        _range: DataRange,
+        _info: Vec<Info>,
+    ) -> Result<(), Status> {
         Ok(())
     }
 
@@ -383,68 +396,134 @@ async fn run(opts: Options) -> Result<u8, String> {
         children.push((r, child));
     }
 
-    let waits = children.into_iter().map(|(r, mut child)| async move {
-        let status = child.wait().await;
-        (r, status)
-    });
-    let all = futures_join_all(waits);
+    // Each child's exit arrives as it happens, so the others hear of it at once.
+    let (exits_tx, mut exits) = tokio::sync::mpsc::unbounded_channel();
+    for (r, mut child) in children {
+        let tx = exits_tx.clone();
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let _ = tx.send((r, status));
+        });
+    }
+    drop(exits_tx);
     let deadline = async {
         match opts.timeout_s {
             Some(t) => tokio::time::sleep(Duration::from_secs(t)).await,
             None => std::future::pending().await,
         }
     };
+    tokio::pin!(deadline);
     let mut worst: u8 = 0;
-    tokio::select! {
-        biased;
-        () = host.abort_requested.notified() => {
-            let (proc, status, message) = lock(&host.abort).clone().unwrap_or((Proc::new(nspace.clone(), Rank(0)), Status(1), None));
-            eprintln!(
-                "pmixrun: rank {} called PMIx_Abort with status {}{}",
-                proc.rank.0,
-                status.0,
-                message.map(|m| format!(": {m}")).unwrap_or_default()
-            );
-            worst = u8::try_from(status.0.unsigned_abs().clamp(1, 255)).unwrap_or(1);
-        }
-        results = all => {
-            let finalized = lock(&host.finalized).clone();
-            let connected = lock(&host.connected).clone();
-            for (r, status) in results {
+    let mut first_failure: Option<(Proc, i32)> = None;
+    // The job's PMIX_JOB_TERM_STATUS: what ended it first.
+    let mut term = Status::SUCCESS;
+    let mut left = opts.n;
+    while left > 0 {
+        tokio::select! {
+            biased;
+            () = host.abort_requested.notified() => {
+                let (proc, status, message) = lock(&host.abort).clone().unwrap_or((Proc::new(nspace.clone(), Rank(0)), Status(1), None));
+                eprintln!(
+                    "pmixrun: rank {} called PMIx_Abort with status {}{}",
+                    proc.rank.0,
+                    status.0,
+                    message.map(|m| format!(": {m}")).unwrap_or_default()
+                );
+                worst = u8::try_from(status.0.unsigned_abs().clamp(1, 255)).unwrap_or(1);
+                first_failure.get_or_insert((proc, status.0));
+                term = Status::ERR_JOB_ABORTED;
+                break;
+            }
+            exit = exits.recv() => {
+                let Some((r, status)) = exit else { break };
+                left -= 1;
                 let code = match status {
                     Ok(s) => s.code().map_or(128u8.saturating_add(1), |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)),
                     Err(_) => 1,
                 };
                 let proc = Proc::new(nspace.clone(), Rank(r));
-                if connected.contains(&proc) && !finalized.contains(&proc) {
+                let unsynced = lock(&host.connected).contains(&proc)
+                    && !lock(&host.finalized).contains(&proc);
+                if unsynced {
                     eprintln!("pmixrun: rank {r} exited (status {code}) without calling PMIx_Finalize");
                     worst = worst.max(1);
                 }
+                if code != 0 || unsynced {
+                    first_failure.get_or_insert((proc.clone(), i32::from(code)));
+                }
+                if term == Status::SUCCESS && unsynced {
+                    term = Status::ERR_JOB_TERM_WO_SYNC;
+                } else if term == Status::SUCCESS && code != 0 {
+                    term = Status::ERR_JOB_NON_ZERO_TERM;
+                }
                 worst = worst.max(code);
+                announce_exit(&server, &proc, code, unsynced).await;
+            }
+            () = &mut deadline => {
+                eprintln!("pmixrun: timed out after {} s; killing the job", opts.timeout_s.unwrap_or(0));
+                worst = 124;
+                first_failure.get_or_insert((Proc::new(nspace.clone(), Rank::WILDCARD), 124));
+                term = Status::ERR_TIMEOUT;
+                break;
             }
         }
-        () = deadline => {
-            eprintln!("pmixrun: timed out after {} s; killing the job", opts.timeout_s.unwrap_or(0));
-            worst = 124;
-        }
     }
+    announce_job_end(&server, &nspace, term, first_failure).await;
     server.shutdown();
     let _ = std::fs::remove_dir_all(&tmpdir);
     Ok(worst)
 }
 
-/// Wait for every future (a tiny join_all, to avoid a dependency for one call).
-async fn futures_join_all<F: std::future::Future>(
-    futures: impl IntoIterator<Item = F>,
-) -> Vec<F::Output>
-where
-    F::Output: Send,
-{
-    let mut out = Vec::new();
-    for f in futures {
-        out.push(f.await);
+/// Tell the job's processes (and attached tools) that `proc` ended (v5.0 §10.1.8: host
+/// events carry the affected process): `PMIX_EVENT_PROC_TERMINATED` with its exit code, and
+/// `PMIX_ERR_PROC_TERM_WO_SYNC` too when it connected and never finalized.
+async fn announce_exit(server: &Server, proc: &Proc, code: u8, unsynced: bool) {
+    let info = vec![
+        Info::new(attr::EVENT_AFFECTED_PROC, proc.clone()),
+        Info::new(attr::EXIT_CODE, i32::from(code)),
+    ];
+    let mut codes = vec![Status::EVENT_PROC_TERMINATED];
+    if unsynced {
+        codes.push(Status::ERR_PROC_TERM_WO_SYNC);
     }
-    out
+    for status in codes {
+        let sent = server
+            .notify_event(status, None, DataRange::NAMESPACE, info.clone())
+            .await;
+        if let Err(s) = sent {
+            eprintln!(
+                "pmixrun: cannot announce the end of rank {}: {s:?}",
+                proc.rank.0
+            );
+        }
+    }
+}
+
+/// `PMIX_EVENT_JOB_END` for whoever is still listening (tools): the job's status and, when
+/// a process failed, the first one and its exit code.
+async fn announce_job_end(
+    server: &Server,
+    nspace: &Nspace,
+    status: Status,
+    first_failure: Option<(Proc, i32)>,
+) {
+    let mut info = vec![
+        Info::new(
+            attr::EVENT_AFFECTED_PROC,
+            Proc::new(nspace.clone(), Rank::WILDCARD),
+        ),
+        Info::new(attr::JOB_TERM_STATUS, status),
+    ];
+    if let Some((proc, code)) = first_failure {
+        info.push(Info::new(attr::PROCID, proc));
+        info.push(Info::new(attr::EXIT_CODE, code));
+    }
+    let sent = server
+        .notify_event(Status::EVENT_JOB_END, None, DataRange::SESSION, info)
+        .await;
+    if let Err(s) = sent {
+        eprintln!("pmixrun: cannot announce the end of the job: {s:?}");
+    }
 }
 
 fn main() -> ExitCode {

@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""Events for a python3-pmix client (OpenPMIx 4.2's binding) under a PMIx server.
+
+The same steps as tests/src/bin/rust_event_check.rs: every rank registers one handler for
+PMIX_EVENT_PROC_TERMINATED and an application code (4242), the ranks fence, rank 1 notifies
+4242 to the namespace, and all but rank 0 finalize and exit. Rank 0 must hear of each of
+them from the host, with the rank as the affected process and exit code 0, and of rank 1's
+own event. One line per step, `ok <step> ...` or `FAIL <step>: <reason>`.
+
+The binding calls the handler as hdlr(ref, status, source, info, results) and expects
+(status, results) back; info entries are dicts with 'key' (str), 'value' and 'val_type'.
+"""
+
+import os
+import queue
+import sys
+import warnings
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+import pmix  # noqa: E402
+
+HELLO = 4242
+
+
+def emit(line):
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), (line + "\n").encode())
+
+
+seen = queue.Queue()
+
+
+def handler(ref, status, source, info, results):
+    affected = None
+    code = None
+    for i in info:
+        key = i["key"].decode() if isinstance(i["key"], bytes) else str(i["key"])
+        if key == pmix.PMIX_EVENT_AFFECTED_PROC.decode():
+            affected = i["value"]
+        elif key == pmix.PMIX_EXIT_CODE.decode():
+            code = i["value"]
+    seen.put((status, source, affected, code))
+    return pmix.PMIX_SUCCESS, []
+
+
+def main():
+    client = pmix.PMIxClient()
+    rc, me = client.init([])
+    if rc != pmix.PMIX_SUCCESS:
+        emit(f"FAIL init: {client.error_string(rc)}")
+        return 1
+    rc, val = client.get({"nspace": me["nspace"], "rank": pmix.PMIX_RANK_WILDCARD},
+                         pmix.PMIX_JOB_SIZE, [])
+    size = int(val["value"]) if rc == pmix.PMIX_SUCCESS else 0
+    rc, ref = client.register_event_handler([pmix.PMIX_EVENT_PROC_TERMINATED, HELLO], [],
+                                            handler)
+    if rc != pmix.PMIX_SUCCESS:
+        emit(f"FAIL register: {client.error_string(rc)}")
+        return 1
+    emit("ok register")
+    rc = client.fence([], [])
+    if rc != pmix.PMIX_SUCCESS:
+        emit(f"FAIL fence: {client.error_string(rc)}")
+        return 1
+    if me["rank"] == 1:
+        rc = client.notify_event(HELLO, me, pmix.PMIX_RANGE_NAMESPACE, [])
+        if rc != pmix.PMIX_SUCCESS:
+            emit(f"FAIL notify: {client.error_string(rc)}")
+            return 1
+    if me["rank"] != 0:
+        client.finalize([])
+        emit("ok leave")
+        return 0
+    ended = set()
+    hello = False
+    failed = False
+    while len(ended) + 1 < size or (size > 1 and not hello):
+        try:
+            status, source, affected, code = seen.get(timeout=30)
+        except queue.Empty:
+            emit(f"FAIL events: only {sorted(ended)} ended and hello={hello} within 30 s")
+            return 1
+        if status == HELLO:
+            hello = source["rank"] == 1
+            if not hello:
+                emit(f"FAIL hello: from {source}")
+                failed = True
+            continue
+        if affected is not None and code == 0 and affected["nspace"] == me["nspace"]:
+            ended.add(affected["rank"])
+        else:
+            emit(f"FAIL termination event: {affected} {code}")
+            failed = True
+    emit(f"ok events {len(ended)} terminations and hello={hello}")
+    client.finalize([])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
