@@ -111,7 +111,12 @@ fn build_mpi(name: &str) -> PathBuf {
 }
 
 /// Run a launcher command and check every rank passed.
-fn check(mut cmd: Command, n: u32, what: &str) {
+fn check(cmd: Command, n: u32, what: &str) {
+    check_says(cmd, n, what, None);
+}
+
+/// Like [`check`], and the output must also hold the line `says` (a check's own verdict).
+fn check_says(mut cmd: Command, n: u32, what: &str, says: Option<&str>) {
     cmd.env("CHECK_EXPECTED_SIZE", n.to_string())
         // Open MPI refuses to run as root unless told it is fine (CI runs as root).
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -120,7 +125,9 @@ fn check(mut cmd: Command, n: u32, what: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && !stdout.contains("FAIL"),
+        out.status.success()
+            && !stdout.contains("FAIL")
+            && says.is_none_or(|line| stdout.contains(line)),
         "{what} with N={n} failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         out.status
     );
@@ -198,15 +205,12 @@ fn rust_client_runs_under_pmixrun() {
 #[test]
 fn rust_clients_hear_of_terminations_and_each_other_under_pmixrun() {
     let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_event_check"));
-    let out = under_pmixrun(3, &program, &[]).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success()
-            && !stdout.contains("FAIL")
-            && stdout.contains("ok events 2 terminations and hello=true"),
-        "events under pmixrun failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let says = Some("ok events 2 terminations and hello=true");
+    check_says(
+        under_pmixrun(3, &program, &[]),
+        3,
+        "events under pmixrun",
+        says,
     );
 }
 
@@ -215,16 +219,8 @@ fn python3_pmix_clients_hear_of_terminations_and_each_other_under_pmixrun() {
     let script = root().join("tests/interop/python/event_check.py");
     let mut cmd = under_pmixrun(3, Path::new("/usr/bin/python3"), &[]);
     cmd.arg(script);
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success()
-            && !stdout.contains("FAIL")
-            && stdout.contains("ok events 2 terminations and hello=True"),
-        "python3-pmix events under pmixrun failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let says = Some("ok events 2 terminations and hello=True");
+    check_says(cmd, 3, "python3-pmix events under pmixrun", says);
 }
 
 #[test]
