@@ -56,6 +56,14 @@ impl ServerEvents {
     }
 }
 
+/// A code list in the one form registrations are compared in: sorted, each code once (as
+/// the client's own registry keeps them).
+fn normal_form(mut codes: Vec<Status>) -> Vec<Status> {
+    codes.sort_unstable_by_key(|c| c.0);
+    codes.dedup();
+    codes
+}
+
 impl ServerCore {
     /// `REGEVENTS`: note the codes, accept, then replay the cached events the new
     /// registration wants.
@@ -64,7 +72,7 @@ impl ServerCore {
             .registrations
             .entry(conn)
             .or_default()
-            .push(codes);
+            .push(normal_form(codes));
         self.send(conn, tag, &Reply::Status(Status::SUCCESS));
         let Some(me) = self.conns.get(&conn).map(|c| c.proc.clone()) else {
             return;
@@ -87,17 +95,11 @@ impl ServerCore {
 
     /// `DEREGEVENTS`: one registration of exactly these codes is gone.
     pub(super) fn deregister_events(&mut self, conn: ConnId, codes: &[Status]) {
-        let mut codes = codes.to_vec();
-        codes.sort_unstable_by_key(|c| c.0);
-        if let Some(regs) = self.events.registrations.get_mut(&conn) {
-            let same = |r: &Vec<Status>| {
-                let mut r = r.clone();
-                r.sort_unstable_by_key(|c| c.0);
-                r == codes
-            };
-            if let Some(at) = regs.iter().position(same) {
-                regs.remove(at);
-            }
+        let codes = normal_form(codes.to_vec());
+        if let Some(regs) = self.events.registrations.get_mut(&conn)
+            && let Some(at) = regs.iter().position(|r| *r == codes)
+        {
+            regs.remove(at);
         }
     }
 

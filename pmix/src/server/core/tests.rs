@@ -829,3 +829,42 @@ fn a_required_directive_nobody_knows_fails_fence_publish_lookup_and_unpublish() 
         }
     )));
 }
+
+/// The connections that received a tag-0 notification since the last drain.
+fn notified(c: &mut ServerCore) -> Vec<ConnId> {
+    let mut out = Vec::new();
+    while let Some(a) = c.poll_action() {
+        if let Action::Send { conn, tag, .. } = a
+            && tag == Tag::NOTIFY
+        {
+            out.push(conn);
+        }
+    }
+    out
+}
+
+#[test]
+fn events_go_to_registrants_in_range_until_they_deregister() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    let code = Status(77);
+    let register = |codes: Vec<Status>| Request::RegisterEvents {
+        codes,
+        info: vec![],
+    };
+    // Rank 1 registers with the code twice over, rank 2 for another code only.
+    send(&mut c, conns[1], 101, &register(vec![code, code]));
+    send(&mut c, conns[2], 101, &register(vec![Status(78)]));
+    let notify = Request::Notify {
+        status: code,
+        range: DataRange::NAMESPACE,
+        info: vec![],
+    };
+    send(&mut c, conns[0], 102, &notify);
+    assert_eq!(notified(&mut c), vec![conns[1]]);
+    // The client names its codes once each when it deregisters.
+    let dereg = Request::Op(crate::wire::ops::Op::DeregisterEvents { codes: vec![code] });
+    send(&mut c, conns[1], 103, &dereg);
+    send(&mut c, conns[0], 104, &notify);
+    assert_eq!(notified(&mut c), Vec::<ConnId>::new());
+}
