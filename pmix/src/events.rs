@@ -30,6 +30,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::{DataRange, Info, Proc, Rank, Status, Value, attr};
+use crate::wire::Notification;
 
 /// The identifier `PMIx_Register_event_handler` returns.
 pub type HandlerId = usize;
@@ -105,6 +106,29 @@ impl Event {
             return Err(Status::ERR_BAD_PARAM);
         }
         Ok(())
+    }
+}
+
+/// An event as the server pushes it (tag 0) and as the client receives it.
+impl From<Notification> for Event {
+    fn from(n: Notification) -> Event {
+        Event {
+            status: n.status,
+            source: n.source,
+            range: n.range,
+            info: n.info,
+        }
+    }
+}
+
+impl From<&Event> for Notification {
+    fn from(e: &Event) -> Notification {
+        Notification {
+            status: e.status,
+            source: e.source.clone(),
+            info: e.info.clone(),
+            range: e.range,
+        }
     }
 }
 

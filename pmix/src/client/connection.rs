@@ -179,12 +179,7 @@ impl Connection {
                         // A notification that does not decode is dropped: the server's bug
                         // must not end the connection.
                         if let Ok(n) = Notification::decode(&frame.payload, buffer_type) {
-                            let _ = events.send(Event {
-                                status: n.status,
-                                source: n.source,
-                                range: n.range,
-                                info: n.info,
-                            });
+                            let _ = events.send(n.into());
                         }
                     }
                 }
@@ -241,16 +236,7 @@ impl Connection {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(tag.0, tx);
-        let frame = Frame {
-            pindex: self.pindex,
-            tag,
-            payload: req.encode(self.buffer_type)?,
-        }
-        .encode()?;
-        {
-            let mut w = self.writer.lock().await;
-            w.write_all(&frame).await.map_err(lost)?;
-        }
+        self.write(tag, req).await?;
         let payload = rx
             .await
             .map_err(|_| lost("the server closed the connection"))?;
@@ -260,9 +246,14 @@ impl Connection {
 
     /// Send a request that has no reply.
     pub(crate) async fn send(&self, req: &Request) -> Result<(), Error> {
+        self.write(self.tag(), req).await
+    }
+
+    /// Frame `req` under `tag` and write it whole.
+    async fn write(&self, tag: Tag, req: &Request) -> Result<(), Error> {
         let frame = Frame {
             pindex: self.pindex,
-            tag: self.tag(),
+            tag,
             payload: req.encode(self.buffer_type)?,
         }
         .encode()?;

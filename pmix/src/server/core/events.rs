@@ -175,13 +175,7 @@ impl ServerCore {
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
-        let note = Notification {
-            status: event.status,
-            source: event.source.clone(),
-            info: event.info.clone(),
-            range: event.range,
-        };
-        match note.encode(c.buffer_type) {
+        match Notification::from(event).encode(c.buffer_type) {
             Ok(payload) => self.actions.push_back(Action::Send {
                 conn,
                 tag: Tag::NOTIFY,
