@@ -732,6 +732,34 @@ pub async fn run_rust(
             range,
             info,
         } => unit(c.notify_event(status, None, range, &info).await),
+        ApiCall::Connect { procs, info, nb } => unit(if nb {
+            c.connect_nb(&procs, &info).await
+        } else {
+            c.connect(&procs, &info).await
+        }),
+        ApiCall::Disconnect { procs, info, nb } => unit(if nb {
+            c.disconnect_nb(&procs, &info).await
+        } else {
+            c.disconnect(&procs, &info).await
+        }),
+        ApiCall::Query { queries, nb } => {
+            let answered = if nb {
+                match c.query_nb(&queries) {
+                    Ok(pending) => pending.await,
+                    Err(s) => Err(s),
+                }
+            } else {
+                c.query(&queries).await
+            };
+            match answered {
+                Ok(a) => ApiOutput {
+                    status: a.status,
+                    results: a.results,
+                    ..ApiOutput::default()
+                },
+                Err(s) => ApiOutput::status(s),
+            }
+        }
         ApiCall::ResolvePeers { node, nspace } => match Nspace::new(&nspace) {
             Ok(ns) => ApiOutput::value(c.resolve_peers(Some(&node), &ns).await.map(sorted_procs)),
             // Every namespace at once: not in the crate yet.

@@ -163,33 +163,19 @@ impl Host for ClusterHost {
         if !self.shared.fence {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        let mut sorted = procs.clone();
-        sorted.sort();
-        let key = format!("{sorted:?}");
-        let expected = self.shared.nodes_of(&procs);
-        let rx = {
-            let round = {
-                let mut rounds = lock(&self.shared.rounds);
-                let r = rounds.entry((key.clone(), self.node)).or_insert(0);
-                *r += 1;
-                *r
-            };
-            let mut fences = lock(&self.shared.fences);
-            let f = fences.entry((key.clone(), round)).or_default();
-            f.data.insert(self.node, data);
-            let (tx, rx) = oneshot::channel();
-            f.waiters.push(tx);
-            if expected.iter().all(|n| f.data.contains_key(n)) {
-                let all: Vec<u8> = f.data.values().flatten().copied().collect();
-                if let Some(done) = fences.remove(&(key, round)) {
-                    for w in done.waiters {
-                        let _ = w.send(all.clone());
-                    }
-                }
-            }
-            rx
-        };
-        rx.await.map_err(|_| Status::ERR_LOST_CONNECTION)
+        self.collective("fence", &procs, data).await
+    }
+
+    async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
+        self.collective("connect", &procs, Vec::new())
+            .await
+            .map(drop)
+    }
+
+    async fn disconnect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
+        self.collective("disconnect", &procs, Vec::new())
+            .await
+            .map(drop)
     }
 
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
@@ -318,6 +304,45 @@ impl Host for ClusterHost {
         let mut table = lock(&self.shared.published);
         table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
         Ok(())
+    }
+}
+
+impl ClusterHost {
+    /// One round of a collective among the nodes hosting `procs`: each node brings `data`,
+    /// and all get every node's data, in node order. Rounds are counted per kind and set.
+    async fn collective(
+        &self,
+        kind: &str,
+        procs: &[Proc],
+        data: Vec<u8>,
+    ) -> Result<Vec<u8>, Status> {
+        let mut sorted = procs.to_vec();
+        sorted.sort();
+        let key = format!("{kind} {sorted:?}");
+        let expected = self.shared.nodes_of(procs);
+        let rx = {
+            let round = {
+                let mut rounds = lock(&self.shared.rounds);
+                let r = rounds.entry((key.clone(), self.node)).or_insert(0);
+                *r += 1;
+                *r
+            };
+            let mut fences = lock(&self.shared.fences);
+            let f = fences.entry((key.clone(), round)).or_default();
+            f.data.insert(self.node, data);
+            let (tx, rx) = oneshot::channel();
+            f.waiters.push(tx);
+            if expected.iter().all(|n| f.data.contains_key(n)) {
+                let all: Vec<u8> = f.data.values().flatten().copied().collect();
+                if let Some(done) = fences.remove(&(key, round)) {
+                    for w in done.waiters {
+                        let _ = w.send(all.clone());
+                    }
+                }
+            }
+            rx
+        };
+        rx.await.map_err(|_| Status::ERR_LOST_CONNECTION)
     }
 }
 

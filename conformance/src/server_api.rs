@@ -220,8 +220,7 @@ pub async fn run_step(server: &Server, call: &Call, nspace: &str) -> Result<ApiO
 }
 
 /// Run `call` on this crate's server. What the crate lacks answers `PMIX_ERR_NOT_SUPPORTED`
-/// (process sets, locality and cpuset strings with issue 7; attribute registration, which
-/// answers queries of supported attributes, with issue 5; I/O forwarding and inventory, not
+/// (process sets, locality and cpuset strings with issue 7; I/O forwarding and inventory, not
 /// in any issue yet).
 pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
     let unit = |r: Result<(), pmix::Error>| {
@@ -276,6 +275,27 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         ServerCall::GeneratePpn { input } => ApiOutput::value(
             pmix::server::regex::generate_ppn(&input).map(|r| Value::String(Some(r))),
         ),
+        ServerCall::RegisterAttributes {
+            function,
+            attributes,
+        } => {
+            let attrs = attributes
+                .into_iter()
+                .map(|(name, key, data_type)| pmix::model::RegAttr {
+                    name: Some(name),
+                    string: Some(key),
+                    data_type,
+                    description: Vec::new(),
+                })
+                .collect();
+            ApiOutput::status(
+                server
+                    .register_attributes(&function, attrs)
+                    .await
+                    .err()
+                    .unwrap_or(Status::SUCCESS),
+            )
+        }
         ServerCall::Finalize => {
             server.shutdown();
             ApiOutput::status(Status::SUCCESS)
@@ -288,7 +308,6 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         | ServerCall::RegisterResources { .. }
         | ServerCall::DeregisterResources { .. }
         | ServerCall::GenerateLocalityString { .. }
-        | ServerCall::GenerateCpusetString { .. }
-        | ServerCall::RegisterAttributes { .. } => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+        | ServerCall::GenerateCpusetString { .. } => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
     }
 }

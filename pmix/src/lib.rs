@@ -38,6 +38,7 @@ pub mod codec;
 mod error;
 pub mod events;
 pub mod model;
+pub mod query;
 pub mod retrieval;
 pub mod server;
 pub mod store;

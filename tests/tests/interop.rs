@@ -224,6 +224,36 @@ fn python3_pmix_clients_hear_of_terminations_and_each_other_under_pmixrun() {
 }
 
 #[test]
+fn rust_clients_query_namespaces_and_the_proc_table_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_query_check"));
+    let says = Some("ok proc table of 3 with my pid");
+    check_says(
+        under_pmixrun(3, &program, &[]),
+        3,
+        "queries under pmixrun",
+        says,
+    );
+}
+
+#[test]
+fn python3_pmix_clients_query_namespaces_and_the_proc_table_under_pmixrun() {
+    let script = root().join("tests/interop/python/query_check.py");
+    let mut cmd = under_pmixrun(3, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(script);
+    let says = Some("ok proc table of 3 with my pid");
+    check_says(cmd, 3, "python3-pmix queries under pmixrun", says);
+}
+
+#[test]
+fn python3_pmix_clients_connect_and_disconnect_under_pmixrun() {
+    let script = root().join("tests/interop/python/connect_check.py");
+    let mut cmd = under_pmixrun(3, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(script);
+    let says = Some("ok second disconnect refused");
+    check_says(cmd, 3, "python3-pmix connect under pmixrun", says);
+}
+
+#[test]
 fn c_python3_pmix_client_runs_under_pmixrun() {
     let script = root().join("tests/interop/python/client_check.py");
     let python = Path::new("/usr/bin/python3");

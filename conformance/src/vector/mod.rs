@@ -295,7 +295,7 @@ pub struct Expect {
     /// Infos the call's results must hold (others may come too).
     #[serde(default)]
     pub results: Vec<InfoSpec>,
-    /// Keys the call's results must hold, whatever their values.
+    /// Keys a query's answers must hold (inside its `PMIX_QUERY_RESULTS`), whatever their values.
     #[serde(default)]
     pub result_keys: Vec<String>,
     /// The events an `events` step must have seen, in order (and no others).

@@ -4,7 +4,7 @@
 use super::{EventCompletion, EventNotice};
 use crate::Error;
 use crate::events::HandlerId;
-use crate::model::{DataRange, Info, PData, Proc, Scope, Status, Value};
+use crate::model::{DataRange, Info, PData, Proc, Query, Scope, Status, Value};
 
 /// A client whose calls block the calling thread.
 #[derive(Debug)]
@@ -141,6 +141,21 @@ impl Client {
     ) -> Result<(), Status> {
         self.runtime
             .block_on(self.inner.notify_event(status, source, range, info))
+    }
+
+    /// `PMIx_Connect` (see [`super::Client::connect`]).
+    pub fn connect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.connect(procs, info))
+    }
+
+    /// `PMIx_Disconnect` (see [`super::Client::disconnect`]).
+    pub fn disconnect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.disconnect(procs, info))
+    }
+
+    /// `PMIx_Query_info` (see [`super::Client::query`]).
+    pub fn query(&self, queries: &[Query]) -> Result<crate::query::Answered, Status> {
+        self.runtime.block_on(self.inner.query(queries))
     }
 
     pub fn progress(&self) {}

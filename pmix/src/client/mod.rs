@@ -23,11 +23,13 @@ use crate::codec::BufferType;
 use crate::codec::compress::decompress_string;
 use crate::events::{Event, HandlerId, Registration};
 use crate::model::{
-    DataRange, Info, Key, Kval, Nspace, PData, Proc, Rank, Scope, Status, Value, attr,
+    DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr,
 };
+use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::server::jobinfo::realms_from_kvals;
 use crate::store::JobRealms;
+use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
 use crate::wire::{CommitBucket, Reply, Request};
 
@@ -256,6 +258,158 @@ impl Client {
             Value::String(Some(s)) => Ok(s),
             _ => Err(Status::ERR_TYPE_MISMATCH),
         }
+    }
+
+    /// `PMIx_Connect`: connect this process with `procs` (v5.0 §12.3.1), a collective: it
+    /// completes when every process of the set has called it. The job information of the
+    /// other namespaces in the set comes back with the answer and is kept, so gets of it are
+    /// answered locally.
+    pub async fn connect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        let req = Request::Op(Op::Connect {
+            procs: procs.to_vec(),
+            info: info.to_vec(),
+        });
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Op(OpReply::Connect { status, jobs }) if status == Status::SUCCESS => {
+                for job in jobs {
+                    let Ok(nspace) = Nspace::new(&job.nspace) else {
+                        continue;
+                    };
+                    let mut realms = JobRealms::new(nspace.clone());
+                    realms_from_kvals(&mut realms, &job.kvals, self.inner.conn.buffer_type())
+                        .map_err(|e| e.status())?;
+                    self.state().cache.realms.insert(nspace, realms);
+                }
+                Ok(())
+            }
+            Reply::Op(OpReply::Connect { status, .. }) | Reply::Status(status) => Err(status),
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Disconnect`: end the connection of `procs` made by [`Client::connect`]
+    /// (§12.3.3), a collective as well. Processes never connected are
+    /// `PMIX_ERR_INVALID_OPERATION`.
+    pub async fn disconnect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        let req = Request::Op(Op::Disconnect {
+            procs: procs.to_vec(),
+            info: info.to_vec(),
+        });
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => {
+                if status == Status::SUCCESS {
+                    Ok(())
+                } else {
+                    Err(status)
+                }
+            }
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Connect_nb`: start the connect now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn connect_nb(&self, procs: &[Proc], info: &[Info]) -> Pending<()> {
+        let (client, procs, info) = (self.clone(), procs.to_vec(), info.to_vec());
+        Pending(tokio::spawn(
+            async move { client.connect(&procs, &info).await },
+        ))
+    }
+
+    /// `PMIx_Disconnect_nb`: start the disconnect now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn disconnect_nb(&self, procs: &[Proc], info: &[Info]) -> Pending<()> {
+        let (client, procs, info) = (self.clone(), procs.to_vec(), info.to_vec());
+        Pending(tokio::spawn(async move {
+            client.disconnect(&procs, &info).await
+        }))
+    }
+
+    /// `PMIx_Query_info`: answer `queries` (v5.0 §7.1.2) with one `PMIX_QUERY_RESULTS` per
+    /// query (see [`crate::query`]). Queries that pair `PMIX_PROCID` with `PMIX_NSPACE` or
+    /// `PMIX_RANK` are refused here with `PMIX_ERR_BAD_PARAM`. The client and tool levels of
+    /// attribute support are answered by this library; everything else goes to the server,
+    /// which answers what it holds and asks its host for the rest. Answers are not cached, so
+    /// every query is fresh, as `PMIX_QUERY_REFRESH_CACHE` asks.
+    pub async fn query(&self, queries: &[Query]) -> Result<query::Answered, Status> {
+        query::check(queries)?;
+        let mut answers: Vec<Vec<Info>> = queries
+            .iter()
+            .map(|q| {
+                if query::is_attribute_support(q) {
+                    query::attribute_support(q, query::client_support)
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        let (sent, forwarded): (Vec<usize>, Vec<Query>) = queries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, q)| query::for_server(q).map(|f| (i, f)))
+            .unzip();
+        let mut server_error = None;
+        if !forwarded.is_empty() {
+            let req = Request::Op(Op::Query {
+                queries: forwarded.clone(),
+            });
+            let (status, flat) = match self.inner.conn.request(&req).await {
+                Ok(Reply::Op(OpReply::Infos { status, info, .. })) => (status, info),
+                Ok(Reply::Status(s)) => (s, Vec::new()),
+                Ok(_) => (Status::ERR_UNPACK_FAILURE, Vec::new()),
+                Err(e) => (e.status(), Vec::new()),
+            };
+            if status != Status::SUCCESS
+                && status != Status::ERR_PARTIAL_SUCCESS
+                && status != Status::ERR_NOT_FOUND
+            {
+                server_error = Some(status);
+            }
+            let theirs = if query::is_shaped(&flat) {
+                flat.iter()
+                    .map(|r| query::answers_in(r).into_iter().cloned().collect())
+                    .collect()
+            } else {
+                query::group(&forwarded, flat)
+            };
+            for (i, got) in sent.into_iter().zip(theirs) {
+                let mine = std::mem::take(&mut answers[i]);
+                answers[i] = if query::is_attribute_support(&queries[i]) {
+                    query::merge_support(mine, got)
+                } else {
+                    mine.into_iter().chain(got).collect()
+                };
+            }
+        }
+        match query::status_of(queries, &answers) {
+            Status::ERR_NOT_FOUND => Err(server_error.unwrap_or(Status::ERR_NOT_FOUND)),
+            status => Ok(query::Answered {
+                status,
+                results: query::results(queries, answers),
+            }),
+        }
+    }
+
+    /// `PMIx_Query_info_nb`: start the query now and return its eventual result (see
+    /// [`Client::get_nb`]). Bad queries are refused before anything starts.
+    pub fn query_nb(&self, queries: &[Query]) -> Result<Pending<query::Answered>, Status> {
+        query::check(queries)?;
+        let (client, queries) = (self.clone(), queries.to_vec());
+        Ok(Pending(tokio::spawn(async move {
+            client.query(&queries).await
+        })))
     }
 
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).

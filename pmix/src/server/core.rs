@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::{DataRange, Info, Key, Nspace, PData, Proc, Rank, Status, attr};
+use crate::model::{DataRange, Info, Key, Nspace, PData, Proc, Query, Rank, RegAttr, Status, attr};
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
@@ -70,6 +70,21 @@ pub enum HostCall {
         range: DataRange,
         info: Vec<Info>,
     },
+    /// `connect`: a connect whose participants span several nodes.
+    Connect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    /// `disconnect`: a disconnect whose participants span several nodes.
+    Disconnect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    /// `query`: the keys of a client's queries the server could not answer itself.
+    Query {
+        proc: Proc,
+        queries: Vec<Query>,
+    },
 }
 
 /// The host's answer to a [`HostCall`].
@@ -79,6 +94,7 @@ pub enum HostResult {
     Data(Result<Vec<u8>, Status>),
     Lookup(Result<Vec<PData>, Status>),
     Proc(Result<Proc, Status>),
+    Infos(Result<Vec<Info>, Status>),
 }
 
 /// What the driver must do.
@@ -177,6 +193,8 @@ enum Pending {
         keys: Vec<String>,
     },
     ToolConnected(ConnectingTool),
+    Query(query::HeldQuery),
+    Connect(connect::Kind, u64),
 }
 
 /// The server's state.
@@ -197,6 +215,12 @@ pub struct ServerCore {
     version: String,
     actions: VecDeque<Action>,
     events: events::ServerEvents,
+    /// The attributes the host registered, by server-module function.
+    host_attrs: BTreeMap<String, Vec<RegAttr>>,
+    connects: Fences,
+    disconnects: Fences,
+    /// The process sets connected here and not yet disconnected.
+    connected: BTreeSet<Vec<Proc>>,
 }
 
 impl ServerCore {
@@ -223,6 +247,10 @@ impl ServerCore {
             version: version.to_owned(),
             actions: VecDeque::new(),
             events: events::ServerEvents::default(),
+            host_attrs: BTreeMap::new(),
+            connects: Fences::default(),
+            disconnects: Fences::default(),
+            connected: BTreeSet::new(),
         }
     }
 
@@ -556,6 +584,7 @@ impl ServerCore {
         self.held.retain(|h| h.conn != conn);
         self.events.forget(conn);
         self.fences.drop_conn(conn);
+        self.connect_conn_closed(conn);
         self.process_gone(&c.proc);
     }
 
@@ -572,6 +601,7 @@ impl ServerCore {
                     HostResult::Data(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Lookup(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Proc(r) => r.err().unwrap_or(Status::SUCCESS),
+                    HostResult::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
                 };
                 self.send(conn, tag, &Reply::Status(status));
             }
@@ -584,6 +614,7 @@ impl ServerCore {
                     HostResult::Lookup(Err(s))
                     | HostResult::Data(Err(s))
                     | HostResult::Proc(Err(s))
+                    | HostResult::Infos(Err(s))
                     | HostResult::Status(s) => Reply::Lookup {
                         status: if s == Status::SUCCESS {
                             Status::ERR_NOT_FOUND
@@ -592,7 +623,9 @@ impl ServerCore {
                         },
                         data: Vec::new(),
                     },
-                    HostResult::Data(Ok(_)) | HostResult::Proc(Ok(_)) => Reply::Lookup {
+                    HostResult::Data(Ok(_))
+                    | HostResult::Proc(Ok(_))
+                    | HostResult::Infos(Ok(_)) => Reply::Lookup {
                         status: Status::ERR_NOT_FOUND,
                         data: Vec::new(),
                     },
@@ -607,6 +640,14 @@ impl ServerCore {
                 };
                 self.tool_answered(tool, result);
             }
+            Pending::Query(held) => self.host_answered_query(held, result),
+            Pending::Connect(kind, id) => {
+                let status = match result {
+                    HostResult::Status(s) => s,
+                    _ => Status::ERR_BAD_PARAM,
+                };
+                self.host_answered_connect(kind, id, status);
+            }
             Pending::Fence(id) => {
                 let status = match result {
                     HostResult::Data(Ok(blob)) => {
@@ -619,8 +660,11 @@ impl ServerCore {
                     HostResult::Data(Err(s))
                     | HostResult::Status(s)
                     | HostResult::Proc(Err(s))
+                    | HostResult::Infos(Err(s))
                     | HostResult::Lookup(Err(s)) => s,
-                    HostResult::Lookup(Ok(_)) | HostResult::Proc(Ok(_)) => Status::ERR_BAD_PARAM,
+                    HostResult::Lookup(Ok(_))
+                    | HostResult::Proc(Ok(_))
+                    | HostResult::Infos(Ok(_)) => Status::ERR_BAD_PARAM,
                 };
                 self.finish_fence(id, status);
                 self.wake_all();
@@ -636,8 +680,11 @@ impl ServerCore {
                     HostResult::Data(Err(s))
                     | HostResult::Status(s)
                     | HostResult::Proc(Err(s))
+                    | HostResult::Infos(Err(s))
                     | HostResult::Lookup(Err(s)) => s,
-                    HostResult::Lookup(Ok(_)) | HostResult::Proc(Ok(_)) => Status::ERR_BAD_PARAM,
+                    HostResult::Lookup(Ok(_))
+                    | HostResult::Proc(Ok(_))
+                    | HostResult::Infos(Ok(_)) => Status::ERR_BAD_PARAM,
                 };
                 if status != Status::SUCCESS {
                     self.send(get.conn, get.tag, &Reply::Status(status));
@@ -676,7 +723,9 @@ impl ServerCore {
         if let Some(id) = self.fences.by_timer(op) {
             // Whatever the host still answers for it finds no tracker and is dropped.
             self.finish_fence(id, Status::ERR_TIMEOUT);
+            return;
         }
+        self.connect_timed_out(op);
     }
 
     // ---- requests ----
@@ -812,6 +861,15 @@ impl ServerCore {
             Request::Op(crate::wire::ops::Op::DeregisterEvents { codes }) => {
                 self.deregister_events(conn, &codes);
             }
+            Request::Op(crate::wire::ops::Op::Query { queries }) => {
+                self.query(conn, tag, me, queries);
+            }
+            Request::Op(crate::wire::ops::Op::Connect { procs, info }) => {
+                self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
+            }
+            Request::Op(crate::wire::ops::Op::Disconnect { procs, info }) => {
+                self.connect(connect::Kind::Disconnect, conn, me, tag, procs, &info);
+            }
             // Typed (requests in `wire::ops`, replies in `wire::op_reply`), but their chapters are
             // not served yet (issues 5 and 7). A refusal is the bare status, as OpenPMIx sends.
             Request::Op(_) | Request::Other { .. } => {
@@ -826,14 +884,7 @@ impl ServerCore {
         } else {
             procs
         };
-        let mut local = BTreeSet::new();
-        for p in &procs {
-            if p.rank == Rank::WILDCARD {
-                local.extend(self.store.local_ranks(p.nspace.as_str()));
-            } else if self.store.is_local(p) {
-                local.insert(p.clone());
-            }
-        }
+        let local = self.local_participants(&procs);
         if !local.contains(me) {
             self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
             return;
@@ -878,22 +929,13 @@ impl ServerCore {
             return;
         };
         let procs = t.procs.clone();
-        let all_local = procs.iter().all(|p| {
-            if p.rank == Rank::WILDCARD {
-                let size = self
-                    .store
-                    .realms(p.nspace.as_str())
-                    .and_then(JobRealms::job_size);
-                let local = self.store.local_ranks(p.nspace.as_str()).len();
-                size.is_none_or(|s| s as usize <= local)
-            } else {
-                self.store.is_local(p)
-            }
-        });
-        if all_local {
+        if self.all_local(&procs) {
             self.finish_fence(id, Status::SUCCESS);
             return;
         }
+        let Some(t) = self.fences.get_mut(id) else {
+            return;
+        };
         t.at_host = true;
         let info = t.info.clone();
         let local: Vec<Proc> = t.local.iter().cloned().collect();
@@ -1000,6 +1042,7 @@ impl ServerCore {
         for id in self.fences.waiting_for(proc) {
             self.finish_fence(id, LOST_PARTICIPANT);
         }
+        self.connect_lost(proc);
         self.wake(proc);
     }
 
@@ -1066,6 +1109,8 @@ fn unknown_required(request: &Request) -> Option<String> {
         .map(str::to_owned)
 }
 
+mod connect;
 mod events;
+mod query;
 #[cfg(test)]
 mod tests;

@@ -252,6 +252,21 @@ impl Server {
             .map_err(|e| e.status())?
     }
 
+    /// `PMIx_Register_attributes`: declare the attributes the host's `function` (a
+    /// server-module function, e.g. `"allocate"`) supports, for queries of attribute support
+    /// at the host level. A second registration for a function is
+    /// `PMIX_ERR_REPEAT_ATTR_REGISTRATION`.
+    pub async fn register_attributes(
+        &self,
+        function: &str,
+        attrs: Vec<crate::model::RegAttr>,
+    ) -> Result<(), Status> {
+        let function = function.to_owned();
+        self.call(move |core| core.register_attributes(&function, attrs))
+            .await
+            .map_err(|e| e.status())?
+    }
+
     /// `PMIx_server_setup_fork`: the environment a client process needs.
     pub fn setup_fork(&self, proc: &Proc) -> Vec<(String, String)> {
         env::client_env(
@@ -472,6 +487,9 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
             range,
             info,
         } => status(host.notify_event(source, s, range, info).await),
+        HostCall::Query { proc, queries } => HostResult::Infos(host.query(proc, queries).await),
+        HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
+        HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::future::Future;
 
-use crate::model::{DataRange, Info, PData, Proc, Status};
+use crate::model::{DataRange, Info, PData, Proc, Query, Status};
 
 /// The resource manager's upcalls.
 pub trait Host: Send + Sync + 'static {
@@ -108,6 +108,44 @@ pub trait Host: Send + Sync + 'static {
         info: Vec<Info>,
     ) -> impl Future<Output = Result<(), Status>> + Send {
         let _ = (source, status, range, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `connect`: complete a connect of `procs`, which span several nodes, once every node's
+    /// servers have seen all their local participants call it (§12.3.1, §17.3): a collective
+    /// among the nodes involved, as `fence_nb` is, without data. Afterwards the processes of
+    /// each namespace may read the others' job information, which the servers involved must
+    /// hold (registered there, or delivered by the host).
+    fn connect(
+        &self,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (procs, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `disconnect`: the collective that ends a connection of `procs` (§12.3.3).
+    fn disconnect(
+        &self,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (procs, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `query`: answer the keys of `proc`'s queries the server could not answer from what it
+    /// holds (§7.1, §17.3). Each query's qualifiers end with the requester's `PMIX_USERID`
+    /// and `PMIX_GRPID`. Return one info per key answered, keyed by the query key, in query
+    /// order; keys left out are reported as not found. `PMIX_QUERY_NAMESPACES` left out is
+    /// answered by the server with the namespaces registered with it.
+    fn query(
+        &self,
+        proc: Proc,
+        queries: Vec<Query>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (proc, queries);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 

@@ -8,7 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use pmix::client::Client;
 use pmix::codec::BufferType;
 use pmix::model::{Info, Nspace, Proc, Rank, Value, attr};
-use pmix::server::{NoHost, Server, ServerConfig};
+use pmix::server::{Host, NoHost, Server, ServerConfig};
 use pmix::transport::{PeerCred, memory};
 
 pub(crate) fn uid_gid() -> (u32, u32) {
@@ -28,6 +28,11 @@ pub(crate) fn job_info(n: u32) -> Vec<Info> {
 }
 
 pub(crate) async fn server(tcp: bool, n: u32) -> (Server, Nspace) {
+    server_with(NoHost, tcp, n).await
+}
+
+/// [`server`] with a host of the test's own.
+pub(crate) async fn server_with<H: Host>(host: H, tcp: bool, n: u32) -> (Server, Nspace) {
     let dir = std::env::temp_dir().join(format!(
         "pmix-test-{}-{}",
         std::process::id(),
@@ -37,7 +42,7 @@ pub(crate) async fn server(tcp: bool, n: u32) -> (Server, Nspace) {
     let mut config = ServerConfig::new(dir, "testhost".into());
     config.tcp = tcp;
     config.unix_socket = false;
-    let server = Server::start(config, NoHost).await.unwrap();
+    let server = Server::start(config, host).await.unwrap();
     let ns = Nspace::new("testjob").unwrap();
     server
         .register_nspace(ns.clone(), job_info(n))

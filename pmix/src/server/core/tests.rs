@@ -4,7 +4,7 @@ use super::*;
 use crate::model::{Key, Kval, Scope, Value, attr};
 use crate::store::realm::info;
 use crate::wire::handshake::ToolReply;
-use crate::wire::{Command, CommitBucket};
+use crate::wire::{Command, CommitBucket, OpReply};
 
 const UID: u32 = 1000;
 
@@ -391,11 +391,12 @@ fn malformed_request_closes_only_that_connection() {
         101,
         &Request::Op(crate::wire::Op::Query { queries: vec![] }),
     );
+    // The other connection is still served: an empty query is refused as a bad parameter.
     assert_eq!(
         replies(&mut c, Command::QUERY)[0].2,
         Reply::Op(crate::wire::OpReply::failure(
             Command::QUERY,
-            Status::ERR_NOT_SUPPORTED
+            Status::ERR_BAD_PARAM
         ))
     );
 }
@@ -867,4 +868,80 @@ fn events_go_to_registrants_in_range_until_they_deregister() {
     send(&mut c, conns[1], 103, &dereg);
     send(&mut c, conns[0], 104, &notify);
     assert_eq!(notified(&mut c), Vec::<ConnId>::new());
+}
+
+fn connect_op(procs: &[Proc], disconnect: bool) -> Request {
+    let (procs, info) = (procs.to_vec(), Vec::new());
+    Request::Op(if disconnect {
+        crate::wire::ops::Op::Disconnect { procs, info }
+    } else {
+        crate::wire::ops::Op::Connect { procs, info }
+    })
+}
+
+#[test]
+fn connect_across_nodes_goes_to_the_host_once_and_disconnect_needs_a_connect() {
+    let mut c = two_nodes();
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    let set = [p(0), p(1), p(2)];
+    // Never connected: refused at once, with the standard's status.
+    send(&mut c, a, 101, &connect_op(&set, true));
+    let r = replies(&mut c, Command::DISCONNECTNB);
+    assert_eq!(
+        r[0].2,
+        Reply::Op(OpReply::Status {
+            command: Command::DISCONNECTNB,
+            status: Status::ERR_INVALID_OPERATION
+        })
+    );
+    send(&mut c, a, 102, &connect_op(&set, false));
+    assert!(
+        std::iter::from_fn(|| c.poll_action()).next().is_none(),
+        "waits for rank 1"
+    );
+    send(&mut c, b, 102, &connect_op(&set, false));
+    let (op, call) = host_call(&mut c);
+    assert!(matches!(call, HostCall::Connect { ref procs, .. } if procs.len() == 3));
+    c.handle_host(op, HostResult::Status(Status::SUCCESS));
+    let r = replies(&mut c, Command::CONNECTNB);
+    assert_eq!(r.len(), 2);
+    // One namespace only: no other job's information to hand over.
+    assert!(r.iter().all(|(_, _, rep)| *rep
+        == Reply::Op(OpReply::Connect {
+            status: Status::SUCCESS,
+            jobs: Vec::new()
+        })));
+    // Now the disconnect is a collective through the host too; afterwards the set is gone.
+    send(&mut c, a, 103, &connect_op(&set, true));
+    send(&mut c, b, 103, &connect_op(&set, true));
+    let (op, call) = host_call(&mut c);
+    assert!(matches!(call, HostCall::Disconnect { .. }));
+    c.handle_host(op, HostResult::Status(Status::SUCCESS));
+    assert_eq!(replies(&mut c, Command::DISCONNECTNB).len(), 2);
+    send(&mut c, a, 104, &connect_op(&set, true));
+    let r = replies(&mut c, Command::DISCONNECTNB);
+    assert!(matches!(
+        r[0].2,
+        Reply::Op(OpReply::Status {
+            status: Status::ERR_INVALID_OPERATION,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_participant_lost_mid_connect_fails_it_for_the_others() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    send(&mut c, a, 101, &connect_op(&[p(0), p(1)], false));
+    while c.poll_action().is_some() {}
+    c.handle_closed(b);
+    let r = replies(&mut c, Command::CONNECTNB);
+    assert_eq!(r.len(), 1);
+    assert!(matches!(
+        r[0].2,
+        Reply::Op(OpReply::Connect { status, .. }) if status == Status::ERR_LOST_CONNECTION
+    ));
 }

@@ -5,19 +5,22 @@
 //! information, forks the processes with the environment their PMIx client needs (and what
 //! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
 //! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
-//! reported and fails the run. As the host it answers publish/lookup/unpublish and abort, and
-//! raises events: `PMIX_EVENT_PROC_TERMINATED` (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a process
-//! that never finalized) as each process ends, `PMIX_EVENT_JOB_END` when the job is over.
+//! reported and fails the run. As the host (`host.rs`) it answers publish/lookup/unpublish,
+//! abort and queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS` and the process table
+//! with real pids, states and exit codes), and raises events: `PMIX_EVENT_PROC_TERMINATED`
+//! (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a process that never finalized) as each process
+//! ends, `PMIX_EVENT_JOB_END` when the job is over.
 
-use std::collections::BTreeMap;
+mod host;
+
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pmix::model::{DataRange, Info, Nspace, PData, Proc, Rank, Status, Value, attr};
-use pmix::server::{Host, Server, ServerConfig, regex};
+use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status, Value, attr};
+use pmix::server::{Server, ServerConfig, regex};
 use tokio::process::Command;
-use tokio::sync::Notify;
+
+use host::{RunHost, lock, uid_gid};
 
 const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]";
 
@@ -69,186 +72,6 @@ fn parse_args() -> Result<Options, String> {
         program,
         args: rest.collect(),
     })
-}
-
-/// The launcher as a PMIx host: published data, finalized processes, abort requests.
-#[derive(Clone, Default)]
-struct RunHost(Arc<HostState>);
-
-impl std::ops::Deref for RunHost {
-    type Target = HostState;
-    fn deref(&self) -> &HostState {
-        &self.0
-    }
-}
-
-#[derive(Default)]
-struct HostState {
-    /// The job's namespace; tools are named after it.
-    nspace: Mutex<Option<Nspace>>,
-    /// Tools connected so far (each gets the next number).
-    tools: Mutex<u32>,
-    published: Mutex<BTreeMap<String, PData>>,
-    published_changed: Notify,
-    finalized: Mutex<Vec<Proc>>,
-    connected: Mutex<Vec<Proc>>,
-    abort: Mutex<Option<(Proc, Status, Option<String>)>>,
-    abort_requested: Notify,
-}
-
-fn wait_and_timeout(info: &[Info]) -> (bool, Option<Duration>) {
-    let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
-    let timeout = info
-        .iter()
-        .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
-        .and_then(|i| i.value.to_u64())
-        .filter(|t| *t > 0)
-        .map(Duration::from_secs);
-    (wait, timeout)
-}
-
-impl Host for RunHost {
-    async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
-        lock(&self.connected).push(proc);
-        Ok(())
-    }
-
-    async fn client_finalized(&self, proc: Proc) -> Result<(), Status> {
-        lock(&self.finalized).push(proc);
-        Ok(())
-    }
-
-    async fn abort(
-        &self,
-        proc: Proc,
-        status: Status,
-        message: Option<String>,
-        _procs: Vec<Proc>,
-    ) -> Result<(), Status> {
-        *lock(&self.abort) = Some((proc, status, message));
-        self.abort_requested.notify_one();
-        Ok(())
-    }
-
-    async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
-        let mut table = lock(&self.published);
-        // Directives are not data (v5.0 §9.1.1).
-        let data: Vec<Info> = info
-            .into_iter()
-            .filter(|i| !i.key.as_str().starts_with("pmix."))
-            .collect();
-        // All or nothing: a duplicate key publishes none of them.
-        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
-            return Err(Status::ERR_DUPLICATE_KEY);
-        }
-        for i in data {
-            let k = i.key.as_str();
-            table.insert(
-                k.to_owned(),
-                PData {
-                    proc: proc.clone(),
-                    key: i.key.clone(),
-                    value: i.value.clone(),
-                },
-            );
-        }
-        drop(table);
-        self.published_changed.notify_waiters();
-        Ok(())
-    }
-
-    async fn lookup(
-        &self,
-        _proc: Proc,
-        keys: Vec<String>,
-        info: Vec<Info>,
-    ) -> Result<Vec<PData>, Status> {
-        let (wait, timeout) = wait_and_timeout(&info);
-        let search = async {
-            loop {
-                let notified = self.published_changed.notified();
-                {
-                    let table = lock(&self.published);
-                    let found: Vec<PData> =
-                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
-                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
-                        return Ok(found);
-                    }
-                    if !wait {
-                        return Err(Status::ERR_NOT_FOUND);
-                    }
-                }
-                notified.await;
-            }
-        };
-        match timeout {
-            Some(t) => tokio::time::timeout(t, search)
-                .await
-                .unwrap_or(Err(Status::ERR_TIMEOUT)),
-            None => search.await,
-        }
-    }
-
-    async fn unpublish(
-        &self,
-        proc: Proc,
-        keys: Vec<String>,
-        _info: Vec<Info>,
-    ) -> Result<(), Status> {
-        // A process unpublishes only what it published; no keys means all of it (v5.0 §9.3).
-        let mut table = lock(&self.published);
-        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
-        Ok(())
-    }
-
-    /// One machine: the server has delivered the event to every process already.
-    async fn notify_event(
-        &self,
-        _source: Proc,
-        _status: Status,
-        _range: DataRange,
-        _info: Vec<Info>,
-    ) -> Result<(), Status> {
-        Ok(())
-    }
-
-    async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
-        let get = |key: &str| info.iter().find(|i| i.key.as_str() == key);
-        let tool_uid = get(attr::USERID.wire_key()).and_then(|i| i.value.to_u64());
-        // Only this user (or root) may attach to this user's job.
-        let (uid, _) = uid_gid();
-        if tool_uid.is_none_or(|t| t != u64::from(uid) && t != 0) {
-            return Err(Status::ERR_NO_PERMISSIONS);
-        }
-        let own = get(attr::NSPACE.wire_key()).and_then(|i| i.value.as_str());
-        if let Some(ns) = own {
-            let rank = get(attr::RANK.wire_key())
-                .and_then(|i| i.value.to_u64())
-                .and_then(|r| u32::try_from(r).ok())
-                .unwrap_or(0);
-            return Proc::try_new(ns, rank).map_err(|e| e.status());
-        }
-        let job = lock(&self.nspace).clone();
-        let base = job.as_ref().map_or("pmixrun", |n| n.as_str());
-        let k = {
-            let mut t = lock(&self.tools);
-            *t += 1;
-            *t
-        };
-        Proc::try_new(&format!("{base}.tool.{k}"), 0).map_err(|e| e.status())
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means another task panicked while holding plain data.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn uid_gid() -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .map(|m| (m.uid(), m.gid()))
-        .unwrap_or((0, 0))
 }
 
 fn info(key: &str, value: impl Into<Value>) -> Info {
@@ -393,6 +216,8 @@ async fn run(opts: Options) -> Result<u8, String> {
         let child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", opts.program))?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        host.started(proc, pid, &opts.program, &host_name);
         children.push((r, child));
     }
 
@@ -457,6 +282,7 @@ async fn run(opts: Options) -> Result<u8, String> {
                     term = Status::ERR_JOB_NON_ZERO_TERM;
                 }
                 worst = worst.max(code);
+                host.ended(&proc, i32::from(code), unsynced);
                 announce_exit(&server, &proc, code, unsynced).await;
             }
             () = &mut deadline => {
@@ -563,56 +389,5 @@ fn main() -> ExitCode {
             eprintln!("pmixrun: {msg}");
             ExitCode::from(1)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-            .block_on(f)
-    }
-
-    fn proc(r: u32) -> Proc {
-        Proc::try_new("job", r).expect("a valid name")
-    }
-
-    fn data(k: &str) -> Info {
-        Info::with_key(k, Value::Uint8(1)).expect("a valid key")
-    }
-
-    #[test]
-    fn publish_is_all_or_nothing_and_unpublish_touches_only_the_callers_data() {
-        block_on(async {
-            let h = RunHost::default();
-            h.publish(proc(0), vec![data("a"), data("b")])
-                .await
-                .unwrap();
-            h.publish(proc(1), vec![data("c")]).await.unwrap();
-            // "d" is new but "a" exists: nothing is published.
-            assert_eq!(
-                h.publish(proc(1), vec![data("d"), data("a")]).await,
-                Err(Status::ERR_DUPLICATE_KEY)
-            );
-            let missing = h.lookup(proc(1), vec!["d".into()], vec![]).await;
-            assert_eq!(missing.err(), Some(Status::ERR_NOT_FOUND));
-            // Rank 1 cannot remove rank 0's "a"; with no keys it removes all of its own.
-            h.unpublish(proc(1), vec!["a".into()], vec![])
-                .await
-                .unwrap();
-            h.unpublish(proc(1), vec![], vec![]).await.unwrap();
-            let left = h
-                .lookup(proc(0), vec!["a".into(), "b".into()], vec![])
-                .await
-                .unwrap();
-            assert_eq!(left.len(), 2);
-            let gone = h.lookup(proc(0), vec!["c".into()], vec![]).await;
-            assert_eq!(gone.err(), Some(Status::ERR_NOT_FOUND));
-        });
     }
 }

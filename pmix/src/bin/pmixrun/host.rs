@@ -1,0 +1,382 @@
+//! The launcher as a PMIx host: what `pmixrun` answers for its job's processes and tools.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pmix::model::{
+    DataArray, DataRange, DataType, Info, Nspace, PData, Proc, ProcInfo, ProcState, Query, Status,
+    Value, attr,
+};
+use pmix::server::Host;
+use tokio::sync::Notify;
+
+/// The launcher as a PMIx host: published data, finalized processes, abort requests.
+#[derive(Clone, Default)]
+pub(crate) struct RunHost(std::sync::Arc<HostState>);
+
+impl std::ops::Deref for RunHost {
+    type Target = HostState;
+    fn deref(&self) -> &HostState {
+        &self.0
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct HostState {
+    /// The job's namespace; tools are named after it.
+    pub(crate) nspace: Mutex<Option<Nspace>>,
+    /// Tools connected so far (each gets the next number).
+    pub(crate) tools: Mutex<u32>,
+    pub(crate) published: Mutex<BTreeMap<String, PData>>,
+    pub(crate) published_changed: Notify,
+    pub(crate) finalized: Mutex<Vec<Proc>>,
+    pub(crate) connected: Mutex<Vec<Proc>>,
+    pub(crate) abort: Mutex<Option<(Proc, Status, Option<String>)>>,
+    pub(crate) abort_requested: Notify,
+    /// Every process started, by identifier.
+    pub(crate) procs: Mutex<BTreeMap<Proc, ProcRecord>>,
+}
+
+/// What the launcher knows of one process it started.
+#[derive(Clone, Debug)]
+pub(crate) struct ProcRecord {
+    pub(crate) pid: i32,
+    pub(crate) executable: String,
+    pub(crate) hostname: String,
+    pub(crate) exit_code: i32,
+    pub(crate) state: ProcState,
+}
+
+impl HostState {
+    /// A process was forked.
+    pub(crate) fn started(&self, proc: Proc, pid: i32, executable: &str, hostname: &str) {
+        let record = ProcRecord {
+            pid,
+            executable: executable.to_owned(),
+            hostname: hostname.to_owned(),
+            exit_code: 0,
+            state: ProcState::RUNNING,
+        };
+        lock(&self.procs).insert(proc, record);
+    }
+
+    /// A process ended with `code`; `unsynced` when it connected and never finalized.
+    pub(crate) fn ended(&self, proc: &Proc, code: i32, unsynced: bool) {
+        if let Some(r) = lock(&self.procs).get_mut(proc) {
+            r.exit_code = code;
+            r.state = if unsynced {
+                ProcState::TERM_WO_SYNC
+            } else if code != 0 {
+                ProcState::TERM_NON_ZERO
+            } else {
+                ProcState::TERMINATED
+            };
+        }
+    }
+
+    /// The answer to one query key about `nspace`, if the launcher has one (v5.0 §7.1.2).
+    fn answer(&self, key: &str, nspace: &Nspace) -> Option<Value> {
+        let procs = lock(&self.procs);
+        let of_job = || procs.iter().filter(|(p, _)| &p.nspace == nspace);
+        if key == attr::QUERY_NAMESPACES.wire_key() {
+            let mut names: Vec<&str> = procs.keys().map(|p| p.nspace.as_str()).collect();
+            names.dedup();
+            return Some(Value::string(names.join(",")));
+        }
+        if key == attr::QUERY_JOB_STATUS.wire_key() {
+            let mut status = None;
+            for (_, r) in of_job() {
+                let s = match r.state {
+                    ProcState::TERM_WO_SYNC => Status::ERR_JOB_TERM_WO_SYNC,
+                    ProcState::TERM_NON_ZERO => Status::ERR_JOB_NON_ZERO_TERM,
+                    _ => Status::SUCCESS,
+                };
+                if status.is_none_or(|x| x == Status::SUCCESS) {
+                    status = Some(s);
+                }
+            }
+            return status.map(Value::Status);
+        }
+        if key == attr::QUERY_PROC_TABLE.wire_key()
+            || key == attr::QUERY_LOCAL_PROC_TABLE.wire_key()
+        {
+            let table: Vec<Value> = of_job()
+                .map(|(p, r)| {
+                    Value::ProcInfo(Box::new(ProcInfo {
+                        proc: p.clone(),
+                        hostname: Some(r.hostname.clone()),
+                        executable_name: Some(r.executable.clone()),
+                        pid: r.pid,
+                        exit_code: r.exit_code,
+                        state: r.state,
+                    }))
+                })
+                .collect();
+            if table.is_empty() {
+                return None;
+            }
+            return Some(Value::DataArray(Box::new(DataArray {
+                data_type: DataType::PROC_INFO,
+                elements: table,
+            })));
+        }
+        None
+    }
+}
+
+fn wait_and_timeout(info: &[Info]) -> (bool, Option<Duration>) {
+    let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
+    let timeout = info
+        .iter()
+        .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
+        .and_then(|i| i.value.to_u64())
+        .filter(|t| *t > 0)
+        .map(Duration::from_secs);
+    (wait, timeout)
+}
+
+impl Host for RunHost {
+    async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
+        lock(&self.connected).push(proc);
+        Ok(())
+    }
+
+    async fn client_finalized(&self, proc: Proc) -> Result<(), Status> {
+        lock(&self.finalized).push(proc);
+        Ok(())
+    }
+
+    async fn abort(
+        &self,
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        _procs: Vec<Proc>,
+    ) -> Result<(), Status> {
+        *lock(&self.abort) = Some((proc, status, message));
+        self.abort_requested.notify_one();
+        Ok(())
+    }
+
+    async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
+        let mut table = lock(&self.published);
+        // Directives are not data (v5.0 §9.1.1).
+        let data: Vec<Info> = info
+            .into_iter()
+            .filter(|i| !i.key.as_str().starts_with("pmix."))
+            .collect();
+        // All or nothing: a duplicate key publishes none of them.
+        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
+            return Err(Status::ERR_DUPLICATE_KEY);
+        }
+        for i in data {
+            let k = i.key.as_str();
+            table.insert(
+                k.to_owned(),
+                PData {
+                    proc: proc.clone(),
+                    key: i.key.clone(),
+                    value: i.value.clone(),
+                },
+            );
+        }
+        drop(table);
+        self.published_changed.notify_waiters();
+        Ok(())
+    }
+
+    async fn lookup(
+        &self,
+        _proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> Result<Vec<PData>, Status> {
+        let (wait, timeout) = wait_and_timeout(&info);
+        let search = async {
+            loop {
+                let notified = self.published_changed.notified();
+                {
+                    let table = lock(&self.published);
+                    let found: Vec<PData> =
+                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
+                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
+                        return Ok(found);
+                    }
+                    if !wait {
+                        return Err(Status::ERR_NOT_FOUND);
+                    }
+                }
+                notified.await;
+            }
+        };
+        match timeout {
+            Some(t) => tokio::time::timeout(t, search)
+                .await
+                .unwrap_or(Err(Status::ERR_TIMEOUT)),
+            None => search.await,
+        }
+    }
+
+    async fn unpublish(
+        &self,
+        proc: Proc,
+        keys: Vec<String>,
+        _info: Vec<Info>,
+    ) -> Result<(), Status> {
+        // A process unpublishes only what it published; no keys means all of it (v5.0 §9.3).
+        let mut table = lock(&self.published);
+        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
+        Ok(())
+    }
+
+    /// One machine: the server has delivered the event to every process already.
+    async fn notify_event(
+        &self,
+        _source: Proc,
+        _status: Status,
+        _range: DataRange,
+        _info: Vec<Info>,
+    ) -> Result<(), Status> {
+        Ok(())
+    }
+
+    /// The job's namespaces, status and process table (one machine: the local table is the
+    /// whole table). A query about another namespace than the requester's names it with
+    /// `PMIX_NSPACE` or `PMIX_PROCID`.
+    async fn query(&self, proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
+        let mut out = Vec::new();
+        for q in &queries {
+            let nspace = pmix::query::named_nspace(q).unwrap_or_else(|| proc.nspace.clone());
+            for key in pmix::query::keys(q) {
+                if let Some(v) = self.answer(key, &nspace)
+                    && let Ok(i) = Info::with_key(key, v)
+                {
+                    out.push(i);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
+        let get = |key: &str| info.iter().find(|i| i.key.as_str() == key);
+        let tool_uid = get(attr::USERID.wire_key()).and_then(|i| i.value.to_u64());
+        // Only this user (or root) may attach to this user's job.
+        let (uid, _) = uid_gid();
+        if tool_uid.is_none_or(|t| t != u64::from(uid) && t != 0) {
+            return Err(Status::ERR_NO_PERMISSIONS);
+        }
+        let own = get(attr::NSPACE.wire_key()).and_then(|i| i.value.as_str());
+        if let Some(ns) = own {
+            let rank = get(attr::RANK.wire_key())
+                .and_then(|i| i.value.to_u64())
+                .and_then(|r| u32::try_from(r).ok())
+                .unwrap_or(0);
+            return Proc::try_new(ns, rank).map_err(|e| e.status());
+        }
+        let job = lock(&self.nspace).clone();
+        let base = job.as_ref().map_or("pmixrun", |n| n.as_str());
+        let k = {
+            let mut t = lock(&self.tools);
+            *t += 1;
+            *t
+        };
+        Proc::try_new(&format!("{base}.tool.{k}"), 0).map_err(|e| e.status())
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means another task panicked while holding plain data.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+pub(crate) fn uid_gid() -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self")
+        .map(|m| (m.uid(), m.gid()))
+        .unwrap_or((0, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+            .block_on(f)
+    }
+
+    fn proc(r: u32) -> Proc {
+        Proc::try_new("job", r).expect("a valid name")
+    }
+
+    fn data(k: &str) -> Info {
+        Info::with_key(k, Value::Uint8(1)).expect("a valid key")
+    }
+
+    #[test]
+    fn publish_is_all_or_nothing_and_unpublish_touches_only_the_callers_data() {
+        block_on(async {
+            let h = RunHost::default();
+            h.publish(proc(0), vec![data("a"), data("b")])
+                .await
+                .unwrap();
+            h.publish(proc(1), vec![data("c")]).await.unwrap();
+            // "d" is new but "a" exists: nothing is published.
+            assert_eq!(
+                h.publish(proc(1), vec![data("d"), data("a")]).await,
+                Err(Status::ERR_DUPLICATE_KEY)
+            );
+            let missing = h.lookup(proc(1), vec!["d".into()], vec![]).await;
+            assert_eq!(missing.err(), Some(Status::ERR_NOT_FOUND));
+            // Rank 1 cannot remove rank 0's "a"; with no keys it removes all of its own.
+            h.unpublish(proc(1), vec!["a".into()], vec![])
+                .await
+                .unwrap();
+            h.unpublish(proc(1), vec![], vec![]).await.unwrap();
+            let left = h
+                .lookup(proc(0), vec!["a".into(), "b".into()], vec![])
+                .await
+                .unwrap();
+            assert_eq!(left.len(), 2);
+            let gone = h.lookup(proc(0), vec!["c".into()], vec![]).await;
+            assert_eq!(gone.err(), Some(Status::ERR_NOT_FOUND));
+        });
+    }
+
+    #[test]
+    fn queries_answer_namespaces_status_and_the_proc_table() {
+        block_on(async {
+            let h = RunHost::default();
+            h.started(proc(0), 100, "prog", "node");
+            h.started(proc(1), 101, "prog", "node");
+            h.ended(&proc(1), 3, false);
+            let q = |key: &str| Query {
+                keys: vec![Some(key.to_owned())],
+                qualifiers: vec![Info::new(attr::NSPACE, "job".to_owned())],
+            };
+            let asked = vec![
+                q(attr::QUERY_NAMESPACES.wire_key()),
+                q(attr::QUERY_JOB_STATUS.wire_key()),
+                q(attr::QUERY_PROC_TABLE.wire_key()),
+                q("app.unknown"),
+            ];
+            let out = h.query(proc(0), asked).await.unwrap();
+            assert_eq!(out.len(), 3, "{out:?}");
+            assert_eq!(out[0].value.as_str(), Some("job"));
+            assert_eq!(out[1].value, Value::Status(Status::ERR_JOB_NON_ZERO_TERM));
+            let Value::DataArray(t) = &out[2].value else {
+                panic!("not a table: {:?}", out[2].value);
+            };
+            let Value::ProcInfo(second) = &t.elements[1] else {
+                panic!("not a proc info");
+            };
+            assert_eq!((second.pid, second.exit_code), (101, 3));
+            assert_eq!(second.state, ProcState::TERM_NON_ZERO);
+        });
+    }
+}

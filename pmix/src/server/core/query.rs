@@ -1,0 +1,241 @@
+//! The server's part in queries (PMIx v5.0 ch. 7) and in the host's registration of the
+//! attributes it supports (§17.2.12).
+//!
+//! A query from a client is answered in three passes, each for the keys the one before left
+//! open:
+//!
+//! 1. **What the server holds.** Attribute support at the server level (this library's
+//!    table, [`crate::query::SERVER`]) and at the host level (what the host registered);
+//!    and any key the registered job information answers for the query's process, read
+//!    with the get rules and the query's realm qualifiers (`PMIX_JOB_INFO`, `PMIX_NODE_INFO`
+//!    with `PMIX_HOSTNAME`, …).
+//! 2. **The host.** The remaining keys go to the host's `query` upcall, with the query's
+//!    qualifiers plus the requester's `PMIX_USERID` and `PMIX_GRPID`, as §7.1.2 requires.
+//! 3. **What the server can still say.** `PMIX_QUERY_NAMESPACES`, when the host did not
+//!    answer it: the namespaces registered here.
+//!
+//! The reply is the flat list OpenPMIx clients read (see [`crate::query`] for the shape the
+//! caller finally receives), with `PMIX_SUCCESS`, `PMIX_ERR_PARTIAL_SUCCESS` or
+//! `PMIX_ERR_NOT_FOUND` as [`crate::query::status_of`] decides.
+
+use crate::model::{Info, Proc, Query, RegAttr, Status, Value, attr};
+use crate::query::{self as q, Ask, Level};
+use crate::retrieval::{Directives, ServerStep, server_get};
+use crate::wire::op_reply::OpReply;
+use crate::wire::{Command, Reply, Tag};
+
+use super::{ConnId, HostCall, HostResult, Pending, ServerCore};
+
+/// A query waiting for the host.
+#[derive(Clone, Debug)]
+pub(super) struct HeldQuery {
+    conn: ConnId,
+    tag: Tag,
+    queries: Vec<Query>,
+    /// What the server answered itself, one list per query.
+    answers: Vec<Vec<Info>>,
+    /// For each query sent to the host, the index of the query it came from.
+    asked_host: Vec<usize>,
+}
+
+impl ServerCore {
+    /// `PMIx_Register_attributes`: the host declares the attributes `function` (a server-module
+    /// function such as `"allocate"`) supports. A second registration for one function is
+    /// `PMIX_ERR_REPEAT_ATTR_REGISTRATION`.
+    pub fn register_attributes(
+        &mut self,
+        function: &str,
+        attrs: Vec<RegAttr>,
+    ) -> Result<(), Status> {
+        if function.is_empty() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        if self.host_attrs.contains_key(function) {
+            return Err(Status::ERR_REPEAT_ATTR_REGISTRATION);
+        }
+        self.host_attrs.insert(function.to_owned(), attrs);
+        Ok(())
+    }
+
+    pub(super) fn query(&mut self, conn: ConnId, tag: Tag, me: &Proc, queries: Vec<Query>) {
+        if let Err(status) = q::check(&queries) {
+            tracing::debug!("{me}: query refused: {status:?}");
+            self.reply_query(conn, tag, status, Vec::new());
+            return;
+        }
+        let answers: Vec<Vec<Info>> = queries.iter().map(|x| self.answer_here(me, x)).collect();
+        let mut to_host = Vec::new();
+        let mut asked_host = Vec::new();
+        for (i, query) in queries.iter().enumerate() {
+            if q::is_attribute_support(query) {
+                continue;
+            }
+            let open: Vec<Option<String>> = q::asked(query)
+                .into_iter()
+                .filter(|k| !answers[i].iter().any(|a| a.key.as_str() == *k))
+                .map(|k| Some(k.to_owned()))
+                .collect();
+            if open.is_empty() {
+                continue;
+            }
+            let mut qualifiers = query.qualifiers.clone();
+            if let Some(r) = self.clients.get(me) {
+                qualifiers.push(Info::new(attr::USERID, r.uid));
+                qualifiers.push(Info::new(attr::GRPID, r.gid));
+            }
+            to_host.push(Query {
+                keys: open,
+                qualifiers,
+            });
+            asked_host.push(i);
+        }
+        let held = HeldQuery {
+            conn,
+            tag,
+            queries,
+            answers,
+            asked_host,
+        };
+        if to_host.is_empty() {
+            self.finish_query(held, None);
+        } else {
+            let call = HostCall::Query {
+                proc: me.clone(),
+                queries: to_host,
+            };
+            self.call_host(Pending::Query(held), call);
+        }
+    }
+
+    /// The host answered the held query.
+    pub(super) fn host_answered_query(&mut self, held: HeldQuery, result: HostResult) {
+        let from_host = match result {
+            HostResult::Infos(Ok(infos)) => Ok(infos),
+            HostResult::Infos(Err(s)) | HostResult::Status(s) => Err(s),
+            other => {
+                tracing::warn!("the host answered a query with {other:?}");
+                Err(Status::ERR_BAD_PARAM)
+            }
+        };
+        self.finish_query(held, Some(from_host));
+    }
+
+    fn finish_query(&mut self, mut held: HeldQuery, host: Option<Result<Vec<Info>, Status>>) {
+        let mut host_error = None;
+        match host {
+            Some(Ok(infos)) => {
+                let sent: Vec<Query> = held
+                    .asked_host
+                    .iter()
+                    .map(|&i| held.queries[i].clone())
+                    .collect();
+                for (i, answers) in held.asked_host.iter().zip(q::group(&sent, infos)) {
+                    held.answers[*i].extend(answers);
+                }
+            }
+            Some(Err(s)) if s != Status::ERR_NOT_SUPPORTED && s != Status::ERR_NOT_FOUND => {
+                host_error = Some(s);
+            }
+            _ => {}
+        }
+        for (query, answers) in held.queries.iter().zip(held.answers.iter_mut()) {
+            let namespaces = attr::QUERY_NAMESPACES.wire_key();
+            if q::asked(query).contains(&namespaces)
+                && !answers.iter().any(|a| a.key.as_str() == namespaces)
+            {
+                let list: Vec<&str> = self.store.namespaces.keys().map(|n| n.as_str()).collect();
+                answers.push(Info::new(attr::QUERY_NAMESPACES, list.join(",")));
+            }
+        }
+        let mut status = q::status_of(&held.queries, &held.answers);
+        if status == Status::ERR_NOT_FOUND
+            && let Some(s) = host_error
+        {
+            status = s;
+        }
+        let flat = if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS {
+            held.answers.into_iter().flatten().collect()
+        } else {
+            Vec::new()
+        };
+        self.reply_query(held.conn, held.tag, status, flat);
+    }
+
+    fn reply_query(&mut self, conn: ConnId, tag: Tag, status: Status, info: Vec<Info>) {
+        let reply = Reply::Op(OpReply::Infos {
+            command: Command::QUERY,
+            status,
+            info,
+        });
+        self.send(conn, tag, &reply);
+    }
+
+    /// What the server answers itself for one query.
+    fn answer_here(&self, me: &Proc, query: &Query) -> Vec<Info> {
+        if q::is_attribute_support(query) {
+            return q::attribute_support(query, |ask, function| self.support(ask, function));
+        }
+        let target = q::target(query, me);
+        let directives = Directives::from_info(&query.qualifiers);
+        let mut out = Vec::new();
+        for key in q::asked(query) {
+            if crate::model::Key::new(key).is_err() {
+                continue;
+            }
+            let step = server_get(&self.store, me, &target, Some(key), &directives, false);
+            if let ServerStep::Reply { status, data } = step
+                && status == Status::SUCCESS
+                && let Some(kv) = data
+                    .iter()
+                    .flat_map(|d| &d.kvals)
+                    .find(|kv| kv.key.as_str() == key)
+            {
+                out.push(Info {
+                    key: kv.key.clone(),
+                    flags: crate::model::InfoDirectives(0),
+                    value: kv.value.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The server's and host's levels of attribute support; the client and tool levels are
+    /// the caller's library's to answer.
+    fn support(&self, ask: Ask, function: Option<&str>) -> Option<Value> {
+        match ask {
+            Ask::Attributes(Level::Server) => {
+                let names = q::SERVER
+                    .iter()
+                    .find(|(f, _)| Some(*f) == function)
+                    .map_or(&[][..], |(_, a)| *a);
+                Some(q::level_entry(Level::Server, q::regattrs(names)).value)
+            }
+            Ask::Attributes(Level::Host) => {
+                let registered = function
+                    .map(q::host_function)
+                    .and_then(|f| self.host_attrs.get(f))
+                    .map(|attrs| attrs.iter().cloned().map(Box::new).map(Value::RegAttr))
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                Some(q::level_entry(Level::Host, registered).value)
+            }
+            Ask::Functions(Level::Server) => Some(Value::String(Some(
+                q::SERVER
+                    .iter()
+                    .map(|(f, _)| *f)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ))),
+            Ask::Functions(Level::Host) => Some(Value::String(Some(
+                self.host_attrs
+                    .keys()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ))),
+            Ask::Attributes(_) | Ask::Functions(_) => None,
+        }
+    }
+}
