@@ -732,6 +732,14 @@ pub async fn run_rust(
             range,
             info,
         } => unit(c.notify_event(status, None, range, &info).await),
+        ApiCall::Spawn { job_info, apps, nb } => {
+            let spawned = if nb {
+                c.spawn_nb(&job_info, &apps).await
+            } else {
+                c.spawn(&job_info, &apps).await
+            };
+            ApiOutput::value(spawned.map(|ns| Value::String(Some(ns.as_str().to_owned()))))
+        }
         ApiCall::Connect { procs, info, nb } => unit(if nb {
             c.connect_nb(&procs, &info).await
         } else {

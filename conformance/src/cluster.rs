@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use pmix::events::Event;
-use pmix::model::{DataArray, DataRange, DataType, Info, PData, Proc, Rank, Status, Value, attr};
-use pmix::server::{Host, Server};
+use pmix::model::{
+    App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, Rank, Status, Value, attr,
+};
+use pmix::server::{Host, Server, launch};
 use tokio::sync::{Notify, oneshot};
 
 use crate::runner::Problem;
@@ -30,6 +32,13 @@ pub trait NodeServer: Send + Sync {
     /// The data a local process committed, for a host serving another node's request.
     fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture;
 
+    /// Register a job the host started (a spawn) with this node's server. The C library's
+    /// nodes have no spawn upcall yet.
+    fn register_job(&self, nspace: Nspace, info: Vec<Info>) -> StatusFuture {
+        let _ = (nspace, info);
+        Box::pin(async { Err(Status::ERR_NOT_SUPPORTED) })
+    }
+
     /// Raise an event another node's process notified to this node's processes. The C
     /// library's nodes do not relay events yet.
     fn notify(&self, event: Event) -> StatusFuture {
@@ -42,6 +51,16 @@ pub trait NodeServer: Send + Sync {
 pub type StatusFuture = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
 
 impl NodeServer for Arc<Server> {
+    fn register_job(&self, nspace: Nspace, info: Vec<Info>) -> StatusFuture {
+        let server = self.clone();
+        Box::pin(async move {
+            server
+                .register_nspace(nspace, info)
+                .await
+                .map_err(|e| e.status())
+        })
+    }
+
     fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture {
         let server = self.clone();
         Box::pin(async move { server.dmodex_request(proc, info).await })
@@ -77,6 +96,9 @@ pub struct Shared {
     publish: bool,
     node_of: BTreeMap<u32, usize>,
     nodes: usize,
+    node_names: Vec<String>,
+    /// Jobs spawned so far.
+    spawned: Mutex<u32>,
     /// Fences in progress, by participant list and round.
     fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
     /// How many fences each node has entered per participant list.
@@ -107,6 +129,8 @@ impl Shared {
                 .flat_map(|(i, n)| n.ranks.iter().map(move |r| (*r, i)))
                 .collect(),
             nodes: v.setup.nodes.len(),
+            node_names: v.setup.nodes.iter().map(|n| n.name.clone()).collect(),
+            spawned: Mutex::new(0),
             fences: Mutex::new(BTreeMap::new()),
             rounds: Mutex::new(BTreeMap::new()),
             published: Mutex::new(BTreeMap::new()),
@@ -164,6 +188,55 @@ impl Host for ClusterHost {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
         self.collective("fence", &procs, data).await
+    }
+
+    /// Start the job on the requester's node: checked and described by
+    /// `pmix::server::launch`, registered with that node's server, its processes forked and
+    /// reaped (they are not PMIx clients of the vector).
+    async fn spawn(
+        &self,
+        proc: Proc,
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+    ) -> Result<Nspace, Status> {
+        let host = self
+            .shared
+            .node_names
+            .get(self.node)
+            .cloned()
+            .ok_or(Status::ERR_JOB_FAILED_TO_MAP)?;
+        let k = {
+            let mut n = lock(&self.shared.spawned);
+            *n += 1;
+            *n
+        };
+        let nspace = Nspace::new(format!("{}.spawn{k}", self.shared.nspace))
+            .map_err(|_| Status::ERR_BAD_PARAM)?;
+        let tmp = std::env::temp_dir().display().to_string();
+        let job = launch::plan(nspace.clone(), &host, Some(proc), &job_info, &apps, &tmp)?;
+        let server = lock(&self.shared.servers)
+            .get(self.node)
+            .cloned()
+            .ok_or(Status::ERR_JOB_FAILED_TO_LAUNCH)?;
+        server
+            .register_job(nspace.clone(), launch::job_info(&job))
+            .await?;
+        for (_, app) in job.procs() {
+            let app = &job.apps[app];
+            let mut cmd = tokio::process::Command::new(&app.exe);
+            cmd.args(app.argv.iter().skip(1))
+                .envs(app.env.iter().filter_map(|e| e.split_once('=')))
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null());
+            if let Some(dir) = &app.cwd {
+                cmd.current_dir(dir);
+            }
+            let mut child = cmd.spawn().map_err(|_| Status::ERR_JOB_FAILED_TO_LAUNCH)?;
+            tokio::spawn(async move {
+                let _ = child.wait().await;
+            });
+        }
+        Ok(nspace)
     }
 
     async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {

@@ -254,6 +254,30 @@ fn python3_pmix_clients_connect_and_disconnect_under_pmixrun() {
 }
 
 #[test]
+fn python3_pmix_client_spawns_a_job_under_pmixrun() {
+    let script = root().join("tests/interop/python/spawn_check.py");
+    let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(&script);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The parent's steps and both children of the spawned job, each found by its parent.
+    let wanted = [
+        "of 2",
+        "ok missing executable refused",
+        "ok child 0 of",
+        "ok child 1 of",
+    ];
+    assert!(
+        out.status.success()
+            && !stdout.contains("FAIL")
+            && wanted.iter().all(|w| stdout.contains(w)),
+        "python3-pmix spawn under pmixrun failed ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
+}
+
+#[test]
 fn c_python3_pmix_client_runs_under_pmixrun() {
     let script = root().join("tests/interop/python/client_check.py");
     let python = Path::new("/usr/bin/python3");

@@ -4,7 +4,7 @@
 use super::{EventCompletion, EventNotice};
 use crate::Error;
 use crate::events::HandlerId;
-use crate::model::{DataRange, Info, PData, Proc, Query, Scope, Status, Value};
+use crate::model::{App, DataRange, Info, Nspace, PData, Proc, Query, Scope, Status, Value};
 
 /// A client whose calls block the calling thread.
 #[derive(Debug)]
@@ -141,6 +141,11 @@ impl Client {
     ) -> Result<(), Status> {
         self.runtime
             .block_on(self.inner.notify_event(status, source, range, info))
+    }
+
+    /// `PMIx_Spawn` (see [`super::Client::spawn`]).
+    pub fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Status> {
+        self.runtime.block_on(self.inner.spawn(job_info, apps))
     }
 
     /// `PMIx_Connect` (see [`super::Client::connect`]).

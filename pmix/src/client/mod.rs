@@ -23,7 +23,7 @@ use crate::codec::BufferType;
 use crate::codec::compress::decompress_string;
 use crate::events::{Event, HandlerId, Registration};
 use crate::model::{
-    DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr,
+    App, DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr,
 };
 use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
@@ -260,6 +260,65 @@ impl Client {
         }
     }
 
+    /// `PMIx_Spawn`: ask the host to start a job of `apps` with the job-level directives
+    /// `job_info` (v5.0 §12.2.1); the new job's namespace. Its job information comes with the
+    /// answer and is kept, so gets of it are answered locally. A job that cannot start fails
+    /// with the standard's status (`PMIX_ERR_JOB_EXE_NOT_FOUND`, …).
+    pub async fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Status> {
+        if apps.is_empty() || apps.iter().any(|a| a.maxprocs <= 0) {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let req = Request::Op(Op::Spawn {
+            job_info: job_info.to_vec(),
+            apps: apps.to_vec(),
+        });
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Op(OpReply::Spawn {
+                status,
+                nspace: Some(ns),
+                job_info,
+            }) if status == Status::SUCCESS => {
+                let nspace = Nspace::new(ns).map_err(|_| Status::ERR_BAD_PARAM)?;
+                if !job_info.is_empty() {
+                    self.keep_job_info(&nspace, &job_info)?;
+                }
+                Ok(nspace)
+            }
+            Reply::Op(OpReply::Spawn { status, .. }) | Reply::Status(status) => {
+                Err(if status == Status::SUCCESS {
+                    Status::ERR_BAD_PARAM
+                } else {
+                    status
+                })
+            }
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Spawn_nb`: start the spawn now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn spawn_nb(&self, job_info: &[Info], apps: &[App]) -> Pending<Nspace> {
+        let (client, job_info, apps) = (self.clone(), job_info.to_vec(), apps.to_vec());
+        Pending(tokio::spawn(
+            async move { client.spawn(&job_info, &apps).await },
+        ))
+    }
+
+    /// Keep another job's information (from a spawn or a connect) for local gets.
+    fn keep_job_info(&self, nspace: &Nspace, kvals: &[Kval]) -> Result<(), Status> {
+        let mut realms = JobRealms::new(nspace.clone());
+        realms_from_kvals(&mut realms, kvals, self.inner.conn.buffer_type())
+            .map_err(|e| e.status())?;
+        self.state().cache.realms.insert(nspace.clone(), realms);
+        Ok(())
+    }
+
     /// `PMIx_Connect`: connect this process with `procs` (v5.0 §12.3.1), a collective: it
     /// completes when every process of the set has called it. The job information of the
     /// other namespaces in the set comes back with the answer and is kept, so gets of it are
@@ -278,13 +337,9 @@ impl Client {
         {
             Reply::Op(OpReply::Connect { status, jobs }) if status == Status::SUCCESS => {
                 for job in jobs {
-                    let Ok(nspace) = Nspace::new(&job.nspace) else {
-                        continue;
-                    };
-                    let mut realms = JobRealms::new(nspace.clone());
-                    realms_from_kvals(&mut realms, &job.kvals, self.inner.conn.buffer_type())
-                        .map_err(|e| e.status())?;
-                    self.state().cache.realms.insert(nspace, realms);
+                    if let Ok(nspace) = Nspace::new(&job.nspace) {
+                        self.keep_job_info(&nspace, &job.kvals)?;
+                    }
                 }
                 Ok(())
             }

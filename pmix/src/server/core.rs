@@ -11,7 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::{DataRange, Info, Key, Nspace, PData, Proc, Query, Rank, RegAttr, Status, attr};
+use crate::model::{
+    App, DataRange, Info, Key, Nspace, PData, Proc, Query, Rank, RegAttr, Status, attr,
+};
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
@@ -70,6 +72,13 @@ pub enum HostCall {
         range: DataRange,
         info: Vec<Info>,
     },
+    /// `spawn`: start a job for `proc`; answer with the new namespace, registered with this
+    /// server before the answer.
+    Spawn {
+        proc: Proc,
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+    },
     /// `connect`: a connect whose participants span several nodes.
     Connect {
         procs: Vec<Proc>,
@@ -95,6 +104,27 @@ pub enum HostResult {
     Lookup(Result<Vec<PData>, Status>),
     Proc(Result<Proc, Status>),
     Infos(Result<Vec<Info>, Status>),
+    Nspace(Result<Nspace, Status>),
+}
+
+impl HostResult {
+    /// The status of an answer that is not the data the call wanted: its error, or
+    /// `PMIX_ERR_BAD_PARAM` for data of another kind.
+    fn failure(self) -> Status {
+        match self {
+            HostResult::Status(s)
+            | HostResult::Data(Err(s))
+            | HostResult::Lookup(Err(s))
+            | HostResult::Proc(Err(s))
+            | HostResult::Infos(Err(s))
+            | HostResult::Nspace(Err(s)) => s,
+            HostResult::Data(Ok(_))
+            | HostResult::Lookup(Ok(_))
+            | HostResult::Proc(Ok(_))
+            | HostResult::Infos(Ok(_))
+            | HostResult::Nspace(Ok(_)) => Status::ERR_BAD_PARAM,
+        }
+    }
 }
 
 /// What the driver must do.
@@ -195,6 +225,10 @@ enum Pending {
     ToolConnected(ConnectingTool),
     Query(query::HeldQuery),
     Connect(connect::Kind, u64),
+    Spawn {
+        conn: ConnId,
+        tag: Tag,
+    },
 }
 
 /// The server's state.
@@ -602,6 +636,7 @@ impl ServerCore {
                     HostResult::Lookup(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Proc(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
+                    HostResult::Nspace(r) => r.err().unwrap_or(Status::SUCCESS),
                 };
                 self.send(conn, tag, &Reply::Status(status));
             }
@@ -615,6 +650,7 @@ impl ServerCore {
                     | HostResult::Data(Err(s))
                     | HostResult::Proc(Err(s))
                     | HostResult::Infos(Err(s))
+                    | HostResult::Nspace(Err(s))
                     | HostResult::Status(s) => Reply::Lookup {
                         status: if s == Status::SUCCESS {
                             Status::ERR_NOT_FOUND
@@ -625,7 +661,8 @@ impl ServerCore {
                     },
                     HostResult::Data(Ok(_))
                     | HostResult::Proc(Ok(_))
-                    | HostResult::Infos(Ok(_)) => Reply::Lookup {
+                    | HostResult::Infos(Ok(_))
+                    | HostResult::Nspace(Ok(_)) => Reply::Lookup {
                         status: Status::ERR_NOT_FOUND,
                         data: Vec::new(),
                     },
@@ -641,6 +678,14 @@ impl ServerCore {
                 self.tool_answered(tool, result);
             }
             Pending::Query(held) => self.host_answered_query(held, result),
+            Pending::Spawn { conn, tag } => {
+                let result = match result {
+                    HostResult::Nspace(r) => r,
+                    HostResult::Status(s) if s != Status::SUCCESS => Err(s),
+                    _ => Err(Status::ERR_BAD_PARAM),
+                };
+                self.spawned(conn, tag, result);
+            }
             Pending::Connect(kind, id) => {
                 let status = match result {
                     HostResult::Status(s) => s,
@@ -657,14 +702,7 @@ impl ServerCore {
                             Err(e) => e.status(),
                         }
                     }
-                    HostResult::Data(Err(s))
-                    | HostResult::Status(s)
-                    | HostResult::Proc(Err(s))
-                    | HostResult::Infos(Err(s))
-                    | HostResult::Lookup(Err(s)) => s,
-                    HostResult::Lookup(Ok(_))
-                    | HostResult::Proc(Ok(_))
-                    | HostResult::Infos(Ok(_)) => Status::ERR_BAD_PARAM,
+                    other => other.failure(),
                 };
                 self.finish_fence(id, status);
                 self.wake_all();
@@ -677,14 +715,7 @@ impl ServerCore {
                             Err(e) => e.status(),
                         }
                     }
-                    HostResult::Data(Err(s))
-                    | HostResult::Status(s)
-                    | HostResult::Proc(Err(s))
-                    | HostResult::Infos(Err(s))
-                    | HostResult::Lookup(Err(s)) => s,
-                    HostResult::Lookup(Ok(_))
-                    | HostResult::Proc(Ok(_))
-                    | HostResult::Infos(Ok(_)) => Status::ERR_BAD_PARAM,
+                    other => other.failure(),
                 };
                 if status != Status::SUCCESS {
                     self.send(get.conn, get.tag, &Reply::Status(status));
@@ -864,6 +895,18 @@ impl ServerCore {
             Request::Op(crate::wire::ops::Op::Query { queries }) => {
                 self.query(conn, tag, me, queries);
             }
+            Request::Op(crate::wire::ops::Op::Spawn { job_info, apps }) => {
+                if apps.is_empty() || apps.iter().any(|a| a.maxprocs <= 0) {
+                    self.spawned(conn, tag, Err(Status::ERR_BAD_PARAM));
+                    return;
+                }
+                let call = HostCall::Spawn {
+                    proc: me.clone(),
+                    job_info,
+                    apps,
+                };
+                self.call_host(Pending::Spawn { conn, tag }, call);
+            }
             Request::Op(crate::wire::ops::Op::Connect { procs, info }) => {
                 self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
             }
@@ -876,6 +919,32 @@ impl ServerCore {
                 self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
             }
         }
+    }
+
+    /// Answer a spawn: the new namespace and its job information as registered here.
+    fn spawned(&mut self, conn: ConnId, tag: Tag, result: Result<Nspace, Status>) {
+        let reply = match result {
+            Ok(nspace) => {
+                let buffer_type = self.conns.get(&conn).map(|c| c.buffer_type);
+                let job_info = self
+                    .store
+                    .realms(nspace.as_str())
+                    .zip(buffer_type)
+                    .and_then(|(r, b)| job_info_kvals(r, b, &self.version).ok())
+                    .unwrap_or_default();
+                crate::wire::OpReply::Spawn {
+                    status: Status::SUCCESS,
+                    nspace: Some(nspace.as_str().to_owned()),
+                    job_info,
+                }
+            }
+            Err(status) => crate::wire::OpReply::Spawn {
+                status,
+                nspace: None,
+                job_info: Vec::new(),
+            },
+        };
+        self.send(conn, tag, &Reply::Op(reply));
     }
 
     fn fence(&mut self, conn: ConnId, me: &Proc, tag: Tag, procs: Vec<Proc>, info: &[Info]) {

@@ -488,6 +488,11 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
             info,
         } => status(host.notify_event(source, s, range, info).await),
         HostCall::Query { proc, queries } => HostResult::Infos(host.query(proc, queries).await),
+        HostCall::Spawn {
+            proc,
+            job_info,
+            apps,
+        } => HostResult::Nspace(host.spawn(proc, job_info, apps).await),
         HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
         HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
     }

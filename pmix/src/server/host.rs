@@ -9,7 +9,7 @@
 
 use std::future::Future;
 
-use crate::model::{DataRange, Info, PData, Proc, Query, Status};
+use crate::model::{App, DataRange, Info, Nspace, PData, Proc, Query, Status};
 
 /// The resource manager's upcalls.
 pub trait Host: Send + Sync + 'static {
@@ -108,6 +108,23 @@ pub trait Host: Send + Sync + 'static {
         info: Vec<Info>,
     ) -> impl Future<Output = Result<(), Status>> + Send {
         let _ = (source, status, range, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `spawn`: start the job `proc` asks for (§12.2, §17.3): `job_info` holds the job-level
+    /// directives, each app its command, arguments, environment, working directory, number of
+    /// processes and directives. Register the new namespace with the servers of the nodes it
+    /// runs on (with `PMIX_PARENT_ID` and, per process, `PMIX_SPAWNED`) before answering with
+    /// it, so the requester receives its job information. [`crate::server::launch`] checks a
+    /// request and builds that information for a job on one node. A request that cannot start
+    /// fails with the standard's job status (`PMIX_ERR_JOB_EXE_NOT_FOUND`, …).
+    fn spawn(
+        &self,
+        proc: Proc,
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+    ) -> impl Future<Output = Result<Nspace, Status>> + Send {
+        let _ = (proc, job_info, apps);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 

@@ -24,6 +24,8 @@ pub mod regex;
 mod driver;
 #[cfg(feature = "runtime")]
 pub mod host;
+#[cfg(feature = "runtime")]
+pub mod launch;
 
 #[cfg(feature = "runtime")]
 pub use config::{Roles, ServerConfig};

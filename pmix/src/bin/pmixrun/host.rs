@@ -5,8 +5,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pmix::model::{
-    DataArray, DataRange, DataType, Info, Nspace, PData, Proc, ProcInfo, ProcState, Query, Status,
-    Value, attr,
+    App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, ProcInfo, ProcState, Query,
+    Status, Value, attr,
 };
 use pmix::server::Host;
 use tokio::sync::Notify;
@@ -36,6 +36,8 @@ pub(crate) struct HostState {
     pub(crate) abort_requested: Notify,
     /// Every process started, by identifier.
     pub(crate) procs: Mutex<BTreeMap<Proc, ProcRecord>>,
+    /// Where spawn requests go: the launcher's loop, which starts jobs.
+    pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
 }
 
 /// What the launcher knows of one process it started.
@@ -239,6 +241,30 @@ impl Host for RunHost {
         _info: Vec<Info>,
     ) -> Result<(), Status> {
         Ok(())
+    }
+
+    /// A new job on this machine, started by the launcher's loop (see
+    /// [`pmix::server::launch::plan`] for the statuses of a job that cannot start).
+    async fn spawn(
+        &self,
+        proc: Proc,
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+    ) -> Result<Nspace, Status> {
+        let (answer, rx) = tokio::sync::oneshot::channel();
+        let request = crate::SpawnRequest {
+            parent: proc,
+            job_info,
+            apps,
+            answer,
+        };
+        let sent = lock(&self.spawner)
+            .as_ref()
+            .is_some_and(|tx| tx.send(request).is_ok());
+        if !sent {
+            return Err(Status::ERR_JOB_FAILED_TO_LAUNCH);
+        }
+        rx.await.unwrap_or(Err(Status::ERR_JOB_FAILED_TO_LAUNCH))
     }
 
     /// The job's namespaces, status and process table (one machine: the local table is the

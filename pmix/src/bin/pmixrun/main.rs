@@ -5,8 +5,10 @@
 //! information, forks the processes with the environment their PMIx client needs (and what
 //! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
 //! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
-//! reported and fails the run. As the host (`host.rs`) it answers publish/lookup/unpublish,
-//! abort and queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS` and the process table
+//! reported and fails the run. As the host (`host.rs`) it starts the jobs its processes spawn
+//! (`PMIx_Spawn`: checked and described by `pmix::server::launch`, registered, forked and
+//! watched like the first job; `pmixrun` ends when every job has), answers
+//! publish/lookup/unpublish, abort and queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS` and the process table
 //! with real pids, states and exit codes), and raises events: `PMIX_EVENT_PROC_TERMINATED`
 //! (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a process that never finalized) as each process
 //! ends, `PMIX_EVENT_JOB_END` when the job is over.
@@ -16,9 +18,11 @@ mod host;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status, Value, attr};
-use pmix::server::{Server, ServerConfig, regex};
+use pmix::model::{App, DataRange, Info, Nspace, Proc, Rank, Status, attr};
+use pmix::server::launch::{self, JobLaunch};
+use pmix::server::{Server, ServerConfig};
 use tokio::process::Command;
+use tokio::sync::{mpsc, oneshot};
 
 use host::{RunHost, lock, uid_gid};
 
@@ -74,96 +78,6 @@ fn parse_args() -> Result<Options, String> {
     })
 }
 
-fn info(key: &str, value: impl Into<Value>) -> Info {
-    Info::with_key(key, value).expect("inventory keys are valid")
-}
-
-fn array(infos: Vec<Info>) -> Value {
-    Value::DataArray(Box::new(
-        pmix::model::DataArray::new(
-            pmix::model::DataType::INFO,
-            infos
-                .into_iter()
-                .map(|i| Value::Info(Box::new(i)))
-                .collect(),
-        )
-        .expect("all elements are infos"),
-    ))
-}
-
-/// Everything the job's processes can ask about themselves, in the realms of v5.0 §6.1.
-fn job_info(nspace: &Nspace, n: u32, host: &str, opts: &Options, tmpdir: &str) -> Vec<Info> {
-    let peers: Vec<String> = (0..n).map(|r| r.to_string()).collect();
-    let peers = peers.join(",");
-    let argv = std::iter::once(opts.program.clone())
-        .chain(opts.args.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    // One node; the maps in the format both implementations' servers read.
-    let node_map = regex::generate_regex(host).unwrap_or_else(|_| format!("raw:{host}"));
-    let proc_map = regex::generate_ppn(&peers).unwrap_or_else(|_| format!("raw:{peers}"));
-    let mut out = vec![
-        info(attr::NODE_MAP.wire_key(), Value::string(node_map)),
-        info(attr::PROC_MAP.wire_key(), Value::string(proc_map)),
-        info(
-            attr::SESSION_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::SESSION_ID.wire_key(), Value::Uint32(0)),
-                info(attr::UNIV_SIZE.wire_key(), Value::Uint32(n)),
-                info(attr::TMPDIR.wire_key(), Value::string(tmpdir)),
-            ]),
-        ),
-        info(attr::JOBID.wire_key(), Value::string(nspace.as_str())),
-        info(attr::JOB_SIZE.wire_key(), Value::Uint32(n)),
-        info(attr::MAX_PROCS.wire_key(), Value::Uint32(n)),
-        info(attr::JOB_NUM_APPS.wire_key(), Value::Uint32(1)),
-        info(attr::NUM_NODES.wire_key(), Value::Uint32(1)),
-        info(attr::NUM_SLOTS.wire_key(), Value::Uint32(n)),
-        info(attr::NPROC_OFFSET.wire_key(), Value::Rank(Rank(0))),
-        info(attr::NODE_LIST.wire_key(), Value::string(host)),
-        info(attr::LOCAL_PEERS.wire_key(), Value::string(peers.clone())),
-        info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
-        info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
-        info(attr::NSDIR.wire_key(), Value::string(tmpdir)),
-        info(
-            attr::NODE_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::HOSTNAME.wire_key(), Value::string(host)),
-                info(attr::NODEID.wire_key(), Value::Uint32(0)),
-                info(attr::NODE_SIZE.wire_key(), Value::Uint32(n)),
-                info(attr::LOCAL_PEERS.wire_key(), Value::string(peers)),
-                info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
-                info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
-            ]),
-        ),
-        info(
-            attr::APP_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::APPNUM.wire_key(), Value::Uint32(0)),
-                info(attr::APP_SIZE.wire_key(), Value::Uint32(n)),
-                info(attr::APPLDR.wire_key(), Value::Rank(Rank(0))),
-                info(attr::APP_ARGV.wire_key(), Value::string(argv)),
-            ]),
-        ),
-    ];
-    for r in 0..n {
-        out.push(info(
-            attr::PROC_INFO_ARRAY.wire_key(),
-            array(vec![
-                info(attr::RANK.wire_key(), Value::Rank(Rank(r))),
-                info(attr::LOCAL_RANK.wire_key(), Value::Uint16(r as u16)),
-                info(attr::NODE_RANK.wire_key(), Value::Uint16(r as u16)),
-                info(attr::APPNUM.wire_key(), Value::Uint32(0)),
-                info(attr::APP_RANK.wire_key(), Value::Rank(Rank(r))),
-                info(attr::GLOBAL_RANK.wire_key(), Value::Rank(Rank(r))),
-                info(attr::HOSTNAME.wire_key(), Value::string(host)),
-                info(attr::NODEID.wire_key(), Value::Uint32(0)),
-            ]),
-        ));
-    }
-    out
-}
-
 /// Variables MPI runtimes check to decide they were direct-launched by a resource manager.
 ///
 /// Debian's Open MPI 4.1 starts as a singleton unless one of its launch-detection components
@@ -174,12 +88,74 @@ fn launcher_env(nspace: &Nspace) -> Vec<(String, String)> {
     vec![("FLUX_JOB_ID".into(), nspace.as_str().to_owned())]
 }
 
+/// A spawn request from a client, handed by the host to the launcher's loop.
+pub(crate) struct SpawnRequest {
+    pub(crate) parent: Proc,
+    pub(crate) job_info: Vec<Info>,
+    pub(crate) apps: Vec<App>,
+    pub(crate) answer: oneshot::Sender<Result<Nspace, Status>>,
+}
+
+/// How a process ended, as its waiter reports it.
+type Exit = (Proc, std::io::Result<std::process::ExitStatus>);
+
+/// What the launcher needs to start a job.
+struct Launcher<'a> {
+    server: &'a Server,
+    host: &'a RunHost,
+    exits: mpsc::UnboundedSender<Exit>,
+}
+
+impl Launcher<'_> {
+    /// Register `job` with the server and fork its processes, each watched until it exits.
+    async fn start(&self, job: &JobLaunch) -> Result<(), Status> {
+        self.server
+            .register_nspace(job.nspace.clone(), launch::job_info(job))
+            .await
+            .map_err(|e| e.status())?;
+        let (uid, gid) = uid_gid();
+        for (proc, app) in job.procs() {
+            let app = &job.apps[app];
+            self.server
+                .register_client(proc.clone(), uid, gid)
+                .await
+                .map_err(|e| e.status())?;
+            let mut cmd = Command::new(&app.exe);
+            if let Some((first, rest)) = app.argv.split_first() {
+                cmd.arg0(first).args(rest);
+            }
+            cmd.envs(app.env.iter().filter_map(|e| e.split_once('=')))
+                .envs(self.server.setup_fork(&proc))
+                .envs(launcher_env(&job.nspace))
+                .kill_on_drop(true);
+            if let Some(dir) = &app.cwd {
+                cmd.current_dir(dir);
+            }
+            let mut child = cmd.spawn().map_err(|e| {
+                eprintln!("pmixrun: cannot start {}: {e}", app.exe.display());
+                Status::ERR_JOB_FAILED_TO_LAUNCH
+            })?;
+            let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+            let exe = app.exe.display().to_string();
+            self.host.started(proc.clone(), pid, &exe, &job.hostname);
+            let tx = self.exits.clone();
+            tokio::spawn(async move {
+                let status = child.wait().await;
+                let _ = tx.send((proc, status));
+            });
+        }
+        Ok(())
+    }
+}
+
 async fn run(opts: Options) -> Result<u8, String> {
     let pid = std::process::id();
     let tmpdir = std::env::temp_dir().join(format!("pmixrun.{pid}"));
     std::fs::create_dir_all(&tmpdir)
         .map_err(|e| format!("cannot create {}: {e}", tmpdir.display()))?;
     let host = RunHost::default();
+    let (spawn_tx, mut spawns) = mpsc::unbounded_channel::<SpawnRequest>();
+    *lock(&host.spawner) = Some(spawn_tx);
     // The server's own defaults otherwise: its pid-named identity, the kernel's host name.
     let tmp = tmpdir.display().to_string();
     let init = [Info::new(attr::SERVER_TMPDIR, tmp.clone())];
@@ -193,44 +169,30 @@ async fn run(opts: Options) -> Result<u8, String> {
         .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
     let nspace = Nspace::new(format!("pmixrun.{pid}")).map_err(|e| e.to_string())?;
     *lock(&host.nspace) = Some(nspace.clone());
-    server
-        .register_nspace(
-            nspace.clone(),
-            job_info(&nspace, opts.n, &host_name, &opts, &tmp),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-    let (uid, gid) = uid_gid();
-    let mut children = Vec::new();
-    for r in 0..opts.n {
-        let proc = Proc::new(nspace.clone(), Rank(r));
-        server
-            .register_client(proc.clone(), uid, gid)
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(&opts.program);
-        cmd.args(&opts.args)
-            .envs(server.setup_fork(&proc))
-            .envs(launcher_env(&nspace))
-            .kill_on_drop(true);
-        let child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", opts.program))?;
-        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-        host.started(proc, pid, &opts.program, &host_name);
-        children.push((r, child));
-    }
+    let app = App {
+        cmd: Some(opts.program.clone()),
+        argv: std::iter::once(opts.program.clone())
+            .chain(opts.args.iter().cloned())
+            .map(Some)
+            .collect(),
+        maxprocs: i32::try_from(opts.n).map_err(|_| "-n is too large")?,
+        ..App::default()
+    };
+    let job = launch::plan(nspace.clone(), &host_name, None, &[], &[app], &tmp)
+        .map_err(|s| format!("cannot start {}: {s:?}", opts.program))?;
 
-    // Each child's exit arrives as it happens, so the others hear of it at once.
-    let (exits_tx, mut exits) = tokio::sync::mpsc::unbounded_channel();
-    for (r, mut child) in children {
-        let tx = exits_tx.clone();
-        tokio::spawn(async move {
-            let status = child.wait().await;
-            let _ = tx.send((r, status));
-        });
-    }
-    drop(exits_tx);
+    // Each process's exit arrives as it happens, so the others hear of it at once.
+    let (exits_tx, mut exits) = mpsc::unbounded_channel::<Exit>();
+    let launcher = Launcher {
+        server: &server,
+        host: &host,
+        exits: exits_tx,
+    };
+    launcher
+        .start(&job)
+        .await
+        .map_err(|s| format!("cannot start the job: {s:?}"))?;
+    let mut jobs_spawned = 0u32;
     let deadline = async {
         match opts.timeout_s {
             Some(t) => tokio::time::sleep(Duration::from_secs(t)).await,
@@ -242,15 +204,15 @@ async fn run(opts: Options) -> Result<u8, String> {
     let mut first_failure: Option<(Proc, i32)> = None;
     // The job's PMIX_JOB_TERM_STATUS: what ended it first.
     let mut term = Status::SUCCESS;
-    let mut left = opts.n;
+    // Processes still running, of the job and of the jobs it spawned.
+    let mut left = job.size();
     while left > 0 {
         tokio::select! {
             biased;
             () = host.abort_requested.notified() => {
                 let (proc, status, message) = lock(&host.abort).clone().unwrap_or((Proc::new(nspace.clone(), Rank(0)), Status(1), None));
                 eprintln!(
-                    "pmixrun: rank {} called PMIx_Abort with status {}{}",
-                    proc.rank.0,
+                    "pmixrun: {proc} called PMIx_Abort with status {}{}",
                     status.0,
                     message.map(|m| format!(": {m}")).unwrap_or_default()
                 );
@@ -259,26 +221,42 @@ async fn run(opts: Options) -> Result<u8, String> {
                 term = Status::ERR_JOB_ABORTED;
                 break;
             }
+            Some(req) = spawns.recv() => {
+                jobs_spawned += 1;
+                let started = match Nspace::new(format!("{}.{jobs_spawned}", nspace.as_str())) {
+                    Ok(child) => match launch::plan(child, &host_name, Some(req.parent), &req.job_info, &req.apps, &tmp) {
+                        Ok(job) => launcher.start(&job).await.map(|()| job),
+                        Err(s) => Err(s),
+                    },
+                    Err(_) => Err(Status::ERR_BAD_PARAM),
+                };
+                if let Ok(job) = &started {
+                    left += job.size();
+                }
+                let _ = req.answer.send(started.map(|j| j.nspace));
+            }
             exit = exits.recv() => {
-                let Some((r, status)) = exit else { break };
+                let Some((proc, status)) = exit else { break };
                 left -= 1;
                 let code = match status {
                     Ok(s) => s.code().map_or(128u8.saturating_add(1), |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)),
                     Err(_) => 1,
                 };
-                let proc = Proc::new(nspace.clone(), Rank(r));
                 let unsynced = lock(&host.connected).contains(&proc)
                     && !lock(&host.finalized).contains(&proc);
                 if unsynced {
-                    eprintln!("pmixrun: rank {r} exited (status {code}) without calling PMIx_Finalize");
+                    eprintln!("pmixrun: {proc} exited (status {code}) without calling PMIx_Finalize");
                     worst = worst.max(1);
                 }
-                if code != 0 || unsynced {
+                // The job's status is its own processes'; a spawned job's failures reach its
+                // parent through their events and the exit status.
+                let primary = proc.nspace == nspace;
+                if primary && (code != 0 || unsynced) {
                     first_failure.get_or_insert((proc.clone(), i32::from(code)));
                 }
-                if term == Status::SUCCESS && unsynced {
+                if primary && term == Status::SUCCESS && unsynced {
                     term = Status::ERR_JOB_TERM_WO_SYNC;
-                } else if term == Status::SUCCESS && code != 0 {
+                } else if primary && term == Status::SUCCESS && code != 0 {
                     term = Status::ERR_JOB_NON_ZERO_TERM;
                 }
                 worst = worst.max(code);

@@ -1,0 +1,401 @@
+//! What a host needs to launch a job on one node, shared by `pmixrun` and the conformance
+//! harness: the checks that decide whether a spawn request can start at all (v5.0 §12.2.1's
+//! job-failure statuses), and the job information to register for the new namespace
+//! (§6.1, with `PMIX_PARENT_ID` and `PMIX_SPAWNED` for a spawned job, §12.2).
+//!
+//! The checks look at the file system (executables, working directories, host files), so this
+//! module belongs to the drivers' layer; the job information itself is plain data.
+
+use std::path::{Path, PathBuf};
+
+use crate::model::{App, DataArray, DataType, Info, Nspace, Proc, Rank, Status, Value, attr};
+
+use super::regex;
+
+/// One application of a job as launched: its command line and how many processes run it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppLaunch {
+    /// The resolved executable.
+    pub exe: PathBuf,
+    pub argv: Vec<String>,
+    pub env: Vec<String>,
+    /// The working directory (`PMIX_WDIR`), if one was asked for.
+    pub cwd: Option<PathBuf>,
+    pub nprocs: u32,
+}
+
+/// A job ready to start on one node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobLaunch {
+    pub nspace: Nspace,
+    pub hostname: String,
+    pub apps: Vec<AppLaunch>,
+    /// The process that asked for the job, for a spawned one.
+    pub parent: Option<Proc>,
+    /// The session's temporary directory (`PMIX_TMPDIR`, `PMIX_NSDIR`).
+    pub tmpdir: String,
+}
+
+impl JobLaunch {
+    /// The number of processes of the job.
+    pub fn size(&self) -> u32 {
+        self.apps.iter().map(|a| a.nprocs).sum()
+    }
+
+    /// Each process of the job in rank order, with its application's index.
+    pub fn procs(&self) -> Vec<(Proc, usize)> {
+        let mut out = Vec::new();
+        let mut rank = 0;
+        for (i, a) in self.apps.iter().enumerate() {
+            for _ in 0..a.nprocs {
+                out.push((Proc::new(self.nspace.clone(), Rank(rank)), i));
+                rank += 1;
+            }
+        }
+        out
+    }
+}
+
+/// Decide whether a spawn request can start on `hostname` and resolve it, or give the
+/// standard's status for why not (§12.2.1):
+///
+/// - no application, or one with no processes: `PMIX_ERR_BAD_PARAM`;
+/// - an executable not found (on `PATH` when the command has no `/`):
+///   `PMIX_ERR_JOB_EXE_NOT_FOUND`; found but not executable: `PMIX_ERR_JOB_APP_NOT_EXECUTABLE`;
+/// - a `PMIX_WDIR` that is not a directory: `PMIX_ERR_JOB_WDIR_NOT_FOUND`;
+/// - a `PMIX_HOST` or `PMIX_HOSTFILE` (in the app's or the job's info) that names no host, or
+///   only hosts other than this one: `PMIX_ERR_JOB_FAILED_TO_MAP`.
+pub fn plan(
+    nspace: Nspace,
+    hostname: &str,
+    parent: Option<Proc>,
+    job_info: &[Info],
+    apps: &[App],
+    tmpdir: &str,
+) -> Result<JobLaunch, Status> {
+    if apps.is_empty() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    let mut out = Vec::with_capacity(apps.len());
+    for app in apps {
+        let nprocs = u32::try_from(app.maxprocs).map_err(|_| Status::ERR_BAD_PARAM)?;
+        if nprocs == 0 {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let directive = |a: &str| {
+            app.info
+                .iter()
+                .chain(job_info)
+                .find(|i| i.key.as_str() == a)
+                .map(|i| &i.value)
+        };
+        for key in [attr::HOST.wire_key(), attr::HOSTFILE.wire_key()] {
+            if let Some(v) = directive(key) {
+                let hosts = if key == attr::HOST.wire_key() {
+                    v.as_str().unwrap_or("").to_owned()
+                } else {
+                    let file = v.as_str().unwrap_or("");
+                    std::fs::read_to_string(file).map_err(|_| Status::ERR_JOB_FAILED_TO_MAP)?
+                };
+                if !names_this_host(&hosts, hostname) {
+                    return Err(Status::ERR_JOB_FAILED_TO_MAP);
+                }
+            }
+        }
+        let cwd = match directive(attr::WDIR.wire_key()) {
+            Some(v) => {
+                let dir = PathBuf::from(v.as_str().unwrap_or(""));
+                if !dir.is_dir() {
+                    return Err(Status::ERR_JOB_WDIR_NOT_FOUND);
+                }
+                Some(dir)
+            }
+            None => app.cwd.as_deref().map(PathBuf::from),
+        };
+        let cmd = app
+            .cmd
+            .clone()
+            .or_else(|| app.argv.first().cloned().flatten())
+            .ok_or(Status::ERR_BAD_PARAM)?;
+        let exe = resolve(&cmd, cwd.as_deref())?;
+        let mut argv: Vec<String> = app.argv.iter().flatten().cloned().collect();
+        if argv.is_empty() {
+            argv.push(cmd);
+        }
+        out.push(AppLaunch {
+            exe,
+            argv,
+            env: app.env.iter().flatten().cloned().collect(),
+            cwd,
+            nprocs,
+        });
+    }
+    Ok(JobLaunch {
+        nspace,
+        hostname: hostname.to_owned(),
+        apps: out,
+        parent,
+        tmpdir: tmpdir.to_owned(),
+    })
+}
+
+/// Whether a host list (comma, space or line separated; host-file lines may carry `slots=`)
+/// names this host.
+fn names_this_host(list: &str, hostname: &str) -> bool {
+    list.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty() && !w.contains('='))
+        .any(|h| h == hostname || h == "localhost")
+}
+
+/// The executable a command names: a path as it is (relative to `cwd`), a bare name on
+/// `PATH`.
+fn resolve(cmd: &str, cwd: Option<&Path>) -> Result<PathBuf, Status> {
+    use std::os::unix::fs::PermissionsExt;
+    let candidates: Vec<PathBuf> = if cmd.contains('/') {
+        let p = PathBuf::from(cmd);
+        vec![match cwd {
+            Some(d) if p.is_relative() => d.join(p),
+            _ => p,
+        }]
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).map(|d| d.join(cmd)).collect())
+            .unwrap_or_default()
+    };
+    let mut found_but_not_executable = false;
+    for c in candidates {
+        if let Ok(m) = std::fs::metadata(&c)
+            && m.is_file()
+        {
+            if m.permissions().mode() & 0o111 != 0 {
+                return Ok(c);
+            }
+            found_but_not_executable = true;
+        }
+    }
+    Err(if found_but_not_executable {
+        Status::ERR_JOB_APP_NOT_EXECUTABLE
+    } else {
+        Status::ERR_JOB_EXE_NOT_FOUND
+    })
+}
+
+fn info(key: &str, value: impl Into<Value>) -> Info {
+    Info::with_key(key, value).expect("the inventory's keys are valid")
+}
+
+fn array(infos: Vec<Info>) -> Value {
+    Value::DataArray(Box::new(DataArray {
+        data_type: DataType::INFO,
+        elements: infos
+            .into_iter()
+            .map(|i| Value::Info(Box::new(i)))
+            .collect(),
+    }))
+}
+
+/// The information to register for the job (`PMIx_server_register_nspace`): session, job,
+/// node, application and process realms for a job whose processes all run on this node,
+/// with `PMIX_PARENT_ID` and `PMIX_SPAWNED` in each process's realm for a spawned job.
+pub fn job_info(job: &JobLaunch) -> Vec<Info> {
+    let n = job.size();
+    let host = job.hostname.as_str();
+    let peers = (0..n).map(|r| r.to_string()).collect::<Vec<_>>().join(",");
+    let node_map = regex::generate_regex(host).unwrap_or_else(|_| format!("raw:{host}"));
+    let proc_map = regex::generate_ppn(&peers).unwrap_or_else(|_| format!("raw:{peers}"));
+    let cmd_line = job
+        .apps
+        .iter()
+        .map(|a| a.argv.join(" "))
+        .collect::<Vec<_>>()
+        .join(":");
+    let num_apps = u32::try_from(job.apps.len()).unwrap_or(u32::MAX);
+    let mut out = vec![
+        info(attr::NODE_MAP.wire_key(), Value::string(node_map)),
+        info(attr::PROC_MAP.wire_key(), Value::string(proc_map)),
+        info(
+            attr::SESSION_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::SESSION_ID.wire_key(), Value::Uint32(0)),
+                info(attr::UNIV_SIZE.wire_key(), Value::Uint32(n)),
+                info(attr::TMPDIR.wire_key(), Value::string(job.tmpdir.clone())),
+            ]),
+        ),
+        info(attr::JOBID.wire_key(), Value::string(job.nspace.as_str())),
+        info(attr::JOB_SIZE.wire_key(), Value::Uint32(n)),
+        info(attr::MAX_PROCS.wire_key(), Value::Uint32(n)),
+        info(attr::JOB_NUM_APPS.wire_key(), Value::Uint32(num_apps)),
+        info(attr::NUM_NODES.wire_key(), Value::Uint32(1)),
+        info(attr::NUM_SLOTS.wire_key(), Value::Uint32(n)),
+        info(attr::NPROC_OFFSET.wire_key(), Value::Rank(Rank(0))),
+        info(attr::NODE_LIST.wire_key(), Value::string(host)),
+        info(attr::LOCAL_PEERS.wire_key(), Value::string(peers.clone())),
+        info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
+        info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
+        info(attr::NSDIR.wire_key(), Value::string(job.tmpdir.clone())),
+        info(attr::CMD_LINE.wire_key(), Value::string(cmd_line)),
+        info(
+            attr::NODE_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::HOSTNAME.wire_key(), Value::string(host)),
+                info(attr::NODEID.wire_key(), Value::Uint32(0)),
+                info(attr::NODE_SIZE.wire_key(), Value::Uint32(n)),
+                info(attr::LOCAL_PEERS.wire_key(), Value::string(peers)),
+                info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
+                info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
+            ]),
+        ),
+    ];
+    let mut first = 0u32;
+    for (i, a) in job.apps.iter().enumerate() {
+        let appnum = u32::try_from(i).unwrap_or(u32::MAX);
+        out.push(info(
+            attr::APP_INFO_ARRAY.wire_key(),
+            array(vec![
+                info(attr::APPNUM.wire_key(), Value::Uint32(appnum)),
+                info(attr::APP_SIZE.wire_key(), Value::Uint32(a.nprocs)),
+                info(attr::APPLDR.wire_key(), Value::Rank(Rank(first))),
+                info(attr::APP_ARGV.wire_key(), Value::string(a.argv.join(" "))),
+            ]),
+        ));
+        first += a.nprocs;
+    }
+    for (proc, app) in job.procs() {
+        let r = proc.rank.0;
+        let appnum = u32::try_from(app).unwrap_or(u32::MAX);
+        let app_first: u32 = job.apps[..app].iter().map(|a| a.nprocs).sum();
+        let small = u16::try_from(r).unwrap_or(u16::MAX);
+        let mut realm = vec![
+            info(attr::RANK.wire_key(), Value::Rank(Rank(r))),
+            info(attr::LOCAL_RANK.wire_key(), Value::Uint16(small)),
+            info(attr::NODE_RANK.wire_key(), Value::Uint16(small)),
+            info(attr::APPNUM.wire_key(), Value::Uint32(appnum)),
+            info(attr::APP_RANK.wire_key(), Value::Rank(Rank(r - app_first))),
+            info(attr::GLOBAL_RANK.wire_key(), Value::Rank(Rank(r))),
+            info(attr::HOSTNAME.wire_key(), Value::string(host)),
+            info(attr::NODEID.wire_key(), Value::Uint32(0)),
+        ];
+        // Both are process-realm attributes (§6.1.4).
+        if let Some(parent) = &job.parent {
+            realm.push(Info::new(attr::PARENT_ID, parent.clone()));
+            realm.push(Info::new(attr::SPAWNED, true));
+        }
+        out.push(info(attr::PROC_INFO_ARRAY.wire_key(), array(realm)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(cmd: &str, n: i32, info: Vec<Info>) -> App {
+        App {
+            cmd: Some(cmd.to_owned()),
+            argv: vec![Some(cmd.to_owned()), Some("x".to_owned())],
+            maxprocs: n,
+            info,
+            ..App::default()
+        }
+    }
+
+    fn plan_of(apps: &[App], job_info: &[Info]) -> Result<JobLaunch, Status> {
+        let parent = Proc::try_new("parent", 3).unwrap();
+        plan(
+            Nspace::new("child").unwrap(),
+            "n0",
+            Some(parent),
+            job_info,
+            apps,
+            "/tmp",
+        )
+    }
+
+    #[test]
+    fn a_request_that_cannot_start_gets_the_standards_job_status() {
+        let wdir = |d: &str| vec![Info::new(attr::WDIR, d.to_owned())];
+        let plain = std::env::temp_dir().join(format!("pmix-launch-test-{}", std::process::id()));
+        std::fs::write(&plain, "not a program").unwrap();
+        let plain_file = plain.display().to_string();
+        let cases = [
+            (vec![], Status::ERR_BAD_PARAM),
+            (vec![app("/bin/sh", 0, vec![])], Status::ERR_BAD_PARAM),
+            (
+                vec![app("/nonexistent/exe", 1, vec![])],
+                Status::ERR_JOB_EXE_NOT_FOUND,
+            ),
+            (
+                vec![app("no-such-program-on-path", 1, vec![])],
+                Status::ERR_JOB_EXE_NOT_FOUND,
+            ),
+            (
+                vec![app(&plain_file, 1, vec![])],
+                Status::ERR_JOB_APP_NOT_EXECUTABLE,
+            ),
+            (
+                vec![app("/bin/sh", 1, wdir("/nonexistent/dir"))],
+                Status::ERR_JOB_WDIR_NOT_FOUND,
+            ),
+            (
+                vec![app(
+                    "/bin/sh",
+                    1,
+                    vec![Info::new(attr::HOSTFILE, "/dev/null".to_owned())],
+                )],
+                Status::ERR_JOB_FAILED_TO_MAP,
+            ),
+            (
+                vec![app(
+                    "/bin/sh",
+                    1,
+                    vec![Info::new(attr::HOST, "elsewhere".to_owned())],
+                )],
+                Status::ERR_JOB_FAILED_TO_MAP,
+            ),
+        ];
+        for (apps, want) in cases {
+            assert_eq!(plan_of(&apps, &[]).err(), Some(want), "{apps:?}");
+        }
+        let _ = std::fs::remove_file(&plain);
+        // A job-level directive applies to every app.
+        let job_wdir = wdir("/nonexistent/dir");
+        assert_eq!(
+            plan_of(&[app("/bin/sh", 1, vec![])], &job_wdir).err(),
+            Some(Status::ERR_JOB_WDIR_NOT_FOUND)
+        );
+    }
+
+    #[test]
+    fn a_spawned_jobs_information_names_its_parent_and_its_command_line() {
+        let here = vec![Info::new(attr::HOST, "n0,n1".to_owned())];
+        let job = plan_of(&[app("sh", 2, here), app("/bin/true", 1, vec![])], &[]).unwrap();
+        assert_eq!(job.size(), 3);
+        assert_eq!(job.apps[0].exe.file_name().unwrap(), "sh");
+        let procs = job.procs();
+        assert_eq!(procs[2], (Proc::try_new("child", 2).unwrap(), 1));
+        let info = job_info(&job);
+        let find = |key: &str| info.iter().find(|i| i.key.as_str() == key);
+        assert_eq!(
+            find(attr::CMD_LINE.wire_key()).and_then(|i| i.value.as_str()),
+            Some("sh x:/bin/true x")
+        );
+        // The parent is in each process's realm, with PMIX_SPAWNED.
+        let realms: Vec<&Info> = info
+            .iter()
+            .filter(|i| i.key.as_str() == attr::PROC_INFO_ARRAY.wire_key())
+            .collect();
+        assert_eq!(realms.len(), 3);
+        let Value::DataArray(last) = &realms[2].value else {
+            panic!("not an array");
+        };
+        let has = |key: &str, want: &Value| {
+            last.elements
+                .iter()
+                .any(|v| matches!(v, Value::Info(i) if i.key.as_str() == key && &i.value == want))
+        };
+        let parent = Value::Proc(Proc::try_new("parent", 3).unwrap());
+        assert!(has(attr::PARENT_ID.wire_key(), &parent));
+        assert!(has(attr::SPAWNED.wire_key(), &Value::Bool(true)));
+        assert!(has(attr::APP_RANK.wire_key(), &Value::Rank(Rank(0))));
+    }
+}
