@@ -740,6 +740,43 @@ pub async fn run_rust(
             };
             ApiOutput::value(spawned.map(|ns| Value::String(Some(ns.as_str().to_owned()))))
         }
+        ApiCall::Log {
+            data,
+            directives,
+            nb,
+        } => unit(if nb {
+            c.log_nb(&data, &directives).await
+        } else {
+            c.log(&data, &directives).await
+        }),
+        ApiCall::AllocationRequest {
+            directive,
+            info,
+            nb,
+        } => ApiOutput::results(if nb {
+            c.allocation_request_nb(directive, &info).await
+        } else {
+            c.allocation_request(directive, &info).await
+        }),
+        ApiCall::JobControl {
+            targets,
+            directives,
+            nb,
+        } => ApiOutput::results(if nb {
+            c.job_control_nb(&targets, &directives).await
+        } else {
+            c.job_control(&targets, &directives).await
+        }),
+        ApiCall::ProcessMonitor {
+            monitor,
+            error,
+            directives,
+            nb,
+        } => ApiOutput::results(if nb {
+            c.process_monitor_nb(&monitor, error, &directives).await
+        } else {
+            c.process_monitor(&monitor, error, &directives).await
+        }),
         ApiCall::Connect { procs, info, nb } => unit(if nb {
             c.connect_nb(&procs, &info).await
         } else {

@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use pmix::events::Event;
 use pmix::model::{
-    App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, Rank, Status, Value, attr,
+    AllocDirective, App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, Rank, Status,
+    Value, attr,
 };
-use pmix::server::{Host, Server, launch};
+use pmix::server::{Host, Server, control, launch};
 use tokio::sync::{Notify, oneshot};
 
 use crate::runner::Problem;
@@ -99,6 +100,10 @@ pub struct Shared {
     node_names: Vec<String>,
     /// Jobs spawned so far.
     spawned: Mutex<u32>,
+    /// Allocations granted: (allocation id, request id).
+    allocations: Mutex<Vec<(String, Option<String>)>>,
+    /// Processes whose heartbeat is watched, and the beats received.
+    heartbeats: Mutex<BTreeMap<Proc, u64>>,
     /// Fences in progress, by participant list and round.
     fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
     /// How many fences each node has entered per participant list.
@@ -131,6 +136,8 @@ impl Shared {
             nodes: v.setup.nodes.len(),
             node_names: v.setup.nodes.iter().map(|n| n.name.clone()).collect(),
             spawned: Mutex::new(0),
+            allocations: Mutex::new(Vec::new()),
+            heartbeats: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
             rounds: Mutex::new(BTreeMap::new()),
             published: Mutex::new(BTreeMap::new()),
@@ -237,6 +244,86 @@ impl Host for ClusterHost {
             });
         }
         Ok(nspace)
+    }
+
+    /// The cluster is the vector's nodes: a new allocation of at most that many nodes is
+    /// granted an id; extending, releasing or reacquiring names a granted one.
+    async fn allocate(
+        &self,
+        _proc: Proc,
+        directive: AllocDirective,
+        info: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let text = |a: &str| {
+            info.iter()
+                .find(|i| i.key.as_str() == a)
+                .and_then(|i| i.value.as_str().map(str::to_owned))
+        };
+        let req_id = text(attr::ALLOC_REQ_ID.wire_key());
+        let mut granted = lock(&self.shared.allocations);
+        if directive == AllocDirective::NEW {
+            let nodes = info
+                .iter()
+                .find(|i| i.key.as_str() == attr::ALLOC_NUM_NODES.wire_key())
+                .and_then(|i| i.value.to_u64())
+                .unwrap_or(1);
+            if nodes > self.shared.nodes as u64 {
+                return Err(Status::ERR_OUT_OF_RESOURCE);
+            }
+            let id = format!("{}.alloc{}", self.shared.nspace, granted.len() + 1);
+            granted.push((id.clone(), req_id));
+            return Ok(vec![Info::new(attr::ALLOC_ID, id)]);
+        }
+        let named = text(attr::ALLOC_ID.wire_key());
+        granted
+            .iter()
+            .find(|(id, req)| named.as_ref() == Some(id) || (req.is_some() && *req == req_id))
+            .map(|(id, _)| vec![Info::new(attr::ALLOC_ID, id.clone())])
+            .ok_or(Status::ERR_NOT_FOUND)
+    }
+
+    /// The vector's ranks are tasks of the harness, which ends them itself: a request the
+    /// standard's directives allow, for ranks of the job, is accepted without a signal.
+    async fn job_control(
+        &self,
+        _proc: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        control::job_control(&directives)?;
+        let known = |p: &Proc| {
+            p.nspace.as_str() == self.shared.nspace
+                && (p.rank == Rank::WILDCARD || self.shared.node_of.contains_key(&p.rank.0))
+        };
+        if targets.iter().all(known) {
+            Ok(Vec::new())
+        } else {
+            Err(Status::ERR_NOT_FOUND)
+        }
+    }
+
+    /// Heartbeat monitors are recorded and beats counted; the harness does not raise the
+    /// alert (`pmixrun` does).
+    async fn monitor(
+        &self,
+        proc: Proc,
+        monitor: Info,
+        _error: Status,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let mut beats = lock(&self.shared.heartbeats);
+        match control::monitor(&monitor, &directives)? {
+            control::Monitor::Heartbeat { .. } => {
+                beats.entry(proc).or_insert(0);
+            }
+            control::Monitor::Beat => {
+                *beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)? += 1;
+            }
+            control::Monitor::Cancel(_) => {
+                beats.remove(&proc);
+            }
+        }
+        Ok(Vec::new())
     }
 
     async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {

@@ -278,6 +278,27 @@ fn python3_pmix_client_spawns_a_job_under_pmixrun() {
 }
 
 #[test]
+fn python3_pmix_clients_log_allocate_and_terminate_a_peer_under_pmixrun() {
+    let script = root().join("tests/interop/python/job_check.py");
+    let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(script);
+    let says = Some("ok terminated by the host");
+    check_says(cmd, 2, "python3-pmix job management under pmixrun", says);
+}
+
+#[test]
+fn a_silent_rust_client_gets_a_heartbeat_alert_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_heartbeat_check"));
+    let says = Some("ok alert for a silent process");
+    check_says(
+        under_pmixrun(2, &program, &[]),
+        2,
+        "heartbeat under pmixrun",
+        says,
+    );
+}
+
+#[test]
 fn c_python3_pmix_client_runs_under_pmixrun() {
     let script = root().join("tests/interop/python/client_check.py");
     let python = Path::new("/usr/bin/python3");

@@ -4,7 +4,9 @@
 use super::{EventCompletion, EventNotice};
 use crate::Error;
 use crate::events::HandlerId;
-use crate::model::{App, DataRange, Info, Nspace, PData, Proc, Query, Scope, Status, Value};
+use crate::model::{
+    AllocDirective, App, DataRange, Info, Nspace, PData, Proc, Query, Scope, Status, Value,
+};
 
 /// A client whose calls block the calling thread.
 #[derive(Debug)]
@@ -146,6 +148,43 @@ impl Client {
     /// `PMIx_Spawn` (see [`super::Client::spawn`]).
     pub fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Status> {
         self.runtime.block_on(self.inner.spawn(job_info, apps))
+    }
+
+    /// `PMIx_Allocation_request` (see [`super::Client::allocation_request`]).
+    pub fn allocation_request(
+        &self,
+        directive: AllocDirective,
+        info: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.runtime
+            .block_on(self.inner.allocation_request(directive, info))
+    }
+
+    /// `PMIx_Job_control` (see [`super::Client::job_control`]).
+    pub fn job_control(&self, targets: &[Proc], directives: &[Info]) -> Result<Vec<Info>, Status> {
+        self.runtime
+            .block_on(self.inner.job_control(targets, directives))
+    }
+
+    /// `PMIx_Process_monitor` (see [`super::Client::process_monitor`]).
+    pub fn process_monitor(
+        &self,
+        monitor: &Info,
+        error: Status,
+        directives: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.runtime
+            .block_on(self.inner.process_monitor(monitor, error, directives))
+    }
+
+    /// `PMIx_Heartbeat` (see [`super::Client::heartbeat`]).
+    pub fn heartbeat(&self) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.heartbeat())
+    }
+
+    /// `PMIx_Log` (see [`super::Client::log`]).
+    pub fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.log(data, directives))
     }
 
     /// `PMIx_Connect` (see [`super::Client::connect`]).

@@ -249,12 +249,22 @@ impl Connection {
         self.write(self.tag(), req).await
     }
 
+    /// A heartbeat: an empty frame under `PMIX_PTL_TAG_HEARTBEAT`, as OpenPMIx's clients send
+    /// it and its servers' heartbeat sensor reads it. No reply.
+    pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
+        self.write_payload(Tag::HEARTBEAT, Vec::new()).await
+    }
+
     /// Frame `req` under `tag` and write it whole.
     async fn write(&self, tag: Tag, req: &Request) -> Result<(), Error> {
+        self.write_payload(tag, req.encode(self.buffer_type)?).await
+    }
+
+    async fn write_payload(&self, tag: Tag, payload: Vec<u8>) -> Result<(), Error> {
         let frame = Frame {
             pindex: self.pindex,
             tag,
-            payload: req.encode(self.buffer_type)?,
+            payload,
         }
         .encode()?;
         let mut w = self.writer.lock().await;

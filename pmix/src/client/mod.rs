@@ -23,7 +23,8 @@ use crate::codec::BufferType;
 use crate::codec::compress::decompress_string;
 use crate::events::{Event, HandlerId, Registration};
 use crate::model::{
-    App, DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr,
+    AllocDirective, App, DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope,
+    Status, Value, attr,
 };
 use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
@@ -317,6 +318,152 @@ impl Client {
             .map_err(|e| e.status())?;
         self.state().cache.realms.insert(nspace.clone(), realms);
         Ok(())
+    }
+
+    /// `PMIx_Log`: log `data` (each info a channel, such as `PMIX_LOG_STDERR`, and its
+    /// message) as `directives` say, through the server and its host (v5.0 §12.4.1). The
+    /// request carries `PMIX_LOG_TIMESTAMP` when the directives give one.
+    pub async fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Status> {
+        if data.is_empty() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let timestamp = directives
+            .iter()
+            .find(|i| i.key.as_str() == attr::LOG_TIMESTAMP.wire_key())
+            .and_then(|i| i.value.to_i64())
+            .unwrap_or(0);
+        let req = Request::Op(Op::Log {
+            timestamp: crate::model::Time(timestamp),
+            data: data.to_vec(),
+            directives: directives.to_vec(),
+        });
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => {
+                if status == Status::SUCCESS {
+                    Ok(())
+                } else {
+                    Err(status)
+                }
+            }
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Log_nb`: start the log request now and return its eventual result (see
+    /// [`Client::get_nb`]).
+    pub fn log_nb(&self, data: &[Info], directives: &[Info]) -> Pending<()> {
+        let (client, data, directives) = (self.clone(), data.to_vec(), directives.to_vec());
+        Pending(tokio::spawn(
+            async move { client.log(&data, &directives).await },
+        ))
+    }
+
+    /// `PMIx_Allocation_request`: ask the host for a new allocation, or to extend, release or
+    /// reacquire one (v5.0 §13.1.1); what the host answered (`PMIX_ALLOC_ID`, …).
+    pub async fn allocation_request(
+        &self,
+        directive: AllocDirective,
+        info: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.infos_of(&Request::Op(Op::Alloc {
+            directive,
+            info: info.to_vec(),
+        }))
+        .await
+    }
+
+    /// `PMIx_Job_control`: ask the host to act on `targets` (none: this process's namespace)
+    /// as `directives` say: signal, pause, resume, kill, terminate, cleanup, … (§13.2.1).
+    pub async fn job_control(
+        &self,
+        targets: &[Proc],
+        directives: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.infos_of(&Request::Op(Op::JobControl {
+            targets: targets.to_vec(),
+            directives: directives.to_vec(),
+        }))
+        .await
+    }
+
+    /// `PMIx_Process_monitor`: ask the host to watch what `monitor` names and raise `error`
+    /// when it fails (§13.3.1). `PMIX_SEND_HEARTBEAT` is [`Client::heartbeat`].
+    pub async fn process_monitor(
+        &self,
+        monitor: &Info,
+        error: Status,
+        directives: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        if monitor.key.as_str() == attr::SEND_HEARTBEAT.wire_key() {
+            return self.heartbeat().await.map(|()| Vec::new());
+        }
+        self.infos_of(&Request::Op(Op::Monitor {
+            monitor: monitor.clone(),
+            error,
+            directives: directives.to_vec(),
+        }))
+        .await
+    }
+
+    /// `PMIx_Heartbeat`: one heartbeat for a `PMIX_MONITOR_HEARTBEAT` monitor of this process
+    /// (the standard's macro: `PMIx_Process_monitor_nb` with `PMIX_SEND_HEARTBEAT`). Sent
+    /// one way, as OpenPMIx's clients do: an empty message under the heartbeat tag.
+    pub async fn heartbeat(&self) -> Result<(), Status> {
+        self.inner.conn.heartbeat().await.map_err(|e| e.status())
+    }
+
+    /// `PMIx_Allocation_request_nb` (see [`Client::get_nb`]).
+    pub fn allocation_request_nb(
+        &self,
+        directive: AllocDirective,
+        info: &[Info],
+    ) -> Pending<Vec<Info>> {
+        let (client, info) = (self.clone(), info.to_vec());
+        Pending(tokio::spawn(async move {
+            client.allocation_request(directive, &info).await
+        }))
+    }
+
+    /// `PMIx_Job_control_nb` (see [`Client::get_nb`]).
+    pub fn job_control_nb(&self, targets: &[Proc], directives: &[Info]) -> Pending<Vec<Info>> {
+        let (client, targets, directives) = (self.clone(), targets.to_vec(), directives.to_vec());
+        Pending(tokio::spawn(async move {
+            client.job_control(&targets, &directives).await
+        }))
+    }
+
+    /// `PMIx_Process_monitor_nb` (see [`Client::get_nb`]).
+    pub fn process_monitor_nb(
+        &self,
+        monitor: &Info,
+        error: Status,
+        directives: &[Info],
+    ) -> Pending<Vec<Info>> {
+        let (client, monitor, directives) = (self.clone(), monitor.clone(), directives.to_vec());
+        Pending(tokio::spawn(async move {
+            client.process_monitor(&monitor, error, &directives).await
+        }))
+    }
+
+    /// A request answered by a status and infos.
+    async fn infos_of(&self, req: &Request) -> Result<Vec<Info>, Status> {
+        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+            Reply::Op(OpReply::Infos { status, info, .. }) => {
+                if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS {
+                    Ok(info)
+                } else {
+                    Err(status)
+                }
+            }
+            Reply::Status(s) if s != Status::SUCCESS => Err(s),
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
     }
 
     /// `PMIx_Connect`: connect this process with `procs` (v5.0 §12.3.1), a collective: it

@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
 use crate::model::{
-    App, DataRange, Info, Key, Nspace, PData, Proc, Query, Rank, RegAttr, Status, attr,
+    AllocDirective, App, DataRange, Info, Key, Nspace, PData, Proc, Query, Rank, RegAttr, Status,
+    attr,
 };
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
@@ -78,6 +79,33 @@ pub enum HostCall {
         proc: Proc,
         job_info: Vec<Info>,
         apps: Vec<App>,
+    },
+    /// `log`: a client's `PMIx_Log`, with its `PMIX_USERID` and `PMIX_GRPID` added to the
+    /// directives (§12.4.1).
+    Log {
+        proc: Proc,
+        timestamp: i64,
+        data: Vec<Info>,
+        directives: Vec<Info>,
+    },
+    /// `allocate`: a client's `PMIx_Allocation_request` (§13.1.1).
+    Allocate {
+        proc: Proc,
+        directive: AllocDirective,
+        info: Vec<Info>,
+    },
+    /// `job_control`: a client's `PMIx_Job_control` (§13.2.1); no targets: its namespace.
+    JobControl {
+        proc: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+    },
+    /// `monitor`: a client's `PMIx_Process_monitor` (§13.3.1), or its heartbeat.
+    Monitor {
+        proc: Proc,
+        monitor: Info,
+        error: Status,
+        directives: Vec<Info>,
     },
     /// `connect`: a connect whose participants span several nodes.
     Connect {
@@ -228,6 +256,12 @@ enum Pending {
     Spawn {
         conn: ConnId,
         tag: Tag,
+    },
+    /// A reply of a status and the host's infos.
+    Infos {
+        conn: ConnId,
+        tag: Tag,
+        command: crate::wire::Command,
     },
 }
 
@@ -595,6 +629,17 @@ impl ServerCore {
         let Some(c) = self.conns.get(&conn).cloned() else {
             return;
         };
+        if frame.tag == Tag::HEARTBEAT {
+            // OpenPMIx's heartbeat: an empty one-way message under its own tag.
+            let call = HostCall::Monitor {
+                proc: c.proc.clone(),
+                monitor: Info::new(attr::SEND_HEARTBEAT, crate::model::Value::Undef),
+                error: Status::SUCCESS,
+                directives: Vec::new(),
+            };
+            self.call_host(Pending::Ignore, call);
+            return;
+        }
         let request = match Request::decode(&frame.payload, c.buffer_type) {
             Ok(r) => r,
             Err(e) => {
@@ -678,6 +723,18 @@ impl ServerCore {
                 self.tool_answered(tool, result);
             }
             Pending::Query(held) => self.host_answered_query(held, result),
+            Pending::Infos { conn, tag, command } => {
+                let (status, info) = match result {
+                    HostResult::Infos(Ok(info)) => (Status::SUCCESS, info),
+                    other => (other.failure(), Vec::new()),
+                };
+                let reply = crate::wire::OpReply::Infos {
+                    command,
+                    status,
+                    info,
+                };
+                self.send(conn, tag, &Reply::Op(reply));
+            }
             Pending::Spawn { conn, tag } => {
                 let result = match result {
                     HostResult::Nspace(r) => r,
@@ -907,6 +964,62 @@ impl ServerCore {
                 };
                 self.call_host(Pending::Spawn { conn, tag }, call);
             }
+            Request::Op(crate::wire::ops::Op::Log {
+                timestamp,
+                data,
+                directives,
+            }) => {
+                if data.is_empty() {
+                    self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
+                    return;
+                }
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::Log {
+                    proc: me.clone(),
+                    timestamp: timestamp.0,
+                    data,
+                    directives,
+                };
+                self.call_host(Pending::Reply { conn, tag }, call);
+            }
+            Request::Op(crate::wire::ops::Op::Alloc { directive, info }) => {
+                let info = self.with_ids(me, info);
+                let call = HostCall::Allocate {
+                    proc: me.clone(),
+                    directive,
+                    info,
+                };
+                let command = crate::wire::Command::ALLOC;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Request::Op(crate::wire::ops::Op::JobControl {
+                targets,
+                directives,
+            }) => {
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::JobControl {
+                    proc: me.clone(),
+                    targets,
+                    directives,
+                };
+                let command = crate::wire::Command::JOB_CONTROL;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Request::Op(crate::wire::ops::Op::Monitor {
+                monitor,
+                error,
+                directives,
+            }) => {
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::Monitor {
+                    proc: me.clone(),
+                    monitor,
+                    error,
+                    directives,
+                };
+                let command = crate::wire::Command::MONITOR;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
             Request::Op(crate::wire::ops::Op::Connect { procs, info }) => {
                 self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
             }
@@ -919,6 +1032,16 @@ impl ServerCore {
                 self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
             }
         }
+    }
+
+    /// `info` with the requester's `PMIX_USERID` and `PMIX_GRPID` added, as the standard
+    /// requires of the library for requests it passes to the host (§12.4.1, §13).
+    fn with_ids(&self, me: &Proc, mut info: Vec<Info>) -> Vec<Info> {
+        if let Some(r) = self.clients.get(me) {
+            info.push(Info::new(attr::USERID, r.uid));
+            info.push(Info::new(attr::GRPID, r.gid));
+        }
+        info
     }
 
     /// Answer a spawn: the new namespace and its job information as registered here.

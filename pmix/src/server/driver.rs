@@ -493,6 +493,28 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
             job_info,
             apps,
         } => HostResult::Nspace(host.spawn(proc, job_info, apps).await),
+        HostCall::Log {
+            proc,
+            timestamp,
+            data,
+            directives,
+        } => status(host.log(proc, timestamp, data, directives).await),
+        HostCall::Allocate {
+            proc,
+            directive,
+            info,
+        } => HostResult::Infos(host.allocate(proc, directive, info).await),
+        HostCall::JobControl {
+            proc,
+            targets,
+            directives,
+        } => HostResult::Infos(host.job_control(proc, targets, directives).await),
+        HostCall::Monitor {
+            proc,
+            monitor,
+            error,
+            directives,
+        } => HostResult::Infos(host.monitor(proc, monitor, error, directives).await),
         HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
         HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
     }

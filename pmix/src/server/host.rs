@@ -9,7 +9,7 @@
 
 use std::future::Future;
 
-use crate::model::{App, DataRange, Info, Nspace, PData, Proc, Query, Status};
+use crate::model::{AllocDirective, App, DataRange, Info, Nspace, PData, Proc, Query, Status};
 
 /// The resource manager's upcalls.
 pub trait Host: Send + Sync + 'static {
@@ -125,6 +125,67 @@ pub trait Host: Send + Sync + 'static {
         apps: Vec<App>,
     ) -> impl Future<Output = Result<Nspace, Status>> + Send {
         let _ = (proc, job_info, apps);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `log`: log `data` (each info a channel and its message) for `proc` as `directives`
+    /// say (§12.4.1); `timestamp` is the request's (0: none). The default is this library's
+    /// own logging to the local channels (stderr, stdout, syslog; see
+    /// [`crate::server::log`]); a host with channels of its own (a job record, a global
+    /// syslog, email) implements it.
+    fn log(
+        &self,
+        proc: Proc,
+        timestamp: i64,
+        data: Vec<Info>,
+        directives: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        // The default host runs under the tokio driver, never under the simulator, whose
+        // hosts log on their own clock.
+        #[allow(clippy::disallowed_methods)]
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        async move { super::log::write_local(&proc, timestamp, now, &data, &directives) }
+    }
+
+    /// `allocate`: a request of `proc` for a new allocation, or to extend, release or reacquire
+    /// one (`directive`), with its attributes (`PMIX_ALLOC_NUM_NODES`, `PMIX_ALLOC_TIME`, …)
+    /// and the requester's ids in `info` (§13.1.1). Return what the request produced
+    /// (`PMIX_ALLOC_ID`, …).
+    fn allocate(
+        &self,
+        proc: Proc,
+        directive: AllocDirective,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (proc, directive, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `job_control`: act on `targets` (none: the requester's namespace) as `directives` say:
+    /// signal, pause, resume, kill, terminate, checkpoint, cleanup registrations, … (§13.2.1).
+    fn job_control(
+        &self,
+        proc: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (proc, targets, directives);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `monitor`: watch what `monitor` names for `proc` (`PMIX_MONITOR_HEARTBEAT`, a file, …)
+    /// and raise `error` when it fails; `PMIX_SEND_HEARTBEAT` is a heartbeat of `proc`, and
+    /// `PMIX_MONITOR_CANCEL` in `directives` ends a monitor (§13.3.1).
+    fn monitor(
+        &self,
+        proc: Proc,
+        monitor: Info,
+        error: Status,
+        directives: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (proc, monitor, error, directives);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 

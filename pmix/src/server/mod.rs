@@ -14,6 +14,7 @@
 
 #[cfg(feature = "runtime")]
 mod config;
+pub mod control;
 pub mod core;
 pub mod env;
 pub mod fence;
@@ -26,6 +27,8 @@ mod driver;
 pub mod host;
 #[cfg(feature = "runtime")]
 pub mod launch;
+#[cfg(feature = "runtime")]
+pub mod log;
 
 #[cfg(feature = "runtime")]
 pub use config::{Roles, ServerConfig};

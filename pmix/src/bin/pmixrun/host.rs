@@ -5,8 +5,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pmix::model::{
-    App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, ProcInfo, ProcState, Query,
-    Status, Value, attr,
+    AllocDirective, App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, ProcInfo,
+    ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
 use tokio::sync::Notify;
@@ -36,6 +36,15 @@ pub(crate) struct HostState {
     pub(crate) abort_requested: Notify,
     /// Every process started, by identifier.
     pub(crate) procs: Mutex<BTreeMap<Proc, ProcRecord>>,
+    /// Paths to remove when the run ends (`PMIX_REGISTER_CLEANUP`, `…_DIR`).
+    pub(crate) cleanups: Mutex<Vec<pmix::server::control::Cleanup>>,
+    /// Watched heartbeats: beats received so far and the watch's generation (a new monitor
+    /// or a cancel ends the previous watch).
+    pub(crate) heartbeats: Mutex<BTreeMap<Proc, (u64, u64)>>,
+    /// Events the host raises (heartbeat alerts), for the launcher's loop to send.
+    pub(crate) alerts: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(Status, Proc)>>>,
+    /// Allocations granted: (allocation id, request id).
+    pub(crate) allocations: Mutex<Vec<(String, Option<String>)>>,
     /// Where spawn requests go: the launcher's loop, which starts jobs.
     pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
 }
@@ -124,6 +133,37 @@ impl HostState {
             })));
         }
         None
+    }
+}
+
+impl RunHost {
+    /// Watch `proc`'s heartbeat until its process ends or the watch is replaced.
+    async fn watch(&self, proc: Proc, generation: u64, period_s: u32, drops: u32, error: Status) {
+        let period = Duration::from_secs(u64::from(period_s));
+        let mut seen = 0;
+        let mut missed = 0;
+        loop {
+            tokio::time::sleep(period).await;
+            let running = lock(&self.procs)
+                .get(&proc)
+                .is_some_and(|r| r.state == ProcState::RUNNING);
+            let beats = match lock(&self.heartbeats).get(&proc) {
+                Some((beats, g)) if *g == generation && running => *beats,
+                _ => return,
+            };
+            if beats > seen {
+                seen = beats;
+                missed = 0;
+                continue;
+            }
+            missed += 1;
+            if missed >= drops {
+                missed = 0;
+                if let Some(tx) = lock(&self.alerts).as_ref() {
+                    let _ = tx.send((error, proc.clone()));
+                }
+            }
+        }
     }
 }
 
@@ -265,6 +305,148 @@ impl Host for RunHost {
             return Err(Status::ERR_JOB_FAILED_TO_LAUNCH);
         }
         rx.await.unwrap_or(Err(Status::ERR_JOB_FAILED_TO_LAUNCH))
+    }
+
+    /// One machine is the whole allocation: a new one of one node (and at most its cpus) is
+    /// granted an id; extending, releasing or reacquiring names a granted one.
+    async fn allocate(
+        &self,
+        _proc: Proc,
+        directive: AllocDirective,
+        info: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let number = |a: &str| {
+            info.iter()
+                .find(|i| i.key.as_str() == a)
+                .and_then(|i| i.value.to_u64())
+        };
+        let text = |a: &str| {
+            info.iter()
+                .find(|i| i.key.as_str() == a)
+                .and_then(|i| i.value.as_str().map(str::to_owned))
+        };
+        let req_id = text(attr::ALLOC_REQ_ID.wire_key());
+        let mut granted = lock(&self.allocations);
+        if directive == AllocDirective::NEW {
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+            if number(attr::ALLOC_NUM_NODES.wire_key()).unwrap_or(1) > 1
+                || number(attr::ALLOC_NUM_CPUS.wire_key()).unwrap_or(1) > cpus
+            {
+                return Err(Status::ERR_OUT_OF_RESOURCE);
+            }
+            let job = lock(&self.nspace).clone();
+            let base = job.as_ref().map_or("pmixrun", |n| n.as_str());
+            let id = format!("{base}.alloc{}", granted.len() + 1);
+            granted.push((id.clone(), req_id));
+            return Ok(vec![Info::new(attr::ALLOC_ID, id)]);
+        }
+        let named = text(attr::ALLOC_ID.wire_key());
+        granted
+            .iter()
+            .find(|(id, req)| named.as_ref() == Some(id) || (req.is_some() && *req == req_id))
+            .map(|(id, _)| vec![Info::new(attr::ALLOC_ID, id.clone())])
+            .ok_or(Status::ERR_NOT_FOUND)
+    }
+
+    /// Signals for real: pause (SIGSTOP), resume (SIGCONT), kill (SIGKILL), terminate
+    /// (SIGTERM) or any signal, to the running processes this launcher started among
+    /// `targets` (none: the requester's job); cleanup paths are removed when the run ends.
+    async fn job_control(
+        &self,
+        proc: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        use nix::sys::signal::Signal;
+        use pmix::server::control::Control;
+        let actions = pmix::server::control::job_control(&directives)?;
+        let mut signals = Vec::new();
+        for a in actions {
+            let signal = match a {
+                Control::Cleanup(c) => {
+                    lock(&self.cleanups).push(c);
+                    continue;
+                }
+                Control::Signal(0) => None,
+                Control::Signal(n) => Some(Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?),
+                Control::Pause => Some(Signal::SIGSTOP),
+                Control::Resume => Some(Signal::SIGCONT),
+                Control::Kill => Some(Signal::SIGKILL),
+                Control::Terminate => Some(Signal::SIGTERM),
+            };
+            signals.push(signal);
+        }
+        if signals.is_empty() {
+            return Ok(Vec::new());
+        }
+        let targets = if targets.is_empty() {
+            vec![Proc::new(proc.nspace.clone(), pmix::model::Rank::WILDCARD)]
+        } else {
+            targets
+        };
+        let pids: Vec<i32> = {
+            let procs = lock(&self.procs);
+            procs
+                .iter()
+                .filter(|(p, r)| {
+                    r.pid > 0
+                        && r.state == ProcState::RUNNING
+                        && targets.iter().any(|t| {
+                            t.nspace == p.nspace
+                                && (t.rank == pmix::model::Rank::WILDCARD || t.rank == p.rank)
+                        })
+                })
+                .map(|(_, r)| r.pid)
+                .collect()
+        };
+        if pids.is_empty() {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        for pid in pids {
+            for s in &signals {
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), *s)
+                    .map_err(|_| Status::ERR_NO_PERMISSIONS)?;
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// Heartbeat monitors: a watch wakes every period and raises the monitor's status (the
+    /// `error` of the request, `PMIX_MONITOR_HEARTBEAT_ALERT` usually) to the job, with the
+    /// silent process as the affected one, once `drops` periods in a row pass without a beat.
+    async fn monitor(
+        &self,
+        proc: Proc,
+        monitor: Info,
+        error: Status,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        use pmix::server::control::Monitor;
+        match pmix::server::control::monitor(&monitor, &directives)? {
+            Monitor::Beat => {
+                let mut beats = lock(&self.heartbeats);
+                let watch = beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)?;
+                watch.0 += 1;
+            }
+            Monitor::Cancel(_) => {
+                if let Some(w) = lock(&self.heartbeats).get_mut(&proc) {
+                    w.1 += 1;
+                }
+            }
+            Monitor::Heartbeat { period_s, drops } => {
+                let generation = {
+                    let mut beats = lock(&self.heartbeats);
+                    let w = beats.entry(proc.clone()).or_insert((0, 0));
+                    w.1 += 1;
+                    w.1
+                };
+                let host = self.clone();
+                tokio::spawn(async move {
+                    host.watch(proc, generation, period_s, drops, error).await;
+                });
+            }
+        }
+        Ok(Vec::new())
     }
 
     /// The job's namespaces, status and process table (one machine: the local table is the

@@ -156,6 +156,8 @@ async fn run(opts: Options) -> Result<u8, String> {
     let host = RunHost::default();
     let (spawn_tx, mut spawns) = mpsc::unbounded_channel::<SpawnRequest>();
     *lock(&host.spawner) = Some(spawn_tx);
+    let (alert_tx, mut alerts) = mpsc::unbounded_channel::<(Status, Proc)>();
+    *lock(&host.alerts) = Some(alert_tx);
     // The server's own defaults otherwise: its pid-named identity, the kernel's host name.
     let tmp = tmpdir.display().to_string();
     let init = [Info::new(attr::SERVER_TMPDIR, tmp.clone())];
@@ -221,6 +223,13 @@ async fn run(opts: Options) -> Result<u8, String> {
                 term = Status::ERR_JOB_ABORTED;
                 break;
             }
+            Some((status, proc)) = alerts.recv() => {
+                eprintln!("pmixrun: {proc} missed its heartbeats");
+                let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, proc)];
+                if let Err(s) = server.notify_event(status, None, DataRange::NAMESPACE, info).await {
+                    eprintln!("pmixrun: cannot raise a heartbeat alert: {s:?}");
+                }
+            }
             Some(req) = spawns.recv() => {
                 jobs_spawned += 1;
                 let started = match Nspace::new(format!("{}.{jobs_spawned}", nspace.as_str())) {
@@ -274,8 +283,58 @@ async fn run(opts: Options) -> Result<u8, String> {
     }
     announce_job_end(&server, &nspace, term, first_failure).await;
     server.shutdown();
+    for c in lock(&host.cleanups).iter() {
+        clean_up(c);
+    }
     let _ = std::fs::remove_dir_all(&tmpdir);
     Ok(worst)
+}
+
+/// Remove a path registered with `PMIX_REGISTER_CLEANUP` or `PMIX_REGISTER_CLEANUP_DIR`
+/// (v5.0 §13.2.5), leaving what `PMIX_CLEANUP_IGNORE` names. Failures are reported, never
+/// fatal: the job is over.
+fn clean_up(c: &pmix::server::control::Cleanup) {
+    let path = std::path::Path::new(&c.path);
+    let result = if !c.dir {
+        std::fs::remove_file(path)
+    } else {
+        remove_dir(path, c, true)
+    };
+    if let Err(e) = result
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        eprintln!("pmixrun: cannot clean up {}: {e}", c.path);
+    }
+}
+
+fn remove_dir(
+    dir: &std::path::Path,
+    c: &pmix::server::control::Cleanup,
+    top: bool,
+) -> std::io::Result<()> {
+    if c.recursive {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if pmix::server::control::ignored(&name, &c.ignore) {
+                continue;
+            }
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                remove_dir(&path, c, false)?;
+            } else if !c.empty_only {
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    if top && c.leave_topdir {
+        return Ok(());
+    }
+    // Only an empty directory goes; one that still holds what was left is kept.
+    match std::fs::remove_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
+        other => other,
+    }
 }
 
 /// Tell the job's processes (and attached tools) that `proc` ended (v5.0 §10.1.8: host

@@ -945,3 +945,28 @@ fn a_participant_lost_mid_connect_fails_it_for_the_others() {
         Reply::Op(OpReply::Connect { status, .. }) if status == Status::ERR_LOST_CONNECTION
     ));
 }
+
+#[test]
+fn an_openpmix_heartbeat_goes_to_the_host_without_a_reply() {
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    // OpenPMIx's clients send an empty message under the heartbeat tag.
+    c.handle_frame(
+        a,
+        Frame {
+            pindex: 0,
+            tag: Tag::HEARTBEAT,
+            payload: Vec::new(),
+        },
+    );
+    let (_, call) = host_call(&mut c);
+    assert!(matches!(
+        call,
+        HostCall::Monitor { ref proc, ref monitor, .. }
+            if *proc == p(0) && monitor.key.as_str() == attr::SEND_HEARTBEAT.wire_key()
+    ));
+    // The connection stays open, and nothing is sent back.
+    send(&mut c, a, 101, &Request::Finalize);
+    assert_eq!(replies(&mut c, Command::FINALIZE).len(), 1);
+}

@@ -1,0 +1,220 @@
+//! Job control and process monitoring requests (PMIx v5.0 §13.2, §13.3) read into what a
+//! host must do, so that every host (`pmixrun`, the conformance harness, the simulator)
+//! reads the standard's directives the same way. Sans-IO: acting is the host's business.
+
+use crate::model::{Info, Status, attr};
+
+/// One thing a `PMIx_Job_control` request asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// `PMIX_JOB_CTRL_SIGNAL`: send this signal.
+    Signal(i32),
+    /// `PMIX_JOB_CTRL_PAUSE` (SIGSTOP on Unix).
+    Pause,
+    /// `PMIX_JOB_CTRL_RESUME` (SIGCONT).
+    Resume,
+    /// `PMIX_JOB_CTRL_KILL` (SIGKILL).
+    Kill,
+    /// `PMIX_JOB_CTRL_TERMINATE`: end the processes cleanly (SIGTERM).
+    Terminate,
+    /// `PMIX_REGISTER_CLEANUP` or `PMIX_REGISTER_CLEANUP_DIR`: remove this path when the job
+    /// ends, with the directory options of §13.2.5.
+    Cleanup(Cleanup),
+}
+
+/// A path to remove when the job ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cleanup {
+    pub path: String,
+    pub dir: bool,
+    /// `PMIX_CLEANUP_RECURSIVE`: everything below the directory too.
+    pub recursive: bool,
+    /// `PMIX_CLEANUP_EMPTY`: only empty directories.
+    pub empty_only: bool,
+    /// `PMIX_CLEANUP_IGNORE`: names (with `*` wildcards) to leave in place.
+    pub ignore: Vec<String>,
+    /// `PMIX_CLEANUP_LEAVE_TOPDIR`: remove what the directory holds, not the directory.
+    pub leave_topdir: bool,
+}
+
+/// Read a job-control request. `PMIX_JOB_CTRL_ID` names the request and asks nothing; the
+/// directives no host here can honour (checkpoint, restart, provisioning, preemption,
+/// cancel) are `PMIX_ERR_NOT_SUPPORTED`, a signal that is not a number `PMIX_ERR_BAD_PARAM`,
+/// and a request that asks nothing `PMIX_ERR_BAD_PARAM`.
+pub fn job_control(directives: &[Info]) -> Result<Vec<Control>, Status> {
+    let is = |i: &Info, a: &str| i.key.as_str() == a;
+    let on = |i: &Info| i.value.as_bool().unwrap_or(true);
+    let text = |a: &str| {
+        directives
+            .iter()
+            .find(|i| is(i, a))
+            .and_then(|i| i.value.as_str())
+    };
+    let flag = |a: &str| directives.iter().any(|i| is(i, a) && on(i));
+    let mut out = Vec::new();
+    for i in directives {
+        let k = i.key.as_str();
+        if k == attr::JOB_CTRL_SIGNAL.wire_key() {
+            let n = i.value.to_i64().ok_or(Status::ERR_BAD_PARAM)?;
+            out.push(Control::Signal(
+                i32::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?,
+            ));
+        } else if k == attr::JOB_CTRL_PAUSE.wire_key() && on(i) {
+            out.push(Control::Pause);
+        } else if k == attr::JOB_CTRL_RESUME.wire_key() && on(i) {
+            out.push(Control::Resume);
+        } else if k == attr::JOB_CTRL_KILL.wire_key() && on(i) {
+            out.push(Control::Kill);
+        } else if k == attr::JOB_CTRL_TERMINATE.wire_key() && on(i) {
+            out.push(Control::Terminate);
+        } else if k == attr::REGISTER_CLEANUP.wire_key()
+            || k == attr::REGISTER_CLEANUP_DIR.wire_key()
+        {
+            let path = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?.to_owned();
+            out.push(Control::Cleanup(Cleanup {
+                path,
+                dir: k == attr::REGISTER_CLEANUP_DIR.wire_key(),
+                recursive: flag(attr::CLEANUP_RECURSIVE.wire_key()),
+                empty_only: flag(attr::CLEANUP_EMPTY.wire_key()),
+                ignore: text(attr::CLEANUP_IGNORE.wire_key())
+                    .map(|t| t.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default(),
+                leave_topdir: flag(attr::CLEANUP_LEAVE_TOPDIR.wire_key()),
+            }));
+        } else if [
+            attr::JOB_CTRL_CANCEL.wire_key(),
+            attr::JOB_CTRL_CHECKPOINT.wire_key(),
+            attr::JOB_CTRL_RESTART.wire_key(),
+            attr::JOB_CTRL_PROVISION.wire_key(),
+            attr::JOB_CTRL_PREEMPTIBLE.wire_key(),
+        ]
+        .contains(&k)
+        {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+    }
+    if out.is_empty() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    Ok(out)
+}
+
+/// Whether `name` matches a `PMIX_CLEANUP_IGNORE` pattern (`*` matches any run of
+/// characters).
+pub fn ignored(name: &str, patterns: &[String]) -> bool {
+    patterns.iter().any(|p| glob(p.trim(), name))
+}
+
+fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, rest)) => {
+            let Some(tail) = name.strip_prefix(head) else {
+                return false;
+            };
+            (0..=tail.len()).any(|i| tail.is_char_boundary(i) && glob(rest, &tail[i..]))
+        }
+    }
+}
+
+/// What a `PMIx_Process_monitor` request asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Monitor {
+    /// `PMIX_MONITOR_HEARTBEAT`: expect a heartbeat every `period_s` seconds and raise the
+    /// request's status after `drops` missed in a row.
+    Heartbeat { period_s: u32, drops: u32 },
+    /// `PMIX_SEND_HEARTBEAT`: a heartbeat.
+    Beat,
+    /// `PMIX_MONITOR_CANCEL`: end the monitors of the requester (of this id, if given).
+    Cancel(Option<String>),
+}
+
+/// Read a process-monitor request. A heartbeat monitor needs `PMIX_MONITOR_HEARTBEAT_TIME`
+/// (a period of at least a second; `PMIX_ERR_BAD_PARAM` otherwise); `PMIX_MONITOR_HEARTBEAT_DROPS`
+/// defaults to 1. Other monitors (files, …) are `PMIX_ERR_NOT_SUPPORTED`.
+pub fn monitor(monitor: &Info, directives: &[Info]) -> Result<Monitor, Status> {
+    let k = monitor.key.as_str();
+    let number = |a: &str| {
+        directives
+            .iter()
+            .find(|i| i.key.as_str() == a)
+            .and_then(|i| i.value.to_u64())
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    if let Some(c) = directives
+        .iter()
+        .find(|i| i.key.as_str() == attr::MONITOR_CANCEL.wire_key())
+    {
+        return Ok(Monitor::Cancel(c.value.as_str().map(str::to_owned)));
+    }
+    if k == attr::SEND_HEARTBEAT.wire_key() {
+        Ok(Monitor::Beat)
+    } else if k == attr::MONITOR_HEARTBEAT.wire_key() {
+        let period_s = number(attr::MONITOR_HEARTBEAT_TIME.wire_key())
+            .filter(|t| *t > 0)
+            .ok_or(Status::ERR_BAD_PARAM)?;
+        let drops = number(attr::MONITOR_HEARTBEAT_DROPS.wire_key())
+            .unwrap_or(1)
+            .max(1);
+        Ok(Monitor::Heartbeat { period_s, drops })
+    } else {
+        Err(Status::ERR_NOT_SUPPORTED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Value;
+
+    #[test]
+    fn job_control_directives_become_actions() {
+        let d = [
+            Info::new(attr::JOB_CTRL_ID, "req".to_owned()),
+            Info::new(attr::JOB_CTRL_SIGNAL, 10),
+            Info::new(attr::JOB_CTRL_PAUSE, true),
+            Info::new(attr::JOB_CTRL_KILL, false),
+            Info::new(attr::REGISTER_CLEANUP_DIR, "/tmp/x".to_owned()),
+            Info::new(attr::CLEANUP_RECURSIVE, true),
+            Info::new(attr::CLEANUP_IGNORE, "keep.*,log".to_owned()),
+        ];
+        let got = job_control(&d).unwrap();
+        assert_eq!(got[0], Control::Signal(10));
+        assert_eq!(got[1], Control::Pause);
+        let Control::Cleanup(c) = &got[2] else {
+            panic!("{got:?}");
+        };
+        assert!(c.dir && c.recursive && !c.empty_only && !c.leave_topdir);
+        assert!(ignored("keep.me", &c.ignore) && ignored("log", &c.ignore));
+        assert!(!ignored("other", &c.ignore));
+        assert_eq!(
+            job_control(&[Info::new(attr::JOB_CTRL_CHECKPOINT, "x".to_owned())]),
+            Err(Status::ERR_NOT_SUPPORTED)
+        );
+        assert_eq!(
+            job_control(&[Info::new(attr::JOB_CTRL_ID, "only a name".to_owned())]),
+            Err(Status::ERR_BAD_PARAM)
+        );
+    }
+
+    #[test]
+    fn monitor_requests_are_read_with_their_period() {
+        let hb = Info::new(attr::MONITOR_HEARTBEAT, Value::Undef);
+        let d = [
+            Info::new(attr::MONITOR_HEARTBEAT_TIME, 5u32),
+            Info::new(attr::MONITOR_HEARTBEAT_DROPS, 2u32),
+        ];
+        assert_eq!(
+            monitor(&hb, &d),
+            Ok(Monitor::Heartbeat {
+                period_s: 5,
+                drops: 2
+            })
+        );
+        assert_eq!(monitor(&hb, &[]), Err(Status::ERR_BAD_PARAM));
+        let beat = Info::new(attr::SEND_HEARTBEAT, Value::Undef);
+        assert_eq!(monitor(&beat, &[]), Ok(Monitor::Beat));
+        let file = Info::new(attr::MONITOR_FILE, "/tmp/f".to_owned());
+        assert_eq!(monitor(&file, &[]), Err(Status::ERR_NOT_SUPPORTED));
+    }
+}

@@ -1,0 +1,74 @@
+//! Heartbeat monitoring under a real host: rank 0 asks the host to watch its heartbeat (a
+//! one-second period, one drop allowed), sends one beat, then falls silent; the host must
+//! raise `PMIX_MONITOR_HEARTBEAT_ALERT` with rank 0 as the affected process. Prints
+//! `ok <step>` or `FAIL <step>: <reason>`; exits non-zero on a failure.
+
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use pmix::client::blocking::Client;
+use pmix::model::{Info, Status, Value, attr};
+
+fn main() -> ExitCode {
+    let client = match Client::init() {
+        Ok(c) => c,
+        Err(e) => {
+            println!("FAIL init: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let me = client.proc().clone();
+    let mut failed = false;
+    if me.rank.0 == 0 {
+        let (tx, rx) = mpsc::channel();
+        let registered = client.register_event_handler(
+            &[Status::MONITOR_HEARTBEAT_ALERT],
+            &[],
+            move |notice, done| {
+                let affected = notice
+                    .info
+                    .iter()
+                    .find_map(|i| i.get(attr::EVENT_AFFECTED_PROC));
+                let _ = tx.send(affected);
+                done.complete(Status::SUCCESS, Vec::new());
+            },
+        );
+        if let Err(s) = registered {
+            println!("FAIL register: {s:?}");
+            return ExitCode::FAILURE;
+        }
+        let watch = Info::new(attr::MONITOR_HEARTBEAT, Value::Undef);
+        let every_second = [
+            Info::new(attr::MONITOR_HEARTBEAT_TIME, 1u32),
+            Info::new(attr::MONITOR_HEARTBEAT_DROPS, 1u32),
+        ];
+        let alert = Status::MONITOR_HEARTBEAT_ALERT;
+        let started = client
+            .process_monitor(&watch, alert, &every_second)
+            .map(drop);
+        match started.and_then(|()| client.heartbeat()) {
+            Ok(()) => println!("ok monitor and one beat"),
+            Err(s) => {
+                println!("FAIL monitor: {s:?}");
+                return ExitCode::FAILURE;
+            }
+        }
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(Some(p)) if p == me => println!("ok alert for a silent process"),
+            other => {
+                println!("FAIL alert: {other:?}");
+                failed = true;
+            }
+        }
+    }
+    if let Err(s) = client.finalize() {
+        println!("FAIL finalize: {s:?}");
+        failed = true;
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
