@@ -613,6 +613,8 @@ pub struct RustProc {
     handlers: std::sync::Mutex<BTreeMap<String, HandlerId>>,
     seen: std::sync::Mutex<BTreeMap<HandlerId, Vec<SeenEvent>>>,
     changed: tokio::sync::Notify,
+    /// The last credential `get_credential` returned.
+    credential: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 impl RustProc {
@@ -777,6 +779,34 @@ pub async fn run_rust(
         } else {
             c.process_monitor(&monitor, error, &directives).await
         }),
+        ApiCall::GetCredential { info, nb } => {
+            let got = if nb {
+                c.get_credential_nb(&info).await
+            } else {
+                c.get_credential(&info).await
+            };
+            match got {
+                Ok((credential, _)) => {
+                    *lock(&me.credential) = Some(credential.0.clone());
+                    ApiOutput::value(Ok(Value::ByteObject(credential)))
+                }
+                Err(s) => ApiOutput::status(s),
+            }
+        }
+        ApiCall::ValidateCredential {
+            credential,
+            info,
+            nb,
+        } => {
+            let Some(bytes) = credential.or_else(|| lock(&me.credential).clone()) else {
+                return ApiOutput::status(Status::ERR_BAD_PARAM);
+            };
+            ApiOutput::results(if nb {
+                c.validate_credential_nb(&bytes, &info).await
+            } else {
+                c.validate_credential(&bytes, &info).await
+            })
+        }
         ApiCall::Connect { procs, info, nb } => unit(if nb {
             c.connect_nb(&procs, &info).await
         } else {

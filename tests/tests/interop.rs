@@ -299,6 +299,18 @@ fn a_silent_rust_client_gets_a_heartbeat_alert_under_pmixrun() {
 }
 
 #[test]
+fn openpmix_c_clients_get_and_validate_credentials_under_pmixrun() {
+    let check = build_c("credential_check");
+    let says = Some("ok altered credential refused");
+    check_says(
+        under_pmixrun(2, &check, &[]),
+        2,
+        "C credentials under pmixrun",
+        says,
+    );
+}
+
+#[test]
 fn c_python3_pmix_client_runs_under_pmixrun() {
     let script = root().join("tests/interop/python/client_check.py");
     let python = Path::new("/usr/bin/python3");

@@ -182,6 +182,24 @@ impl Client {
         self.runtime.block_on(self.inner.heartbeat())
     }
 
+    /// `PMIx_Get_credential` (see [`super::Client::get_credential`]).
+    pub fn get_credential(
+        &self,
+        info: &[Info],
+    ) -> Result<(crate::model::ByteObject, Vec<Info>), Status> {
+        self.runtime.block_on(self.inner.get_credential(info))
+    }
+
+    /// `PMIx_Validate_credential` (see [`super::Client::validate_credential`]).
+    pub fn validate_credential(
+        &self,
+        credential: &[u8],
+        directives: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.runtime
+            .block_on(self.inner.validate_credential(credential, directives))
+    }
+
     /// `PMIx_Log` (see [`super::Client::log`]).
     pub fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Status> {
         self.runtime.block_on(self.inner.log(data, directives))

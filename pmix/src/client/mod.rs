@@ -23,8 +23,8 @@ use crate::codec::BufferType;
 use crate::codec::compress::decompress_string;
 use crate::events::{Event, HandlerId, Registration};
 use crate::model::{
-    AllocDirective, App, DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope,
-    Status, Value, attr,
+    AllocDirective, App, ByteObject, DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank,
+    Scope, Status, Value, attr,
 };
 use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
@@ -448,6 +448,72 @@ impl Client {
         let (client, monitor, directives) = (self.clone(), monitor.clone(), directives.to_vec());
         Pending(tokio::spawn(async move {
             client.process_monitor(&monitor, error, &directives).await
+        }))
+    }
+
+    /// `PMIx_Get_credential`: a credential vouching for this process, and what comes with it
+    /// (`PMIX_CRED_TYPE`, …) (v5.0 §16.1.1). This crate's server seals its own (see
+    /// [`crate::server::credential`]).
+    pub async fn get_credential(&self, info: &[Info]) -> Result<(ByteObject, Vec<Info>), Status> {
+        let req = Request::Op(Op::GetCredential {
+            info: info.to_vec(),
+        });
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Op(OpReply::Credential {
+                status,
+                credential: Some(c),
+                info,
+            }) if status == Status::SUCCESS => Ok((c, info)),
+            Reply::Op(OpReply::Credential { status, .. }) | Reply::Status(status) => {
+                Err(if status == Status::SUCCESS {
+                    Status::ERR_UNPACK_FAILURE
+                } else {
+                    status
+                })
+            }
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Validate_credential`: whether `credential` is valid, and what it states (the
+    /// user, group and process it vouches for) (§16.2.1). One that is not is
+    /// `PMIX_ERR_INVALID_CRED`.
+    pub async fn validate_credential(
+        &self,
+        credential: &[u8],
+        directives: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.infos_of(&Request::Op(Op::ValidateCredential {
+            credential: ByteObject(credential.to_vec()),
+            directives: directives.to_vec(),
+        }))
+        .await
+    }
+
+    /// `PMIx_Get_credential_nb` (see [`Client::get_nb`]).
+    pub fn get_credential_nb(&self, info: &[Info]) -> Pending<(ByteObject, Vec<Info>)> {
+        let (client, info) = (self.clone(), info.to_vec());
+        Pending(tokio::spawn(
+            async move { client.get_credential(&info).await },
+        ))
+    }
+
+    /// `PMIx_Validate_credential_nb` (see [`Client::get_nb`]).
+    pub fn validate_credential_nb(
+        &self,
+        credential: &[u8],
+        directives: &[Info],
+    ) -> Pending<Vec<Info>> {
+        let (client, credential, directives) =
+            (self.clone(), credential.to_vec(), directives.to_vec());
+        Pending(tokio::spawn(async move {
+            client.validate_credential(&credential, &directives).await
         }))
     }
 

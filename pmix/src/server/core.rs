@@ -289,6 +289,8 @@ pub struct ServerCore {
     disconnects: Fences,
     /// The process sets connected here and not yet disconnected.
     connected: BTreeSet<Vec<Proc>>,
+    /// The key that seals this server's credentials ([`super::credential`]).
+    credential_key: [u8; 32],
 }
 
 impl ServerCore {
@@ -319,12 +321,20 @@ impl ServerCore {
             connects: Fences::default(),
             disconnects: Fences::default(),
             connected: BTreeSet::new(),
+            credential_key: [0; 32],
         }
     }
 
     /// Name the server (tools receive its identifier in the handshake reply).
     pub fn with_id(mut self, id: Proc) -> Self {
         self.id = id;
+        self
+    }
+
+    /// Seal this server's credentials with `key` (the driver draws it from the operating
+    /// system's randomness; without it, credentials are sealed with zeros and prove nothing).
+    pub fn with_credential_key(mut self, key: [u8; 32]) -> Self {
+        self.credential_key = key;
         self
     }
 
@@ -1019,6 +1029,58 @@ impl ServerCore {
                 };
                 let command = crate::wire::Command::MONITOR;
                 self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Request::Op(crate::wire::ops::Op::GetCredential { .. }) => {
+                let reply = match self.clients.get(me) {
+                    Some(r) => {
+                        let who = super::credential::Identity {
+                            proc: me.clone(),
+                            uid: r.uid,
+                            gid: r.gid,
+                        };
+                        match super::credential::mint(&self.credential_key, &who) {
+                            Ok(bytes) => crate::wire::OpReply::Credential {
+                                status: Status::SUCCESS,
+                                credential: Some(crate::model::ByteObject(bytes)),
+                                info: vec![Info::new(
+                                    attr::CRED_TYPE,
+                                    super::credential::CRED_TYPE.to_owned(),
+                                )],
+                            },
+                            Err(status) => crate::wire::OpReply::Credential {
+                                status,
+                                credential: None,
+                                info: Vec::new(),
+                            },
+                        }
+                    }
+                    // A tool's identity is not registered: nothing to vouch for.
+                    None => crate::wire::OpReply::Credential {
+                        status: Status::ERR_NOT_SUPPORTED,
+                        credential: None,
+                        info: Vec::new(),
+                    },
+                };
+                self.send(conn, tag, &Reply::Op(reply));
+            }
+            Request::Op(crate::wire::ops::Op::ValidateCredential { credential, .. }) => {
+                let (status, info) =
+                    match super::credential::validate(&self.credential_key, &credential.0) {
+                        Ok(who) => (Status::SUCCESS, super::credential::validated_info(&who)),
+                        Err(s) => {
+                            tracing::debug!(
+                                "{me}: a credential of {} bytes did not validate",
+                                credential.0.len()
+                            );
+                            (s, Vec::new())
+                        }
+                    };
+                let reply = crate::wire::OpReply::Infos {
+                    command: crate::wire::Command::VALIDATE_CRED,
+                    status,
+                    info,
+                };
+                self.send(conn, tag, &Reply::Op(reply));
             }
             Request::Op(crate::wire::ops::Op::Connect { procs, info }) => {
                 self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);

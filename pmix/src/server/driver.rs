@@ -92,7 +92,8 @@ impl Server {
             host.supports_direct_modex(),
             SERVER_VERSION,
         )
-        .with_id(config.id.clone());
+        .with_id(config.id.clone())
+        .with_credential_key(credential_key()?);
         tokio::spawn(drive(core, rx, tx.clone(), host));
         let mut server = Server {
             events: tx,
@@ -456,6 +457,21 @@ async fn drive<H: Host>(
     for w in writers.values() {
         let _ = w.send(Out::Close);
     }
+}
+
+/// A fresh key for the server's credentials, from the operating system's randomness.
+fn credential_key() -> Result<[u8; 32], Error> {
+    use std::io::Read;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut key))
+        .map_err(|e| {
+            Error::Status(
+                Status::ERR_INIT,
+                format!("no randomness for credentials: {e}"),
+            )
+        })?;
+    Ok(key)
 }
 
 async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {

@@ -16,6 +16,7 @@
 mod config;
 pub mod control;
 pub mod core;
+pub mod credential;
 pub mod env;
 pub mod fence;
 pub mod jobinfo;
