@@ -835,10 +835,15 @@ pub async fn run_rust(
                 Err(s) => ApiOutput::status(s),
             }
         }
+        // An empty namespace: every namespace at once.
+        ApiCall::ResolvePeers { node, nspace } if nspace.is_empty() => ApiOutput::value(
+            c.resolve_peers_of_every_job(Some(&node))
+                .await
+                .map(sorted_procs),
+        ),
         ApiCall::ResolvePeers { node, nspace } => match Nspace::new(&nspace) {
             Ok(ns) => ApiOutput::value(c.resolve_peers(Some(&node), &ns).await.map(sorted_procs)),
-            // Every namespace at once: not in the crate yet.
-            Err(_) => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+            Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
         ApiCall::ResolveNodes { nspace } => match Nspace::new(&nspace) {
             Ok(ns) => ApiOutput::value(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l))),

@@ -218,7 +218,8 @@ impl Client {
 
     /// `PMIx_Resolve_peers`: the processes of `nspace` on `node` (this node when `None`),
     /// from the job's `PMIX_LOCAL_PEERS` for that node; empty when the node hosts none.
-    /// Every namespace at once (a NULL `nspace` in C) is not supported yet.
+    /// Every namespace at once (a NULL `nspace` in C) is
+    /// [`Client::resolve_peers_of_every_job`].
     pub async fn resolve_peers(
         &self,
         node: Option<&str>,
@@ -246,6 +247,48 @@ impl Client {
                 Ok(Proc::new(nspace.clone(), Rank(rank)))
             })
             .collect()
+    }
+
+    /// `PMIx_Resolve_peers` with a NULL namespace: the processes of every namespace on
+    /// `node`, job by job: the active namespaces `PMIX_QUERY_NAMESPACES` lists, and those
+    /// this client holds the information of (its own, those it spawned or connected to),
+    /// which is all there is when the server cannot answer the query.
+    pub async fn resolve_peers_of_every_job(
+        &self,
+        node: Option<&str>,
+    ) -> Result<Vec<Proc>, Status> {
+        let namespaces = Query {
+            keys: vec![Some(attr::QUERY_NAMESPACES.wire_key().to_owned())],
+            qualifiers: Vec::new(),
+        };
+        let listed = match self.query(&[namespaces]).await {
+            Ok(answered) => answered
+                .results
+                .iter()
+                .flat_map(query::answers_in)
+                .find_map(|i| i.value.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            Err(s) => {
+                tracing::debug!("no namespaces from the server ({s:?}): those known here");
+                String::new()
+            }
+        };
+        let mut names: std::collections::BTreeSet<Nspace> = listed
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .filter_map(|n| Nspace::new(n).ok())
+            .collect();
+        names.extend(self.state().cache.realms.keys().cloned());
+        let mut out = Vec::new();
+        for nspace in names {
+            match self.resolve_peers(node, &nspace).await {
+                Ok(procs) => out.extend(procs),
+                // A namespace the server lists but holds no map of has no peers to give.
+                Err(Status::ERR_NOT_FOUND) => {}
+                Err(s) => return Err(s),
+            }
+        }
+        Ok(out)
     }
 
     /// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`'s

@@ -189,13 +189,44 @@ impl Host for RunHost {
         Ok(())
     }
 
+    /// No processes listed (or a whole job): the run ends, as the job is aborted. Processes
+    /// listed one by one: those still running are killed (SIGKILL), and the rest of the
+    /// job runs on.
     async fn abort(
         &self,
         proc: Proc,
         status: Status,
         message: Option<String>,
-        _procs: Vec<Proc>,
+        procs: Vec<Proc>,
     ) -> Result<(), Status> {
+        let whole_job = procs.is_empty()
+            || procs
+                .iter()
+                .any(|p| p.rank == pmix::model::Rank::WILDCARD && p.nspace == proc.nspace);
+        if !whole_job {
+            eprintln!(
+                "pmixrun: {proc} aborts {} process(es) with status {}{}",
+                procs.len(),
+                status.0,
+                message.map(|m| format!(": {m}")).unwrap_or_default()
+            );
+            let pids: Vec<i32> = {
+                let table = lock(&self.procs);
+                procs
+                    .iter()
+                    .filter_map(|p| table.get(p))
+                    .filter(|r| r.pid > 0 && r.state == ProcState::RUNNING)
+                    .map(|r| r.pid)
+                    .collect()
+            };
+            for pid in pids {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            return Ok(());
+        }
         *lock(&self.abort) = Some((proc, status, message));
         self.abort_requested.notify_one();
         Ok(())
@@ -585,6 +616,27 @@ mod tests {
             };
             assert_eq!((second.pid, second.exit_code), (101, 3));
             assert_eq!(second.state, ProcState::TERM_NON_ZERO);
+        });
+    }
+
+    #[test]
+    fn aborting_listed_processes_kills_them_and_leaves_the_job_running() {
+        block_on(async {
+            let h = RunHost::default();
+            let mut child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .expect("sleep runs");
+            let pid = i32::try_from(child.id()).unwrap();
+            h.started(proc(1), pid, "sleep", "node");
+            h.abort(proc(0), Status(3), Some("enough".into()), vec![proc(1)])
+                .await
+                .unwrap();
+            let status = child.wait().unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(9));
+            // Not the whole job: the run is not told to end.
+            assert!(lock(&h.abort).is_none());
         });
     }
 }

@@ -5,13 +5,20 @@
 //! information, forks the processes with the environment their PMIx client needs (and what
 //! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
 //! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
-//! reported and fails the run. As the host (`host.rs`) it starts the jobs its processes spawn
-//! (`PMIx_Spawn`: checked and described by `pmix::server::launch`, registered, forked and
-//! watched like the first job; `pmixrun` ends when every job has), answers
-//! publish/lookup/unpublish, abort and queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS` and the process table
-//! with real pids, states and exit codes), and raises events: `PMIX_EVENT_PROC_TERMINATED`
-//! (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a process that never finalized) as each process
-//! ends, `PMIX_EVENT_JOB_END` when the job is over.
+//! reported and fails the run.
+//!
+//! As the host (`host.rs`) it:
+//! - starts the jobs its processes spawn (`PMIx_Spawn`: checked and described by
+//!   `pmix::server::launch`, registered, forked and watched like the first job; `pmixrun`
+//!   ends when every job has);
+//! - answers publish/lookup/unpublish, abort (the job, or only the processes listed) and
+//!   queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS`, the process table with real
+//!   pids, states and exit codes);
+//! - signals processes for job control, removes registered cleanup paths at the end, grants
+//!   one-node allocations and watches heartbeats;
+//! - raises events: `PMIX_EVENT_PROC_TERMINATED` (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a
+//!   process that never finalized) as each process ends, `PMIX_MONITOR_HEARTBEAT_ALERT` for a
+//!   silent one, `PMIX_EVENT_JOB_END` when the job is over.
 
 mod host;
 
