@@ -20,6 +20,7 @@ use pmix::model::{
     Value, attr,
 };
 use pmix::server::{Host, Server, control, launch};
+use pmix::store::published::{Published, Topology};
 use tokio::sync::{Notify, oneshot};
 
 use crate::runner::Problem;
@@ -108,7 +109,7 @@ pub struct Shared {
     fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
     /// How many fences each node has entered per participant list.
     rounds: Mutex<BTreeMap<(String, usize), u64>>,
-    published: Mutex<BTreeMap<String, PData>>,
+    published: Mutex<Published>,
     published_changed: Notify,
 }
 
@@ -116,6 +117,18 @@ pub struct Shared {
 struct FenceRound {
     data: BTreeMap<usize, Vec<u8>>,
     waiters: Vec<oneshot::Sender<Vec<u8>>>,
+}
+
+/// The vector's job runs on its nodes; other jobs' processes run nowhere, so share no node.
+impl Topology for Shared {
+    fn same_node(&self, a: &Proc, b: &Proc) -> bool {
+        let node = |p: &Proc| {
+            (p.nspace.as_str() == self.nspace)
+                .then(|| self.node_of.get(&p.rank.0))
+                .flatten()
+        };
+        node(a).is_some() && node(a) == node(b)
+    }
 }
 
 impl Shared {
@@ -140,7 +153,7 @@ impl Shared {
             heartbeats: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
             rounds: Mutex::new(BTreeMap::new()),
-            published: Mutex::new(BTreeMap::new()),
+            published: Mutex::new(Published::default()),
             published_changed: Notify::new(),
         }
     }
@@ -389,39 +402,20 @@ impl Host for ClusterHost {
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        let mut table = lock(&self.shared.published);
-        let data: Vec<Info> = info
-            .into_iter()
-            .filter(|i| !i.key.as_str().starts_with("pmix."))
-            .collect();
-        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
-            return Err(Status::ERR_DUPLICATE_KEY);
-        }
-        for i in data {
-            table.insert(
-                i.key.as_str().to_owned(),
-                PData {
-                    proc: proc.clone(),
-                    key: i.key.clone(),
-                    value: i.value.clone(),
-                },
-            );
-        }
-        drop(table);
+        lock(&self.shared.published).publish(&proc, &info)?;
         self.shared.published_changed.notify_waiters();
         Ok(())
     }
 
     async fn lookup(
         &self,
-        _proc: Proc,
+        proc: Proc,
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<Vec<PData>, Status> {
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
         let timeout = info
             .iter()
             .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
@@ -430,16 +424,14 @@ impl Host for ClusterHost {
         let search = async {
             loop {
                 let notified = self.shared.published_changed.notified();
-                {
-                    let table = lock(&self.shared.published);
-                    let found: Vec<PData> =
-                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
-                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
-                        return Ok(found);
-                    }
-                    if !wait {
-                        return Err(Status::ERR_NOT_FOUND);
-                    }
+                let answer = lock(&self.shared.published).try_lookup(
+                    &proc,
+                    &keys,
+                    &info,
+                    self.shared.as_ref(),
+                );
+                if let Some(answer) = answer {
+                    return answer;
                 }
                 notified.await;
             }
@@ -456,13 +448,12 @@ impl Host for ClusterHost {
         &self,
         proc: Proc,
         keys: Vec<String>,
-        _info: Vec<Info>,
+        info: Vec<Info>,
     ) -> Result<(), Status> {
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        let mut table = lock(&self.shared.published);
-        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
+        lock(&self.shared.published).unpublish(&proc, &keys, &info);
         Ok(())
     }
 }

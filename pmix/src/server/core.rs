@@ -913,10 +913,11 @@ impl ServerCore {
                 }
                 self.process_gone(me);
             }
+            // The library adds the requester's ids for the host (v5.0 §9.1, §9.2, §9.3).
             Request::Publish { info, .. } => {
                 let call = HostCall::Publish {
                     proc: me.clone(),
-                    info,
+                    info: self.with_ids(me, info),
                 };
                 self.call_host(Pending::Reply { conn, tag }, call);
             }
@@ -924,7 +925,7 @@ impl ServerCore {
                 let call = HostCall::Lookup {
                     proc: me.clone(),
                     keys: keys.clone(),
-                    info,
+                    info: self.with_ids(me, info),
                 };
                 self.call_host(Pending::LookupReply { conn, tag, keys }, call);
             }
@@ -932,7 +933,7 @@ impl ServerCore {
                 let call = HostCall::Unpublish {
                     proc: me.clone(),
                     keys,
-                    info,
+                    info: self.with_ids(me, info),
                 };
                 self.call_host(Pending::Reply { conn, tag }, call);
             }

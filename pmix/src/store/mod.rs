@@ -2,6 +2,7 @@
 //! processes, and which processes are its local clients. Sans-IO.
 
 pub mod modex;
+pub mod published;
 pub mod realm;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -9,6 +9,7 @@ use pmix::model::{
     ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
+use pmix::store::published::{OneNode, Published};
 use tokio::sync::Notify;
 
 /// The launcher as a PMIx host: published data, finalized processes, abort requests.
@@ -28,7 +29,7 @@ pub(crate) struct HostState {
     pub(crate) nspace: Mutex<Option<Nspace>>,
     /// Tools connected so far (each gets the next number).
     pub(crate) tools: Mutex<u32>,
-    pub(crate) published: Mutex<BTreeMap<String, PData>>,
+    pub(crate) published: Mutex<Published>,
     pub(crate) published_changed: Notify,
     pub(crate) finalized: Mutex<Vec<Proc>>,
     pub(crate) connected: Mutex<Vec<Proc>>,
@@ -74,6 +75,7 @@ impl HostState {
 
     /// A process ended with `code`; `unsynced` when it connected and never finalized.
     pub(crate) fn ended(&self, proc: &Proc, code: i32, unsynced: bool) {
+        lock(&self.published).process_ended(proc);
         if let Some(r) = lock(&self.procs).get_mut(proc) {
             r.exit_code = code;
             r.state = if unsynced {
@@ -83,6 +85,12 @@ impl HostState {
             } else {
                 ProcState::TERMINATED
             };
+        }
+        let job_over = !lock(&self.procs)
+            .iter()
+            .any(|(p, r)| p.nspace == proc.nspace && r.state == ProcState::RUNNING);
+        if job_over {
+            lock(&self.published).job_ended(&proc.nspace);
         }
     }
 
@@ -167,15 +175,13 @@ impl RunHost {
     }
 }
 
-fn wait_and_timeout(info: &[Info]) -> (bool, Option<Duration>) {
-    let wait = info.iter().any(|i| i.key.as_str() == attr::WAIT.wire_key());
-    let timeout = info
-        .iter()
+/// A lookup's `PMIX_TIMEOUT`, if any.
+fn timeout_of(info: &[Info]) -> Option<Duration> {
+    info.iter()
         .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
         .and_then(|i| i.value.to_u64())
         .filter(|t| *t > 0)
-        .map(Duration::from_secs);
-    (wait, timeout)
+        .map(Duration::from_secs)
 }
 
 impl Host for RunHost {
@@ -232,53 +238,28 @@ impl Host for RunHost {
         Ok(())
     }
 
+    /// Published data lives in a [`Published`] store: ranges, persistence, duplicates and
+    /// access permissions as v5.0 ch. 9 says; one machine is one node.
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
-        let mut table = lock(&self.published);
-        // Directives are not data (v5.0 §9.1.1).
-        let data: Vec<Info> = info
-            .into_iter()
-            .filter(|i| !i.key.as_str().starts_with("pmix."))
-            .collect();
-        // All or nothing: a duplicate key publishes none of them.
-        if data.iter().any(|i| table.contains_key(i.key.as_str())) {
-            return Err(Status::ERR_DUPLICATE_KEY);
-        }
-        for i in data {
-            let k = i.key.as_str();
-            table.insert(
-                k.to_owned(),
-                PData {
-                    proc: proc.clone(),
-                    key: i.key.clone(),
-                    value: i.value.clone(),
-                },
-            );
-        }
-        drop(table);
+        lock(&self.published).publish(&proc, &info)?;
         self.published_changed.notify_waiters();
         Ok(())
     }
 
     async fn lookup(
         &self,
-        _proc: Proc,
+        proc: Proc,
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<Vec<PData>, Status> {
-        let (wait, timeout) = wait_and_timeout(&info);
+        let timeout = timeout_of(&info);
         let search = async {
             loop {
                 let notified = self.published_changed.notified();
+                if let Some(answer) =
+                    lock(&self.published).try_lookup(&proc, &keys, &info, &OneNode)
                 {
-                    let table = lock(&self.published);
-                    let found: Vec<PData> =
-                        keys.iter().filter_map(|k| table.get(k).cloned()).collect();
-                    if found.len() == keys.len() || (!wait && !found.is_empty()) {
-                        return Ok(found);
-                    }
-                    if !wait {
-                        return Err(Status::ERR_NOT_FOUND);
-                    }
+                    return answer;
                 }
                 notified.await;
             }
@@ -295,11 +276,9 @@ impl Host for RunHost {
         &self,
         proc: Proc,
         keys: Vec<String>,
-        _info: Vec<Info>,
+        info: Vec<Info>,
     ) -> Result<(), Status> {
-        // A process unpublishes only what it published; no keys means all of it (v5.0 §9.3).
-        let mut table = lock(&self.published);
-        table.retain(|k, d| d.proc != proc || !(keys.is_empty() || keys.contains(k)));
+        lock(&self.published).unpublish(&proc, &keys, &info);
         Ok(())
     }
 

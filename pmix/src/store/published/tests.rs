@@ -1,0 +1,211 @@
+use super::*;
+use crate::model::{DataArray, DataType, Nspace};
+
+fn p(ns: &str, r: u32) -> Proc {
+    Proc::try_new(ns, r).unwrap()
+}
+
+fn datum(key: &str) -> Info {
+    Info::with_key(key, Value::Uint32(7)).unwrap()
+}
+
+fn keys(k: &[&str]) -> Vec<String> {
+    k.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// Processes of namespace "a" on node 0, the others on node 1.
+struct TwoNodes;
+
+impl Topology for TwoNodes {
+    fn same_node(&self, a: &Proc, b: &Proc) -> bool {
+        (a.nspace.as_str() == "a") == (b.nspace.as_str() == "a")
+    }
+}
+
+#[test]
+fn ranges_decide_who_finds_the_data() {
+    let mut s = Published::default();
+    let publish = |s: &mut Published, key: &str, range: DataRange| {
+        s.publish(&p("a", 0), &[datum(key), Info::new(attr::RANGE, range)])
+    };
+    publish(&mut s, "own", DataRange::PROC_LOCAL).unwrap();
+    publish(&mut s, "node", DataRange::LOCAL).unwrap();
+    publish(&mut s, "job", DataRange::NAMESPACE).unwrap();
+    publish(&mut s, "all", DataRange::SESSION).unwrap();
+    let found = |s: &mut Published, who: Proc| -> Vec<String> {
+        s.lookup(&who, &keys(&["own", "node", "job", "all"]), &[], &TwoNodes)
+            .map(|d| d.into_iter().map(|x| x.key.as_str().to_owned()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(found(&mut s, p("a", 0)), ["own", "node", "job", "all"]);
+    assert_eq!(found(&mut s, p("a", 1)), ["node", "job", "all"]);
+    assert_eq!(found(&mut s, p("b", 0)), ["all"]);
+    // An explicit lookup range keeps data published no wider than it.
+    let narrow = [Info::new(attr::RANGE, DataRange::NAMESPACE)];
+    let got = s
+        .lookup(&p("a", 1), &keys(&["all", "job"]), &narrow, &TwoNodes)
+        .unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].key.as_str(), "job");
+}
+
+#[test]
+fn custom_range_admits_the_listed_processes() {
+    let mut s = Published::default();
+    let listed = DataArray {
+        data_type: DataType::PROC,
+        elements: vec![Value::Proc(Proc::new(
+            Nspace::new("b").unwrap(),
+            crate::model::Rank::WILDCARD,
+        ))],
+    };
+    s.publish(
+        &p("a", 0),
+        &[
+            datum("k"),
+            Info::new(attr::RANGE, DataRange::CUSTOM),
+            Info::with_key(
+                attr::EVENT_CUSTOM_RANGE.wire_key(),
+                Value::DataArray(Box::new(listed)),
+            )
+            .unwrap(),
+        ],
+    )
+    .unwrap();
+    assert!(s.lookup(&p("b", 3), &keys(&["k"]), &[], &OneNode).is_ok());
+    assert_eq!(
+        s.lookup(&p("c", 0), &keys(&["k"]), &[], &OneNode).err(),
+        Some(Status::ERR_NOT_FOUND)
+    );
+}
+
+#[test]
+fn duplicates_are_per_range_and_publish_all_or_nothing() {
+    let mut s = Published::default();
+    s.publish(&p("a", 0), &[datum("k")]).unwrap();
+    assert_eq!(
+        s.publish(&p("a", 1), &[datum("new"), datum("k")]),
+        Err(Status::ERR_DUPLICATE_KEY)
+    );
+    assert_eq!(
+        s.lookup(&p("a", 0), &keys(&["new"]), &[], &OneNode).err(),
+        Some(Status::ERR_NOT_FOUND)
+    );
+    // The same key on another range is another datum.
+    let local = Info::new(attr::RANGE, DataRange::LOCAL);
+    s.publish(&p("a", 1), &[datum("k"), local.clone()]).unwrap();
+    // Unpublish touches the requester's data on the range it names (default SESSION).
+    s.unpublish(&p("a", 1), &keys(&["k"]), &[]);
+    assert_eq!(
+        s.lookup(&p("a", 0), &keys(&["k"]), &[], &OneNode)
+            .unwrap()
+            .len(),
+        1
+    );
+    s.unpublish(&p("a", 1), &[], std::slice::from_ref(&local));
+    s.unpublish(&p("a", 0), &[], &[]);
+    assert!(s.lookup(&p("a", 0), &keys(&["k"]), &[], &OneNode).is_err());
+}
+
+#[test]
+fn persistence_decides_how_long_data_stays() {
+    let mut s = Published::default();
+    let with = |p: Persistence| Info::new(attr::PERSISTENCE, p);
+    s.publish(&p("a", 0), &[datum("once"), with(Persistence::FIRST_READ)])
+        .unwrap();
+    s.publish(&p("a", 0), &[datum("proc"), with(Persistence::PROC)])
+        .unwrap();
+    s.publish(&p("a", 0), &[datum("app")]).unwrap();
+    s.publish(&p("a", 0), &[datum("session"), with(Persistence::SESSION)])
+        .unwrap();
+    assert!(
+        s.lookup(&p("a", 1), &keys(&["once"]), &[], &OneNode)
+            .is_ok()
+    );
+    assert!(
+        s.lookup(&p("a", 1), &keys(&["once"]), &[], &OneNode)
+            .is_err()
+    );
+    s.process_ended(&p("a", 0));
+    assert!(
+        s.lookup(&p("a", 1), &keys(&["proc"]), &[], &OneNode)
+            .is_err()
+    );
+    assert!(s.lookup(&p("a", 1), &keys(&["app"]), &[], &OneNode).is_ok());
+    s.job_ended(&Nspace::new("a").unwrap());
+    assert!(
+        s.lookup(&p("b", 0), &keys(&["app"]), &[], &OneNode)
+            .is_err()
+    );
+    assert!(
+        s.lookup(&p("b", 0), &keys(&["session"]), &[], &OneNode)
+            .is_ok()
+    );
+}
+
+#[test]
+fn access_permissions_admit_the_listed_users_and_the_publisher() {
+    let mut s = Published::default();
+    let perms = DataArray {
+        data_type: DataType::INFO,
+        elements: vec![Value::Info(Box::new(
+            Info::with_key(
+                attr::ACCESS_USERIDS.wire_key(),
+                Value::DataArray(Box::new(DataArray {
+                    data_type: DataType::UINT32,
+                    elements: vec![Value::Uint32(2000)],
+                })),
+            )
+            .unwrap(),
+        ))],
+    };
+    s.publish(
+        &p("a", 0),
+        &[
+            datum("k"),
+            Info::with_key(
+                attr::ACCESS_PERMISSIONS.wire_key(),
+                Value::DataArray(Box::new(perms)),
+            )
+            .unwrap(),
+            Info::new(attr::USERID, 1000u32),
+        ],
+    )
+    .unwrap();
+    let as_user = |u: u32| [Info::new(attr::USERID, u)];
+    assert!(
+        s.lookup(&p("a", 1), &keys(&["k"]), &as_user(2000), &OneNode)
+            .is_ok()
+    );
+    assert!(
+        s.lookup(&p("a", 1), &keys(&["k"]), &as_user(1000), &OneNode)
+            .is_ok()
+    );
+    assert_eq!(
+        s.lookup(&p("a", 1), &keys(&["k"]), &as_user(3000), &OneNode)
+            .err(),
+        Some(Status::ERR_NO_PERMISSIONS)
+    );
+}
+
+#[test]
+fn a_waiting_lookup_consumes_nothing_until_every_key_is_there() {
+    let mut s = Published::default();
+    let once = Info::new(attr::PERSISTENCE, Persistence::FIRST_READ);
+    s.publish(&p("a", 0), &[datum("x"), once]).unwrap();
+    let wait = [Info::new(attr::WAIT, 0)];
+    let both = keys(&["x", "y"]);
+    assert!(s.try_lookup(&p("a", 1), &both, &wait, &OneNode).is_none());
+    s.publish(&p("a", 0), &[datum("y")]).unwrap();
+    let got = s
+        .try_lookup(&p("a", 1), &both, &wait, &OneNode)
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.len(), 2);
+    // Without a wait, an answer at once: here a partial one.
+    let partial = s
+        .try_lookup(&p("a", 1), &both, &[], &OneNode)
+        .unwrap()
+        .unwrap();
+    assert_eq!(partial.len(), 1);
+}
