@@ -287,13 +287,13 @@ fn python3_pmix_clients_log_allocate_and_terminate_a_peer_under_pmixrun() {
 }
 
 #[test]
-fn a_silent_rust_client_gets_a_heartbeat_alert_under_pmixrun() {
-    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_heartbeat_check"));
-    let says = Some("ok alert for a silent process");
+fn a_silent_rust_client_and_an_untouched_file_get_alerts_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_monitor_check"));
+    let says = Some("ok alert for an untouched file");
     check_says(
         under_pmixrun(2, &program, &[]),
         2,
-        "heartbeat under pmixrun",
+        "monitoring under pmixrun",
         says,
     );
 }

@@ -20,6 +20,14 @@ pub enum Control {
     /// `PMIX_REGISTER_CLEANUP` or `PMIX_REGISTER_CLEANUP_DIR`: remove this path when the job
     /// ends, with the directory options of §13.2.5.
     Cleanup(Cleanup),
+    /// `PMIX_JOB_CTRL_CHECKPOINT`: ask the processes to checkpoint, by the signal
+    /// `PMIX_JOB_CTRL_CHECKPOINT_SIGNAL` names, or by an event with
+    /// `PMIX_JOB_CTRL_CHECKPOINT_EVENT` (the standard names no event code for it).
+    Checkpoint {
+        id: String,
+        signal: Option<i32>,
+        event: bool,
+    },
 }
 
 /// A path to remove when the job ends.
@@ -38,7 +46,7 @@ pub struct Cleanup {
 }
 
 /// Read a job-control request. `PMIX_JOB_CTRL_ID` names the request and asks nothing; the
-/// directives no host here can honour (checkpoint, restart, provisioning, preemption,
+/// directives no host here can honour (restart from an image, provisioning, preemption,
 /// cancel) are `PMIX_ERR_NOT_SUPPORTED`, a signal that is not a number `PMIX_ERR_BAD_PARAM`,
 /// and a request that asks nothing `PMIX_ERR_BAD_PARAM`.
 pub fn job_control(directives: &[Info]) -> Result<Vec<Control>, Status> {
@@ -81,9 +89,20 @@ pub fn job_control(directives: &[Info]) -> Result<Vec<Control>, Status> {
                     .unwrap_or_default(),
                 leave_topdir: flag(attr::CLEANUP_LEAVE_TOPDIR.wire_key()),
             }));
+        } else if k == attr::JOB_CTRL_CHECKPOINT.wire_key() {
+            let signal = directives
+                .iter()
+                .find(|d| is(d, attr::JOB_CTRL_CHECKPOINT_SIGNAL.wire_key()))
+                .map(|d| d.value.to_i64().and_then(|n| i32::try_from(n).ok()))
+                .map(|n| n.ok_or(Status::ERR_BAD_PARAM))
+                .transpose()?;
+            out.push(Control::Checkpoint {
+                id: i.value.as_str().unwrap_or_default().to_owned(),
+                signal,
+                event: flag(attr::JOB_CTRL_CHECKPOINT_EVENT.wire_key()),
+            });
         } else if [
             attr::JOB_CTRL_CANCEL.wire_key(),
-            attr::JOB_CTRL_CHECKPOINT.wire_key(),
             attr::JOB_CTRL_RESTART.wire_key(),
             attr::JOB_CTRL_PROVISION.wire_key(),
             attr::JOB_CTRL_PREEMPTIBLE.wire_key(),
@@ -125,13 +144,30 @@ pub enum Monitor {
     Heartbeat { period_s: u32, drops: u32 },
     /// `PMIX_SEND_HEARTBEAT`: a heartbeat.
     Beat,
+    /// `PMIX_MONITOR_FILE`: check the file every `period_s` seconds and raise the request's
+    /// status after `drops` checks in a row found no sign of life: no change of its size
+    /// (`PMIX_MONITOR_FILE_SIZE`), access time (`PMIX_MONITOR_FILE_ACCESS`) or modification
+    /// time (`PMIX_MONITOR_FILE_MODIFY`; the default when none is named).
+    File(FileWatch),
     /// `PMIX_MONITOR_CANCEL`: end the monitors of the requester (of this id, if given).
     Cancel(Option<String>),
 }
 
+/// What a file monitor watches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileWatch {
+    pub path: String,
+    pub size: bool,
+    pub access: bool,
+    pub modify: bool,
+    pub period_s: u32,
+    pub drops: u32,
+}
+
 /// Read a process-monitor request. A heartbeat monitor needs `PMIX_MONITOR_HEARTBEAT_TIME`
 /// (a period of at least a second; `PMIX_ERR_BAD_PARAM` otherwise); `PMIX_MONITOR_HEARTBEAT_DROPS`
-/// defaults to 1. Other monitors (files, …) are `PMIX_ERR_NOT_SUPPORTED`.
+/// defaults to 1, and so do a file monitor's (`PMIX_MONITOR_FILE_CHECK_TIME`,
+/// `PMIX_MONITOR_FILE_DROPS`). Other monitors are `PMIX_ERR_NOT_SUPPORTED`.
 pub fn monitor(monitor: &Info, directives: &[Info]) -> Result<Monitor, Status> {
     let k = monitor.key.as_str();
     let number = |a: &str| {
@@ -149,6 +185,30 @@ pub fn monitor(monitor: &Info, directives: &[Info]) -> Result<Monitor, Status> {
     }
     if k == attr::SEND_HEARTBEAT.wire_key() {
         Ok(Monitor::Beat)
+    } else if k == attr::MONITOR_FILE.wire_key() {
+        let path = monitor
+            .value
+            .as_str()
+            .ok_or(Status::ERR_BAD_PARAM)?
+            .to_owned();
+        let period_s = number(attr::MONITOR_FILE_CHECK_TIME.wire_key())
+            .filter(|t| *t > 0)
+            .ok_or(Status::ERR_BAD_PARAM)?;
+        let drops = number(attr::MONITOR_FILE_DROPS.wire_key())
+            .unwrap_or(1)
+            .max(1);
+        let named = |a: &str| directives.iter().any(|i| i.key.as_str() == a);
+        let size = named(attr::MONITOR_FILE_SIZE.wire_key());
+        let access = named(attr::MONITOR_FILE_ACCESS.wire_key());
+        let modify = named(attr::MONITOR_FILE_MODIFY.wire_key()) || !(size || access);
+        Ok(Monitor::File(FileWatch {
+            path,
+            size,
+            access,
+            modify,
+            period_s,
+            drops,
+        }))
     } else if k == attr::MONITOR_HEARTBEAT.wire_key() {
         let period_s = number(attr::MONITOR_HEARTBEAT_TIME.wire_key())
             .filter(|t| *t > 0)
@@ -188,8 +248,20 @@ mod tests {
         assert!(ignored("keep.me", &c.ignore) && ignored("log", &c.ignore));
         assert!(!ignored("other", &c.ignore));
         assert_eq!(
-            job_control(&[Info::new(attr::JOB_CTRL_CHECKPOINT, "x".to_owned())]),
+            job_control(&[Info::new(attr::JOB_CTRL_RESTART, "x".to_owned())]),
             Err(Status::ERR_NOT_SUPPORTED)
+        );
+        let ckpt = [
+            Info::new(attr::JOB_CTRL_CHECKPOINT, "c1".to_owned()),
+            Info::new(attr::JOB_CTRL_CHECKPOINT_SIGNAL, 12),
+        ];
+        assert_eq!(
+            job_control(&ckpt),
+            Ok(vec![Control::Checkpoint {
+                id: "c1".into(),
+                signal: Some(12),
+                event: false
+            }])
         );
         assert_eq!(
             job_control(&[Info::new(attr::JOB_CTRL_ID, "only a name".to_owned())]),
@@ -215,6 +287,23 @@ mod tests {
         let beat = Info::new(attr::SEND_HEARTBEAT, Value::Undef);
         assert_eq!(monitor(&beat, &[]), Ok(Monitor::Beat));
         let file = Info::new(attr::MONITOR_FILE, "/tmp/f".to_owned());
-        assert_eq!(monitor(&file, &[]), Err(Status::ERR_NOT_SUPPORTED));
+        assert_eq!(monitor(&file, &[]), Err(Status::ERR_BAD_PARAM));
+        let every = [
+            Info::new(attr::MONITOR_FILE_CHECK_TIME, 2u32),
+            Info::new(attr::MONITOR_FILE_SIZE, true),
+        ];
+        assert_eq!(
+            monitor(&file, &every),
+            Ok(Monitor::File(FileWatch {
+                path: "/tmp/f".into(),
+                size: true,
+                access: false,
+                modify: false,
+                period_s: 2,
+                drops: 1
+            }))
+        );
+        let other = Info::with_key("pmix.monitor.other", Value::Undef).unwrap();
+        assert_eq!(monitor(&other, &[]), Err(Status::ERR_NOT_SUPPORTED));
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct HostState {
     pub(crate) heartbeats: Mutex<BTreeMap<Proc, (u64, u64)>>,
     /// Events the host raises (heartbeat alerts), for the launcher's loop to send.
     pub(crate) alerts: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(Status, Proc)>>>,
+    /// File monitors by process and path, with the watch's generation.
+    pub(crate) file_watches: Mutex<BTreeMap<(Proc, String), u64>>,
     /// Allocations granted: (allocation id, request id).
     pub(crate) allocations: Mutex<Vec<(String, Option<String>)>>,
     /// Where spawn requests go: the launcher's loop, which starts jobs.
@@ -145,6 +147,55 @@ impl HostState {
 }
 
 impl RunHost {
+    /// Watch a file for `proc` until its process ends or the watch is replaced or cancelled:
+    /// each check compares what the watch looks at (size, access and modification times)
+    /// with the check before.
+    async fn watch_file(
+        &self,
+        proc: Proc,
+        generation: u64,
+        watch: pmix::server::control::FileWatch,
+        error: Status,
+    ) {
+        let look = |w: &pmix::server::control::FileWatch| {
+            std::fs::metadata(&w.path).ok().map(|m| {
+                (
+                    w.size.then_some(m.len()),
+                    w.access.then(|| m.accessed().ok()).flatten(),
+                    w.modify.then(|| m.modified().ok()).flatten(),
+                )
+            })
+        };
+        let period = Duration::from_secs(u64::from(watch.period_s));
+        let mut last = look(&watch);
+        let mut missed = 0;
+        loop {
+            tokio::time::sleep(period).await;
+            let running = lock(&self.procs)
+                .get(&proc)
+                .is_some_and(|r| r.state == ProcState::RUNNING);
+            let current = lock(&self.file_watches)
+                .get(&(proc.clone(), watch.path.clone()))
+                .copied();
+            if !running || current != Some(generation) {
+                return;
+            }
+            let now = look(&watch);
+            if now.is_some() && now != last {
+                last = now;
+                missed = 0;
+                continue;
+            }
+            missed += 1;
+            if missed >= watch.drops {
+                missed = 0;
+                if let Some(tx) = lock(&self.alerts).as_ref() {
+                    let _ = tx.send((error, proc.clone()));
+                }
+            }
+        }
+    }
+
     /// Watch `proc`'s heartbeat until its process ends or the watch is replaced.
     async fn watch(&self, proc: Proc, generation: u64, period_s: u32, drops: u32, error: Status) {
         let period = Duration::from_secs(u64::from(period_s));
@@ -379,6 +430,12 @@ impl Host for RunHost {
                 }
                 Control::Signal(0) => None,
                 Control::Signal(n) => Some(Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?),
+                Control::Checkpoint {
+                    signal: Some(n), ..
+                } => Some(Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?),
+                // The standard names no event for a checkpoint request; only a signal can
+                // carry it here.
+                Control::Checkpoint { signal: None, .. } => return Err(Status::ERR_NOT_SUPPORTED),
                 Control::Pause => Some(Signal::SIGSTOP),
                 Control::Resume => Some(Signal::SIGCONT),
                 Control::Kill => Some(Signal::SIGKILL),
@@ -442,6 +499,21 @@ impl Host for RunHost {
                 if let Some(w) = lock(&self.heartbeats).get_mut(&proc) {
                     w.1 += 1;
                 }
+                lock(&self.file_watches).retain(|(p, _), _| *p != proc);
+            }
+            Monitor::File(watch) => {
+                let generation = {
+                    let mut watches = lock(&self.file_watches);
+                    let g = watches
+                        .entry((proc.clone(), watch.path.clone()))
+                        .or_insert(0);
+                    *g += 1;
+                    *g
+                };
+                let host = self.clone();
+                tokio::spawn(async move {
+                    host.watch_file(proc, generation, watch, error).await;
+                });
             }
             Monitor::Heartbeat { period_s, drops } => {
                 let generation = {

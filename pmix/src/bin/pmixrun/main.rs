@@ -231,7 +231,7 @@ async fn run(opts: Options) -> Result<u8, String> {
                 break;
             }
             Some((status, proc)) = alerts.recv() => {
-                eprintln!("pmixrun: {proc} missed its heartbeats");
+                eprintln!("pmixrun: {proc} shows no sign of life ({status:?})");
                 let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, proc)];
                 if let Err(s) = server.notify_event(status, None, DataRange::NAMESPACE, info).await {
                     eprintln!("pmixrun: cannot raise a heartbeat alert: {s:?}");
