@@ -10,19 +10,14 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pmix::client::blocking::Client;
 use pmix::model::{DataRange, Proc, Rank, Status, attr};
 
 /// An application's own event code (positive codes are the application's, §10.1.2).
 const HELLO: Status = Status(4242);
 
 fn main() -> ExitCode {
-    let client = match Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            println!("FAIL init: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(client) = pmix_tests::init_client() else {
+        return ExitCode::FAILURE;
     };
     let me = client.proc().clone();
     let size = client

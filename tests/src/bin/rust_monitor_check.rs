@@ -8,16 +8,11 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pmix::client::blocking::Client;
 use pmix::model::{Info, Status, Value, attr};
 
 fn main() -> ExitCode {
-    let client = match Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            println!("FAIL init: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(client) = pmix_tests::init_client() else {
+        return ExitCode::FAILURE;
     };
     let me = client.proc().clone();
     let mut failed = false;

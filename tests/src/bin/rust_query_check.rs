@@ -6,7 +6,6 @@
 
 use std::process::ExitCode;
 
-use pmix::client::blocking::Client;
 use pmix::model::{Info, Proc, Query, Rank, Status, Value, attr};
 
 fn query(keys: &[&str], qualifiers: Vec<Info>) -> Query {
@@ -17,12 +16,8 @@ fn query(keys: &[&str], qualifiers: Vec<Info>) -> Query {
 }
 
 fn main() -> ExitCode {
-    let client = match Client::init() {
-        Ok(c) => c,
-        Err(e) => {
-            println!("FAIL init: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(client) = pmix_tests::init_client() else {
+        return ExitCode::FAILURE;
     };
     let me = client.proc().clone();
     let size = client

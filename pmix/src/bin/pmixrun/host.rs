@@ -147,9 +147,43 @@ impl HostState {
 }
 
 impl RunHost {
-    /// Watch a file for `proc` until its process ends or the watch is replaced or cancelled:
-    /// each check compares what the watch looks at (size, access and modification times)
-    /// with the check before.
+    /// Check `proc` for signs of life every `period`: `check` answers whether it saw one
+    /// since the last time, or `None` when the watch is over. After `drops` checks in a row
+    /// without one, `error` is raised for the process (and counting starts again). The watch
+    /// ends with the process too.
+    async fn watch_for_life(
+        &self,
+        proc: Proc,
+        period: Duration,
+        drops: u32,
+        error: Status,
+        mut check: impl FnMut() -> Option<bool>,
+    ) {
+        let mut missed = 0;
+        loop {
+            tokio::time::sleep(period).await;
+            let running = lock(&self.procs)
+                .get(&proc)
+                .is_some_and(|r| r.state == ProcState::RUNNING);
+            let Some(alive) = check().filter(|_| running) else {
+                return;
+            };
+            if alive {
+                missed = 0;
+                continue;
+            }
+            missed += 1;
+            if missed >= drops {
+                missed = 0;
+                if let Some(tx) = lock(&self.alerts).as_ref() {
+                    let _ = tx.send((error, proc.clone()));
+                }
+            }
+        }
+    }
+
+    /// Watch a file for `proc` until the watch is replaced or cancelled: each check compares
+    /// what the watch looks at (size, access and modification times) with the check before.
     async fn watch_file(
         &self,
         proc: Proc,
@@ -166,63 +200,36 @@ impl RunHost {
                 )
             })
         };
-        let period = Duration::from_secs(u64::from(watch.period_s));
         let mut last = look(&watch);
-        let mut missed = 0;
-        loop {
-            tokio::time::sleep(period).await;
-            let running = lock(&self.procs)
-                .get(&proc)
-                .is_some_and(|r| r.state == ProcState::RUNNING);
-            let current = lock(&self.file_watches)
-                .get(&(proc.clone(), watch.path.clone()))
-                .copied();
-            if !running || current != Some(generation) {
-                return;
+        let key = (proc.clone(), watch.path.clone());
+        let period = Duration::from_secs(u64::from(watch.period_s));
+        self.watch_for_life(proc, period, watch.drops, error, || {
+            if lock(&self.file_watches).get(&key) != Some(&generation) {
+                return None;
             }
             let now = look(&watch);
-            if now.is_some() && now != last {
-                last = now;
-                missed = 0;
-                continue;
-            }
-            missed += 1;
-            if missed >= watch.drops {
-                missed = 0;
-                if let Some(tx) = lock(&self.alerts).as_ref() {
-                    let _ = tx.send((error, proc.clone()));
-                }
-            }
-        }
+            let changed = now.is_some() && now != last;
+            last = now;
+            Some(changed)
+        })
+        .await;
     }
 
-    /// Watch `proc`'s heartbeat until its process ends or the watch is replaced.
+    /// Watch `proc`'s heartbeat until the watch is replaced or cancelled.
     async fn watch(&self, proc: Proc, generation: u64, period_s: u32, drops: u32, error: Status) {
-        let period = Duration::from_secs(u64::from(period_s));
         let mut seen = 0;
-        let mut missed = 0;
-        loop {
-            tokio::time::sleep(period).await;
-            let running = lock(&self.procs)
-                .get(&proc)
-                .is_some_and(|r| r.state == ProcState::RUNNING);
-            let beats = match lock(&self.heartbeats).get(&proc) {
-                Some((beats, g)) if *g == generation && running => *beats,
-                _ => return,
+        let key = proc.clone();
+        let period = Duration::from_secs(u64::from(period_s));
+        self.watch_for_life(proc, period, drops, error, || {
+            let beats = match lock(&self.heartbeats).get(&key) {
+                Some((beats, g)) if *g == generation => *beats,
+                _ => return None,
             };
-            if beats > seen {
-                seen = beats;
-                missed = 0;
-                continue;
-            }
-            missed += 1;
-            if missed >= drops {
-                missed = 0;
-                if let Some(tx) = lock(&self.alerts).as_ref() {
-                    let _ = tx.send((error, proc.clone()));
-                }
-            }
-        }
+            let beat = beats > seen;
+            seen = beats;
+            Some(beat)
+        })
+        .await;
     }
 }
 
