@@ -12,16 +12,16 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use pmix::events::Event;
 use pmix::model::{
     AllocDirective, App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, Rank, Status,
     Value, attr,
 };
+use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server, control, launch};
-use pmix::store::published::{Published, Topology};
-use tokio::sync::{Notify, oneshot};
+use pmix::store::published::Topology;
+use tokio::sync::oneshot;
 
 use crate::runner::Problem;
 use crate::vector::Vector;
@@ -101,16 +101,14 @@ pub struct Shared {
     node_names: Vec<String>,
     /// Jobs spawned so far.
     spawned: Mutex<u32>,
-    /// Allocations granted: (allocation id, request id).
-    allocations: Mutex<Vec<(String, Option<String>)>>,
+    allocations: Mutex<control::Allocations>,
     /// Processes whose heartbeat is watched, and the beats received.
     heartbeats: Mutex<BTreeMap<Proc, u64>>,
     /// Fences in progress, by participant list and round.
     fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
     /// How many fences each node has entered per participant list.
     rounds: Mutex<BTreeMap<(String, usize), u64>>,
-    published: Mutex<Published>,
-    published_changed: Notify,
+    published: PublishBoard,
 }
 
 #[derive(Default)]
@@ -149,12 +147,11 @@ impl Shared {
             nodes: v.setup.nodes.len(),
             node_names: v.setup.nodes.iter().map(|n| n.name.clone()).collect(),
             spawned: Mutex::new(0),
-            allocations: Mutex::new(Vec::new()),
+            allocations: Mutex::new(control::Allocations::default()),
             heartbeats: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
             rounds: Mutex::new(BTreeMap::new()),
-            published: Mutex::new(Published::default()),
-            published_changed: Notify::new(),
+            published: PublishBoard::default(),
         }
     }
 
@@ -267,32 +264,11 @@ impl Host for ClusterHost {
         directive: AllocDirective,
         info: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let text = |a: &str| {
-            info.iter()
-                .find(|i| i.key.as_str() == a)
-                .and_then(|i| i.value.as_str().map(str::to_owned))
+        let capacity = control::Capacity {
+            nodes: self.shared.nodes as u64,
+            cpus: None,
         };
-        let req_id = text(attr::ALLOC_REQ_ID.wire_key());
-        let mut granted = lock(&self.shared.allocations);
-        if directive == AllocDirective::NEW {
-            let nodes = info
-                .iter()
-                .find(|i| i.key.as_str() == attr::ALLOC_NUM_NODES.wire_key())
-                .and_then(|i| i.value.to_u64())
-                .unwrap_or(1);
-            if nodes > self.shared.nodes as u64 {
-                return Err(Status::ERR_OUT_OF_RESOURCE);
-            }
-            let id = format!("{}.alloc{}", self.shared.nspace, granted.len() + 1);
-            granted.push((id.clone(), req_id));
-            return Ok(vec![Info::new(attr::ALLOC_ID, id)]);
-        }
-        let named = text(attr::ALLOC_ID.wire_key());
-        granted
-            .iter()
-            .find(|(id, req)| named.as_ref() == Some(id) || (req.is_some() && *req == req_id))
-            .map(|(id, _)| vec![Info::new(attr::ALLOC_ID, id.clone())])
-            .ok_or(Status::ERR_NOT_FOUND)
+        lock(&self.shared.allocations).request(&self.shared.nspace, capacity, directive, &info)
     }
 
     /// The vector's ranks are tasks of the harness, which ends them itself: a request the
@@ -404,9 +380,7 @@ impl Host for ClusterHost {
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        lock(&self.shared.published).publish(&proc, &info)?;
-        self.shared.published_changed.notify_waiters();
-        Ok(())
+        self.shared.published.publish(&proc, &info)
     }
 
     async fn lookup(
@@ -418,32 +392,11 @@ impl Host for ClusterHost {
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        let timeout = info
-            .iter()
-            .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
-            .and_then(|i| i.value.to_u64())
-            .filter(|t| *t > 0);
-        let search = async {
-            loop {
-                let notified = self.shared.published_changed.notified();
-                let answer = lock(&self.shared.published).try_lookup(
-                    &proc,
-                    &keys,
-                    &info,
-                    self.shared.as_ref(),
-                );
-                if let Some(answer) = answer {
-                    return answer;
-                }
-                notified.await;
-            }
-        };
-        match timeout {
-            Some(t) => tokio::time::timeout(Duration::from_secs(t), search)
-                .await
-                .unwrap_or(Err(Status::ERR_TIMEOUT)),
-            None => search.await,
-        }
+        let topology = self.shared.as_ref();
+        self.shared
+            .published
+            .lookup(&proc, &keys, &info, topology)
+            .await
     }
 
     async fn unpublish(
@@ -455,7 +408,7 @@ impl Host for ClusterHost {
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        lock(&self.shared.published).unpublish(&proc, &keys, &info);
+        self.shared.published.unpublish(&proc, &keys, &info);
         Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //! host must do, so that every host (`pmixrun`, the conformance harness, the simulator)
 //! reads the standard's directives the same way. Sans-IO: acting is the host's business.
 
-use crate::model::{Info, Status, attr};
+use crate::model::{AllocDirective, Info, Status, attr};
 
 /// One thing a `PMIx_Job_control` request asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,6 +153,57 @@ pub enum Monitor {
     Cancel(Option<String>),
 }
 
+/// What a host can give to a new allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    pub nodes: u64,
+    /// The cpus a request may ask for (`None`: not checked).
+    pub cpus: Option<u64>,
+}
+
+/// The allocations a host granted (§13.1): each with its `PMIX_ALLOC_ID` and the
+/// requester's `PMIX_ALLOC_REQ_ID`, if any.
+#[derive(Clone, Debug, Default)]
+pub struct Allocations {
+    granted: Vec<(String, Option<String>)>,
+}
+
+impl Allocations {
+    /// Answer an allocation request. A new allocation within `capacity` (default: one node,
+    /// one cpu) is granted the id `<prefix>.alloc<k>`; more than the host has is
+    /// `PMIX_ERR_OUT_OF_RESOURCE`. Extending, releasing or reacquiring names a granted
+    /// allocation by `PMIX_ALLOC_ID` or by the `PMIX_ALLOC_REQ_ID` it was asked with, else
+    /// `PMIX_ERR_NOT_FOUND`. The answer is the allocation's `PMIX_ALLOC_ID`.
+    pub fn request(
+        &mut self,
+        prefix: &str,
+        capacity: Capacity,
+        directive: AllocDirective,
+        info: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        let value = |a: &str| info.iter().find(|i| i.key.as_str() == a).map(|i| &i.value);
+        let number = |a: &str| value(a).and_then(crate::model::Value::to_u64);
+        let text = |a: &str| value(a).and_then(|v| v.as_str().map(str::to_owned));
+        let req_id = text(attr::ALLOC_REQ_ID.wire_key());
+        if directive == AllocDirective::NEW {
+            let nodes = number(attr::ALLOC_NUM_NODES.wire_key()).unwrap_or(1);
+            let cpus = number(attr::ALLOC_NUM_CPUS.wire_key()).unwrap_or(1);
+            if nodes > capacity.nodes || capacity.cpus.is_some_and(|c| cpus > c) {
+                return Err(Status::ERR_OUT_OF_RESOURCE);
+            }
+            let id = format!("{prefix}.alloc{}", self.granted.len() + 1);
+            self.granted.push((id.clone(), req_id));
+            return Ok(vec![Info::new(attr::ALLOC_ID, id)]);
+        }
+        let named = text(attr::ALLOC_ID.wire_key());
+        self.granted
+            .iter()
+            .find(|(id, req)| named.as_ref() == Some(id) || (req.is_some() && *req == req_id))
+            .map(|(id, _)| vec![Info::new(attr::ALLOC_ID, id.clone())])
+            .ok_or(Status::ERR_NOT_FOUND)
+    }
+}
+
 /// What a file monitor watches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileWatch {
@@ -266,6 +317,32 @@ mod tests {
         assert_eq!(
             job_control(&[Info::new(attr::JOB_CTRL_ID, "only a name".to_owned())]),
             Err(Status::ERR_BAD_PARAM)
+        );
+    }
+
+    #[test]
+    fn allocations_are_granted_within_capacity_and_found_again_by_their_ids() {
+        let mut a = Allocations::default();
+        let one = Capacity {
+            nodes: 1,
+            cpus: Some(2),
+        };
+        let two_nodes = [Info::new(attr::ALLOC_NUM_NODES, 2u64)];
+        assert_eq!(
+            a.request("job", one, AllocDirective::NEW, &two_nodes),
+            Err(Status::ERR_OUT_OF_RESOURCE)
+        );
+        let asked = [Info::new(attr::ALLOC_REQ_ID, "r".to_owned())];
+        let got = a.request("job", one, AllocDirective::NEW, &asked).unwrap();
+        assert_eq!(got, [Info::new(attr::ALLOC_ID, "job.alloc1".to_owned())]);
+        assert_eq!(
+            a.request("job", one, AllocDirective::EXTEND, &asked),
+            Ok(got)
+        );
+        let unknown = [Info::new(attr::ALLOC_ID, "other".to_owned())];
+        assert_eq!(
+            a.request("job", one, AllocDirective::RELEASE, &unknown),
+            Err(Status::ERR_NOT_FOUND)
         );
     }
 

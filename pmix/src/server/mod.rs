@@ -30,6 +30,8 @@ pub mod host;
 pub mod launch;
 #[cfg(feature = "runtime")]
 pub mod log;
+#[cfg(feature = "runtime")]
+pub mod publish;
 
 #[cfg(feature = "runtime")]
 pub use config::{Roles, ServerConfig};

@@ -9,7 +9,8 @@ use pmix::model::{
     ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
-use pmix::store::published::{OneNode, Published};
+use pmix::server::publish::PublishBoard;
+use pmix::store::published::OneNode;
 use tokio::sync::Notify;
 
 /// The launcher as a PMIx host: published data, finalized processes, abort requests.
@@ -29,8 +30,7 @@ pub(crate) struct HostState {
     pub(crate) nspace: Mutex<Option<Nspace>>,
     /// Tools connected so far (each gets the next number).
     pub(crate) tools: Mutex<u32>,
-    pub(crate) published: Mutex<Published>,
-    pub(crate) published_changed: Notify,
+    pub(crate) published: PublishBoard,
     pub(crate) finalized: Mutex<Vec<Proc>>,
     pub(crate) connected: Mutex<Vec<Proc>>,
     pub(crate) abort: Mutex<Option<(Proc, Status, Option<String>)>>,
@@ -46,8 +46,8 @@ pub(crate) struct HostState {
     pub(crate) alerts: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(Status, Proc)>>>,
     /// File monitors by process and path, with the watch's generation.
     pub(crate) file_watches: Mutex<BTreeMap<(Proc, String), u64>>,
-    /// Allocations granted: (allocation id, request id).
-    pub(crate) allocations: Mutex<Vec<(String, Option<String>)>>,
+    /// Allocations granted.
+    pub(crate) allocations: Mutex<pmix::server::control::Allocations>,
     /// Where spawn requests go: the launcher's loop, which starts jobs.
     pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
 }
@@ -77,7 +77,7 @@ impl HostState {
 
     /// A process ended with `code`; `unsynced` when it connected and never finalized.
     pub(crate) fn ended(&self, proc: &Proc, code: i32, unsynced: bool) {
-        lock(&self.published).process_ended(proc);
+        self.published.process_ended(proc);
         if let Some(r) = lock(&self.procs).get_mut(proc) {
             r.exit_code = code;
             r.state = if unsynced {
@@ -92,7 +92,7 @@ impl HostState {
             .iter()
             .any(|(p, r)| p.nspace == proc.nspace && r.state == ProcState::RUNNING);
         if job_over {
-            lock(&self.published).job_ended(&proc.nspace);
+            self.published.job_ended(&proc.nspace);
         }
     }
 
@@ -233,15 +233,6 @@ impl RunHost {
     }
 }
 
-/// A lookup's `PMIX_TIMEOUT`, if any.
-fn timeout_of(info: &[Info]) -> Option<Duration> {
-    info.iter()
-        .find(|i| i.key.as_str() == attr::TIMEOUT.wire_key())
-        .and_then(|i| i.value.to_u64())
-        .filter(|t| *t > 0)
-        .map(Duration::from_secs)
-}
-
 impl Host for RunHost {
     async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
         lock(&self.connected).push(proc);
@@ -296,12 +287,10 @@ impl Host for RunHost {
         Ok(())
     }
 
-    /// Published data lives in a [`Published`] store: ranges, persistence, duplicates and
+    /// Published data lives on a [`PublishBoard`]: ranges, persistence, duplicates and
     /// access permissions as v5.0 ch. 9 says; one machine is one node.
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
-        lock(&self.published).publish(&proc, &info)?;
-        self.published_changed.notify_waiters();
-        Ok(())
+        self.published.publish(&proc, &info)
     }
 
     async fn lookup(
@@ -310,24 +299,7 @@ impl Host for RunHost {
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<Vec<PData>, Status> {
-        let timeout = timeout_of(&info);
-        let search = async {
-            loop {
-                let notified = self.published_changed.notified();
-                if let Some(answer) =
-                    lock(&self.published).try_lookup(&proc, &keys, &info, &OneNode)
-                {
-                    return answer;
-                }
-                notified.await;
-            }
-        };
-        match timeout {
-            Some(t) => tokio::time::timeout(t, search)
-                .await
-                .unwrap_or(Err(Status::ERR_TIMEOUT)),
-            None => search.await,
-        }
+        self.published.lookup(&proc, &keys, &info, &OneNode).await
     }
 
     async fn unpublish(
@@ -336,7 +308,7 @@ impl Host for RunHost {
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<(), Status> {
-        lock(&self.published).unpublish(&proc, &keys, &info);
+        self.published.unpublish(&proc, &keys, &info);
         Ok(())
     }
 
@@ -383,37 +355,13 @@ impl Host for RunHost {
         directive: AllocDirective,
         info: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let number = |a: &str| {
-            info.iter()
-                .find(|i| i.key.as_str() == a)
-                .and_then(|i| i.value.to_u64())
+        let capacity = pmix::server::control::Capacity {
+            nodes: 1,
+            cpus: Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u64)),
         };
-        let text = |a: &str| {
-            info.iter()
-                .find(|i| i.key.as_str() == a)
-                .and_then(|i| i.value.as_str().map(str::to_owned))
-        };
-        let req_id = text(attr::ALLOC_REQ_ID.wire_key());
-        let mut granted = lock(&self.allocations);
-        if directive == AllocDirective::NEW {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-            if number(attr::ALLOC_NUM_NODES.wire_key()).unwrap_or(1) > 1
-                || number(attr::ALLOC_NUM_CPUS.wire_key()).unwrap_or(1) > cpus
-            {
-                return Err(Status::ERR_OUT_OF_RESOURCE);
-            }
-            let job = lock(&self.nspace).clone();
-            let base = job.as_ref().map_or("pmixrun", |n| n.as_str());
-            let id = format!("{base}.alloc{}", granted.len() + 1);
-            granted.push((id.clone(), req_id));
-            return Ok(vec![Info::new(attr::ALLOC_ID, id)]);
-        }
-        let named = text(attr::ALLOC_ID.wire_key());
-        granted
-            .iter()
-            .find(|(id, req)| named.as_ref() == Some(id) || (req.is_some() && *req == req_id))
-            .map(|(id, _)| vec![Info::new(attr::ALLOC_ID, id.clone())])
-            .ok_or(Status::ERR_NOT_FOUND)
+        let job = lock(&self.nspace).clone();
+        let prefix = job.as_ref().map_or("pmixrun", |n| n.as_str());
+        lock(&self.allocations).request(prefix, capacity, directive, &info)
     }
 
     /// Signals for real: pause (SIGSTOP), resume (SIGCONT), kill (SIGKILL), terminate
