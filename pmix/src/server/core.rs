@@ -956,181 +956,11 @@ impl ServerCore {
                 range,
                 info,
             } => self.client_notify(conn, tag, me, status, range, info),
-            // Deregistration expects no answer (OpenPMIx 4.2 clients send it without a callback).
-            Request::Op(crate::wire::ops::Op::DeregisterEvents { codes }) => {
-                self.deregister_events(conn, &codes);
-            }
-            Request::Op(crate::wire::ops::Op::Query { queries }) => {
-                self.query(conn, tag, me, queries);
-            }
-            Request::Op(crate::wire::ops::Op::Spawn { job_info, apps }) => {
-                if apps.is_empty() || apps.iter().any(|a| a.maxprocs <= 0) {
-                    self.spawned(conn, tag, Err(Status::ERR_BAD_PARAM));
-                    return;
-                }
-                let call = HostCall::Spawn {
-                    proc: me.clone(),
-                    job_info,
-                    apps,
-                };
-                self.call_host(Pending::Spawn { conn, tag }, call);
-            }
-            Request::Op(crate::wire::ops::Op::Log {
-                timestamp,
-                data,
-                directives,
-            }) => {
-                if data.is_empty() {
-                    self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
-                    return;
-                }
-                let directives = self.with_ids(me, directives);
-                let call = HostCall::Log {
-                    proc: me.clone(),
-                    timestamp: timestamp.0,
-                    data,
-                    directives,
-                };
-                self.call_host(Pending::Reply { conn, tag }, call);
-            }
-            Request::Op(crate::wire::ops::Op::Alloc { directive, info }) => {
-                let info = self.with_ids(me, info);
-                let call = HostCall::Allocate {
-                    proc: me.clone(),
-                    directive,
-                    info,
-                };
-                let command = crate::wire::Command::ALLOC;
-                self.call_host(Pending::Infos { conn, tag, command }, call);
-            }
-            Request::Op(crate::wire::ops::Op::JobControl {
-                targets,
-                directives,
-            }) => {
-                let directives = self.with_ids(me, directives);
-                let call = HostCall::JobControl {
-                    proc: me.clone(),
-                    targets,
-                    directives,
-                };
-                let command = crate::wire::Command::JOB_CONTROL;
-                self.call_host(Pending::Infos { conn, tag, command }, call);
-            }
-            Request::Op(crate::wire::ops::Op::Monitor {
-                monitor,
-                error,
-                directives,
-            }) => {
-                let directives = self.with_ids(me, directives);
-                let call = HostCall::Monitor {
-                    proc: me.clone(),
-                    monitor,
-                    error,
-                    directives,
-                };
-                let command = crate::wire::Command::MONITOR;
-                self.call_host(Pending::Infos { conn, tag, command }, call);
-            }
-            Request::Op(crate::wire::ops::Op::GetCredential { .. }) => {
-                let reply = match self.clients.get(me) {
-                    Some(r) => {
-                        let who = super::credential::Identity {
-                            proc: me.clone(),
-                            uid: r.uid,
-                            gid: r.gid,
-                        };
-                        match super::credential::mint(&self.credential_key, &who) {
-                            Ok(bytes) => crate::wire::OpReply::Credential {
-                                status: Status::SUCCESS,
-                                credential: Some(crate::model::ByteObject(bytes)),
-                                info: vec![Info::new(
-                                    attr::CRED_TYPE,
-                                    super::credential::CRED_TYPE.to_owned(),
-                                )],
-                            },
-                            Err(status) => crate::wire::OpReply::Credential {
-                                status,
-                                credential: None,
-                                info: Vec::new(),
-                            },
-                        }
-                    }
-                    // A tool's identity is not registered: nothing to vouch for.
-                    None => crate::wire::OpReply::Credential {
-                        status: Status::ERR_NOT_SUPPORTED,
-                        credential: None,
-                        info: Vec::new(),
-                    },
-                };
-                self.send(conn, tag, &Reply::Op(reply));
-            }
-            Request::Op(crate::wire::ops::Op::ValidateCredential { credential, .. }) => {
-                let (status, info) =
-                    match super::credential::validate(&self.credential_key, &credential.0) {
-                        Ok(who) => (Status::SUCCESS, super::credential::validated_info(&who)),
-                        Err(s) => {
-                            tracing::debug!(
-                                "{me}: a credential of {} bytes did not validate",
-                                credential.0.len()
-                            );
-                            (s, Vec::new())
-                        }
-                    };
-                let reply = crate::wire::OpReply::Infos {
-                    command: crate::wire::Command::VALIDATE_CRED,
-                    status,
-                    info,
-                };
-                self.send(conn, tag, &Reply::Op(reply));
-            }
-            Request::Op(crate::wire::ops::Op::Connect { procs, info }) => {
-                self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
-            }
-            Request::Op(crate::wire::ops::Op::Disconnect { procs, info }) => {
-                self.connect(connect::Kind::Disconnect, conn, me, tag, procs, &info);
-            }
-            // Typed (requests in `wire::ops`, replies in `wire::op_reply`), but their chapters are
-            // not served yet (issues 5 and 7). A refusal is the bare status, as OpenPMIx sends.
-            Request::Op(_) | Request::Other { .. } => {
+            Request::Op(op) => self.handle_op(conn, me, tag, op),
+            Request::Other { .. } => {
                 self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
             }
         }
-    }
-
-    /// `info` with the requester's `PMIX_USERID` and `PMIX_GRPID` added, as the standard
-    /// requires of the library for requests it passes to the host (§12.4.1, §13).
-    fn with_ids(&self, me: &Proc, mut info: Vec<Info>) -> Vec<Info> {
-        if let Some(r) = self.clients.get(me) {
-            info.push(Info::new(attr::USERID, r.uid));
-            info.push(Info::new(attr::GRPID, r.gid));
-        }
-        info
-    }
-
-    /// Answer a spawn: the new namespace and its job information as registered here.
-    fn spawned(&mut self, conn: ConnId, tag: Tag, result: Result<Nspace, Status>) {
-        let reply = match result {
-            Ok(nspace) => {
-                let buffer_type = self.conns.get(&conn).map(|c| c.buffer_type);
-                let job_info = self
-                    .store
-                    .realms(nspace.as_str())
-                    .zip(buffer_type)
-                    .and_then(|(r, b)| job_info_kvals(r, b, &self.version).ok())
-                    .unwrap_or_default();
-                crate::wire::OpReply::Spawn {
-                    status: Status::SUCCESS,
-                    nspace: Some(nspace.as_str().to_owned()),
-                    job_info,
-                }
-            }
-            Err(status) => crate::wire::OpReply::Spawn {
-                status,
-                nspace: None,
-                job_info: Vec::new(),
-            },
-        };
-        self.send(conn, tag, &Reply::Op(reply));
     }
 
     fn fence(&mut self, conn: ConnId, me: &Proc, tag: Tag, procs: Vec<Proc>, info: &[Info]) {
@@ -1366,6 +1196,7 @@ fn unknown_required(request: &Request) -> Option<String> {
 
 mod connect;
 mod events;
+mod ops;
 mod query;
 #[cfg(test)]
 mod tests;

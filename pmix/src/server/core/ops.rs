@@ -1,0 +1,190 @@
+//! The server's handling of the requests of `wire::ops` (v5.0 ch. 7, 10, 12, 13, 16): each
+//! is answered here (queries, connect, credentials, events' deregistration) or handed to the
+//! host with the requester's ids (spawn, log, allocation, job control, monitoring). Requests
+//! of chapters not served yet (I/O forwarding, groups, fabric, device distances) are refused
+//! with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
+
+use crate::model::{Info, Nspace, Proc, Status, attr};
+use crate::server::credential;
+use crate::wire::ops::Op;
+use crate::wire::{Reply, Tag};
+
+use super::super::jobinfo::job_info_kvals;
+use super::{ConnId, HostCall, Pending, ServerCore, connect};
+
+impl ServerCore {
+    pub(super) fn handle_op(&mut self, conn: ConnId, me: &Proc, tag: Tag, op: Op) {
+        match op {
+            // Deregistration expects no answer (OpenPMIx 4.2 clients send it without a callback).
+            Op::DeregisterEvents { codes } => {
+                self.deregister_events(conn, &codes);
+            }
+            Op::Query { queries } => {
+                self.query(conn, tag, me, queries);
+            }
+            Op::Spawn { job_info, apps } => {
+                if apps.is_empty() || apps.iter().any(|a| a.maxprocs <= 0) {
+                    self.spawned(conn, tag, Err(Status::ERR_BAD_PARAM));
+                    return;
+                }
+                let call = HostCall::Spawn {
+                    proc: me.clone(),
+                    job_info,
+                    apps,
+                };
+                self.call_host(Pending::Spawn { conn, tag }, call);
+            }
+            Op::Log {
+                timestamp,
+                data,
+                directives,
+            } => {
+                if data.is_empty() {
+                    self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
+                    return;
+                }
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::Log {
+                    proc: me.clone(),
+                    timestamp: timestamp.0,
+                    data,
+                    directives,
+                };
+                self.call_host(Pending::Reply { conn, tag }, call);
+            }
+            Op::Alloc { directive, info } => {
+                let info = self.with_ids(me, info);
+                let call = HostCall::Allocate {
+                    proc: me.clone(),
+                    directive,
+                    info,
+                };
+                let command = crate::wire::Command::ALLOC;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Op::JobControl {
+                targets,
+                directives,
+            } => {
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::JobControl {
+                    proc: me.clone(),
+                    targets,
+                    directives,
+                };
+                let command = crate::wire::Command::JOB_CONTROL;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Op::Monitor {
+                monitor,
+                error,
+                directives,
+            } => {
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::Monitor {
+                    proc: me.clone(),
+                    monitor,
+                    error,
+                    directives,
+                };
+                let command = crate::wire::Command::MONITOR;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Op::GetCredential { .. } => {
+                let reply = match self.clients.get(me) {
+                    Some(r) => {
+                        let who = credential::Identity {
+                            proc: me.clone(),
+                            uid: r.uid,
+                            gid: r.gid,
+                        };
+                        match credential::mint(&self.credential_key, &who) {
+                            Ok(bytes) => crate::wire::OpReply::Credential {
+                                status: Status::SUCCESS,
+                                credential: Some(crate::model::ByteObject(bytes)),
+                                info: vec![Info::new(
+                                    attr::CRED_TYPE,
+                                    credential::CRED_TYPE.to_owned(),
+                                )],
+                            },
+                            Err(status) => crate::wire::OpReply::Credential {
+                                status,
+                                credential: None,
+                                info: Vec::new(),
+                            },
+                        }
+                    }
+                    // A tool's identity is not registered: nothing to vouch for.
+                    None => crate::wire::OpReply::Credential {
+                        status: Status::ERR_NOT_SUPPORTED,
+                        credential: None,
+                        info: Vec::new(),
+                    },
+                };
+                self.send(conn, tag, &Reply::Op(reply));
+            }
+            Op::ValidateCredential { credential, .. } => {
+                let (status, info) = match credential::validate(&self.credential_key, &credential.0)
+                {
+                    Ok(who) => (Status::SUCCESS, credential::validated_info(&who)),
+                    Err(s) => {
+                        tracing::debug!(
+                            "{me}: a credential of {} bytes did not validate",
+                            credential.0.len()
+                        );
+                        (s, Vec::new())
+                    }
+                };
+                let reply = crate::wire::OpReply::Infos {
+                    command: crate::wire::Command::VALIDATE_CRED,
+                    status,
+                    info,
+                };
+                self.send(conn, tag, &Reply::Op(reply));
+            }
+            Op::Connect { procs, info } => {
+                self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
+            }
+            Op::Disconnect { procs, info } => {
+                self.connect(connect::Kind::Disconnect, conn, me, tag, procs, &info);
+            }
+            _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
+        }
+    }
+
+    /// `info` with the requester's `PMIX_USERID` and `PMIX_GRPID` added, as the standard
+    /// requires of the library for requests it passes to the host (§12.4.1, §13).
+    pub(super) fn with_ids(&self, me: &Proc, mut info: Vec<Info>) -> Vec<Info> {
+        if let Some(r) = self.clients.get(me) {
+            info.push(Info::new(attr::USERID, r.uid));
+            info.push(Info::new(attr::GRPID, r.gid));
+        }
+        info
+    }
+
+    /// Answer a spawn: the new namespace and its job information as registered here.
+    pub(super) fn spawned(&mut self, conn: ConnId, tag: Tag, result: Result<Nspace, Status>) {
+        let reply = match result {
+            Ok(nspace) => {
+                let buffer_type = self.conns.get(&conn).map(|c| c.buffer_type);
+                let job_info = self
+                    .store
+                    .realms(nspace.as_str())
+                    .zip(buffer_type)
+                    .and_then(|(r, b)| job_info_kvals(r, b, &self.version).ok())
+                    .unwrap_or_default();
+                crate::wire::OpReply::Spawn {
+                    status: Status::SUCCESS,
+                    nspace: Some(nspace.as_str().to_owned()),
+                    job_info,
+                }
+            }
+            Err(status) => crate::wire::OpReply::Spawn {
+                status,
+                nspace: None,
+                job_info: Vec::new(),
+            },
+        };
+        self.send(conn, tag, &Reply::Op(reply));
+    }
+}
