@@ -19,3 +19,13 @@ pub fn init_client() -> Option<pmix::client::blocking::Client> {
         }
     }
 }
+
+/// The `PMIX_JOB_SIZE` of the caller's job, or 0 when it cannot be read.
+pub fn job_size(client: &pmix::client::blocking::Client) -> u64 {
+    let job = pmix::model::Proc::new(client.proc().nspace.clone(), pmix::model::Rank::WILDCARD);
+    client
+        .get(Some(&job), pmix::model::attr::JOB_SIZE.wire_key(), &[])
+        .ok()
+        .and_then(|v| v.to_u64())
+        .unwrap_or(0)
+}

@@ -5,25 +5,14 @@ must be refused with PMIX_ERR_INVALID_OPERATION (v5.0 §12.3.3). One line per st
 `ok <step>` or `FAIL <step>: <reason>`.
 """
 
-import os
 import sys
-import warnings
 
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-
-import pmix  # noqa: E402
-
-
-def emit(line):
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (line + "\n").encode())
+from checks import emit, init, pmix
 
 
 def main():
-    client = pmix.PMIxClient()
-    rc, me = client.init([])
-    if rc != pmix.PMIX_SUCCESS:
-        emit(f"FAIL init: {client.error_string(rc)}")
+    client, me = init()
+    if client is None:
         return 1
     job = [{"nspace": me["nspace"], "rank": pmix.PMIX_RANK_WILDCARD}]
     failed = False

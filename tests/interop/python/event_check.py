@@ -16,21 +16,12 @@ The binding calls the handler as hdlr(ref, status, source, info, results) and ex
 (status, results) back; info entries are dicts with 'key' (str), 'value' and 'val_type'.
 """
 
-import os
 import queue
 import sys
-import warnings
 
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-
-import pmix  # noqa: E402
+from checks import emit, init, job_size, pmix
 
 HELLO = 4242
-
-
-def emit(line):
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (line + "\n").encode())
 
 
 seen = queue.Queue()
@@ -50,14 +41,10 @@ def handler(ref, status, source, info, results):
 
 
 def main():
-    client = pmix.PMIxClient()
-    rc, me = client.init([])
-    if rc != pmix.PMIX_SUCCESS:
-        emit(f"FAIL init: {client.error_string(rc)}")
+    client, me = init()
+    if client is None:
         return 1
-    rc, val = client.get({"nspace": me["nspace"], "rank": pmix.PMIX_RANK_WILDCARD},
-                         pmix.PMIX_JOB_SIZE, [])
-    size = int(val["value"]) if rc == pmix.PMIX_SUCCESS else 0
+    size = job_size(client, me["nspace"])
     if me["rank"] == 0:
         rc, ref = client.register_event_handler([pmix.PMIX_EVENT_PROC_TERMINATED, HELLO], [],
                                                 handler)

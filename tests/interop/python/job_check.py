@@ -8,20 +8,11 @@ SIGTERM: it then finalizes and exits cleanly. One line per step, `ok <step> ...`
 `FAIL <step>: <reason>`.
 """
 
-import os
 import signal
 import sys
 import time
-import warnings
 
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-
-import pmix  # noqa: E402
-
-
-def emit(line):
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (line + "\n").encode())
+from checks import emit, init, pmix, text
 
 
 terminated = False
@@ -30,10 +21,6 @@ terminated = False
 def on_term(signum, frame):
     global terminated
     terminated = True
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def rank0(client, me):
@@ -63,10 +50,8 @@ def rank0(client, me):
 
 def main():
     signal.signal(signal.SIGTERM, on_term)
-    client = pmix.PMIxClient()
-    rc, me = client.init([])
-    if rc != pmix.PMIX_SUCCESS:
-        emit(f"FAIL init: {client.error_string(rc)}")
+    client, me = init()
+    if client is None:
         return 1
     rc = client.fence([], [])
     if rc != pmix.PMIX_SUCCESS:

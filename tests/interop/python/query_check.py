@@ -11,31 +11,15 @@ answers as one flat list (the wire's shape), which is what is read here. One lin
 
 import os
 import sys
-import warnings
 
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-
-import pmix  # noqa: E402
-
-
-def emit(line):
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (line + "\n").encode())
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
+from checks import emit, init, job_size, pmix, text
 
 
 def main():
-    client = pmix.PMIxClient()
-    rc, me = client.init([])
-    if rc != pmix.PMIX_SUCCESS:
-        emit(f"FAIL init: {client.error_string(rc)}")
+    client, me = init()
+    if client is None:
         return 1
-    rc, val = client.get({"nspace": me["nspace"], "rank": pmix.PMIX_RANK_WILDCARD},
-                         pmix.PMIX_JOB_SIZE, [])
-    size = int(val["value"]) if rc == pmix.PMIX_SUCCESS else 0
+    size = job_size(client, me["nspace"])
     mine = [{"key": pmix.PMIX_NSPACE, "value": me["nspace"], "val_type": pmix.PMIX_STRING}]
     rc, info = client.query([
         {"keys": [pmix.PMIX_QUERY_NAMESPACES], "qualifiers": []},

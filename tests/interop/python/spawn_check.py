@@ -14,16 +14,8 @@ on Debian, whatever the server).
 
 import os
 import sys
-import warnings
 
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-
-import pmix  # noqa: E402
-
-
-def emit(line):
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (line + "\n").encode())
+from checks import emit, init, pmix
 
 
 def child(client, me):
@@ -64,10 +56,8 @@ def parent(client, me):
 
 
 def main():
-    client = pmix.PMIxClient()
-    rc, me = client.init([])
-    if rc != pmix.PMIX_SUCCESS:
-        emit(f"FAIL init: {client.error_string(rc)}")
+    client, me = init()
+    if client is None:
         return 1
     if sys.argv[1:] == ["child"]:
         result = child(client, me)

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pmix::model::{DataRange, Proc, Rank, Status, attr};
+use pmix::model::{DataRange, Rank, Status, attr};
 
 /// An application's own event code (positive codes are the application's, §10.1.2).
 const HELLO: Status = Status(4242);
@@ -20,15 +20,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let me = client.proc().clone();
-    let size = client
-        .get(
-            Some(&Proc::new(me.nspace.clone(), Rank::WILDCARD)),
-            attr::JOB_SIZE.wire_key(),
-            &[],
-        )
-        .ok()
-        .and_then(|v| v.to_u64())
-        .unwrap_or(0);
+    let size = pmix_tests::job_size(&client);
     let (tx, rx) = mpsc::channel();
     let registered = client.register_event_handler(
         &[Status::EVENT_PROC_TERMINATED, HELLO],

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use pmix::model::{Info, Proc, Query, Rank, Status, Value, attr};
+use pmix::model::{Info, Query, Rank, Status, Value, attr};
 
 fn query(keys: &[&str], qualifiers: Vec<Info>) -> Query {
     Query {
@@ -20,15 +20,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let me = client.proc().clone();
-    let size = client
-        .get(
-            Some(&Proc::new(me.nspace.clone(), Rank::WILDCARD)),
-            attr::JOB_SIZE.wire_key(),
-            &[],
-        )
-        .ok()
-        .and_then(|v| v.to_u64())
-        .unwrap_or(0);
+    let size = pmix_tests::job_size(&client);
     let mut failed = false;
     let mut fail = |line: String| {
         println!("{line}");
