@@ -272,23 +272,60 @@ impl Host for ClusterHost {
     }
 
     /// The vector's ranks are tasks of the harness, which ends them itself: a request the
-    /// standard's directives allow, for ranks of the job, is accepted without a signal.
+    /// standard's directives allow, for ranks of the job, is accepted without a signal, and a
+    /// checkpoint without a signal is the `PMIX_JCTRL_CHECKPOINT` event to its targets.
+    /// Restarting from a checkpoint and provisioning need what the harness does not have.
     async fn job_control(
         &self,
-        _proc: Proc,
+        proc: Proc,
         targets: Vec<Proc>,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        control::job_control(&directives)?;
+        use control::Control;
+        let actions = control::job_control(&directives)?;
+        if actions
+            .iter()
+            .any(|a| matches!(a, Control::Restart(_) | Control::Provision { .. }))
+        {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
         let known = |p: &Proc| {
             p.nspace.as_str() == self.shared.nspace
                 && (p.rank == Rank::WILDCARD || self.shared.node_of.contains_key(&p.rank.0))
         };
-        if targets.iter().all(known) {
-            Ok(Vec::new())
-        } else {
-            Err(Status::ERR_NOT_FOUND)
+        if !targets.iter().all(known) {
+            return Err(Status::ERR_NOT_FOUND);
         }
+        let targets = if targets.is_empty() {
+            vec![Proc::new(proc.nspace.clone(), Rank::WILDCARD)]
+        } else {
+            targets
+        };
+        for a in actions {
+            let Control::Checkpoint { id, signal, event } = a else {
+                continue;
+            };
+            if signal.is_some() && !event {
+                continue;
+            }
+            let procs = DataArray::of_procs(targets.clone());
+            let info = vec![
+                Info::new(attr::EVENT_CUSTOM_RANGE, procs.clone()),
+                Info::new(attr::EVENT_AFFECTED_PROCS, procs),
+                Info::new(attr::JOB_CTRL_CHECKPOINT, id),
+            ];
+            let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
+            for server in servers {
+                let event = Event {
+                    status: Status::JCTRL_CHECKPOINT,
+                    source: Proc::new(Nspace::default(), Rank::UNDEF),
+                    range: DataRange::CUSTOM,
+                    info: info.clone(),
+                };
+                server.notify(event).await?;
+            }
+        }
+        Ok(Vec::new())
     }
 
     /// Heartbeat monitors are recorded and beats counted; the harness does not raise the

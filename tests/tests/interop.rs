@@ -299,6 +299,27 @@ fn a_silent_rust_client_and_an_untouched_file_get_alerts_under_pmixrun() {
 }
 
 #[test]
+fn a_rust_client_checkpoints_cancels_and_hears_its_spawned_job_end_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_job_check"));
+    let keep = std::env::temp_dir().join(format!("rust-job-check.{}", std::process::id()));
+    let keep_arg = keep.display().to_string();
+    check_says(
+        under_pmixrun(1, &program, &[&keep_arg]),
+        1,
+        "job control under pmixrun",
+        Some("ok queries"),
+    );
+    // The cleanup of this file was cancelled: the launcher left it in place.
+    let kept = keep.exists();
+    let _ = std::fs::remove_file(&keep);
+    assert!(
+        kept,
+        "a cancelled cleanup request removed {}",
+        keep.display()
+    );
+}
+
+#[test]
 fn openpmix_c_clients_get_and_validate_credentials_under_pmixrun() {
     let check = build_c("credential_check");
     let says = Some("ok altered credential refused");

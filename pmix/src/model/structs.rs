@@ -92,6 +92,14 @@ impl DataArray {
         }
     }
 
+    /// An array of process names (custom ranges, affected processes, group members).
+    pub fn of_procs(procs: Vec<Proc>) -> Self {
+        DataArray {
+            data_type: DataType::PROC,
+            elements: procs.into_iter().map(Value::Proc).collect(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.elements.len()
     }

@@ -20,13 +20,26 @@ pub enum Control {
     /// `PMIX_REGISTER_CLEANUP` or `PMIX_REGISTER_CLEANUP_DIR`: remove this path when the job
     /// ends, with the directory options of §13.2.5.
     Cleanup(Cleanup),
-    /// `PMIX_JOB_CTRL_CHECKPOINT`: ask the processes to checkpoint, by the signal
-    /// `PMIX_JOB_CTRL_CHECKPOINT_SIGNAL` names, or by an event with
-    /// `PMIX_JOB_CTRL_CHECKPOINT_EVENT` (the standard names no event code for it).
+    /// `PMIX_JOB_CTRL_CHECKPOINT`: ask the processes to checkpoint under this id, by the
+    /// signal `PMIX_JOB_CTRL_CHECKPOINT_SIGNAL` names, or by the `PMIX_JCTRL_CHECKPOINT`
+    /// event (`PMIX_JOB_CTRL_CHECKPOINT_EVENT`, and the way when no signal is named).
     Checkpoint {
         id: String,
         signal: Option<i32>,
         event: bool,
+    },
+    /// `PMIX_JOB_CTRL_CANCEL`: withdraw the requester's earlier request of this
+    /// `PMIX_JOB_CTRL_ID`, or all of its requests (`None`: the standard's NULL id).
+    Cancel(Option<String>),
+    /// `PMIX_JOB_CTRL_PREEMPTIBLE`: whether the targets may be preempted.
+    Preemptible(bool),
+    /// `PMIX_JOB_CTRL_RESTART`: restart the processes from this checkpoint id.
+    Restart(String),
+    /// `PMIX_JOB_CTRL_PROVISION`: provision the nodes this regular expression names, with
+    /// the image `PMIX_JOB_CTRL_PROVISION_IMAGE` names.
+    Provision {
+        nodes: String,
+        image: Option<String>,
     },
 }
 
@@ -45,10 +58,9 @@ pub struct Cleanup {
     pub leave_topdir: bool,
 }
 
-/// Read a job-control request. `PMIX_JOB_CTRL_ID` names the request and asks nothing; the
-/// directives no host here can honour (restart from an image, provisioning, preemption,
-/// cancel) are `PMIX_ERR_NOT_SUPPORTED`, a signal that is not a number `PMIX_ERR_BAD_PARAM`,
-/// and a request that asks nothing `PMIX_ERR_BAD_PARAM`.
+/// Read a job-control request. `PMIX_JOB_CTRL_ID` names the request and asks nothing (see
+/// [`request_id`]); a signal that is not a number is `PMIX_ERR_BAD_PARAM`, and so is a request
+/// that asks nothing. Whether a host can do what is asked is the host's to say.
 pub fn job_control(directives: &[Info]) -> Result<Vec<Control>, Status> {
     let is = |i: &Info, a: &str| i.key.as_str() == a;
     let on = |i: &Info| i.value.as_bool().unwrap_or(true);
@@ -101,21 +113,34 @@ pub fn job_control(directives: &[Info]) -> Result<Vec<Control>, Status> {
                 signal,
                 event: flag(attr::JOB_CTRL_CHECKPOINT_EVENT.wire_key()),
             });
-        } else if [
-            attr::JOB_CTRL_CANCEL.wire_key(),
-            attr::JOB_CTRL_RESTART.wire_key(),
-            attr::JOB_CTRL_PROVISION.wire_key(),
-            attr::JOB_CTRL_PREEMPTIBLE.wire_key(),
-        ]
-        .contains(&k)
-        {
-            return Err(Status::ERR_NOT_SUPPORTED);
+        } else if k == attr::JOB_CTRL_CANCEL.wire_key() {
+            let id = i.value.as_str().filter(|id| !id.is_empty());
+            out.push(Control::Cancel(id.map(str::to_owned)));
+        } else if k == attr::JOB_CTRL_PREEMPTIBLE.wire_key() {
+            out.push(Control::Preemptible(on(i)));
+        } else if k == attr::JOB_CTRL_RESTART.wire_key() {
+            let id = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
+            out.push(Control::Restart(id.to_owned()));
+        } else if k == attr::JOB_CTRL_PROVISION.wire_key() {
+            let nodes = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?.to_owned();
+            let image = text(attr::JOB_CTRL_PROVISION_IMAGE.wire_key()).map(str::to_owned);
+            out.push(Control::Provision { nodes, image });
         }
     }
     if out.is_empty() {
         return Err(Status::ERR_BAD_PARAM);
     }
     Ok(out)
+}
+
+/// The request's own name, `PMIX_JOB_CTRL_ID`, by which a later `PMIX_JOB_CTRL_CANCEL`
+/// names it.
+pub fn request_id(directives: &[Info]) -> Option<String> {
+    directives
+        .iter()
+        .find(|i| i.key.as_str() == attr::JOB_CTRL_ID.wire_key())
+        .and_then(|i| i.value.as_str())
+        .map(str::to_owned)
 }
 
 /// Whether `name` matches a `PMIX_CLEANUP_IGNORE` pattern (`*` matches any run of
@@ -165,7 +190,14 @@ pub struct Capacity {
 /// requester's `PMIX_ALLOC_REQ_ID`, if any.
 #[derive(Clone, Debug, Default)]
 pub struct Allocations {
-    granted: Vec<(String, Option<String>)>,
+    granted: Vec<Granted>,
+}
+
+#[derive(Clone, Debug)]
+struct Granted {
+    id: String,
+    req_id: Option<String>,
+    released: bool,
 }
 
 impl Allocations {
@@ -173,7 +205,8 @@ impl Allocations {
     /// one cpu) is granted the id `<prefix>.alloc<k>`; more than the host has is
     /// `PMIX_ERR_OUT_OF_RESOURCE`. Extending, releasing or reacquiring names a granted
     /// allocation by `PMIX_ALLOC_ID` or by the `PMIX_ALLOC_REQ_ID` it was asked with, else
-    /// `PMIX_ERR_NOT_FOUND`. The answer is the allocation's `PMIX_ALLOC_ID`.
+    /// `PMIX_ERR_NOT_FOUND`. The answer is the allocation's `PMIX_ALLOC_ID`; a released one is
+    /// `released` for [`Allocations::status`] until it is reacquired.
     pub fn request(
         &mut self,
         prefix: &str,
@@ -192,15 +225,34 @@ impl Allocations {
                 return Err(Status::ERR_OUT_OF_RESOURCE);
             }
             let id = format!("{prefix}.alloc{}", self.granted.len() + 1);
-            self.granted.push((id.clone(), req_id));
+            self.granted.push(Granted {
+                id: id.clone(),
+                req_id,
+                released: false,
+            });
             return Ok(vec![Info::new(attr::ALLOC_ID, id)]);
         }
         let named = text(attr::ALLOC_ID.wire_key());
+        let g = self
+            .granted
+            .iter_mut()
+            .find(|g| named.as_ref() == Some(&g.id) || (g.req_id.is_some() && g.req_id == req_id))
+            .ok_or(Status::ERR_NOT_FOUND)?;
+        if directive == AllocDirective::RELEASE {
+            g.released = true;
+        } else if directive == AllocDirective::REAQUIRE {
+            g.released = false;
+        }
+        Ok(vec![Info::new(attr::ALLOC_ID, g.id.clone())])
+    }
+
+    /// The status of the allocation named by its `PMIX_ALLOC_ID` or `PMIX_ALLOC_REQ_ID`, as
+    /// `PMIX_QUERY_ALLOC_STATUS` reports it: `active` or `released`.
+    pub fn status(&self, id: &str) -> Option<&'static str> {
         self.granted
             .iter()
-            .find(|(id, req)| named.as_ref() == Some(id) || (req.is_some() && *req == req_id))
-            .map(|(id, _)| vec![Info::new(attr::ALLOC_ID, id.clone())])
-            .ok_or(Status::ERR_NOT_FOUND)
+            .find(|g| g.id == id || g.req_id.as_deref() == Some(id))
+            .map(|g| if g.released { "released" } else { "active" })
     }
 }
 
@@ -298,9 +350,18 @@ mod tests {
         assert!(c.dir && c.recursive && !c.empty_only && !c.leave_topdir);
         assert!(ignored("keep.me", &c.ignore) && ignored("log", &c.ignore));
         assert!(!ignored("other", &c.ignore));
+        assert_eq!(request_id(&d).as_deref(), Some("req"));
         assert_eq!(
             job_control(&[Info::new(attr::JOB_CTRL_RESTART, "x".to_owned())]),
-            Err(Status::ERR_NOT_SUPPORTED)
+            Ok(vec![Control::Restart("x".into())])
+        );
+        let cancel_all = [
+            Info::new(attr::JOB_CTRL_CANCEL, String::new()),
+            Info::new(attr::JOB_CTRL_PREEMPTIBLE, true),
+        ];
+        assert_eq!(
+            job_control(&cancel_all),
+            Ok(vec![Control::Cancel(None), Control::Preemptible(true)])
         );
         let ckpt = [
             Info::new(attr::JOB_CTRL_CHECKPOINT, "c1".to_owned()),
@@ -344,6 +405,14 @@ mod tests {
             a.request("job", one, AllocDirective::RELEASE, &unknown),
             Err(Status::ERR_NOT_FOUND)
         );
+        assert_eq!(a.status("job.alloc1"), Some("active"));
+        a.request("job", one, AllocDirective::RELEASE, &asked)
+            .unwrap();
+        assert_eq!(a.status("r"), Some("released"));
+        a.request("job", one, AllocDirective::REAQUIRE, &asked)
+            .unwrap();
+        assert_eq!(a.status("job.alloc1"), Some("active"));
+        assert_eq!(a.status("other"), None);
     }
 
     #[test]

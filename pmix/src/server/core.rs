@@ -122,6 +122,17 @@ pub enum HostCall {
         proc: Proc,
         queries: Vec<Query>,
     },
+    /// `get_credential`: a credential for a client, from the host's security system.
+    GetCredential {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    /// `validate_credential`: check a credential a client presents.
+    ValidateCredential {
+        proc: Proc,
+        credential: Vec<u8>,
+        directives: Vec<Info>,
+    },
 }
 
 /// The host's answer to a [`HostCall`].
@@ -133,6 +144,8 @@ pub enum HostResult {
     Proc(Result<Proc, Status>),
     Infos(Result<Vec<Info>, Status>),
     Nspace(Result<Nspace, Status>),
+    /// A credential and the information that describes it.
+    Credential(Result<(Vec<u8>, Vec<Info>), Status>),
 }
 
 impl HostResult {
@@ -145,12 +158,14 @@ impl HostResult {
             | HostResult::Lookup(Err(s))
             | HostResult::Proc(Err(s))
             | HostResult::Infos(Err(s))
-            | HostResult::Nspace(Err(s)) => s,
+            | HostResult::Nspace(Err(s))
+            | HostResult::Credential(Err(s)) => s,
             HostResult::Data(Ok(_))
             | HostResult::Lookup(Ok(_))
             | HostResult::Proc(Ok(_))
             | HostResult::Infos(Ok(_))
-            | HostResult::Nspace(Ok(_)) => Status::ERR_BAD_PARAM,
+            | HostResult::Nspace(Ok(_))
+            | HostResult::Credential(Ok(_)) => Status::ERR_BAD_PARAM,
         }
     }
 }
@@ -256,6 +271,19 @@ enum Pending {
     Spawn {
         conn: ConnId,
         tag: Tag,
+    },
+    /// A client's credential, minted by the library if the host has none to give.
+    Credential {
+        conn: ConnId,
+        tag: Tag,
+        proc: Proc,
+    },
+    /// A credential to validate, by the library if the host does not.
+    Validate {
+        conn: ConnId,
+        tag: Tag,
+        proc: Proc,
+        credential: Vec<u8>,
     },
     /// A reply of a status and the host's infos.
     Infos {
@@ -692,6 +720,7 @@ impl ServerCore {
                     HostResult::Proc(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
                     HostResult::Nspace(r) => r.err().unwrap_or(Status::SUCCESS),
+                    HostResult::Credential(r) => r.err().unwrap_or(Status::SUCCESS),
                 };
                 self.send(conn, tag, &Reply::Status(status));
             }
@@ -706,6 +735,7 @@ impl ServerCore {
                     | HostResult::Proc(Err(s))
                     | HostResult::Infos(Err(s))
                     | HostResult::Nspace(Err(s))
+                    | HostResult::Credential(Err(s))
                     | HostResult::Status(s) => Reply::Lookup {
                         status: if s == Status::SUCCESS {
                             Status::ERR_NOT_FOUND
@@ -717,7 +747,8 @@ impl ServerCore {
                     HostResult::Data(Ok(_))
                     | HostResult::Proc(Ok(_))
                     | HostResult::Infos(Ok(_))
-                    | HostResult::Nspace(Ok(_)) => Reply::Lookup {
+                    | HostResult::Nspace(Ok(_))
+                    | HostResult::Credential(Ok(_)) => Reply::Lookup {
                         status: Status::ERR_NOT_FOUND,
                         data: Vec::new(),
                     },
@@ -745,6 +776,15 @@ impl ServerCore {
                 };
                 self.send(conn, tag, &Reply::Op(reply));
             }
+            Pending::Credential { conn, tag, proc } => {
+                self.credential_answered(conn, tag, &proc, result);
+            }
+            Pending::Validate {
+                conn,
+                tag,
+                proc,
+                credential,
+            } => self.validation_answered(conn, tag, &proc, &credential, result),
             Pending::Spawn { conn, tag } => {
                 let result = match result {
                     HostResult::Nspace(r) => r,

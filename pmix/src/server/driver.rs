@@ -533,6 +533,14 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
         } => HostResult::Infos(host.monitor(proc, monitor, error, directives).await),
         HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
         HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
+        HostCall::GetCredential { proc, info } => {
+            HostResult::Credential(host.get_credential(proc, info).await)
+        }
+        HostCall::ValidateCredential {
+            proc,
+            credential,
+            directives,
+        } => HostResult::Infos(host.validate_credential(proc, credential, directives).await),
     }
 }
 

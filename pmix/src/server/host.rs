@@ -227,6 +227,33 @@ pub trait Host: Send + Sync + 'static {
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 
+    /// `get_credential`: a credential for `proc` from the host's security system (munge, a
+    /// site service, …) as `info` asks (§16.1, §17.3), with what describes it
+    /// (`PMIX_CRED_TYPE`, …). A host without one (the default) leaves the library to vouch
+    /// for the identity it verified itself ([`crate::server::credential`]).
+    fn get_credential(
+        &self,
+        proc: Proc,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(Vec<u8>, Vec<Info>), Status>> + Send {
+        let _ = (proc, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `validate_credential`: check `credential`, presented by `proc`, with the host's
+    /// security system (§16.2, §17.3) and return what it proves (`PMIX_USERID`,
+    /// `PMIX_GRPID`, …), or `PMIX_ERR_INVALID_CRED`. The default leaves validation to the
+    /// library, which validates the credentials it sealed.
+    fn validate_credential(
+        &self,
+        proc: Proc,
+        credential: Vec<u8>,
+        directives: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (proc, credential, directives);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
     /// `tool_connected`: a tool or launcher connected. `info` holds what it sent with its
     /// connect message and `PMIX_VERSION_INFO`, `PMIX_USERID`, `PMIX_GRPID`, plus
     /// `PMIX_NSPACE` and `PMIX_RANK` when it brought its own identifier. Return the

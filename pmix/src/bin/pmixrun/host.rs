@@ -37,19 +37,49 @@ pub(crate) struct HostState {
     pub(crate) abort_requested: Notify,
     /// Every process started, by identifier.
     pub(crate) procs: Mutex<BTreeMap<Proc, ProcRecord>>,
-    /// Paths to remove when the run ends (`PMIX_REGISTER_CLEANUP`, `…_DIR`).
-    pub(crate) cleanups: Mutex<Vec<pmix::server::control::Cleanup>>,
+    /// Paths to remove when the run ends (`PMIX_REGISTER_CLEANUP`, `…_DIR`), with the request
+    /// that registered each (its requester and `PMIX_JOB_CTRL_ID`), which may cancel it.
+    pub(crate) cleanups: Mutex<Vec<(Request, pmix::server::control::Cleanup)>>,
+    /// Processes marked preemptible (`PMIX_JOB_CTRL_PREEMPTIBLE`), by the request that did.
+    /// The launcher never preempts; the mark is kept for queries and cancels.
+    pub(crate) preemptible: Mutex<BTreeMap<Proc, Request>>,
     /// Watched heartbeats: beats received so far and the watch's generation (a new monitor
     /// or a cancel ends the previous watch).
     pub(crate) heartbeats: Mutex<BTreeMap<Proc, (u64, u64)>>,
-    /// Events the host raises (heartbeat alerts), for the launcher's loop to send.
-    pub(crate) alerts: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(Status, Proc)>>>,
+    /// Events the host raises (monitor alerts, checkpoint requests), for the launcher's loop
+    /// to send.
+    pub(crate) events: Mutex<Option<tokio::sync::mpsc::UnboundedSender<HostEvent>>>,
     /// File monitors by process and path, with the watch's generation.
     pub(crate) file_watches: Mutex<BTreeMap<(Proc, String), u64>>,
     /// Allocations granted.
     pub(crate) allocations: Mutex<pmix::server::control::Allocations>,
     /// Where spawn requests go: the launcher's loop, which starts jobs.
     pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
+}
+
+/// A job-control request as a later `PMIX_JOB_CTRL_CANCEL` names it: who asked, under which
+/// `PMIX_JOB_CTRL_ID`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Request {
+    pub(crate) requester: Proc,
+    pub(crate) id: Option<String>,
+}
+
+impl Request {
+    /// Whether a cancel by `requester` of `id` (`None`: all of its requests) withdraws this.
+    fn cancelled_by(&self, requester: &Proc, id: Option<&str>) -> bool {
+        self.requester == *requester && id.is_none_or(|id| self.id.as_deref() == Some(id))
+    }
+}
+
+/// An event the host raises to the job's processes.
+#[derive(Clone, Debug)]
+pub(crate) struct HostEvent {
+    pub(crate) status: Status,
+    pub(crate) range: DataRange,
+    pub(crate) info: Vec<Info>,
+    /// What the launcher reports on its stderr, if anything.
+    pub(crate) report: Option<String>,
 }
 
 /// What the launcher knows of one process it started.
@@ -75,8 +105,9 @@ impl HostState {
         lock(&self.procs).insert(proc, record);
     }
 
-    /// A process ended with `code`; `unsynced` when it connected and never finalized.
-    pub(crate) fn ended(&self, proc: &Proc, code: i32, unsynced: bool) {
+    /// A process ended with `code`; `unsynced` when it connected and never finalized. Answers
+    /// whether its job is over.
+    pub(crate) fn ended(&self, proc: &Proc, code: i32, unsynced: bool) -> bool {
         self.published.process_ended(proc);
         if let Some(r) = lock(&self.procs).get_mut(proc) {
             r.exit_code = code;
@@ -94,10 +125,50 @@ impl HostState {
         if job_over {
             self.published.job_ended(&proc.nspace);
         }
+        job_over
     }
 
-    /// The answer to one query key about `nspace`, if the launcher has one (v5.0 §7.1.2).
-    fn answer(&self, key: &str, nspace: &Nspace) -> Option<Value> {
+    /// The answer to one key of `q`, asked by `requester`, if the launcher has one (v5.0
+    /// §7.1.2, §7.1.4): namespaces, job status and process tables, spawn and debugger
+    /// support, memory use, queues and allocation status.
+    fn answer(&self, key: &str, q: &Query, requester: &Proc) -> Option<Value> {
+        let nspace = &pmix::query::named_nspace(q).unwrap_or_else(|| requester.nspace.clone());
+        let qualifier = |a: &str| q.qualifiers.iter().find(|i| i.key.as_str() == a);
+        if key == attr::QUERY_SPAWN_SUPPORT.wire_key() {
+            return Some(Value::string(SPAWN_SUPPORT.join(",")));
+        }
+        // No debugger directive is acted upon.
+        if key == attr::QUERY_DEBUG_SUPPORT.wire_key() {
+            return Some(Value::string(String::new()));
+        }
+        // The launcher schedules nothing: it has no queues.
+        if key == attr::QUERY_QUEUE_LIST.wire_key() {
+            return Some(Value::string(String::new()));
+        }
+        if key == attr::QUERY_ALLOC_STATUS.wire_key() {
+            let id = qualifier(attr::ALLOC_ID.wire_key())
+                .or_else(|| qualifier(attr::ALLOC_REQ_ID.wire_key()))
+                .and_then(|i| i.value.as_str())?;
+            let status = lock(&self.allocations).status(id)?;
+            return Some(Value::string(status.to_owned()));
+        }
+        if key == attr::DAEMON_MEMORY.wire_key() {
+            return rss_mb(std::process::id()).map(Value::Float);
+        }
+        if key == attr::CLIENT_AVG_MEMORY.wire_key() {
+            return self.average_rss(&[Proc::new(nspace.clone(), pmix::model::Rank::WILDCARD)]);
+        }
+        if key == attr::QUERY_MEMORY_USAGE.wire_key() {
+            let target = pmix::query::target(q, requester);
+            let mut out = Vec::new();
+            if let Some(mb) = rss_mb(std::process::id()) {
+                out.push(Info::new(attr::DAEMON_MEMORY, mb));
+            }
+            if let Some(Value::Float(mb)) = self.average_rss(&[target]) {
+                out.push(Info::new(attr::CLIENT_AVG_MEMORY, mb));
+            }
+            return Some(Value::DataArray(Box::new(DataArray::of_infos(out))));
+        }
         let procs = lock(&self.procs);
         let of_job = || procs.iter().filter(|(p, _)| &p.nspace == nspace);
         if key == attr::QUERY_NAMESPACES.wire_key() {
@@ -146,7 +217,89 @@ impl HostState {
     }
 }
 
+/// The spawn directives the launcher acts on (`PMIX_QUERY_SPAWN_SUPPORT`): placement on this
+/// machine, the working directory, and the requester's notifications of the job's life.
+const SPAWN_SUPPORT: &[&str] = &[
+    "pmix.host",
+    "pmix.hostfile",
+    "pmix.wdir",
+    "pmix.notecomp",
+    "pmix.note.jev",
+];
+
+/// The resident memory of process `pid` in megabytes (`VmRSS` of `/proc/<pid>/status`).
+fn rss_mb(pid: u32) -> Option<f32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: f32 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+impl HostState {
+    /// The average resident memory of the running processes among `targets`, in megabytes.
+    fn average_rss(&self, targets: &[Proc]) -> Option<Value> {
+        let sizes: Vec<f32> = lock(&self.procs)
+            .iter()
+            .filter(|(p, r)| {
+                r.state == ProcState::RUNNING
+                    && targets.iter().any(|t| pmix::events::same_proc(t, p))
+            })
+            .filter_map(|(_, r)| rss_mb(u32::try_from(r.pid).ok()?))
+            .collect();
+        if sizes.is_empty() {
+            return None;
+        }
+        // At most a few thousand processes on one machine: exact enough as f32.
+        #[allow(clippy::cast_precision_loss)]
+        let n = sizes.len() as f32;
+        Some(Value::Float(sizes.iter().sum::<f32>() / n))
+    }
+}
+
 impl RunHost {
+    /// Hand an event to the launcher's loop, which sends it.
+    fn raise(&self, event: HostEvent) -> bool {
+        lock(&self.events)
+            .as_ref()
+            .is_some_and(|tx| tx.send(event).is_ok())
+    }
+
+    /// The running processes among `targets` (a wildcard rank: all of its namespace), with
+    /// their pids.
+    fn running(&self, targets: &[Proc]) -> Vec<(Proc, i32)> {
+        lock(&self.procs)
+            .iter()
+            .filter(|(p, r)| {
+                r.pid > 0
+                    && r.state == ProcState::RUNNING
+                    && targets.iter().any(|t| pmix::events::same_proc(t, p))
+            })
+            .map(|(p, r)| (p.clone(), r.pid))
+            .collect()
+    }
+
+    /// Withdraw what `requester` asked under `id` (all of its requests for `None`) that is
+    /// still to happen: cleanup registrations and preemptible marks (everything else a request
+    /// asks for is done by the time it is answered). A named request with nothing left to
+    /// withdraw is `PMIX_ERR_NOT_FOUND`.
+    fn cancel(&self, requester: &Proc, id: Option<&str>) -> Result<(), Status> {
+        let mut withdrawn = 0;
+        lock(&self.cleanups).retain(|(r, _)| {
+            let gone = r.cancelled_by(requester, id);
+            withdrawn += usize::from(gone);
+            !gone
+        });
+        lock(&self.preemptible).retain(|_, r| {
+            let gone = r.cancelled_by(requester, id);
+            withdrawn += usize::from(gone);
+            !gone
+        });
+        if withdrawn == 0 && id.is_some() {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        Ok(())
+    }
+
     /// Check `proc` for signs of life every `period`: `check` answers whether it saw one
     /// since the last time, or `None` when the watch is over. After `drops` checks in a row
     /// without one, `error` is raised for the process (and counting starts again). The watch
@@ -175,9 +328,12 @@ impl RunHost {
             missed += 1;
             if missed >= drops {
                 missed = 0;
-                if let Some(tx) = lock(&self.alerts).as_ref() {
-                    let _ = tx.send((error, proc.clone()));
-                }
+                self.raise(HostEvent {
+                    status: error,
+                    range: DataRange::NAMESPACE,
+                    info: vec![Info::new(attr::EVENT_AFFECTED_PROC, proc.clone())],
+                    report: Some(format!("{proc} shows no sign of life ({error:?})")),
+                });
             }
         }
     }
@@ -366,7 +522,12 @@ impl Host for RunHost {
 
     /// Signals for real: pause (SIGSTOP), resume (SIGCONT), kill (SIGKILL), terminate
     /// (SIGTERM) or any signal, to the running processes this launcher started among
-    /// `targets` (none: the requester's job); cleanup paths are removed when the run ends.
+    /// `targets` (none: the requester's job). A checkpoint is the signal the request names,
+    /// or else the `PMIX_JCTRL_CHECKPOINT` event to the targets with the checkpoint's id.
+    /// Cleanup paths are removed when the run ends; preemptible marks are kept (the launcher
+    /// never preempts); a cancel withdraws either. Restarting from a checkpoint image and
+    /// provisioning nodes are beyond one machine without a checkpoint/restart system or node
+    /// images: `PMIX_ERR_NOT_SUPPORTED`.
     async fn job_control(
         &self,
         proc: Proc,
@@ -376,55 +537,89 @@ impl Host for RunHost {
         use nix::sys::signal::Signal;
         use pmix::server::control::Control;
         let actions = pmix::server::control::job_control(&directives)?;
-        let mut signals = Vec::new();
-        for a in actions {
-            let signal = match a {
-                Control::Cleanup(c) => {
-                    lock(&self.cleanups).push(c);
-                    continue;
-                }
-                Control::Signal(0) => None,
-                Control::Signal(n) => Some(Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?),
-                Control::Checkpoint {
-                    signal: Some(n), ..
-                } => Some(Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?),
-                // The standard names no event for a checkpoint request; only a signal can
-                // carry it here.
-                Control::Checkpoint { signal: None, .. } => return Err(Status::ERR_NOT_SUPPORTED),
-                Control::Pause => Some(Signal::SIGSTOP),
-                Control::Resume => Some(Signal::SIGCONT),
-                Control::Kill => Some(Signal::SIGKILL),
-                Control::Terminate => Some(Signal::SIGTERM),
-            };
-            signals.push(signal);
+        if actions
+            .iter()
+            .any(|a| matches!(a, Control::Restart(_) | Control::Provision { .. }))
+        {
+            return Err(Status::ERR_NOT_SUPPORTED);
         }
-        if signals.is_empty() {
-            return Ok(Vec::new());
-        }
+        let request = Request {
+            requester: proc.clone(),
+            id: pmix::server::control::request_id(&directives),
+        };
         let targets = if targets.is_empty() {
             vec![Proc::new(proc.nspace.clone(), pmix::model::Rank::WILDCARD)]
         } else {
             targets
         };
-        let pids: Vec<i32> = {
-            let procs = lock(&self.procs);
-            procs
-                .iter()
-                .filter(|(p, r)| {
-                    r.pid > 0
-                        && r.state == ProcState::RUNNING
-                        && targets.iter().any(|t| {
-                            t.nspace == p.nspace
-                                && (t.rank == pmix::model::Rank::WILDCARD || t.rank == p.rank)
-                        })
-                })
-                .map(|(_, r)| r.pid)
-                .collect()
-        };
-        if pids.is_empty() {
+        let signal = |n: i32| Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM);
+        let mut signals = Vec::new();
+        let mut checkpoints = Vec::new();
+        for a in actions {
+            let s = match a {
+                Control::Cleanup(c) => {
+                    lock(&self.cleanups).push((request.clone(), c));
+                    continue;
+                }
+                Control::Cancel(id) => {
+                    self.cancel(&proc, id.as_deref())?;
+                    continue;
+                }
+                Control::Preemptible(on) => {
+                    let mut marks = lock(&self.preemptible);
+                    for t in &targets {
+                        if on {
+                            marks.insert(t.clone(), request.clone());
+                        } else {
+                            marks.remove(t);
+                        }
+                    }
+                    continue;
+                }
+                Control::Checkpoint {
+                    signal: Some(n),
+                    event: false,
+                    ..
+                } => signal(n)?,
+                Control::Checkpoint { id, .. } => {
+                    checkpoints.push(id);
+                    continue;
+                }
+                Control::Signal(0) => continue,
+                Control::Signal(n) => signal(n)?,
+                Control::Pause => Signal::SIGSTOP,
+                Control::Resume => Signal::SIGCONT,
+                Control::Kill => Signal::SIGKILL,
+                Control::Terminate => Signal::SIGTERM,
+                Control::Restart(_) | Control::Provision { .. } => continue,
+            };
+            signals.push(s);
+        }
+        if signals.is_empty() && checkpoints.is_empty() {
+            return Ok(Vec::new());
+        }
+        let running = self.running(&targets);
+        if running.is_empty() {
             return Err(Status::ERR_NOT_FOUND);
         }
-        for pid in pids {
+        for id in checkpoints {
+            let procs: Vec<Proc> = running.iter().map(|(p, _)| p.clone()).collect();
+            let info = vec![
+                Info::new(attr::EVENT_CUSTOM_RANGE, DataArray::of_procs(procs.clone())),
+                Info::new(attr::EVENT_AFFECTED_PROCS, DataArray::of_procs(procs)),
+                Info::new(attr::JOB_CTRL_CHECKPOINT, id),
+            ];
+            let event = HostEvent {
+                status: Status::JCTRL_CHECKPOINT,
+                range: DataRange::CUSTOM,
+                info,
+                report: None,
+            };
+            if !self.raise(event) {
+                return Err(Status::ERR_UNREACH);
+            }
+        }
+        for (_, pid) in running {
             for s in &signals {
                 nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), *s)
                     .map_err(|_| Status::ERR_NO_PERMISSIONS)?;
@@ -492,9 +687,8 @@ impl Host for RunHost {
     async fn query(&self, proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
         let mut out = Vec::new();
         for q in &queries {
-            let nspace = pmix::query::named_nspace(q).unwrap_or_else(|| proc.nspace.clone());
             for key in pmix::query::keys(q) {
-                if let Some(v) = self.answer(key, &nspace)
+                if let Some(v) = self.answer(key, q, &proc)
                     && let Ok(i) = Info::with_key(key, v)
                 {
                     out.push(i);
@@ -622,6 +816,105 @@ mod tests {
             };
             assert_eq!((second.pid, second.exit_code), (101, 3));
             assert_eq!(second.state, ProcState::TERM_NON_ZERO);
+        });
+    }
+
+    #[test]
+    fn queries_answer_allocations_queues_and_support() {
+        block_on(async {
+            let h = RunHost::default();
+            let granted = h
+                .allocate(proc(0), AllocDirective::NEW, vec![])
+                .await
+                .unwrap();
+            let id = granted[0].value.as_str().unwrap().to_owned();
+            let q = |key: &str, qualifiers: Vec<Info>| Query {
+                keys: vec![Some(key.to_owned())],
+                qualifiers,
+            };
+            let asked = vec![
+                q(
+                    attr::QUERY_ALLOC_STATUS.wire_key(),
+                    vec![Info::new(attr::ALLOC_ID, id)],
+                ),
+                q(attr::QUERY_QUEUE_LIST.wire_key(), vec![]),
+                q(attr::QUERY_DEBUG_SUPPORT.wire_key(), vec![]),
+                q(attr::QUERY_SPAWN_SUPPORT.wire_key(), vec![]),
+                q(
+                    attr::QUERY_ALLOC_STATUS.wire_key(),
+                    vec![Info::new(attr::ALLOC_ID, "other".to_owned())],
+                ),
+            ];
+            let out = h.query(proc(0), asked).await.unwrap();
+            let texts: Vec<&str> = out.iter().filter_map(|i| i.value.as_str()).collect();
+            // An unknown allocation has no status: four answers for five keys.
+            assert_eq!(texts.len(), 4, "{out:?}");
+            assert_eq!(texts[..3], ["active", "", ""]);
+            assert!(texts[3].split(',').any(|k| k == attr::WDIR.wire_key()));
+        });
+    }
+
+    #[test]
+    fn cancel_withdraws_pending_requests_and_checkpoints_become_events() {
+        block_on(async {
+            let h = RunHost::default();
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            *lock(&h.events) = Some(tx);
+            // This test's own pid stands for a running rank: a checkpoint event signals nothing.
+            let pid = i32::try_from(std::process::id()).unwrap();
+            h.started(proc(0), pid, "prog", "node");
+            let ctl = |d: Vec<Info>| h.job_control(proc(0), vec![], d);
+            let named =
+                |id: &str, what: Info| vec![Info::new(attr::JOB_CTRL_ID, id.to_owned()), what];
+            ctl(named(
+                "a",
+                Info::new(attr::REGISTER_CLEANUP, "/nonexistent/a".to_owned()),
+            ))
+            .await
+            .unwrap();
+            ctl(named("b", Info::new(attr::JOB_CTRL_PREEMPTIBLE, true)))
+                .await
+                .unwrap();
+            ctl(vec![Info::new(attr::JOB_CTRL_CANCEL, "a".to_owned())])
+                .await
+                .unwrap();
+            assert!(lock(&h.cleanups).is_empty());
+            assert_eq!(lock(&h.preemptible).len(), 1);
+            assert_eq!(
+                ctl(vec![Info::new(attr::JOB_CTRL_CANCEL, "a".to_owned())]).await,
+                Err(Status::ERR_NOT_FOUND)
+            );
+            // Another requester cannot cancel this one's requests.
+            let other = h.job_control(
+                proc(1),
+                vec![],
+                vec![Info::new(attr::JOB_CTRL_CANCEL, "b".to_owned())],
+            );
+            assert_eq!(other.await, Err(Status::ERR_NOT_FOUND));
+            ctl(vec![Info::new(attr::JOB_CTRL_CANCEL, String::new())])
+                .await
+                .unwrap();
+            assert!(lock(&h.preemptible).is_empty());
+            assert_eq!(
+                ctl(vec![Info::new(attr::JOB_CTRL_RESTART, "c".to_owned())]).await,
+                Err(Status::ERR_NOT_SUPPORTED)
+            );
+
+            ctl(vec![Info::new(attr::JOB_CTRL_CHECKPOINT, "c".to_owned())])
+                .await
+                .unwrap();
+            let e = rx.try_recv().expect("a checkpoint event");
+            assert_eq!(
+                (e.status, e.range),
+                (Status::JCTRL_CHECKPOINT, DataRange::CUSTOM)
+            );
+            let range = pmix::events::Event {
+                status: e.status,
+                source: proc(0),
+                range: e.range,
+                info: e.info,
+            };
+            assert!(range.reaches(&proc(0)) && !range.reaches(&proc(1)));
         });
     }
 

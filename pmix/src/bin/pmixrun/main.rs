@@ -22,16 +22,17 @@
 
 mod host;
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pmix::model::{App, DataRange, Info, Nspace, Proc, Rank, Status, attr};
+use pmix::model::{App, DataArray, DataRange, Info, Nspace, Proc, Rank, Status, Time, attr};
 use pmix::server::launch::{self, JobLaunch};
 use pmix::server::{Server, ServerConfig};
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 
-use host::{RunHost, lock, uid_gid};
+use host::{HostEvent, RunHost, lock, uid_gid};
 
 const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]";
 
@@ -163,8 +164,8 @@ async fn run(opts: Options) -> Result<u8, String> {
     let host = RunHost::default();
     let (spawn_tx, mut spawns) = mpsc::unbounded_channel::<SpawnRequest>();
     *lock(&host.spawner) = Some(spawn_tx);
-    let (alert_tx, mut alerts) = mpsc::unbounded_channel::<(Status, Proc)>();
-    *lock(&host.alerts) = Some(alert_tx);
+    let (event_tx, mut host_events) = mpsc::unbounded_channel::<HostEvent>();
+    *lock(&host.events) = Some(event_tx);
     // The server's own defaults otherwise: its pid-named identity, the kernel's host name.
     let tmp = tmpdir.display().to_string();
     let init = [Info::new(attr::SERVER_TMPDIR, tmp.clone())];
@@ -202,6 +203,8 @@ async fn run(opts: Options) -> Result<u8, String> {
         .await
         .map_err(|s| format!("cannot start the job: {s:?}"))?;
     let mut jobs_spawned = 0u32;
+    // The jobs spawned so far, with what their requesters asked to hear of them.
+    let mut spawned: BTreeMap<Nspace, Spawned> = BTreeMap::new();
     let deadline = async {
         match opts.timeout_s {
             Some(t) => tokio::time::sleep(Duration::from_secs(t)).await,
@@ -230,15 +233,17 @@ async fn run(opts: Options) -> Result<u8, String> {
                 term = Status::ERR_JOB_ABORTED;
                 break;
             }
-            Some((status, proc)) = alerts.recv() => {
-                eprintln!("pmixrun: {proc} shows no sign of life ({status:?})");
-                let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, proc)];
-                if let Err(s) = server.notify_event(status, None, DataRange::NAMESPACE, info).await {
-                    eprintln!("pmixrun: cannot raise a heartbeat alert: {s:?}");
+            Some(e) = host_events.recv() => {
+                if let Some(report) = &e.report {
+                    eprintln!("pmixrun: {report}");
+                }
+                if let Err(s) = server.notify_event(e.status, None, e.range, e.info).await {
+                    eprintln!("pmixrun: cannot raise {:?}: {s:?}", e.status);
                 }
             }
             Some(req) = spawns.recv() => {
                 jobs_spawned += 1;
+                let watch = Spawned::asked(&req.parent, &req.job_info);
                 let started = match Nspace::new(format!("{}.{jobs_spawned}", nspace.as_str())) {
                     Ok(child) => match launch::plan(child, &host_name, Some(req.parent), &req.job_info, &req.apps, &tmp) {
                         Ok(job) => launcher.start(&job).await.map(|()| job),
@@ -248,6 +253,11 @@ async fn run(opts: Options) -> Result<u8, String> {
                 };
                 if let Ok(job) = &started {
                     left += job.size();
+                    if watch.job_events {
+                        watch.announce(&server, Status::EVENT_JOB_START, &job.nspace, Vec::new()).await;
+                        watch.announce(&server, Status::LAUNCH_COMPLETE, &job.nspace, Vec::new()).await;
+                    }
+                    spawned.insert(job.nspace.clone(), watch);
                 }
                 let _ = req.answer.send(started.map(|j| j.nspace));
             }
@@ -276,8 +286,15 @@ async fn run(opts: Options) -> Result<u8, String> {
                     term = Status::ERR_JOB_NON_ZERO_TERM;
                 }
                 worst = worst.max(code);
-                host.ended(&proc, i32::from(code), unsynced);
+                let job_over = host.ended(&proc, i32::from(code), unsynced);
                 announce_exit(&server, &proc, code, unsynced).await;
+                if let Some(watch) = spawned.get_mut(&proc.nspace) {
+                    watch.ended(&proc, i32::from(code), unsynced);
+                    if job_over && (watch.completion || watch.job_events) {
+                        let info = watch.end_info();
+                        watch.announce(&server, Status::EVENT_JOB_END, &proc.nspace, info).await;
+                    }
+                }
             }
             () = &mut deadline => {
                 eprintln!("pmixrun: timed out after {} s; killing the job", opts.timeout_s.unwrap_or(0));
@@ -290,7 +307,7 @@ async fn run(opts: Options) -> Result<u8, String> {
     }
     announce_job_end(&server, &nspace, term, first_failure).await;
     server.shutdown();
-    for c in lock(&host.cleanups).iter() {
+    for (_, c) in lock(&host.cleanups).iter() {
         clean_up(c);
     }
     let _ = std::fs::remove_dir_all(&tmpdir);
@@ -369,6 +386,87 @@ async fn announce_exit(server: &Server, proc: &Proc, code: u8, unsynced: bool) {
     }
 }
 
+/// A spawned job's lifecycle events (v5.0 §12.2.4): `PMIX_NOTIFY_JOB_EVENTS` asks for
+/// `PMIX_EVENT_JOB_START`, `PMIX_LAUNCH_COMPLETE` and `PMIX_EVENT_JOB_END`,
+/// `PMIX_NOTIFY_COMPLETION` for the end alone; each goes to the requester, with the job's
+/// namespace and a timestamp, the end with the job's status and its first failed process.
+struct Spawned {
+    parent: Proc,
+    job_events: bool,
+    completion: bool,
+    term: Status,
+    first_failure: Option<(Proc, i32)>,
+}
+
+impl Spawned {
+    fn asked(parent: &Proc, job_info: &[Info]) -> Spawned {
+        let flag = |a: attr::Attr<bool>| {
+            job_info
+                .iter()
+                .any(|i| i.is(a) && i.value.as_bool().unwrap_or(true))
+        };
+        Spawned {
+            parent: parent.clone(),
+            job_events: flag(attr::NOTIFY_JOB_EVENTS),
+            completion: flag(attr::NOTIFY_COMPLETION),
+            term: Status::SUCCESS,
+            first_failure: None,
+        }
+    }
+
+    fn ended(&mut self, proc: &Proc, code: i32, unsynced: bool) {
+        if code == 0 && !unsynced {
+            return;
+        }
+        self.first_failure.get_or_insert((proc.clone(), code));
+        if self.term == Status::SUCCESS {
+            self.term = if unsynced {
+                Status::ERR_JOB_TERM_WO_SYNC
+            } else {
+                Status::ERR_JOB_NON_ZERO_TERM
+            };
+        }
+    }
+
+    fn end_info(&self) -> Vec<Info> {
+        let mut info = vec![Info::new(attr::JOB_TERM_STATUS, self.term)];
+        if let Some((proc, code)) = &self.first_failure {
+            info.push(Info::new(attr::PROCID, proc.clone()));
+            info.push(Info::new(attr::EXIT_CODE, *code));
+        }
+        info
+    }
+
+    async fn announce(&self, server: &Server, status: Status, job: &Nspace, mut info: Vec<Info>) {
+        info.extend([
+            Info::new(
+                attr::EVENT_CUSTOM_RANGE,
+                DataArray::of_procs(vec![self.parent.clone()]),
+            ),
+            Info::new(
+                attr::EVENT_AFFECTED_PROC,
+                Proc::new(job.clone(), Rank::WILDCARD),
+            ),
+            Info::new(attr::NSPACE, job.as_str().to_owned()),
+            Info::new(attr::EVENT_TIMESTAMP, now()),
+        ]);
+        if let Err(s) = server
+            .notify_event(status, None, DataRange::CUSTOM, info)
+            .await
+        {
+            eprintln!("pmixrun: cannot tell {} of {job}: {s:?}", self.parent);
+        }
+    }
+}
+
+/// The time of day for event timestamps.
+fn now() -> Time {
+    // The launcher runs under the tokio driver only, never under the simulator.
+    #[allow(clippy::disallowed_methods)]
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    Time(since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)))
+}
+
 /// `PMIX_EVENT_JOB_END` for whoever is still listening (tools): the job's status and, when
 /// a process failed, the first one and its exit code.
 async fn announce_job_end(
@@ -383,6 +481,7 @@ async fn announce_job_end(
             Proc::new(nspace.clone(), Rank::WILDCARD),
         ),
         Info::new(attr::JOB_TERM_STATUS, status),
+        Info::new(attr::EVENT_TIMESTAMP, now()),
     ];
     if let Some((proc, code)) = first_failure {
         info.push(Info::new(attr::PROCID, proc));

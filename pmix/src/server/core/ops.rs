@@ -1,8 +1,9 @@
 //! The server's handling of the requests of `wire::ops` (v5.0 ch. 7, 10, 12, 13, 16): each
-//! is answered here (queries, connect, credentials, events' deregistration) or handed to the
-//! host with the requester's ids (spawn, log, allocation, job control, monitoring). Requests
-//! of chapters not served yet (I/O forwarding, groups, fabric, device distances) are refused
-//! with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
+//! is answered here (queries, connect, events' deregistration) or handed to the host with the
+//! requester's ids (spawn, log, allocation, job control, monitoring, credentials, which the
+//! library mints and validates itself when the host has no security system of its own).
+//! Requests of chapters not served yet (I/O forwarding, groups, fabric, device distances)
+//! are refused with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
 
 use crate::model::{Info, Nspace, Proc, Status, attr};
 use crate::server::credential;
@@ -10,7 +11,7 @@ use crate::wire::ops::Op;
 use crate::wire::{Reply, Tag};
 
 use super::super::jobinfo::job_info_kvals;
-use super::{ConnId, HostCall, Pending, ServerCore, connect};
+use super::{ConnId, HostCall, HostResult, Pending, ServerCore, connect};
 
 impl ServerCore {
     pub(super) fn handle_op(&mut self, conn: ConnId, me: &Proc, tag: Tag, op: Op) {
@@ -90,57 +91,32 @@ impl ServerCore {
                 let command = crate::wire::Command::MONITOR;
                 self.call_host(Pending::Infos { conn, tag, command }, call);
             }
-            Op::GetCredential { .. } => {
-                let reply = match self.clients.get(me) {
-                    Some(r) => {
-                        let who = credential::Identity {
-                            proc: me.clone(),
-                            uid: r.uid,
-                            gid: r.gid,
-                        };
-                        match credential::mint(&self.credential_key, &who) {
-                            Ok(bytes) => crate::wire::OpReply::Credential {
-                                status: Status::SUCCESS,
-                                credential: Some(crate::model::ByteObject(bytes)),
-                                info: vec![Info::new(
-                                    attr::CRED_TYPE,
-                                    credential::CRED_TYPE.to_owned(),
-                                )],
-                            },
-                            Err(status) => crate::wire::OpReply::Credential {
-                                status,
-                                credential: None,
-                                info: Vec::new(),
-                            },
-                        }
-                    }
-                    // A tool's identity is not registered: nothing to vouch for.
-                    None => crate::wire::OpReply::Credential {
-                        status: Status::ERR_NOT_SUPPORTED,
-                        credential: None,
-                        info: Vec::new(),
-                    },
-                };
-                self.send(conn, tag, &Reply::Op(reply));
-            }
-            Op::ValidateCredential { credential, .. } => {
-                let (status, info) = match credential::validate(&self.credential_key, &credential.0)
-                {
-                    Ok(who) => (Status::SUCCESS, credential::validated_info(&who)),
-                    Err(s) => {
-                        tracing::debug!(
-                            "{me}: a credential of {} bytes did not validate",
-                            credential.0.len()
-                        );
-                        (s, Vec::new())
-                    }
-                };
-                let reply = crate::wire::OpReply::Infos {
-                    command: crate::wire::Command::VALIDATE_CRED,
-                    status,
+            Op::GetCredential { info } => {
+                let info = self.with_ids(me, info);
+                let call = HostCall::GetCredential {
+                    proc: me.clone(),
                     info,
                 };
-                self.send(conn, tag, &Reply::Op(reply));
+                let proc = me.clone();
+                self.call_host(Pending::Credential { conn, tag, proc }, call);
+            }
+            Op::ValidateCredential {
+                credential,
+                directives,
+            } => {
+                let directives = self.with_ids(me, directives);
+                let call = HostCall::ValidateCredential {
+                    proc: me.clone(),
+                    credential: credential.0.clone(),
+                    directives,
+                };
+                let pending = Pending::Validate {
+                    conn,
+                    tag,
+                    proc: me.clone(),
+                    credential: credential.0,
+                };
+                self.call_host(pending, call);
             }
             Op::Connect { procs, info } => {
                 self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
@@ -150,6 +126,85 @@ impl ServerCore {
             }
             _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
         }
+    }
+
+    /// The host answered a request for `proc`'s credential: its credential, or, when the host
+    /// has no security system of its own, one this library seals for the identity it verified
+    /// (registration and the socket's peer credentials).
+    pub(super) fn credential_answered(
+        &mut self,
+        conn: ConnId,
+        tag: Tag,
+        proc: &Proc,
+        result: HostResult,
+    ) {
+        let result = match result {
+            HostResult::Credential(Err(Status::ERR_NOT_SUPPORTED)) => self.own_credential(proc),
+            HostResult::Credential(r) => r,
+            other => Err(other.failure()),
+        };
+        let reply = match result {
+            Ok((bytes, info)) => crate::wire::OpReply::Credential {
+                status: Status::SUCCESS,
+                credential: Some(crate::model::ByteObject(bytes)),
+                info,
+            },
+            Err(status) => crate::wire::OpReply::Credential {
+                status,
+                credential: None,
+                info: Vec::new(),
+            },
+        };
+        self.send(conn, tag, &Reply::Op(reply));
+    }
+
+    fn own_credential(&self, proc: &Proc) -> Result<(Vec<u8>, Vec<Info>), Status> {
+        // A tool's identity is not registered: nothing to vouch for.
+        let r = self.clients.get(proc).ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let who = credential::Identity {
+            proc: proc.clone(),
+            uid: r.uid,
+            gid: r.gid,
+        };
+        let bytes = credential::mint(&self.credential_key, &who)?;
+        let info = vec![Info::new(attr::CRED_TYPE, credential::CRED_TYPE.to_owned())];
+        Ok((bytes, info))
+    }
+
+    /// The host answered a validation: what it proves, or, when the host validates nothing
+    /// itself, this library's check of a credential it sealed.
+    pub(super) fn validation_answered(
+        &mut self,
+        conn: ConnId,
+        tag: Tag,
+        proc: &Proc,
+        cred: &[u8],
+        result: HostResult,
+    ) {
+        let result = match result {
+            HostResult::Infos(Err(Status::ERR_NOT_SUPPORTED)) => {
+                credential::validate(&self.credential_key, cred)
+                    .map(|who| credential::validated_info(&who))
+            }
+            HostResult::Infos(r) => r,
+            other => Err(other.failure()),
+        };
+        let (status, info) = match result {
+            Ok(info) => (Status::SUCCESS, info),
+            Err(s) => {
+                tracing::debug!(
+                    "{proc}: a credential of {} bytes did not validate",
+                    cred.len()
+                );
+                (s, Vec::new())
+            }
+        };
+        let reply = crate::wire::OpReply::Infos {
+            command: crate::wire::Command::VALIDATE_CRED,
+            status,
+            info,
+        };
+        self.send(conn, tag, &Reply::Op(reply));
     }
 
     /// `info` with the requester's `PMIX_USERID` and `PMIX_GRPID` added, as the standard

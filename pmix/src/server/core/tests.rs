@@ -970,3 +970,82 @@ fn an_openpmix_heartbeat_goes_to_the_host_without_a_reply() {
     send(&mut c, a, 101, &Request::Finalize);
     assert_eq!(replies(&mut c, Command::FINALIZE).len(), 1);
 }
+
+#[test]
+fn credentials_come_from_the_host_or_else_from_the_library() {
+    use crate::model::ByteObject;
+    use crate::wire::ops::Op;
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    let get = Request::Op(Op::GetCredential { info: vec![] });
+    let credential_of = |r: Reply| match r {
+        Reply::Op(OpReply::Credential {
+            status, credential, ..
+        }) => (status, credential.map(|b| b.0)),
+        other => panic!("not a credential reply: {other:?}"),
+    };
+
+    // A host with a security system of its own answers with its credential, and sees the
+    // requester's ids.
+    send(&mut c, a, 11, &get);
+    let (op, call) = host_call(&mut c);
+    assert!(matches!(
+        &call,
+        HostCall::GetCredential { proc, info }
+            if *proc == p(0) && info.iter().any(|i| i.is(attr::USERID))
+    ));
+    c.handle_host(
+        op,
+        HostResult::Credential(Ok((b"munge:xyz".to_vec(), vec![]))),
+    );
+    let (_, _, r) = replies(&mut c, Command::GET_CREDENTIAL).remove(0);
+    assert_eq!(
+        credential_of(r),
+        (Status::SUCCESS, Some(b"munge:xyz".to_vec()))
+    );
+
+    // A host without one: the library seals the identity it verified.
+    send(&mut c, a, 12, &get);
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Credential(Err(Status::ERR_NOT_SUPPORTED)));
+    let (_, _, r) = replies(&mut c, Command::GET_CREDENTIAL).remove(0);
+    let (status, sealed) = credential_of(r);
+    assert_eq!(status, Status::SUCCESS);
+    let sealed = sealed.expect("a sealed credential");
+
+    // Validation likewise: the host's verdict when it gives one, the library's otherwise.
+    let validate = |cred: &[u8]| {
+        Request::Op(Op::ValidateCredential {
+            credential: ByteObject(cred.to_vec()),
+            directives: vec![],
+        })
+    };
+    let verdict = |r: Reply| match r {
+        Reply::Op(OpReply::Infos { status, info, .. }) => (status, info),
+        other => panic!("not a validation reply: {other:?}"),
+    };
+    send(&mut c, a, 13, &validate(b"munge:xyz"));
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Infos(Err(Status::ERR_INVALID_CRED)));
+    let (status, _) = verdict(replies(&mut c, Command::VALIDATE_CRED).remove(0).2);
+    assert_eq!(status, Status::ERR_INVALID_CRED);
+
+    send(&mut c, a, 14, &validate(&sealed));
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Infos(Err(Status::ERR_NOT_SUPPORTED)));
+    let (status, info) = verdict(replies(&mut c, Command::VALIDATE_CRED).remove(0).2);
+    assert_eq!(status, Status::SUCCESS);
+    assert!(
+        info.iter()
+            .any(|i| i.is(attr::USERID) && i.value.to_u64() == Some(u64::from(UID)))
+    );
+
+    let mut altered = sealed.clone();
+    *altered.last_mut().unwrap() ^= 1;
+    send(&mut c, a, 15, &validate(&altered));
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Infos(Err(Status::ERR_NOT_SUPPORTED)));
+    let (status, _) = verdict(replies(&mut c, Command::VALIDATE_CRED).remove(0).2);
+    assert_eq!(status, Status::ERR_INVALID_CRED);
+}
