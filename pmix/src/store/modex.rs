@@ -12,30 +12,52 @@ use crate::codec::{BufferType, DataBuffer};
 use crate::model::{ByteObject, Kval, Proc, Scope, Value};
 use crate::wire::CommitBucket;
 
-/// Values in the order they were first posted, indexed by key: a commit of one key costs
-/// O(log n) however many keys the process posted before (OpenPMIx clients resend every key
-/// on every commit).
+/// Values in the order they were first posted. A process with few keys (most of them) is
+/// searched in place, which keeps a server that holds every process of a large job small (a
+/// map per process would cost a node allocation each); past [`INDEX_FROM`] keys an index by
+/// key keeps a commit of one key O(log n) however many the process posted before (OpenPMIx
+/// clients resend every key on every commit).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KvList {
     items: Vec<Kval>,
-    index: BTreeMap<String, usize>,
+    index: Option<BTreeMap<String, usize>>,
 }
 
+/// How many keys a process posts before its list is indexed.
+const INDEX_FROM: usize = 16;
+
 impl KvList {
-    /// Insert, or replace the value of the same key in place.
+    /// Insert `kv`, replacing the value of a key posted before (in its place).
     pub fn upsert(&mut self, kv: Kval) {
-        match self.index.get(kv.key.as_str()) {
-            Some(&i) => self.items[i] = kv,
+        match self.position(kv.key.as_str()) {
+            Some(i) => self.items[i] = kv,
             None => {
-                self.index
-                    .insert(kv.key.as_str().to_owned(), self.items.len());
+                if let Some(index) = &mut self.index {
+                    index.insert(kv.key.as_str().to_owned(), self.items.len());
+                } else if self.items.len() + 1 >= INDEX_FROM {
+                    let mut index: BTreeMap<String, usize> = self
+                        .items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, k)| (k.key.as_str().to_owned(), i))
+                        .collect();
+                    index.insert(kv.key.as_str().to_owned(), self.items.len());
+                    self.index = Some(index);
+                }
                 self.items.push(kv);
             }
         }
     }
 
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.items.iter().position(|k| k.key.as_str() == key),
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Kval> {
-        self.index.get(key).map(|&i| &self.items[i])
+        self.position(key).map(|i| &self.items[i])
     }
 
     pub fn as_slice(&self) -> &[Kval] {
@@ -209,4 +231,35 @@ pub fn unpack_kvals(bytes: Vec<u8>, buffer_type: BufferType) -> Result<Vec<Kval>
         out.extend(b.unpack::<Kval>(usize::MAX)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Key;
+
+    fn kv(key: &str, n: u32) -> Kval {
+        Kval {
+            key: Key::new(key).unwrap(),
+            value: Value::Uint32(n),
+        }
+    }
+
+    #[test]
+    fn keys_keep_their_first_place_whether_searched_or_indexed() {
+        let mut l = KvList::default();
+        for i in 0..40u32 {
+            l.upsert(kv(&format!("k{i}"), i));
+            // A replaced value stays in its key's place, before and after the index exists.
+            l.upsert(kv("k0", 1000 + i));
+        }
+        assert_eq!(l.as_slice().len(), 40);
+        assert_eq!(l.as_slice()[0].value, Value::Uint32(1039));
+        assert_eq!(l.get("k39").map(|k| &k.value), Some(&Value::Uint32(39)));
+        assert_eq!(l.get("k7").map(|k| &k.value), Some(&Value::Uint32(7)));
+        assert!(l.get("k40").is_none());
+        let order: Vec<&str> = l.as_slice().iter().map(|k| k.key.as_str()).collect();
+        let want: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+        assert_eq!(order, want);
+    }
 }
