@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         "vectors" => vectors::run(&root, rest),
         "bench" => bench::run(&root, rest),
         "fuzz" => fuzz(&root, rest),
+        "sim" => sim(&root, rest),
         "help" | "--help" | "-h" => {
             println!("{}", HELP);
             Ok(())
@@ -58,7 +59,11 @@ const HELP: &str = "usage: cargo xtask <command>
   vectors [--check]    regenerate spec-vectors/inventory, the code's tables and the
                        attribute-type vectors
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
-  fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)";
+  fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)
+  sim [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B] [--fanout K]
+      [--modex full|direct] [--limit-s T] [--json PATH]
+                       the deterministic cluster simulation: prints the run (or the failing
+                       seeds of a sweep) with its trace hash and the command that replays it";
 
 fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -90,6 +95,12 @@ fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         "conformance",
         "--",
     ];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run_cmd(root, "cargo", &cargo_args)
+}
+
+fn sim(root: &Path, args: &[String]) -> Result<(), String> {
+    let mut cargo_args = vec!["run", "--quiet", "--release", "--package", "sim", "--"];
     cargo_args.extend(args.iter().map(String::as_str));
     run_cmd(root, "cargo", &cargo_args)
 }

@@ -33,6 +33,19 @@ pub struct ServerConfig {
     pub system_rendezvous: bool,
     /// The roles the host declares for this server.
     pub roles: Roles,
+    /// The key that seals the server's credentials (`None`: a fresh one from the operating
+    /// system's randomness). The simulator passes one drawn from its seed.
+    pub credential_key: Option<CredentialKey>,
+}
+
+/// A key for [`crate::server::credential`], kept out of debug output.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CredentialKey(pub [u8; 32]);
+
+impl std::fmt::Debug for CredentialKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CredentialKey(..)")
+    }
 }
 
 /// The roles a host declares for its server at init (§17.1.3). They describe the server to
@@ -63,6 +76,7 @@ impl ServerConfig {
             tool_rendezvous: false,
             system_rendezvous: false,
             roles: Roles::default(),
+            credential_key: None,
         }
     }
 

@@ -93,7 +93,10 @@ impl Server {
             SERVER_VERSION,
         )
         .with_id(config.id.clone())
-        .with_credential_key(credential_key()?);
+        .with_credential_key(match config.credential_key {
+            Some(k) => k.0,
+            None => credential_key()?,
+        });
         tokio::spawn(drive(core, rx, tx.clone(), host));
         let mut server = Server {
             events: tx,

@@ -34,7 +34,7 @@ pub mod log;
 pub mod publish;
 
 #[cfg(feature = "runtime")]
-pub use config::{Roles, ServerConfig};
+pub use config::{CredentialKey, Roles, ServerConfig};
 #[cfg(feature = "runtime")]
 pub use driver::{SERVER_VERSION, Server};
 #[cfg(feature = "runtime")]
