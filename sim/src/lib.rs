@@ -62,6 +62,8 @@ pub struct Config {
     pub modex: Modex,
     /// The simulated time after which a run that has not finished is a failure.
     pub limit: Duration,
+    /// Report on stderr, every simulated 100 ms, how many clients have finished.
+    pub progress: bool,
 }
 
 /// What a run did.
@@ -207,8 +209,24 @@ pub fn run(config: &Config) -> Report {
         }
         Ok(())
     });
-    if let Err(e) = sim.run() {
-        observer.violation(format!("the run did not end cleanly: {e}"));
+    let mut reported = Duration::ZERO;
+    loop {
+        match sim.step() {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(e) => {
+                observer.violation(format!("the run did not end cleanly: {e}"));
+                break;
+            }
+        }
+        if config.progress && sim.elapsed() >= reported + Duration::from_millis(100) {
+            reported = sim.elapsed();
+            eprintln!(
+                "  simulated {:.1} s: {} of {total} clients finished",
+                reported.as_secs_f64(),
+                observer.finished()
+            );
+        }
     }
     let s = observer.lock();
     Report {

@@ -119,11 +119,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Every node holding every process's data costs nodes x processes in one process: beyond
-    // a few thousand processes the wire-up fetches by direct modex unless told otherwise.
+    // Every node holding every process's data costs nodes x processes in one process: from a
+    // million (node, process) pairs the wire-up fetches by direct modex unless told otherwise.
     let modex = o
         .modex
-        .unwrap_or(if layout.nodes * layout.job_size() > 4 << 20 {
+        .unwrap_or(if layout.nodes * layout.job_size() >= 1 << 20 {
             Modex::Direct
         } else {
             Modex::Full
@@ -137,6 +137,7 @@ fn main() -> ExitCode {
             seed,
             modex,
             limit: Duration::from_secs(o.limit_s),
+            progress: !sweep,
         };
         // Wall time is reported, never fed back into the simulation.
         #[allow(clippy::disallowed_methods)]

@@ -12,6 +12,7 @@ fn run(nodes: u32, racks: u32, clients: u32, seed: u64, modex: Modex) -> Report 
         seed,
         modex,
         limit: Duration::from_secs(120),
+        progress: false,
     };
     sim::run(&config)
 }
