@@ -82,12 +82,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The uid and gid of this process (read from `/proc`, so no libc call is needed).
-pub fn uid_gid() -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").map_or((0, 0), |m| (m.uid(), m.gid()))
-}
-
 /// What every node's host shares: the servers, fences in progress, published data.
 pub struct Shared {
     pub servers: Mutex<Vec<Arc<dyn NodeServer>>>,
@@ -301,19 +295,8 @@ impl Host for ClusterHost {
         } else {
             targets
         };
-        for a in actions {
-            let Control::Checkpoint { id, signal, event } = a else {
-                continue;
-            };
-            if signal.is_some() && !event {
-                continue;
-            }
-            let procs = DataArray::of_procs(targets.clone());
-            let info = vec![
-                Info::new(attr::EVENT_CUSTOM_RANGE, procs.clone()),
-                Info::new(attr::EVENT_AFFECTED_PROCS, procs),
-                Info::new(attr::JOB_CTRL_CHECKPOINT, id),
-            ];
+        for id in actions.iter().filter_map(Control::checkpoint_by_event) {
+            let info = control::checkpoint_event(targets.clone(), id);
             let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
             for server in servers {
                 let event = Event {
@@ -529,7 +512,7 @@ pub async fn start_rust_servers(
     use pmix::server::ServerConfig;
     let info = registration(v)?;
     let nspace = Nspace::new(&v.setup.nspace).map_err(|e| e.to_string())?;
-    let (uid, gid) = uid_gid();
+    let (uid, gid) = pmix::transport::uid_gid();
     let mut servers = Vec::new();
     for (i, node) in v.setup.nodes.iter().enumerate() {
         let init = server_init_info(v, &node.name, &dir(&node.name)?)?;

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::api::SeenEvent;
 use crate::cluster::{
-    ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, start_rust_servers, uid_gid,
+    ClusterHost, ModexFuture, NodeServer, Shared, lock, registration, start_rust_servers,
 };
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
@@ -261,7 +261,7 @@ async fn c_nodes(
     }
     *lock(&shared.servers) = node_servers;
     let info = pack_list(&registration(v)?);
-    let (uid, gid) = uid_gid();
+    let (uid, gid) = pmix::transport::uid_gid();
     let mut envs = Envs::new();
     for (n, spec) in nodes.iter_mut().zip(&v.setup.nodes) {
         let dir = tmp.join(&spec.name);

@@ -17,9 +17,10 @@ use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
 use crate::api::{ApiCall, ApiOutput, RustProc, SeenEvent};
-use crate::cluster::{Shared, start_rust_servers, uid_gid};
+use crate::cluster::{Shared, start_rust_servers};
 use crate::runner::Problem;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
+use pmix::transport::uid_gid;
 
 /// What one caller got from one step.
 #[derive(Clone, Debug, PartialEq)]

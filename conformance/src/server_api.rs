@@ -239,7 +239,7 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
             Err(s) => ApiOutput::status(s),
         },
         ServerCall::RegisterClient { proc } => {
-            let (uid, gid) = crate::cluster::uid_gid();
+            let (uid, gid) = pmix::transport::uid_gid();
             unit(server.register_client(proc, uid, gid).await)
         }
         ServerCall::DeregisterClient { proc } => unit(server.deregister_client(proc).await),

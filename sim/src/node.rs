@@ -14,7 +14,7 @@ use pmix::client::Client;
 use pmix::codec::BufferType;
 use pmix::model::{DataArray, Info, Nspace, Proc, Rank, Scope, Value, attr};
 use pmix::server::{CredentialKey, Server, ServerConfig};
-use pmix::transport::{MemoryConnector, PeerCred};
+use pmix::transport::{MemoryConnector, PeerCred, uid_gid};
 
 use crate::cluster::Layout;
 use crate::daemon::Daemon;
@@ -27,14 +27,6 @@ pub(crate) const KEY: &str = "sim.wireup";
 /// pass for it.
 pub(crate) fn value_of(seed: u64, rank: u32) -> String {
     format!("seed{seed:x}.rank{rank}")
-}
-
-/// The uid and gid clients present (the simulator's own, as the library's client sends).
-fn uid_gid() -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .map(|m| (m.uid(), m.gid()))
-        .unwrap_or((0, 0))
 }
 
 /// Start node `node`: daemon, server, job registration, clients. Returns the server (which

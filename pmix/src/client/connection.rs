@@ -19,7 +19,7 @@ use crate::codec::BufferType;
 use crate::events::Event;
 use crate::model::{DataRange, Proc, Rank, Status};
 use crate::server::env::parse_uri;
-use crate::transport::{BoxStream, connect_tcp, connect_unix};
+use crate::transport::{BoxStream, connect_tcp, connect_unix, uid_gid};
 use crate::wire::handshake::{ConnectRequest, decode_status};
 use crate::wire::{Command, Frame, FrameDecoder, Notification, Reply, Request, Tag};
 
@@ -93,13 +93,6 @@ impl std::fmt::Debug for Connection {
             .field("pindex", &self.pindex)
             .finish()
     }
-}
-
-fn uid_gid() -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .map(|m| (m.uid(), m.gid()))
-        .unwrap_or((0, 0))
 }
 
 fn lost(why: impl std::fmt::Display) -> Error {

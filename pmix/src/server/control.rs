@@ -2,7 +2,7 @@
 //! host must do, so that every host (`pmixrun`, the conformance harness, the simulator)
 //! reads the standard's directives the same way. Sans-IO: acting is the host's business.
 
-use crate::model::{AllocDirective, Info, Status, attr};
+use crate::model::{AllocDirective, DataArray, Info, Proc, Status, attr};
 
 /// One thing a `PMIx_Job_control` request asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +41,28 @@ pub enum Control {
         nodes: String,
         image: Option<String>,
     },
+}
+
+impl Control {
+    /// The id of a checkpoint to request by the `PMIX_JCTRL_CHECKPOINT` event: one asked for
+    /// with `PMIX_JOB_CTRL_CHECKPOINT_EVENT`, or naming no signal.
+    pub fn checkpoint_by_event(&self) -> Option<&str> {
+        match self {
+            Control::Checkpoint { id, signal, event } if *event || signal.is_none() => Some(id),
+            _ => None,
+        }
+    }
+}
+
+/// The information of the `PMIX_JCTRL_CHECKPOINT` event asking `procs` to checkpoint under
+/// `id` (v5.0 §13.2.4): a custom range of exactly those processes, named as the affected ones.
+pub fn checkpoint_event(procs: Vec<Proc>, id: &str) -> Vec<Info> {
+    let procs = DataArray::of_procs(procs);
+    vec![
+        Info::new(attr::EVENT_CUSTOM_RANGE, procs.clone()),
+        Info::new(attr::EVENT_AFFECTED_PROCS, procs),
+        Info::new(attr::JOB_CTRL_CHECKPOINT, id.to_owned()),
+    ]
 }
 
 /// A path to remove when the job ends.

@@ -3,18 +3,12 @@
 
 #![allow(clippy::unwrap_used, dead_code)] // test helpers fail loudly; not every test uses all
 
-use std::os::unix::fs::MetadataExt;
-
 use pmix::client::Client;
 use pmix::codec::BufferType;
 use pmix::model::{Info, Nspace, Proc, Rank, Value, attr};
 use pmix::server::{Host, NoHost, Server, ServerConfig};
+pub(crate) use pmix::transport::uid_gid;
 use pmix::transport::{PeerCred, memory};
-
-pub(crate) fn uid_gid() -> (u32, u32) {
-    let m = std::fs::metadata("/proc/self").expect("procfs");
-    (m.uid(), m.gid())
-}
 
 pub(crate) fn job_info(n: u32) -> Vec<Info> {
     vec![

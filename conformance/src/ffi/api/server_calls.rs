@@ -193,7 +193,7 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             })
         }
         ServerCall::RegisterClient { proc } => {
-            let (uid, gid) = crate::cluster::uid_gid();
+            let (uid, gid) = pmix::transport::uid_gid();
             unit(register_client(&proc, uid, gid))
         }
         ServerCall::DeregisterClient { proc } => {

@@ -236,15 +236,26 @@ fn rss_mb(pid: u32) -> Option<f32> {
 }
 
 impl HostState {
-    /// The average resident memory of the running processes among `targets`, in megabytes.
-    fn average_rss(&self, targets: &[Proc]) -> Option<Value> {
-        let sizes: Vec<f32> = lock(&self.procs)
+    /// The running processes among `targets` (a wildcard rank: all of its namespace), with
+    /// their pids.
+    fn running(&self, targets: &[Proc]) -> Vec<(Proc, i32)> {
+        lock(&self.procs)
             .iter()
             .filter(|(p, r)| {
-                r.state == ProcState::RUNNING
+                r.pid > 0
+                    && r.state == ProcState::RUNNING
                     && targets.iter().any(|t| pmix::events::same_proc(t, p))
             })
-            .filter_map(|(_, r)| rss_mb(u32::try_from(r.pid).ok()?))
+            .map(|(p, r)| (p.clone(), r.pid))
+            .collect()
+    }
+
+    /// The average resident memory of the running processes among `targets`, in megabytes.
+    fn average_rss(&self, targets: &[Proc]) -> Option<Value> {
+        let sizes: Vec<f32> = self
+            .running(targets)
+            .into_iter()
+            .filter_map(|(_, pid)| rss_mb(u32::try_from(pid).ok()?))
             .collect();
         if sizes.is_empty() {
             return None;
@@ -262,20 +273,6 @@ impl RunHost {
         lock(&self.events)
             .as_ref()
             .is_some_and(|tx| tx.send(event).is_ok())
-    }
-
-    /// The running processes among `targets` (a wildcard rank: all of its namespace), with
-    /// their pids.
-    fn running(&self, targets: &[Proc]) -> Vec<(Proc, i32)> {
-        lock(&self.procs)
-            .iter()
-            .filter(|(p, r)| {
-                r.pid > 0
-                    && r.state == ProcState::RUNNING
-                    && targets.iter().any(|t| pmix::events::same_proc(t, p))
-            })
-            .map(|(p, r)| (p.clone(), r.pid))
-            .collect()
     }
 
     /// Withdraw what `requester` asked under `id` (all of its requests for `None`) that is
@@ -556,6 +553,10 @@ impl Host for RunHost {
         let mut signals = Vec::new();
         let mut checkpoints = Vec::new();
         for a in actions {
+            if let Some(id) = a.checkpoint_by_event() {
+                checkpoints.push(id.to_owned());
+                continue;
+            }
             let s = match a {
                 Control::Cleanup(c) => {
                     lock(&self.cleanups).push((request.clone(), c));
@@ -576,15 +577,11 @@ impl Host for RunHost {
                     }
                     continue;
                 }
+                // A checkpoint by event is taken above: this one names its signal.
                 Control::Checkpoint {
-                    signal: Some(n),
-                    event: false,
-                    ..
+                    signal: Some(n), ..
                 } => signal(n)?,
-                Control::Checkpoint { id, .. } => {
-                    checkpoints.push(id);
-                    continue;
-                }
+                Control::Checkpoint { signal: None, .. } => continue,
                 Control::Signal(0) => continue,
                 Control::Signal(n) => signal(n)?,
                 Control::Pause => Signal::SIGSTOP,
@@ -604,11 +601,7 @@ impl Host for RunHost {
         }
         for id in checkpoints {
             let procs: Vec<Proc> = running.iter().map(|(p, _)| p.clone()).collect();
-            let info = vec![
-                Info::new(attr::EVENT_CUSTOM_RANGE, DataArray::of_procs(procs.clone())),
-                Info::new(attr::EVENT_AFFECTED_PROCS, DataArray::of_procs(procs)),
-                Info::new(attr::JOB_CTRL_CHECKPOINT, id),
-            ];
+            let info = pmix::server::control::checkpoint_event(procs, &id);
             let event = HostEvent {
                 status: Status::JCTRL_CHECKPOINT,
                 range: DataRange::CUSTOM,
@@ -702,7 +695,7 @@ impl Host for RunHost {
         let get = |key: &str| info.iter().find(|i| i.key.as_str() == key);
         let tool_uid = get(attr::USERID.wire_key()).and_then(|i| i.value.to_u64());
         // Only this user (or root) may attach to this user's job.
-        let (uid, _) = uid_gid();
+        let (uid, _) = pmix::transport::uid_gid();
         if tool_uid.is_none_or(|t| t != u64::from(uid) && t != 0) {
             return Err(Status::ERR_NO_PERMISSIONS);
         }
@@ -728,13 +721,6 @@ impl Host for RunHost {
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A poisoned lock only means another task panicked while holding plain data.
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-pub(crate) fn uid_gid() -> (u32, u32) {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .map(|m| (m.uid(), m.gid()))
-        .unwrap_or((0, 0))
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ use pmix::server::{Server, ServerConfig};
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 
-use host::{HostEvent, RunHost, lock, uid_gid};
+use host::{HostEvent, RunHost, lock};
+use pmix::transport::uid_gid;
 
 const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]";
 
