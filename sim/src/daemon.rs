@@ -1,65 +1,143 @@
 //! A node's host daemon: the `Host` of the node's PMIx server, talking to the other nodes'
 //! daemons over turmoil TCP.
 //!
-//! Fences run as a tree allgather ([`crate::cluster::Tree`]): each daemon waits for its own
-//! server's contribution and its children's, sends the concatenation to its parent, and the
-//! root sends the whole back down. A collective is named by the signature of its node set and
-//! how many collectives of that set came before it on this node, which every participant
-//! counts alike because the PMIx standard orders collectives of one set.
+//! **Collectives** run as a tree allgather ([`crate::cluster::Tree`]): each daemon waits for
+//! its own server's contribution and its children's, sends the concatenation to its parent,
+//! and the root sends the outcome back down. A collective is named by the signature of its
+//! node set and how many collectives of that set came before it on this node, which every
+//! participant counts alike because the PMIx standard orders collectives of one set.
+//!
+//! **Failures.** The root decides every collective's outcome, so that all live participants
+//! see the same one:
+//!
+//! - a daemon whose child is down (or has a terminated process among the participants) and
+//!   whose contribution never came sends an error up instead of data, and ends the
+//!   collective for its own subtree at once: the root cannot succeed without that data;
+//! - a daemon whose parent goes down after it sent its part up asks the root for the outcome
+//!   (and, when the root itself is down, the root's other children, which either received
+//!   it or never will): the parent may have passed the data on before it failed;
+//! - `PMIX_TIMEOUT` bounds a collective at every daemon, as it does at every server.
+//!
+//! One failure per collective is always resolved this way; two at once (a parent and the
+//! root, say) may leave a subtree with an error where the rest succeeded, which the run's
+//! invariants then report.
+//!
+//! **Liveness.** Daemons send heartbeats along the job's tree. A neighbour silent for
+//! `reconnect_after` gets a fresh connection (a partition loses TCP segments and turmoil never
+//! resends them, so the old stream is stuck for good); silent for `suspect_after`, it is
+//! declared down, and the daemon that noticed tells every other node. A connection from a
+//! peer that ends declares the peer down at once (daemons never close a working link, so only
+//! a crash ends one). When a neighbour goes down, its own neighbours in the tree are watched
+//! in its place, so that every node of a crashed rack is noticed. A node declared down stays down: its
+//! messages are ignored from then on, as a fail-stop model wants. Each node down and each
+//! terminated process is raised to the local clients as `PMIX_EVENT_NODE_DOWN` and
+//! `PMIX_EVENT_PROC_TERMINATED`.
+//!
+//! **Link faults** (drops and delays between two nodes, slow nodes) are applied here, in the
+//! daemon's own transport, because connections inside one turmoil host ignore turmoil's
+//! network settings.
 //!
 //! Deterministic (DESIGN §4): ordered maps only, simulated time only, no threads.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 
-use pmix::model::{Info, Nspace, Proc, Rank, Status};
-use pmix::server::Host;
+use pmix::model::{DataArray, DataRange, Info, Nspace, Proc, Rank, Status, attr};
+use pmix::server::{Host, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
 use turmoil::net::{TcpListener, TcpStream};
 
-use crate::Observer;
-use crate::cluster::Layout;
+use crate::cluster::{Layout, Tree};
 use crate::trace::fnv;
+use crate::{LinkFaults, Liveness, Observer, now};
 
 /// The largest daemon message accepted (a fence's data of the whole cluster fits).
 const MAX_MESSAGE: u32 = 1 << 30;
 
-/// A message between daemons.
+/// The status a collective ends with when a participant is lost: the one the library's
+/// server uses for a local participant that disconnects.
+pub(crate) const LOST: Status = Status::ERR_LOST_CONNECTION;
+
+/// Where an outcome (data, or the status that ended it) is awaited.
+type Waiter = oneshot::Sender<Result<Vec<u8>, Status>>;
+type Awaited = oneshot::Receiver<Result<Vec<u8>, Status>>;
+
+/// What one daemon tells another.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Msg {
-    /// A subtree's contribution to collective `key`, from the subtree's root `from`.
-    Contrib { key: u64, from: u32, data: Vec<u8> },
-    /// The outcome of collective `key`, sent down the tree.
+pub(crate) enum Body {
+    /// A subtree's contribution to collective `key`: its data, or the error that makes the
+    /// collective fail.
+    Contrib {
+        key: u64,
+        status: i32,
+        data: Vec<u8>,
+    },
+    /// The outcome of collective `key`.
     Release {
         key: u64,
         status: i32,
         data: Vec<u8>,
     },
-    /// Direct modex: node `from` asks for the data rank `rank` committed (request `key`).
-    Fetch { key: u64, from: u32, rank: u32 },
-    /// The answer to fetch request `key`.
+    /// To the root: the sender lost its parent after sending its part up; send it the outcome.
+    AskRoot {
+        key: u64,
+    },
+    /// To a child of a root that is down: the outcome, if it reached you.
+    AskPeer {
+        key: u64,
+    },
+    /// The answer to `AskPeer` from a node the outcome never reached.
+    Unknown {
+        key: u64,
+    },
+    /// Direct modex: the data rank `rank` committed (request `key`).
+    Fetch {
+        key: u64,
+        rank: u32,
+    },
     Fetched {
         key: u64,
         status: i32,
         data: Vec<u8>,
     },
+    Heartbeat,
+    NodeDown {
+        node: u32,
+    },
+    ProcDown {
+        rank: u32,
+    },
+}
+
+/// A message and the node that sent it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Msg {
+    pub from: u32,
+    pub body: Body,
 }
 
 impl Msg {
     fn encode(&self) -> Vec<u8> {
-        let rank_bytes;
-        let (kind, key, word, data) = match self {
-            Msg::Contrib { key, from, data } => (1u8, *key, *from, data.as_slice()),
-            Msg::Release { key, status, data } => (2, *key, status.cast_unsigned(), &data[..]),
-            Msg::Fetch { key, from, rank } => {
-                rank_bytes = rank.to_le_bytes();
-                (3, *key, *from, &rank_bytes[..])
-            }
-            Msg::Fetched { key, status, data } => (4, *key, status.cast_unsigned(), &data[..]),
+        let (kind, key, word, data): (u8, u64, u32, &[u8]) = match &self.body {
+            Body::Contrib { key, status, data } => (1, *key, status.cast_unsigned(), data),
+            Body::Release { key, status, data } => (2, *key, status.cast_unsigned(), data),
+            Body::AskRoot { key } => (3, *key, 0, &[]),
+            Body::AskPeer { key } => (4, *key, 0, &[]),
+            Body::Unknown { key } => (5, *key, 0, &[]),
+            Body::Fetch { key, rank } => (6, *key, *rank, &[]),
+            Body::Fetched { key, status, data } => (7, *key, status.cast_unsigned(), data),
+            Body::Heartbeat => (8, 0, 0, &[]),
+            Body::NodeDown { node } => (9, 0, *node, &[]),
+            Body::ProcDown { rank } => (10, 0, *rank, &[]),
         };
         let mut out = Vec::with_capacity(17 + data.len());
         out.push(kind);
+        out.extend_from_slice(&self.from.to_le_bytes());
         out.extend_from_slice(&key.to_le_bytes());
         out.extend_from_slice(&word.to_le_bytes());
         out.extend_from_slice(data);
@@ -68,59 +146,61 @@ impl Msg {
 
     fn decode(b: &[u8]) -> Option<Msg> {
         let kind = *b.first()?;
-        let key = u64::from_le_bytes(b.get(1..9)?.try_into().ok()?);
-        let word = u32::from_le_bytes(b.get(9..13)?.try_into().ok()?);
-        let data = b.get(13..)?.to_vec();
-        match kind {
-            1 => Some(Msg::Contrib {
-                key,
-                from: word,
-                data,
-            }),
-            2 => Some(Msg::Release {
-                key,
-                status: word.cast_signed(),
-                data,
-            }),
-            3 => Some(Msg::Fetch {
-                key,
-                from: word,
-                rank: u32::from_le_bytes(data.get(..4)?.try_into().ok()?),
-            }),
-            4 => Some(Msg::Fetched {
-                key,
-                status: word.cast_signed(),
-                data,
-            }),
-            _ => None,
-        }
+        let from = u32::from_le_bytes(b.get(1..5)?.try_into().ok()?);
+        let key = u64::from_le_bytes(b.get(5..13)?.try_into().ok()?);
+        let word = u32::from_le_bytes(b.get(13..17)?.try_into().ok()?);
+        let data = b.get(17..)?.to_vec();
+        let status = word.cast_signed();
+        let body = match kind {
+            1 => Body::Contrib { key, status, data },
+            2 => Body::Release { key, status, data },
+            3 => Body::AskRoot { key },
+            4 => Body::AskPeer { key },
+            5 => Body::Unknown { key },
+            6 => Body::Fetch { key, rank: word },
+            7 => Body::Fetched { key, status, data },
+            8 => Body::Heartbeat,
+            9 => Body::NodeDown { node: word },
+            10 => Body::ProcDown { rank: word },
+            _ => return None,
+        };
+        Some(Msg { from, body })
     }
+}
 
-    fn key(&self) -> u64 {
-        match self {
-            Msg::Contrib { key, .. }
-            | Msg::Release { key, .. }
-            | Msg::Fetch { key, .. }
-            | Msg::Fetched { key, .. } => *key,
-        }
-    }
+/// What a link task is told.
+enum Out {
+    Msg(Msg),
+    /// Drop the connection; the next message opens a new one.
+    Reset,
 }
 
 /// One collective in progress at this node.
 #[derive(Debug, Default)]
 struct Collective {
-    /// Set when this node's own server joined: its place in the tree, its data, its waiter.
+    /// Set when this node's own server joined.
     joined: Option<Joined>,
-    /// Contributions of the children's subtrees, by child.
-    got: BTreeMap<u32, Vec<u8>>,
+    /// Contributions of the children's subtrees: status and data, by child.
+    got: BTreeMap<u32, (i32, Vec<u8>)>,
+    /// Nodes that asked this node (as the root) for the outcome.
+    askers: BTreeSet<u32>,
+    /// Nodes that asked this node (as a child of a root that is down) for the outcome, not
+    /// answered yet because this node has not seen the root go down itself.
+    peer_askers: BTreeSet<u32>,
+    /// Nodes this orphan asked for the outcome, and those still to answer.
+    asked: BTreeSet<u32>,
+    asking: BTreeSet<u32>,
 }
 
 #[derive(Debug)]
 struct Joined {
     parent: Option<u32>,
     children: Vec<u32>,
+    root: u32,
+    root_children: Vec<u32>,
+    procs: Vec<Proc>,
     data: Vec<u8>,
-    waiter: oneshot::Sender<Result<Vec<u8>, Status>>,
+    waiter: Option<Waiter>,
     sent_up: bool,
 }
 
@@ -129,9 +209,31 @@ struct State {
     /// Collectives started per node-set signature.
     seq: BTreeMap<u64, u64>,
     collectives: BTreeMap<u64, Collective>,
-    /// Direct-modex requests sent, by request number.
-    fetches: BTreeMap<u64, oneshot::Sender<Result<Vec<u8>, Status>>>,
+    /// The outcome of every collective this node saw end.
+    finished: BTreeMap<u64, (i32, Vec<u8>)>,
+    /// Direct-modex requests sent, by request number: the owner asked, and the waiter.
+    fetches: BTreeMap<u64, (u32, Waiter)>,
     next_fetch: u64,
+    /// Nodes known to be down, and processes known to have terminated.
+    down: BTreeSet<u32>,
+    dead_ranks: BTreeSet<u32>,
+    /// When each tree neighbour was last heard from, and when its link was last renewed.
+    heard: BTreeMap<u32, Duration>,
+    renewed: BTreeMap<u32, Duration>,
+}
+
+/// What a daemon needs to know of the cluster.
+#[derive(Clone, Debug)]
+pub(crate) struct Setup {
+    pub node: u32,
+    pub layout: Layout,
+    /// The tree of the whole job (every node), shared by all daemons.
+    pub job_tree: Arc<Tree>,
+    pub nspace: Nspace,
+    pub observer: Arc<Observer>,
+    pub direct_modex: bool,
+    pub liveness: Liveness,
+    pub faults: Arc<Mutex<LinkFaults>>,
 }
 
 /// A node's daemon, shared by its server (as its host) and its network tasks.
@@ -140,17 +242,16 @@ pub(crate) struct Daemon(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
-    node: u32,
-    layout: Layout,
-    nspace: Nspace,
+    setup: Setup,
     state: Mutex<State>,
-    outbox: mpsc::UnboundedSender<(u32, Msg)>,
-    observer: Arc<Observer>,
-    /// This node's server, which answers the other nodes' direct-modex requests.
-    server: std::sync::OnceLock<Arc<pmix::server::Server>>,
-    /// Whether gets of other nodes' data go to their owners (direct modex) rather than
-    /// arriving with the fence.
-    direct_modex: bool,
+    links: Mutex<BTreeMap<u32, mpsc::UnboundedSender<Out>>>,
+    /// This node's server, which answers the other nodes' direct-modex requests and raises
+    /// events to the local clients. Weak: the server holds the daemon as its host.
+    server: Mutex<Weak<Server>>,
+    /// The daemon's tasks, aborted in the order they started when the node crashes (an
+    /// ordered list: waking many waiters of one channel instead is not replayable).
+    tasks: Mutex<Vec<AbortHandle>>,
+    crashed: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -158,42 +259,68 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Daemon {
-    /// The daemon of `node`, with the receiving end of its outbox for [`Daemon::send_loop`].
-    pub(crate) fn new(
-        node: u32,
-        layout: Layout,
-        nspace: Nspace,
-        observer: Arc<Observer>,
-        direct_modex: bool,
-    ) -> (Daemon, mpsc::UnboundedReceiver<(u32, Msg)>) {
-        let (outbox, rx) = mpsc::unbounded_channel();
-        let inner = Inner {
-            node,
-            layout,
-            nspace,
+    /// The daemon of `setup.node`.
+    pub(crate) fn new(setup: Setup) -> Daemon {
+        Daemon(Arc::new(Inner {
+            setup,
             state: Mutex::new(State::default()),
-            outbox,
-            observer,
-            server: std::sync::OnceLock::new(),
-            direct_modex,
-        };
-        (Daemon(Arc::new(inner)), rx)
+            links: Mutex::new(BTreeMap::new()),
+            server: Mutex::new(Weak::new()),
+            tasks: Mutex::new(Vec::new()),
+            crashed: std::sync::atomic::AtomicBool::new(false),
+        }))
     }
 
-    /// The node's server, once started.
-    pub(crate) fn set_server(&self, server: Arc<pmix::server::Server>) {
-        let _ = self.0.server.set(server);
+    /// The node crashed: every task of the daemon ends.
+    pub(crate) fn crash(&self) {
+        self.0.crashed.store(true, Ordering::Relaxed);
+        let tasks = std::mem::take(&mut *lock(&self.0.tasks));
+        for t in tasks {
+            t.abort();
+        }
     }
 
-    /// Accept the other daemons' connections and handle what they send.
-    pub(crate) async fn listen(self) {
-        let port = self.0.layout.port_of(self.0.node);
+    fn me(&self) -> u32 {
+        self.0.setup.node
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.0.setup.layout
+    }
+
+    pub(crate) fn set_server(&self, server: &Arc<Server>) {
+        *lock(&self.0.server) = Arc::downgrade(server);
+    }
+
+    /// Run `task` on this rack until it ends or the node crashes.
+    pub(crate) fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        if self.0.crashed.load(Ordering::Relaxed) {
+            return;
+        }
+        let handle = tokio::spawn(task).abort_handle();
+        let mut tasks = lock(&self.0.tasks);
+        // Forget the tasks that ended, now and then, so the list stays short.
+        if tasks.len() >= 64 && tasks.len().is_power_of_two() {
+            tasks.retain(|t| !t.is_finished());
+        }
+        tasks.push(handle);
+    }
+
+    /// Start listening and, when heartbeats are on, beating.
+    pub(crate) fn start(&self) {
+        self.spawn(self.clone().listen());
+        if !self.0.setup.liveness.heartbeat.is_zero() {
+            self.spawn(self.clone().heartbeat());
+        }
+    }
+
+    async fn listen(self) {
+        let port = self.layout().port_of(self.me());
         let listener = match TcpListener::bind(("0.0.0.0", port)).await {
             Ok(l) => l,
             Err(e) => {
-                self.0
-                    .observer
-                    .violation(format!("node {} cannot listen: {e}", self.0.node));
+                let what = format!("node {} cannot listen: {e}", self.me());
+                self.0.setup.observer.violation(what);
                 return;
             }
         };
@@ -202,73 +329,137 @@ impl Daemon {
                 return;
             };
             let d = self.clone();
-            tokio::spawn(async move { d.read_from(stream).await });
+            self.spawn(async move { d.read_from(stream).await });
         }
     }
 
+    /// Handle what one connection brings. The end of a connection from a known peer means
+    /// its daemon is gone: daemons never close a working link (a renewed one is kept open, not
+    /// closed), so only a crash sends the end; a partition sends nothing at all.
     async fn read_from(&self, mut stream: TcpStream) {
+        let mut peer = None;
         loop {
             let mut len = [0u8; 4];
-            if stream.read_exact(&mut len).await.is_err() {
-                return;
-            }
-            let len = u32::from_le_bytes(len);
-            if len > MAX_MESSAGE {
-                return;
-            }
-            let mut body = vec![0u8; len as usize];
-            if stream.read_exact(&mut body).await.is_err() {
+            let mut body = Vec::new();
+            let read = match stream.read_exact(&mut len).await {
+                Ok(_) => {
+                    let n = u32::from_le_bytes(len);
+                    if n > MAX_MESSAGE {
+                        return;
+                    }
+                    body.resize(n as usize, 0);
+                    stream.read_exact(&mut body).await.map(|_| ())
+                }
+                Err(e) => Err(e),
+            };
+            if read.is_err() {
+                if let Some(p) = peer {
+                    self.node_down(p, true);
+                }
                 return;
             }
             match Msg::decode(&body) {
-                Some(m) => self.received(m),
+                Some(m) => {
+                    peer = Some(m.from);
+                    self.received(m);
+                }
                 None => return,
             }
         }
     }
 
-    /// Send what the daemon queued, one connection per peer, opened on first use.
-    pub(crate) async fn send_loop(self, mut outbox: mpsc::UnboundedReceiver<(u32, Msg)>) {
-        let mut links: BTreeMap<u32, TcpStream> = BTreeMap::new();
-        while let Some((to, msg)) = outbox.recv().await {
-            if let std::collections::btree_map::Entry::Vacant(slot) = links.entry(to) {
-                let rack = Layout::rack_name(self.0.layout.rack_of(to));
-                match TcpStream::connect((rack.as_str(), self.0.layout.port_of(to))).await {
-                    Ok(s) => {
-                        slot.insert(s);
-                    }
-                    Err(e) => {
-                        self.note(format!("cannot reach node {to}: {e}").as_bytes());
-                        continue;
-                    }
+    /// Queue `body` for node `to`, through that node's link task (started on first use).
+    fn send(&self, to: u32, body: Body) {
+        let msg = Msg {
+            from: self.me(),
+            body,
+        };
+        self.link(to, Out::Msg(msg));
+    }
+
+    fn link(&self, to: u32, out: Out) {
+        let mut links = lock(&self.0.links);
+        let tx = links.entry(to).or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let d = self.clone();
+            self.spawn(async move { d.link_task(to, rx).await });
+            tx
+        });
+        let _ = tx.send(out);
+    }
+
+    /// Carry messages to `to` in order over one connection, opened when needed; apply the
+    /// link's faults. A message that finds no connection (turmoil refuses a connection across
+    /// a partition just as to a port nobody listens on) is lost, as a partition loses it.
+    async fn link_task(self, to: u32, mut rx: mpsc::UnboundedReceiver<Out>) {
+        let mut stream: Option<TcpStream> = None;
+        // Renewed links stay open: closing one would tell the peer this daemon is gone.
+        let mut renewed = Vec::new();
+        while let Some(out) = rx.recv().await {
+            let msg = match out {
+                Out::Reset => {
+                    renewed.extend(stream.take());
+                    continue;
                 }
+                Out::Msg(m) => m,
+            };
+            let rule = lock(&self.0.setup.faults).rule(self.me(), to);
+            if rule.drop {
+                self.note(format!("dropped a message to {to}").as_bytes());
+                continue;
             }
+            if !rule.delay.is_zero() {
+                tokio::time::sleep(rule.delay).await;
+            }
+            let heartbeat = msg.body == Body::Heartbeat;
             let body = msg.encode();
             let mut frame = Vec::with_capacity(4 + body.len());
             frame.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_le_bytes());
             frame.extend_from_slice(&body);
-            self.0.observer.count_message(frame.len());
-            let sent = match links.get_mut(&to) {
-                Some(s) => s.write_all(&frame).await,
-                None => continue,
-            };
-            if sent.is_err() {
-                links.remove(&to);
-                self.note(format!("lost the link to node {to}").as_bytes());
+            // A write error means the stream broke (the peer's socket is gone): one new
+            // connection is tried before the message counts as lost.
+            for _attempt in 0..2 {
+                if stream.is_none() {
+                    match self.connect(to).await {
+                        Some(s) => stream = Some(s),
+                        None => {
+                            self.note(format!("cannot reach node {to}").as_bytes());
+                            break;
+                        }
+                    }
+                }
+                let Some(s) = stream.as_mut() else {
+                    break;
+                };
+                if s.write_all(&frame).await.is_ok() {
+                    self.0.setup.observer.count_message(frame.len(), heartbeat);
+                    break;
+                }
+                stream = None;
             }
         }
     }
 
+    async fn connect(&self, to: u32) -> Option<TcpStream> {
+        let rack = Layout::rack_name(self.layout().rack_of(to));
+        let port = self.layout().port_of(to);
+        let wait = self.0.setup.liveness.connect_timeout;
+        match tokio::time::timeout(wait, TcpStream::connect((rack.as_str(), port))).await {
+            Ok(Ok(s)) => Some(s),
+            Ok(Err(_)) | Err(_) => None,
+        }
+    }
+
     fn note(&self, what: &[u8]) {
-        self.0.observer.record(self.0.node, what);
+        self.0.setup.observer.record(self.me(), what);
     }
 
     /// The nodes `procs` run on (a wildcard rank: every node of the job), sorted.
     fn nodes_of(&self, procs: &[Proc]) -> Result<Vec<u32>, Status> {
-        let l = &self.0.layout;
+        let l = self.layout();
         let mut nodes = Vec::new();
         for p in procs {
-            if p.nspace != self.0.nspace {
+            if p.nspace != self.0.setup.nspace {
                 return Err(Status::ERR_NOT_FOUND);
             }
             if p.rank == Rank::WILDCARD {
@@ -284,15 +475,23 @@ impl Daemon {
         Ok(nodes)
     }
 
-    /// This node's server joins a collective of `procs` with `data`.
-    fn join(
-        &self,
-        procs: &[Proc],
-        data: Vec<u8>,
-    ) -> Result<oneshot::Receiver<Result<Vec<u8>, Status>>, Status> {
+    /// Whether rank `rank` of the job is among `procs`.
+    fn involves(&self, procs: &[Proc], rank: u32) -> bool {
+        procs.iter().any(|p| {
+            p.nspace == self.0.setup.nspace && (p.rank == Rank::WILDCARD || p.rank.0 == rank)
+        })
+    }
+
+    /// This node's server joins a collective of `procs` with `data`: its key and the waiter
+    /// of its outcome.
+    fn join(&self, procs: &[Proc], data: Vec<u8>) -> Result<(u64, Awaited), Status> {
         let nodes = self.nodes_of(procs)?;
-        let tree = self.0.layout.tree(&nodes);
-        let me = self.0.node;
+        let tree = if nodes.len() == self.layout().nodes as usize {
+            self.0.setup.job_tree.clone()
+        } else {
+            Arc::new(self.layout().tree(&nodes))
+        };
+        let me = self.me();
         let signature: Vec<u8> = nodes.iter().flat_map(|n| n.to_le_bytes()).collect();
         let (tx, rx) = oneshot::channel();
         let mut state = lock(&self.0.state);
@@ -300,51 +499,121 @@ impl Daemon {
         let seq = state.seq.entry(sig).or_insert(0);
         *seq += 1;
         let key = fnv(&[sig.to_le_bytes(), seq.to_le_bytes()].concat());
+        drop(state);
+        self.note(format!("join {key:016x}").as_bytes());
+        let mut state = lock(&self.0.state);
+        if let Some((status, data)) = state.finished.get(&key).cloned() {
+            // The collective ended before this node's server joined (a subtree failed).
+            drop(state);
+            self.answer(key, tx, status, data);
+            return Ok((key, rx));
+        }
+        let root = tree.root().unwrap_or(me);
         let c = state.collectives.entry(key).or_default();
         c.joined = Some(Joined {
             parent: tree.parent(me),
             children: tree.children(me).to_vec(),
+            root,
+            root_children: tree.children(root).to_vec(),
+            procs: procs.to_vec(),
             data,
-            waiter: tx,
+            waiter: Some(tx),
             sent_up: false,
         });
         self.progress(&mut state, key);
-        drop(state);
-        self.note(format!("join {key:016x}").as_bytes());
-        Ok(rx)
+        Ok((key, rx))
+    }
+
+    /// Give this node's server the outcome of `key`.
+    fn answer(&self, key: u64, waiter: Waiter, status: i32, data: Vec<u8>) {
+        self.0
+            .setup
+            .observer
+            .outcome(self.me(), key, status, fnv(&data));
+        let result = if status == 0 {
+            Ok(data)
+        } else {
+            Err(Status(status))
+        };
+        let _ = waiter.send(result);
     }
 
     /// A message from another daemon.
     fn received(&self, m: Msg) {
-        let key = m.key();
+        let from = m.from;
         let mut state = lock(&self.0.state);
-        match m {
-            Msg::Contrib { from, data, .. } => {
-                self.note(format!("contrib {key:016x} from {from}").as_bytes());
-                state
-                    .collectives
-                    .entry(key)
-                    .or_default()
-                    .got
-                    .insert(from, data);
+        if state.down.contains(&from) {
+            return; // fail-stop: a node declared down stays down
+        }
+        if let Some(t) = state.heard.get_mut(&from) {
+            *t = now();
+        }
+        match m.body {
+            Body::Contrib { key, status, data } => {
+                self.note(format!("contrib {key:016x} from {from}: {status}").as_bytes());
+                if let Some((s, d)) = state.finished.get(&key).cloned() {
+                    drop(state);
+                    let (status, data) = (s, d);
+                    self.send(from, Body::Release { key, status, data });
+                    return;
+                }
+                let c = state.collectives.entry(key).or_default();
+                c.got.insert(from, (status, data));
                 self.progress(&mut state, key);
             }
-            Msg::Release { status, data, .. } => {
+            Body::Release { key, status, data } => {
                 self.note(format!("release {key:016x} {status}").as_bytes());
-                let Some(c) = state.collectives.remove(&key) else {
+                if !state.finished.contains_key(&key) {
+                    self.finish(&mut state, key, status, data);
+                }
+            }
+            Body::AskRoot { key } => {
+                self.note(format!("asked {key:016x} by {from}").as_bytes());
+                if let Some((status, data)) = state.finished.get(&key).cloned() {
+                    drop(state);
+                    self.send(from, Body::Release { key, status, data });
+                } else {
+                    let c = state.collectives.entry(key).or_default();
+                    c.askers.insert(from);
+                }
+            }
+            Body::AskPeer { key } => {
+                self.note(format!("asked {key:016x} by {from} as a peer").as_bytes());
+                if let Some((status, data)) = state.finished.get(&key).cloned() {
+                    drop(state);
+                    self.send(from, Body::Release { key, status, data });
+                    return;
+                }
+                let root_down = state
+                    .collectives
+                    .get(&key)
+                    .and_then(|c| c.joined.as_ref())
+                    .is_none_or(|j| state.down.contains(&j.root));
+                if root_down {
+                    drop(state);
+                    self.send(from, Body::Unknown { key });
+                } else if let Some(c) = state.collectives.get_mut(&key) {
+                    c.peer_askers.insert(from);
+                }
+            }
+            Body::Unknown { key } => {
+                self.note(format!("unknown {key:016x} at {from}").as_bytes());
+                let Some(c) = state.collectives.get_mut(&key) else {
                     return;
                 };
-                self.finish(key, c, Status(status), data);
+                if c.asking.remove(&from) && c.asking.is_empty() {
+                    self.ask(&mut state, key);
+                }
             }
-            Msg::Fetch { from, rank, .. } => {
+            Body::Fetch { key, rank } => {
                 drop(state);
                 self.note(format!("fetch {key} of rank {rank} for {from}").as_bytes());
                 let d = self.clone();
-                tokio::spawn(async move { d.serve_fetch(key, from, rank).await });
+                self.spawn(async move { d.serve_fetch(key, from, rank).await });
             }
-            Msg::Fetched { status, data, .. } => {
+            Body::Fetched { key, status, data } => {
                 self.note(format!("fetched {key} {status}").as_bytes());
-                if let Some(waiter) = state.fetches.remove(&key) {
+                if let Some((_, waiter)) = state.fetches.remove(&key) {
                     let r = if status == 0 {
                         Ok(data)
                     } else {
@@ -353,119 +622,477 @@ impl Daemon {
                     let _ = waiter.send(r);
                 }
             }
+            Body::Heartbeat => {}
+            Body::NodeDown { node } => {
+                drop(state);
+                self.node_down(node, false);
+            }
+            Body::ProcDown { rank } => {
+                drop(state);
+                self.proc_down(rank);
+            }
         }
     }
 
     /// Answer another node's direct-modex request from this node's server (which waits for
     /// the rank's commit if it has not come yet).
     async fn serve_fetch(&self, key: u64, from: u32, rank: u32) {
-        let proc = Proc::new(self.0.nspace.clone(), Rank(rank));
-        let result = match self.0.server.get() {
-            Some(s) => s.clone().dmodex_request(proc, Vec::new()).await,
+        let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));
+        let server = lock(&self.0.server).upgrade();
+        let result = match server {
+            Some(s) => s.dmodex_request(proc, Vec::new()).await,
             None => Err(Status::ERR_INIT),
         };
         let (status, data) = match result {
             Ok(d) => (0, d),
             Err(s) => (s.0, Vec::new()),
         };
-        let _ = self
-            .0
-            .outbox
-            .send((from, Msg::Fetched { key, status, data }));
+        self.send(from, Body::Fetched { key, status, data });
     }
 
-    /// Move collective `key` on if it can: up once the node and all its children are in, or,
-    /// at the root, down to everyone.
+    /// Move collective `key` on if it can: up once the node and all its children are in (or
+    /// an error once one of them never will be), or, at the root, down to everyone.
     fn progress(&self, state: &mut State, key: u64) {
+        let Some(c) = state.collectives.get(&key) else {
+            return;
+        };
+        let Some(j) = c.joined.as_ref() else {
+            return;
+        };
+        if j.sent_up {
+            return;
+        }
+        let mut status = 0;
+        for ch in &j.children {
+            match c.got.get(ch) {
+                Some((s, _)) => {
+                    if status == 0 {
+                        status = *s;
+                    }
+                }
+                None => {
+                    let down = state.down.contains(ch);
+                    // The planted bug of the test build: a child that is down counts as in.
+                    if cfg!(feature = "planted-bug") && down {
+                        continue;
+                    }
+                    let lost_rank = state.dead_ranks.iter().any(|&r| {
+                        self.layout().node_of_rank(r) == *ch && self.involves(&j.procs, r)
+                    });
+                    if !(down || lost_rank) {
+                        return; // still to come
+                    }
+                    if status == 0 {
+                        status = LOST.0;
+                    }
+                }
+            }
+        }
+        let parent = j.parent;
+        if status == 0 && parent.is_some_and(|p| state.down.contains(&p)) {
+            // The parent went down before this part reached it: the root cannot have it.
+            status = LOST.0;
+        }
+        let mut all = Vec::new();
+        if status == 0 {
+            all.extend_from_slice(&j.data);
+            for ch in &j.children {
+                if let Some((_, d)) = c.got.get(ch) {
+                    all.extend_from_slice(d);
+                }
+            }
+        }
+        match parent {
+            Some(p) if status == 0 => {
+                if let Some(j) = state
+                    .collectives
+                    .get_mut(&key)
+                    .and_then(|c| c.joined.as_mut())
+                {
+                    j.sent_up = true;
+                }
+                let data = all;
+                self.send(p, Body::Contrib { key, status, data });
+            }
+            Some(p) => {
+                // Tell the root why it cannot succeed, and end the subtree's part now.
+                if !state.down.contains(&p) {
+                    let data = Vec::new();
+                    self.send(p, Body::Contrib { key, status, data });
+                }
+                self.finish(state, key, status, Vec::new());
+            }
+            None => self.finish(state, key, status, all),
+        }
+    }
+
+    /// Collective `key` ended with `status`: record it, give it to this node's server, and
+    /// pass it on to the children, the contributors and whoever asked.
+    fn finish(&self, state: &mut State, key: u64, status: i32, data: Vec<u8>) {
+        state.finished.insert(key, (status, data.clone()));
+        let Some(c) = state.collectives.remove(&key) else {
+            return;
+        };
+        let mut targets: BTreeSet<u32> = c.got.keys().copied().collect();
+        targets.extend(&c.askers);
+        targets.extend(&c.peer_askers);
+        let mut waiter = None;
+        if let Some(j) = c.joined {
+            targets.extend(&j.children);
+            waiter = j.waiter;
+        }
+        targets.remove(&self.me());
+        for t in targets {
+            if !state.down.contains(&t) {
+                let data = data.clone();
+                self.send(t, Body::Release { key, status, data });
+            }
+        }
+        if let Some(w) = waiter {
+            self.answer(key, w, status, data);
+        }
+    }
+
+    /// This orphan (its parent went down after it sent its part up) asks for the outcome: the
+    /// root if it lives, else the root's other children; with nobody left to ask, the
+    /// collective failed.
+    fn ask(&self, state: &mut State, key: u64) {
+        let me = self.me();
         let Some(c) = state.collectives.get_mut(&key) else {
             return;
         };
-        let Some(j) = c.joined.as_mut() else {
+        let Some(j) = c.joined.as_ref() else {
             return;
         };
-        if j.sent_up || !j.children.iter().all(|ch| c.got.contains_key(ch)) {
+        let targets: Vec<u32> = if !state.down.contains(&j.root) && !c.asked.contains(&j.root) {
+            vec![j.root]
+        } else {
+            j.root_children
+                .iter()
+                .copied()
+                .filter(|n| *n != me && !state.down.contains(n) && !c.asked.contains(n))
+                .collect()
+        };
+        if targets.is_empty() {
+            self.finish(state, key, LOST.0, Vec::new());
             return;
         }
-        let mut all = j.data.clone();
-        for ch in &j.children {
-            if let Some(d) = c.got.get(ch) {
-                all.extend_from_slice(d);
+        let to_root = targets == [j.root];
+        for &t in &targets {
+            c.asked.insert(t);
+            c.asking.insert(t);
+        }
+        for t in targets {
+            let body = if to_root {
+                Body::AskRoot { key }
+            } else {
+                Body::AskPeer { key }
+            };
+            self.send(t, body);
+        }
+    }
+
+    /// Node `node` is down: seen here (`detected`, then every other node is told) or told.
+    pub(crate) fn node_down(&self, node: u32, detected: bool) {
+        let me = self.me();
+        let mut state = lock(&self.0.state);
+        if node == me || !state.down.insert(node) {
+            return;
+        }
+        self.note(format!("node {node} down (detected: {detected})").as_bytes());
+        if detected {
+            let others: Vec<u32> = (0..self.layout().nodes)
+                .filter(|n| *n != me && *n != node && !state.down.contains(n))
+                .collect();
+            for n in others {
+                self.send(n, Body::NodeDown { node });
             }
         }
-        match j.parent {
-            Some(p) => {
-                j.sent_up = true;
-                let msg = Msg::Contrib {
-                    key,
-                    from: self.0.node,
-                    data: all,
-                };
-                let _ = self.0.outbox.send((p, msg));
+        let lost: Vec<u64> = state
+            .fetches
+            .iter()
+            .filter(|(_, (owner, _))| *owner == node)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in lost {
+            if let Some((_, w)) = state.fetches.remove(&k) {
+                let _ = w.send(Err(LOST));
             }
-            None => {
-                if let Some(c) = state.collectives.remove(&key) {
-                    self.finish(key, c, Status::SUCCESS, all);
+        }
+        let keys: Vec<u64> = state.collectives.keys().copied().collect();
+        for key in keys {
+            let Some(c) = state.collectives.get_mut(&key) else {
+                continue;
+            };
+            c.askers.remove(&node);
+            let Some(j) = c.joined.as_ref() else {
+                continue;
+            };
+            if j.root == node && !c.peer_askers.is_empty() {
+                let peers = std::mem::take(&mut c.peer_askers);
+                for p in peers {
+                    self.send(p, Body::Unknown { key });
+                }
+            }
+            let Some(c) = state.collectives.get_mut(&key) else {
+                continue;
+            };
+            let Some(j) = c.joined.as_ref() else {
+                continue;
+            };
+            if j.sent_up {
+                let orphaned = j.parent == Some(node) && c.asked.is_empty();
+                let lost_answer = c.asking.remove(&node) && c.asking.is_empty();
+                if orphaned || lost_answer {
+                    self.ask(&mut state, key);
+                }
+            } else {
+                self.progress(&mut state, key);
+            }
+        }
+        let ranks: Vec<Proc> = self
+            .layout()
+            .ranks_of(node)
+            .map(|r| Proc::new(self.0.setup.nspace.clone(), Rank(r)))
+            .collect();
+        drop(state);
+        let info = vec![
+            Info::new(attr::HOSTNAME, Layout::hostname(node)),
+            Info::new(attr::NODEID, node),
+            Info::new(attr::EVENT_AFFECTED_PROCS, DataArray::of_procs(ranks)),
+        ];
+        self.raise(Status::EVENT_NODE_DOWN, None, info);
+    }
+
+    /// Process `rank` of the job terminated (told by its node's daemon).
+    fn proc_down(&self, rank: u32) {
+        let mut state = lock(&self.0.state);
+        if !state.dead_ranks.insert(rank) {
+            return;
+        }
+        self.note(format!("rank {rank} terminated").as_bytes());
+        let keys: Vec<u64> = state.collectives.keys().copied().collect();
+        for key in keys {
+            self.progress(&mut state, key);
+        }
+        drop(state);
+        let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));
+        let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, proc.clone())];
+        self.raise(Status::EVENT_PROC_TERMINATED, Some(proc), info);
+    }
+
+    /// A process of this node terminated (its daemon saw it exit): tell every node.
+    pub(crate) fn local_proc_died(&self, rank: u32) {
+        let me = self.me();
+        let others: Vec<u32> = {
+            let state = lock(&self.0.state);
+            (0..self.layout().nodes)
+                .filter(|n| *n != me && !state.down.contains(n))
+                .collect()
+        };
+        for n in others {
+            self.send(n, Body::ProcDown { rank });
+        }
+        self.proc_down(rank);
+    }
+
+    /// Raise an event to this node's clients.
+    fn raise(&self, status: Status, source: Option<Proc>, info: Vec<Info>) {
+        let Some(server) = lock(&self.0.server).upgrade() else {
+            return;
+        };
+        self.spawn(async move {
+            let _ = server
+                .notify_event(status, source, DataRange::SESSION, info)
+                .await;
+        });
+    }
+
+    /// A collective's `PMIX_TIMEOUT` passed at this node.
+    fn timed_out(&self, key: u64) {
+        let mut state = lock(&self.0.state);
+        if state.collectives.contains_key(&key) && !state.finished.contains_key(&key) {
+            self.note(format!("timeout {key:016x}").as_bytes());
+            self.finish(&mut state, key, Status::ERR_TIMEOUT.0, Vec::new());
+        }
+    }
+
+    /// The nodes this one watches: its nearest live ancestor in the job tree, and its
+    /// nearest live descendants (a child that is down is watched through its children).
+    fn watched(&self, state: &State) -> Vec<u32> {
+        let tree = &self.0.setup.job_tree;
+        let mut out = Vec::new();
+        let mut up = tree.parent(self.me());
+        while let Some(p) = up {
+            if !state.down.contains(&p) {
+                out.push(p);
+                break;
+            }
+            up = tree.parent(p);
+        }
+        let mut below: Vec<u32> = tree.children(self.me()).to_vec();
+        while let Some(c) = below.pop() {
+            if state.down.contains(&c) {
+                below.extend_from_slice(tree.children(c));
+            } else {
+                out.push(c);
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Beat to the watched nodes; renew the link to a quiet one, declare a silent one down.
+    async fn heartbeat(self) {
+        let l = self.0.setup.liveness.clone();
+        loop {
+            tokio::time::sleep(l.heartbeat).await;
+            let t = now();
+            let mut silent = Vec::new();
+            let mut renew = Vec::new();
+            let watched = {
+                let mut state = lock(&self.0.state);
+                let watched = self.watched(&state);
+                for &n in &watched {
+                    let heard = *state.heard.entry(n).or_insert(t);
+                    let quiet = t.saturating_sub(heard);
+                    let renewed = state.renewed.get(&n).copied().unwrap_or_default();
+                    if quiet > l.suspect_after {
+                        silent.push(n);
+                    } else if quiet > l.reconnect_after
+                        && t.saturating_sub(renewed) > l.reconnect_after
+                    {
+                        state.renewed.insert(n, t);
+                        renew.push(n);
+                    }
+                }
+                watched
+            };
+            for n in renew {
+                self.note(format!("renew the link to {n}").as_bytes());
+                self.link(n, Out::Reset);
+            }
+            for &n in &silent {
+                self.node_down(n, true);
+            }
+            for n in watched {
+                if !silent.contains(&n) {
+                    self.send(n, Body::Heartbeat);
                 }
             }
         }
     }
 
-    /// Hand the outcome to this node's server and to the children.
-    fn finish(&self, key: u64, c: Collective, status: Status, data: Vec<u8>) {
-        let Some(j) = c.joined else {
-            return;
-        };
-        for &ch in &j.children {
-            let msg = Msg::Release {
-                key,
-                status: status.0,
-                data: data.clone(),
-            };
-            let _ = self.0.outbox.send((ch, msg));
+    /// What is still in progress at this daemon, described (empty when nothing is).
+    pub(crate) fn pending(&self) -> Vec<String> {
+        let state = lock(&self.0.state);
+        let me = self.me();
+        let mut out: Vec<String> = state
+            .collectives
+            .iter()
+            .map(|(key, c)| {
+                format!(
+                    "node {me}: collective {key:016x} still open (joined: {}, contributions from {:?}, asking {:?})",
+                    c.joined.is_some(),
+                    c.got.keys().collect::<Vec<_>>(),
+                    c.asking
+                )
+            })
+            .collect();
+        for (key, (owner, _)) in &state.fetches {
+            out.push(format!(
+                "node {me}: fetch {key} from node {owner} unanswered"
+            ));
         }
-        let result = if status == Status::SUCCESS {
-            Ok(data)
-        } else {
-            Err(status)
-        };
-        let _ = j.waiter.send(result);
+        out
     }
 }
 
 impl Host for Daemon {
     fn supports_direct_modex(&self) -> bool {
-        self.0.direct_modex
+        self.0.setup.direct_modex
     }
 
     async fn direct_modex(&self, proc: Proc, _info: Vec<Info>) -> Result<Vec<u8>, Status> {
-        if proc.nspace != self.0.nspace || proc.rank.0 >= self.0.layout.job_size() {
+        let layout = self.layout();
+        if proc.nspace != self.0.setup.nspace || proc.rank.0 >= layout.job_size() {
             return Err(Status::ERR_NOT_FOUND);
         }
-        let owner = self.0.layout.node_of_rank(proc.rank.0);
+        let owner = layout.node_of_rank(proc.rank.0);
         let (tx, rx) = oneshot::channel();
         let key = {
             let mut state = lock(&self.0.state);
+            if state.down.contains(&owner) {
+                return Err(LOST);
+            }
             state.next_fetch += 1;
             let key = state.next_fetch;
-            state.fetches.insert(key, tx);
+            state.fetches.insert(key, (owner, tx));
             key
         };
-        let msg = Msg::Fetch {
-            key,
-            from: self.0.node,
-            rank: proc.rank.0,
-        };
-        let _ = self.0.outbox.send((owner, msg));
-        rx.await.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+        let rank = proc.rank.0;
+        self.send(owner, Body::Fetch { key, rank });
+        rx.await.unwrap_or(Err(LOST))
     }
 
     async fn fence_nb(
         &self,
         procs: Vec<Proc>,
-        _info: Vec<Info>,
+        info: Vec<Info>,
         data: Vec<u8>,
     ) -> Result<Vec<u8>, Status> {
-        let rx = self.join(&procs, data)?;
-        rx.await.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+        let timeout = info
+            .iter()
+            .find_map(|i| i.get(attr::TIMEOUT))
+            .and_then(|s| u64::try_from(s).ok())
+            .filter(|s| *s > 0);
+        let (key, rx) = self.join(&procs, data)?;
+        if let Some(s) = timeout {
+            let d = self.clone();
+            self.spawn(async move {
+                tokio::time::sleep(Duration::from_secs(s)).await;
+                d.timed_out(key);
+            });
+        }
+        rx.await.unwrap_or(Err(LOST))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_survives_its_encoding() {
+        let bodies = [
+            Body::Contrib {
+                key: 7,
+                status: -61,
+                data: b"abc".to_vec(),
+            },
+            Body::Release {
+                key: u64::MAX,
+                status: 0,
+                data: Vec::new(),
+            },
+            Body::AskRoot { key: 1 },
+            Body::AskPeer { key: 2 },
+            Body::Unknown { key: 3 },
+            Body::Fetch { key: 4, rank: 9 },
+            Body::Fetched {
+                key: 5,
+                status: -46,
+                data: vec![0; 3],
+            },
+            Body::Heartbeat,
+            Body::NodeDown { node: 12 },
+            Body::ProcDown { rank: 40 },
+        ];
+        for body in bodies {
+            let m = Msg { from: 3, body };
+            assert_eq!(Msg::decode(&m.encode()), Some(m));
+        }
+        assert_eq!(Msg::decode(&[11; 17]), None);
+        assert_eq!(Msg::decode(&[1, 2, 3]), None);
     }
 }

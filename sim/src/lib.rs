@@ -7,11 +7,12 @@
 //! events it observes fold into one trace hash ([`trace::Trace`]) that two runs of the same
 //! seed must agree on.
 //!
-//! What runs today is the wire-up of a whole job (init, put, commit, fence, get of a remote
-//! rank's value, finalize) with fences as a tree allgather among the daemons and gets of
-//! other nodes' data either from the fence's data or by direct modex ([`Modex`]); the run's
-//! invariants are checked on its [`Report`]. Faults, scenarios and the other
-//! collectives follow (issue 6).
+//! What runs is the wire-up of a whole job (init, put, commit, fence, get of a remote rank's
+//! value, finalize) with fences as a tree allgather among the daemons and gets of other
+//! nodes' data either from the fence's data or by direct modex ([`Modex`]), under the faults a
+//! scenario schedules ([`scenario`], [`faults`]): crashed nodes and racks, killed clients,
+//! partitions, held, dropped and delayed links, slow nodes. The run's invariants
+//! (`check.rs`) are checked on what the [`Observer`] saw, into the [`Report`].
 //!
 //! Determinism rules for every sim-reachable module:
 //!
@@ -20,15 +21,24 @@
 //! - no threads, randomness only from the seed;
 //! - `select!` with `biased;`.
 
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pmix::model::Status;
+use tokio::sync::mpsc;
+
+mod check;
 pub mod cluster;
 mod daemon;
+pub mod faults;
 mod node;
+pub mod scenario;
 pub mod trace;
 
 use cluster::Layout;
+pub use faults::{Fault, FaultKind, LinkFaults, Pick};
 use trace::Trace;
 
 /// The steps of a client's wire-up, in order.
@@ -54,6 +64,43 @@ pub enum Modex {
     Direct,
 }
 
+/// How daemons watch each other (see the daemon's module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Liveness {
+    /// Between heartbeats to the job tree's neighbours; zero turns heartbeats off (a crashed
+    /// node is then noticed only when a connection to it is refused).
+    pub heartbeat: Duration,
+    /// A neighbour silent this long gets a new connection.
+    pub reconnect_after: Duration,
+    /// A neighbour silent this long is declared down.
+    pub suspect_after: Duration,
+    /// How long a connection attempt may take.
+    pub connect_timeout: Duration,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Liveness {
+            heartbeat: Duration::from_millis(100),
+            reconnect_after: Duration::from_millis(400),
+            suspect_after: Duration::from_millis(1500),
+            connect_timeout: Duration::from_millis(500),
+        }
+    }
+}
+
+/// When each client does what, in simulated time: a step waits for its time if the client
+/// gets there earlier (zero: at once).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Workload {
+    pub fence_at: Duration,
+    /// The fence's `PMIX_TIMEOUT`, in seconds.
+    pub fence_timeout_s: Option<u32>,
+    pub get_at: Duration,
+    /// Clients stay until then (to hear of failures), then finalize.
+    pub finalize_at: Duration,
+}
+
 /// What a run is.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -64,6 +111,28 @@ pub struct Config {
     pub limit: Duration,
     /// Report on stderr, every simulated 100 ms, how many clients have finished.
     pub progress: bool,
+    pub liveness: Liveness,
+    pub workload: Workload,
+    pub faults: Vec<Fault>,
+    /// Keep every trace event as a line of text in the report (for `--record`/`--replay`).
+    pub record: bool,
+}
+
+impl Config {
+    /// A fault-free wire-up of `layout`, with the default liveness settings.
+    pub fn new(layout: Layout, seed: u64, modex: Modex) -> Config {
+        Config {
+            layout,
+            seed,
+            modex,
+            limit: Duration::from_secs(600),
+            progress: false,
+            liveness: Liveness::default(),
+            workload: Workload::default(),
+            faults: Vec::new(),
+            record: false,
+        }
+    }
 }
 
 /// What a run did.
@@ -73,149 +142,346 @@ pub struct Report {
     pub nodes: u32,
     pub racks: u32,
     pub clients: u32,
-    /// Messages and bytes the daemons sent each other.
+    /// Messages and bytes the daemons sent each other, heartbeats apart.
     pub messages: u64,
     pub bytes: u64,
+    pub heartbeats: u64,
     /// Simulated time until the last client finished (or the limit).
     pub simulated: Duration,
     pub trace_hash: u64,
     pub trace_events: u64,
     /// Clients that completed the whole wire-up.
     pub completed: u32,
-    /// What broke an invariant, in the order it was seen.
+    /// The faults as they were carried out: time and what.
+    pub faults: Vec<String>,
+    /// What broke an invariant.
     pub violations: Vec<String>,
+    /// Every trace event as text, when the run was recorded.
+    pub trace: Vec<String>,
 }
 
 impl Report {
     /// Whether every invariant held.
     pub fn passed(&self) -> bool {
-        self.violations.is_empty() && self.completed == self.nodes * self.clients
+        self.violations.is_empty()
     }
 }
 
+/// What one client did, as the observer saw it.
+#[derive(Clone, Debug, Default)]
+struct RankRecord {
+    done: bool,
+    /// When it finished (finalized, or failed a step).
+    done_at: Duration,
+    killed: bool,
+    /// When its fence started and ended, and how.
+    fence: Option<(Duration, Duration, Result<(), Status>)>,
+    get: Option<Result<(), Status>>,
+    /// The failure events its handler received: status and the node or rank concerned.
+    events: BTreeSet<(i32, u32)>,
+}
+
 /// What the simulation observes, shared by every rack (one process, one thread: turmoil runs
-/// the racks in turn).
+/// the racks in turn), and the handles the fault schedule acts through.
 #[derive(Debug, Default)]
 pub struct Observer {
     state: Mutex<Observed>,
+    daemons: Mutex<BTreeMap<u32, daemon::Daemon>>,
+    controls: Mutex<BTreeMap<u32, mpsc::UnboundedSender<node::Control>>>,
+    links: Arc<Mutex<LinkFaults>>,
 }
 
 #[derive(Debug, Default)]
 struct Observed {
     trace: Trace,
+    lines: Option<Vec<String>>,
     messages: u64,
     bytes: u64,
+    heartbeats: u64,
     finished: u32,
     completed: u32,
     last_done: Duration,
     violations: Vec<String>,
+    ranks: Vec<RankRecord>,
+    /// Each collective's outcome at each node's server: status and a hash of the data.
+    outcomes: BTreeMap<u64, BTreeMap<u32, (i32, u64)>>,
+    /// Crashed nodes and ranks killed alone, with when.
+    crashed: BTreeMap<u32, Duration>,
+    killed_alone: BTreeMap<u32, Duration>,
+    faults: Vec<String>,
 }
 
 fn now() -> Duration {
     turmoil::sim_elapsed().unwrap_or_default()
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 impl Observer {
+    fn new(ranks: u32, record: bool) -> Observer {
+        let o = Observer::default();
+        {
+            let mut s = lock(&o.state);
+            s.ranks = vec![RankRecord::default(); ranks as usize];
+            s.lines = record.then(Vec::new);
+        }
+        o
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Observed> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.state)
+    }
+
+    fn rank(s: &mut Observed, rank: u32) -> Option<&mut RankRecord> {
+        s.ranks.get_mut(rank as usize)
     }
 
     /// Fold an event of `node` into the trace.
     pub(crate) fn record(&self, node: u32, what: &[u8]) {
-        self.lock().trace.record(now().as_nanos(), node, what);
+        let mut s = self.lock();
+        let at = now().as_nanos();
+        s.trace.record(at, node, what);
+        if let Some(lines) = s.lines.as_mut() {
+            lines.push(format!("{at} {node} {}", String::from_utf8_lossy(what)));
+        }
     }
 
     pub(crate) fn step(&self, node: u32, rank: u32, step: Step) {
         self.record(node, format!("rank {rank} {step:?}").as_bytes());
     }
 
-    pub(crate) fn count_message(&self, bytes: usize) {
+    pub(crate) fn count_message(&self, bytes: usize, heartbeat: bool) {
         let mut s = self.lock();
-        s.messages += 1;
-        s.bytes += bytes as u64;
+        if heartbeat {
+            s.heartbeats += 1;
+        } else {
+            s.messages += 1;
+            s.bytes += bytes as u64;
+        }
     }
 
     pub(crate) fn violation(&self, what: String) {
-        let mut s = self.lock();
-        s.trace.record(
-            now().as_nanos(),
-            u32::MAX,
-            format!("violation {what}").as_bytes(),
-        );
-        s.violations.push(what);
+        self.record(u32::MAX, format!("violation {what}").as_bytes());
+        self.lock().violations.push(what);
     }
 
     /// A client ended its wire-up, completed or not.
     pub(crate) fn client_done(&self, rank: u32, outcome: Result<(), String>) {
-        let mut s = self.lock();
-        s.finished += 1;
-        s.last_done = now();
-        match outcome {
-            Ok(()) => s.completed += 1,
-            Err(e) => {
-                s.trace
-                    .record(now().as_nanos(), rank, format!("failed {e}").as_bytes());
-                s.violations.push(e);
+        {
+            let mut s = self.lock();
+            let Some(r) = Observer::rank(&mut s, rank) else {
+                return;
+            };
+            if r.done || r.killed {
+                return;
+            }
+            r.done = true;
+            r.done_at = now();
+            s.finished += 1;
+            s.last_done = now();
+            if outcome.is_ok() {
+                s.completed += 1;
             }
         }
+        if let Err(e) = outcome {
+            self.violation(e);
+        }
+    }
+
+    /// A client was killed: alone, or with its node.
+    pub(crate) fn killed(&self, rank: u32, alone: bool) {
+        let mut s = self.lock();
+        let Some(r) = Observer::rank(&mut s, rank) else {
+            return;
+        };
+        if r.done || r.killed {
+            return;
+        }
+        r.killed = true;
+        s.finished += 1;
+        if alone {
+            s.killed_alone.insert(rank, now());
+        }
+    }
+
+    pub(crate) fn node_crashed(&self, node: u32) {
+        self.lock().crashed.entry(node).or_insert_with(now);
+    }
+
+    pub(crate) fn fenced(&self, rank: u32, started: Duration, result: Result<(), Status>) {
+        let status = result.err().unwrap_or(Status::SUCCESS).0;
+        self.record(u32::MAX, format!("rank {rank} fenced {status}").as_bytes());
+        let mut s = self.lock();
+        if let Some(r) = Observer::rank(&mut s, rank) {
+            r.fence = Some((started, now(), result));
+        }
+    }
+
+    pub(crate) fn got(&self, rank: u32, result: Result<(), Status>) {
+        let status = result.err().unwrap_or(Status::SUCCESS).0;
+        self.record(u32::MAX, format!("rank {rank} got {status}").as_bytes());
+        let mut s = self.lock();
+        if let Some(r) = Observer::rank(&mut s, rank) {
+            r.get = Some(result);
+        }
+    }
+
+    pub(crate) fn event(&self, rank: u32, status: Status, subject: u32) {
+        self.record(
+            u32::MAX,
+            format!("rank {rank} event {} about {subject}", status.0).as_bytes(),
+        );
+        let mut s = self.lock();
+        if let Some(r) = Observer::rank(&mut s, rank)
+            && !r.killed
+        {
+            r.events.insert((status.0, subject));
+        }
+    }
+
+    pub(crate) fn outcome(&self, node: u32, key: u64, status: i32, hash: u64) {
+        self.lock()
+            .outcomes
+            .entry(key)
+            .or_default()
+            .insert(node, (status, hash));
+    }
+
+    pub(crate) fn add_daemon(&self, node: u32, d: daemon::Daemon) {
+        lock(&self.daemons).insert(node, d);
     }
 
     fn finished(&self) -> u32 {
         self.lock().finished
     }
+
+    /// Carry out one action of the fault schedule.
+    fn apply(&self, layout: &Layout, action: &faults::Action) {
+        use faults::Action;
+        self.record(u32::MAX, format!("fault {action}").as_bytes());
+        self.lock()
+            .faults
+            .push(format!("{:.3} s: {action}", now().as_secs_f64()));
+        let control = |node: u32, c: node::Control| {
+            if let Some(tx) = lock(&self.controls).get(&node) {
+                let _ = tx.send(c);
+            }
+        };
+        let racks = |a: u32, b: u32| (Layout::rack_name(a), Layout::rack_name(b));
+        match action {
+            Action::CrashNode(n) => control(*n, node::Control::Crash),
+            Action::KillClient(r) => control(layout.node_of_rank(*r), node::Control::Kill(*r)),
+            Action::Partition(a, b) => {
+                let (a, b) = racks(*a, *b);
+                turmoil::partition(a, b);
+            }
+            Action::Repair(a, b) => {
+                let (a, b) = racks(*a, *b);
+                turmoil::repair(a, b);
+            }
+            Action::Hold(a, b) => {
+                let (a, b) = racks(*a, *b);
+                turmoil::hold(a, b);
+            }
+            Action::Release(a, b) => {
+                let (a, b) = racks(*a, *b);
+                turmoil::release(a, b);
+            }
+            Action::SetRule(a, b, rule) => lock(&self.links).set(*a, *b, rule.clone()),
+            Action::ClearRule(a, b) => lock(&self.links).clear(*a, *b),
+        }
+    }
 }
 
-/// Run one simulation to its end: every client finished, or the time limit passed.
+thread_local! {
+    /// Panics on this thread (the simulation's only one) since the hook was installed.
+    static PANICS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Count every panic (tokio catches those of tasks; the count still sees them).
+fn count_panics() -> u64 {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|p| p.set(p.get() + 1));
+            previous(info);
+        }));
+    });
+    PANICS.with(Cell::get)
+}
+
+/// Run one simulation to its end: every client finished (or was killed), or the time limit
+/// passed; then check the invariants.
 pub fn run(config: &Config) -> Report {
+    let panics_before = count_panics();
     let layout = config.layout.clone();
-    let observer = Arc::new(Observer::default());
+    let observer = Arc::new(Observer::new(layout.job_size(), config.record));
     let nspace = pmix::model::Nspace::new("simjob").unwrap_or_default();
+    let all: Vec<u32> = (0..layout.nodes).collect();
+    let job_tree = Arc::new(layout.tree(&all));
+    let actions = faults::resolve(&config.faults, &layout, config.seed);
     let mut sim = turmoil::Builder::new()
         .simulation_duration(config.limit)
         .rng_seed(config.seed)
         .build();
     for rack in 0..layout.used_racks() {
-        let (l, ns, obs, seed, modex) = (
-            layout.clone(),
-            nspace.clone(),
-            observer.clone(),
-            config.seed,
-            config.modex,
-        );
+        let base = daemon::Setup {
+            node: 0,
+            layout: layout.clone(),
+            job_tree: job_tree.clone(),
+            nspace: nspace.clone(),
+            observer: observer.clone(),
+            direct_modex: config.modex == Modex::Direct,
+            liveness: config.liveness.clone(),
+            faults: observer.links.clone(),
+        };
+        let (seed, workload) = (config.seed, config.workload.clone());
         sim.host(Layout::rack_name(rack), move || {
-            let (l, ns, obs) = (l.clone(), ns.clone(), obs.clone());
+            let (base, workload) = (base.clone(), workload.clone());
             async move {
-                let mut servers = Vec::new();
-                for node in l.nodes_of(rack) {
-                    match node::start(node, l.clone(), ns.clone(), seed, modex, obs.clone()).await {
-                        Ok(s) => servers.push(s),
-                        Err(e) => obs.violation(e),
+                for node in base.layout.nodes_of(rack) {
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    lock(&base.observer.controls).insert(node, tx);
+                    let setup = daemon::Setup {
+                        node,
+                        ..base.clone()
+                    };
+                    if let Err(e) = node::start(setup, seed, workload.clone(), rx).await {
+                        base.observer.violation(e);
                     }
                 }
-                // The rack runs until the simulation ends; its servers with it.
+                // The rack runs until the simulation ends; its nodes with it.
                 std::future::pending::<()>().await;
-                drop(servers);
                 Ok(())
             }
         });
     }
     let total = layout.job_size();
-    let obs = observer.clone();
+    let (obs, l) = (observer.clone(), layout.clone());
     sim.client("observer", async move {
+        for (at, action) in &actions {
+            let t = now();
+            if *at > t {
+                tokio::time::sleep(*at - t).await;
+            }
+            obs.apply(&l, action);
+        }
         while obs.finished() < total {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         Ok(())
     });
     let mut reported = Duration::ZERO;
+    let mut ended = Ok(());
     loop {
         match sim.step() {
             Ok(true) => break,
             Ok(false) => {}
             Err(e) => {
-                observer.violation(format!("the run did not end cleanly: {e}"));
+                ended = Err(format!("the run did not end cleanly: {e}"));
                 break;
             }
         }
@@ -228,6 +494,26 @@ pub fn run(config: &Config) -> Report {
             );
         }
     }
+    if let Err(e) = ended {
+        observer.violation(e);
+    }
+    let panics = PANICS.with(Cell::get) - panics_before;
+    if panics > 0 {
+        observer.violation(format!("{panics} panics"));
+    }
+    let pending: Vec<String> = {
+        let crashed = observer.lock().crashed.clone();
+        lock(&observer.daemons)
+            .iter()
+            .filter(|(n, _)| !crashed.contains_key(n))
+            .flat_map(|(_, d)| d.pending())
+            .collect()
+    };
+    let found = check::check(config, &observer.lock(), pending);
+    for v in found {
+        observer.violation(v);
+    }
+    drop(sim);
     let s = observer.lock();
     Report {
         seed: config.seed,
@@ -236,10 +522,13 @@ pub fn run(config: &Config) -> Report {
         clients: layout.clients,
         messages: s.messages,
         bytes: s.bytes,
+        heartbeats: s.heartbeats,
         simulated: s.last_done,
         trace_hash: s.trace.hash(),
         trace_events: s.trace.events(),
         completed: s.completed,
+        faults: s.faults.clone(),
         violations: s.violations.clone(),
+        trace: s.lines.clone().unwrap_or_default(),
     }
 }

@@ -2,23 +2,32 @@
 //! server's host, and its client processes (real `pmix::client::Client`s) connected through
 //! the library's in-memory transport.
 //!
-//! Each client runs the wire-up every PMIx application starts with: init, put a value only it
-//! knows, commit, fence (collecting everyone's data, or not, as [`Modex`] says), get the value
-//! of a rank on another node (from the fence's data, or from its node by direct modex), check
-//! it is exactly what that rank put, finalize.
+//! Each client runs the wire-up every PMIx application starts with, in the phases of the
+//! run's [`Workload`]: init (and register for failure events), put a value only it knows,
+//! commit, fence (collecting everyone's data, or not, as [`Modex`] says), get the value of a
+//! rank on another node and check it is exactly what that rank put, stay until the
+//! workload's end to hear of failures, finalize. What each step gave is recorded on the
+//! [`Observer`]; the run's invariants are checked on that record (`crate::check`).
+//!
+//! A node crashes as a whole (daemon, server and clients end at once) and a client can be
+//! killed alone; both come from the fault schedule through [`Control`].
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use pmix::client::Client;
 use pmix::codec::BufferType;
-use pmix::model::{DataArray, Info, Nspace, Proc, Rank, Scope, Value, attr};
+use pmix::model::{DataArray, Info, Proc, Rank, Scope, Status, Value, attr};
 use pmix::server::{CredentialKey, Server, ServerConfig};
 use pmix::transport::{MemoryConnector, PeerCred, uid_gid};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
 use crate::cluster::Layout;
-use crate::daemon::Daemon;
-use crate::{Modex, Observer, Step};
+use crate::daemon::{Daemon, Setup};
+use crate::{Modex, Observer, Step, Workload, now};
 
 /// The key every rank puts.
 pub(crate) const KEY: &str = "sim.wireup";
@@ -29,26 +38,37 @@ pub(crate) fn value_of(seed: u64, rank: u32) -> String {
     format!("seed{seed:x}.rank{rank}")
 }
 
-/// Start node `node`: daemon, server, job registration, clients. Returns the server (which
-/// stops when dropped) once its clients are running; the tasks live on the rack's runtime.
+/// What the fault schedule does to a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// The whole node stops: daemon, server, clients.
+    Crash,
+    /// One client process dies; its daemon sees it go.
+    Kill(u32),
+}
+
+/// Start node `setup.node`: daemon, server, job registration, clients, and the agent that
+/// carries out [`Control`]s. Everything runs on the rack's runtime until the node crashes.
 pub(crate) async fn start(
-    node: u32,
-    layout: Layout,
-    nspace: Nspace,
+    setup: Setup,
     seed: u64,
-    modex: Modex,
-    observer: Arc<Observer>,
-) -> Result<Arc<Server>, String> {
-    let direct = modex == Modex::Direct;
-    let (daemon, outbox) = Daemon::new(
-        node,
-        layout.clone(),
-        nspace.clone(),
-        observer.clone(),
-        direct,
+    workload: Workload,
+    controls: mpsc::UnboundedReceiver<Control>,
+) -> Result<(), String> {
+    let node = setup.node;
+    let (layout, nspace, observer) = (
+        setup.layout.clone(),
+        setup.nspace.clone(),
+        setup.observer.clone(),
     );
-    tokio::spawn(daemon.clone().listen());
-    tokio::spawn(daemon.clone().send_loop(outbox));
+    let modex = if setup.direct_modex {
+        Modex::Direct
+    } else {
+        Modex::Full
+    };
+    let daemon = Daemon::new(setup);
+    daemon.start();
+    observer.add_daemon(node, daemon.clone());
 
     let hostname = Layout::hostname(node);
     let mut config = ServerConfig::new(PathBuf::from("/nonexistent/pmix-sim"), hostname.clone());
@@ -63,7 +83,7 @@ pub(crate) async fn start(
         .await
         .map_err(|e| format!("node {node}: server: {e}"))?;
     let server = Arc::new(server);
-    daemon.set_server(server.clone());
+    daemon.set_server(&server);
     let (acceptor, connector) = pmix::transport::memory();
     server.serve(acceptor);
     server
@@ -79,17 +99,67 @@ pub(crate) async fn start(
             .map_err(|e| format!("node {node}: register_client: {e}"))?;
     }
     let connector = Arc::new(connector);
+    let mut clients = BTreeMap::new();
     for rank in layout.ranks_of(node) {
         let proc = Proc::new(nspace.clone(), Rank(rank));
         let c = connector.clone();
         let obs = observer.clone();
-        let l = layout.clone();
-        tokio::spawn(async move {
-            let outcome = wire_up(&c, proc.clone(), &l, seed, modex, (uid, gid), &obs).await;
+        let (l, w) = (layout.clone(), workload.clone());
+        let task = tokio::spawn(async move {
+            let outcome = wire_up(&c, proc.clone(), &l, seed, modex, &w, (uid, gid), &obs).await;
             obs.client_done(proc.rank.0, outcome);
         });
+        clients.insert(rank, task.abort_handle());
     }
-    Ok(server)
+    let agent = Agent {
+        node,
+        daemon,
+        server: Some(server),
+        clients,
+        observer,
+    };
+    tokio::spawn(agent.run(controls));
+    Ok(())
+}
+
+/// Carries out the fault schedule's orders for one node.
+struct Agent {
+    node: u32,
+    daemon: Daemon,
+    server: Option<Arc<Server>>,
+    clients: BTreeMap<u32, AbortHandle>,
+    observer: Arc<Observer>,
+}
+
+impl Agent {
+    async fn run(mut self, mut controls: mpsc::UnboundedReceiver<Control>) {
+        while let Some(c) = controls.recv().await {
+            match c {
+                Control::Crash => {
+                    self.observer.record(self.node, b"crash");
+                    self.observer.node_crashed(self.node);
+                    self.daemon.crash();
+                    for (rank, client) in std::mem::take(&mut self.clients) {
+                        client.abort();
+                        self.observer.killed(rank, false);
+                    }
+                    // The server's driver stops when its last handle goes.
+                    self.server = None;
+                    return;
+                }
+                Control::Kill(rank) => {
+                    let Some(client) = self.clients.remove(&rank) else {
+                        continue;
+                    };
+                    self.observer
+                        .record(self.node, format!("kill {rank}").as_bytes());
+                    client.abort();
+                    self.observer.killed(rank, true);
+                    self.daemon.local_proc_died(rank);
+                }
+            }
+        }
+    }
 }
 
 /// The job's information as this node's server holds it: job-level facts, this node's, and
@@ -137,14 +207,35 @@ pub(crate) fn peer_of(layout: &Layout, rank: u32) -> u32 {
     (rank + layout.clients) % layout.job_size()
 }
 
+/// Sleep until simulated time `at` (at once if it has passed).
+async fn until(at: Duration) {
+    let t = now();
+    if at > t {
+        tokio::time::sleep(at - t).await;
+    }
+}
+
+/// An event a client's handler received: its status and the node or rank it concerns.
+pub(crate) fn event_subject(status: Status, info: &[Info]) -> Option<u32> {
+    if status == Status::EVENT_NODE_DOWN {
+        info.iter().find_map(|i| i.get(attr::NODEID))
+    } else {
+        info.iter()
+            .find_map(|i| i.get(attr::EVENT_AFFECTED_PROC))
+            .map(|p| p.rank.0)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn wire_up(
     connector: &MemoryConnector,
     me: Proc,
     layout: &Layout,
     seed: u64,
     modex: Modex,
+    workload: &Workload,
     (uid, gid): (u32, u32),
-    observer: &Observer,
+    observer: &Arc<Observer>,
 ) -> Result<(), String> {
     let rank = me.rank.0;
     let node = layout.node_of_rank(rank);
@@ -159,6 +250,20 @@ async fn wire_up(
     let client = Client::init_over(stream, me.clone(), BufferType::NonDescribed)
         .await
         .map_err(|e| fail(Step::Init, e.to_string()))?;
+    let obs = observer.clone();
+    client
+        .register_event_handler(
+            &[Status::EVENT_NODE_DOWN, Status::EVENT_PROC_TERMINATED],
+            &[],
+            move |notice, done| {
+                if let Some(subject) = event_subject(notice.status, &notice.info) {
+                    obs.event(rank, notice.status, subject);
+                }
+                done.complete(Status::EVENT_ACTION_COMPLETE, Vec::new());
+            },
+        )
+        .await
+        .map_err(|s| fail(Step::Init, format!("register_event_handler: {s:?}")))?;
     observer.step(node, rank, Step::Init);
     client
         .put(Scope::GLOBAL, KEY, Value::string(value_of(seed, rank)))
@@ -168,25 +273,40 @@ async fn wire_up(
         .await
         .map_err(|s| fail(Step::Commit, format!("{s:?}")))?;
     observer.step(node, rank, Step::Commit);
-    let collect = [Info::new(attr::COLLECT_DATA, modex == Modex::Full)];
-    client
-        .fence(&[], &collect)
-        .await
-        .map_err(|s| fail(Step::Fence, format!("{s:?}")))?;
-    observer.step(node, rank, Step::Fence);
-    let peer = Proc::new(me.nspace.clone(), Rank(peer_of(layout, rank)));
-    let got = client
-        .get(Some(&peer), KEY, &[])
-        .await
-        .map_err(|s| fail(Step::Get, format!("{s:?}")))?;
-    let want = value_of(seed, peer.rank.0);
-    if got.as_str() != Some(want.as_str()) {
-        return Err(fail(
-            Step::Get,
-            format!("rank {} holds {got:?}, not {want:?}", peer.rank.0),
+
+    until(workload.fence_at).await;
+    let mut directives = vec![Info::new(attr::COLLECT_DATA, modex == Modex::Full)];
+    if let Some(t) = workload.fence_timeout_s {
+        directives.push(Info::new(
+            attr::TIMEOUT,
+            i32::try_from(t).unwrap_or(i32::MAX),
         ));
     }
-    observer.step(node, rank, Step::Get);
+    let started = now();
+    let fenced = client.fence(&[], &directives).await;
+    observer.fenced(rank, started, fenced);
+    observer.step(node, rank, Step::Fence);
+
+    if fenced.is_ok() {
+        until(workload.get_at).await;
+        let peer = Proc::new(me.nspace.clone(), Rank(peer_of(layout, rank)));
+        let got = client.get(Some(&peer), KEY, &[]).await;
+        let want = value_of(seed, peer.rank.0);
+        let outcome = match got {
+            Ok(v) if v.as_str() == Some(want.as_str()) => Ok(()),
+            Ok(v) => {
+                return Err(fail(
+                    Step::Get,
+                    format!("rank {} holds {v:?}, not {want:?}", peer.rank.0),
+                ));
+            }
+            Err(s) => Err(s),
+        };
+        observer.got(rank, outcome);
+        observer.step(node, rank, Step::Get);
+    }
+
+    until(workload.finalize_at).await;
     client
         .finalize()
         .await

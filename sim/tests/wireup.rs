@@ -1,20 +1,12 @@
 //! The simulator's invariants on small clusters, and its determinism: the same seed gives the
 //! same trace, another seed another trace.
 
-use std::time::Duration;
-
 use sim::cluster::Layout;
-use sim::{Config, Modex, Report};
+use sim::{Config, Liveness, Modex, Report};
 
 fn run(nodes: u32, racks: u32, clients: u32, seed: u64, modex: Modex) -> Report {
-    let config = Config {
-        layout: Layout::new(nodes, racks, clients, 3).expect("a valid layout"),
-        seed,
-        modex,
-        limit: Duration::from_secs(120),
-        progress: false,
-    };
-    sim::run(&config)
+    let layout = Layout::new(nodes, racks, clients, 3).expect("a valid layout");
+    sim::run(&Config::new(layout, seed, modex))
 }
 
 #[test]
@@ -22,7 +14,7 @@ fn every_client_wires_up_with_the_fence_s_data() {
     let r = run(12, 3, 3, 1, Modex::Full);
     assert!(r.passed(), "{r:?}");
     assert_eq!(r.completed, 36);
-    // One message up and one down per tree edge.
+    // One message up and one down per tree edge, heartbeats apart.
     assert_eq!(r.messages, 2 * 11);
 }
 
@@ -30,8 +22,27 @@ fn every_client_wires_up_with_the_fence_s_data() {
 fn every_client_wires_up_by_direct_modex() {
     let r = run(12, 3, 3, 1, Modex::Direct);
     assert!(r.passed(), "{r:?}");
+    assert_eq!(r.completed, 36);
     // The fence's tree, then a request and an answer per rank, each to another node.
     assert_eq!(r.messages, 2 * 11 + 2 * 36);
+}
+
+#[test]
+fn heartbeats_flow_while_clients_stay_and_stop_with_the_run() {
+    let layout = Layout::new(6, 2, 1, 2).expect("a valid layout");
+    let mut config = Config::new(layout, 5, Modex::Full);
+    config.workload.finalize_at = std::time::Duration::from_millis(1000);
+    let r = sim::run(&config);
+    assert!(r.passed(), "{r:?}");
+    // Five tree edges, both ways, about ten beats each in a simulated second.
+    assert!((80..=110).contains(&r.heartbeats), "{}", r.heartbeats);
+    config.liveness = Liveness {
+        heartbeat: std::time::Duration::ZERO,
+        ..Liveness::default()
+    };
+    let r = sim::run(&config);
+    assert!(r.passed(), "{r:?}");
+    assert_eq!(r.heartbeats, 0);
 }
 
 #[test]

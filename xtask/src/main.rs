@@ -60,10 +60,14 @@ const HELP: &str = "usage: cargo xtask <command>
                        attribute-type vectors
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
   fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)
-  sim [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B] [--fanout K]
-      [--modex full|direct] [--limit-s T] [--json PATH]
+  sim [--scenario F] [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B]
+      [--fanout K] [--modex full|direct] [--limit-s T] [--json PATH]
+      [--record PATH | --replay PATH] [--planted-bug]
                        the deterministic cluster simulation: prints the run (or the failing
-                       seeds of a sweep) with its trace hash and the command that replays it";
+                       seeds of a sweep) with its trace hash and the command that replays it
+  sim --check-planted-bug
+                       check that a seed sweep catches the simulator's planted bug and that
+                       the printed command replays it";
 
 fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -99,10 +103,96 @@ fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
     run_cmd(root, "cargo", &cargo_args)
 }
 
+/// The cargo arguments that run the simulator, built with its planted bug or not (in a
+/// target directory of its own, so that neither build undoes the other).
+fn sim_cargo(planted: bool) -> Vec<&'static str> {
+    let mut args = vec!["run", "--quiet", "--release", "--package", "sim"];
+    if planted {
+        args.extend([
+            "--features",
+            "planted-bug",
+            "--target-dir",
+            "target/planted-bug",
+        ]);
+    }
+    args.push("--");
+    args
+}
+
 fn sim(root: &Path, args: &[String]) -> Result<(), String> {
-    let mut cargo_args = vec!["run", "--quiet", "--release", "--package", "sim", "--"];
-    cargo_args.extend(args.iter().map(String::as_str));
+    if args.first().is_some_and(|a| a == "--check-planted-bug") {
+        return sim_planted_check(root);
+    }
+    let planted = args.iter().any(|a| a == "--planted-bug");
+    let mut cargo_args = sim_cargo(planted);
+    cargo_args.extend(
+        args.iter()
+            .map(String::as_str)
+            .filter(|a| *a != "--planted-bug"),
+    );
     run_cmd(root, "cargo", &cargo_args)
+}
+
+/// The check that the seed sweep catches a bug: a build whose daemons count a dead child's
+/// contribution as in (the planted bug) must fail some seeds of the node-crash scenario, and
+/// the command printed for the first failing seed must replay it: fail again, with the same
+/// trace hash.
+fn sim_planted_check(root: &Path) -> Result<(), String> {
+    let scenario = "sim/scenarios/node-crash-during-fence.toml";
+    let capture = |args: &[&str]| -> Result<(bool, String), String> {
+        let mut all = sim_cargo(true);
+        all.extend(args);
+        println!("+ cargo {}", all.join(" "));
+        let out = std::process::Command::new("cargo")
+            .args(&all)
+            .current_dir(root)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        Ok((
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ))
+    };
+    let (passed, sweep) = capture(&["--scenario", scenario, "--seeds", "1..101"])?;
+    print!(
+        "{}",
+        sweep
+            .lines()
+            .last()
+            .map(|l| format!("{l}\n"))
+            .unwrap_or_default()
+    );
+    if passed {
+        return Err("the seed sweep did not catch the planted bug".into());
+    }
+    let replay = sweep
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .ok_or("a failing seed printed no replay command")?;
+    let hash_of = |text: &str| {
+        text.lines()
+            .find_map(|l| l.split(", trace ").nth(1))
+            .and_then(|t| t.split_whitespace().next())
+            .map(str::to_owned)
+    };
+    let first = hash_of(&sweep).ok_or("the failing seed printed no trace hash")?;
+    let rest = replay
+        .strip_prefix("cargo xtask sim --planted-bug ")
+        .ok_or(format!(
+            "the replay command does not name the planted bug: {replay}"
+        ))?;
+    let args: Vec<&str> = rest.split_whitespace().collect();
+    let (passed, again) = capture(&args)?;
+    let second = hash_of(&again).ok_or("the replay printed no trace hash")?;
+    if passed || second != first {
+        return Err(format!(
+            "`{replay}` did not replay the failure: {} with trace {second}, the sweep had {first}",
+            if passed { "passed" } else { "failed" }
+        ));
+    }
+    println!("the sweep caught the planted bug; `{replay}` replays it (trace {first})");
+    Ok(())
 }
 
 fn test(root: &Path, args: &[String]) -> Result<(), String> {

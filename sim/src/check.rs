@@ -1,0 +1,189 @@
+//! The invariants every run is held to, checked on what the [`Observer`](crate::Observer)
+//! saw once the run ended (issue 6):
+//!
+//! - every client that is alive at the end finished: nothing is left pending, at the clients
+//!   or at the daemons, once the liveness phase after the faults is over;
+//! - the fence either succeeded at every live client or failed at every one, with the
+//!   standard's status (`PMIX_ERR_LOST_CONNECTION` for a lost participant,
+//!   `PMIX_ERR_TIMEOUT` past its `PMIX_TIMEOUT`) and within that timeout; it fails only when
+//!   a fault happened;
+//! - every node's server got the same outcome of each collective, with the same data;
+//! - every get after a successful fence returned exactly the value its owner put (checked as
+//!   it happens), or, with direct modex, failed because the owner is gone;
+//! - every failure reached the handlers registered for it: each live client heard of each
+//!   crashed node (`PMIX_EVENT_NODE_DOWN`) and each killed process
+//!   (`PMIX_EVENT_PROC_TERMINATED`) that failed long enough before it finalized;
+//! - nothing panicked (counted in `run`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use pmix::model::Status;
+
+use crate::{Config, Modex, Observed};
+
+/// The slack allowed past a timeout: the servers' and daemons' timers, and a step of the
+/// simulation.
+const TIMER_SLACK: Duration = Duration::from_millis(20);
+
+/// At most this many violations of one kind are listed; the rest are counted.
+const LISTED: usize = 5;
+
+pub(crate) fn check(config: &Config, s: &Observed, pending: Vec<String>) -> Vec<String> {
+    let layout = &config.layout;
+    let mut out = Vec::new();
+    let dead_node = |n: u32| s.crashed.contains_key(&n);
+    let live = |rank: u32| {
+        !dead_node(layout.node_of_rank(rank))
+            && s.ranks.get(rank as usize).is_some_and(|r| !r.killed)
+    };
+    let faulted = !s.faults.is_empty();
+
+    // Nothing left pending.
+    let stuck: Vec<u32> = (0..layout.job_size())
+        .filter(|&r| live(r) && !s.ranks[r as usize].done)
+        .collect();
+    list(&mut out, "live clients never finished", &stuck);
+    out.extend(pending.into_iter().take(LISTED));
+
+    // The fence: one outcome for every live client, the standard's, within its timeout.
+    let mut succeeded = Vec::new();
+    let mut failed: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
+    let mut late = Vec::new();
+    for (rank, r) in s.ranks.iter().enumerate() {
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        if !live(rank) {
+            continue;
+        }
+        match &r.fence {
+            Some((_, _, Ok(()))) => succeeded.push(rank),
+            Some((start, end, Err(e))) => {
+                failed.entry(e.0).or_default().push(rank);
+                if let Some(t) = config.workload.fence_timeout_s
+                    && *end > *start + Duration::from_secs(u64::from(t)) + TIMER_SLACK
+                {
+                    late.push(rank);
+                }
+            }
+            None => {}
+        }
+    }
+    if !failed.is_empty() {
+        if !succeeded.is_empty() {
+            out.push(format!(
+                "the fence succeeded at ranks {} but failed at {}",
+                few(&succeeded),
+                failed
+                    .iter()
+                    .map(|(s, r)| format!("{} ({s})", few(r)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !faulted {
+            out.push("the fence failed with no fault injected".to_owned());
+        }
+        for (status, ranks) in &failed {
+            if ![Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0].contains(status) {
+                out.push(format!(
+                    "the fence failed with status {status}, not the standard's, at ranks {}",
+                    few(ranks)
+                ));
+            }
+        }
+        list(&mut out, "fence failures came after its timeout", &late);
+    }
+
+    // One outcome per collective at every live node's server.
+    for (key, at) in &s.outcomes {
+        let outcomes: BTreeSet<(bool, u64)> = at
+            .iter()
+            .filter(|(n, _)| !dead_node(**n))
+            .map(|(_, (status, hash))| {
+                if *status == 0 {
+                    (true, *hash)
+                } else {
+                    (false, 0)
+                }
+            })
+            .collect();
+        if outcomes.len() > 1 {
+            out.push(format!(
+                "collective {key:016x} ended differently at the live nodes: {:?}",
+                at.iter()
+                    .filter(|(n, _)| !dead_node(**n))
+                    .map(|(n, (st, h))| (n, st, format!("{h:016x}")))
+                    .take(8)
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+
+    // Gets: exact values (checked by the client), failures only from gone owners.
+    let mut bad_gets = Vec::new();
+    for (rank, r) in s.ranks.iter().enumerate() {
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        if let (true, Some(Err(e))) = (live(rank), &r.get) {
+            let peer = crate::node::peer_of(layout, rank);
+            let owner_gone = !live(peer);
+            if !(config.modex == Modex::Direct && owner_gone) {
+                bad_gets.push(format!("{rank} ({})", e.0));
+            }
+        }
+    }
+    if !bad_gets.is_empty() {
+        out.push(format!(
+            "gets failed though their owners live or the data came with the fence: ranks {}",
+            bad_gets
+                .iter()
+                .take(LISTED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+
+    // Failure events reached the live clients that stayed long enough to hear them.
+    let l = &config.liveness;
+    let hearing = l.suspect_after + 2 * l.heartbeat + Duration::from_millis(300);
+    let failures = s
+        .crashed
+        .iter()
+        .map(|(n, t)| (Status::EVENT_NODE_DOWN.0, *n, *t))
+        .chain(
+            s.killed_alone
+                .iter()
+                .filter(|(r, _)| !dead_node(layout.node_of_rank(**r)))
+                .map(|(r, t)| (Status::EVENT_PROC_TERMINATED.0, *r, *t)),
+        );
+    for (status, subject, at) in failures {
+        let deaf: Vec<u32> = (0..layout.job_size())
+            .filter(|&r| live(r))
+            .filter(|&r| {
+                let rec = &s.ranks[r as usize];
+                rec.done && rec.done_at > at + hearing && !rec.events.contains(&(status, subject))
+            })
+            .collect();
+        let what = if status == Status::EVENT_NODE_DOWN.0 {
+            format!("never heard that node {subject} went down")
+        } else {
+            format!("never heard that rank {subject} terminated")
+        };
+        list(&mut out, &format!("live clients {what}"), &deaf);
+    }
+    out
+}
+
+fn few(ranks: &[u32]) -> String {
+    let mut s: Vec<String> = ranks.iter().take(LISTED).map(u32::to_string).collect();
+    if ranks.len() > LISTED {
+        s.push(format!("and {} more", ranks.len() - LISTED));
+    }
+    s.join(" ")
+}
+
+fn list(out: &mut Vec<String>, what: &str, ranks: &[u32]) {
+    if !ranks.is_empty() {
+        out.push(format!("{what}: ranks {}", few(ranks)));
+    }
+}
