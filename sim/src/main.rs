@@ -251,7 +251,8 @@ fn main() -> ExitCode {
     for seed in seeds.clone() {
         let mut config = base.clone();
         config.seed = seed;
-        config.progress = !sweep;
+        // Progress is for long runs: a single run of a large cluster.
+        config.progress = !sweep && config.layout.nodes >= 1024;
         config.record = o.record.is_some() || recorded.is_some();
         // Wall time is reported, never fed back into the simulation.
         #[allow(clippy::disallowed_methods)]
