@@ -13,6 +13,7 @@
 //! - every failure reached the handlers registered for it: each live client heard of each
 //!   crashed node (`PMIX_EVENT_NODE_DOWN`) and each killed process
 //!   (`PMIX_EVENT_PROC_TERMINATED`) that failed long enough before it finalized;
+//! - a node started again is up in the view of every live daemon;
 //! - nothing panicked (counted in `run`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,7 +30,13 @@ const TIMER_SLACK: Duration = Duration::from_millis(20);
 /// At most this many violations of one kind are listed; the rest are counted.
 const LISTED: usize = 5;
 
-pub(crate) fn check(config: &Config, s: &Observed, pending: Vec<String>) -> Vec<String> {
+/// `views`: each live daemon's nodes held to be down.
+pub(crate) fn check(
+    config: &Config,
+    s: &Observed,
+    pending: Vec<String>,
+    views: &BTreeMap<u32, Vec<u32>>,
+) -> Vec<String> {
     let layout = &config.layout;
     let mut out = Vec::new();
     let dead_node = |n: u32| s.crashed.contains_key(&n);
@@ -45,6 +52,19 @@ pub(crate) fn check(config: &Config, s: &Observed, pending: Vec<String>) -> Vec<
         .collect();
     list(&mut out, "live clients never finished", &stuck);
     out.extend(pending.into_iter().take(LISTED));
+    for &n in &s.restarted {
+        let unaware: Vec<u32> = views
+            .iter()
+            .filter(|(_, down)| down.contains(&n))
+            .map(|(d, _)| *d)
+            .collect();
+        if !unaware.is_empty() {
+            out.push(format!(
+                "node {n} started again, but nodes {} still hold it down",
+                few(&unaware)
+            ));
+        }
+    }
 
     // The fence: one outcome for every live client, the standard's, within its timeout.
     let mut succeeded = Vec::new();

@@ -106,18 +106,21 @@ pub(crate) enum Body {
         data: Vec<u8>,
     },
     Heartbeat,
+    /// Incarnation `incarnation` of node `node` is down.
     NodeDown {
         node: u32,
+        incarnation: u32,
     },
     ProcDown {
         rank: u32,
     },
 }
 
-/// A message and the node that sent it.
+/// A message, the node that sent it and that node's incarnation (0 until it restarts).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Msg {
     pub from: u32,
+    pub incarnation: u32,
     pub body: Body,
 }
 
@@ -132,12 +135,13 @@ impl Msg {
             Body::Fetch { key, rank } => (6, *key, *rank, &[]),
             Body::Fetched { key, status, data } => (7, *key, status.cast_unsigned(), data),
             Body::Heartbeat => (8, 0, 0, &[]),
-            Body::NodeDown { node } => (9, 0, *node, &[]),
+            Body::NodeDown { node, incarnation } => (9, u64::from(*incarnation), *node, &[]),
             Body::ProcDown { rank } => (10, 0, *rank, &[]),
         };
-        let mut out = Vec::with_capacity(17 + data.len());
+        let mut out = Vec::with_capacity(21 + data.len());
         out.push(kind);
         out.extend_from_slice(&self.from.to_le_bytes());
+        out.extend_from_slice(&self.incarnation.to_le_bytes());
         out.extend_from_slice(&key.to_le_bytes());
         out.extend_from_slice(&word.to_le_bytes());
         out.extend_from_slice(data);
@@ -147,9 +151,10 @@ impl Msg {
     fn decode(b: &[u8]) -> Option<Msg> {
         let kind = *b.first()?;
         let from = u32::from_le_bytes(b.get(1..5)?.try_into().ok()?);
-        let key = u64::from_le_bytes(b.get(5..13)?.try_into().ok()?);
-        let word = u32::from_le_bytes(b.get(13..17)?.try_into().ok()?);
-        let data = b.get(17..)?.to_vec();
+        let incarnation = u32::from_le_bytes(b.get(5..9)?.try_into().ok()?);
+        let key = u64::from_le_bytes(b.get(9..17)?.try_into().ok()?);
+        let word = u32::from_le_bytes(b.get(17..21)?.try_into().ok()?);
+        let data = b.get(21..)?.to_vec();
         let status = word.cast_signed();
         let body = match kind {
             1 => Body::Contrib { key, status, data },
@@ -160,11 +165,18 @@ impl Msg {
             6 => Body::Fetch { key, rank: word },
             7 => Body::Fetched { key, status, data },
             8 => Body::Heartbeat,
-            9 => Body::NodeDown { node: word },
+            9 => Body::NodeDown {
+                node: word,
+                incarnation: u32::try_from(key).ok()?,
+            },
             10 => Body::ProcDown { rank: word },
             _ => return None,
         };
-        Some(Msg { from, body })
+        Some(Msg {
+            from,
+            incarnation,
+            body,
+        })
     }
 }
 
@@ -214,8 +226,10 @@ struct State {
     /// Direct-modex requests sent, by request number: the owner asked, and the waiter.
     fetches: BTreeMap<u64, (u32, Waiter)>,
     next_fetch: u64,
-    /// Nodes known to be down, and processes known to have terminated.
-    down: BTreeSet<u32>,
+    /// Nodes known to be down (with the incarnation that went down), the latest incarnation
+    /// heard of each node, and processes known to have terminated.
+    down: BTreeMap<u32, u32>,
+    incarnation: BTreeMap<u32, u32>,
     dead_ranks: BTreeSet<u32>,
     /// When each tree neighbour was last heard from, and when its link was last renewed.
     heard: BTreeMap<u32, Duration>,
@@ -234,6 +248,8 @@ pub(crate) struct Setup {
     pub direct_modex: bool,
     pub liveness: Liveness,
     pub faults: Arc<Mutex<LinkFaults>>,
+    /// How many times this node restarted before this daemon.
+    pub incarnation: u32,
 }
 
 /// A node's daemon, shared by its server (as its host) and its network tasks.
@@ -306,12 +322,27 @@ impl Daemon {
         tasks.push(handle);
     }
 
-    /// Start listening and, when heartbeats are on, beating.
+    /// Start listening and, when heartbeats are on, beating. A daemon that restarted tells
+    /// every node it is back.
     pub(crate) fn start(&self) {
         self.spawn(self.clone().listen());
         if !self.0.setup.liveness.heartbeat.is_zero() {
             self.spawn(self.clone().heartbeat());
         }
+        if self.0.setup.incarnation > 0 {
+            for n in (0..self.layout().nodes).filter(|n| *n != self.me()) {
+                self.send(n, Body::Heartbeat);
+            }
+        }
+    }
+
+    pub(crate) fn is_crashed(&self) -> bool {
+        self.0.crashed.load(Ordering::Relaxed)
+    }
+
+    /// The nodes this daemon holds to be down.
+    pub(crate) fn down(&self) -> Vec<u32> {
+        lock(&self.0.state).down.keys().copied().collect()
     }
 
     async fn listen(self) {
@@ -353,14 +384,14 @@ impl Daemon {
                 Err(e) => Err(e),
             };
             if read.is_err() {
-                if let Some(p) = peer {
-                    self.node_down(p, true);
+                if let Some((p, incarnation)) = peer {
+                    self.incarnation_down(p, incarnation);
                 }
                 return;
             }
             match Msg::decode(&body) {
                 Some(m) => {
-                    peer = Some(m.from);
+                    peer = Some((m.from, m.incarnation));
                     self.received(m);
                 }
                 None => return,
@@ -372,6 +403,7 @@ impl Daemon {
     fn send(&self, to: u32, body: Body) {
         let msg = Msg {
             from: self.me(),
+            incarnation: self.0.setup.incarnation,
             body,
         };
         self.link(to, Out::Msg(msg));
@@ -542,8 +574,26 @@ impl Daemon {
     fn received(&self, m: Msg) {
         let from = m.from;
         let mut state = lock(&self.0.state);
-        if state.down.contains(&from) {
-            return; // fail-stop: a node declared down stays down
+        let known = state.incarnation.get(&from).copied().unwrap_or(0);
+        let down = state.down.get(&from).copied();
+        if m.incarnation < known || down.is_some_and(|d| m.incarnation <= d) {
+            return; // an incarnation that is gone stays gone
+        }
+        if m.incarnation > known {
+            // The node restarted: the incarnation before is gone, whether or not this daemon
+            // noticed; the new one is up.
+            drop(state);
+            if down.is_none() {
+                self.node_down(from, true);
+            }
+            state = lock(&self.0.state);
+            state.down.remove(&from);
+            state.incarnation.insert(from, m.incarnation);
+            state.heard.insert(from, now());
+            drop(state);
+            self.note(format!("node {from} back as incarnation {}", m.incarnation).as_bytes());
+            self.link(from, Out::Reset);
+            state = lock(&self.0.state);
         }
         if let Some(t) = state.heard.get_mut(&from) {
             *t = now();
@@ -559,6 +609,12 @@ impl Daemon {
                 }
                 let c = state.collectives.entry(key).or_default();
                 c.got.insert(from, (status, data));
+                if self.0.setup.incarnation > 0 {
+                    // This node restarted without the job's processes: a collective whose tree
+                    // runs through it counts them and can never complete.
+                    self.finish(&mut state, key, LOST.0, Vec::new());
+                    return;
+                }
                 self.progress(&mut state, key);
             }
             Body::Release { key, status, data } => {
@@ -588,7 +644,7 @@ impl Daemon {
                     .collectives
                     .get(&key)
                     .and_then(|c| c.joined.as_ref())
-                    .is_none_or(|j| state.down.contains(&j.root));
+                    .is_none_or(|j| state.down.contains_key(&j.root));
                 if root_down {
                     drop(state);
                     self.send(from, Body::Unknown { key });
@@ -623,9 +679,12 @@ impl Daemon {
                 }
             }
             Body::Heartbeat => {}
-            Body::NodeDown { node } => {
+            Body::NodeDown { node, incarnation } => {
+                let latest = state.incarnation.get(&node).copied().unwrap_or(0);
                 drop(state);
-                self.node_down(node, false);
+                if incarnation == latest {
+                    self.node_down(node, false);
+                }
             }
             Body::ProcDown { rank } => {
                 drop(state);
@@ -671,7 +730,7 @@ impl Daemon {
                     }
                 }
                 None => {
-                    let down = state.down.contains(ch);
+                    let down = state.down.contains_key(ch);
                     // The planted bug of the test build: a child that is down counts as in.
                     if cfg!(feature = "planted-bug") && down {
                         continue;
@@ -689,7 +748,7 @@ impl Daemon {
             }
         }
         let parent = j.parent;
-        if status == 0 && parent.is_some_and(|p| state.down.contains(&p)) {
+        if status == 0 && parent.is_some_and(|p| state.down.contains_key(&p)) {
             // The parent went down before this part reached it: the root cannot have it.
             status = LOST.0;
         }
@@ -716,7 +775,7 @@ impl Daemon {
             }
             Some(p) => {
                 // Tell the root why it cannot succeed, and end the subtree's part now.
-                if !state.down.contains(&p) {
+                if !state.down.contains_key(&p) {
                     let data = Vec::new();
                     self.send(p, Body::Contrib { key, status, data });
                 }
@@ -743,7 +802,7 @@ impl Daemon {
         }
         targets.remove(&self.me());
         for t in targets {
-            if !state.down.contains(&t) {
+            if !state.down.contains_key(&t) {
                 let data = data.clone();
                 self.send(t, Body::Release { key, status, data });
             }
@@ -764,13 +823,13 @@ impl Daemon {
         let Some(j) = c.joined.as_ref() else {
             return;
         };
-        let targets: Vec<u32> = if !state.down.contains(&j.root) && !c.asked.contains(&j.root) {
+        let targets: Vec<u32> = if !state.down.contains_key(&j.root) && !c.asked.contains(&j.root) {
             vec![j.root]
         } else {
             j.root_children
                 .iter()
                 .copied()
-                .filter(|n| *n != me && !state.down.contains(n) && !c.asked.contains(n))
+                .filter(|n| *n != me && !state.down.contains_key(n) && !c.asked.contains(n))
                 .collect()
         };
         if targets.is_empty() {
@@ -792,20 +851,40 @@ impl Daemon {
         }
     }
 
-    /// Node `node` is down: seen here (`detected`, then every other node is told) or told.
+    /// Incarnation `incarnation` of `node` is seen gone: the node is down unless it already
+    /// came back as a later one (the end of an old incarnation's connection can arrive after
+    /// the new one said hello).
+    fn incarnation_down(&self, node: u32, incarnation: u32) {
+        let latest = lock(&self.0.state)
+            .incarnation
+            .get(&node)
+            .copied()
+            .unwrap_or(0);
+        if incarnation == latest {
+            self.node_down(node, true);
+        }
+    }
+
+    /// The latest incarnation of `node` this daemon knows is down: seen here (`detected`,
+    /// then every other node is told) or told. Its processes are gone for good: a node that
+    /// restarts comes back without them.
     pub(crate) fn node_down(&self, node: u32, detected: bool) {
         let me = self.me();
         let mut state = lock(&self.0.state);
-        if node == me || !state.down.insert(node) {
+        let incarnation = state.incarnation.get(&node).copied().unwrap_or(0);
+        if node == me || state.down.contains_key(&node) {
             return;
         }
+        state.down.insert(node, incarnation);
+        let ranks = self.layout().ranks_of(node);
+        state.dead_ranks.extend(ranks);
         self.note(format!("node {node} down (detected: {detected})").as_bytes());
         if detected {
             let others: Vec<u32> = (0..self.layout().nodes)
-                .filter(|n| *n != me && *n != node && !state.down.contains(n))
+                .filter(|n| *n != me && *n != node && !state.down.contains_key(n))
                 .collect();
             for n in others {
-                self.send(n, Body::NodeDown { node });
+                self.send(n, Body::NodeDown { node, incarnation });
             }
         }
         let lost: Vec<u64> = state
@@ -887,7 +966,7 @@ impl Daemon {
         let others: Vec<u32> = {
             let state = lock(&self.0.state);
             (0..self.layout().nodes)
-                .filter(|n| *n != me && !state.down.contains(n))
+                .filter(|n| *n != me && !state.down.contains_key(n))
                 .collect()
         };
         for n in others {
@@ -924,7 +1003,7 @@ impl Daemon {
         let mut out = Vec::new();
         let mut up = tree.parent(self.me());
         while let Some(p) = up {
-            if !state.down.contains(&p) {
+            if !state.down.contains_key(&p) {
                 out.push(p);
                 break;
             }
@@ -932,7 +1011,7 @@ impl Daemon {
         }
         let mut below: Vec<u32> = tree.children(self.me()).to_vec();
         while let Some(c) = below.pop() {
-            if state.down.contains(&c) {
+            if state.down.contains_key(&c) {
                 below.extend_from_slice(tree.children(c));
             } else {
                 out.push(c);
@@ -1022,7 +1101,7 @@ impl Host for Daemon {
         let (tx, rx) = oneshot::channel();
         let key = {
             let mut state = lock(&self.0.state);
-            if state.down.contains(&owner) {
+            if state.down.contains_key(&owner) {
                 return Err(LOST);
             }
             state.next_fetch += 1;
@@ -1085,14 +1164,21 @@ mod tests {
                 data: vec![0; 3],
             },
             Body::Heartbeat,
-            Body::NodeDown { node: 12 },
+            Body::NodeDown {
+                node: 12,
+                incarnation: 1,
+            },
             Body::ProcDown { rank: 40 },
         ];
         for body in bodies {
-            let m = Msg { from: 3, body };
+            let m = Msg {
+                from: 3,
+                incarnation: 2,
+                body,
+            };
             assert_eq!(Msg::decode(&m.encode()), Some(m));
         }
-        assert_eq!(Msg::decode(&[11; 17]), None);
+        assert_eq!(Msg::decode(&[11; 21]), None);
         assert_eq!(Msg::decode(&[1, 2, 3]), None);
     }
 }

@@ -24,6 +24,9 @@ pub enum FaultKind {
     CrashNode(Pick),
     /// Every node of a rack stops at once.
     CrashRack(Pick),
+    /// A node stops, and its daemon starts again `after` later (without the job's processes,
+    /// which died with it).
+    RestartNode { node: Pick, after: Duration },
     /// One client process dies.
     KillClient(Pick),
     /// Nothing passes between two racks for a while (turmoil drops it).
@@ -58,6 +61,7 @@ pub struct Fault {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     CrashNode(u32),
+    StartNode(u32),
     KillClient(u32),
     Partition(u32, u32),
     Repair(u32, u32),
@@ -71,6 +75,7 @@ impl std::fmt::Display for Action {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Action::CrashNode(n) => write!(f, "crash node {n}"),
+            Action::StartNode(n) => write!(f, "start node {n} again"),
             Action::KillClient(r) => write!(f, "kill rank {r}"),
             Action::Partition(a, b) => write!(f, "partition racks {a} and {b}"),
             Action::Repair(a, b) => write!(f, "repair racks {a} and {b}"),
@@ -128,6 +133,11 @@ pub fn resolve(faults: &[Fault], layout: &Layout, seed: u64) -> Vec<(Duration, A
         let at = f.at + jitter;
         match &f.kind {
             FaultKind::CrashNode(p) => out.push((at, Action::CrashNode(node(&mut rng, *p)))),
+            FaultKind::RestartNode { node: p, after } => {
+                let n = node(&mut rng, *p);
+                out.push((at, Action::CrashNode(n)));
+                out.push((at + *after, Action::StartNode(n)));
+            }
             FaultKind::CrashRack(p) => {
                 let rack = match *p {
                     Pick::Fixed(r) => r.min(layout.used_racks() - 1),

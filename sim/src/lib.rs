@@ -188,6 +188,8 @@ pub struct Observer {
     state: Mutex<Observed>,
     daemons: Mutex<BTreeMap<u32, daemon::Daemon>>,
     controls: Mutex<BTreeMap<u32, mpsc::UnboundedSender<node::Control>>>,
+    /// Each rack's channel of nodes to start again.
+    starts: Mutex<BTreeMap<u32, mpsc::UnboundedSender<u32>>>,
     links: Arc<Mutex<LinkFaults>>,
 }
 
@@ -205,8 +207,9 @@ struct Observed {
     ranks: Vec<RankRecord>,
     /// Each collective's outcome at each node's server: status and a hash of the data.
     outcomes: BTreeMap<u64, BTreeMap<u32, (i32, u64)>>,
-    /// Crashed nodes and ranks killed alone, with when.
+    /// Crashed nodes and ranks killed alone, with when; nodes started again.
     crashed: BTreeMap<u32, Duration>,
+    restarted: BTreeSet<u32>,
     killed_alone: BTreeMap<u32, Duration>,
     faults: Vec<String>,
 }
@@ -371,7 +374,16 @@ impl Observer {
         };
         let racks = |a: u32, b: u32| (Layout::rack_name(a), Layout::rack_name(b));
         match action {
-            Action::CrashNode(n) => control(*n, node::Control::Crash),
+            Action::CrashNode(n) => {
+                self.lock().restarted.remove(n);
+                control(*n, node::Control::Crash);
+            }
+            Action::StartNode(n) => {
+                self.lock().restarted.insert(*n);
+                if let Some(tx) = lock(&self.starts).get(&layout.rack_of(*n)) {
+                    let _ = tx.send(*n);
+                }
+            }
             Action::KillClient(r) => control(layout.node_of_rank(*r), node::Control::Kill(*r)),
             Action::Partition(a, b) => {
                 let (a, b) = racks(*a, *b);
@@ -437,23 +449,41 @@ pub fn run(config: &Config) -> Report {
             direct_modex: config.modex == Modex::Direct,
             liveness: config.liveness.clone(),
             faults: observer.links.clone(),
+            incarnation: 0,
         };
         let (seed, workload) = (config.seed, config.workload.clone());
+        let (start_tx, start_rx) = mpsc::unbounded_channel();
+        lock(&observer.starts).insert(rack, start_tx);
+        let start_rx = Arc::new(tokio::sync::Mutex::new(start_rx));
         sim.host(Layout::rack_name(rack), move || {
-            let (base, workload) = (base.clone(), workload.clone());
+            let (base, workload, start_rx) = (base.clone(), workload.clone(), start_rx.clone());
             async move {
-                for node in base.layout.nodes_of(rack) {
+                let start = |node: u32, incarnation: u32| {
                     let (tx, rx) = mpsc::unbounded_channel();
                     lock(&base.observer.controls).insert(node, tx);
                     let setup = daemon::Setup {
                         node,
+                        incarnation,
                         ..base.clone()
                     };
-                    if let Err(e) = node::start(setup, seed, workload.clone(), rx).await {
+                    node::start(setup, seed, workload.clone(), rx)
+                };
+                for node in base.layout.nodes_of(rack) {
+                    if let Err(e) = start(node, 0).await {
                         base.observer.violation(e);
                     }
                 }
-                // The rack runs until the simulation ends; its nodes with it.
+                // The rack runs until the simulation ends, starting again the nodes the
+                // fault schedule restarts.
+                let mut incarnations: BTreeMap<u32, u32> = BTreeMap::new();
+                let mut starts = start_rx.lock().await;
+                while let Some(node) = starts.recv().await {
+                    let inc = incarnations.entry(node).or_insert(0);
+                    *inc += 1;
+                    if let Err(e) = start(node, *inc).await {
+                        base.observer.violation(e);
+                    }
+                }
                 std::future::pending::<()>().await;
                 Ok(())
             }
@@ -501,15 +531,14 @@ pub fn run(config: &Config) -> Report {
     if panics > 0 {
         observer.violation(format!("{panics} panics"));
     }
-    let pending: Vec<String> = {
-        let crashed = observer.lock().crashed.clone();
-        lock(&observer.daemons)
-            .iter()
-            .filter(|(n, _)| !crashed.contains_key(n))
-            .flat_map(|(_, d)| d.pending())
-            .collect()
+    let (pending, views) = {
+        let daemons = lock(&observer.daemons);
+        let live = daemons.iter().filter(|(_, d)| !d.is_crashed());
+        let pending: Vec<String> = live.clone().flat_map(|(_, d)| d.pending()).collect();
+        let views: BTreeMap<u32, Vec<u32>> = live.map(|(n, d)| (*n, d.down())).collect();
+        (pending, views)
     };
-    let found = check::check(config, &observer.lock(), pending);
+    let found = check::check(config, &observer.lock(), pending, &views);
     for v in found {
         observer.violation(v);
     }

@@ -48,7 +48,9 @@ pub(crate) enum Control {
 }
 
 /// Start node `setup.node`: daemon, server, job registration, clients, and the agent that
-/// carries out [`Control`]s. Everything runs on the rack's runtime until the node crashes.
+/// carries out [`Control`]s. Everything runs on the rack's runtime until the node crashes. A
+/// node that restarts (`setup.incarnation` above 0) comes back without the job's processes,
+/// which died with it: its server knows the job but has no clients.
 pub(crate) async fn start(
     setup: Setup,
     seed: u64,
@@ -56,6 +58,7 @@ pub(crate) async fn start(
     controls: mpsc::UnboundedReceiver<Control>,
 ) -> Result<(), String> {
     let node = setup.node;
+    let setup_incarnation = setup.incarnation;
     let (layout, nspace, observer) = (
         setup.layout.clone(),
         setup.nspace.clone(),
@@ -87,11 +90,15 @@ pub(crate) async fn start(
     let (acceptor, connector) = pmix::transport::memory();
     server.serve(acceptor);
     server
-        .register_nspace(nspace.clone(), job_info(&layout, node))
+        .register_nspace(
+            nspace.clone(),
+            job_info(&layout, node, ranks_here(&layout, node, setup_incarnation)),
+        )
         .await
         .map_err(|e| format!("node {node}: register_nspace: {e}"))?;
     let (uid, gid) = uid_gid();
-    for rank in layout.ranks_of(node) {
+    let ranks = ranks_here(&layout, node, setup_incarnation);
+    for rank in ranks.clone() {
         let proc = Proc::new(nspace.clone(), Rank(rank));
         server
             .register_client(proc, uid, gid)
@@ -100,7 +107,7 @@ pub(crate) async fn start(
     }
     let connector = Arc::new(connector);
     let mut clients = BTreeMap::new();
-    for rank in layout.ranks_of(node) {
+    for rank in ranks {
         let proc = Proc::new(nspace.clone(), Rank(rank));
         let c = connector.clone();
         let obs = observer.clone();
@@ -162,30 +169,41 @@ impl Agent {
     }
 }
 
+/// The job's processes on `node` in its `incarnation`: those the layout puts there, until the
+/// node restarts without them.
+fn ranks_here(layout: &Layout, node: u32, incarnation: u32) -> std::ops::Range<u32> {
+    if incarnation == 0 {
+        layout.ranks_of(node)
+    } else {
+        0..0
+    }
+}
+
 /// The job's information as this node's server holds it: job-level facts, this node's, and
-/// its own processes'.
-fn job_info(layout: &Layout, node: u32) -> Vec<Info> {
+/// those of its processes (`ranks`).
+fn job_info(layout: &Layout, node: u32, ranks: std::ops::Range<u32>) -> Vec<Info> {
     let size = layout.job_size();
-    let local: Vec<String> = layout.ranks_of(node).map(|r| r.to_string()).collect();
+    let local: Vec<String> = ranks.clone().map(|r| r.to_string()).collect();
+    let local_size = u32::try_from(local.len()).unwrap_or(u32::MAX);
     let hostname = Layout::hostname(node);
+    let mut node_info = vec![
+        Info::new(attr::HOSTNAME, hostname.clone()),
+        Info::new(attr::NODEID, node),
+        Info::new(attr::LOCAL_PEERS, local.join(",")),
+        Info::new(attr::LOCAL_SIZE, local_size),
+        Info::new(attr::NODE_SIZE, local_size),
+    ];
+    if !ranks.is_empty() {
+        node_info.push(Info::new(attr::LOCALLDR, Rank(ranks.start)));
+    }
     let mut out = vec![
         Info::new(attr::JOB_SIZE, size),
         Info::new(attr::MAX_PROCS, size),
         Info::new(attr::NUM_NODES, layout.nodes),
         Info::new(attr::JOB_NUM_APPS, 1u32),
-        Info::new(
-            attr::NODE_INFO_ARRAY,
-            DataArray::of_infos(vec![
-                Info::new(attr::HOSTNAME, hostname.clone()),
-                Info::new(attr::NODEID, node),
-                Info::new(attr::LOCAL_PEERS, local.join(",")),
-                Info::new(attr::LOCAL_SIZE, layout.clients),
-                Info::new(attr::NODE_SIZE, layout.clients),
-                Info::new(attr::LOCALLDR, Rank(layout.ranks_of(node).start)),
-            ]),
-        ),
+        Info::new(attr::NODE_INFO_ARRAY, DataArray::of_infos(node_info)),
     ];
-    for (place, rank) in layout.ranks_of(node).enumerate() {
+    for (place, rank) in ranks.enumerate() {
         let place = u16::try_from(place).unwrap_or(u16::MAX);
         out.push(Info::new(
             attr::PROC_INFO_ARRAY,

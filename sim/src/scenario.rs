@@ -226,6 +226,10 @@ fn fault(f: &FaultFile, layout: &Layout) -> Result<Fault, String> {
     };
     let kind = match f.kind.as_str() {
         "crash-node" => FaultKind::CrashNode(bounded(need(f.node, "node")?, layout.nodes, "node")?),
+        "restart-node" => FaultKind::RestartNode {
+            node: bounded(need(f.node, "node")?, layout.nodes, "node")?,
+            after: span()?,
+        },
         "crash-rack" => {
             FaultKind::CrashRack(bounded(need(f.rack, "rack")?, layout.used_racks(), "rack")?)
         }
