@@ -10,6 +10,8 @@
 //! - every node's server got the same outcome of each collective, with the same data;
 //! - every get after a successful fence returned exactly the value its owner put (checked as
 //!   it happens), or, with direct modex, failed because the owner is gone;
+//! - every lookup found exactly the value its peer published (checked as it happens), or
+//!   failed with the standard's status because the data server went down after the publish;
 //! - every failure reached the handlers registered for it: each live client heard of each
 //!   crashed node (`PMIX_EVENT_NODE_DOWN`) and each killed process
 //!   (`PMIX_EVENT_PROC_TERMINATED`) that failed long enough before it finalized;
@@ -155,6 +157,54 @@ pub(crate) fn check(
         out.push(format!(
             "gets failed though their owners live or the data came with the fence: ranks {}",
             bad_gets
+                .iter()
+                .take(LISTED)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+    }
+
+    // Lookups: the value published, or an error only when the data server lost it (it went
+    // down after the peer published, or the publish itself failed).
+    let ds = layout.data_server();
+    let ds_crashed = |from: Duration, to: Duration| {
+        s.crash_log
+            .iter()
+            .any(|(n, t)| *n == ds && *t >= from && *t <= to)
+    };
+    let mut bad_lookups = Vec::new();
+    for (rank, r) in s.ranks.iter().enumerate() {
+        let rank = u32::try_from(rank).unwrap_or(u32::MAX);
+        if !live(rank) {
+            continue;
+        }
+        if let Some((at, Err(e))) = &r.published
+            && !ds_crashed(Duration::ZERO, *at)
+        {
+            bad_lookups.push(format!("{rank} published ({})", e.0));
+        }
+        if let Some((_, end, Err(e))) = &r.looked_up {
+            let peer = &s.ranks[crate::node::peer_of(layout, rank) as usize];
+            let lost = match &peer.published {
+                Some((at, Ok(()))) => ds_crashed(*at, *end),
+                _ => true,
+            };
+            let standard = [
+                Status::ERR_NOT_FOUND.0,
+                Status::ERR_LOST_CONNECTION.0,
+                Status::ERR_TIMEOUT.0,
+            ]
+            .contains(&e.0);
+            if !(lost && standard) {
+                bad_lookups.push(format!("{rank} looked up ({})", e.0));
+            }
+        }
+    }
+    if !bad_lookups.is_empty() {
+        out.push(format!(
+            "publish or lookup failed though the data server kept the data: ranks {}",
+            bad_lookups
                 .iter()
                 .take(LISTED)
                 .cloned()

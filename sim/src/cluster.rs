@@ -100,6 +100,11 @@ impl Layout {
         node * self.clients..(node + 1) * self.clients
     }
 
+    /// The node whose daemon keeps the job's published data: the last one.
+    pub fn data_server(&self) -> u32 {
+        self.nodes - 1
+    }
+
     /// The collective tree over `participants` (sorted node ids).
     pub fn tree(&self, participants: &[u32]) -> Tree {
         Tree::build(participants, |n| self.rack_of(n), self.fanout)

@@ -33,6 +33,10 @@
 //! terminated process is raised to the local clients as `PMIX_EVENT_NODE_DOWN` and
 //! `PMIX_EVENT_PROC_TERMINATED`.
 //!
+//! **Published data** lives at the data server, the last node's daemon, in the library's
+//! `PublishBoard`; other daemons forward `publish`, `lookup` and `unpublish` to it. It is lost
+//! when that node restarts; a request to it while it is down is `PMIX_ERR_LOST_CONNECTION`.
+//!
 //! **Link faults** (drops and delays between two nodes, slow nodes) are applied here, in the
 //! daemon's own transport, because connections inside one turmoil host ignore turmoil's
 //! network settings.
@@ -45,8 +49,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use pmix::model::{DataArray, DataRange, Info, Nspace, Proc, Rank, Status, attr};
+use pmix::codec::{BufferType, DataBuffer};
+use pmix::model::{DataArray, DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
+use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server};
+use pmix::store::published::Topology;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -100,7 +107,26 @@ pub(crate) enum Body {
         key: u64,
         rank: u32,
     },
-    Fetched {
+    /// To the data server: rank `rank` publishes the packed infos in `data`.
+    Publish {
+        key: u64,
+        rank: u32,
+        data: Vec<u8>,
+    },
+    /// To the data server: rank `rank` looks up the packed keys and directives in `data`.
+    Lookup {
+        key: u64,
+        rank: u32,
+        data: Vec<u8>,
+    },
+    /// To the data server: rank `rank` unpublishes the packed keys and directives in `data`.
+    Unpublish {
+        key: u64,
+        rank: u32,
+        data: Vec<u8>,
+    },
+    /// The answer to request `key` (a fetch, publish, lookup or unpublish).
+    Reply {
         key: u64,
         status: i32,
         data: Vec<u8>,
@@ -133,7 +159,10 @@ impl Msg {
             Body::AskPeer { key } => (4, *key, 0, &[]),
             Body::Unknown { key } => (5, *key, 0, &[]),
             Body::Fetch { key, rank } => (6, *key, *rank, &[]),
-            Body::Fetched { key, status, data } => (7, *key, status.cast_unsigned(), data),
+            Body::Reply { key, status, data } => (7, *key, status.cast_unsigned(), data),
+            Body::Publish { key, rank, data } => (11, *key, *rank, data),
+            Body::Lookup { key, rank, data } => (12, *key, *rank, data),
+            Body::Unpublish { key, rank, data } => (13, *key, *rank, data),
             Body::Heartbeat => (8, 0, 0, &[]),
             Body::NodeDown { node, incarnation } => (9, u64::from(*incarnation), *node, &[]),
             Body::ProcDown { rank } => (10, 0, *rank, &[]),
@@ -163,7 +192,22 @@ impl Msg {
             4 => Body::AskPeer { key },
             5 => Body::Unknown { key },
             6 => Body::Fetch { key, rank: word },
-            7 => Body::Fetched { key, status, data },
+            7 => Body::Reply { key, status, data },
+            11 => Body::Publish {
+                key,
+                rank: word,
+                data,
+            },
+            12 => Body::Lookup {
+                key,
+                rank: word,
+                data,
+            },
+            13 => Body::Unpublish {
+                key,
+                rank: word,
+                data,
+            },
             8 => Body::Heartbeat,
             9 => Body::NodeDown {
                 node: word,
@@ -181,6 +225,31 @@ impl Msg {
 }
 
 /// What a link task is told.
+/// What a daemon does as the data server.
+#[derive(Clone, Copy, Debug)]
+enum DataOp {
+    Publish,
+    Lookup,
+    Unpublish,
+}
+
+/// `PMIX_RANGE_LOCAL` for the data server: two ranks of the job on one node.
+struct SameNode(Layout);
+
+impl Topology for SameNode {
+    fn same_node(&self, a: &Proc, b: &Proc) -> bool {
+        a.nspace == b.nspace && self.0.node_of_rank(a.rank.0) == self.0.node_of_rank(b.rank.0)
+    }
+}
+
+/// Keys and directives of a lookup or unpublish, packed for the data server.
+fn pack_keys(keys: &[String], info: &[Info]) -> Result<Vec<u8>, Status> {
+    let mut b = DataBuffer::new();
+    b.pack(keys).map_err(|_| Status::ERR_BAD_PARAM)?;
+    b.pack(info).map_err(|_| Status::ERR_BAD_PARAM)?;
+    Ok(b.unload())
+}
+
 enum Out {
     Msg(Msg),
     /// Drop the connection; the next message opens a new one.
@@ -223,9 +292,10 @@ struct State {
     collectives: BTreeMap<u64, Collective>,
     /// The outcome of every collective this node saw end.
     finished: BTreeMap<u64, (i32, Vec<u8>)>,
-    /// Direct-modex requests sent, by request number: the owner asked, and the waiter.
-    fetches: BTreeMap<u64, (u32, Waiter)>,
-    next_fetch: u64,
+    /// Requests sent to other daemons (direct modex, publish, lookup, unpublish), by number:
+    /// the node asked, and the waiter.
+    calls: BTreeMap<u64, (u32, Waiter)>,
+    next_call: u64,
     /// Nodes known to be down (with the incarnation that went down), the latest incarnation
     /// heard of each node, and processes known to have terminated.
     down: BTreeMap<u32, u32>,
@@ -250,6 +320,8 @@ pub(crate) struct Setup {
     pub faults: Arc<Mutex<LinkFaults>>,
     /// How many times this node restarted before this daemon.
     pub incarnation: u32,
+    /// The node whose daemon keeps published data.
+    pub data_server: u32,
 }
 
 /// A node's daemon, shared by its server (as its host) and its network tasks.
@@ -268,6 +340,8 @@ struct Inner {
     /// ordered list: waking many waiters of one channel instead is not replayable).
     tasks: Mutex<Vec<AbortHandle>>,
     crashed: std::sync::atomic::AtomicBool,
+    /// Published data, when this node is the data server (lost when it restarts).
+    board: PublishBoard,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -284,6 +358,7 @@ impl Daemon {
             server: Mutex::new(Weak::new()),
             tasks: Mutex::new(Vec::new()),
             crashed: std::sync::atomic::AtomicBool::new(false),
+            board: PublishBoard::default(),
         }))
     }
 
@@ -472,13 +547,23 @@ impl Daemon {
         }
     }
 
+    /// Connect to `to`'s daemon, trying again every 10 ms for up to `connect_timeout`: the
+    /// peer may not listen yet (racks start their nodes one after another), or be cut off.
     async fn connect(&self, to: u32) -> Option<TcpStream> {
         let rack = Layout::rack_name(self.layout().rack_of(to));
         let port = self.layout().port_of(to);
-        let wait = self.0.setup.liveness.connect_timeout;
-        match tokio::time::timeout(wait, TcpStream::connect((rack.as_str(), port))).await {
-            Ok(Ok(s)) => Some(s),
-            Ok(Err(_)) | Err(_) => None,
+        let give_up = now() + self.0.setup.liveness.connect_timeout;
+        loop {
+            let left = give_up.saturating_sub(now());
+            if let Ok(Ok(s)) =
+                tokio::time::timeout(left, TcpStream::connect((rack.as_str(), port))).await
+            {
+                return Some(s);
+            }
+            if now() >= give_up {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
@@ -661,15 +746,27 @@ impl Daemon {
                     self.ask(&mut state, key);
                 }
             }
+            Body::Publish { key, rank, data } => {
+                drop(state);
+                self.serve(key, from, rank, DataOp::Publish, data);
+            }
+            Body::Lookup { key, rank, data } => {
+                drop(state);
+                self.serve(key, from, rank, DataOp::Lookup, data);
+            }
+            Body::Unpublish { key, rank, data } => {
+                drop(state);
+                self.serve(key, from, rank, DataOp::Unpublish, data);
+            }
             Body::Fetch { key, rank } => {
                 drop(state);
                 self.note(format!("fetch {key} of rank {rank} for {from}").as_bytes());
                 let d = self.clone();
                 self.spawn(async move { d.serve_fetch(key, from, rank).await });
             }
-            Body::Fetched { key, status, data } => {
+            Body::Reply { key, status, data } => {
                 self.note(format!("fetched {key} {status}").as_bytes());
-                if let Some((_, waiter)) = state.fetches.remove(&key) {
+                if let Some((_, waiter)) = state.calls.remove(&key) {
                     let r = if status == 0 {
                         Ok(data)
                     } else {
@@ -693,6 +790,73 @@ impl Daemon {
         }
     }
 
+    /// Ask node `to` something (`body` given the request's number) and wait for its reply;
+    /// a node that is down, or goes down first, is `PMIX_ERR_LOST_CONNECTION`.
+    async fn call(&self, to: u32, body: impl FnOnce(u64) -> Body) -> Result<Vec<u8>, Status> {
+        let (tx, rx) = oneshot::channel();
+        let key = {
+            let mut state = lock(&self.0.state);
+            if state.down.contains_key(&to) {
+                return Err(LOST);
+            }
+            state.next_call += 1;
+            let key = state.next_call;
+            state.calls.insert(key, (to, tx));
+            key
+        };
+        self.send(to, body(key));
+        rx.await.unwrap_or(Err(LOST))
+    }
+
+    /// As the data server: serve request `key` of node `from` in a task of its own (a lookup
+    /// with `PMIX_WAIT` waits).
+    fn serve(&self, key: u64, from: u32, rank: u32, op: DataOp, data: Vec<u8>) {
+        self.note(format!("{op:?} {key} for rank {rank} of {from}").as_bytes());
+        let d = self.clone();
+        self.spawn(async move { d.serve_data(key, from, rank, op, data).await });
+    }
+
+    /// As the data server: publish, look up or unpublish for rank `rank` of node `from`.
+    async fn serve_data(&self, key: u64, from: u32, rank: u32, op: DataOp, data: Vec<u8>) {
+        let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));
+        let board = &self.0.board;
+        let mut b = DataBuffer::load(data, BufferType::NonDescribed);
+        let result = match op {
+            DataOp::Publish => match b.unpack::<Info>(usize::MAX) {
+                Ok(info) => board.publish(&proc, &info).map(|()| Vec::new()),
+                Err(_) => Err(Status::ERR_UNPACK_FAILURE),
+            },
+            DataOp::Lookup | DataOp::Unpublish => {
+                let keys = b.unpack::<String>(usize::MAX);
+                let info = b.unpack::<Info>(usize::MAX);
+                match (keys, info, op) {
+                    (Ok(keys), Ok(info), DataOp::Lookup) => {
+                        let topology = SameNode(self.layout().clone());
+                        match board.lookup(&proc, &keys, &info, &topology).await {
+                            Ok(found) => {
+                                let mut out = DataBuffer::new();
+                                out.pack(&found)
+                                    .map(|()| out.unload())
+                                    .map_err(|_| Status::ERR_PACK_FAILURE)
+                            }
+                            Err(s) => Err(s),
+                        }
+                    }
+                    (Ok(keys), Ok(info), _) => {
+                        board.unpublish(&proc, &keys, &info);
+                        Ok(Vec::new())
+                    }
+                    _ => Err(Status::ERR_UNPACK_FAILURE),
+                }
+            }
+        };
+        let (status, data) = match result {
+            Ok(d) => (0, d),
+            Err(s) => (s.0, Vec::new()),
+        };
+        self.send(from, Body::Reply { key, status, data });
+    }
+
     /// Answer another node's direct-modex request from this node's server (which waits for
     /// the rank's commit if it has not come yet).
     async fn serve_fetch(&self, key: u64, from: u32, rank: u32) {
@@ -706,7 +870,7 @@ impl Daemon {
             Ok(d) => (0, d),
             Err(s) => (s.0, Vec::new()),
         };
-        self.send(from, Body::Fetched { key, status, data });
+        self.send(from, Body::Reply { key, status, data });
     }
 
     /// Move collective `key` on if it can: up once the node and all its children are in (or
@@ -888,13 +1052,13 @@ impl Daemon {
             }
         }
         let lost: Vec<u64> = state
-            .fetches
+            .calls
             .iter()
             .filter(|(_, (owner, _))| *owner == node)
             .map(|(k, _)| *k)
             .collect();
         for k in lost {
-            if let Some((_, w)) = state.fetches.remove(&k) {
+            if let Some((_, w)) = state.calls.remove(&k) {
                 let _ = w.send(Err(LOST));
             }
         }
@@ -1078,10 +1242,8 @@ impl Daemon {
                 )
             })
             .collect();
-        for (key, (owner, _)) in &state.fetches {
-            out.push(format!(
-                "node {me}: fetch {key} from node {owner} unanswered"
-            ));
+        for (key, (to, _)) in &state.calls {
+            out.push(format!("node {me}: request {key} to node {to} unanswered"));
         }
         out
     }
@@ -1098,20 +1260,49 @@ impl Host for Daemon {
             return Err(Status::ERR_NOT_FOUND);
         }
         let owner = layout.node_of_rank(proc.rank.0);
-        let (tx, rx) = oneshot::channel();
-        let key = {
-            let mut state = lock(&self.0.state);
-            if state.down.contains_key(&owner) {
-                return Err(LOST);
-            }
-            state.next_fetch += 1;
-            let key = state.next_fetch;
-            state.fetches.insert(key, (owner, tx));
-            key
-        };
         let rank = proc.rank.0;
-        self.send(owner, Body::Fetch { key, rank });
-        rx.await.unwrap_or(Err(LOST))
+        self.call(owner, |key| Body::Fetch { key, rank }).await
+    }
+
+    async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
+        let mut b = DataBuffer::new();
+        b.pack(&info).map_err(|_| Status::ERR_BAD_PARAM)?;
+        let (data, rank) = (b.unload(), proc.rank.0);
+        let to = self.0.setup.data_server;
+        self.call(to, |key| Body::Publish { key, rank, data })
+            .await
+            .map(|_| ())
+    }
+
+    async fn lookup(
+        &self,
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> Result<Vec<PData>, Status> {
+        let data = pack_keys(&keys, &info)?;
+        let rank = proc.rank.0;
+        let to = self.0.setup.data_server;
+        let found = self
+            .call(to, |key| Body::Lookup { key, rank, data })
+            .await?;
+        let mut b = DataBuffer::load(found, BufferType::NonDescribed);
+        b.unpack::<PData>(usize::MAX)
+            .map_err(|_| Status::ERR_UNPACK_FAILURE)
+    }
+
+    async fn unpublish(
+        &self,
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    ) -> Result<(), Status> {
+        let data = pack_keys(&keys, &info)?;
+        let rank = proc.rank.0;
+        let to = self.0.setup.data_server;
+        self.call(to, |key| Body::Unpublish { key, rank, data })
+            .await
+            .map(|_| ())
     }
 
     async fn fence_nb(
@@ -1158,10 +1349,25 @@ mod tests {
             Body::AskPeer { key: 2 },
             Body::Unknown { key: 3 },
             Body::Fetch { key: 4, rank: 9 },
-            Body::Fetched {
+            Body::Reply {
                 key: 5,
                 status: -46,
                 data: vec![0; 3],
+            },
+            Body::Publish {
+                key: 8,
+                rank: 1,
+                data: vec![1, 2],
+            },
+            Body::Lookup {
+                key: 9,
+                rank: 2,
+                data: Vec::new(),
+            },
+            Body::Unpublish {
+                key: 10,
+                rank: 3,
+                data: vec![9],
             },
             Body::Heartbeat,
             Body::NodeDown {
@@ -1178,7 +1384,7 @@ mod tests {
             };
             assert_eq!(Msg::decode(&m.encode()), Some(m));
         }
-        assert_eq!(Msg::decode(&[11; 21]), None);
+        assert_eq!(Msg::decode(&[99; 21]), None);
         assert_eq!(Msg::decode(&[1, 2, 3]), None);
     }
 }

@@ -99,6 +99,9 @@ pub struct Workload {
     pub get_at: Duration,
     /// Clients stay until then (to hear of failures), then finalize.
     pub finalize_at: Duration,
+    /// When set, each client publishes a value after its commit and, at this time, looks up
+    /// the value its peer published (through the data server).
+    pub lookup_at: Option<Duration>,
 }
 
 /// What a run is.
@@ -177,6 +180,9 @@ struct RankRecord {
     /// When its fence started and ended, and how.
     fence: Option<(Duration, Duration, Result<(), Status>)>,
     get: Option<Result<(), Status>>,
+    /// When its publish ended, and how; when its lookup started and ended, and how.
+    published: Option<(Duration, Result<(), Status>)>,
+    looked_up: Option<(Duration, Duration, Result<(), Status>)>,
     /// The failure events its handler received: status and the node or rank concerned.
     events: BTreeSet<(i32, u32)>,
 }
@@ -210,6 +216,8 @@ struct Observed {
     /// Crashed nodes and ranks killed alone, with when; nodes started again.
     crashed: BTreeMap<u32, Duration>,
     restarted: BTreeSet<u32>,
+    /// Every crash of a node, in order.
+    crash_log: Vec<(u32, Duration)>,
     killed_alone: BTreeMap<u32, Duration>,
     faults: Vec<String>,
 }
@@ -310,7 +318,9 @@ impl Observer {
     }
 
     pub(crate) fn node_crashed(&self, node: u32) {
-        self.lock().crashed.entry(node).or_insert_with(now);
+        let mut s = self.lock();
+        s.crashed.entry(node).or_insert_with(now);
+        s.crash_log.push((node, now()));
     }
 
     pub(crate) fn fenced(&self, rank: u32, started: Duration, result: Result<(), Status>) {
@@ -328,6 +338,30 @@ impl Observer {
         let mut s = self.lock();
         if let Some(r) = Observer::rank(&mut s, rank) {
             r.get = Some(result);
+        }
+    }
+
+    pub(crate) fn published(&self, rank: u32, result: Result<(), Status>) {
+        let status = result.err().unwrap_or(Status::SUCCESS).0;
+        self.record(
+            u32::MAX,
+            format!("rank {rank} published {status}").as_bytes(),
+        );
+        let mut s = self.lock();
+        if let Some(r) = Observer::rank(&mut s, rank) {
+            r.published = Some((now(), result));
+        }
+    }
+
+    pub(crate) fn looked_up(&self, rank: u32, started: Duration, result: Result<(), Status>) {
+        let status = result.err().unwrap_or(Status::SUCCESS).0;
+        self.record(
+            u32::MAX,
+            format!("rank {rank} looked up {status}").as_bytes(),
+        );
+        let mut s = self.lock();
+        if let Some(r) = Observer::rank(&mut s, rank) {
+            r.looked_up = Some((started, now(), result));
         }
     }
 
@@ -450,6 +484,7 @@ pub fn run(config: &Config) -> Report {
             liveness: config.liveness.clone(),
             faults: observer.links.clone(),
             incarnation: 0,
+            data_server: layout.data_server(),
         };
         let (seed, workload) = (config.seed, config.workload.clone());
         let (start_tx, start_rx) = mpsc::unbounded_channel();

@@ -32,6 +32,11 @@ use crate::{Modex, Observer, Step, Workload, now};
 /// The key every rank puts.
 pub(crate) const KEY: &str = "sim.wireup";
 
+/// The key rank `rank` publishes.
+pub(crate) fn published_key(rank: u32) -> String {
+    format!("sim.pub.{rank}")
+}
+
 /// The value rank `rank` puts: derived from the run's seed, so a wrong or stale value cannot
 /// pass for it.
 pub(crate) fn value_of(seed: u64, rank: u32) -> String {
@@ -291,6 +296,11 @@ async fn wire_up(
         .await
         .map_err(|s| fail(Step::Commit, format!("{s:?}")))?;
     observer.step(node, rank, Step::Commit);
+    if workload.lookup_at.is_some() {
+        let value = Info::with_key(&published_key(rank), Value::string(value_of(seed, rank)))
+            .map_err(|e| fail(Step::Commit, e.to_string()))?;
+        observer.published(rank, client.publish(&[value]).await);
+    }
 
     until(workload.fence_at).await;
     let mut directives = vec![Info::new(attr::COLLECT_DATA, modex == Modex::Full)];
@@ -322,6 +332,27 @@ async fn wire_up(
         };
         observer.got(rank, outcome);
         observer.step(node, rank, Step::Get);
+    }
+
+    if let Some(at) = workload.lookup_at {
+        until(at).await;
+        let peer = peer_of(layout, rank);
+        let key = published_key(peer);
+        let started = now();
+        let found = client.lookup(&[key.as_str()], &[]).await;
+        let want = value_of(seed, peer);
+        let outcome = match found {
+            Ok(data) => match data.first() {
+                Some(d) if d.value.as_str() == Some(want.as_str()) => Ok(()),
+                other => {
+                    return Err(format!(
+                        "rank {rank}: lookup of {key} found {other:?}, not {want:?}"
+                    ));
+                }
+            },
+            Err(s) => Err(s),
+        };
+        observer.looked_up(rank, started, outcome);
     }
 
     until(workload.finalize_at).await;

@@ -72,6 +72,8 @@ struct WorkloadFile {
     get_at_ms: u64,
     #[serde(default)]
     finalize_at_ms: u64,
+    #[serde(default)]
+    lookup_at_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -164,6 +166,7 @@ impl Scenario {
             fence_timeout_s: w.fence_timeout_s,
             get_at: ms(w.get_at_ms),
             finalize_at: ms(w.finalize_at_ms),
+            lookup_at: w.lookup_at_ms.map(ms),
         };
         let liveness = match &f.liveness {
             None => Liveness::default(),
