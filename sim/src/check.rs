@@ -15,6 +15,9 @@
 //! - every failure reached the handlers registered for it: each live client heard of each
 //!   crashed node (`PMIX_EVENT_NODE_DOWN`) and each killed process
 //!   (`PMIX_EVENT_PROC_TERMINATED`) that failed long enough before it finalized;
+//! - a spawned job runs to its end with one fence outcome at its live processes; a failed
+//!   spawn (only after a fault, with `PMIX_ERR_JOB_FAILED_TO_LAUNCH`) leaves none of its
+//!   processes completed or running;
 //! - a node started again is up in the view of every live daemon;
 //! - nothing panicked (counted in `run`).
 
@@ -211,6 +214,77 @@ pub(crate) fn check(
                 .collect::<Vec<_>>()
                 .join(" ")
         ));
+    }
+
+    // Spawns: a job spawned runs at every process on a node that stays up, all with one
+    // fence outcome; a spawn fails only after a fault, with the standard's job status, and
+    // leaves no process of its job completed or still running.
+    let spawned_ok: BTreeSet<&str> = s
+        .spawns
+        .iter()
+        .filter_map(|(_, r)| r.as_ref().ok().map(String::as_str))
+        .collect();
+    for (rank, r) in &s.spawns {
+        if let Err(e) = r
+            && (!faulted || *e != Status::ERR_JOB_FAILED_TO_LAUNCH)
+        {
+            out.push(format!("rank {rank}'s spawn failed with {}", e.0));
+        }
+    }
+    let mut jobs: BTreeMap<&str, Vec<(u32, &crate::ChildRecord)>> = BTreeMap::new();
+    for ((ns, rank), c) in &s.children {
+        jobs.entry(ns.as_str()).or_default().push((*rank, c));
+    }
+    for (ns, kids) in jobs {
+        let live: Vec<&(u32, &crate::ChildRecord)> = kids
+            .iter()
+            .filter(|(_, c)| !c.killed && !dead_node(c.node))
+            .collect();
+        let running: Vec<u32> = live
+            .iter()
+            .filter(|(_, c)| !c.done)
+            .map(|(r, _)| *r)
+            .collect();
+        if spawned_ok.contains(ns) {
+            list(
+                &mut out,
+                &format!("processes of spawned job {ns} never finished"),
+                &running,
+            );
+            let outcomes: BTreeSet<Option<i32>> = live
+                .iter()
+                .filter_map(|(_, c)| c.fence.map(|f| f.err().map(|e| e.0)))
+                .collect();
+            let ok = outcomes.contains(&None);
+            let errors: Vec<i32> = outcomes.iter().flatten().copied().collect();
+            if ok && !errors.is_empty() {
+                out.push(format!("spawned job {ns}'s fence succeeded at some processes, failed at others ({errors:?})"));
+            }
+            if !errors.is_empty()
+                && (!faulted
+                    || errors.iter().any(|e| {
+                        ![Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0].contains(e)
+                    }))
+            {
+                out.push(format!("spawned job {ns}'s fence failed with {errors:?}"));
+            }
+        } else {
+            list(
+                &mut out,
+                &format!("processes of failed spawn {ns} still run"),
+                &running,
+            );
+            let completed: Vec<u32> = live
+                .iter()
+                .filter(|(_, c)| c.fence == Some(Ok(())))
+                .map(|(r, _)| *r)
+                .collect();
+            list(
+                &mut out,
+                &format!("processes of failed spawn {ns} completed"),
+                &completed,
+            );
+        }
     }
 
     // Failure events reached the live clients that stayed long enough to hear them.

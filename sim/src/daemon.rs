@@ -50,7 +50,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use pmix::codec::{BufferType, DataBuffer};
-use pmix::model::{DataArray, DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
+use pmix::model::{App, DataArray, DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
 use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server};
 use pmix::store::published::Topology;
@@ -125,7 +125,21 @@ pub(crate) enum Body {
         rank: u32,
         data: Vec<u8>,
     },
-    /// The answer to request `key` (a fetch, publish, lookup or unpublish).
+    /// Start the local processes of a spawned job (request `key`): `data` packs its
+    /// namespace, the requester and the node of each of its ranks.
+    Launch {
+        key: u64,
+        data: Vec<u8>,
+    },
+    /// Stop the local processes of the spawned job named in `data` (its launch failed).
+    Halt {
+        data: Vec<u8>,
+    },
+    /// Let the local processes of the spawned job named in `data` run (every node launched).
+    Go {
+        data: Vec<u8>,
+    },
+    /// The answer to request `key` (a fetch, publish, lookup, unpublish or launch).
     Reply {
         key: u64,
         status: i32,
@@ -163,6 +177,9 @@ impl Msg {
             Body::Publish { key, rank, data } => (11, *key, *rank, data),
             Body::Lookup { key, rank, data } => (12, *key, *rank, data),
             Body::Unpublish { key, rank, data } => (13, *key, *rank, data),
+            Body::Launch { key, data } => (14, *key, 0, data),
+            Body::Halt { data } => (15, 0, 0, data),
+            Body::Go { data } => (16, 0, 0, data),
             Body::Heartbeat => (8, 0, 0, &[]),
             Body::NodeDown { node, incarnation } => (9, u64::from(*incarnation), *node, &[]),
             Body::ProcDown { rank } => (10, 0, *rank, &[]),
@@ -208,6 +225,9 @@ impl Msg {
                 rank: word,
                 data,
             },
+            14 => Body::Launch { key, data },
+            15 => Body::Halt { data },
+            16 => Body::Go { data },
             8 => Body::Heartbeat,
             9 => Body::NodeDown {
                 node: word,
@@ -240,6 +260,43 @@ impl Topology for SameNode {
     fn same_node(&self, a: &Proc, b: &Proc) -> bool {
         a.nspace == b.nspace && self.0.node_of_rank(a.rank.0) == self.0.node_of_rank(b.rank.0)
     }
+}
+
+/// A spawned job's launch order: its namespace, the requester, the node of each rank.
+fn pack_launch(nspace: &Nspace, parent: &Proc, placement: &[u32]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for s in [nspace.as_str(), parent.nspace.as_str()] {
+        out.extend_from_slice(&u32::try_from(s.len()).unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    }
+    out.extend_from_slice(&parent.rank.0.to_le_bytes());
+    for n in placement {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    out
+}
+
+fn unpack_launch(b: Vec<u8>) -> Option<(Nspace, Proc, Vec<u32>)> {
+    fn word(b: &[u8], at: &mut usize) -> Option<u32> {
+        let w = u32::from_le_bytes(b.get(*at..at.checked_add(4)?)?.try_into().ok()?);
+        *at += 4;
+        Some(w)
+    }
+    let mut at = 0usize;
+    let mut names = Vec::new();
+    for _ in 0..2 {
+        let len = word(&b, &mut at)? as usize;
+        let s = std::str::from_utf8(b.get(at..at.checked_add(len)?)?).ok()?;
+        at += len;
+        names.push(Nspace::new(s).ok()?);
+    }
+    let rank = word(&b, &mut at)?;
+    let mut placement = Vec::new();
+    while at < b.len() {
+        placement.push(word(&b, &mut at)?);
+    }
+    let parent = Proc::new(names.pop()?, Rank(rank));
+    Some((names.pop()?, parent, placement))
 }
 
 /// Keys and directives of a lookup or unpublish, packed for the data server.
@@ -304,6 +361,11 @@ struct State {
     /// When each tree neighbour was last heard from, and when its link was last renewed.
     heard: BTreeMap<u32, Duration>,
     renewed: BTreeMap<u32, Duration>,
+    /// Spawned jobs this node knows of: the node of each rank.
+    jobs: BTreeMap<Nspace, Vec<u32>>,
+    /// Spawned jobs whose launch failed: a late launch order for one is refused.
+    halted: BTreeSet<Nspace>,
+    spawned: u32,
 }
 
 /// What a daemon needs to know of the cluster.
@@ -342,6 +404,26 @@ struct Inner {
     crashed: std::sync::atomic::AtomicBool,
     /// Published data, when this node is the data server (lost when it restarts).
     board: PublishBoard,
+    /// Where launches of spawned jobs' processes go: the node's agent.
+    launcher: Mutex<Option<mpsc::UnboundedSender<Launch>>>,
+}
+
+/// An order to the node's agent about a spawned job's local processes.
+#[derive(Debug)]
+pub(crate) enum Launch {
+    /// Register the job with the server and make its local ranks `ranks` ready to run,
+    /// answering when they are.
+    Start {
+        nspace: Nspace,
+        parent: Proc,
+        placement: Vec<u32>,
+        ranks: Vec<u32>,
+        done: oneshot::Sender<Result<(), Status>>,
+    },
+    /// Let the job's local processes run: every node launched its part.
+    Go(Nspace),
+    /// Kill the job's local processes (or forget them, if they never ran).
+    Halt(Nspace),
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -359,6 +441,7 @@ impl Daemon {
             tasks: Mutex::new(Vec::new()),
             crashed: std::sync::atomic::AtomicBool::new(false),
             board: PublishBoard::default(),
+            launcher: Mutex::new(None),
         }))
     }
 
@@ -377,6 +460,10 @@ impl Daemon {
 
     fn layout(&self) -> &Layout {
         &self.0.setup.layout
+    }
+
+    pub(crate) fn set_launcher(&self, launcher: mpsc::UnboundedSender<Launch>) {
+        *lock(&self.0.launcher) = Some(launcher);
     }
 
     pub(crate) fn set_server(&self, server: &Arc<Server>) {
@@ -577,7 +664,18 @@ impl Daemon {
         let mut nodes = Vec::new();
         for p in procs {
             if p.nspace != self.0.setup.nspace {
-                return Err(Status::ERR_NOT_FOUND);
+                // A spawned job: its placement came with its launch.
+                let state = lock(&self.0.state);
+                let placement = state.jobs.get(&p.nspace).ok_or(Status::ERR_NOT_FOUND)?;
+                if p.rank == Rank::WILDCARD {
+                    nodes.extend_from_slice(placement);
+                } else {
+                    let n = placement
+                        .get(p.rank.0 as usize)
+                        .ok_or(Status::ERR_BAD_PARAM)?;
+                    nodes.push(*n);
+                }
+                continue;
             }
             if p.rank == Rank::WILDCARD {
                 nodes.extend(0..l.nodes);
@@ -758,6 +856,28 @@ impl Daemon {
                 drop(state);
                 self.serve(key, from, rank, DataOp::Unpublish, data);
             }
+            Body::Launch { key, data } => {
+                drop(state);
+                self.note(format!("launch {key} for {from}").as_bytes());
+                let d = self.clone();
+                self.spawn(async move { d.serve_launch(key, from, data).await });
+            }
+            Body::Halt { data } => {
+                drop(state);
+                let nspace = String::from_utf8_lossy(&data).into_owned();
+                self.note(format!("halt {nspace}").as_bytes());
+                if let Ok(ns) = Nspace::new(&nspace) {
+                    self.halt(&ns);
+                }
+            }
+            Body::Go { data } => {
+                drop(state);
+                let nspace = String::from_utf8_lossy(&data).into_owned();
+                self.note(format!("go {nspace}").as_bytes());
+                if let (Ok(ns), Some(l)) = (Nspace::new(&nspace), lock(&self.0.launcher).as_ref()) {
+                    let _ = l.send(Launch::Go(ns));
+                }
+            }
             Body::Fetch { key, rank } => {
                 drop(state);
                 self.note(format!("fetch {key} of rank {rank} for {from}").as_bytes());
@@ -793,6 +913,11 @@ impl Daemon {
     /// Ask node `to` something (`body` given the request's number) and wait for its reply;
     /// a node that is down, or goes down first, is `PMIX_ERR_LOST_CONNECTION`.
     async fn call(&self, to: u32, body: impl FnOnce(u64) -> Body) -> Result<Vec<u8>, Status> {
+        self.request(to, body)?.await.unwrap_or(Err(LOST))
+    }
+
+    /// Send a request to node `to` and return where its reply will arrive.
+    fn request(&self, to: u32, body: impl FnOnce(u64) -> Body) -> Result<Awaited, Status> {
         let (tx, rx) = oneshot::channel();
         let key = {
             let mut state = lock(&self.0.state);
@@ -805,7 +930,7 @@ impl Daemon {
             key
         };
         self.send(to, body(key));
-        rx.await.unwrap_or(Err(LOST))
+        Ok(rx)
     }
 
     /// As the data server: serve request `key` of node `from` in a task of its own (a lookup
@@ -855,6 +980,62 @@ impl Daemon {
             Err(s) => (s.0, Vec::new()),
         };
         self.send(from, Body::Reply { key, status, data });
+    }
+
+    /// Start this node's processes of a spawned job, and answer when they run.
+    async fn serve_launch(&self, key: u64, from: u32, data: Vec<u8>) {
+        let result = match unpack_launch(data) {
+            Some((nspace, parent, placement)) => {
+                let ranks: Vec<u32> = (0..)
+                    .zip(&placement)
+                    .filter(|(_, n)| **n == self.me())
+                    .map(|(r, _)| r)
+                    .collect();
+                {
+                    let mut state = lock(&self.0.state);
+                    if state.halted.contains(&nspace) {
+                        drop(state);
+                        let data = Vec::new();
+                        let status = Status::ERR_JOB_FAILED_TO_LAUNCH.0;
+                        self.send(from, Body::Reply { key, status, data });
+                        return;
+                    }
+                    state.jobs.insert(nspace.clone(), placement.clone());
+                }
+                let (done, answer) = oneshot::channel();
+                let order = Launch::Start {
+                    nspace,
+                    parent,
+                    placement,
+                    ranks,
+                    done,
+                };
+                let sent = lock(&self.0.launcher).as_ref().map(|l| l.send(order));
+                match sent {
+                    Some(Ok(())) => answer
+                        .await
+                        .unwrap_or(Err(Status::ERR_JOB_FAILED_TO_LAUNCH)),
+                    _ => Err(Status::ERR_JOB_FAILED_TO_LAUNCH),
+                }
+            }
+            None => Err(Status::ERR_UNPACK_FAILURE),
+        };
+        let status = result.err().map_or(0, |s| s.0);
+        self.send(
+            from,
+            Body::Reply {
+                key,
+                status,
+                data: Vec::new(),
+            },
+        );
+    }
+
+    fn halt(&self, nspace: &Nspace) {
+        lock(&self.0.state).halted.insert(nspace.clone());
+        if let Some(l) = lock(&self.0.launcher).as_ref() {
+            let _ = l.send(Launch::Halt(nspace.clone()));
+        }
     }
 
     /// Answer another node's direct-modex request from this node's server (which waits for
@@ -1305,6 +1486,82 @@ impl Host for Daemon {
             .map(|_| ())
     }
 
+    /// Place one process per node on the nodes after the requester's, in order, skipping
+    /// nodes known to be down, and launch in two phases: every node makes its processes
+    /// ready, then all are let run. If any node fails to get ready, the others forget theirs
+    /// and the spawn fails with `PMIX_ERR_JOB_FAILED_TO_LAUNCH`, with none of the job's
+    /// processes having run: a node can fail after it got ready and before its answer
+    /// arrives, and a job that had already run there could not be called unlaunched.
+    async fn spawn(
+        &self,
+        proc: Proc,
+        _job_info: Vec<Info>,
+        apps: Vec<App>,
+    ) -> Result<Nspace, Status> {
+        let size: u32 = apps
+            .iter()
+            .map(|a| u32::try_from(a.maxprocs).unwrap_or(0))
+            .sum();
+        let nodes = self.layout().nodes;
+        let (nspace, placement) = {
+            let mut state = lock(&self.0.state);
+            let live: Vec<u32> = (1..=nodes)
+                .map(|i| (self.me() + i) % nodes)
+                .filter(|n| !state.down.contains_key(n))
+                .collect();
+            if size == 0 || live.is_empty() {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            let placement: Vec<u32> = (0..size as usize).map(|r| live[r % live.len()]).collect();
+            state.spawned += 1;
+            let name = format!(
+                "{}.spawn.{}.{}",
+                self.0.setup.nspace.as_str(),
+                self.me(),
+                state.spawned
+            );
+            let nspace = Nspace::new(&name).map_err(|_| Status::ERR_BAD_PARAM)?;
+            state.jobs.insert(nspace.clone(), placement.clone());
+            (nspace, placement)
+        };
+        self.note(format!("spawn {} on {placement:?}", nspace.as_str()).as_bytes());
+        let mut targets: Vec<u32> = placement.clone();
+        targets.sort_unstable();
+        targets.dedup();
+        let order = pack_launch(&nspace, &proc, &placement);
+        // Every node is asked at once; the answers are awaited in order.
+        let mut launches = Vec::new();
+        for &t in &targets {
+            let data = order.clone();
+            launches.push((t, self.request(t, |key| Body::Launch { key, data })));
+        }
+        let mut failed = false;
+        for (t, launch) in launches {
+            let result = match launch {
+                Ok(rx) => rx.await.unwrap_or(Err(LOST)),
+                Err(s) => Err(s),
+            };
+            if let Err(s) = result {
+                self.note(format!("launch on {t} failed: {}", s.0).as_bytes());
+                failed = true;
+            }
+        }
+        let name = nspace.as_str().as_bytes().to_vec();
+        for t in targets {
+            let data = name.clone();
+            let body = if failed {
+                Body::Halt { data }
+            } else {
+                Body::Go { data }
+            };
+            self.send(t, body);
+        }
+        if failed {
+            return Err(Status::ERR_JOB_FAILED_TO_LAUNCH);
+        }
+        Ok(nspace)
+    }
+
     async fn fence_nb(
         &self,
         procs: Vec<Proc>,
@@ -1369,6 +1626,12 @@ mod tests {
                 rank: 3,
                 data: vec![9],
             },
+            Body::Launch {
+                key: 11,
+                data: vec![1],
+            },
+            Body::Halt { data: vec![2, 3] },
+            Body::Go { data: vec![4] },
             Body::Heartbeat,
             Body::NodeDown {
                 node: 12,
@@ -1385,6 +1648,15 @@ mod tests {
             assert_eq!(Msg::decode(&m.encode()), Some(m));
         }
         assert_eq!(Msg::decode(&[99; 21]), None);
+        let ns = Nspace::new("a.spawn.1").unwrap();
+        let parent = Proc::new(Nspace::new("a").unwrap(), Rank(4));
+        let order = pack_launch(&ns, &parent, &[3, 5, 3]);
+        assert_eq!(
+            unpack_launch(order.clone()),
+            Some((ns, parent, vec![3, 5, 3]))
+        );
+        assert_eq!(unpack_launch(order[..order.len() - 2].to_vec()), None);
+        assert_eq!(unpack_launch(vec![200, 0, 0, 0, 1]), None);
         assert_eq!(Msg::decode(&[1, 2, 3]), None);
     }
 }

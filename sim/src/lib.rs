@@ -102,6 +102,10 @@ pub struct Workload {
     /// When set, each client publishes a value after its commit and, at this time, looks up
     /// the value its peer published (through the data server).
     pub lookup_at: Option<Duration>,
+    /// When set, rank 0 spawns a job of `spawn_procs` processes at this time (one per node,
+    /// on the nodes after its own); each runs init, put, commit, fence, get, finalize.
+    pub spawn_at: Option<Duration>,
+    pub spawn_procs: u32,
 }
 
 /// What a run is.
@@ -187,6 +191,16 @@ struct RankRecord {
     events: BTreeSet<(i32, u32)>,
 }
 
+/// What a process of a spawned job did.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ChildRecord {
+    node: u32,
+    done: bool,
+    killed: bool,
+    /// How its fence ended, once it ran its course.
+    fence: Option<Result<(), Status>>,
+}
+
 /// What the simulation observes, shared by every rack (one process, one thread: turmoil runs
 /// the racks in turn), and the handles the fault schedule acts through.
 #[derive(Debug, Default)]
@@ -218,6 +232,10 @@ struct Observed {
     restarted: BTreeSet<u32>,
     /// Every crash of a node, in order.
     crash_log: Vec<(u32, Duration)>,
+    /// What each spawn request returned, by requesting rank.
+    spawns: Vec<(u32, Result<String, Status>)>,
+    /// Processes of spawned jobs, by namespace and rank.
+    children: BTreeMap<(String, u32), ChildRecord>,
     killed_alone: BTreeMap<u32, Duration>,
     faults: Vec<String>,
 }
@@ -362,6 +380,71 @@ impl Observer {
         let mut s = self.lock();
         if let Some(r) = Observer::rank(&mut s, rank) {
             r.looked_up = Some((started, now(), result));
+        }
+    }
+
+    pub(crate) fn spawned(&self, rank: u32, result: Result<pmix::model::Nspace, Status>) {
+        let result = result.map(|ns| ns.as_str().to_owned());
+        let what = match &result {
+            Ok(ns) => format!("rank {rank} spawned {ns}"),
+            Err(s) => format!("rank {rank} spawn failed {}", s.0),
+        };
+        self.record(u32::MAX, what.as_bytes());
+        self.lock().spawns.push((rank, result));
+    }
+
+    pub(crate) fn child_started(&self, nspace: &pmix::model::Nspace, rank: u32, node: u32) {
+        self.record(node, format!("start {}.{rank}", nspace.as_str()).as_bytes());
+        let key = (nspace.as_str().to_owned(), rank);
+        self.lock().children.insert(
+            key,
+            ChildRecord {
+                node,
+                ..ChildRecord::default()
+            },
+        );
+    }
+
+    /// A spawned process ended: its fence's status (`None`: it completed), or what must
+    /// never happen.
+    pub(crate) fn child_done(
+        &self,
+        nspace: &pmix::model::Nspace,
+        rank: u32,
+        outcome: Result<Option<Status>, String>,
+    ) {
+        let key = (nspace.as_str().to_owned(), rank);
+        if let Ok(fenced) = &outcome {
+            let status = fenced.map_or(0, |s| s.0);
+            let what = format!("{}.{rank} done, fence {status}", nspace.as_str());
+            self.record(u32::MAX, what.as_bytes());
+        }
+        {
+            let mut s = self.lock();
+            let Some(c) = s.children.get_mut(&key) else {
+                return;
+            };
+            if c.done || c.killed {
+                return;
+            }
+            c.done = true;
+            c.fence = match &outcome {
+                Ok(None) => Some(Ok(())),
+                Ok(Some(st)) => Some(Err(*st)),
+                Err(_) => None,
+            };
+        }
+        if let Err(e) = outcome {
+            self.violation(e);
+        }
+    }
+
+    pub(crate) fn child_killed(&self, nspace: &pmix::model::Nspace, rank: u32) {
+        let key = (nspace.as_str().to_owned(), rank);
+        if let Some(c) = self.lock().children.get_mut(&key)
+            && !c.done
+        {
+            c.killed = true;
         }
     }
 

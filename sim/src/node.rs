@@ -19,14 +19,14 @@ use std::time::Duration;
 
 use pmix::client::Client;
 use pmix::codec::BufferType;
-use pmix::model::{DataArray, Info, Proc, Rank, Scope, Status, Value, attr};
+use pmix::model::{App, DataArray, Info, Nspace, Proc, Rank, Scope, Status, Value, attr};
 use pmix::server::{CredentialKey, Server, ServerConfig};
 use pmix::transport::{MemoryConnector, PeerCred, uid_gid};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::cluster::Layout;
-use crate::daemon::{Daemon, Setup};
+use crate::daemon::{Daemon, Launch, Setup};
 use crate::{Modex, Observer, Step, Workload, now};
 
 /// The key every rank puts.
@@ -123,29 +123,59 @@ pub(crate) async fn start(
         });
         clients.insert(rank, task.abort_handle());
     }
+    let (launcher, launches) = mpsc::unbounded_channel();
+    daemon.set_launcher(launcher);
     let agent = Agent {
         node,
         daemon,
         server: Some(server),
+        connector,
+        seed,
         clients,
+        children: BTreeMap::new(),
+        ready: BTreeMap::new(),
         observer,
     };
-    tokio::spawn(agent.run(controls));
+    tokio::spawn(agent.run(controls, launches));
     Ok(())
 }
 
-/// Carries out the fault schedule's orders for one node.
+/// Carries out the fault schedule's orders for one node, and starts and stops the processes
+/// of spawned jobs (the node's launcher).
 struct Agent {
     node: u32,
     daemon: Daemon,
     server: Option<Arc<Server>>,
+    connector: Arc<MemoryConnector>,
+    seed: u64,
     clients: BTreeMap<u32, AbortHandle>,
+    /// Processes of spawned jobs, by namespace and rank: running, or ready and waiting for
+    /// the word to run (with their job's size).
+    children: BTreeMap<(Nspace, u32), AbortHandle>,
+    ready: BTreeMap<Nspace, (Vec<u32>, u32)>,
     observer: Arc<Observer>,
 }
 
 impl Agent {
-    async fn run(mut self, mut controls: mpsc::UnboundedReceiver<Control>) {
-        while let Some(c) = controls.recv().await {
+    async fn run(
+        mut self,
+        mut controls: mpsc::UnboundedReceiver<Control>,
+        mut launches: mpsc::UnboundedReceiver<Launch>,
+    ) {
+        loop {
+            let c = tokio::select! {
+                biased;
+                c = controls.recv() => c,
+                l = launches.recv() => {
+                    if let Some(l) = l {
+                        self.launch(l).await;
+                    }
+                    continue;
+                }
+            };
+            let Some(c) = c else {
+                return;
+            };
             match c {
                 Control::Crash => {
                     self.observer.record(self.node, b"crash");
@@ -154,6 +184,10 @@ impl Agent {
                     for (rank, client) in std::mem::take(&mut self.clients) {
                         client.abort();
                         self.observer.killed(rank, false);
+                    }
+                    for ((nspace, rank), child) in std::mem::take(&mut self.children) {
+                        child.abort();
+                        self.observer.child_killed(&nspace, rank);
                     }
                     // The server's driver stops when its last handle goes.
                     self.server = None;
@@ -172,6 +206,203 @@ impl Agent {
             }
         }
     }
+}
+
+impl Agent {
+    /// Start (registered with the server, then running) or stop a spawned job's local
+    /// processes.
+    async fn launch(&mut self, order: Launch) {
+        match order {
+            Launch::Go(nspace) => {
+                if let Some((ranks, size)) = self.ready.remove(&nspace) {
+                    self.run_children(&nspace, &ranks, size);
+                }
+            }
+            Launch::Halt(nspace) => {
+                self.ready.remove(&nspace);
+                let mine: Vec<(Nspace, u32)> = self
+                    .children
+                    .keys()
+                    .filter(|(ns, _)| *ns == nspace)
+                    .cloned()
+                    .collect();
+                for key in mine {
+                    if let Some(child) = self.children.remove(&key) {
+                        child.abort();
+                        self.observer.child_killed(&key.0, key.1);
+                    }
+                }
+            }
+            Launch::Start {
+                nspace,
+                parent,
+                placement,
+                ranks,
+                done,
+            } => {
+                let started = self
+                    .start_children(&nspace, &parent, &placement, &ranks)
+                    .await;
+                let _ = done.send(started);
+            }
+        }
+    }
+
+    async fn start_children(
+        &mut self,
+        nspace: &Nspace,
+        parent: &Proc,
+        placement: &[u32],
+        ranks: &[u32],
+    ) -> Result<(), Status> {
+        let server = self
+            .server
+            .clone()
+            .ok_or(Status::ERR_JOB_FAILED_TO_LAUNCH)?;
+        let info = child_job_info(self.node, parent, placement, ranks);
+        server
+            .register_nspace(nspace.clone(), info)
+            .await
+            .map_err(|_| Status::ERR_JOB_FAILED_TO_LAUNCH)?;
+        let (uid, gid) = uid_gid();
+        for &rank in ranks {
+            let proc = Proc::new(nspace.clone(), Rank(rank));
+            server
+                .register_client(proc, uid, gid)
+                .await
+                .map_err(|_| Status::ERR_JOB_FAILED_TO_LAUNCH)?;
+        }
+        let size = u32::try_from(placement.len()).unwrap_or(u32::MAX);
+        self.ready.insert(nspace.clone(), (ranks.to_vec(), size));
+        Ok(())
+    }
+
+    fn run_children(&mut self, nspace: &Nspace, ranks: &[u32], size: u32) {
+        let (uid, gid) = uid_gid();
+        for &rank in ranks {
+            let proc = Proc::new(nspace.clone(), Rank(rank));
+            self.observer.child_started(nspace, rank, self.node);
+            let (c, obs, seed) = (self.connector.clone(), self.observer.clone(), self.seed);
+            let task = tokio::spawn(async move {
+                let outcome = child(&c, proc.clone(), size, seed, (uid, gid), &obs).await;
+                obs.child_done(&proc.nspace, rank, outcome);
+            });
+            self.children
+                .insert((nspace.clone(), rank), task.abort_handle());
+        }
+    }
+}
+
+/// A spawned job's information at one node: the job, this node, and its local processes,
+/// each marked `PMIX_SPAWNED` with the requester as `PMIX_PARENT_ID`.
+fn child_job_info(node: u32, parent: &Proc, placement: &[u32], ranks: &[u32]) -> Vec<Info> {
+    let size = u32::try_from(placement.len()).unwrap_or(u32::MAX);
+    let mut nodes = placement.to_vec();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let local: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    let local_size = u32::try_from(ranks.len()).unwrap_or(u32::MAX);
+    let hostname = Layout::hostname(node);
+    let mut out = vec![
+        Info::new(attr::JOB_SIZE, size),
+        Info::new(attr::MAX_PROCS, size),
+        Info::new(
+            attr::NUM_NODES,
+            u32::try_from(nodes.len()).unwrap_or(u32::MAX),
+        ),
+        Info::new(attr::JOB_NUM_APPS, 1u32),
+        Info::new(attr::PARENT_ID, parent.clone()),
+        Info::new(
+            attr::NODE_INFO_ARRAY,
+            DataArray::of_infos(vec![
+                Info::new(attr::HOSTNAME, hostname.clone()),
+                Info::new(attr::NODEID, node),
+                Info::new(attr::LOCAL_PEERS, local.join(",")),
+                Info::new(attr::LOCAL_SIZE, local_size),
+                Info::new(attr::NODE_SIZE, local_size),
+            ]),
+        ),
+    ];
+    for (place, &rank) in ranks.iter().enumerate() {
+        let place = u16::try_from(place).unwrap_or(u16::MAX);
+        out.push(Info::new(
+            attr::PROC_INFO_ARRAY,
+            DataArray::of_infos(vec![
+                Info::new(attr::RANK, Rank(rank)),
+                Info::new(attr::LOCAL_RANK, place),
+                Info::new(attr::NODE_RANK, place),
+                Info::new(attr::HOSTNAME, hostname.clone()),
+                Info::new(attr::NODEID, node),
+                Info::new(attr::SPAWNED, true),
+                Info::new(attr::PARENT_ID, parent.clone()),
+            ]),
+        ));
+    }
+    out
+}
+
+/// The value a spawned process puts.
+fn child_value(seed: u64, nspace: &Nspace, rank: u32) -> String {
+    format!("seed{seed:x}.{}.rank{rank}", nspace.as_str())
+}
+
+/// What a spawned process runs: init, put, commit, fence over its job with the job's data,
+/// get the next rank's value (checked), finalize. `Err` only for what must never happen
+/// (a wrong value, a failed init); a failed fence is recorded for the invariants.
+async fn child(
+    connector: &MemoryConnector,
+    me: Proc,
+    size: u32,
+    seed: u64,
+    (uid, gid): (u32, u32),
+    observer: &Observer,
+) -> Result<Option<Status>, String> {
+    let rank = me.rank.0;
+    let who = format!("{}.{rank}", me.nspace.as_str());
+    let stream = connector
+        .connect(Some(PeerCred {
+            uid,
+            gid,
+            pid: None,
+        }))
+        .map_err(|e| format!("{who}: init: {e}"))?;
+    let client = Client::init_over(stream, me.clone(), BufferType::NonDescribed)
+        .await
+        .map_err(|e| format!("{who}: init: {e}"))?;
+    client
+        .put(
+            Scope::GLOBAL,
+            KEY,
+            Value::string(child_value(seed, &me.nspace, rank)),
+        )
+        .map_err(|s| format!("{who}: put: {s:?}"))?;
+    client
+        .commit()
+        .await
+        .map_err(|s| format!("{who}: commit: {s:?}"))?;
+    let collect = [Info::new(attr::COLLECT_DATA, true)];
+    if let Err(s) = client.fence(&[], &collect).await {
+        observer.record(u32::MAX, format!("{who} fenced {}", s.0).as_bytes());
+        let _ = client.finalize().await;
+        return Ok(Some(s));
+    }
+    let peer = Proc::new(me.nspace.clone(), Rank((rank + 1) % size));
+    let got = client
+        .get(Some(&peer), KEY, &[])
+        .await
+        .map_err(|s| format!("{who}: get: {s:?}"))?;
+    let want = child_value(seed, &me.nspace, peer.rank.0);
+    if got.as_str() != Some(want.as_str()) {
+        return Err(format!(
+            "{who}: rank {} holds {got:?}, not {want:?}",
+            peer.rank.0
+        ));
+    }
+    client
+        .finalize()
+        .await
+        .map_err(|s| format!("{who}: finalize: {s:?}"))?;
+    Ok(None)
 }
 
 /// The job's processes on `node` in its `incarnation`: those the layout puts there, until the
@@ -353,6 +584,19 @@ async fn wire_up(
             Err(s) => Err(s),
         };
         observer.looked_up(rank, started, outcome);
+    }
+
+    if let Some(at) = workload.spawn_at
+        && rank == 0
+    {
+        until(at).await;
+        let app = App {
+            cmd: Some("sim-child".to_owned()),
+            maxprocs: i32::try_from(workload.spawn_procs).unwrap_or(i32::MAX),
+            ..App::default()
+        };
+        let spawned = client.spawn(&[], &[app]).await;
+        observer.spawned(rank, spawned);
     }
 
     until(workload.finalize_at).await;

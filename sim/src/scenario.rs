@@ -74,6 +74,10 @@ struct WorkloadFile {
     finalize_at_ms: u64,
     #[serde(default)]
     lookup_at_ms: Option<u64>,
+    #[serde(default)]
+    spawn_at_ms: Option<u64>,
+    #[serde(default)]
+    spawn_procs: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -167,6 +171,8 @@ impl Scenario {
             get_at: ms(w.get_at_ms),
             finalize_at: ms(w.finalize_at_ms),
             lookup_at: w.lookup_at_ms.map(ms),
+            spawn_at: w.spawn_at_ms.map(ms),
+            spawn_procs: w.spawn_procs.unwrap_or(c.nodes.saturating_sub(1).max(1)),
         };
         let liveness = match &f.liveness {
             None => Liveness::default(),

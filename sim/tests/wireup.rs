@@ -60,3 +60,27 @@ fn a_seed_replays_exactly_and_another_seed_differs() {
         );
     }
 }
+
+#[test]
+fn a_spawned_job_runs_across_the_other_nodes() {
+    let layout = Layout::new(8, 2, 2, 2).expect("a valid layout");
+    let mut config = Config::new(layout, 3, Modex::Full);
+    config.workload.spawn_at = Some(std::time::Duration::from_millis(50));
+    config.workload.spawn_procs = 9;
+    config.workload.finalize_at = std::time::Duration::from_millis(1500);
+    config.record = true;
+    let r = sim::run(&config);
+    assert!(r.passed(), "{:?}", r.violations);
+    assert!(
+        r.trace
+            .iter()
+            .any(|l| l.ends_with("rank 0 spawned simjob.spawn.0.1"))
+    );
+    // Nine processes on the seven other nodes, each through its fence and exact get.
+    let done = r
+        .trace
+        .iter()
+        .filter(|l| l.contains("done, fence 0"))
+        .count();
+    assert_eq!(done, 9);
+}
