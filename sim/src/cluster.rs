@@ -147,6 +147,20 @@ impl Tree {
         tree
     }
 
+    /// A ring through `participants` (sorted node ids), in order: each talks only to its
+    /// neighbours, contributions travel around it to the first, and the outcome travels back.
+    /// As a tree it is a chain (fan-out one), so the collective protocol, failures included,
+    /// is the tree's. Nodes are laid out by rack, so the ring crosses each rack boundary once.
+    pub fn ring(participants: &[u32]) -> Tree {
+        let mut tree = Tree::default();
+        for pair in participants.windows(2) {
+            tree.parent.insert(pair[1], pair[0]);
+            tree.children.insert(pair[0], vec![pair[1]]);
+        }
+        tree.root = participants.first().copied();
+        tree
+    }
+
     pub fn parent(&self, node: u32) -> Option<u32> {
         self.parent.get(&node).copied()
     }
@@ -201,6 +215,17 @@ mod tests {
         assert_eq!(t.root(), Some(1));
         assert_eq!(t.children(1), &[2, 6]);
         assert_eq!(t.parent(0), None);
+    }
+
+    #[test]
+    fn a_ring_is_a_chain_in_node_order() {
+        let t = Tree::ring(&[2, 5, 7]);
+        assert_eq!(t.root(), Some(2));
+        assert_eq!(
+            (t.parent(5), t.parent(7), t.parent(2)),
+            (Some(2), Some(5), None)
+        );
+        assert_eq!((t.children(2), t.children(7)), (&[5][..], &[][..]));
     }
 
     #[test]

@@ -373,8 +373,11 @@ struct State {
 pub(crate) struct Setup {
     pub node: u32,
     pub layout: Layout,
-    /// The tree of the whole job (every node), shared by all daemons.
+    /// The tree of the whole job (every node), shared by all daemons: heartbeats follow it.
     pub job_tree: Arc<Tree>,
+    /// Whether collectives run around a ring rather than up and down a tree, and the
+    /// whole job's ring.
+    pub ring: Option<Arc<Tree>>,
     pub nspace: Nspace,
     pub observer: Arc<Observer>,
     pub direct_modex: bool,
@@ -701,10 +704,12 @@ impl Daemon {
     /// of its outcome.
     fn join(&self, procs: &[Proc], data: Vec<u8>) -> Result<(u64, Awaited), Status> {
         let nodes = self.nodes_of(procs)?;
-        let tree = if nodes.len() == self.layout().nodes as usize {
-            self.0.setup.job_tree.clone()
-        } else {
-            Arc::new(self.layout().tree(&nodes))
+        let whole_job = nodes.len() == self.layout().nodes as usize;
+        let tree = match (&self.0.setup.ring, whole_job) {
+            (Some(ring), true) => ring.clone(),
+            (Some(_), false) => Arc::new(Tree::ring(&nodes)),
+            (None, true) => self.0.setup.job_tree.clone(),
+            (None, false) => Arc::new(self.layout().tree(&nodes)),
         };
         let me = self.me();
         let signature: Vec<u8> = nodes.iter().flat_map(|n| n.to_le_bytes()).collect();

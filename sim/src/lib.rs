@@ -64,6 +64,17 @@ pub enum Modex {
     Direct,
 }
 
+/// How the daemons run a collective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    /// Up and down a k-ary tree, rack-aware (`cluster::Tree`): latency grows with the
+    /// tree's depth.
+    Tree,
+    /// Around a ring of the participants (`cluster::Tree::ring`): each talks to its two
+    /// neighbours only; latency grows with their number.
+    Ring,
+}
+
 /// How daemons watch each other (see the daemon's module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Liveness {
@@ -114,6 +125,7 @@ pub struct Config {
     pub layout: Layout,
     pub seed: u64,
     pub modex: Modex,
+    pub collective: Collective,
     /// The simulated time after which a run that has not finished is a failure.
     pub limit: Duration,
     /// Report on stderr, every simulated 100 ms, how many clients have finished.
@@ -132,6 +144,7 @@ impl Config {
             layout,
             seed,
             modex,
+            collective: Collective::Tree,
             limit: Duration::from_secs(600),
             progress: false,
             liveness: Liveness::default(),
@@ -551,6 +564,7 @@ pub fn run(config: &Config) -> Report {
     let nspace = pmix::model::Nspace::new("simjob").unwrap_or_default();
     let all: Vec<u32> = (0..layout.nodes).collect();
     let job_tree = Arc::new(layout.tree(&all));
+    let ring = (config.collective == Collective::Ring).then(|| Arc::new(cluster::Tree::ring(&all)));
     let actions = faults::resolve(&config.faults, &layout, config.seed);
     let mut sim = turmoil::Builder::new()
         .simulation_duration(config.limit)
@@ -561,6 +575,7 @@ pub fn run(config: &Config) -> Report {
             node: 0,
             layout: layout.clone(),
             job_tree: job_tree.clone(),
+            ring: ring.clone(),
             nspace: nspace.clone(),
             observer: observer.clone(),
             direct_modex: config.modex == Modex::Direct,

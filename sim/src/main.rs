@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use sim::cluster::Layout;
 use sim::scenario::{Scenario, default_modex, default_racks};
-use sim::{Config, Modex, Report};
+use sim::{Collective, Config, Modex, Report};
 
 #[derive(Default)]
 struct Options {
@@ -22,13 +22,14 @@ struct Options {
     limit_s: Option<u64>,
     json: Option<String>,
     modex: Option<Modex>,
+    collective: Option<Collective>,
     record: Option<String>,
     replay: Option<String>,
 }
 
 const USAGE: &str = "usage: sim [--scenario FILE] [--nodes N] [--racks R] [--clients C] \
-                     [--seed S | --seeds A..B] [--fanout K] [--modex full|direct] [--limit-s T] \
-                     [--json PATH] [--record PATH | --replay PATH] [--planted-bug]";
+                     [--seed S | --seeds A..B] [--fanout K] [--modex full|direct] [--collective tree|ring] \
+                     [--limit-s T] [--json PATH] [--record PATH | --replay PATH] [--planted-bug]";
 
 fn parse() -> Result<Options, String> {
     let mut o = Options::default();
@@ -73,6 +74,13 @@ fn parse() -> Result<Options, String> {
                 return Err(
                     "this build has no planted bug: run `cargo xtask sim --planted-bug`".into(),
                 );
+            }
+            "--collective" => {
+                o.collective = Some(match value()?.as_str() {
+                    "tree" => Collective::Tree,
+                    "ring" => Collective::Ring,
+                    other => return Err(format!("--collective takes tree or ring, not {other}")),
+                });
             }
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
@@ -123,6 +131,9 @@ fn base(o: &Options) -> Result<(Config, String), String> {
     }
     if let Some(m) = o.modex {
         config.modex = m;
+    }
+    if let Some(c) = o.collective {
+        config.collective = c;
     }
     if let Some(t) = o.limit_s {
         config.limit = Duration::from_secs(t);
@@ -186,11 +197,22 @@ fn replay_command(o: &Options, config: &Config, seed: u64) -> String {
             if o.modex.is_some() {
                 cmd.push_str(&format!(" --modex {modex}"));
             }
+            if o.collective == Some(Collective::Ring) {
+                cmd.push_str(" --collective ring");
+            }
             format!("{cmd} --seed {seed}")
         }
         None => format!(
-            "{xtask} --nodes {} --racks {} --clients {} --fanout {} --modex {modex} --seed {seed}",
-            l.nodes, l.racks, l.clients, l.fanout
+            "{xtask} --nodes {} --racks {} --clients {} --fanout {} --modex {modex}{} --seed {seed}",
+            l.nodes,
+            l.racks,
+            l.clients,
+            l.fanout,
+            if config.collective == Collective::Ring {
+                " --collective ring"
+            } else {
+                ""
+            }
         ),
     }
 }

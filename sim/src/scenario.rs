@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::cluster::Layout;
 use crate::faults::{Fault, FaultKind, Pick};
-use crate::{Config, Liveness, Modex, Workload};
+use crate::{Collective, Config, Liveness, Modex, Workload};
 
 /// A scenario as read: its name, what it shows, and the run it describes (for any seed).
 #[derive(Clone, Debug)]
@@ -51,6 +51,8 @@ struct ClusterFile {
     fanout: u32,
     #[serde(default)]
     modex: Option<String>,
+    #[serde(default)]
+    collective: Option<String>,
 }
 
 fn default_clients() -> u32 {
@@ -163,6 +165,11 @@ impl Scenario {
             Some("direct") => Modex::Direct,
             Some(other) => return Err(format!("modex is full or direct, not {other}")),
         };
+        let collective = match c.collective.as_deref() {
+            None | Some("tree") => Collective::Tree,
+            Some("ring") => Collective::Ring,
+            Some(other) => return Err(format!("collective is tree or ring, not {other}")),
+        };
         let ms = Duration::from_millis;
         let w = &f.workload;
         let workload = Workload {
@@ -190,6 +197,7 @@ impl Scenario {
             .map(|(i, x)| fault(x, &layout).map_err(|e| format!("fault {}: {e}", i + 1)))
             .collect::<Result<Vec<_>, _>>()?;
         let mut config = Config::new(layout, 1, modex);
+        config.collective = collective;
         config.limit = Duration::from_secs(f.limit_s);
         config.workload = workload;
         config.liveness = liveness;

@@ -49,6 +49,10 @@ fn every_small_scenario_holds_and_replays_exactly() {
             assert!(!a.faults.is_empty(), "{file}: no fault was carried out");
             let b = sim::run(&config);
             assert_eq!(a, b, "{file} seed {seed}: two runs differ");
+            // The same faults with ring collectives hold the invariants too.
+            config.collective = sim::Collective::Ring;
+            let r = sim::run(&config);
+            assert!(r.passed(), "{file} seed {seed}, ring: {:?}", r.violations);
         }
     }
 }

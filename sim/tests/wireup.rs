@@ -2,7 +2,7 @@
 //! same trace, another seed another trace.
 
 use sim::cluster::Layout;
-use sim::{Config, Liveness, Modex, Report};
+use sim::{Collective, Config, Liveness, Modex, Report};
 
 fn run(nodes: u32, racks: u32, clients: u32, seed: u64, modex: Modex) -> Report {
     let layout = Layout::new(nodes, racks, clients, 3).expect("a valid layout");
@@ -83,4 +83,35 @@ fn a_spawned_job_runs_across_the_other_nodes() {
         .filter(|l| l.contains("done, fence 0"))
         .count();
     assert_eq!(done, 9);
+}
+
+#[test]
+fn a_ring_collective_wires_up_with_as_many_messages_as_the_tree() {
+    let layout = Layout::new(12, 3, 3, 3).expect("a valid layout");
+    let mut config = Config::new(layout, 1, Modex::Full);
+    config.collective = Collective::Ring;
+    config.record = true;
+    let ring = sim::run(&config);
+    assert!(ring.passed(), "{:?}", ring.violations);
+    assert_eq!(ring.completed, 36);
+    // Around the ring to the first node and back: two messages per link, as in the tree.
+    assert_eq!(ring.messages, 2 * 11);
+    // Every contribution comes from the next node: "<time> <node> contrib <key> from <n>: 0".
+    let contribs: Vec<(u32, u32)> = ring
+        .trace
+        .iter()
+        .filter(|l| l.contains(" contrib "))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (
+                w[1].parse().unwrap(),
+                w[5].trim_end_matches(':').parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(contribs.len(), 11);
+    assert!(
+        contribs.iter().all(|(at, from)| *from == at + 1),
+        "{contribs:?}"
+    );
 }

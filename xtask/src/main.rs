@@ -61,8 +61,8 @@ const HELP: &str = "usage: cargo xtask <command>
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
   fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)
   sim [--scenario F] [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B]
-      [--fanout K] [--modex full|direct] [--limit-s T] [--json PATH]
-      [--record PATH | --replay PATH] [--planted-bug]
+      [--fanout K] [--modex full|direct] [--collective tree|ring] [--limit-s T]
+      [--json PATH] [--record PATH | --replay PATH] [--planted-bug]
                        the deterministic cluster simulation: prints the run (or the failing
                        seeds of a sweep) with its trace hash and the command that replays it
   sim --check-planted-bug
