@@ -18,6 +18,8 @@
 //! - a spawned job runs to its end with one fence outcome at its live processes; a failed
 //!   spawn (only after a fault, with `PMIX_ERR_JOB_FAILED_TO_LAUNCH`) leaves none of its
 //!   processes completed or running;
+//! - a connect (and disconnect) between a parent and its spawned job ends alike for every
+//!   live party;
 //! - a node started again is up in the view of every live daemon;
 //! - nothing panicked (counted in `run`).
 
@@ -284,6 +286,38 @@ pub(crate) fn check(
                 &format!("processes of failed spawn {ns} completed"),
                 &completed,
             );
+        }
+    }
+
+    // Connects between a parent and its spawned job: one outcome for every live party.
+    for ((job, op), parties) in &s.connects {
+        let live: Vec<&crate::PartyOutcome> = parties
+            .iter()
+            .filter(|(who, _)| match who {
+                crate::node::Party::Parent(r) => live(*r),
+                crate::node::Party::Child(r) => s
+                    .children
+                    .get(&(job.clone(), *r))
+                    .is_some_and(|c| !c.killed && !dead_node(c.node)),
+            })
+            .collect();
+        let ok = live.iter().any(|(_, r)| r.is_ok());
+        let errors: BTreeSet<i32> = live
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().err().map(|e| e.0))
+            .collect();
+        if ok && !errors.is_empty() {
+            out.push(format!(
+                "{op} of {job} succeeded for some parties, failed for others ({errors:?})"
+            ));
+        }
+        if !errors.is_empty()
+            && (!faulted
+                || errors
+                    .iter()
+                    .any(|e| ![Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0].contains(e)))
+        {
+            out.push(format!("{op} of {job} failed with {errors:?}"));
         }
     }
 

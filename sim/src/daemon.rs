@@ -245,6 +245,15 @@ impl Msg {
 }
 
 /// What a link task is told.
+/// Which collective operation a collective is: each kind counts its collectives of a node set
+/// apart, so a connect never matches a fence of the same nodes.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Fence = 1,
+    Connect = 2,
+    Disconnect = 3,
+}
+
 /// What a daemon does as the data server.
 #[derive(Clone, Copy, Debug)]
 enum DataOp {
@@ -702,7 +711,7 @@ impl Daemon {
 
     /// This node's server joins a collective of `procs` with `data`: its key and the waiter
     /// of its outcome.
-    fn join(&self, procs: &[Proc], data: Vec<u8>) -> Result<(u64, Awaited), Status> {
+    fn join(&self, kind: Kind, procs: &[Proc], data: Vec<u8>) -> Result<(u64, Awaited), Status> {
         let nodes = self.nodes_of(procs)?;
         let whole_job = nodes.len() == self.layout().nodes as usize;
         let tree = match (&self.0.setup.ring, whole_job) {
@@ -712,7 +721,8 @@ impl Daemon {
             (None, false) => Arc::new(self.layout().tree(&nodes)),
         };
         let me = self.me();
-        let signature: Vec<u8> = nodes.iter().flat_map(|n| n.to_le_bytes()).collect();
+        let mut signature = vec![kind as u8];
+        signature.extend(nodes.iter().flat_map(|n| n.to_le_bytes()));
         let (tx, rx) = oneshot::channel();
         let mut state = lock(&self.0.state);
         let sig = fnv(&signature);
@@ -1567,6 +1577,16 @@ impl Host for Daemon {
         Ok(nspace)
     }
 
+    async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
+        let (_, rx) = self.join(Kind::Connect, &procs, Vec::new())?;
+        rx.await.unwrap_or(Err(LOST)).map(|_| ())
+    }
+
+    async fn disconnect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
+        let (_, rx) = self.join(Kind::Disconnect, &procs, Vec::new())?;
+        rx.await.unwrap_or(Err(LOST)).map(|_| ())
+    }
+
     async fn fence_nb(
         &self,
         procs: Vec<Proc>,
@@ -1578,7 +1598,7 @@ impl Host for Daemon {
             .find_map(|i| i.get(attr::TIMEOUT))
             .and_then(|s| u64::try_from(s).ok())
             .filter(|s| *s > 0);
-        let (key, rx) = self.join(&procs, data)?;
+        let (key, rx) = self.join(Kind::Fence, &procs, data)?;
         if let Some(s) = timeout {
             let d = self.clone();
             self.spawn(async move {

@@ -117,6 +117,9 @@ pub struct Workload {
     /// on the nodes after its own); each runs init, put, commit, fence, get, finalize.
     pub spawn_at: Option<Duration>,
     pub spawn_procs: u32,
+    /// With a spawn: rank 0 and the spawned processes connect (`PMIx_Connect`) once the
+    /// spawn returns and their fence is over, then disconnect.
+    pub connect: bool,
 }
 
 /// What a run is.
@@ -204,6 +207,9 @@ struct RankRecord {
     events: BTreeSet<(i32, u32)>,
 }
 
+/// A party to a connect or disconnect, and how it ended for it.
+type PartyOutcome = (node::Party, Result<(), Status>);
+
 /// What a process of a spawned job did.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ChildRecord {
@@ -249,6 +255,9 @@ struct Observed {
     spawns: Vec<(u32, Result<String, Status>)>,
     /// Processes of spawned jobs, by namespace and rank.
     children: BTreeMap<(String, u32), ChildRecord>,
+    /// Connects and disconnects between a parent and its spawned job: by job and operation,
+    /// each party's outcome.
+    connects: BTreeMap<(String, &'static str), Vec<PartyOutcome>>,
     killed_alone: BTreeMap<u32, Duration>,
     faults: Vec<String>,
 }
@@ -404,6 +413,23 @@ impl Observer {
         };
         self.record(u32::MAX, what.as_bytes());
         self.lock().spawns.push((rank, result));
+    }
+
+    pub(crate) fn connected(
+        &self,
+        job: &pmix::model::Nspace,
+        who: node::Party,
+        op: &'static str,
+        result: Result<(), Status>,
+    ) {
+        let status = result.err().unwrap_or(Status::SUCCESS).0;
+        let what = format!("{who:?} {op} {} {status}", job.as_str());
+        self.record(u32::MAX, what.as_bytes());
+        self.lock()
+            .connects
+            .entry((job.as_str().to_owned(), op))
+            .or_default()
+            .push((who, result));
     }
 
     pub(crate) fn child_started(&self, nspace: &pmix::model::Nspace, rank: u32, node: u32) {

@@ -134,6 +134,7 @@ pub(crate) async fn start(
         clients,
         children: BTreeMap::new(),
         ready: BTreeMap::new(),
+        connect: workload.connect,
         observer,
     };
     tokio::spawn(agent.run(controls, launches));
@@ -152,7 +153,9 @@ struct Agent {
     /// Processes of spawned jobs, by namespace and rank: running, or ready and waiting for
     /// the word to run (with their job's size).
     children: BTreeMap<(Nspace, u32), AbortHandle>,
-    ready: BTreeMap<Nspace, (Vec<u32>, u32)>,
+    ready: BTreeMap<Nspace, (Proc, Vec<u32>, u32)>,
+    /// Whether spawned processes connect to their parent.
+    connect: bool,
     observer: Arc<Observer>,
 }
 
@@ -214,8 +217,8 @@ impl Agent {
     async fn launch(&mut self, order: Launch) {
         match order {
             Launch::Go(nspace) => {
-                if let Some((ranks, size)) = self.ready.remove(&nspace) {
-                    self.run_children(&nspace, &ranks, size);
+                if let Some((parent, ranks, size)) = self.ready.remove(&nspace) {
+                    self.run_children(&nspace, &parent, &ranks, size);
                 }
             }
             Launch::Halt(nspace) => {
@@ -273,18 +276,20 @@ impl Agent {
                 .map_err(|_| Status::ERR_JOB_FAILED_TO_LAUNCH)?;
         }
         let size = u32::try_from(placement.len()).unwrap_or(u32::MAX);
-        self.ready.insert(nspace.clone(), (ranks.to_vec(), size));
+        self.ready
+            .insert(nspace.clone(), (parent.clone(), ranks.to_vec(), size));
         Ok(())
     }
 
-    fn run_children(&mut self, nspace: &Nspace, ranks: &[u32], size: u32) {
+    fn run_children(&mut self, nspace: &Nspace, parent: &Proc, ranks: &[u32], size: u32) {
         let (uid, gid) = uid_gid();
         for &rank in ranks {
             let proc = Proc::new(nspace.clone(), Rank(rank));
             self.observer.child_started(nspace, rank, self.node);
             let (c, obs, seed) = (self.connector.clone(), self.observer.clone(), self.seed);
+            let parent = self.connect.then(|| parent.clone());
             let task = tokio::spawn(async move {
-                let outcome = child(&c, proc.clone(), size, seed, (uid, gid), &obs).await;
+                let outcome = child(&c, proc.clone(), size, seed, (uid, gid), parent, &obs).await;
                 obs.child_done(&proc.nspace, rank, outcome);
             });
             self.children
@@ -341,6 +346,25 @@ fn child_job_info(node: u32, parent: &Proc, placement: &[u32], ranks: &[u32]) ->
     out
 }
 
+/// Who takes part in a connect between a parent and the job it spawned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Party {
+    Parent(u32),
+    Child(u32),
+}
+
+/// Connect `parent` and the spawned job `job` (`PMIx_Connect`, the way `MPI_Comm_spawn`
+/// joins the two), then, if that worked, disconnect them; record both outcomes.
+async fn connect_to(client: &Client, parent: &Proc, job: &Nspace, who: Party, observer: &Observer) {
+    let procs = [parent.clone(), Proc::new(job.clone(), Rank::WILDCARD)];
+    let connected = client.connect(&procs, &[]).await;
+    observer.connected(job, who, "connect", connected);
+    if connected.is_ok() {
+        let disconnected = client.disconnect(&procs, &[]).await;
+        observer.connected(job, who, "disconnect", disconnected);
+    }
+}
+
 /// The value a spawned process puts.
 fn child_value(seed: u64, nspace: &Nspace, rank: u32) -> String {
     format!("seed{seed:x}.{}.rank{rank}", nspace.as_str())
@@ -349,12 +373,14 @@ fn child_value(seed: u64, nspace: &Nspace, rank: u32) -> String {
 /// What a spawned process runs: init, put, commit, fence over its job with the job's data,
 /// get the next rank's value (checked), finalize. `Err` only for what must never happen
 /// (a wrong value, a failed init); a failed fence is recorded for the invariants.
+#[allow(clippy::too_many_arguments)]
 async fn child(
     connector: &MemoryConnector,
     me: Proc,
     size: u32,
     seed: u64,
     (uid, gid): (u32, u32),
+    parent: Option<Proc>,
     observer: &Observer,
 ) -> Result<Option<Status>, String> {
     let rank = me.rank.0;
@@ -383,8 +409,15 @@ async fn child(
     let collect = [Info::new(attr::COLLECT_DATA, true)];
     if let Err(s) = client.fence(&[], &collect).await {
         observer.record(u32::MAX, format!("{who} fenced {}", s.0).as_bytes());
+        if let Some(parent) = parent {
+            // Still join the connect, as the parent does: it fails everywhere alike.
+            connect_to(&client, &parent, &me.nspace, Party::Child(rank), observer).await;
+        }
         let _ = client.finalize().await;
         return Ok(Some(s));
+    }
+    if let Some(parent) = &parent {
+        connect_to(&client, parent, &me.nspace, Party::Child(rank), observer).await;
     }
     let peer = Proc::new(me.nspace.clone(), Rank((rank + 1) % size));
     let got = client
@@ -596,7 +629,10 @@ async fn wire_up(
             ..App::default()
         };
         let spawned = client.spawn(&[], &[app]).await;
-        observer.spawned(rank, spawned);
+        observer.spawned(rank, spawned.clone());
+        if let (Ok(job), true) = (&spawned, workload.connect) {
+            connect_to(&client, &me, job, Party::Parent(rank), observer).await;
+        }
     }
 
     until(workload.finalize_at).await;

@@ -80,6 +80,8 @@ struct WorkloadFile {
     spawn_at_ms: Option<u64>,
     #[serde(default)]
     spawn_procs: Option<u32>,
+    #[serde(default)]
+    connect: bool,
 }
 
 #[derive(Deserialize)]
@@ -180,6 +182,7 @@ impl Scenario {
             lookup_at: w.lookup_at_ms.map(ms),
             spawn_at: w.spawn_at_ms.map(ms),
             spawn_procs: w.spawn_procs.unwrap_or(c.nodes.saturating_sub(1).max(1)),
+            connect: w.connect,
         };
         let liveness = match &f.liveness {
             None => Liveness::default(),

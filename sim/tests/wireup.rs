@@ -62,11 +62,12 @@ fn a_seed_replays_exactly_and_another_seed_differs() {
 }
 
 #[test]
-fn a_spawned_job_runs_across_the_other_nodes() {
+fn a_spawned_job_runs_across_the_other_nodes_and_connects_to_its_parent() {
     let layout = Layout::new(8, 2, 2, 2).expect("a valid layout");
     let mut config = Config::new(layout, 3, Modex::Full);
     config.workload.spawn_at = Some(std::time::Duration::from_millis(50));
     config.workload.spawn_procs = 9;
+    config.workload.connect = true;
     config.workload.finalize_at = std::time::Duration::from_millis(1500);
     config.record = true;
     let r = sim::run(&config);

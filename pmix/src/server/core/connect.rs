@@ -234,16 +234,17 @@ impl ServerCore {
         local
     }
 
-    /// Whether every participant of `procs` runs on this node.
+    /// Whether every participant of `procs` runs on this node. A whole namespace this server
+    /// does not hold is not local: it runs elsewhere (a job spawned onto other nodes), and
+    /// only the host knows where.
     pub(super) fn all_local(&self, procs: &[Proc]) -> bool {
         procs.iter().all(|p| {
             if p.rank == Rank::WILDCARD {
-                let size = self
-                    .store
-                    .realms(p.nspace.as_str())
-                    .and_then(crate::store::JobRealms::job_size);
+                let Some(realms) = self.store.realms(p.nspace.as_str()) else {
+                    return false;
+                };
                 let local = self.store.local_ranks(p.nspace.as_str()).len();
-                size.is_none_or(|s| s as usize <= local)
+                realms.job_size().is_none_or(|s| s as usize <= local)
             } else {
                 self.store.is_local(p)
             }

@@ -879,6 +879,30 @@ fn connect_op(procs: &[Proc], disconnect: bool) -> Request {
     })
 }
 
+/// A job spawned onto other nodes is not registered here; connecting to all of it (as
+/// `MPI_Comm_spawn` does) must go to the host, not complete as if it were local. Found by the
+/// simulator, where the parent's connect returned at once and the spawned processes waited
+/// for it forever.
+#[test]
+fn connect_to_a_namespace_this_server_does_not_hold_goes_to_the_host() {
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    let elsewhere = Proc::new(Nspace::new("spawned").unwrap(), Rank::WILDCARD);
+    send(&mut c, a, 101, &connect_op(&[p(0), elsewhere], false));
+    let (_, call) = host_call(&mut c);
+    assert!(matches!(call, HostCall::Connect { ref procs, .. } if procs.len() == 2));
+    // A fence with it goes to the host as well.
+    let elsewhere = Proc::new(Nspace::new("spawned").unwrap(), Rank::WILDCARD);
+    let fence = Request::Fence {
+        procs: vec![p(0), elsewhere],
+        info: Vec::new(),
+    };
+    send(&mut c, a, 102, &fence);
+    let (_, call) = host_call(&mut c);
+    assert!(matches!(call, HostCall::Fence { .. }), "{call:?}");
+}
+
 #[test]
 fn connect_across_nodes_goes_to_the_host_once_and_disconnect_needs_a_connect() {
     let mut c = two_nodes();
