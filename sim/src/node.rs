@@ -97,7 +97,13 @@ pub(crate) async fn start(
     server
         .register_nspace(
             nspace.clone(),
-            job_info(&layout, node, ranks_here(&layout, node, setup_incarnation)),
+            job_info(
+                node,
+                layout.job_size(),
+                layout.nodes,
+                &ranks_here(&layout, node, setup_incarnation).collect::<Vec<_>>(),
+                None,
+            ),
         )
         .await
         .map_err(|e| format!("node {node}: register_nspace: {e}"))?;
@@ -262,7 +268,12 @@ impl Agent {
             .server
             .clone()
             .ok_or(Status::ERR_JOB_FAILED_TO_LAUNCH)?;
-        let info = child_job_info(self.node, parent, placement, ranks);
+        let mut nodes = placement.to_vec();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let size = u32::try_from(placement.len()).unwrap_or(u32::MAX);
+        let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
+        let info = job_info(self.node, size, count, ranks, Some(parent));
         server
             .register_nspace(nspace.clone(), info)
             .await
@@ -296,54 +307,6 @@ impl Agent {
                 .insert((nspace.clone(), rank), task.abort_handle());
         }
     }
-}
-
-/// A spawned job's information at one node: the job, this node, and its local processes,
-/// each marked `PMIX_SPAWNED` with the requester as `PMIX_PARENT_ID`.
-fn child_job_info(node: u32, parent: &Proc, placement: &[u32], ranks: &[u32]) -> Vec<Info> {
-    let size = u32::try_from(placement.len()).unwrap_or(u32::MAX);
-    let mut nodes = placement.to_vec();
-    nodes.sort_unstable();
-    nodes.dedup();
-    let local: Vec<String> = ranks.iter().map(u32::to_string).collect();
-    let local_size = u32::try_from(ranks.len()).unwrap_or(u32::MAX);
-    let hostname = Layout::hostname(node);
-    let mut out = vec![
-        Info::new(attr::JOB_SIZE, size),
-        Info::new(attr::MAX_PROCS, size),
-        Info::new(
-            attr::NUM_NODES,
-            u32::try_from(nodes.len()).unwrap_or(u32::MAX),
-        ),
-        Info::new(attr::JOB_NUM_APPS, 1u32),
-        Info::new(attr::PARENT_ID, parent.clone()),
-        Info::new(
-            attr::NODE_INFO_ARRAY,
-            DataArray::of_infos(vec![
-                Info::new(attr::HOSTNAME, hostname.clone()),
-                Info::new(attr::NODEID, node),
-                Info::new(attr::LOCAL_PEERS, local.join(",")),
-                Info::new(attr::LOCAL_SIZE, local_size),
-                Info::new(attr::NODE_SIZE, local_size),
-            ]),
-        ),
-    ];
-    for (place, &rank) in ranks.iter().enumerate() {
-        let place = u16::try_from(place).unwrap_or(u16::MAX);
-        out.push(Info::new(
-            attr::PROC_INFO_ARRAY,
-            DataArray::of_infos(vec![
-                Info::new(attr::RANK, Rank(rank)),
-                Info::new(attr::LOCAL_RANK, place),
-                Info::new(attr::NODE_RANK, place),
-                Info::new(attr::HOSTNAME, hostname.clone()),
-                Info::new(attr::NODEID, node),
-                Info::new(attr::SPAWNED, true),
-                Info::new(attr::PARENT_ID, parent.clone()),
-            ]),
-        ));
-    }
-    out
 }
 
 /// Who takes part in a connect between a parent and the job it spawned.
@@ -448,11 +411,11 @@ fn ranks_here(layout: &Layout, node: u32, incarnation: u32) -> std::ops::Range<u
     }
 }
 
-/// The job's information as this node's server holds it: job-level facts, this node's, and
-/// those of its processes (`ranks`).
-fn job_info(layout: &Layout, node: u32, ranks: std::ops::Range<u32>) -> Vec<Info> {
-    let size = layout.job_size();
-    let local: Vec<String> = ranks.clone().map(|r| r.to_string()).collect();
+/// A job's information as one node's server holds it: job-level facts, this node's, and
+/// those of its processes of the job (`ranks`); a spawned job's names its `parent`
+/// (`PMIX_PARENT_ID`, and `PMIX_SPAWNED` for each process).
+fn job_info(node: u32, size: u32, nodes: u32, ranks: &[u32], parent: Option<&Proc>) -> Vec<Info> {
+    let local: Vec<String> = ranks.iter().map(u32::to_string).collect();
     let local_size = u32::try_from(local.len()).unwrap_or(u32::MAX);
     let hostname = Layout::hostname(node);
     let mut node_info = vec![
@@ -462,27 +425,35 @@ fn job_info(layout: &Layout, node: u32, ranks: std::ops::Range<u32>) -> Vec<Info
         Info::new(attr::LOCAL_SIZE, local_size),
         Info::new(attr::NODE_SIZE, local_size),
     ];
-    if !ranks.is_empty() {
-        node_info.push(Info::new(attr::LOCALLDR, Rank(ranks.start)));
+    if let Some(&first) = ranks.first() {
+        node_info.push(Info::new(attr::LOCALLDR, Rank(first)));
     }
     let mut out = vec![
         Info::new(attr::JOB_SIZE, size),
         Info::new(attr::MAX_PROCS, size),
-        Info::new(attr::NUM_NODES, layout.nodes),
+        Info::new(attr::NUM_NODES, nodes),
         Info::new(attr::JOB_NUM_APPS, 1u32),
         Info::new(attr::NODE_INFO_ARRAY, DataArray::of_infos(node_info)),
     ];
-    for (place, rank) in ranks.enumerate() {
+    if let Some(p) = parent {
+        out.push(Info::new(attr::PARENT_ID, p.clone()));
+    }
+    for (place, &rank) in ranks.iter().enumerate() {
         let place = u16::try_from(place).unwrap_or(u16::MAX);
+        let mut proc_info = vec![
+            Info::new(attr::RANK, Rank(rank)),
+            Info::new(attr::LOCAL_RANK, place),
+            Info::new(attr::NODE_RANK, place),
+            Info::new(attr::HOSTNAME, hostname.clone()),
+            Info::new(attr::NODEID, node),
+        ];
+        if let Some(p) = parent {
+            proc_info.push(Info::new(attr::SPAWNED, true));
+            proc_info.push(Info::new(attr::PARENT_ID, p.clone()));
+        }
         out.push(Info::new(
             attr::PROC_INFO_ARRAY,
-            DataArray::of_infos(vec![
-                Info::new(attr::RANK, Rank(rank)),
-                Info::new(attr::LOCAL_RANK, place),
-                Info::new(attr::NODE_RANK, place),
-                Info::new(attr::HOSTNAME, hostname.clone()),
-                Info::new(attr::NODEID, node),
-            ]),
+            DataArray::of_infos(proc_info),
         ));
     }
     out
