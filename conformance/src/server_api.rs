@@ -300,11 +300,23 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
             server.shutdown();
             ApiOutput::status(Status::SUCCESS)
         }
+        ServerCall::DefineProcessSet { name, members } => ApiOutput::status(
+            server
+                .define_process_set(&name, members)
+                .await
+                .err()
+                .unwrap_or(Status::SUCCESS),
+        ),
+        ServerCall::DeleteProcessSet { name } => ApiOutput::status(
+            server
+                .delete_process_set(&name)
+                .await
+                .err()
+                .unwrap_or(Status::SUCCESS),
+        ),
         ServerCall::IofDeliver { .. }
         | ServerCall::CollectInventory { .. }
         | ServerCall::DeliverInventory { .. }
-        | ServerCall::DefineProcessSet { .. }
-        | ServerCall::DeleteProcessSet { .. }
         | ServerCall::RegisterResources { .. }
         | ServerCall::DeregisterResources { .. }
         | ServerCall::GenerateLocalityString { .. }

@@ -319,6 +319,8 @@ pub struct ServerCore {
     connected: BTreeSet<Vec<Proc>>,
     /// The key that seals this server's credentials ([`super::credential`]).
     credential_key: [u8; 32],
+    /// The process sets the host defined, by name ([`psets`]).
+    psets: BTreeMap<String, Vec<Proc>>,
 }
 
 impl ServerCore {
@@ -350,6 +352,7 @@ impl ServerCore {
             disconnects: Fences::default(),
             connected: BTreeSet::new(),
             credential_key: [0; 32],
+            psets: BTreeMap::new(),
         }
     }
 
@@ -1237,6 +1240,7 @@ fn unknown_required(request: &Request) -> Option<String> {
 mod connect;
 mod events;
 mod ops;
+mod psets;
 mod query;
 #[cfg(test)]
 mod tests;

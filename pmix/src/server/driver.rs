@@ -256,6 +256,23 @@ impl Server {
             .map_err(|e| e.status())?
     }
 
+    /// `PMIx_server_define_process_set`: define the process set `name` of `members` and
+    /// announce it to the local clients (see [`super::ServerCore::define_process_set`]).
+    pub async fn define_process_set(&self, name: &str, members: Vec<Proc>) -> Result<(), Status> {
+        let name = name.to_owned();
+        self.call(move |core| core.define_process_set(&name, members))
+            .await
+            .map_err(|e| e.status())?
+    }
+
+    /// `PMIx_server_delete_process_set`: delete the process set `name` and announce it.
+    pub async fn delete_process_set(&self, name: &str) -> Result<(), Status> {
+        let name = name.to_owned();
+        self.call(move |core| core.delete_process_set(&name))
+            .await
+            .map_err(|e| e.status())?
+    }
+
     /// `PMIx_Register_attributes`: declare the attributes the host's `function` (a
     /// server-module function, e.g. `"allocate"`) supports, for queries of attribute support
     /// at the host level. A second registration for a function is

@@ -1073,3 +1073,66 @@ fn credentials_come_from_the_host_or_else_from_the_library() {
     let (status, _) = verdict(replies(&mut c, Command::VALIDATE_CRED).remove(0).2);
     assert_eq!(status, Status::ERR_INVALID_CRED);
 }
+
+#[test]
+fn process_sets_are_defined_once_answered_in_queries_and_deleted() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    assert_eq!(
+        c.define_process_set("", vec![p(0)]),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    assert_eq!(
+        c.define_process_set("evens", vec![]),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    assert_eq!(c.define_process_set("evens", vec![p(0)]), Ok(()));
+    assert_eq!(
+        c.define_process_set("evens", vec![p(1)]),
+        Err(Status::ERR_EXISTS)
+    );
+    let query = |keys: &[&str], qualifiers: Vec<Info>| {
+        Request::Op(crate::wire::Op::Query {
+            queries: vec![Query {
+                keys: keys.iter().map(|k| Some((*k).to_owned())).collect(),
+                qualifiers,
+            }],
+        })
+    };
+    let keys = [
+        attr::QUERY_NUM_PSETS.wire_key(),
+        attr::QUERY_PSET_NAMES.wire_key(),
+        attr::QUERY_PSET_MEMBERSHIP.wire_key(),
+    ];
+    let named = vec![Info::new(attr::PSET_NAME, "evens".to_owned())];
+    send(&mut c, a, 101, &query(&keys, named.clone()));
+    let r = replies(&mut c, Command::QUERY);
+    let Reply::Op(OpReply::Infos { status, info, .. }) = &r[0].2 else {
+        panic!("{r:?}");
+    };
+    assert_eq!(*status, Status::SUCCESS);
+    let get = |key: &str| {
+        info.iter()
+            .find(|i| i.key.as_str() == key)
+            .map(|i| i.value.clone())
+    };
+    assert_eq!(get(keys[0]), Some(Value::Size(1)));
+    let Some(Value::DataArray(names)) = get(keys[1]) else {
+        panic!("{info:?}");
+    };
+    assert_eq!(names.elements, vec![Value::string("evens".to_owned())]);
+    let Some(Value::DataArray(members)) = get(keys[2]) else {
+        panic!("{info:?}");
+    };
+    assert_eq!(members.elements, vec![Value::Proc(p(0))]);
+    assert_eq!(c.delete_process_set("evens"), Ok(()));
+    assert_eq!(c.delete_process_set("evens"), Err(Status::ERR_NOT_FOUND));
+    // Gone from the answers: no sets, and no membership of the deleted one.
+    send(&mut c, a, 102, &query(&keys[..1], Vec::new()));
+    let r = replies(&mut c, Command::QUERY);
+    let Reply::Op(OpReply::Infos { info, .. }) = &r[0].2 else {
+        panic!("{r:?}");
+    };
+    assert_eq!(info[0].value, Value::Size(0));
+}

@@ -1,0 +1,86 @@
+//! Process sets the host defines (v5.0 ch. 14, §16.2.19–20): named, immutable lists of
+//! processes. The server announces each definition and deletion to its local clients
+//! (`PMIX_PROCESS_SET_DEFINE` with `PMIX_PSET_NAME` and `PMIX_PSET_MEMBERS`,
+//! `PMIX_PROCESS_SET_DELETE` with `PMIX_PSET_NAME`) and answers the process-set queries from
+//! what it was told (`PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`, and
+//! `PMIX_QUERY_PSET_MEMBERSHIP` qualified by `PMIX_PSET_NAME`). Keeping that knowledge
+//! consistent across servers is the host's part (§16.2.19, advice to hosts).
+
+use crate::events::Event;
+use crate::model::{
+    DataArray, DataRange, DataType, Info, Nspace, Proc, Query, Rank, Status, Value, attr,
+};
+use crate::query as q;
+
+use super::ServerCore;
+
+impl ServerCore {
+    /// `PMIx_server_define_process_set`: an empty name or member list is
+    /// `PMIX_ERR_BAD_PARAM`; a name already defined is `PMIX_ERR_EXISTS` (sets are immutable:
+    /// delete it first).
+    pub fn define_process_set(&mut self, name: &str, members: Vec<Proc>) -> Result<(), Status> {
+        if name.is_empty() || members.is_empty() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        if self.psets.contains_key(name) {
+            return Err(Status::ERR_EXISTS);
+        }
+        self.psets.insert(name.to_owned(), members.clone());
+        let info = vec![
+            Info::new(attr::PSET_NAME, name.to_owned()),
+            Info::new(attr::PSET_MEMBERS, DataArray::of_procs(members)),
+        ];
+        self.announce(Status::PROCESS_SET_DEFINE, info)
+    }
+
+    /// `PMIx_server_delete_process_set`: a name not defined is `PMIX_ERR_NOT_FOUND`.
+    pub fn delete_process_set(&mut self, name: &str) -> Result<(), Status> {
+        if self.psets.remove(name).is_none() {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        let info = vec![Info::new(attr::PSET_NAME, name.to_owned())];
+        self.announce(Status::PROCESS_SET_DELETE, info)
+    }
+
+    /// Raise a process-set event from the host to the local clients.
+    fn announce(&mut self, status: Status, info: Vec<Info>) -> Result<(), Status> {
+        let event = Event {
+            status,
+            source: Proc::new(Nspace::default(), Rank::UNDEF),
+            range: DataRange::SESSION,
+            info,
+        };
+        self.notify_event(event)
+    }
+
+    /// The process-set keys of `query` this server can answer.
+    pub(super) fn pset_answers(&self, query: &Query) -> Vec<Info> {
+        let mut out = Vec::new();
+        for key in q::asked(query) {
+            if key == attr::QUERY_NUM_PSETS.wire_key() {
+                out.push(Info::new(attr::QUERY_NUM_PSETS, self.psets.len()));
+            } else if key == attr::QUERY_PSET_NAMES.wire_key() {
+                let names = DataArray {
+                    data_type: DataType::STRING,
+                    elements: self
+                        .psets
+                        .keys()
+                        .map(|n| Value::string(n.clone()))
+                        .collect(),
+                };
+                out.push(Info::new(attr::QUERY_PSET_NAMES, names));
+            } else if key == attr::QUERY_PSET_MEMBERSHIP.wire_key() {
+                let members = query
+                    .qualifiers
+                    .iter()
+                    .find_map(|i| i.get(attr::PSET_NAME))
+                    .and_then(|name| self.psets.get(&name));
+                if let Some(m) = members {
+                    let m = DataArray::of_procs(m.clone());
+                    out.push(Info::new(attr::QUERY_PSET_MEMBERSHIP, m));
+                }
+            }
+        }
+        out
+    }
+}
