@@ -914,13 +914,15 @@ impl Daemon {
             Body::NodeDown { node, incarnation } => {
                 let latest = state.incarnation.get(&node).copied().unwrap_or(0);
                 drop(state);
-                if incarnation == latest {
+                if incarnation == latest && node < self.layout().nodes {
                     self.node_down(node, false);
                 }
             }
             Body::ProcDown { rank } => {
                 drop(state);
-                self.proc_down(rank);
+                if rank < self.layout().job_size() {
+                    self.proc_down(rank);
+                }
             }
         }
     }
@@ -999,7 +1001,9 @@ impl Daemon {
 
     /// Start this node's processes of a spawned job, and answer when they run.
     async fn serve_launch(&self, key: u64, from: u32, data: Vec<u8>) {
-        let result = match unpack_launch(data) {
+        let nodes = self.layout().nodes;
+        let launch = unpack_launch(data).filter(|(_, _, p)| p.iter().all(|n| *n < nodes));
+        let result = match launch {
             Some((nspace, parent, placement)) => {
                 let ranks: Vec<u32> = (0..)
                     .zip(&placement)
@@ -1513,10 +1517,14 @@ impl Host for Daemon {
         _job_info: Vec<Info>,
         apps: Vec<App>,
     ) -> Result<Nspace, Status> {
-        let size: u32 = apps
+        // At most a million processes: the placement is a list of their nodes.
+        let size = apps
             .iter()
-            .map(|a| u32::try_from(a.maxprocs).unwrap_or(0))
-            .sum();
+            .try_fold(0u32, |sum, a| {
+                sum.checked_add(u32::try_from(a.maxprocs).ok()?)
+            })
+            .filter(|s| *s <= 1 << 20)
+            .ok_or(Status::ERR_BAD_PARAM)?;
         let nodes = self.layout().nodes;
         let (nspace, placement) = {
             let mut state = lock(&self.0.state);

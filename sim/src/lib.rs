@@ -79,7 +79,7 @@ pub enum Collective {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Liveness {
     /// Between heartbeats to the job tree's neighbours; zero turns heartbeats off (a crashed
-    /// node is then noticed only when a connection to it is refused).
+    /// node is then noticed only when a connection from it ends).
     pub heartbeat: Duration,
     /// A neighbour silent this long gets a new connection.
     pub reconnect_after: Duration,
@@ -113,8 +113,9 @@ pub struct Workload {
     /// When set, each client publishes a value after its commit and, at this time, looks up
     /// the value its peer published (through the data server).
     pub lookup_at: Option<Duration>,
-    /// When set, rank 0 spawns a job of `spawn_procs` processes at this time (one per node,
-    /// on the nodes after its own); each runs init, put, commit, fence, get, finalize.
+    /// When set, rank 0 spawns a job of `spawn_procs` processes at this time, placed one per
+    /// node in turn on the nodes after its own (wrapping round when there are more processes
+    /// than other nodes); each runs init, put, commit, fence, get, finalize.
     pub spawn_at: Option<Duration>,
     pub spawn_procs: u32,
     /// With a spawn: rank 0 and the spawned processes connect (`PMIx_Connect`) once the
@@ -251,6 +252,8 @@ struct Observed {
     restarted: BTreeSet<u32>,
     /// Every crash of a node, in order.
     crash_log: Vec<(u32, Duration)>,
+    /// When the first fault was carried out.
+    first_fault: Option<Duration>,
     /// What each spawn request returned, by requesting rank.
     spawns: Vec<(u32, Result<String, Status>)>,
     /// Processes of spawned jobs, by namespace and rank.
@@ -520,9 +523,11 @@ impl Observer {
     fn apply(&self, layout: &Layout, action: &faults::Action) {
         use faults::Action;
         self.record(u32::MAX, format!("fault {action}").as_bytes());
-        self.lock()
-            .faults
+        let mut s = self.lock();
+        s.faults
             .push(format!("{:.3} s: {action}", now().as_secs_f64()));
+        s.first_fault.get_or_insert_with(now);
+        drop(s);
         let control = |node: u32, c: node::Control| {
             if let Some(tx) = lock(&self.controls).get(&node) {
                 let _ = tx.send(c);

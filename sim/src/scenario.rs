@@ -236,9 +236,15 @@ fn fault(f: &FaultFile, layout: &Layout) -> Result<Fault, String> {
         }
         Ok((a, b))
     };
+    let check_node = |p: Pick| match p {
+        Pick::Fixed(n) if n >= layout.nodes => {
+            Err(format!("node {n} does not exist (below {})", layout.nodes))
+        }
+        _ => Ok(p),
+    };
     let nodes = || {
         let [a, b] = f.nodes.ok_or(format!("{} needs nodes = [a, b]", f.kind))?;
-        Ok::<_, String>((a.pick(), b.pick()))
+        Ok::<_, String>((check_node(a.pick())?, check_node(b.pick())?))
     };
     let bounded = |p: Pick, limit: u32, what: &str| match p {
         Pick::Fixed(n) if n >= limit => Err(format!("{what} {n} does not exist (below {limit})")),
@@ -274,7 +280,7 @@ fn fault(f: &FaultFile, layout: &Layout) -> Result<Fault, String> {
             span: span()?,
         },
         "slow-node" => FaultKind::SlowNode {
-            node: need(f.node, "node")?,
+            node: check_node(need(f.node, "node")?)?,
             by: by()?,
             span: span()?,
         },
