@@ -16,7 +16,8 @@
 //! - a daemon whose parent goes down after it sent its part up asks the root for the outcome
 //!   (and, when the root itself is down, the root's other children, which either received
 //!   it or never will): the parent may have passed the data on before it failed;
-//! - `PMIX_TIMEOUT` bounds a collective at every daemon, as it does at every server.
+//! - `PMIX_TIMEOUT` bounds a collective (fence, connect, disconnect) at every daemon, as it
+//!   does at every server.
 //!
 //! One failure per collective is always resolved this way; two at once (a parent and the
 //! root, say) may leave a subtree with an error where the rest succeeded, which the run's
@@ -1351,6 +1352,22 @@ impl Daemon {
         });
     }
 
+    /// End collective `key` at this node when the `PMIX_TIMEOUT` of `info` passes, if any.
+    fn bound(&self, key: u64, info: &[Info]) {
+        let timeout = info
+            .iter()
+            .find_map(|i| i.get(attr::TIMEOUT))
+            .and_then(|s| u64::try_from(s).ok())
+            .filter(|s| *s > 0);
+        if let Some(s) = timeout {
+            let d = self.clone();
+            self.spawn(async move {
+                tokio::time::sleep(Duration::from_secs(s)).await;
+                d.timed_out(key);
+            });
+        }
+    }
+
     /// A collective's `PMIX_TIMEOUT` passed at this node.
     fn timed_out(&self, key: u64) {
         let mut state = lock(&self.0.state);
@@ -1528,9 +1545,12 @@ impl Host for Daemon {
         let nodes = self.layout().nodes;
         let (nspace, placement) = {
             let mut state = lock(&self.0.state);
+            // Nodes down, and nodes that restarted (a collective through one fails: see
+            // `received`), get no processes.
             let live: Vec<u32> = (1..=nodes)
                 .map(|i| (self.me() + i) % nodes)
                 .filter(|n| !state.down.contains_key(n))
+                .filter(|n| state.incarnation.get(n).is_none_or(|i| *i == 0))
                 .collect();
             if size == 0 || live.is_empty() {
                 return Err(Status::ERR_BAD_PARAM);
@@ -1585,13 +1605,15 @@ impl Host for Daemon {
         Ok(nspace)
     }
 
-    async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
-        let (_, rx) = self.join(Kind::Connect, &procs, Vec::new())?;
+    async fn connect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
+        let (key, rx) = self.join(Kind::Connect, &procs, Vec::new())?;
+        self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST)).map(|_| ())
     }
 
-    async fn disconnect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
-        let (_, rx) = self.join(Kind::Disconnect, &procs, Vec::new())?;
+    async fn disconnect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
+        let (key, rx) = self.join(Kind::Disconnect, &procs, Vec::new())?;
+        self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST)).map(|_| ())
     }
 
@@ -1601,19 +1623,8 @@ impl Host for Daemon {
         info: Vec<Info>,
         data: Vec<u8>,
     ) -> Result<Vec<u8>, Status> {
-        let timeout = info
-            .iter()
-            .find_map(|i| i.get(attr::TIMEOUT))
-            .and_then(|s| u64::try_from(s).ok())
-            .filter(|s| *s > 0);
         let (key, rx) = self.join(Kind::Fence, &procs, data)?;
-        if let Some(s) = timeout {
-            let d = self.clone();
-            self.spawn(async move {
-                tokio::time::sleep(Duration::from_secs(s)).await;
-                d.timed_out(key);
-            });
-        }
+        self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST))
     }
 }

@@ -116,3 +116,36 @@ fn a_ring_collective_wires_up_with_as_many_messages_as_the_tree() {
         "{contribs:?}"
     );
 }
+
+#[test]
+fn a_spawn_places_nothing_on_a_node_that_restarted() {
+    let layout = Layout::new(6, 2, 1, 2).expect("a valid layout");
+    let mut config = Config::new(layout, 2, Modex::Full);
+    config.faults = vec![sim::Fault {
+        at: std::time::Duration::from_millis(20),
+        jitter: std::time::Duration::ZERO,
+        kind: sim::FaultKind::RestartNode {
+            node: sim::Pick::Fixed(3),
+            after: std::time::Duration::from_millis(30),
+        },
+    }];
+    config.workload.spawn_at = Some(std::time::Duration::from_millis(500));
+    config.workload.spawn_procs = 4;
+    config.workload.finalize_at = std::time::Duration::from_millis(2500);
+    config.record = true;
+    let r = sim::run(&config);
+    assert!(r.passed(), "{:?}", r.violations);
+    let placed = r
+        .trace
+        .iter()
+        .find(|l| l.contains(" spawn simjob.spawn.0.1 on "))
+        .expect("the spawn was placed");
+    assert!(placed.ends_with("on [1, 2, 4, 5]"), "{placed}");
+    assert_eq!(
+        r.trace
+            .iter()
+            .filter(|l| l.contains("done, fence 0"))
+            .count(),
+        4
+    );
+}
