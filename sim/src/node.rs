@@ -348,14 +348,7 @@ async fn child(
 ) -> Result<Option<Status>, String> {
     let rank = me.rank.0;
     let who = format!("{}.{rank}", me.nspace.as_str());
-    let stream = connector
-        .connect(Some(PeerCred {
-            uid,
-            gid,
-            pid: None,
-        }))
-        .map_err(|e| format!("{who}: init: {e}"))?;
-    let client = Client::init_over(stream, me.clone(), BufferType::NonDescribed)
+    let client = init(connector, &me, (uid, gid))
         .await
         .map_err(|e| format!("{who}: init: {e}"))?;
     client
@@ -465,6 +458,23 @@ pub(crate) fn peer_of(layout: &Layout, rank: u32) -> u32 {
     (rank + layout.clients) % layout.job_size()
 }
 
+/// A process of this node connects to its server (`PMIx_Init`).
+async fn init(
+    connector: &MemoryConnector,
+    me: &Proc,
+    (uid, gid): (u32, u32),
+) -> Result<Client, String> {
+    let peer = PeerCred {
+        uid,
+        gid,
+        pid: None,
+    };
+    let stream = connector.connect(Some(peer)).map_err(|e| e.to_string())?;
+    Client::init_over(stream, me.clone(), BufferType::NonDescribed)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// Sleep until simulated time `at` (at once if it has passed).
 async fn until(at: Duration) {
     let t = now();
@@ -498,16 +508,9 @@ async fn wire_up(
     let rank = me.rank.0;
     let node = layout.node_of_rank(rank);
     let fail = |step: Step, e: String| format!("rank {rank}: {step:?}: {e}");
-    let stream = connector
-        .connect(Some(PeerCred {
-            uid,
-            gid,
-            pid: None,
-        }))
-        .map_err(|e| fail(Step::Init, e.to_string()))?;
-    let client = Client::init_over(stream, me.clone(), BufferType::NonDescribed)
+    let client = init(connector, &me, (uid, gid))
         .await
-        .map_err(|e| fail(Step::Init, e.to_string()))?;
+        .map_err(|e| fail(Step::Init, e))?;
     let obs = observer.clone();
     client
         .register_event_handler(

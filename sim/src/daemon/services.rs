@@ -1,0 +1,184 @@
+//! Requests between daemons: direct modex, the data server (publish, lookup, unpublish), and
+//! the two-phase launch of spawned jobs.
+
+use super::*;
+
+/// What a daemon does as the data server.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum DataOp {
+    Publish,
+    Lookup,
+    Unpublish,
+}
+
+/// `PMIX_RANGE_LOCAL` for the data server: two ranks of the job on one node.
+pub(super) struct SameNode(pub(super) Layout);
+
+impl Topology for SameNode {
+    fn same_node(&self, a: &Proc, b: &Proc) -> bool {
+        a.nspace == b.nspace && self.0.node_of_rank(a.rank.0) == self.0.node_of_rank(b.rank.0)
+    }
+}
+
+impl Daemon {
+    /// Ask node `to` something (`body` given the request's number) and wait for its reply;
+    /// a node that is down, or goes down first, is `PMIX_ERR_LOST_CONNECTION`.
+    pub(super) async fn call(
+        &self,
+        to: u32,
+        body: impl FnOnce(u64) -> Body,
+    ) -> Result<Vec<u8>, Status> {
+        self.request(to, body)?.await.unwrap_or(Err(LOST))
+    }
+
+    /// Send a request to node `to` and return where its reply will arrive.
+    pub(super) fn request(
+        &self,
+        to: u32,
+        body: impl FnOnce(u64) -> Body,
+    ) -> Result<Awaited, Status> {
+        let (tx, rx) = oneshot::channel();
+        let key = {
+            let mut state = lock(&self.0.state);
+            if state.down.contains_key(&to) {
+                return Err(LOST);
+            }
+            state.next_call += 1;
+            let key = state.next_call;
+            state.calls.insert(key, (to, tx));
+            key
+        };
+        self.send(to, body(key));
+        Ok(rx)
+    }
+
+    /// As the data server: serve request `key` of node `from` in a task of its own (a lookup
+    /// with `PMIX_WAIT` waits).
+    pub(super) fn serve(&self, key: u64, from: u32, rank: u32, op: DataOp, data: Vec<u8>) {
+        self.note(format!("{op:?} {key} for rank {rank} of {from}").as_bytes());
+        let d = self.clone();
+        self.spawn(async move { d.serve_data(key, from, rank, op, data).await });
+    }
+
+    /// As the data server: publish, look up or unpublish for rank `rank` of node `from`.
+    pub(super) async fn serve_data(
+        &self,
+        key: u64,
+        from: u32,
+        rank: u32,
+        op: DataOp,
+        data: Vec<u8>,
+    ) {
+        let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));
+        let board = &self.0.board;
+        let mut b = DataBuffer::load(data, BufferType::NonDescribed);
+        let result = match op {
+            DataOp::Publish => match b.unpack::<Info>(usize::MAX) {
+                Ok(info) => board.publish(&proc, &info).map(|()| Vec::new()),
+                Err(_) => Err(Status::ERR_UNPACK_FAILURE),
+            },
+            DataOp::Lookup | DataOp::Unpublish => {
+                let keys = b.unpack::<String>(usize::MAX);
+                let info = b.unpack::<Info>(usize::MAX);
+                match (keys, info, op) {
+                    (Ok(keys), Ok(info), DataOp::Lookup) => {
+                        let topology = SameNode(self.layout().clone());
+                        match board.lookup(&proc, &keys, &info, &topology).await {
+                            Ok(found) => {
+                                let mut out = DataBuffer::new();
+                                out.pack(&found)
+                                    .map(|()| out.unload())
+                                    .map_err(|_| Status::ERR_PACK_FAILURE)
+                            }
+                            Err(s) => Err(s),
+                        }
+                    }
+                    (Ok(keys), Ok(info), _) => {
+                        board.unpublish(&proc, &keys, &info);
+                        Ok(Vec::new())
+                    }
+                    _ => Err(Status::ERR_UNPACK_FAILURE),
+                }
+            }
+        };
+        let (status, data) = match result {
+            Ok(d) => (0, d),
+            Err(s) => (s.0, Vec::new()),
+        };
+        self.send(from, Body::Reply { key, status, data });
+    }
+
+    /// Start this node's processes of a spawned job, and answer when they run.
+    pub(super) async fn serve_launch(&self, key: u64, from: u32, data: Vec<u8>) {
+        let nodes = self.layout().nodes;
+        let launch = unpack_launch(data).filter(|(_, _, p)| p.iter().all(|n| *n < nodes));
+        let result = match launch {
+            Some((nspace, parent, placement)) => {
+                let ranks: Vec<u32> = (0..)
+                    .zip(&placement)
+                    .filter(|(_, n)| **n == self.me())
+                    .map(|(r, _)| r)
+                    .collect();
+                {
+                    let mut state = lock(&self.0.state);
+                    if state.halted.contains(&nspace) {
+                        drop(state);
+                        let data = Vec::new();
+                        let status = Status::ERR_JOB_FAILED_TO_LAUNCH.0;
+                        self.send(from, Body::Reply { key, status, data });
+                        return;
+                    }
+                    state.jobs.insert(nspace.clone(), placement.clone());
+                }
+                let (done, answer) = oneshot::channel();
+                let order = Launch::Start {
+                    nspace,
+                    parent,
+                    placement,
+                    ranks,
+                    done,
+                };
+                let sent = lock(&self.0.launcher).as_ref().map(|l| l.send(order));
+                match sent {
+                    Some(Ok(())) => answer
+                        .await
+                        .unwrap_or(Err(Status::ERR_JOB_FAILED_TO_LAUNCH)),
+                    _ => Err(Status::ERR_JOB_FAILED_TO_LAUNCH),
+                }
+            }
+            None => Err(Status::ERR_UNPACK_FAILURE),
+        };
+        let status = result.err().map_or(0, |s| s.0);
+        self.send(
+            from,
+            Body::Reply {
+                key,
+                status,
+                data: Vec::new(),
+            },
+        );
+    }
+
+    pub(super) fn halt(&self, nspace: &Nspace) {
+        lock(&self.0.state).halted.insert(nspace.clone());
+        if let Some(l) = lock(&self.0.launcher).as_ref() {
+            let _ = l.send(Launch::Halt(nspace.clone()));
+        }
+    }
+
+    /// Answer another node's direct-modex request from this node's server (which waits for
+    /// the rank's commit if it has not come yet).
+    pub(super) async fn serve_fetch(&self, key: u64, from: u32, rank: u32) {
+        let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));
+        let server = lock(&self.0.server).upgrade();
+        let result = match server {
+            Some(s) => s.dmodex_request(proc, Vec::new()).await,
+            None => Err(Status::ERR_INIT),
+        };
+        let (status, data) = match result {
+            Ok(d) => (0, d),
+            Err(s) => (s.0, Vec::new()),
+        };
+        self.send(from, Body::Reply { key, status, data });
+    }
+}
