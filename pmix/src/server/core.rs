@@ -804,14 +804,19 @@ impl ServerCore {
                 self.host_answered_connect(kind, id, status);
             }
             Pending::Fence(id) => {
+                let lost = self.fences.get_mut(id).and_then(|t| t.lost);
                 let status = match result {
-                    HostResult::Data(Ok(blob)) => {
-                        let local = self.store.local.clone();
-                        match self.store.modex.store_blob(&blob, |p| local.contains(p)) {
-                            Ok(()) => Status::SUCCESS,
-                            Err(e) => e.status(),
+                    // A local participant was lost: the fence failed, whatever came back.
+                    HostResult::Data(Ok(blob)) => match lost {
+                        Some(lost) => lost,
+                        None => {
+                            let local = self.store.local.clone();
+                            match self.store.modex.store_blob(&blob, |p| local.contains(p)) {
+                                Ok(()) => Status::SUCCESS,
+                                Err(e) => e.status(),
+                            }
                         }
-                    }
+                    },
                     other => other.failure(),
                 };
                 self.finish_fence(id, status);
@@ -1027,8 +1032,8 @@ impl ServerCore {
                 // A participant that is already gone can never contribute.
                 let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
                 for g in gone {
-                    for id in self.fences.waiting_for(&g) {
-                        self.finish_fence(id, LOST_PARTICIPANT);
+                    for id in self.fences.lose(&g, LOST_PARTICIPANT) {
+                        self.complete_fence(id);
                     }
                 }
             }
@@ -1051,23 +1056,25 @@ impl ServerCore {
         self.actions.push_back(Action::Timer { op, after_s });
     }
 
-    /// All local participants are in: complete here, or hand the fence to the host.
+    /// All local participants are in, or one was lost: complete here, or hand the fence to
+    /// the host (with the local failure, so that it ends the fence everywhere).
     fn complete_fence(&mut self, id: u64) {
         let Some(t) = self.fences.get_mut(id) else {
             return;
         };
         let procs = t.procs.clone();
+        let lost = t.lost;
         if self.all_local(&procs) {
-            self.finish_fence(id, Status::SUCCESS);
+            self.finish_fence(id, lost.unwrap_or(Status::SUCCESS));
             return;
         }
         let Some(t) = self.fences.get_mut(id) else {
             return;
         };
         t.at_host = true;
-        let info = t.info.clone();
+        let info = t.host_info();
         let local: Vec<Proc> = t.local.iter().cloned().collect();
-        let data = if t.collect {
+        let data = if t.collect && lost.is_none() {
             self.store.modex.encode_blob(&local).unwrap_or_default()
         } else {
             Vec::new()
@@ -1167,8 +1174,8 @@ impl ServerCore {
             return;
         }
         self.store.gone.insert(proc.clone());
-        for id in self.fences.waiting_for(proc) {
-            self.finish_fence(id, LOST_PARTICIPANT);
+        for id in self.fences.lose(proc, LOST_PARTICIPANT) {
+            self.complete_fence(id);
         }
         self.connect_lost(proc);
         self.wake(proc);

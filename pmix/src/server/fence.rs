@@ -10,9 +10,16 @@
 //! ```text
 //!   Collecting --(last local participant)--> Complete            (all participants local)
 //!   Collecting --(last local participant)--> WaitingForHost --(host answers)--> Complete
-//!   Collecting/WaitingForHost --(a participant is lost)--> Failed
+//!   Collecting --(a local participant is lost)--> Failed                (all participants local)
+//!   Collecting --(a local participant is lost)--> WaitingForHost, with
+//!                 PMIX_LOCAL_COLLECTIVE_STATUS set to the loss --(host answers)--> Failed
 //!   Collecting/WaitingForHost --(PMIX_TIMEOUT of a contribution expires)--> Failed
 //! ```
+//!
+//! A fence with participants elsewhere never fails only locally: the other servers are
+//! waiting for this one, so the host is told of the local failure (v5.0 §17.3.6, which hosts
+//! must support) and ends the fence everywhere. A tracker that lost a participant counts as
+//! locally complete, so generations still go to the host in order.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,11 +47,13 @@ pub struct Tracker {
     pub at_host: bool,
     /// The server's timer for the first `PMIX_TIMEOUT` a contribution carried.
     pub timer: Option<u64>,
+    /// Why a local participant will never contribute, once one is lost.
+    pub lost: Option<Status>,
 }
 
 impl Tracker {
     pub fn is_locally_complete(&self) -> bool {
-        self.local.iter().all(|p| self.contributed.contains_key(p))
+        self.lost.is_some() || self.local.iter().all(|p| self.contributed.contains_key(p))
     }
 }
 
@@ -92,6 +101,7 @@ impl Fences {
                     collect: false,
                     at_host: false,
                     timer: None,
+                    lost: None,
                 });
                 gens.len() - 1
             }
@@ -142,14 +152,22 @@ impl Fences {
         None
     }
 
-    /// The trackers that can no longer complete because `proc` is gone without contributing.
-    pub fn waiting_for(&self, proc: &Proc) -> Vec<u64> {
-        self.sets
-            .values()
-            .flat_map(|g| g.iter())
-            .filter(|t| t.local.contains(proc) && !t.contributed.contains_key(proc))
-            .map(|t| t.id)
-            .collect()
+    /// `proc` is gone: every tracker still waiting for it fails with `status`. Returns the
+    /// ones that may now complete (the oldest generation of their set). A tracker already at
+    /// the host has every local contribution, `proc`'s included, and goes on.
+    pub fn lose(&mut self, proc: &Proc, status: Status) -> Vec<u64> {
+        let mut ready = Vec::new();
+        for gens in self.sets.values_mut() {
+            for (i, t) in gens.iter_mut().enumerate() {
+                if t.local.contains(proc) && !t.contributed.contains_key(proc) && !t.at_host {
+                    t.lost.get_or_insert(status);
+                    if i == 0 {
+                        ready.push(t.id);
+                    }
+                }
+            }
+        }
+        ready
     }
 
     /// Forget a connection's contributions (it closed); returns nothing to answer.
@@ -172,6 +190,27 @@ impl Fences {
 
 /// The status a fence ends with when a participant is lost.
 pub const LOST_PARTICIPANT: Status = Status::ERR_LOST_CONNECTION;
+
+impl Tracker {
+    /// The information for the host: the contributions' own, and the local failure if any.
+    pub fn host_info(&self) -> Vec<Info> {
+        let mut info = self.info.clone();
+        if let Some(status) = self.lost {
+            info.retain(|i| i.key.as_str() != attr::LOCAL_COLLECTIVE_STATUS.wire_key());
+            info.push(Info::new(attr::LOCAL_COLLECTIVE_STATUS, status));
+        }
+        info
+    }
+
+    /// How the collective ends once the host answered `host`: a local failure stands even if
+    /// the host ignored it.
+    pub fn outcome(&self, host: Status) -> Status {
+        match self.lost {
+            Some(lost) if host == Status::SUCCESS => lost,
+            _ => host,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -242,11 +281,35 @@ mod tests {
     }
 
     #[test]
-    fn a_lost_participant_is_reported() {
+    fn a_lost_participant_completes_only_the_oldest_generation_and_tells_the_host() {
         let mut f = Fences::default();
-        f.contribute(&all(), local(3), &p(0), Waiter { conn: 0, tag: 1 }, &[]);
-        assert_eq!(f.waiting_for(&p(2)).len(), 1);
-        assert!(f.waiting_for(&p(0)).is_empty());
+        let w = |c, t| Waiter { conn: c, tag: t };
+        let others = vec![p(0), Proc::try_new("elsewhere", 0).unwrap()];
+        f.contribute(&all(), local(3), &p(0), w(0, 1), &[]);
+        f.contribute(&all(), local(3), &p(0), w(0, 2), &[]);
+        let FenceStep::LocallyComplete(other) =
+            f.contribute(&others, local(1), &p(0), w(0, 3), &[])
+        else {
+            panic!()
+        };
+        // Rank 0 contributed everywhere: losing it changes nothing.
+        assert!(f.lose(&p(0), LOST_PARTICIPANT).is_empty());
+        // Rank 2 never came: both generations fail, the first one may end now.
+        let ready = f.lose(&p(2), LOST_PARTICIPANT);
+        assert_eq!(ready, vec![1]);
+        let first = f.get_mut(1).unwrap();
+        assert!(first.is_locally_complete());
+        let info = first.host_info();
+        let status = info
+            .iter()
+            .find_map(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS));
+        assert_eq!(status, Some(LOST_PARTICIPANT));
+        assert_eq!(first.outcome(Status::SUCCESS), LOST_PARTICIPANT);
+        assert_eq!(first.outcome(Status::ERR_TIMEOUT), Status::ERR_TIMEOUT);
+        let (_, next) = f.finish(1).unwrap();
+        assert_eq!(next, Some(2), "the second generation follows in order");
+        assert!(f.get_mut(other).unwrap().lost.is_none());
+        assert!(f.get_mut(other).unwrap().host_info().is_empty());
     }
 
     #[test]

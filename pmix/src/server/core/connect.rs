@@ -3,7 +3,8 @@
 //! Each is a collective over its process set, tracked as a fence is ([`super::super::fence`]):
 //! generations per set, completed locally when every participant runs on this node, through
 //! the host's `connect` / `disconnect` upcall otherwise, and failed when a participant is
-//! lost or the first `PMIX_TIMEOUT` given expires.
+//! lost or the first `PMIX_TIMEOUT` given expires. A local loss in a set that spans nodes
+//! still goes to the host, with `PMIX_LOCAL_COLLECTIVE_STATUS`, so it ends everywhere.
 //!
 //! - A completed connect records its set as connected and answers each caller with the job
 //!   information of the other namespaces in the set, so that their processes can read it
@@ -68,8 +69,8 @@ impl ServerCore {
             FenceStep::Pending(_) => {
                 let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
                 for g in gone {
-                    for id in self.collective(kind).waiting_for(&g) {
-                        self.finish_connect(kind, id, LOST_PARTICIPANT);
+                    for id in self.collective(kind).lose(&g, LOST_PARTICIPANT) {
+                        self.complete_connect(kind, id);
                     }
                 }
             }
@@ -115,8 +116,8 @@ impl ServerCore {
     /// `proc` will never contribute: fail the collectives waiting for it.
     pub(super) fn connect_lost(&mut self, proc: &Proc) {
         for kind in [Kind::Connect, Kind::Disconnect] {
-            for id in self.collective(kind).waiting_for(proc) {
-                self.finish_connect(kind, id, LOST_PARTICIPANT);
+            for id in self.collective(kind).lose(proc, LOST_PARTICIPANT) {
+                self.complete_connect(kind, id);
             }
         }
     }
@@ -127,18 +128,22 @@ impl ServerCore {
     }
 
     fn complete_connect(&mut self, kind: Kind, id: u64) {
-        let Some(procs) = self.collective(kind).get_mut(id).map(|t| t.procs.clone()) else {
+        let Some((procs, lost)) = self
+            .collective(kind)
+            .get_mut(id)
+            .map(|t| (t.procs.clone(), t.lost))
+        else {
             return;
         };
         if self.all_local(&procs) {
-            self.finish_connect(kind, id, Status::SUCCESS);
+            self.finish_connect(kind, id, lost.unwrap_or(Status::SUCCESS));
             return;
         }
         let Some(t) = self.collective(kind).get_mut(id) else {
             return;
         };
         t.at_host = true;
-        let info = t.info.clone();
+        let info = t.host_info();
         let call = match kind {
             Kind::Connect => HostCall::Connect { procs, info },
             Kind::Disconnect => HostCall::Disconnect { procs, info },
@@ -148,6 +153,10 @@ impl ServerCore {
 
     /// The host answered the collective `id`.
     pub(super) fn host_answered_connect(&mut self, kind: Kind, id: u64, status: Status) {
+        let status = match self.collective(kind).get_mut(id) {
+            Some(t) => t.outcome(status),
+            None => status,
+        };
         self.finish_connect(kind, id, status);
     }
 

@@ -720,6 +720,47 @@ fn fence_with_remote_participants_goes_to_the_host_once_with_the_local_data() {
 }
 
 #[test]
+fn a_local_participant_lost_mid_fence_hands_the_failure_to_the_host() {
+    // The other servers wait for this one: failing only here would hang them (v5.0 §17.3.6).
+    let mut c = two_nodes();
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    while c.poll_action().is_some() {}
+    send(&mut c, a, 102, &fence());
+    assert!(std::iter::from_fn(|| c.poll_action()).next().is_none());
+    c.handle_closed(b);
+    let calls: Vec<(u64, Vec<Info>, Vec<u8>)> = std::iter::from_fn(|| c.poll_action())
+        .filter_map(|a| match a {
+            Action::Host {
+                op,
+                call: HostCall::Fence { info, data, .. },
+            } => Some((op, info, data)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 1, "the host is told once");
+    let (op, info, data) = &calls[0];
+    let local = info
+        .iter()
+        .find_map(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS));
+    assert_eq!(local, Some(LOST_PARTICIPANT));
+    assert!(data.is_empty(), "a failed fence carries no data");
+    // Rank 0 waits for the host's word, which a host ignoring the status cannot turn into
+    // success.
+    assert!(replies(&mut c, Command::FENCENB).is_empty());
+    c.handle_host(*op, HostResult::Data(Ok(Vec::new())));
+    let r = replies(&mut c, Command::FENCENB);
+    assert_eq!(r, vec![(a, 102, Reply::Status(LOST_PARTICIPANT))]);
+    // A participant already gone when the fence starts is handed over the same way.
+    send(&mut c, a, 103, &fence());
+    let told = std::iter::from_fn(|| c.poll_action()).any(|a| {
+        matches!(a, Action::Host { call: HostCall::Fence { info, .. }, .. }
+            if info.iter().any(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS).is_some()))
+    });
+    assert!(told);
+}
+
+#[test]
 fn lookup_finding_some_keys_is_a_partial_success_with_the_data_found() {
     let mut c = core_with(1);
     let a = connect(&mut c, 0);
