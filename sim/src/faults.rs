@@ -114,9 +114,10 @@ impl SeedRng {
 }
 
 /// Turn `faults` into timed actions for `layout`, drawing jitter and random targets from
-/// `seed`. Random nodes and ranks avoid node 0, where the job's collectives are rooted (as
-/// a resource manager's head node is: losing it ends the job, not a collective). Sorted by
-/// time, in schedule order for equal times.
+/// `seed`. Random nodes and racks avoid node 0, where the job's collectives are rooted (as
+/// a resource manager's head node is: losing it ends the job, not a collective); a random
+/// rank is any rank of the job, those on node 0 included. Sorted by time, in schedule order
+/// for equal times.
 pub fn resolve(faults: &[Fault], layout: &Layout, seed: u64) -> Vec<(Duration, Action)> {
     let mut rng = SeedRng::new(seed);
     let mut out = Vec::new();
@@ -155,9 +156,7 @@ pub fn resolve(faults: &[Fault], layout: &Layout, seed: u64) -> Vec<(Duration, A
                 let rank = match *p {
                     Pick::Fixed(r) => r.min(layout.job_size() - 1),
                     Pick::Random => {
-                        let n = node(&mut rng, Pick::Random);
-                        let first = layout.ranks_of(n).start;
-                        first + u32::try_from(rng.below(u64::from(layout.clients))).unwrap_or(0)
+                        u32::try_from(rng.below(u64::from(layout.job_size()))).unwrap_or(0)
                     }
                 };
                 out.push((at, Action::KillClient(rank)));

@@ -44,13 +44,19 @@ impl Daemon {
     }
 
     /// This node's server joins a collective of `procs` with `data`: its key and the waiter
-    /// of its outcome.
+    /// of its outcome. A server that lost one of its own participants says so in `info`
+    /// (`PMIX_LOCAL_COLLECTIVE_STATUS`), and the collective then fails everywhere.
     pub(super) fn join(
         &self,
         kind: Kind,
         procs: &[Proc],
+        info: &[Info],
         data: Vec<u8>,
     ) -> Result<(u64, Awaited), Status> {
+        let status = info
+            .iter()
+            .find_map(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS))
+            .map_or(0, |s| s.0);
         let nodes = self.nodes_of(procs)?;
         let whole_job = nodes.len() == self.layout().nodes as usize;
         let tree = match (&self.0.setup.ring, whole_job) {
@@ -60,8 +66,17 @@ impl Daemon {
             (None, false) => Arc::new(self.layout().tree(&nodes)),
         };
         let me = self.me();
+        // Named by its process set, as the servers track it: two sets on the same nodes are
+        // two collectives, whatever order they are entered in.
+        let mut set: Vec<&Proc> = procs.iter().collect();
+        set.sort();
+        set.dedup();
         let mut signature = vec![kind as u8];
-        signature.extend(nodes.iter().flat_map(|n| n.to_le_bytes()));
+        for p in set {
+            signature.extend_from_slice(p.nspace.as_str().as_bytes());
+            signature.push(0);
+            signature.extend_from_slice(&p.rank.0.to_le_bytes());
+        }
         let (tx, rx) = oneshot::channel();
         let mut state = lock(&self.0.state);
         let sig = fnv(&signature);
@@ -69,7 +84,7 @@ impl Daemon {
         *seq += 1;
         let key = fnv(&[sig.to_le_bytes(), seq.to_le_bytes()].concat());
         drop(state);
-        self.note(format!("join {key:016x}").as_bytes());
+        self.note(format!("join {key:016x}: {status}").as_bytes());
         let mut state = lock(&self.0.state);
         if let Some((status, data)) = state.finished.get(&key).cloned() {
             // The collective ended before this node's server joined (a subtree failed).
@@ -86,6 +101,7 @@ impl Daemon {
             root_children: tree.children(root).to_vec(),
             procs: procs.to_vec(),
             data,
+            status,
             waiter: Some(tx),
             sent_up: false,
         });
@@ -119,8 +135,9 @@ impl Daemon {
         if j.sent_up {
             return;
         }
-        let mut status = 0;
-        for ch in &j.children {
+        // A failed part ends the collective without waiting for the rest.
+        let mut status = j.status;
+        for ch in j.children.iter().filter(|_| j.status == 0) {
             match c.got.get(ch) {
                 Some((s, _)) => {
                     if status == 0 {

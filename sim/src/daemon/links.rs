@@ -35,6 +35,10 @@ impl Daemon {
                 Ok(_) => {
                     let n = u32::from_le_bytes(len);
                     if n > MAX_MESSAGE {
+                        // Only daemons talk here: a message this large is the simulator's own
+                        // bug, which the run must report rather than hide as a lost link.
+                        let what = format!("node {}: a {n}-byte daemon message", self.me());
+                        self.0.setup.observer.violation(what);
                         return;
                     }
                     body.resize(n as usize, 0);
@@ -53,7 +57,11 @@ impl Daemon {
                     peer = Some((m.from, m.incarnation));
                     self.received(m);
                 }
-                None => return,
+                None => {
+                    let what = format!("node {}: a daemon message that does not decode", self.me());
+                    self.0.setup.observer.violation(what);
+                    return;
+                }
             }
         }
     }
@@ -104,6 +112,11 @@ impl Daemon {
             }
             let heartbeat = msg.body == Body::Heartbeat;
             let body = msg.encode();
+            if body.len() > MAX_MESSAGE as usize {
+                let what = format!("node {}: a {}-byte message to {to}", self.me(), body.len());
+                self.0.setup.observer.violation(what);
+                continue;
+            }
             let mut frame = Vec::with_capacity(4 + body.len());
             frame.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_le_bytes());
             frame.extend_from_slice(&body);

@@ -4,7 +4,7 @@
 //! **Collectives** run as a tree allgather ([`crate::cluster::Tree`]): each daemon waits for
 //! its own server's contribution and its children's, sends the concatenation to its parent,
 //! and the root sends the outcome back down. A collective is named by the signature of its
-//! node set and how many collectives of that set came before it on this node, which every
+//! process set and how many collectives of that set came before it on this node, which every
 //! participant counts alike because the PMIx standard orders collectives of one set.
 //!
 //! **Failures.** The root decides every collective's outcome, so that all live participants
@@ -16,6 +16,9 @@
 //! - a daemon whose parent goes down after it sent its part up asks the root for the outcome
 //!   (and, when the root itself is down, the root's other children, which either received
 //!   it or never will): the parent may have passed the data on before it failed;
+//! - a server that lost one of its own participants joins anyway, with
+//!   `PMIX_LOCAL_COLLECTIVE_STATUS` set to the loss, and its daemon sends the error up at
+//!   once (at the root: ends the collective);
 //! - `PMIX_TIMEOUT` bounds a collective (fence, connect, disconnect) at every daemon, as it
 //!   does at every server.
 //!
@@ -33,6 +36,10 @@
 //! messages are ignored from then on, as a fail-stop model wants. Each node down and each
 //! terminated process is raised to the local clients as `PMIX_EVENT_NODE_DOWN` and
 //! `PMIX_EVENT_PROC_TERMINATED`.
+//!
+//! **Requests** to one daemon (fetch, publish, lookup, unpublish, launch, go, halt) go again
+//! on a new connection every `reconnect_after` until the reply comes or the node is declared
+//! down; the node asked serves each once and repeats its reply.
 //!
 //! **Published data** lives at the data server, the last node's daemon, in the library's
 //! `PublishBoard`; other daemons forward `publish`, `lookup` and `unpublish` to it. It is lost
@@ -85,8 +92,8 @@ pub(crate) const LOST: Status = Status::ERR_LOST_CONNECTION;
 type Waiter = oneshot::Sender<Result<Vec<u8>, Status>>;
 type Awaited = oneshot::Receiver<Result<Vec<u8>, Status>>;
 
-/// Which collective operation a collective is: each kind counts its collectives of a node set
-/// apart, so a connect never matches a fence of the same nodes.
+/// Which collective operation a collective is: each kind counts its collectives of a process
+/// set apart, so a connect never matches a fence of the same processes.
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Fence = 1,
@@ -126,13 +133,18 @@ struct Joined {
     root_children: Vec<u32>,
     procs: Vec<Proc>,
     data: Vec<u8>,
+    /// The node's own part failed (`PMIX_LOCAL_COLLECTIVE_STATUS` from its server).
+    status: i32,
     waiter: Option<Waiter>,
     sent_up: bool,
 }
 
+/// A reply's status and data.
+type Answer = (i32, Vec<u8>);
+
 #[derive(Debug, Default)]
 struct State {
-    /// Collectives started per node-set signature.
+    /// Collectives started per process-set signature.
     seq: BTreeMap<u64, u64>,
     collectives: BTreeMap<u64, Collective>,
     /// The outcome of every collective this node saw end.
@@ -141,6 +153,9 @@ struct State {
     /// the node asked, and the waiter.
     calls: BTreeMap<u64, (u32, Waiter)>,
     next_call: u64,
+    /// Requests of other daemons, by node and number: `None` while being served, then the
+    /// reply, so that a request sent again is answered again but served only once.
+    served: BTreeMap<(u32, u64), Option<Answer>>,
     /// Nodes known to be down (with the incarnation that went down), the latest incarnation
     /// heard of each node, and processes known to have terminated.
     down: BTreeMap<u32, u32>,
@@ -321,6 +336,8 @@ impl Daemon {
             state = lock(&self.0.state);
             state.down.remove(&from);
             state.incarnation.insert(from, m.incarnation);
+            // The new incarnation numbers its requests from the start again.
+            state.served.retain(|(n, _), _| *n != from);
             state.heard.insert(from, now());
             drop(state);
             self.note(format!("node {from} back as incarnation {}", m.incarnation).as_bytes());
@@ -329,6 +346,24 @@ impl Daemon {
         }
         if let Some(t) = state.heard.get_mut(&from) {
             *t = now();
+        }
+        if let Some(key) = m.body.request_key() {
+            match state.served.get(&(from, key)) {
+                Some(None) => return, // sent again while it is being served
+                Some(Some((status, data))) => {
+                    // Sent again because the reply was lost: the same reply again, on a new
+                    // connection (the one that lost it may be stuck for good).
+                    let (status, data) = (*status, data.clone());
+                    drop(state);
+                    self.note(format!("reply {key} to {from} again").as_bytes());
+                    self.link(from, Out::Reset);
+                    self.send(from, Body::Reply { key, status, data });
+                    return;
+                }
+                None => {
+                    state.served.insert((from, key), None);
+                }
+            }
         }
         match m.body {
             Body::Contrib { key, status, data } => {
@@ -411,21 +446,23 @@ impl Daemon {
                 let d = self.clone();
                 self.spawn(async move { d.serve_launch(key, from, data).await });
             }
-            Body::Halt { data } => {
+            Body::Halt { key, data } => {
                 drop(state);
                 let nspace = String::from_utf8_lossy(&data).into_owned();
                 self.note(format!("halt {nspace}").as_bytes());
                 if let Ok(ns) = Nspace::new(&nspace) {
                     self.halt(&ns);
                 }
+                self.reply(from, key, 0, Vec::new());
             }
-            Body::Go { data } => {
+            Body::Go { key, data } => {
                 drop(state);
                 let nspace = String::from_utf8_lossy(&data).into_owned();
                 self.note(format!("go {nspace}").as_bytes());
                 if let (Ok(ns), Some(l)) = (Nspace::new(&nspace), lock(&self.0.launcher).as_ref()) {
                     let _ = l.send(Launch::Go(ns));
                 }
+                self.reply(from, key, 0, Vec::new());
             }
             Body::Fetch { key, rank } => {
                 drop(state);
@@ -487,6 +524,29 @@ impl Daemon {
 impl Host for Daemon {
     fn supports_direct_modex(&self) -> bool {
         self.0.setup.direct_modex
+    }
+
+    /// Logged into the run's trace, stamped with simulated time (the library's default
+    /// would read the wall clock and write to the terminal).
+    async fn log(
+        &self,
+        proc: Proc,
+        timestamp: i64,
+        data: Vec<Info>,
+        _directives: Vec<Info>,
+    ) -> Result<(), Status> {
+        if data.is_empty() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let at = if timestamp != 0 {
+            timestamp
+        } else {
+            i64::try_from(now().as_secs()).unwrap_or(i64::MAX)
+        };
+        for i in &data {
+            self.note(format!("log {proc} at {at}: {} = {:?}", i.key.as_str(), i.value).as_bytes());
+        }
+        Ok(())
     }
 
     async fn direct_modex(&self, proc: Proc, _info: Vec<Info>) -> Result<Vec<u8>, Status> {
@@ -607,15 +667,18 @@ impl Host for Daemon {
                 failed = true;
             }
         }
+        // Sent as requests, so that they go again until each node has them; nobody waits
+        // for the answers (a node that goes down meanwhile takes its part with it).
         let name = nspace.as_str().as_bytes().to_vec();
         for t in targets {
             let data = name.clone();
-            let body = if failed {
-                Body::Halt { data }
-            } else {
-                Body::Go { data }
-            };
-            self.send(t, body);
+            let _ = self.request(t, |key| {
+                if failed {
+                    Body::Halt { key, data }
+                } else {
+                    Body::Go { key, data }
+                }
+            });
         }
         if failed {
             return Err(Status::ERR_JOB_FAILED_TO_LAUNCH);
@@ -624,13 +687,13 @@ impl Host for Daemon {
     }
 
     async fn connect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
-        let (key, rx) = self.join(Kind::Connect, &procs, Vec::new())?;
+        let (key, rx) = self.join(Kind::Connect, &procs, &info, Vec::new())?;
         self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST)).map(|_| ())
     }
 
     async fn disconnect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
-        let (key, rx) = self.join(Kind::Disconnect, &procs, Vec::new())?;
+        let (key, rx) = self.join(Kind::Disconnect, &procs, &info, Vec::new())?;
         self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST)).map(|_| ())
     }
@@ -641,7 +704,7 @@ impl Host for Daemon {
         info: Vec<Info>,
         data: Vec<u8>,
     ) -> Result<Vec<u8>, Status> {
-        let (key, rx) = self.join(Kind::Fence, &procs, data)?;
+        let (key, rx) = self.join(Kind::Fence, &procs, &info, data)?;
         self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST))
     }

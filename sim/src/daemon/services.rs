@@ -31,7 +31,11 @@ impl Daemon {
         self.request(to, body)?.await.unwrap_or(Err(LOST))
     }
 
-    /// Send a request to node `to` and return where its reply will arrive.
+    /// Send a request to node `to` and return where its reply will arrive. Until the reply
+    /// comes, or `to` is declared down, the request goes again every `reconnect_after` on a
+    /// new connection: a partition too short to declare anyone down still loses what it
+    /// carried, and turmoil never sends it again. The server answers a repeat with the reply
+    /// it already gave, so nothing is served twice.
     pub(super) fn request(
         &self,
         to: u32,
@@ -48,8 +52,36 @@ impl Daemon {
             state.calls.insert(key, (to, tx));
             key
         };
-        self.send(to, body(key));
+        let body = body(key);
+        self.send(to, body.clone());
+        let d = self.clone();
+        self.spawn(async move { d.send_again(to, key, body).await });
         Ok(rx)
+    }
+
+    /// Send request `key` to `to` again while it stays unanswered.
+    async fn send_again(&self, to: u32, key: u64, body: Body) {
+        let every = self.0.setup.liveness.reconnect_after;
+        if every.is_zero() {
+            return;
+        }
+        loop {
+            tokio::time::sleep(every).await;
+            if !lock(&self.0.state).calls.contains_key(&key) {
+                return;
+            }
+            self.note(format!("request {key} to {to} again").as_bytes());
+            self.link(to, Out::Reset);
+            self.send(to, body.clone());
+        }
+    }
+
+    /// Answer request `key` of node `from`, and keep the answer for a repeat of the request.
+    pub(super) fn reply(&self, from: u32, key: u64, status: i32, data: Vec<u8>) {
+        if let Some(slot) = lock(&self.0.state).served.get_mut(&(from, key)) {
+            *slot = Some((status, data.clone()));
+        }
+        self.send(from, Body::Reply { key, status, data });
     }
 
     /// As the data server: serve request `key` of node `from` in a task of its own (a lookup
@@ -105,7 +137,7 @@ impl Daemon {
             Ok(d) => (0, d),
             Err(s) => (s.0, Vec::new()),
         };
-        self.send(from, Body::Reply { key, status, data });
+        self.reply(from, key, status, data);
     }
 
     /// Start this node's processes of a spawned job, and answer when they run.
@@ -123,9 +155,8 @@ impl Daemon {
                     let mut state = lock(&self.0.state);
                     if state.halted.contains(&nspace) {
                         drop(state);
-                        let data = Vec::new();
                         let status = Status::ERR_JOB_FAILED_TO_LAUNCH.0;
-                        self.send(from, Body::Reply { key, status, data });
+                        self.reply(from, key, status, Vec::new());
                         return;
                     }
                     state.jobs.insert(nspace.clone(), placement.clone());
@@ -149,14 +180,7 @@ impl Daemon {
             None => Err(Status::ERR_UNPACK_FAILURE),
         };
         let status = result.err().map_or(0, |s| s.0);
-        self.send(
-            from,
-            Body::Reply {
-                key,
-                status,
-                data: Vec::new(),
-            },
-        );
+        self.reply(from, key, status, Vec::new());
     }
 
     pub(super) fn halt(&self, nspace: &Nspace) {
@@ -179,6 +203,6 @@ impl Daemon {
             Ok(d) => (0, d),
             Err(s) => (s.0, Vec::new()),
         };
-        self.send(from, Body::Reply { key, status, data });
+        self.reply(from, key, status, data);
     }
 }

@@ -60,12 +60,16 @@ pub(crate) enum Body {
         key: u64,
         data: Vec<u8>,
     },
-    /// Stop the local processes of the spawned job named in `data` (its launch failed).
+    /// Stop the local processes of the spawned job named in `data` (its launch failed);
+    /// request `key`.
     Halt {
+        key: u64,
         data: Vec<u8>,
     },
-    /// Let the local processes of the spawned job named in `data` run (every node launched).
+    /// Let the local processes of the spawned job named in `data` run (every node launched);
+    /// request `key`.
     Go {
+        key: u64,
         data: Vec<u8>,
     },
     /// The answer to request `key` (a fetch, publish, lookup, unpublish or launch).
@@ -93,6 +97,22 @@ pub(crate) struct Msg {
     pub body: Body,
 }
 
+impl Body {
+    /// The number of a request that expects a `Reply` (and may be sent again until one comes).
+    pub(super) fn request_key(&self) -> Option<u64> {
+        match self {
+            Body::Fetch { key, .. }
+            | Body::Publish { key, .. }
+            | Body::Lookup { key, .. }
+            | Body::Unpublish { key, .. }
+            | Body::Launch { key, .. }
+            | Body::Halt { key, .. }
+            | Body::Go { key, .. } => Some(*key),
+            _ => None,
+        }
+    }
+}
+
 impl Msg {
     pub(super) fn encode(&self) -> Vec<u8> {
         let (kind, key, word, data): (u8, u64, u32, &[u8]) = match &self.body {
@@ -107,8 +127,8 @@ impl Msg {
             Body::Lookup { key, rank, data } => (12, *key, *rank, data),
             Body::Unpublish { key, rank, data } => (13, *key, *rank, data),
             Body::Launch { key, data } => (14, *key, 0, data),
-            Body::Halt { data } => (15, 0, 0, data),
-            Body::Go { data } => (16, 0, 0, data),
+            Body::Halt { key, data } => (15, *key, 0, data),
+            Body::Go { key, data } => (16, *key, 0, data),
             Body::Heartbeat => (8, 0, 0, &[]),
             Body::NodeDown { node, incarnation } => (9, u64::from(*incarnation), *node, &[]),
             Body::ProcDown { rank } => (10, 0, *rank, &[]),
@@ -155,8 +175,8 @@ impl Msg {
                 data,
             },
             14 => Body::Launch { key, data },
-            15 => Body::Halt { data },
-            16 => Body::Go { data },
+            15 => Body::Halt { key, data },
+            16 => Body::Go { key, data },
             8 => Body::Heartbeat,
             9 => Body::NodeDown {
                 node: word,
@@ -263,8 +283,14 @@ mod tests {
                 key: 11,
                 data: vec![1],
             },
-            Body::Halt { data: vec![2, 3] },
-            Body::Go { data: vec![4] },
+            Body::Halt {
+                key: 8,
+                data: vec![2, 3],
+            },
+            Body::Go {
+                key: 9,
+                data: vec![4],
+            },
             Body::Heartbeat,
             Body::NodeDown {
                 node: 12,
