@@ -817,6 +817,54 @@ pub async fn run_rust(
         } else {
             c.disconnect(&procs, &info).await
         }),
+        ApiCall::GroupConstruct {
+            group,
+            procs,
+            info,
+            nb,
+        } => ApiOutput::results(if nb {
+            c.group_construct_nb(&group, &procs, &info).await
+        } else {
+            c.group_construct(&group, &procs, &info).await
+        }),
+        ApiCall::GroupDestruct { group, info, nb } => unit(if nb {
+            c.group_destruct_nb(&group, &info).await
+        } else {
+            c.group_destruct(&group, &info).await
+        }),
+        ApiCall::GroupInvite {
+            group,
+            procs,
+            info,
+            nb,
+        } => unit(if nb {
+            c.group_invite_nb(&group, &procs, &info).await
+        } else {
+            c.group_invite(&group, &procs, &info).await
+        }),
+        ApiCall::GroupJoin {
+            group,
+            leader,
+            accept,
+            info,
+            nb,
+        } => {
+            let answer = if accept {
+                pmix::client::GroupAnswer::Accept
+            } else {
+                pmix::client::GroupAnswer::Decline
+            };
+            unit(if nb {
+                c.group_join_nb(&group, &leader, answer, &info).await
+            } else {
+                c.group_join(&group, &leader, answer, &info).await
+            })
+        }
+        ApiCall::GroupLeave { group, info, nb } => unit(if nb {
+            c.group_leave_nb(&group, &info).await
+        } else {
+            c.group_leave(&group, &info).await
+        }),
         ApiCall::Query { queries, nb } => {
             let answered = if nb {
                 match c.query_nb(&queries) {

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use pmix::events::Event;
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, Rank, Status,
-    Value, attr,
+    AllocDirective, App, DataArray, DataRange, DataType, GroupOperation, Info, Nspace, PData, Proc,
+    Rank, Status, Value, attr,
 };
 use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server, control, launch};
@@ -103,6 +103,8 @@ pub struct Shared {
     /// How many fences each node has entered per participant list.
     rounds: Mutex<BTreeMap<(String, usize), u64>>,
     published: PublishBoard,
+    /// The last context id given, and the id of each group that has one.
+    context_ids: Mutex<(usize, BTreeMap<String, usize>)>,
 }
 
 #[derive(Default)]
@@ -146,6 +148,7 @@ impl Shared {
             fences: Mutex::new(BTreeMap::new()),
             rounds: Mutex::new(BTreeMap::new()),
             published: PublishBoard::default(),
+            context_ids: Mutex::default(),
         }
     }
 
@@ -347,6 +350,35 @@ impl Host for ClusterHost {
         self.collective("disconnect", &procs, Vec::new())
             .await
             .map(drop)
+    }
+
+    /// A group operation is a collective of its members' nodes; a construction that asks for
+    /// a context id gets the next one, the same at every node (forgotten at destruct, so a
+    /// name used again gets a new one).
+    async fn group(
+        &self,
+        op: GroupOperation,
+        group: String,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let kind = format!("group {} {group}", op.0);
+        self.collective(&kind, &procs, Vec::new()).await?;
+        let wants_id = directives
+            .iter()
+            .any(|i| i.is(attr::GROUP_ASSIGN_CONTEXT_ID) && i.value.as_bool() != Some(false));
+        let mut ids = lock(&self.shared.context_ids);
+        if op == GroupOperation::DESTRUCT {
+            ids.1.remove(&group);
+            return Ok(Vec::new());
+        }
+        if !wants_id {
+            return Ok(Vec::new());
+        }
+        let next = ids.0 + 1;
+        let id = *ids.1.entry(group).or_insert(next);
+        ids.0 = ids.0.max(id);
+        Ok(vec![Info::new(attr::GROUP_CONTEXT_ID, id)])
     }
 
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {

@@ -224,6 +224,17 @@ fn python3_pmix_clients_hear_of_terminations_and_each_other_under_pmixrun() {
 }
 
 #[test]
+fn rust_clients_build_groups_and_fence_by_their_ids_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_group_check"));
+    check_says(
+        under_pmixrun(4, &program, &[]),
+        4,
+        "groups under pmixrun",
+        Some("ok fence by group id"),
+    );
+}
+
+#[test]
 fn rust_clients_query_namespaces_and_the_proc_table_under_pmixrun() {
     let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_query_check"));
     let says = Some("ok proc table of 3 with my pid");

@@ -215,6 +215,46 @@ impl Client {
         self.runtime.block_on(self.inner.disconnect(procs, info))
     }
 
+    /// `PMIx_Group_construct` (see [`super::Client::group_construct`]).
+    pub fn group_construct(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        self.runtime
+            .block_on(self.inner.group_construct(group, procs, info))
+    }
+
+    /// `PMIx_Group_destruct` (see [`super::Client::group_destruct`]).
+    pub fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+        self.runtime
+            .block_on(self.inner.group_destruct(group, info))
+    }
+
+    /// `PMIx_Group_invite` (see [`super::Client::group_invite`]).
+    pub fn group_invite(&self, group: &str, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+        self.runtime
+            .block_on(self.inner.group_invite(group, procs, info))
+    }
+
+    /// `PMIx_Group_join` (see [`super::Client::group_join`]).
+    pub fn group_join(
+        &self,
+        group: &str,
+        leader: &Proc,
+        answer: super::GroupAnswer,
+        info: &[Info],
+    ) -> Result<(), Status> {
+        self.runtime
+            .block_on(self.inner.group_join(group, leader, answer, info))
+    }
+
+    /// `PMIx_Group_leave` (see [`super::Client::group_leave`]).
+    pub fn group_leave(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.group_leave(group, info))
+    }
+
     /// `PMIx_Query_info` (see [`super::Client::query`]).
     pub fn query(&self, queries: &[Query]) -> Result<crate::query::Answered, Status> {
         self.runtime.block_on(self.inner.query(queries))

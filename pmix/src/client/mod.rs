@@ -13,7 +13,10 @@
 pub mod blocking;
 mod connection;
 mod events;
+mod groups;
 mod ops;
+
+pub use groups::GroupAnswer;
 
 pub use connection::ClientConfig;
 pub use events::{EventCompletion, EventHandler, EventNotice};

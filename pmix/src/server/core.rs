@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
 use crate::model::{
-    AllocDirective, App, DataRange, Info, Key, Nspace, PData, Proc, Query, Rank, RegAttr, Status,
-    attr,
+    AllocDirective, App, DataRange, GroupOperation, Info, Key, Nspace, PData, Proc, Query, Rank,
+    RegAttr, Status, attr,
 };
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
@@ -114,6 +114,14 @@ pub enum HostCall {
     },
     /// `disconnect`: a disconnect whose participants span several nodes.
     Disconnect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    /// `group`: construct or destruct a group whose members span several nodes, or ask for
+    /// a context id.
+    Group {
+        op: GroupOperation,
+        group: String,
         procs: Vec<Proc>,
         info: Vec<Info>,
     },
@@ -268,6 +276,9 @@ enum Pending {
     ToolConnected(ConnectingTool),
     Query(query::HeldQuery),
     Connect(connect::Kind, u64),
+    Group(groups::Kind, u64),
+    /// The context id for the group an invitation formed.
+    Invitation(String),
     Spawn {
         conn: ConnId,
         tag: Tag,
@@ -315,6 +326,7 @@ pub struct ServerCore {
     host_attrs: BTreeMap<String, Vec<RegAttr>>,
     connects: Fences,
     disconnects: Fences,
+    groups: groups::Groups,
     /// The process sets connected here and not yet disconnected.
     connected: BTreeSet<Vec<Proc>>,
     /// The key that seals this server's credentials ([`super::credential`]).
@@ -350,6 +362,7 @@ impl ServerCore {
             host_attrs: BTreeMap::new(),
             connects: Fences::default(),
             disconnects: Fences::default(),
+            groups: groups::Groups::default(),
             connected: BTreeSet::new(),
             credential_key: [0; 32],
             psets: BTreeMap::new(),
@@ -705,6 +718,7 @@ impl ServerCore {
         self.events.forget(conn);
         self.fences.drop_conn(conn);
         self.connect_conn_closed(conn);
+        self.groups_conn_closed(conn);
         self.process_gone(&c.proc);
     }
 
@@ -803,6 +817,8 @@ impl ServerCore {
                 };
                 self.host_answered_connect(kind, id, status);
             }
+            Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
+            Pending::Invitation(group) => self.host_answered_invitation(&group, result),
             Pending::Fence(id) => {
                 let lost = self.fences.get_mut(id).and_then(|t| t.lost);
                 let status = match result {
@@ -869,6 +885,9 @@ impl ServerCore {
         if let Some(id) = self.fences.by_timer(op) {
             // Whatever the host still answers for it finds no tracker and is dropped.
             self.finish_fence(id, Status::ERR_TIMEOUT);
+            return;
+        }
+        if self.group_timed_out(op) {
             return;
         }
         self.connect_timed_out(op);
@@ -1015,7 +1034,8 @@ impl ServerCore {
         let procs = if procs.is_empty() {
             vec![Proc::new(me.nspace.clone(), Rank::WILDCARD)]
         } else {
-            procs
+            // A group id stands for the group's members (§14.2).
+            self.expand_groups(&procs)
         };
         let local = self.local_participants(&procs);
         if !local.contains(me) {
@@ -1178,6 +1198,7 @@ impl ServerCore {
             self.complete_fence(id);
         }
         self.connect_lost(proc);
+        self.group_lost(proc);
         self.wake(proc);
     }
 
@@ -1246,6 +1267,9 @@ fn unknown_required(request: &Request) -> Option<String> {
 
 mod connect;
 mod events;
+mod groups;
+#[cfg(test)]
+mod groups_tests;
 mod ops;
 mod psets;
 mod query;

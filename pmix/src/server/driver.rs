@@ -553,6 +553,12 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
         } => HostResult::Infos(host.monitor(proc, monitor, error, directives).await),
         HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
         HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
+        HostCall::Group {
+            op,
+            group,
+            procs,
+            info,
+        } => HostResult::Infos(host.group(op, group, procs, info).await),
         HostCall::GetCredential { proc, info } => {
             HostResult::Credential(host.get_credential(proc, info).await)
         }

@@ -36,6 +36,8 @@ pub struct Waiter {
 #[derive(Clone, Debug)]
 pub struct Tracker {
     pub id: u64,
+    /// The collective's name besides its set (a group's; empty otherwise).
+    pub label: String,
     /// The participants as requested (ranks may be wildcards).
     pub procs: Vec<Proc>,
     /// The local processes that must contribute.
@@ -70,8 +72,9 @@ pub enum FenceStep {
 #[derive(Clone, Debug, Default)]
 pub struct Fences {
     next_id: u64,
-    /// Trackers by participant set, oldest generation first.
-    sets: BTreeMap<Vec<Proc>, Vec<Tracker>>,
+    /// Trackers by label (a group's name; empty for fences, connects and disconnects) and
+    /// participant set, oldest generation first.
+    sets: BTreeMap<(String, Vec<Proc>), Vec<Tracker>>,
 }
 
 impl Fences {
@@ -84,16 +87,34 @@ impl Fences {
         waiter: Waiter,
         info: &[Info],
     ) -> FenceStep {
+        self.contribute_to("", procs, local, proc, waiter, info)
+    }
+
+    /// As [`Fences::contribute`], to a collective named `label` as well as by its set (a
+    /// group's construction is matched by the group's name).
+    pub fn contribute_to(
+        &mut self,
+        label: &str,
+        procs: &[Proc],
+        local: BTreeSet<Proc>,
+        proc: &Proc,
+        waiter: Waiter,
+        info: &[Info],
+    ) -> FenceStep {
         let mut key = procs.to_vec();
         key.sort();
         key.dedup();
-        let gens = self.sets.entry(key.clone()).or_default();
+        let gens = self
+            .sets
+            .entry((label.to_owned(), key.clone()))
+            .or_default();
         let idx = match gens.iter().position(|t| !t.contributed.contains_key(proc)) {
             Some(i) => i,
             None => {
                 self.next_id += 1;
                 gens.push(Tracker {
                     id: self.next_id,
+                    label: label.to_owned(),
                     procs: key,
                     local,
                     contributed: BTreeMap::new(),

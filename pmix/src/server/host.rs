@@ -9,7 +9,9 @@
 
 use std::future::Future;
 
-use crate::model::{AllocDirective, App, DataRange, Info, Nspace, PData, Proc, Query, Status};
+use crate::model::{
+    AllocDirective, App, DataRange, GroupOperation, Info, Nspace, PData, Proc, Query, Status,
+};
 
 /// The resource manager's upcalls.
 pub trait Host: Send + Sync + 'static {
@@ -200,6 +202,24 @@ pub trait Host: Send + Sync + 'static {
         info: Vec<Info>,
     ) -> impl Future<Output = Result<(), Status>> + Send {
         let _ = (procs, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `group`: construct or destruct (`op`) the process group `group` of `procs` across
+    /// the nodes involved, once this node's members have all called it (§17.3.27): a
+    /// collective, as `connect` is. The server translates group ids into their members
+    /// before the host sees them. Answer with what the group gets: `PMIX_GROUP_CONTEXT_ID`
+    /// when `directives` ask for `PMIX_GROUP_ASSIGN_CONTEXT_ID`. A directive of
+    /// `PMIX_LOCAL_COLLECTIVE_STATUS` means a local member was lost: end it with an error
+    /// everywhere.
+    fn group(
+        &self,
+        op: GroupOperation,
+        group: String,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (op, group, procs, directives);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 

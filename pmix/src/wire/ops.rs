@@ -22,7 +22,7 @@
 //! | `IOF_PUSH` | SIZE ntargets, PROC[ntargets], SIZE ndirs, INFO[ndirs], optional BYTE_OBJECT |
 //! | `IOF_DEREG` | SIZE ndirs, INFO[ndirs], SIZE remote id |
 //! | `GROUP_CONSTRUCT` | STRING group, SIZE nprocs, PROC[nprocs], SIZE ninfo, INFO[ninfo] |
-//! | `GROUP_INVITE`, `GROUP_JOIN` | not sent by OpenPMIx 4.2; this library uses the construct layout |
+//! | `GROUP_INVITE`, `GROUP_JOIN` | not sent by OpenPMIx 4.2; this library uses the construct layout (a join's procs: the leader; a decline: [`GROUP_JOIN_DECLINES`] in its info) |
 //! | `GROUP_LEAVE`, `GROUP_DESTRUCT` | STRING group, SIZE ninfo, INFO[ninfo] |
 //! | `FABRIC_REGISTER` | SIZE ndirs, INFO[ndirs] |
 //! | `FABRIC_UPDATE` | SIZE fabric index |
@@ -40,6 +40,11 @@ use crate::model::{
 
 use super::command::Command;
 use super::message::{one, pack_info_list, unpack_info_list};
+
+/// The key, in a `GROUP_JOIN`'s information, of the joiner's answer: `true` declines the
+/// invitation. This library's own (OpenPMIx 4.2 sends no `GROUP_JOIN`, and `PMIx_Group_join`'s
+/// `opt` argument has no attribute in the standard).
+pub const GROUP_JOIN_DECLINES: &str = "pmix.rs.grp.decline";
 
 /// A typed request of the commands beyond the core set.
 #[derive(Clone, Debug, PartialEq)]

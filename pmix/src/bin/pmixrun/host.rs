@@ -5,8 +5,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, DataType, Info, Nspace, PData, Proc, ProcInfo,
-    ProcState, Query, Status, Value, attr,
+    AllocDirective, App, DataArray, DataRange, DataType, GroupOperation, Info, Nspace, PData, Proc,
+    ProcInfo, ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
 use pmix::server::publish::PublishBoard;
@@ -55,6 +55,8 @@ pub(crate) struct HostState {
     pub(crate) allocations: Mutex<pmix::server::control::Allocations>,
     /// Where spawn requests go: the launcher's loop, which starts jobs.
     pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
+    /// The last group context id given out.
+    pub(crate) context_ids: Mutex<usize>,
 }
 
 /// A job-control request as a later `PMIX_JOB_CTRL_CANCEL` names it: who asked, under which
@@ -387,6 +389,33 @@ impl RunHost {
 }
 
 impl Host for RunHost {
+    /// Every member runs here, so the server completes groups itself; it comes to the host
+    /// only for a context id, which is unique within the run (`PMIX_RANGE_SESSION`, the
+    /// default range, is the run here).
+    async fn group(
+        &self,
+        op: GroupOperation,
+        _group: String,
+        _procs: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let wants = directives
+            .iter()
+            .any(|i| i.is(attr::GROUP_ASSIGN_CONTEXT_ID) && i.value.as_bool() != Some(false));
+        if let Some(lost) = directives
+            .iter()
+            .find_map(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS))
+        {
+            return Err(lost);
+        }
+        if op != GroupOperation::CONSTRUCT || !wants {
+            return Ok(Vec::new());
+        }
+        let mut last = lock(&self.context_ids);
+        *last += 1;
+        Ok(vec![Info::new(attr::GROUP_CONTEXT_ID, *last)])
+    }
+
     async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
         lock(&self.connected).push(proc);
         Ok(())

@@ -2,7 +2,8 @@
 //! is answered here (queries, connect, events' deregistration) or handed to the host with the
 //! requester's ids (spawn, log, allocation, job control, monitoring, credentials, which the
 //! library mints and validates itself when the host has no security system of its own).
-//! Requests of chapters not served yet (I/O forwarding, groups, fabric, device distances)
+//! Process groups are served by [`super::groups`]. Requests of chapters not served yet (I/O
+//! forwarding, fabric, device distances)
 //! are refused with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
 
 use crate::model::{Info, Nspace, Proc, Status, attr};
@@ -124,6 +125,19 @@ impl ServerCore {
             Op::Disconnect { procs, info } => {
                 self.connect(connect::Kind::Disconnect, conn, me, tag, procs, &info);
             }
+            Op::GroupConstruct { group, procs, info } => {
+                self.group_construct(conn, me, tag, group, procs, &info);
+            }
+            Op::GroupDestruct { group, info } => {
+                self.group_destruct(conn, me, tag, group, &info);
+            }
+            Op::GroupInvite { group, procs, info } => {
+                self.group_invite(conn, me, tag, group, procs, info);
+            }
+            Op::GroupJoin { group, procs, info } => {
+                self.group_join(conn, me, tag, group, procs, &info);
+            }
+            Op::GroupLeave { group, .. } => self.group_leave(conn, me, tag, group),
             _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
         }
     }

@@ -8,11 +8,11 @@ use crate::wire::{Command, CommitBucket, OpReply};
 
 const UID: u32 = 1000;
 
-fn p(r: u32) -> Proc {
+pub(super) fn p(r: u32) -> Proc {
     Proc::try_new("job", r).unwrap()
 }
 
-fn core_with(n: u32) -> ServerCore {
+pub(super) fn core_with(n: u32) -> ServerCore {
     let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2");
     c.register_nspace(
         Nspace::new("job").unwrap(),
@@ -25,7 +25,7 @@ fn core_with(n: u32) -> ServerCore {
     c
 }
 
-fn connect(c: &mut ServerCore, r: u32) -> ConnId {
+pub(super) fn connect(c: &mut ServerCore, r: u32) -> ConnId {
     let conn = ConnId::from(r) + 100;
     let req = ConnectRequest::simple_client(p(r), UID, UID, BufferType::NonDescribed);
     c.handle_connect(conn, &req, None)
@@ -33,7 +33,7 @@ fn connect(c: &mut ServerCore, r: u32) -> ConnId {
     conn
 }
 
-fn send(c: &mut ServerCore, conn: ConnId, tag: u32, req: &Request) {
+pub(super) fn send(c: &mut ServerCore, conn: ConnId, tag: u32, req: &Request) {
     let payload = req.encode(BufferType::NonDescribed).unwrap();
     c.handle_frame(
         conn,
@@ -46,7 +46,7 @@ fn send(c: &mut ServerCore, conn: ConnId, tag: u32, req: &Request) {
 }
 
 /// The replies sent to `conn` since the last drain, decoded for `command`.
-fn replies(c: &mut ServerCore, command: Command) -> Vec<(ConnId, u32, Reply)> {
+pub(super) fn replies(c: &mut ServerCore, command: Command) -> Vec<(ConnId, u32, Reply)> {
     let mut out = Vec::new();
     while let Some(a) = c.poll_action() {
         if let Action::Send { conn, tag, payload } = a {
@@ -61,7 +61,7 @@ fn replies(c: &mut ServerCore, command: Command) -> Vec<(ConnId, u32, Reply)> {
 }
 
 /// The op of the first timer of `after_s` seconds the core asked for since the last drain.
-fn armed_timer(c: &mut ServerCore, after_s: u32) -> u64 {
+pub(super) fn armed_timer(c: &mut ServerCore, after_s: u32) -> u64 {
     std::iter::from_fn(|| c.poll_action())
         .find_map(|a| match a {
             Action::Timer { op, after_s: s } if s == after_s => Some(op),
@@ -515,7 +515,7 @@ fn maps_that_do_not_parse_or_disagree_register_nothing() {
 
 /// A job of 4 ranks of which 0 and 1 are on this node (n0), with a host that supports
 /// direct modex and fences.
-fn two_nodes() -> ServerCore {
+pub(super) fn two_nodes() -> ServerCore {
     let mut c = ServerCore::new(Some("n0".into()), true, "4.2.2");
     c.register_nspace(
         Nspace::new("job").unwrap(),

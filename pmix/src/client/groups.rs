@@ -1,0 +1,183 @@
+//! The client's process-group calls (v5.0 ch. 14): construct, destruct, invite, join and
+//! leave, each one request of `wire::ops` that the local server serves (see the server's
+//! `core/groups.rs` for what each does). A group's id can then stand for its members in a
+//! fence: `Proc::new(group, Rank::WILDCARD)`.
+
+use crate::model::{Info, Proc, Status, attr};
+use crate::wire::op_reply::OpReply;
+use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
+use crate::wire::{Reply, Request};
+
+use super::{Client, Pending};
+
+/// A process's answer to an invitation (`pmix_group_opt_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupAnswer {
+    Accept,
+    Decline,
+}
+
+impl Client {
+    /// `PMIx_Group_construct`: build the group `group` of `procs` with every other member
+    /// (v5.0 §14.2.6), a collective. The results hold `PMIX_GROUP_CONTEXT_ID` when
+    /// `PMIX_GROUP_ASSIGN_CONTEXT_ID` was asked for and the host assigned one. With
+    /// `PMIX_GROUP_OPTIONAL` and a `PMIX_TIMEOUT`, members that never came are left out and
+    /// the call ends with `Err(PMIX_ERR_PARTIAL_SUCCESS)`.
+    pub async fn group_construct(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> Result<Vec<Info>, Status> {
+        let req = Request::Op(Op::GroupConstruct {
+            group: group.to_owned(),
+            procs: procs.to_vec(),
+            info: info.to_vec(),
+        });
+        match self
+            .inner
+            .conn
+            .request(&req)
+            .await
+            .map_err(|e| e.status())?
+        {
+            Reply::Op(OpReply::GroupConstruct { status, context_id }) => {
+                if status != Status::SUCCESS {
+                    return Err(status);
+                }
+                let mut results = Vec::new();
+                if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
+                    results.push(Info::new(attr::GROUP_CONTEXT_ID, id));
+                }
+                Ok(results)
+            }
+            Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => Err(status),
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
+    }
+
+    /// `PMIx_Group_destruct`: end the group with every other member (§14.2.8), a
+    /// collective. An unknown group is `PMIX_ERR_NOT_FOUND`.
+    pub async fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+        let req = Request::Op(Op::GroupDestruct {
+            group: group.to_owned(),
+            info: info.to_vec(),
+        });
+        self.status_of(&req).await
+    }
+
+    /// `PMIx_Group_invite`: invite `procs` into `group`, led by this process (§14.2.10).
+    /// Each invitee hears `PMIX_GROUP_INVITED`; this call ends once every one of them has
+    /// answered, and the group is this process and those who accepted. When the
+    /// `PMIX_TIMEOUT` of `info` passes first it is `Err(PMIX_ERR_PARTIAL_SUCCESS)` with
+    /// `PMIX_GROUP_OPTIONAL` (the group is formed of those who accepted) and
+    /// `Err(PMIX_ERR_TIMEOUT)` without.
+    pub async fn group_invite(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> Result<(), Status> {
+        let req = Request::Op(Op::GroupInvite {
+            group: group.to_owned(),
+            procs: procs.to_vec(),
+            info: info.to_vec(),
+        });
+        self.status_of(&req).await
+    }
+
+    /// `PMIx_Group_join`: answer `leader`'s invitation into `group` (§14.2.12). Accepting
+    /// ends when the group is formed; declining at once.
+    pub async fn group_join(
+        &self,
+        group: &str,
+        leader: &Proc,
+        answer: GroupAnswer,
+        info: &[Info],
+    ) -> Result<(), Status> {
+        let mut info = info.to_vec();
+        if answer == GroupAnswer::Decline {
+            let decline = Info::with_key(GROUP_JOIN_DECLINES, crate::model::Value::Bool(true))
+                .map_err(|_| Status::ERR_BAD_PARAM)?;
+            info.push(decline);
+        }
+        let req = Request::Op(Op::GroupJoin {
+            group: group.to_owned(),
+            procs: vec![leader.clone()],
+            info,
+        });
+        self.status_of(&req).await
+    }
+
+    /// `PMIx_Group_leave`: leave `group` at once (§14.2.14); the other members hear
+    /// `PMIX_GROUP_LEFT`.
+    pub async fn group_leave(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+        let req = Request::Op(Op::GroupLeave {
+            group: group.to_owned(),
+            info: info.to_vec(),
+        });
+        self.status_of(&req).await
+    }
+
+    /// `PMIx_Group_construct_nb` (see [`Client::group_construct`]).
+    pub fn group_construct_nb(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> Pending<Vec<Info>> {
+        let (c, g, p, i) = (
+            self.clone(),
+            group.to_owned(),
+            procs.to_vec(),
+            info.to_vec(),
+        );
+        Pending(tokio::spawn(
+            async move { c.group_construct(&g, &p, &i).await },
+        ))
+    }
+
+    /// `PMIx_Group_destruct_nb` (see [`Client::group_destruct`]).
+    pub fn group_destruct_nb(&self, group: &str, info: &[Info]) -> Pending<()> {
+        let (c, g, i) = (self.clone(), group.to_owned(), info.to_vec());
+        Pending(tokio::spawn(async move { c.group_destruct(&g, &i).await }))
+    }
+
+    /// `PMIx_Group_invite_nb` (see [`Client::group_invite`]).
+    pub fn group_invite_nb(&self, group: &str, procs: &[Proc], info: &[Info]) -> Pending<()> {
+        let (c, g, p, i) = (
+            self.clone(),
+            group.to_owned(),
+            procs.to_vec(),
+            info.to_vec(),
+        );
+        Pending(tokio::spawn(
+            async move { c.group_invite(&g, &p, &i).await },
+        ))
+    }
+
+    /// `PMIx_Group_join_nb` (see [`Client::group_join`]).
+    pub fn group_join_nb(
+        &self,
+        group: &str,
+        leader: &Proc,
+        answer: GroupAnswer,
+        info: &[Info],
+    ) -> Pending<()> {
+        let (c, g, l, i) = (
+            self.clone(),
+            group.to_owned(),
+            leader.clone(),
+            info.to_vec(),
+        );
+        Pending(tokio::spawn(async move {
+            c.group_join(&g, &l, answer, &i).await
+        }))
+    }
+
+    /// `PMIx_Group_leave_nb` (see [`Client::group_leave`]).
+    pub fn group_leave_nb(&self, group: &str, info: &[Info]) -> Pending<()> {
+        let (c, g, i) = (self.clone(), group.to_owned(), info.to_vec());
+        Pending(tokio::spawn(async move { c.group_leave(&g, &i).await }))
+    }
+}

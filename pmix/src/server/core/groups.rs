@@ -1,0 +1,665 @@
+//! Process groups (PMIx v5.0 ch. 14): built collectively or by invitation, used by their id
+//! in later collectives, destructed collectively, left one member at a time.
+//!
+//! - **Construct and destruct** are collectives of the members, tracked as fences are
+//!   ([`super::super::fence`]) but matched by the group's name as well as its members:
+//!   completed here when every member runs on this node (or `PMIX_GROUP_LOCAL_ONLY` says
+//!   so), through the host's `group` upcall otherwise, or to have the host assign a context
+//!   id (`PMIX_GROUP_ASSIGN_CONTEXT_ID`). A member lost before it took part fails the
+//!   operation everywhere (`PMIX_LOCAL_COLLECTIVE_STATUS` to the host). With
+//!   `PMIX_GROUP_OPTIONAL`, a construction whose `PMIX_TIMEOUT` passes forms the group of
+//!   those who took part and answers `PMIX_ERR_PARTIAL_SUCCESS` (§14.2.5); without it,
+//!   `PMIX_ERR_TIMEOUT`.
+//! - **Invite and join**: the leader's invitation raises `PMIX_GROUP_INVITED` at each
+//!   invitee; each join raises `PMIX_GROUP_INVITE_ACCEPTED` or `PMIX_GROUP_INVITE_DECLINED`
+//!   at the leader, and an invitee that terminates first raises `PMIX_GROUP_INVITE_FAILED`.
+//!   Once all have answered the group is the leader and those who accepted; every member
+//!   then hears `PMIX_GROUP_CONSTRUCT_COMPLETE` with `PMIX_GROUP_MEMBERSHIP`, and the leader
+//!   and the joiners are answered with `PMIX_SUCCESS` (the standard leaves decliners to the
+//!   leader's handlers; here they are simply left out). When the invitation's `PMIX_TIMEOUT`
+//!   passes first, it forms the group of those who accepted and answers
+//!   `PMIX_ERR_PARTIAL_SUCCESS` with `PMIX_GROUP_OPTIONAL`, and fails with
+//!   `PMIX_ERR_TIMEOUT` without. Invitations reach processes of this node only; others are
+//!   `PMIX_ERR_NOT_SUPPORTED`.
+//! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
+//!   members.
+//! - **Group ids in collectives**: a fence over `(group, PMIX_RANK_WILDCARD)` is a fence
+//!   over the members, and `(group, r)` stands for its `r`-th member (§14.2: group ranks are
+//!   positions in the construction's list).
+//!
+//! Bad input is `PMIX_ERR_BAD_PARAM` (an empty name or member list, duplicate members, a
+//! caller that is not a member), an unknown group `PMIX_ERR_NOT_FOUND`, and a name in use
+//! `PMIX_ERR_EXISTS`; a destructed group's name can be used again.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::events::Event;
+use crate::model::{DataArray, DataRange, GroupOperation, Info, Proc, Rank, Status, attr};
+use crate::retrieval::Directives;
+use crate::wire::ops::GROUP_JOIN_DECLINES;
+use crate::wire::{Command, OpReply, Reply, Tag};
+
+use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
+use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
+
+/// A group that exists on this server.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Group {
+    /// In group-rank order, as the construction listed them (ranks may be wildcards).
+    pub(super) members: Vec<Proc>,
+    pub(super) context_id: Option<u64>,
+}
+
+/// An invitation in progress.
+#[derive(Debug)]
+pub(super) struct Invitation {
+    leader: Proc,
+    waiter: Waiter,
+    invited: Vec<Proc>,
+    info: Vec<Info>,
+    accepted: BTreeMap<Proc, Waiter>,
+    refused: BTreeSet<Proc>,
+    timer: Option<u64>,
+    /// Its `PMIX_TIMEOUT` passed before every invitee answered.
+    timed_out: bool,
+    /// Asked the host for a context id: the invitation is complete otherwise.
+    at_host: bool,
+}
+
+/// A construct or a destruct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Construct,
+    Destruct,
+}
+
+/// The groups of one server.
+#[derive(Debug, Default)]
+pub(super) struct Groups {
+    pub(super) live: BTreeMap<String, Group>,
+    constructs: Fences,
+    destructs: Fences,
+    invitations: BTreeMap<String, Invitation>,
+}
+
+fn flag(info: &[Info], a: attr::Attr<bool>) -> bool {
+    info.iter()
+        .any(|i| i.key.as_str() == a.wire_key() && i.value.as_bool() != Some(false))
+}
+
+fn has_duplicates(procs: &[Proc]) -> bool {
+    let set: BTreeSet<&Proc> = procs.iter().collect();
+    set.len() != procs.len()
+}
+
+fn context_id_of(info: &[Info]) -> Option<u64> {
+    info.iter()
+        .find(|i| i.key.as_str() == attr::GROUP_CONTEXT_ID.wire_key())
+        .and_then(|i| i.value.to_u64())
+}
+
+impl ServerCore {
+    /// The processes `procs` stand for, with group ids replaced by their members.
+    pub(super) fn expand_groups(&self, procs: &[Proc]) -> Vec<Proc> {
+        let mut out = Vec::new();
+        for p in procs {
+            match self.groups.live.get(p.nspace.as_str()) {
+                Some(g) if p.rank == Rank::WILDCARD => out.extend(g.members.iter().cloned()),
+                Some(g) => {
+                    if let Some(m) = g.members.get(p.rank.0 as usize) {
+                        out.push(m.clone());
+                    }
+                }
+                None => out.push(p.clone()),
+            }
+        }
+        out
+    }
+
+    fn groups_of(&mut self, kind: Kind) -> &mut Fences {
+        match kind {
+            Kind::Construct => &mut self.groups.constructs,
+            Kind::Destruct => &mut self.groups.destructs,
+        }
+    }
+
+    fn group_reply(
+        &mut self,
+        kind: Kind,
+        conn: ConnId,
+        tag: Tag,
+        status: Status,
+        cid: Option<u64>,
+    ) {
+        let reply = match kind {
+            Kind::Construct => OpReply::GroupConstruct {
+                status,
+                context_id: cid,
+            },
+            Kind::Destruct => OpReply::Status {
+                command: Command::GROUP_DESTRUCT,
+                status,
+            },
+        };
+        self.send(conn, tag, &Reply::Op(reply));
+    }
+
+    fn plain_reply(&mut self, command: Command, conn: ConnId, tag: Tag, status: Status) {
+        self.send(conn, tag, &Reply::Op(OpReply::Status { command, status }));
+    }
+
+    /// `PMIx_Group_construct` from `me`.
+    pub(super) fn group_construct(
+        &mut self,
+        conn: ConnId,
+        me: &Proc,
+        tag: Tag,
+        group: String,
+        procs: Vec<Proc>,
+        info: &[Info],
+    ) {
+        let bad = group.is_empty() || procs.is_empty() || has_duplicates(&procs);
+        let status = if bad {
+            Status::ERR_BAD_PARAM
+        } else if self.groups.live.contains_key(&group)
+            || self.groups.invitations.contains_key(&group)
+        {
+            Status::ERR_EXISTS
+        } else {
+            Status::SUCCESS
+        };
+        let local = self.local_participants(&procs);
+        if status != Status::SUCCESS || !local.contains(me) {
+            tracing::debug!("{me}: group construct of {group:?} refused");
+            let status = if status == Status::SUCCESS {
+                Status::ERR_BAD_PARAM
+            } else {
+                status
+            };
+            self.group_reply(Kind::Construct, conn, tag, status, None);
+            return;
+        }
+        self.group_contribute(Kind::Construct, conn, me, tag, &group, &procs, local, info);
+    }
+
+    /// `PMIx_Group_destruct` from `me`.
+    pub(super) fn group_destruct(
+        &mut self,
+        conn: ConnId,
+        me: &Proc,
+        tag: Tag,
+        group: String,
+        info: &[Info],
+    ) {
+        let Some(g) = self.groups.live.get(&group) else {
+            self.group_reply(Kind::Destruct, conn, tag, Status::ERR_NOT_FOUND, None);
+            return;
+        };
+        let procs = g.members.clone();
+        let local = self.local_participants(&procs);
+        if !local.contains(me) {
+            self.group_reply(Kind::Destruct, conn, tag, Status::ERR_BAD_PARAM, None);
+            return;
+        }
+        self.group_contribute(Kind::Destruct, conn, me, tag, &group, &procs, local, info);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn group_contribute(
+        &mut self,
+        kind: Kind,
+        conn: ConnId,
+        me: &Proc,
+        tag: Tag,
+        group: &str,
+        procs: &[Proc],
+        local: BTreeSet<Proc>,
+        info: &[Info],
+    ) {
+        let waiter = Waiter { conn, tag: tag.0 };
+        let step = self
+            .groups_of(kind)
+            .contribute_to(group, procs, local, me, waiter, info);
+        let (FenceStep::LocallyComplete(id) | FenceStep::Pending(id)) = step;
+        if let Some(after_s) = Directives::from_info(info).timeout_s
+            && self
+                .groups_of(kind)
+                .get_mut(id)
+                .is_some_and(|t| t.timer.is_none())
+        {
+            let op = self.op();
+            if let Some(t) = self.groups_of(kind).get_mut(id) {
+                t.timer = Some(op);
+            }
+            self.actions.push_back(Action::Timer { op, after_s });
+        }
+        match step {
+            FenceStep::LocallyComplete(id) => self.complete_group(kind, id),
+            FenceStep::Pending(_) => {
+                let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
+                for g in gone {
+                    for id in self.groups_of(kind).lose(&g, LOST_PARTICIPANT) {
+                        self.complete_group(kind, id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every local member took part (or one was lost): finish here, or through the host.
+    fn complete_group(&mut self, kind: Kind, id: u64) {
+        let Some(t) = self.groups_of(kind).get_mut(id) else {
+            return;
+        };
+        let (procs, lost, label) = (t.procs.clone(), t.lost, t.label.clone());
+        let info = t.host_info();
+        let local_only = flag(&info, attr::GROUP_LOCAL_ONLY);
+        let wants_id = kind == Kind::Construct && flag(&info, attr::GROUP_ASSIGN_CONTEXT_ID);
+        let here = self.all_local(&procs) || local_only;
+        if here && (lost.is_some() || !wants_id) {
+            self.finish_group(kind, id, lost.unwrap_or(Status::SUCCESS), None);
+            return;
+        }
+        if let Some(t) = self.groups_of(kind).get_mut(id) {
+            t.at_host = true;
+        }
+        let op = match kind {
+            Kind::Construct => GroupOperation::CONSTRUCT,
+            Kind::Destruct => GroupOperation::DESTRUCT,
+        };
+        let call = HostCall::Group {
+            op,
+            group: label,
+            procs,
+            info,
+        };
+        self.call_host(Pending::Group(kind, id), call);
+    }
+
+    /// The host answered the group operation `id`.
+    pub(super) fn host_answered_group(&mut self, kind: Kind, id: u64, result: HostResult) {
+        let (status, cid) = match result {
+            HostResult::Infos(Ok(info)) => (Status::SUCCESS, context_id_of(&info)),
+            other => (other.failure(), None),
+        };
+        let status = match self.groups_of(kind).get_mut(id) {
+            Some(t) => t.outcome(status),
+            None => status,
+        };
+        self.finish_group(kind, id, status, cid);
+    }
+
+    fn finish_group(&mut self, kind: Kind, id: u64, status: Status, cid: Option<u64>) {
+        let Some((t, next)) = self.groups_of(kind).finish(id) else {
+            return;
+        };
+        let formed = status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS;
+        match kind {
+            Kind::Construct if formed => {
+                let members = if status == Status::SUCCESS {
+                    t.procs.clone()
+                } else {
+                    t.contributed.keys().cloned().collect()
+                };
+                let group = Group {
+                    members,
+                    context_id: cid,
+                };
+                self.groups.live.insert(t.label.clone(), group);
+            }
+            Kind::Destruct if status == Status::SUCCESS => {
+                self.groups.live.remove(&t.label);
+            }
+            _ => {}
+        }
+        for w in t.contributed.values() {
+            self.group_reply(kind, w.conn, Tag(w.tag), status, cid);
+        }
+        if let Some(next) = next {
+            self.complete_group(kind, next);
+        }
+    }
+
+    /// The timer `op` bounded a group operation or an invitation: end it. Whether it did.
+    pub(super) fn group_timed_out(&mut self, op: u64) -> bool {
+        if let Some(id) = self.groups.constructs.by_timer(op) {
+            // Optional members that never came are left out (§14.2.5).
+            let partial = self.groups.constructs.get_mut(id).is_some_and(|t| {
+                flag(&t.info, attr::GROUP_OPTIONAL) && !t.at_host && t.lost.is_none()
+            });
+            let status = if partial {
+                Status::ERR_PARTIAL_SUCCESS
+            } else {
+                Status::ERR_TIMEOUT
+            };
+            self.finish_group(Kind::Construct, id, status, None);
+            return true;
+        }
+        if let Some(id) = self.groups.destructs.by_timer(op) {
+            self.finish_group(Kind::Destruct, id, Status::ERR_TIMEOUT, None);
+            return true;
+        }
+        let invitation = self
+            .groups
+            .invitations
+            .iter()
+            .find(|(_, i)| i.timer == Some(op) && !i.at_host)
+            .map(|(g, _)| g.clone());
+        if let Some(group) = invitation {
+            if let Some(inv) = self.groups.invitations.get_mut(&group) {
+                let silent: Vec<Proc> = inv
+                    .invited
+                    .iter()
+                    .filter(|p| !inv.accepted.contains_key(*p) && !inv.refused.contains(*p))
+                    .cloned()
+                    .collect();
+                inv.refused.extend(silent);
+                inv.timed_out = true;
+            }
+            self.conclude_invitation(&group);
+            return true;
+        }
+        false
+    }
+
+    /// `proc` terminated: group operations waiting for it fail, and an invitation counts it
+    /// as having failed to answer.
+    pub(super) fn group_lost(&mut self, proc: &Proc) {
+        for kind in [Kind::Construct, Kind::Destruct] {
+            for id in self.groups_of(kind).lose(proc, LOST_PARTICIPANT) {
+                self.complete_group(kind, id);
+            }
+        }
+        let waiting: Vec<(String, Proc)> = self
+            .groups
+            .invitations
+            .iter()
+            .filter(|(_, i)| {
+                i.invited.contains(proc)
+                    && !i.accepted.contains_key(proc)
+                    && !i.refused.contains(proc)
+            })
+            .map(|(g, i)| (g.clone(), i.leader.clone()))
+            .collect();
+        for (group, leader) in waiting {
+            if let Some(inv) = self.groups.invitations.get_mut(&group) {
+                inv.refused.insert(proc.clone());
+            }
+            self.group_event(
+                Status::GROUP_INVITE_FAILED,
+                proc,
+                &[leader],
+                &group,
+                Vec::new(),
+            );
+            self.conclude_invitation(&group);
+        }
+    }
+
+    pub(super) fn groups_conn_closed(&mut self, conn: ConnId) {
+        self.groups.constructs.drop_conn(conn);
+        self.groups.destructs.drop_conn(conn);
+    }
+
+    /// Raise group event `status` from `source` at `targets`, naming `group`.
+    fn group_event(
+        &mut self,
+        status: Status,
+        source: &Proc,
+        targets: &[Proc],
+        group: &str,
+        mut info: Vec<Info>,
+    ) {
+        info.push(Info::new(attr::GROUP_ID, group.to_owned()));
+        info.push(Info::new(
+            attr::EVENT_CUSTOM_RANGE,
+            DataArray::of_procs(targets.to_vec()),
+        ));
+        let event = Event {
+            status,
+            source: source.clone(),
+            range: DataRange::CUSTOM,
+            info,
+        };
+        if let Err(s) = self.notify_event(event) {
+            tracing::debug!("group event {status:?} for {group:?} not raised: {s:?}");
+        }
+    }
+
+    /// `PMIx_Group_invite` from the leader `me`.
+    pub(super) fn group_invite(
+        &mut self,
+        conn: ConnId,
+        me: &Proc,
+        tag: Tag,
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    ) {
+        let status = if group.is_empty()
+            || procs.is_empty()
+            || has_duplicates(&procs)
+            || procs.contains(me)
+            || procs.iter().any(|p| p.rank == Rank::WILDCARD)
+        {
+            Status::ERR_BAD_PARAM
+        } else if self.groups.live.contains_key(&group)
+            || self.groups.invitations.contains_key(&group)
+        {
+            Status::ERR_EXISTS
+        } else if !procs.iter().all(|p| self.store.is_local(p)) {
+            tracing::debug!("{me}: invitation to {group:?} reaches beyond this node");
+            Status::ERR_NOT_SUPPORTED
+        } else {
+            Status::SUCCESS
+        };
+        if status != Status::SUCCESS {
+            self.plain_reply(Command::GROUP_INVITE, conn, tag, status);
+            return;
+        }
+        let timer = Directives::from_info(&info).timeout_s.map(|after_s| {
+            let op = self.op();
+            self.actions.push_back(Action::Timer { op, after_s });
+            op
+        });
+        let gone: Vec<Proc> = procs
+            .iter()
+            .filter(|p| self.store.gone.contains(*p))
+            .cloned()
+            .collect();
+        let invitation = Invitation {
+            leader: me.clone(),
+            waiter: Waiter { conn, tag: tag.0 },
+            invited: procs.clone(),
+            info,
+            accepted: BTreeMap::new(),
+            refused: gone.iter().cloned().collect(),
+            timer,
+            timed_out: false,
+            at_host: false,
+        };
+        self.groups.invitations.insert(group.clone(), invitation);
+        let reachable: Vec<Proc> = procs.into_iter().filter(|p| !gone.contains(p)).collect();
+        if !reachable.is_empty() {
+            self.group_event(Status::GROUP_INVITED, me, &reachable, &group, Vec::new());
+        }
+        for g in gone {
+            self.group_event(
+                Status::GROUP_INVITE_FAILED,
+                &g,
+                std::slice::from_ref(me),
+                &group,
+                Vec::new(),
+            );
+        }
+        self.conclude_invitation(&group);
+    }
+
+    /// `PMIx_Group_join` from `me`, answering `leader`'s invitation.
+    pub(super) fn group_join(
+        &mut self,
+        conn: ConnId,
+        me: &Proc,
+        tag: Tag,
+        group: String,
+        procs: Vec<Proc>,
+        info: &[Info],
+    ) {
+        let declines = info
+            .iter()
+            .any(|i| i.key.as_str() == GROUP_JOIN_DECLINES && i.value.as_bool() == Some(true));
+        let status = match self.groups.invitations.get(&group) {
+            None => Status::ERR_NOT_FOUND,
+            Some(inv) if !inv.invited.contains(me) => Status::ERR_BAD_PARAM,
+            Some(inv) if procs.first().is_some_and(|l| *l != inv.leader) => Status::ERR_BAD_PARAM,
+            Some(inv) if inv.accepted.contains_key(me) || inv.refused.contains(me) => {
+                Status::ERR_EXISTS
+            }
+            Some(_) => Status::SUCCESS,
+        };
+        if status != Status::SUCCESS {
+            self.plain_reply(Command::GROUP_JOIN, conn, tag, status);
+            return;
+        }
+        let Some(inv) = self.groups.invitations.get_mut(&group) else {
+            return;
+        };
+        let leader = inv.leader.clone();
+        let event = if declines {
+            inv.refused.insert(me.clone());
+            Status::GROUP_INVITE_DECLINED
+        } else {
+            inv.accepted.insert(me.clone(), Waiter { conn, tag: tag.0 });
+            Status::GROUP_INVITE_ACCEPTED
+        };
+        if declines {
+            self.plain_reply(Command::GROUP_JOIN, conn, tag, Status::SUCCESS);
+        }
+        self.group_event(event, me, &[leader], &group, Vec::new());
+        self.conclude_invitation(&group);
+    }
+
+    /// Every invitee of `group` answered (or failed to): form the group, asking the host for
+    /// a context id first if the leader wanted one.
+    fn conclude_invitation(&mut self, group: &str) {
+        let Some(inv) = self.groups.invitations.get_mut(group) else {
+            return;
+        };
+        let answered = inv.accepted.len() + inv.refused.len();
+        if answered < inv.invited.len() || inv.at_host {
+            return;
+        }
+        if inv.timed_out && !flag(&inv.info, attr::GROUP_OPTIONAL) {
+            self.form_invited_group(group, Err(Status::ERR_TIMEOUT));
+            return;
+        }
+        let mut members = vec![inv.leader.clone()];
+        members.extend(
+            inv.invited
+                .iter()
+                .filter(|p| inv.accepted.contains_key(*p))
+                .cloned(),
+        );
+        if flag(&inv.info, attr::GROUP_ASSIGN_CONTEXT_ID) {
+            inv.at_host = true;
+            let call = HostCall::Group {
+                op: GroupOperation::CONSTRUCT,
+                group: group.to_owned(),
+                procs: members,
+                info: inv.info.clone(),
+            };
+            self.call_host(Pending::Invitation(group.to_owned()), call);
+            return;
+        }
+        self.form_invited_group(group, Ok(None));
+    }
+
+    /// The host answered the context-id request of the invitation to `group`.
+    pub(super) fn host_answered_invitation(&mut self, group: &str, result: HostResult) {
+        let result = match result {
+            HostResult::Infos(Ok(info)) => Ok(context_id_of(&info)),
+            other => Err(other.failure()),
+        };
+        self.form_invited_group(group, result);
+    }
+
+    fn form_invited_group(&mut self, group: &str, cid: Result<Option<u64>, Status>) {
+        let Some(inv) = self.groups.invitations.remove(group) else {
+            return;
+        };
+        let mut members = vec![inv.leader.clone()];
+        members.extend(
+            inv.invited
+                .iter()
+                .filter(|p| inv.accepted.contains_key(*p))
+                .cloned(),
+        );
+        let status = match cid {
+            Ok(cid) => {
+                let g = Group {
+                    members: members.clone(),
+                    context_id: cid,
+                };
+                self.groups.live.insert(group.to_owned(), g);
+                let mut info = vec![Info::new(
+                    attr::GROUP_MEMBERSHIP,
+                    DataArray::of_procs(members.clone()),
+                )];
+                if let Some(c) = cid {
+                    info.push(Info::new(attr::GROUP_CONTEXT_ID, c as usize));
+                }
+                let leader = inv.leader.clone();
+                self.group_event(
+                    Status::GROUP_CONSTRUCT_COMPLETE,
+                    &leader,
+                    &members,
+                    group,
+                    info,
+                );
+                if inv.timed_out {
+                    Status::ERR_PARTIAL_SUCCESS
+                } else {
+                    Status::SUCCESS
+                }
+            }
+            Err(s) => s,
+        };
+        let joined = if status == Status::ERR_PARTIAL_SUCCESS {
+            Status::SUCCESS
+        } else {
+            status
+        };
+        for w in inv.accepted.values() {
+            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), joined);
+        }
+        let w = inv.waiter;
+        self.plain_reply(Command::GROUP_INVITE, w.conn, Tag(w.tag), status);
+    }
+
+    /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it.
+    pub(super) fn group_leave(&mut self, conn: ConnId, me: &Proc, tag: Tag, group: String) {
+        let status = match self.groups.live.get_mut(&group) {
+            None => Status::ERR_NOT_FOUND,
+            Some(g) if !g.members.contains(me) => Status::ERR_BAD_PARAM,
+            Some(g) => {
+                g.members.retain(|m| m != me);
+                Status::SUCCESS
+            }
+        };
+        self.plain_reply(Command::GROUP_LEAVE, conn, tag, status);
+        if status != Status::SUCCESS {
+            return;
+        }
+        let rest = self
+            .groups
+            .live
+            .get(&group)
+            .map(|g| g.members.clone())
+            .unwrap_or_default();
+        if rest.is_empty() {
+            self.groups.live.remove(&group);
+        } else {
+            self.group_event(Status::GROUP_LEFT, me, &rest, &group, Vec::new());
+        }
+    }
+}

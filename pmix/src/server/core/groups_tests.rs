@@ -1,0 +1,391 @@
+//! The group state machine of the server core, driven by hand: collective construction and
+//! destruction, group ids in fences, optional members, lost members, and invitations.
+
+use super::tests::{armed_timer, connect, core_with, p, send, two_nodes};
+use super::*;
+use crate::model::{Value, attr};
+use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
+use crate::wire::{Command, Notification, OpReply};
+
+/// What the core sent since the last drain: replies decoded for `command`, and events as
+/// (connection, status, source).
+type Sent = (Vec<(ConnId, u32, Reply)>, Vec<(ConnId, Status, Proc)>);
+
+fn drain(c: &mut ServerCore, command: Command) -> Sent {
+    let (mut replies, mut events) = (Vec::new(), Vec::new());
+    while let Some(a) = c.poll_action() {
+        let Action::Send { conn, tag, payload } = a else {
+            continue;
+        };
+        if tag == Tag::NOTIFY {
+            let n = Notification::decode(&payload, BufferType::NonDescribed).unwrap();
+            events.push((conn, n.status, n.source));
+        } else {
+            let r = Reply::decode(command, &payload, BufferType::NonDescribed).unwrap();
+            replies.push((conn, tag.0, r));
+        }
+    }
+    (replies, events)
+}
+
+/// Register every connection for every event.
+fn listen(c: &mut ServerCore, conns: &[ConnId]) {
+    for &conn in conns {
+        let all = Request::RegisterEvents {
+            codes: vec![],
+            info: vec![],
+        };
+        send(c, conn, 190, &all);
+    }
+    while c.poll_action().is_some() {}
+}
+
+fn construct(group: &str, ranks: &[u32], info: Vec<Info>) -> Request {
+    Request::Op(Op::GroupConstruct {
+        group: group.into(),
+        procs: ranks.iter().map(|r| p(*r)).collect(),
+        info,
+    })
+}
+
+fn destruct(group: &str) -> Request {
+    Request::Op(Op::GroupDestruct {
+        group: group.into(),
+        info: vec![],
+    })
+}
+
+fn constructed(status: Status) -> Reply {
+    Reply::Op(OpReply::GroupConstruct {
+        status,
+        context_id: None,
+    })
+}
+
+fn plain(command: Command, status: Status) -> Reply {
+    Reply::Op(OpReply::Status { command, status })
+}
+
+fn group_fence(group: &str) -> Request {
+    Request::Fence {
+        procs: vec![Proc::try_new(group, Rank::WILDCARD).unwrap()],
+        info: vec![],
+    }
+}
+
+#[test]
+fn a_constructed_group_fences_by_its_id_and_its_name_is_free_after_destruct() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    for round in 0..2 {
+        send(&mut c, conns[0], 110, &construct("g", &[0, 1], vec![]));
+        assert!(
+            drain(&mut c, Command::GROUP_CONSTRUCT).0.is_empty(),
+            "waits for rank 1"
+        );
+        send(&mut c, conns[1], 110, &construct("g", &[0, 1], vec![]));
+        let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+        assert_eq!(r.len(), 2, "round {round}");
+        assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+        // The group's id stands for ranks 0 and 1 only: rank 2 is not awaited, nor allowed.
+        send(&mut c, conns[0], 111, &group_fence("g"));
+        send(&mut c, conns[2], 111, &group_fence("g"));
+        let (r, _) = drain(&mut c, Command::FENCENB);
+        assert_eq!(
+            r,
+            vec![(conns[2], 111, Reply::Status(Status::ERR_BAD_PARAM))]
+        );
+        send(&mut c, conns[1], 111, &group_fence("g"));
+        let (r, _) = drain(&mut c, Command::FENCENB);
+        assert_eq!(r.len(), 2);
+        assert!(
+            r.iter()
+                .all(|(_, _, x)| *x == Reply::Status(Status::SUCCESS))
+        );
+        for &conn in &conns[..2] {
+            send(&mut c, conn, 112, &destruct("g"));
+        }
+        let (r, _) = drain(&mut c, Command::GROUP_DESTRUCT);
+        assert_eq!(r.len(), 2);
+        assert!(
+            r.iter()
+                .all(|(_, _, x)| *x == plain(Command::GROUP_DESTRUCT, Status::SUCCESS))
+        );
+    }
+}
+
+#[test]
+fn bad_group_input_is_refused_with_the_standards_status() {
+    let mut c = core_with(3);
+    let a = connect(&mut c, 0);
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    let cases = [
+        (construct("", &[0, 1], vec![]), Status::ERR_BAD_PARAM),
+        (construct("g", &[], vec![]), Status::ERR_BAD_PARAM),
+        (construct("g", &[0, 0], vec![]), Status::ERR_BAD_PARAM),
+        (construct("g", &[1, 2], vec![]), Status::ERR_BAD_PARAM),
+    ];
+    for (req, want) in cases {
+        send(&mut c, a, 101, &req);
+        let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+        assert_eq!(r, vec![(a, 101, constructed(want))], "{req:?}");
+    }
+    send(&mut c, a, 102, &destruct("nope"));
+    let (r, _) = drain(&mut c, Command::GROUP_DESTRUCT);
+    assert_eq!(
+        r[0].2,
+        plain(Command::GROUP_DESTRUCT, Status::ERR_NOT_FOUND)
+    );
+    let leave = Request::Op(Op::GroupLeave {
+        group: "nope".into(),
+        info: vec![],
+    });
+    send(&mut c, a, 103, &leave);
+    let (r, _) = drain(&mut c, Command::GROUP_LEAVE);
+    assert_eq!(r[0].2, plain(Command::GROUP_LEAVE, Status::ERR_NOT_FOUND));
+}
+
+#[test]
+fn optional_members_that_never_come_are_left_out_at_the_timeout() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    let info = || {
+        vec![
+            Info::new(attr::GROUP_OPTIONAL, true),
+            Info::new(attr::TIMEOUT, 2),
+        ]
+    };
+    send(&mut c, conns[0], 105, &construct("opt", &[0, 1, 2], info()));
+    let timer = armed_timer(&mut c, 2);
+    send(&mut c, conns[1], 105, &construct("opt", &[0, 1, 2], info()));
+    assert!(drain(&mut c, Command::GROUP_CONSTRUCT).0.is_empty());
+    c.handle_timeout(timer);
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, x)| *x == constructed(Status::ERR_PARTIAL_SUCCESS))
+    );
+    // The group is the two who came.
+    send(&mut c, conns[0], 106, &group_fence("opt"));
+    send(&mut c, conns[1], 106, &group_fence("opt"));
+    let (r, _) = drain(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+    // Without PMIX_GROUP_OPTIONAL the timeout fails the construction.
+    send(
+        &mut c,
+        conns[0],
+        107,
+        &construct("strict", &[0, 2], vec![Info::new(attr::TIMEOUT, 1)]),
+    );
+    let timer = armed_timer(&mut c, 1);
+    c.handle_timeout(timer);
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r, vec![(conns[0], 107, constructed(Status::ERR_TIMEOUT))]);
+}
+
+#[test]
+fn a_member_lost_during_construction_ends_it_locally_or_through_the_host() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    send(&mut c, a, 105, &construct("g", &[0, 1], vec![]));
+    c.handle_closed(b);
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r, vec![(a, 105, constructed(LOST_PARTICIPANT))]);
+
+    // Members on another node: the host is told, and a host that ignores it cannot succeed.
+    let mut c = two_nodes();
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    send(&mut c, a, 105, &construct("wide", &[0, 1, 2], vec![]));
+    c.handle_closed(b);
+    let calls: Vec<(u64, String, Vec<Info>)> = std::iter::from_fn(|| c.poll_action())
+        .filter_map(|x| match x {
+            Action::Host {
+                op,
+                call: HostCall::Group { group, info, .. },
+            } => Some((op, group, info)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 1);
+    let (op, group, info) = &calls[0];
+    assert_eq!(group, "wide");
+    assert!(
+        info.iter()
+            .any(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS) == Some(LOST_PARTICIPANT))
+    );
+    c.handle_host(*op, HostResult::Infos(Ok(vec![])));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r, vec![(a, 105, constructed(LOST_PARTICIPANT))]);
+}
+
+#[test]
+fn the_host_assigns_the_context_id_of_a_group_spanning_nodes() {
+    let mut c = two_nodes();
+    let a = connect(&mut c, 0);
+    connect(&mut c, 1);
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    let info = vec![Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true)];
+    // Rank 0 is the only member on this node: to the host at once, with the group's members.
+    send(&mut c, a, 105, &construct("wide", &[0, 2], info));
+    let op = std::iter::from_fn(|| c.poll_action())
+        .find_map(|x| match x {
+            Action::Host {
+                op,
+                call:
+                    HostCall::Group {
+                        op: GroupOperation::CONSTRUCT,
+                        procs,
+                        ..
+                    },
+            } if procs == vec![p(0), p(2)] => Some(op),
+            _ => None,
+        })
+        .expect("the host is asked");
+    let answer = vec![Info::new(attr::GROUP_CONTEXT_ID, 42usize)];
+    c.handle_host(op, HostResult::Infos(Ok(answer)));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    let want = Reply::Op(OpReply::GroupConstruct {
+        status: Status::SUCCESS,
+        context_id: Some(42),
+    });
+    assert_eq!(r, vec![(a, 105, want)]);
+}
+
+fn invite(ranks: &[u32], info: Vec<Info>) -> Request {
+    Request::Op(Op::GroupInvite {
+        group: "inv".into(),
+        procs: ranks.iter().map(|r| p(*r)).collect(),
+        info,
+    })
+}
+
+fn join(declines: bool) -> Request {
+    let mut info = vec![];
+    if declines {
+        info.push(Info::with_key(GROUP_JOIN_DECLINES, Value::Bool(true)).unwrap());
+    }
+    Request::Op(Op::GroupJoin {
+        group: "inv".into(),
+        procs: vec![p(0)],
+        info,
+    })
+}
+
+#[test]
+fn an_invitation_ends_when_every_invitee_answered_and_forms_the_group_of_those_who_accepted() {
+    let mut c = core_with(4);
+    let conns: Vec<ConnId> = (0..4).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    send(&mut c, conns[0], 101, &invite(&[1, 2, 3], vec![]));
+    let (r, ev) = drain(&mut c, Command::GROUP_INVITE);
+    assert!(r.is_empty());
+    let invited: Vec<ConnId> = ev
+        .iter()
+        .filter(|(_, s, src)| *s == Status::GROUP_INVITED && *src == p(0))
+        .map(|(conn, _, _)| *conn)
+        .collect();
+    assert_eq!(invited, conns[1..].to_vec());
+
+    // Rank 1 accepts: the leader hears it; nobody is answered yet.
+    send(&mut c, conns[1], 102, &join(false));
+    let (r, ev) = drain(&mut c, Command::GROUP_JOIN);
+    assert!(r.is_empty());
+    assert_eq!(ev, vec![(conns[0], Status::GROUP_INVITE_ACCEPTED, p(1))]);
+    // Rank 2 declines: answered at once; the leader hears it.
+    send(&mut c, conns[2], 102, &join(true));
+    let (r, ev) = drain(&mut c, Command::GROUP_JOIN);
+    assert_eq!(
+        r,
+        vec![(conns[2], 102, plain(Command::GROUP_JOIN, Status::SUCCESS))]
+    );
+    assert_eq!(ev, vec![(conns[0], Status::GROUP_INVITE_DECLINED, p(2))]);
+    // Answering twice is refused.
+    send(&mut c, conns[2], 103, &join(false));
+    let (r, _) = drain(&mut c, Command::GROUP_JOIN);
+    assert_eq!(r[0].2, plain(Command::GROUP_JOIN, Status::ERR_EXISTS));
+    // Rank 3 terminates before answering: the leader hears it failed, and the group forms.
+    c.handle_closed(conns[3]);
+    let mut out = Vec::new();
+    while let Some(a) = c.poll_action() {
+        if let Action::Send { conn, tag, payload } = a {
+            out.push((conn, tag, payload));
+        }
+    }
+    let mut events = Vec::new();
+    let mut answered = Vec::new();
+    for (conn, tag, payload) in out {
+        if tag == Tag::NOTIFY {
+            let n = Notification::decode(&payload, BufferType::NonDescribed).unwrap();
+            events.push((conn, n.status, n.source));
+        } else {
+            let command = if conn == conns[0] {
+                Command::GROUP_INVITE
+            } else {
+                Command::GROUP_JOIN
+            };
+            let r = Reply::decode(command, &payload, BufferType::NonDescribed).unwrap();
+            answered.push((conn, r));
+        }
+    }
+    assert!(events.contains(&(conns[0], Status::GROUP_INVITE_FAILED, p(3))));
+    // From the leader to the other members (a source never hears its own event).
+    assert!(events.contains(&(conns[1], Status::GROUP_CONSTRUCT_COMPLETE, p(0))));
+    assert!(
+        !events
+            .iter()
+            .any(|(conn, s, _)| *conn == conns[2] && *s == Status::GROUP_CONSTRUCT_COMPLETE)
+    );
+    assert!(answered.contains(&(conns[0], plain(Command::GROUP_INVITE, Status::SUCCESS))));
+    assert!(answered.contains(&(conns[1], plain(Command::GROUP_JOIN, Status::SUCCESS))));
+    // The group is ranks 0 and 1.
+    send(&mut c, conns[0], 104, &group_fence("inv"));
+    send(&mut c, conns[1], 104, &group_fence("inv"));
+    let (r, _) = drain(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+}
+
+#[test]
+fn an_invitation_whose_timeout_passes_fails_unless_members_are_optional() {
+    for optional in [false, true] {
+        let mut c = core_with(3);
+        let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+        listen(&mut c, &conns);
+        let mut info = vec![Info::new(attr::TIMEOUT, 3)];
+        if optional {
+            info.push(Info::new(attr::GROUP_OPTIONAL, true));
+        }
+        send(&mut c, conns[0], 101, &invite(&[1, 2], info));
+        let timer = armed_timer(&mut c, 3);
+        send(&mut c, conns[1], 102, &join(false));
+        drain(&mut c, Command::GROUP_JOIN);
+        c.handle_timeout(timer);
+        let mut answers = Vec::new();
+        while let Some(a) = c.poll_action() {
+            if let Action::Send { conn, tag, payload } = a
+                && tag != Tag::NOTIFY
+            {
+                let command = if conn == conns[0] {
+                    Command::GROUP_INVITE
+                } else {
+                    Command::GROUP_JOIN
+                };
+                let r = Reply::decode(command, &payload, BufferType::NonDescribed).unwrap();
+                answers.push((conn, r));
+            }
+        }
+        let (leader, joiner) = if optional {
+            (Status::ERR_PARTIAL_SUCCESS, Status::SUCCESS)
+        } else {
+            (Status::ERR_TIMEOUT, Status::ERR_TIMEOUT)
+        };
+        assert!(answers.contains(&(conns[0], plain(Command::GROUP_INVITE, leader))));
+        assert!(answers.contains(&(conns[1], plain(Command::GROUP_JOIN, joiner))));
+    }
+}
