@@ -327,6 +327,39 @@ pub(crate) fn check(
         }
     }
 
+    // Group operations: one outcome for every live member, the same context id everywhere,
+    // and a failure only after a fault, with the standard's status.
+    for (op, outcomes) in &s.groups {
+        let live: Vec<&crate::GroupOutcome> = outcomes.iter().filter(|(r, _)| live(*r)).collect();
+        let ids: BTreeSet<Option<u64>> = live
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().copied())
+            .collect();
+        let errors: BTreeSet<i32> = live
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().err().map(|e| e.0))
+            .collect();
+        if !ids.is_empty() && !errors.is_empty() {
+            out.push(format!(
+                "group {op} succeeded at some live members, failed at others ({errors:?})"
+            ));
+        }
+        if ids.len() > 1 {
+            out.push(format!("group {op} gave different context ids: {ids:?}"));
+        }
+        if *op == "construct" && ids.contains(&None) {
+            out.push("a group construction asked for a context id and got none".to_owned());
+        }
+        if !errors.is_empty()
+            && (!faulted
+                || errors
+                    .iter()
+                    .any(|e| ![Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0].contains(e)))
+        {
+            out.push(format!("group {op} failed with {errors:?}"));
+        }
+    }
+
     // Failure events reached the live clients that stayed long enough to hear them.
     // A crashed node is noticed by its neighbours, and the nodes below it one level of the
     // job tree per liveness timeout (a crashed rack's inner nodes have no live neighbour).

@@ -121,7 +121,15 @@ pub struct Workload {
     /// With a spawn: rank 0 and the spawned processes connect (`PMIx_Connect`) once the
     /// spawn returns and their fence is over, then disconnect.
     pub connect: bool,
+    /// When set, every rank constructs the group `GROUP` of the whole job at this time
+    /// (with `PMIX_GROUP_ASSIGN_CONTEXT_ID`), fences by the group's id, and destructs it.
+    pub group_at: Option<Duration>,
+    /// The group construction's `PMIX_TIMEOUT`, in seconds.
+    pub group_timeout_s: Option<u32>,
 }
+
+/// The name of the group of the workload.
+pub const GROUP: &str = "simgroup";
 
 /// What a run is.
 #[derive(Clone, Debug)]
@@ -208,6 +216,9 @@ struct RankRecord {
     events: BTreeSet<(i32, u32)>,
 }
 
+/// A rank's group operation and how it ended: with the context id a construction got.
+type GroupOutcome = (u32, Result<Option<u64>, Status>);
+
 /// A party to a connect or disconnect, and how it ended for it.
 type PartyOutcome = (node::Party, Result<(), Status>);
 
@@ -261,6 +272,9 @@ struct Observed {
     /// Connects and disconnects between a parent and its spawned job: by job and operation,
     /// each party's outcome.
     connects: BTreeMap<(String, &'static str), Vec<PartyOutcome>>,
+    /// The group operations of the job's ranks (construct, fence, destruct): each rank's
+    /// outcome, with the context id a construction got.
+    groups: BTreeMap<&'static str, Vec<GroupOutcome>>,
     killed_alone: BTreeMap<u32, Duration>,
     faults: Vec<String>,
 }
@@ -433,6 +447,19 @@ impl Observer {
             .entry((job.as_str().to_owned(), op))
             .or_default()
             .push((who, result));
+    }
+
+    pub(crate) fn grouped(&self, rank: u32, op: &'static str, result: Result<Option<u64>, Status>) {
+        let what = match &result {
+            Ok(cid) => format!("rank {rank} group {op} ok {cid:?}"),
+            Err(s) => format!("rank {rank} group {op} failed {}", s.0),
+        };
+        self.record(u32::MAX, what.as_bytes());
+        self.lock()
+            .groups
+            .entry(op)
+            .or_default()
+            .push((rank, result));
     }
 
     pub(crate) fn child_started(&self, nspace: &pmix::model::Nspace, rank: u32, node: u32) {

@@ -309,6 +309,38 @@ impl Agent {
     }
 }
 
+/// The group step of the workload: construct the group of the whole job with a context id,
+/// fence by its id, destruct it; record each outcome.
+async fn group_work(client: &Client, me: &Proc, workload: &Workload, observer: &Observer) {
+    let rank = me.rank.0;
+    let everyone = [Proc::new(me.nspace.clone(), Rank::WILDCARD)];
+    let mut info = vec![Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true)];
+    if let Some(t) = workload.group_timeout_s {
+        info.push(Info::new(
+            attr::TIMEOUT,
+            i32::try_from(t).unwrap_or(i32::MAX),
+        ));
+    }
+    let built = client.group_construct(crate::GROUP, &everyone, &info).await;
+    let cid = |r: &[Info]| {
+        r.iter()
+            .find_map(|i| i.get(attr::GROUP_CONTEXT_ID))
+            .and_then(|c| u64::try_from(c).ok())
+    };
+    let built = built.map(|r| cid(&r));
+    observer.grouped(rank, "construct", built);
+    if built.is_err() {
+        return;
+    }
+    let Ok(id) = Proc::try_new(crate::GROUP, Rank::WILDCARD) else {
+        return;
+    };
+    let fenced = client.fence(&[id], &info[1..]).await;
+    observer.grouped(rank, "fence", fenced.map(|()| None));
+    let destructed = client.group_destruct(crate::GROUP, &info[1..]).await;
+    observer.grouped(rank, "destruct", destructed.map(|()| None));
+}
+
 /// Who takes part in a connect between a parent and the job it spawned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Party {
@@ -591,6 +623,11 @@ async fn wire_up(
             Err(s) => Err(s),
         };
         observer.looked_up(rank, started, outcome);
+    }
+
+    if let Some(at) = workload.group_at {
+        until(at).await;
+        group_work(&client, &me, workload, observer).await;
     }
 
     if let Some(at) = workload.spawn_at

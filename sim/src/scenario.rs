@@ -82,6 +82,10 @@ struct WorkloadFile {
     spawn_procs: Option<u32>,
     #[serde(default)]
     connect: bool,
+    #[serde(default)]
+    group_at_ms: Option<u64>,
+    #[serde(default)]
+    group_timeout_s: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -183,6 +187,8 @@ impl Scenario {
             spawn_at: w.spawn_at_ms.map(ms),
             spawn_procs: w.spawn_procs.unwrap_or(c.nodes.saturating_sub(1).max(1)),
             connect: w.connect,
+            group_at: w.group_at_ms.map(ms),
+            group_timeout_s: w.group_timeout_s,
         };
         let liveness = match &f.liveness {
             None => Liveness::default(),

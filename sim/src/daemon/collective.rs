@@ -53,6 +53,19 @@ impl Daemon {
         info: &[Info],
         data: Vec<u8>,
     ) -> Result<(u64, Awaited), Status> {
+        self.join_named(kind, "", procs, info, data)
+    }
+
+    /// As [`Daemon::join`], for a collective named `name` as well as by its processes (a
+    /// group's).
+    pub(super) fn join_named(
+        &self,
+        kind: Kind,
+        name: &str,
+        procs: &[Proc],
+        info: &[Info],
+        data: Vec<u8>,
+    ) -> Result<(u64, Awaited), Status> {
         let status = info
             .iter()
             .find_map(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS))
@@ -72,6 +85,8 @@ impl Daemon {
         set.sort();
         set.dedup();
         let mut signature = vec![kind as u8];
+        signature.extend_from_slice(name.as_bytes());
+        signature.push(0);
         for p in set {
             signature.extend_from_slice(p.nspace.as_str().as_bytes());
             signature.push(0);
@@ -106,7 +121,48 @@ impl Daemon {
             sent_up: false,
         });
         self.progress(&mut state, key);
+        self.root_check(&mut state, key);
         Ok((key, rx))
+    }
+
+    /// Whether `node` has participants of `procs` and every one of them is dead: its server
+    /// will never join a collective of `procs`.
+    pub(super) fn never_joins(&self, state: &State, node: u32, procs: &[Proc]) -> bool {
+        let mut involved = self
+            .layout()
+            .ranks_of(node)
+            .filter(|r| self.involves(procs, *r))
+            .peekable();
+        involved.peek().is_some() && involved.all(|r| state.dead_ranks.contains(&r))
+    }
+
+    /// The root's server never joins collective `key` when every participant on the root's
+    /// node is dead; nobody else can end it, since the root decides. A participant that sees
+    /// it tells the root, which checks against its own view and ends the collective, or waits
+    /// for its own word of the deaths (see `proc_down`).
+    pub(super) fn root_check(&self, state: &mut State, key: u64) {
+        let me = self.me();
+        let Some(c) = state.collectives.get(&key) else {
+            return;
+        };
+        if let Some(procs) = c.lost_here.as_ref() {
+            if c.joined.is_none() && self.never_joins(state, me, procs) {
+                self.note(format!("root lost {key:016x}: ending it").as_bytes());
+                self.finish(state, key, LOST.0, Vec::new());
+            }
+            return;
+        }
+        let Some(j) = c.joined.as_ref() else {
+            return;
+        };
+        if j.root == me || c.told_root || !self.never_joins(state, j.root, &j.procs) {
+            return;
+        }
+        let (root, data) = (j.root, pack_procs(&j.procs));
+        if let Some(c) = state.collectives.get_mut(&key) {
+            c.told_root = true;
+        }
+        self.send(root, Body::RootLost { key, data });
     }
 
     /// Give this node's server the outcome of `key`.

@@ -106,6 +106,7 @@ impl Daemon {
         let keys: Vec<u64> = state.collectives.keys().copied().collect();
         for key in keys {
             self.progress(&mut state, key);
+            self.root_check(&mut state, key);
         }
         drop(state);
         let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));

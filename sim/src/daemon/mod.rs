@@ -18,7 +18,8 @@
 //!   it or never will): the parent may have passed the data on before it failed;
 //! - a server that lost one of its own participants joins anyway, with
 //!   `PMIX_LOCAL_COLLECTIVE_STATUS` set to the loss, and its daemon sends the error up at
-//!   once (at the root: ends the collective);
+//!   once (at the root: ends the collective); when every participant on the root's node
+//!   is dead before any entered, a participant tells the root, which ends it;
 //! - `PMIX_TIMEOUT` bounds a collective (fence, connect, disconnect) at every daemon, as it
 //!   does at every server.
 //!
@@ -58,7 +59,9 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use pmix::codec::{BufferType, DataBuffer};
-use pmix::model::{App, DataArray, DataRange, Info, Nspace, PData, Proc, Rank, Status, attr};
+use pmix::model::{
+    App, DataArray, DataRange, GroupOperation, Info, Nspace, PData, Proc, Rank, Status, attr,
+};
 use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server};
 use pmix::store::published::Topology;
@@ -79,7 +82,7 @@ mod wire;
 
 use services::DataOp;
 use wire::{Body, Msg};
-use wire::{pack_keys, pack_launch, unpack_launch};
+use wire::{pack_keys, pack_launch, pack_procs, unpack_launch, unpack_procs};
 
 /// The largest daemon message accepted (a fence's data of the whole cluster fits).
 const MAX_MESSAGE: u32 = 1 << 30;
@@ -94,11 +97,13 @@ type Awaited = oneshot::Receiver<Result<Vec<u8>, Status>>;
 
 /// Which collective operation a collective is: each kind counts its collectives of a process
 /// set apart, so a connect never matches a fence of the same processes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Fence = 1,
     Connect = 2,
     Disconnect = 3,
+    GroupConstruct = 4,
+    GroupDestruct = 5,
 }
 
 /// What a link task is told.
@@ -123,6 +128,11 @@ struct Collective {
     /// Nodes this orphan asked for the outcome, and those still to answer.
     asked: BTreeSet<u32>,
     asking: BTreeSet<u32>,
+    /// At the root, before its server joined: the processes of the collective, from a node
+    /// that found every participant here dead.
+    lost_here: Option<Vec<Proc>>,
+    /// At a participant: it told the root that the root's participants are all dead.
+    told_root: bool,
 }
 
 #[derive(Debug)]
@@ -388,6 +398,22 @@ impl Daemon {
                 self.note(format!("release {key:016x} {status}").as_bytes());
                 if !state.finished.contains_key(&key) {
                     self.finish(&mut state, key, status, data);
+                }
+            }
+            Body::RootLost { key, data } => {
+                self.note(format!("root lost {key:016x} by {from}").as_bytes());
+                if let Some((status, data)) = state.finished.get(&key).cloned() {
+                    drop(state);
+                    self.send(from, Body::Release { key, status, data });
+                    return;
+                }
+                if let Some(procs) = unpack_procs(data) {
+                    let c = state.collectives.entry(key).or_default();
+                    c.askers.insert(from);
+                    if c.joined.is_none() {
+                        c.lost_here = Some(procs);
+                    }
+                    self.root_check(&mut state, key);
                 }
             }
             Body::AskRoot { key } => {
@@ -696,6 +722,34 @@ impl Host for Daemon {
         let (key, rx) = self.join(Kind::Disconnect, &procs, &info, Vec::new())?;
         self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST)).map(|_| ())
+    }
+
+    /// A group operation is a collective of its members' nodes, named by the group as well
+    /// as its members. A construction that asks for a context id gets the collective's key,
+    /// a hash of its signature and generation that every member's node computes alike.
+    async fn group(
+        &self,
+        op: GroupOperation,
+        group: String,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let kind = if op == GroupOperation::CONSTRUCT {
+            Kind::GroupConstruct
+        } else {
+            Kind::GroupDestruct
+        };
+        let (key, rx) = self.join_named(kind, &group, &procs, &directives, Vec::new())?;
+        self.bound(key, &directives);
+        rx.await.unwrap_or(Err(LOST))?;
+        let wants_id = directives
+            .iter()
+            .any(|i| i.is(attr::GROUP_ASSIGN_CONTEXT_ID) && i.value.as_bool() != Some(false));
+        if kind == Kind::GroupConstruct && wants_id {
+            let id = usize::try_from(key).unwrap_or(usize::MAX);
+            return Ok(vec![Info::new(attr::GROUP_CONTEXT_ID, id)]);
+        }
+        Ok(Vec::new())
     }
 
     async fn fence_nb(

@@ -23,6 +23,12 @@ pub(crate) enum Body {
     AskRoot {
         key: u64,
     },
+    /// To the root: every participant of collective `key` on your node is dead, so your
+    /// server will never join it; `data` packs its processes, for you to check and end it.
+    RootLost {
+        key: u64,
+        data: Vec<u8>,
+    },
     /// To a child of a root that is down: the outcome, if it reached you.
     AskPeer {
         key: u64,
@@ -119,6 +125,7 @@ impl Msg {
             Body::Contrib { key, status, data } => (1, *key, status.cast_unsigned(), data),
             Body::Release { key, status, data } => (2, *key, status.cast_unsigned(), data),
             Body::AskRoot { key } => (3, *key, 0, &[]),
+            Body::RootLost { key, data } => (17, *key, 0, data),
             Body::AskPeer { key } => (4, *key, 0, &[]),
             Body::Unknown { key } => (5, *key, 0, &[]),
             Body::Fetch { key, rank } => (6, *key, *rank, &[]),
@@ -155,6 +162,7 @@ impl Msg {
             1 => Body::Contrib { key, status, data },
             2 => Body::Release { key, status, data },
             3 => Body::AskRoot { key },
+            17 => Body::RootLost { key, data },
             4 => Body::AskPeer { key },
             5 => Body::Unknown { key },
             6 => Body::Fetch { key, rank: word },
@@ -231,6 +239,19 @@ pub(super) fn unpack_launch(b: Vec<u8>) -> Option<(Nspace, Proc, Vec<u32>)> {
 }
 
 /// Keys and directives of a lookup or unpublish, packed for the data server.
+pub(super) fn pack_procs(procs: &[Proc]) -> Vec<u8> {
+    let mut b = DataBuffer::new();
+    // Packing into memory fails only for values that cannot be encoded, which procs never are.
+    let _ = b.pack(procs);
+    b.unload()
+}
+
+pub(super) fn unpack_procs(data: Vec<u8>) -> Option<Vec<Proc>> {
+    DataBuffer::load(data, BufferType::NonDescribed)
+        .unpack::<Proc>(usize::MAX)
+        .ok()
+}
+
 pub(super) fn pack_keys(keys: &[String], info: &[Info]) -> Result<Vec<u8>, Status> {
     let mut b = DataBuffer::new();
     b.pack(keys).map_err(|_| Status::ERR_BAD_PARAM)?;
@@ -256,6 +277,10 @@ mod tests {
                 data: Vec::new(),
             },
             Body::AskRoot { key: 1 },
+            Body::RootLost {
+                key: 5,
+                data: vec![1],
+            },
             Body::AskPeer { key: 2 },
             Body::Unknown { key: 3 },
             Body::Fetch { key: 4, rank: 9 },
