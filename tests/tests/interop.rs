@@ -226,12 +226,10 @@ fn python3_pmix_clients_hear_of_terminations_and_each_other_under_pmixrun() {
 #[test]
 fn rust_clients_build_groups_and_fence_by_their_ids_under_pmixrun() {
     let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_group_check"));
-    check_says(
-        under_pmixrun(4, &program, &[]),
-        4,
-        "groups under pmixrun",
-        Some("ok fence by group id"),
-    );
+    let mut cmd = Command::new(pmixrun());
+    cmd.args(["-n", "4", "--timeout", "120", "--pset", "quadset", "--"])
+        .arg(&program);
+    check_says(cmd, 4, "groups under pmixrun", Some("ok fence by group id"));
 }
 
 #[test]

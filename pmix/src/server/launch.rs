@@ -22,6 +22,8 @@ pub struct AppLaunch {
     /// The working directory (`PMIX_WDIR`), if one was asked for.
     pub cwd: Option<PathBuf>,
     pub nprocs: u32,
+    /// The process set its processes form (the app's `PMIX_PSET_NAME`), if one was named.
+    pub pset: Option<String>,
 }
 
 /// A job ready to start on one node.
@@ -40,6 +42,22 @@ impl JobLaunch {
     /// The number of processes of the job.
     pub fn size(&self) -> u32 {
         self.apps.iter().map(|a| a.nprocs).sum()
+    }
+
+    /// The process sets its apps name, each with its members in rank order (apps naming the
+    /// same set share it).
+    pub fn psets(&self) -> Vec<(String, Vec<Proc>)> {
+        let mut sets: Vec<(String, Vec<Proc>)> = Vec::new();
+        for (proc, app) in self.procs() {
+            let Some(name) = &self.apps[app].pset else {
+                continue;
+            };
+            match sets.iter_mut().find(|(n, _)| n == name) {
+                Some((_, members)) => members.push(proc),
+                None => sets.push((name.clone(), vec![proc])),
+            }
+        }
+        sets
     }
 
     /// Each process of the job in rank order, with its application's index.
@@ -122,12 +140,27 @@ pub fn plan(
         if argv.is_empty() {
             argv.push(cmd);
         }
+        // Only the app's own information names its set: a job-level name would put every
+        // app of the job in one set.
+        let pset = app
+            .info
+            .iter()
+            .find(|i| i.key.as_str() == attr::PSET_NAME.wire_key())
+            .map(|i| {
+                i.value
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or(Status::ERR_BAD_PARAM)
+            })
+            .transpose()?
+            .filter(|n| !n.is_empty());
         out.push(AppLaunch {
             exe,
             argv,
             env: app.env.iter().flatten().cloned().collect(),
             cwd,
             nprocs,
+            pset,
         });
     }
     Ok(JobLaunch {
@@ -275,6 +308,14 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
             info(attr::HOSTNAME.wire_key(), Value::string(host)),
             info(attr::NODEID.wire_key(), Value::Uint32(0)),
         ];
+        // The sets it belongs to (§14.1: a process's PMIX_PSET_NAMES).
+        if let Some(set) = &job.apps[app].pset {
+            let names = DataArray {
+                data_type: DataType::STRING,
+                elements: vec![Value::string(set.clone())],
+            };
+            realm.push(Info::new(attr::PSET_NAMES, names));
+        }
         // Both are process-realm attributes (§6.1.4).
         if let Some(parent) = &job.parent {
             realm.push(Info::new(attr::PARENT_ID, parent.clone()));
@@ -397,5 +438,47 @@ mod tests {
         assert!(has(attr::PARENT_ID.wire_key(), &parent));
         assert!(has(attr::SPAWNED.wire_key(), &Value::Bool(true)));
         assert!(has(attr::APP_RANK.wire_key(), &Value::Rank(Rank(0))));
+    }
+
+    #[test]
+    fn apps_name_their_process_sets_and_each_process_lists_its_own() {
+        let set = |n: &str| vec![Info::new(attr::PSET_NAME, n.to_owned())];
+        let apps = [
+            app("/bin/true", 2, set("ocean")),
+            app("/bin/true", 1, vec![]),
+            app("/bin/true", 1, set("ocean")),
+        ];
+        let job = plan_of(&apps, &[]).unwrap();
+        let p = |r| Proc::try_new("child", r).unwrap();
+        assert_eq!(
+            job.psets(),
+            vec![("ocean".to_owned(), vec![p(0), p(1), p(3)])]
+        );
+        let info = job_info(&job);
+        let names_of = |realm: &Value| {
+            let Value::DataArray(items) = realm else {
+                return None;
+            };
+            items.elements.iter().find_map(|v| match v {
+                Value::Info(i) if i.key.as_str() == attr::PSET_NAMES.wire_key() => {
+                    Some(i.value.clone())
+                }
+                _ => None,
+            })
+        };
+        let listed: Vec<Option<Value>> = info
+            .iter()
+            .filter(|i| i.key.as_str() == attr::PROC_INFO_ARRAY.wire_key())
+            .map(|i| names_of(&i.value))
+            .collect();
+        let ocean = Some(Value::from(DataArray {
+            data_type: DataType::STRING,
+            elements: vec![Value::string("ocean")],
+        }));
+        assert_eq!(listed, vec![ocean.clone(), ocean.clone(), None, ocean]);
+        // A name that is not a string is refused.
+        let number = Info::with_key(attr::PSET_NAME.wire_key(), Value::Uint32(3)).unwrap();
+        let odd = app("/bin/true", 1, vec![number]);
+        assert_eq!(plan_of(&[odd], &[]), Err(Status::ERR_BAD_PARAM));
     }
 }

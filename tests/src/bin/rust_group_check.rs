@@ -3,7 +3,9 @@
 //! the group's id, and reads a peer's value; ranks 0 and 1 build `pair` and fence by its id
 //! while ranks 2 and 3 do not take part; rank 0 invites ranks 1 to 3 into `invited` (each
 //! waits for `PMIX_GROUP_INVITED`, rank 3 declines) and the group formed fences by its id;
-//! rank 1 leaves it and rank 0 hears `PMIX_GROUP_LEFT`; `quad` is destructed. Prints
+//! rank 1 leaves it and rank 0 hears `PMIX_GROUP_LEFT`; `quad` is destructed. Run with
+//! `pmixrun --pset quadset`, each rank also finds `quadset` among its `PMIX_PSET_NAMES` and
+//! among the sets a `PMIX_QUERY_PSET_NAMES` query returns. Prints
 //! `ok <step>` or `FAIL <step>: <reason>`; exits non-zero on a failure.
 
 use std::process::ExitCode;
@@ -11,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pmix::client::GroupAnswer;
-use pmix::model::{Info, Proc, Rank, Scope, Status, Value, attr};
+use pmix::model::{Info, Proc, Query, Rank, Scope, Status, Value, attr};
 
 fn group(name: &str) -> Vec<Proc> {
     vec![Proc::try_new(name, Rank::WILDCARD).expect("a valid group id")]
@@ -50,6 +52,38 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
 
+    // The process set pmixrun defined at launch, as process information and by query.
+    let names = client.get(Some(&me), attr::PSET_NAMES.wire_key(), &[]);
+    let listed = |v: &Value| match v {
+        Value::DataArray(a) => a.elements.iter().any(|e| e.as_str() == Some("quadset")),
+        Value::String(Some(s)) => s.split(',').any(|n| n == "quadset"),
+        _ => false,
+    };
+    let mut failed = !step(
+        "pset names",
+        match &names {
+            Ok(v) if listed(v) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+    let asked = [Query {
+        keys: vec![Some(attr::QUERY_PSET_NAMES.wire_key().to_owned())],
+        qualifiers: Vec::new(),
+    }];
+    let answered = client.query(&asked).map(|a| {
+        a.results
+            .first()
+            .map(|r| pmix::query::answers_in(r).iter().any(|i| listed(&i.value)))
+            .unwrap_or(false)
+    });
+    failed |= !step(
+        "pset query",
+        match answered {
+            Ok(true) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
+
     // The whole job, with a context id.
     let all: Vec<Proc> = (0..4).map(peer).collect();
     let with_id = [Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true)];
@@ -71,7 +105,7 @@ fn main() -> ExitCode {
         .and_then(|()| client.fence(&group("quad"), &[Info::new(attr::COLLECT_DATA, true)]));
     let next = (rank + 1) % 4;
     let got = exchanged.and_then(|()| client.get(Some(&peer(next)), "grp.value", &[]));
-    let mut failed = !step(
+    failed |= !step(
         "fence by group id",
         match got {
             Ok(v) if v.as_str() == Some(format!("from {next}").as_str()) => Ok(()),

@@ -1,8 +1,9 @@
-//! `pmixrun -n N [--] PROGRAM [ARGS...]`: run N copies of a program on this machine under a
-//! PMIx server of this crate.
+//! `pmixrun -n N [--timeout SECONDS] [--pset NAME] [--] PROGRAM [ARGS...]`: run N copies of a
+//! program on this machine under a PMIx server of this crate.
 //!
 //! It starts a server, registers one job with complete job, node, application and process
-//! information, forks the processes with the environment their PMIx client needs (and what
+//! information (with `--pset`, the process set the processes form, defined before they
+//! start and listed in each one's `PMIX_PSET_NAMES`), forks the processes with the environment their PMIx client needs (and what
 //! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
 //! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
 //! reported and fails the run.
@@ -14,6 +15,8 @@
 //! - answers publish/lookup/unpublish, abort (the job, or only the processes listed) and
 //!   queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS`, the process table with real
 //!   pids, states and exit codes);
+//! - assigns process groups their context ids (the server completes the groups: every member
+//!   runs here);
 //! - signals processes for job control, removes registered cleanup paths at the end, grants
 //!   one-node allocations and watches heartbeats;
 //! - raises events: `PMIX_EVENT_PROC_TERMINATED` (and `PMIX_ERR_PROC_TERM_WO_SYNC` for a
@@ -35,11 +38,13 @@ use tokio::sync::{mpsc, oneshot};
 use host::{HostEvent, RunHost, lock};
 use pmix::transport::uid_gid;
 
-const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--] PROGRAM [ARGS...]";
+const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--pset NAME] [--] PROGRAM [ARGS...]";
 
 struct Options {
     n: u32,
     timeout_s: Option<u64>,
+    /// The process set the job's processes form.
+    pset: Option<String>,
     program: String,
     args: Vec<String>,
 }
@@ -47,6 +52,7 @@ struct Options {
 fn parse_args() -> Result<Options, String> {
     let mut n = 1;
     let mut timeout_s = None;
+    let mut pset = None;
     let mut args = std::env::args().skip(1);
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
@@ -63,6 +69,13 @@ fn parse_args() -> Result<Options, String> {
                     args.next()
                         .and_then(|v| v.parse().ok())
                         .ok_or("--timeout needs a number of seconds")?,
+                );
+            }
+            "--pset" => {
+                pset = Some(
+                    args.next()
+                        .filter(|v| !v.is_empty())
+                        .ok_or("--pset needs a name")?,
                 );
             }
             "-h" | "--help" => return Err(USAGE.into()),
@@ -82,6 +95,7 @@ fn parse_args() -> Result<Options, String> {
     Ok(Options {
         n,
         timeout_s,
+        pset,
         program,
         args: rest.collect(),
     })
@@ -122,6 +136,10 @@ impl Launcher<'_> {
             .register_nspace(job.nspace.clone(), launch::job_info(job))
             .await
             .map_err(|e| e.status())?;
+        // Sets named by the job's apps exist before any of their processes starts.
+        for (name, members) in job.psets() {
+            self.server.define_process_set(&name, members).await?;
+        }
         let (uid, gid) = uid_gid();
         for (proc, app) in job.procs() {
             let app = &job.apps[app];
@@ -187,6 +205,11 @@ async fn run(opts: Options) -> Result<u8, String> {
             .map(Some)
             .collect(),
         maxprocs: i32::try_from(opts.n).map_err(|_| "-n is too large")?,
+        info: opts
+            .pset
+            .iter()
+            .map(|name| Info::new(attr::PSET_NAME, name.clone()))
+            .collect(),
         ..App::default()
     };
     let job = launch::plan(nspace.clone(), &host_name, None, &[], &[app], &tmp)
