@@ -615,6 +615,8 @@ pub struct RustProc {
     changed: tokio::sync::Notify,
     /// The last credential `get_credential` returned.
     credential: std::sync::Mutex<Option<Vec<u8>>>,
+    /// The last fabric `fabric_register` returned.
+    fabric: std::sync::Mutex<Option<pmix::model::Fabric>>,
 }
 
 impl RustProc {
@@ -817,6 +819,49 @@ pub async fn run_rust(
         } else {
             c.disconnect(&procs, &info).await
         }),
+        ApiCall::FabricRegister { info, nb } => {
+            let registered = if nb {
+                c.fabric_register_nb(&info).await
+            } else {
+                c.fabric_register(&info).await
+            };
+            match registered {
+                Ok(f) => {
+                    let results = f.info.clone();
+                    *lock(&me.fabric) = Some(f);
+                    ApiOutput::results(Ok(results))
+                }
+                Err(s) => ApiOutput::status(s),
+            }
+        }
+        ApiCall::FabricUpdate { nb } => {
+            let Some(mut f) = lock(&me.fabric).clone() else {
+                return ApiOutput::status(Status::ERR_BAD_PARAM);
+            };
+            let updated = if nb {
+                c.fabric_update_nb(f).await
+            } else {
+                c.fabric_update(&mut f).await.map(|()| f)
+            };
+            match updated {
+                Ok(f) => {
+                    let results = f.info.clone();
+                    *lock(&me.fabric) = Some(f);
+                    ApiOutput::results(Ok(results))
+                }
+                Err(s) => ApiOutput::status(s),
+            }
+        }
+        ApiCall::FabricDeregister { nb } => {
+            let Some(mut f) = lock(&me.fabric).take() else {
+                return ApiOutput::status(Status::ERR_BAD_PARAM);
+            };
+            unit(if nb {
+                c.fabric_deregister_nb(f).await
+            } else {
+                c.fabric_deregister(&mut f).await
+            })
+        }
         ApiCall::GroupConstruct {
             group,
             procs,

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use pmix::events::Event;
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, DataType, GroupOperation, Info, Nspace, PData, Proc,
-    Rank, Status, Value, attr,
+    AllocDirective, App, DataArray, DataRange, DataType, FabricOperation, GroupOperation, Info,
+    Nspace, PData, Proc, Rank, Status, Value, attr,
 };
 use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server, control, launch};
@@ -350,6 +350,62 @@ impl Host for ClusterHost {
         self.collective("disconnect", &procs, Vec::new())
             .await
             .map(drop)
+    }
+
+    /// The harness's one fabric: `vfabric` of vendor `vvendor` on plane `10.0.0.0/8`, index
+    /// 0, one device per node (`vnic` on each). A registration that names another fabric is
+    /// `PMIX_ERR_NOT_FOUND`, as is an update of another index.
+    async fn fabric(
+        &self,
+        _proc: Proc,
+        op: FabricOperation,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        const ID: &str = "vfabric";
+        const VENDOR: &str = "vvendor";
+        const PLANE: &str = "10.0.0.0/8";
+        let asked = |a: attr::Attr<String>, have: &str| {
+            directives
+                .iter()
+                .find_map(|i| i.get(a))
+                .is_none_or(|v| v == have)
+        };
+        let known = if op == FabricOperation::UPDATE_INFO {
+            directives
+                .iter()
+                .find_map(|i| i.get(attr::FABRIC_INDEX))
+                .is_some_and(|i| i == 0)
+        } else {
+            asked(attr::FABRIC_IDENTIFIER, ID)
+                && asked(attr::FABRIC_VENDOR, VENDOR)
+                && asked(attr::FABRIC_PLANE, PLANE)
+        };
+        if !known {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        // Each device is a PMIX_FABRIC_DEVICE info of its own attributes (§15.3).
+        let devices: Vec<Info> = self
+            .shared
+            .node_names
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                let device = vec![
+                    Info::new(attr::FABRIC_DEVICE_NAME, "vnic".to_owned()),
+                    Info::new(attr::FABRIC_DEVICE_INDEX, u32::try_from(i).unwrap_or(0)),
+                    Info::new(attr::HOSTNAME, node.clone()),
+                ];
+                Info::new(attr::FABRIC_DEVICE, DataArray::of_infos(device))
+            })
+            .collect();
+        Ok(vec![
+            Info::new(attr::FABRIC_INDEX, 0usize),
+            Info::new(attr::FABRIC_IDENTIFIER, ID.to_owned()),
+            Info::new(attr::FABRIC_VENDOR, VENDOR.to_owned()),
+            Info::new(attr::FABRIC_PLANE, PLANE.to_owned()),
+            Info::new(attr::FABRIC_NUM_DEVICES, devices.len()),
+            Info::new(attr::FABRIC_DEVICES, DataArray::of_infos(devices)),
+        ])
     }
 
     /// A group operation is a collective of its members' nodes; a construction that asks for

@@ -233,6 +233,17 @@ fn rust_clients_build_groups_and_fence_by_their_ids_under_pmixrun() {
 }
 
 #[test]
+fn a_rust_client_registers_the_machines_fabric_under_pmixrun() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_fabric_check"));
+    check_says(
+        under_pmixrun(1, &program, &[]),
+        1,
+        "fabric under pmixrun",
+        Some("ok deregister"),
+    );
+}
+
+#[test]
 fn rust_clients_query_namespaces_and_the_proc_table_under_pmixrun() {
     let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_query_check"));
     let says = Some("ok proc table of 3 with my pid");

@@ -215,6 +215,22 @@ impl Client {
         self.runtime.block_on(self.inner.disconnect(procs, info))
     }
 
+    /// `PMIx_Fabric_register` (see [`super::Client::fabric_register`]).
+    pub fn fabric_register(&self, directives: &[Info]) -> Result<crate::model::Fabric, Status> {
+        self.runtime
+            .block_on(self.inner.fabric_register(directives))
+    }
+
+    /// `PMIx_Fabric_update` (see [`super::Client::fabric_update`]).
+    pub fn fabric_update(&self, fabric: &mut crate::model::Fabric) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.fabric_update(fabric))
+    }
+
+    /// `PMIx_Fabric_deregister` (see [`super::Client::fabric_deregister`]).
+    pub fn fabric_deregister(&self, fabric: &mut crate::model::Fabric) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.fabric_deregister(fabric))
+    }
+
     /// `PMIx_Group_construct` (see [`super::Client::group_construct`]).
     pub fn group_construct(
         &self,

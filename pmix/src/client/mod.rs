@@ -13,6 +13,7 @@
 pub mod blocking;
 mod connection;
 mod events;
+mod fabric;
 mod groups;
 mod ops;
 
@@ -86,6 +87,8 @@ struct State {
     /// Values put and not yet committed, by scope.
     staged: Vec<(Scope, Kval)>,
     finalized: bool,
+    /// The indexes of the fabrics registered and not yet deregistered.
+    fabrics: std::collections::BTreeSet<u64>,
 }
 
 impl Client {

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
 use crate::model::{
-    AllocDirective, App, DataRange, GroupOperation, Info, Key, Nspace, PData, Proc, Query, Rank,
-    RegAttr, Status, attr,
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Key, Nspace, PData,
+    Proc, Query, Rank, RegAttr, Status, attr,
 };
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
@@ -124,6 +124,12 @@ pub enum HostCall {
         group: String,
         procs: Vec<Proc>,
         info: Vec<Info>,
+    },
+    /// `fabric`: a client's fabric registration or update.
+    Fabric {
+        proc: Proc,
+        op: FabricOperation,
+        directives: Vec<Info>,
     },
     /// `query`: the keys of a client's queries the server could not answer itself.
     Query {

@@ -553,6 +553,11 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
         } => HostResult::Infos(host.monitor(proc, monitor, error, directives).await),
         HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
         HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
+        HostCall::Fabric {
+            proc,
+            op,
+            directives,
+        } => HostResult::Infos(host.fabric(proc, op, directives).await),
         HostCall::Group {
             op,
             group,

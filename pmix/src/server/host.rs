@@ -10,7 +10,8 @@
 use std::future::Future;
 
 use crate::model::{
-    AllocDirective, App, DataRange, GroupOperation, Info, Nspace, PData, Proc, Query, Status,
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
+    Query, Status,
 };
 
 /// The resource manager's upcalls.
@@ -220,6 +221,23 @@ pub trait Host: Send + Sync + 'static {
         directives: Vec<Info>,
     ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
         let _ = (op, group, procs, directives);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `fabric`: describe a fabric for `proc` (§15.4, §17.3.28): `op` is
+    /// `PMIX_FABRIC_REQUEST_INFO` for a registration, whose `directives` may name the fabric
+    /// (`PMIX_FABRIC_IDENTIFIER`, `PMIX_FABRIC_VENDOR`, `PMIX_FABRIC_PLANE`), or
+    /// `PMIX_FABRIC_UPDATE_INFO` with the `PMIX_FABRIC_INDEX` the registration returned.
+    /// Answer with the fabric's information: its `PMIX_FABRIC_INDEX` and
+    /// `PMIX_FABRIC_IDENTIFIER`, and what else the host knows of it (vendor, devices, …); a
+    /// fabric the host does not know is `PMIX_ERR_NOT_FOUND`.
+    fn fabric(
+        &self,
+        proc: Proc,
+        op: FabricOperation,
+        directives: Vec<Info>,
+    ) -> impl Future<Output = Result<Vec<Info>, Status>> + Send {
+        let _ = (proc, op, directives);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 

@@ -5,8 +5,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, DataType, GroupOperation, Info, Nspace, PData, Proc,
-    ProcInfo, ProcState, Query, Status, Value, attr,
+    AllocDirective, App, DataArray, DataRange, DataType, FabricOperation, GroupOperation, Info,
+    LinkState, Nspace, PData, Proc, ProcInfo, ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
 use pmix::server::publish::PublishBoard;
@@ -388,7 +388,106 @@ impl RunHost {
     }
 }
 
+/// The machine's network interfaces as one fabric (`<hostname>-net`, index 0): each
+/// interface but loopback from `/sys/class/net`, with its address, MTU, speed and state where
+/// the kernel says them.
+fn machine_fabric() -> Vec<Info> {
+    let host = hostname();
+    let read = |dev: &str, what: &str| {
+        std::fs::read_to_string(format!("/sys/class/net/{dev}/{what}"))
+            .ok()
+            .map(|s| s.trim().to_owned())
+    };
+    let mut names: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "lo")
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let devices: Vec<Info> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut device = vec![
+                Info::new(attr::FABRIC_DEVICE_NAME, name.clone()),
+                Info::new(
+                    attr::FABRIC_DEVICE_INDEX,
+                    u32::try_from(i).unwrap_or(u32::MAX),
+                ),
+                Info::new(attr::HOSTNAME, host.clone()),
+            ];
+            if let Some(a) = read(name, "address") {
+                device.push(Info::new(attr::FABRIC_DEVICE_ADDRESS, a));
+            }
+            if let Some(m) = read(name, "mtu").and_then(|m| m.parse::<usize>().ok()) {
+                device.push(Info::new(attr::FABRIC_DEVICE_MTU, m));
+            }
+            // Mb/s; virtual interfaces have none (the read fails or says -1).
+            if let Some(s) = read(name, "speed").and_then(|s| s.parse::<usize>().ok()) {
+                device.push(Info::new(attr::FABRIC_DEVICE_SPEED, s));
+            }
+            let state = match read(name, "operstate").as_deref() {
+                Some("up") => LinkState::UP,
+                Some("down") => LinkState::DOWN,
+                _ => LinkState::STATE_UNKNOWN,
+            };
+            device.push(Info::new(attr::FABRIC_DEVICE_STATE, state));
+            Info::new(attr::FABRIC_DEVICE, DataArray::of_infos(device))
+        })
+        .collect();
+    vec![
+        Info::new(attr::FABRIC_INDEX, 0usize),
+        Info::new(attr::FABRIC_IDENTIFIER, format!("{host}-net")),
+        Info::new(attr::FABRIC_NUM_DEVICES, devices.len()),
+        Info::new(attr::FABRIC_DEVICES, DataArray::of_infos(devices)),
+    ]
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".to_owned())
+}
+
 impl Host for RunHost {
+    /// One fabric: the machine's interfaces (see [`machine_fabric`]), read again at each
+    /// update. A registration naming another identifier, a vendor or a plane is
+    /// `PMIX_ERR_NOT_FOUND`, as is an update of another index.
+    async fn fabric(
+        &self,
+        _proc: Proc,
+        op: FabricOperation,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let fabric = machine_fabric();
+        let ours = fabric
+            .iter()
+            .find_map(|i| i.get(attr::FABRIC_IDENTIFIER))
+            .unwrap_or_default();
+        let known = if op == FabricOperation::UPDATE_INFO {
+            directives
+                .iter()
+                .find_map(|i| i.get(attr::FABRIC_INDEX))
+                .is_some_and(|i| i == 0)
+        } else {
+            directives
+                .iter()
+                .find_map(|i| i.get(attr::FABRIC_IDENTIFIER))
+                .is_none_or(|id| id == ours)
+                && !directives
+                    .iter()
+                    .any(|i| i.is(attr::FABRIC_VENDOR) || i.is(attr::FABRIC_PLANE))
+        };
+        if known {
+            Ok(fabric)
+        } else {
+            Err(Status::ERR_NOT_FOUND)
+        }
+    }
+
     /// Every member runs here, so the server completes groups itself; it comes to the host
     /// only for a context id, which is unique within the run (`PMIX_RANGE_SESSION`, the
     /// default range, is the run here).

@@ -15,6 +15,7 @@
 //! - answers publish/lookup/unpublish, abort (the job, or only the processes listed) and
 //!   queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS`, the process table with real
 //!   pids, states and exit codes);
+//! - describes the machine's network interfaces as a fabric (`PMIx_Fabric_register`);
 //! - assigns process groups their context ids (the server completes the groups: every member
 //!   runs here);
 //! - signals processes for job control, removes registered cleanup paths at the end, grants

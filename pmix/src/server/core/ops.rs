@@ -2,11 +2,11 @@
 //! is answered here (queries, connect, events' deregistration) or handed to the host with the
 //! requester's ids (spawn, log, allocation, job control, monitoring, credentials, which the
 //! library mints and validates itself when the host has no security system of its own).
-//! Process groups are served by [`super::groups`]. Requests of chapters not served yet (I/O
-//! forwarding, fabric, device distances)
+//! Process groups are served by [`super::groups`]; fabric registrations and updates go to the
+//! host. Requests of chapters not served yet (I/O forwarding, device distances)
 //! are refused with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
 
-use crate::model::{Info, Nspace, Proc, Status, attr};
+use crate::model::{FabricOperation, Info, Nspace, Proc, Status, attr};
 use crate::server::credential;
 use crate::wire::ops::Op;
 use crate::wire::{Reply, Tag};
@@ -138,6 +138,26 @@ impl ServerCore {
                 self.group_join(conn, me, tag, group, procs, &info);
             }
             Op::GroupLeave { group, .. } => self.group_leave(conn, me, tag, group),
+            // Fabrics are the host's to describe (§15.4); the server only carries the request.
+            Op::FabricRegister { directives } => {
+                let call = HostCall::Fabric {
+                    proc: me.clone(),
+                    op: FabricOperation::REQUEST_INFO,
+                    directives: self.with_ids(me, directives),
+                };
+                let command = crate::wire::Command::FABRIC_REGISTER;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
+            Op::FabricUpdate { index } => {
+                let index = usize::try_from(index).unwrap_or(usize::MAX);
+                let call = HostCall::Fabric {
+                    proc: me.clone(),
+                    op: FabricOperation::UPDATE_INFO,
+                    directives: vec![Info::new(attr::FABRIC_INDEX, index)],
+                };
+                let command = crate::wire::Command::FABRIC_UPDATE;
+                self.call_host(Pending::Infos { conn, tag, command }, call);
+            }
             _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
         }
     }
