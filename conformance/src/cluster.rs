@@ -420,9 +420,7 @@ impl Host for ClusterHost {
     ) -> Result<Vec<Info>, Status> {
         let kind = format!("group {} {group}", op.0);
         self.collective(&kind, &procs, Vec::new()).await?;
-        let wants_id = directives
-            .iter()
-            .any(|i| i.is(attr::GROUP_ASSIGN_CONTEXT_ID) && i.value.as_bool() != Some(false));
+        let wants_id = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
         let mut ids = lock(&self.shared.context_ids);
         if op == GroupOperation::DESTRUCT {
             ids.1.remove(&group);

@@ -78,6 +78,13 @@ impl Info {
         self.key == attr.def().key
     }
 
+    /// Whether the boolean directive `attr` is set in `list`: given with `true`, or with no
+    /// value at all (the standard's presence-only form); `false` is not set.
+    pub fn flag(list: &[Info], attr: Attr<bool>) -> bool {
+        list.iter()
+            .any(|i| i.is(attr) && i.value.as_bool() != Some(false))
+    }
+
     /// The value read as the attribute's type, if the key matches and the value fits.
     pub fn get<T: super::value::FromValue>(&self, attr: Attr<T>) -> Option<T> {
         if self.is(attr) {

@@ -129,9 +129,7 @@ impl Fences {
         };
         let t = &mut gens[idx];
         t.contributed.insert(proc.clone(), waiter);
-        t.collect |= info.iter().any(|i| {
-            i.key.as_str() == attr::COLLECT_DATA.wire_key() && i.value.as_bool() != Some(false)
-        });
+        t.collect |= Info::flag(info, attr::COLLECT_DATA);
         // Only the oldest generation may complete: later ones wait for it.
         if idx == 0 && t.is_locally_complete() && !t.at_host {
             FenceStep::LocallyComplete(t.id)

@@ -742,9 +742,7 @@ impl Host for Daemon {
         let (key, rx) = self.join_named(kind, &group, &procs, &directives, Vec::new())?;
         self.bound(key, &directives);
         rx.await.unwrap_or(Err(LOST))?;
-        let wants_id = directives
-            .iter()
-            .any(|i| i.is(attr::GROUP_ASSIGN_CONTEXT_ID) && i.value.as_bool() != Some(false));
+        let wants_id = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
         if kind == Kind::GroupConstruct && wants_id {
             let id = usize::try_from(key).unwrap_or(usize::MAX);
             return Ok(vec![Info::new(attr::GROUP_CONTEXT_ID, id)]);

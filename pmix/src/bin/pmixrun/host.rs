@@ -498,9 +498,7 @@ impl Host for RunHost {
         _procs: Vec<Proc>,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let wants = directives
-            .iter()
-            .any(|i| i.is(attr::GROUP_ASSIGN_CONTEXT_ID) && i.value.as_bool() != Some(false));
+        let wants = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
         if let Some(lost) = directives
             .iter()
             .find_map(|i| i.get(attr::LOCAL_COLLECTIVE_STATUS))

@@ -66,6 +66,20 @@ pub(super) struct Invitation {
     at_host: bool,
 }
 
+impl Invitation {
+    /// The group it forms: the leader, then those who accepted, in the order invited.
+    fn members(&self) -> Vec<Proc> {
+        let mut members = vec![self.leader.clone()];
+        members.extend(
+            self.invited
+                .iter()
+                .filter(|p| self.accepted.contains_key(*p))
+                .cloned(),
+        );
+        members
+    }
+}
+
 /// A construct or a destruct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -80,11 +94,6 @@ pub(super) struct Groups {
     constructs: Fences,
     destructs: Fences,
     invitations: BTreeMap<String, Invitation>,
-}
-
-fn flag(info: &[Info], a: attr::Attr<bool>) -> bool {
-    info.iter()
-        .any(|i| i.key.as_str() == a.wire_key() && i.value.as_bool() != Some(false))
 }
 
 fn has_duplicates(procs: &[Proc]) -> bool {
@@ -253,8 +262,8 @@ impl ServerCore {
         };
         let (procs, lost, label) = (t.procs.clone(), t.lost, t.label.clone());
         let info = t.host_info();
-        let local_only = flag(&info, attr::GROUP_LOCAL_ONLY);
-        let wants_id = kind == Kind::Construct && flag(&info, attr::GROUP_ASSIGN_CONTEXT_ID);
+        let local_only = Info::flag(&info, attr::GROUP_LOCAL_ONLY);
+        let wants_id = kind == Kind::Construct && Info::flag(&info, attr::GROUP_ASSIGN_CONTEXT_ID);
         let here = self.all_local(&procs) || local_only;
         if here && (lost.is_some() || !wants_id) {
             self.finish_group(kind, id, lost.unwrap_or(Status::SUCCESS), None);
@@ -325,7 +334,7 @@ impl ServerCore {
         if let Some(id) = self.groups.constructs.by_timer(op) {
             // Optional members that never came are left out (§14.2.5).
             let partial = self.groups.constructs.get_mut(id).is_some_and(|t| {
-                flag(&t.info, attr::GROUP_OPTIONAL) && !t.at_host && t.lost.is_none()
+                Info::flag(&t.info, attr::GROUP_OPTIONAL) && !t.at_host && t.lost.is_none()
             });
             let status = if partial {
                 Status::ERR_PARTIAL_SUCCESS
@@ -549,18 +558,12 @@ impl ServerCore {
         if answered < inv.invited.len() || inv.at_host {
             return;
         }
-        if inv.timed_out && !flag(&inv.info, attr::GROUP_OPTIONAL) {
+        if inv.timed_out && !Info::flag(&inv.info, attr::GROUP_OPTIONAL) {
             self.form_invited_group(group, Err(Status::ERR_TIMEOUT));
             return;
         }
-        let mut members = vec![inv.leader.clone()];
-        members.extend(
-            inv.invited
-                .iter()
-                .filter(|p| inv.accepted.contains_key(*p))
-                .cloned(),
-        );
-        if flag(&inv.info, attr::GROUP_ASSIGN_CONTEXT_ID) {
+        let members = inv.members();
+        if Info::flag(&inv.info, attr::GROUP_ASSIGN_CONTEXT_ID) {
             inv.at_host = true;
             let call = HostCall::Group {
                 op: GroupOperation::CONSTRUCT,
@@ -587,13 +590,7 @@ impl ServerCore {
         let Some(inv) = self.groups.invitations.remove(group) else {
             return;
         };
-        let mut members = vec![inv.leader.clone()];
-        members.extend(
-            inv.invited
-                .iter()
-                .filter(|p| inv.accepted.contains_key(*p))
-                .cloned(),
-        );
+        let members = inv.members();
         let status = match cid {
             Ok(cid) => {
                 let g = Group {
