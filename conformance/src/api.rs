@@ -928,6 +928,32 @@ pub async fn run_rust(
                 Err(s) => ApiOutput::status(s),
             }
         }
+        ApiCall::GetCpuset { thread } => ApiOutput::value(
+            c.get_cpuset(thread)
+                .await
+                .map(|cs| Value::ProcCpuset(Box::new(cs))),
+        ),
+        ApiCall::GetRelativeLocality {
+            locality1,
+            locality2,
+        } => ApiOutput::value(
+            pmix::model::topology::relative_locality(&locality1, &locality2)
+                .map(Value::LocType)
+                .map_err(|e| e.status()),
+        ),
+        ApiCall::ComputeDistances { info, nb } => {
+            // As the C harness does: the loaded topology and the caller's cpuset.
+            let from = match c.load_topology().await {
+                Ok(m) => c.get_cpuset(false).await.map(|cs| (m, cs)),
+                Err(s) => Err(s),
+            };
+            let distances = match from {
+                Ok((m, cs)) if nb => pmix::client::Client::compute_distances_nb(m, cs, info).await,
+                Ok((m, cs)) => pmix::client::Client::compute_distances(&m, &cs, &info),
+                Err(s) => Err(s),
+            };
+            ApiOutput::value(distances.map(|d| Value::Size(d.len() as u64)))
+        }
         // An empty namespace: every namespace at once.
         ApiCall::ResolvePeers { node, nspace } if nspace.is_empty() => ApiOutput::value(
             c.resolve_peers_of_every_job(Some(&node))

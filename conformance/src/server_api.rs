@@ -318,8 +318,24 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         | ServerCall::CollectInventory { .. }
         | ServerCall::DeliverInventory { .. }
         | ServerCall::RegisterResources { .. }
-        | ServerCall::DeregisterResources { .. }
-        | ServerCall::GenerateLocalityString { .. }
-        | ServerCall::GenerateCpusetString { .. } => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+        | ServerCall::DeregisterResources { .. } => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+        ServerCall::GenerateLocalityString { cpus } => ApiOutput::value(
+            server
+                .generate_locality_string(&hwloc_cpus(cpus))
+                .map(|s| Value::String(Some(s))),
+        ),
+        ServerCall::GenerateCpusetString { cpus } => ApiOutput::value(
+            server
+                .generate_cpuset_string(&hwloc_cpus(cpus))
+                .map(|s| Value::String(Some(s))),
+        ),
+    }
+}
+
+/// An hwloc cpuset of the processing units `cpus` (`0-1`).
+fn hwloc_cpus(cpus: String) -> pmix::model::Cpuset {
+    pmix::model::Cpuset {
+        source: Some("hwloc".into()),
+        bitmap: Some(cpus),
     }
 }

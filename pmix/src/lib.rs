@@ -42,6 +42,8 @@ pub mod query;
 pub mod retrieval;
 pub mod server;
 pub mod store;
+#[cfg(feature = "topology")]
+pub mod topology;
 #[cfg(feature = "runtime")]
 pub mod transport;
 pub mod wire;

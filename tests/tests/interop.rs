@@ -244,6 +244,20 @@ fn a_rust_client_registers_the_machines_fabric_under_pmixrun() {
 }
 
 #[test]
+fn rust_clients_bound_by_pmixrun_read_their_cpusets_and_localities() {
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_topology_check"));
+    let mut cmd = Command::new(pmixrun());
+    cmd.args(["-n", "2", "--timeout", "120", "--bind-to", "hwthread", "--"])
+        .arg(&program);
+    check_says(
+        cmd,
+        2,
+        "topology under pmixrun",
+        Some("ok device distances"),
+    );
+}
+
+#[test]
 fn rust_clients_query_namespaces_and_the_proc_table_under_pmixrun() {
     let program = PathBuf::from(env!("CARGO_BIN_EXE_rust_query_check"));
     let says = Some("ok proc table of 3 with my pid");

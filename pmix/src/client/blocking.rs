@@ -215,6 +215,18 @@ impl Client {
         self.runtime.block_on(self.inner.disconnect(procs, info))
     }
 
+    /// `PMIx_Load_topology` (see [`super::Client::load_topology`]).
+    #[cfg(feature = "topology")]
+    pub fn load_topology(&self) -> Result<std::sync::Arc<crate::topology::Machine>, Status> {
+        self.runtime.block_on(self.inner.load_topology())
+    }
+
+    /// `PMIx_Get_cpuset` (see [`super::Client::get_cpuset`]).
+    #[cfg(feature = "topology")]
+    pub fn get_cpuset(&self, thread: bool) -> Result<crate::model::Cpuset, Status> {
+        self.runtime.block_on(self.inner.get_cpuset(thread))
+    }
+
     /// `PMIx_Fabric_register` (see [`super::Client::fabric_register`]).
     pub fn fabric_register(&self, directives: &[Info]) -> Result<crate::model::Fabric, Status> {
         self.runtime

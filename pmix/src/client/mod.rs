@@ -16,6 +16,8 @@ mod events;
 mod fabric;
 mod groups;
 mod ops;
+#[cfg(feature = "topology")]
+mod topology;
 
 pub use groups::GroupAnswer;
 
@@ -89,6 +91,9 @@ struct State {
     finalized: bool,
     /// The indexes of the fabrics registered and not yet deregistered.
     fabrics: std::collections::BTreeSet<u64>,
+    /// The machine's topology, once loaded (`PMIx_Load_topology`).
+    #[cfg(feature = "topology")]
+    machine: Option<Arc<crate::topology::Machine>>,
 }
 
 impl Client {

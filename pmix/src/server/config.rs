@@ -36,6 +36,13 @@ pub struct ServerConfig {
     /// The key that seals the server's credentials (`None`: a fresh one from the operating
     /// system's randomness). The simulator passes one drawn from its seed.
     pub credential_key: Option<CredentialKey>,
+    /// The machine's topology as the host gives it (`PMIX_TOPOLOGY2`); `None`: the server
+    /// discovers the machine when it first needs the topology.
+    pub topology: Option<crate::model::Topology>,
+    /// Share the topology with clients (`PMIX_SERVER_SHARE_TOPOLOGY`): every namespace
+    /// registered gets the topology's hwloc XML in its job information, so that its
+    /// processes load it instead of each discovering the machine again.
+    pub share_topology: bool,
 }
 
 /// A key for [`crate::server::credential`], kept out of debug output.
@@ -77,6 +84,8 @@ impl ServerConfig {
             system_rendezvous: false,
             roles: Roles::default(),
             credential_key: None,
+            topology: None,
+            share_topology: false,
         }
     }
 
@@ -84,8 +93,8 @@ impl ServerConfig {
     /// and `PMIX_SERVER_RANK` (the server's identifier), `PMIX_SERVER_TMPDIR` and
     /// `PMIX_SYSTEM_TMPDIR` (default: `$TMPDIR`, else `/tmp`), `PMIX_HOSTNAME` (default: the
     /// kernel's host name), `PMIX_SERVER_TOOL_SUPPORT`, `PMIX_SERVER_SYSTEM_SUPPORT`,
-    /// `PMIX_SERVER_SESSION_SUPPORT`, `PMIX_SERVER_GATEWAY`, `PMIX_SERVER_SCHEDULER` and
-    /// `PMIX_USOCK_DISABLE`. A flag given with no value is set, as the standard reads a
+    /// `PMIX_SERVER_SESSION_SUPPORT`, `PMIX_SERVER_GATEWAY`, `PMIX_SERVER_SCHEDULER`,
+    /// `PMIX_USOCK_DISABLE`, `PMIX_TOPOLOGY2` and `PMIX_SERVER_SHARE_TOPOLOGY`. A flag given with no value is set, as the standard reads a
     /// boolean attribute. Other keys are left to the caller. An attribute of the wrong type is
     /// `PMIX_ERR_BAD_PARAM`, with the key named.
     pub fn from_info(info: &[Info]) -> Result<ServerConfig, (Status, String)> {
@@ -127,6 +136,10 @@ impl ServerConfig {
                 config.roles.scheduler = flag().ok_or_else(|| bad(i))?;
             } else if i.is(attr::USOCK_DISABLE) {
                 config.unix_socket = !flag().ok_or_else(|| bad(i))?;
+            } else if i.is(attr::TOPOLOGY2) {
+                config.topology = Some(i.get(attr::TOPOLOGY2).ok_or_else(|| bad(i))?);
+            } else if i.is(attr::SERVER_SHARE_TOPOLOGY) {
+                config.share_topology = flag().ok_or_else(|| bad(i))?;
             }
         }
         config.system_tmpdir = system_tmpdir.unwrap_or_else(default_tmpdir);

@@ -69,10 +69,13 @@ enum Out {
 #[derive(Debug)]
 pub struct Server {
     events: mpsc::UnboundedSender<Event>,
-    config: ServerConfig,
+    pub(super) config: ServerConfig,
     tcp_addr: Option<SocketAddr>,
     unix_path: Option<PathBuf>,
     rendezvous: Vec<PathBuf>,
+    /// The machine's topology, loaded when first needed.
+    #[cfg(feature = "topology")]
+    pub(super) machine: std::sync::OnceLock<Result<Arc<crate::topology::Machine>, Status>>,
 }
 
 impl std::fmt::Debug for Event {
@@ -104,6 +107,8 @@ impl Server {
             tcp_addr: None,
             unix_path: None,
             rendezvous: Vec::new(),
+            #[cfg(feature = "topology")]
+            machine: std::sync::OnceLock::new(),
         };
         if server.config.tcp {
             let acceptor = TcpAcceptor::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
@@ -197,8 +202,11 @@ impl Server {
             .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))
     }
 
-    /// `PMIx_server_register_nspace`.
+    /// `PMIx_server_register_nspace`. A server that shares its topology
+    /// ([`ServerConfig::share_topology`]) adds its hwloc XML to the job's information.
     pub async fn register_nspace(&self, nspace: Nspace, info: Vec<Info>) -> Result<(), Error> {
+        #[cfg(feature = "topology")]
+        let info = self.with_shared_topology(info);
         let registered = self
             .call(move |core| core.register_nspace(nspace, &info))
             .await?;

@@ -36,6 +36,17 @@ pub struct JobLaunch {
     pub parent: Option<Proc>,
     /// The session's temporary directory (`PMIX_TMPDIR`, `PMIX_NSDIR`).
     pub tmpdir: String,
+    /// Where each process runs on the node, by rank (empty: not described).
+    pub placement: Vec<Placement>,
+}
+
+/// Where a process runs on its node, as process information (§12.4.2.4): its `PMIX_CPUSET`
+/// and `PMIX_LOCALITY_STRING`, which the host makes with the server's
+/// `generate_cpuset_string` and `generate_locality_string`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub cpuset: String,
+    pub locality: String,
 }
 
 impl JobLaunch {
@@ -169,6 +180,7 @@ pub fn plan(
         apps: out,
         parent,
         tmpdir: tmpdir.to_owned(),
+        placement: Vec::new(),
     })
 }
 
@@ -308,6 +320,10 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
             info(attr::HOSTNAME.wire_key(), Value::string(host)),
             info(attr::NODEID.wire_key(), Value::Uint32(0)),
         ];
+        if let Some(p) = job.placement.get(r as usize) {
+            realm.push(Info::new(attr::CPUSET, p.cpuset.clone()));
+            realm.push(Info::new(attr::LOCALITY_STRING, p.locality.clone()));
+        }
         // The sets it belongs to (§14.1: a process's PMIX_PSET_NAMES).
         if let Some(set) = &job.apps[app].pset {
             let names = DataArray {

@@ -32,6 +32,8 @@ pub mod launch;
 pub mod log;
 #[cfg(feature = "runtime")]
 pub mod publish;
+#[cfg(all(feature = "runtime", feature = "topology"))]
+mod topology;
 
 #[cfg(feature = "runtime")]
 pub use config::{CredentialKey, Roles, ServerConfig};

@@ -27,6 +27,16 @@ pub(crate) async fn server(tcp: bool, n: u32) -> (Server, Nspace) {
 
 /// [`server`] with a host of the test's own.
 pub(crate) async fn server_with<H: Host>(host: H, tcp: bool, n: u32) -> (Server, Nspace) {
+    server_configured(host, tcp, n, |_| {}).await
+}
+
+/// [`server_with`], its configuration changed by `configure` before it starts.
+pub(crate) async fn server_configured<H: Host>(
+    host: H,
+    tcp: bool,
+    n: u32,
+    configure: impl FnOnce(&mut ServerConfig),
+) -> (Server, Nspace) {
     let dir = std::env::temp_dir().join(format!(
         "pmix-test-{}-{}",
         std::process::id(),
@@ -36,6 +46,7 @@ pub(crate) async fn server_with<H: Host>(host: H, tcp: bool, n: u32) -> (Server,
     let mut config = ServerConfig::new(dir, "testhost".into());
     config.tcp = tcp;
     config.unix_socket = false;
+    configure(&mut config);
     let server = Server::start(config, host).await.unwrap();
     let ns = Nspace::new("testjob").unwrap();
     server

@@ -1,11 +1,14 @@
-//! `pmixrun -n N [--timeout SECONDS] [--pset NAME] [--] PROGRAM [ARGS...]`: run N copies of a
-//! program on this machine under a PMIx server of this crate.
+//! `pmixrun -n N [--timeout SECONDS] [--pset NAME] [--bind-to none|core|hwthread] [--]
+//! PROGRAM [ARGS...]`: run N copies of a program on this machine under a PMIx server of this
+//! crate.
 //!
 //! It starts a server, registers one job with complete job, node, application and process
 //! information (with `--pset`, the process set the processes form, defined before they
-//! start and listed in each one's `PMIX_PSET_NAMES`), forks the processes with the environment their PMIx client needs (and what
-//! MPI runtimes look for to recognise a direct launch), lets their output through, and returns
-//! the worst exit status. A process that connects but exits without `PMIx_Finalize` is
+//! start and listed in each one's `PMIX_PSET_NAMES`; each process's `PMIX_CPUSET` and
+//! `PMIX_LOCALITY_STRING`; the machine's topology, shared so that no process rediscovers it),
+//! forks the processes with the environment their PMIx client needs (and what MPI runtimes
+//! look for to recognise a direct launch), with `--bind-to` each bound to one core or hardware
+//! thread, round robin, lets their output through, and returns the worst exit status. A process that connects but exits without `PMIx_Finalize` is
 //! reported and fails the run.
 //!
 //! As the host (`host.rs`) it:
@@ -30,22 +33,28 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use pmix::model::{App, DataArray, DataRange, Info, Nspace, Proc, Rank, Status, Time, attr};
-use pmix::server::launch::{self, JobLaunch};
+use pmix::model::{
+    App, Cpuset, DataArray, DataRange, Info, Nspace, Proc, Rank, Status, Time, attr,
+};
+use pmix::server::launch::{self, JobLaunch, Placement};
 use pmix::server::{Server, ServerConfig};
+use pmix::topology::Machine;
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 
 use host::{HostEvent, RunHost, lock};
 use pmix::transport::uid_gid;
 
-const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--pset NAME] [--] PROGRAM [ARGS...]";
+const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--pset NAME] \
+                     [--bind-to none|core|hwthread] [--] PROGRAM [ARGS...]";
 
 struct Options {
     n: u32,
     timeout_s: Option<u64>,
     /// The process set the job's processes form.
     pset: Option<String>,
+    /// Bind each process to one core (`Some(false)`) or hardware thread (`Some(true)`).
+    bind: Option<bool>,
     program: String,
     args: Vec<String>,
 }
@@ -54,6 +63,7 @@ fn parse_args() -> Result<Options, String> {
     let mut n = 1;
     let mut timeout_s = None;
     let mut pset = None;
+    let mut bind = None;
     let mut args = std::env::args().skip(1);
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
@@ -79,6 +89,14 @@ fn parse_args() -> Result<Options, String> {
                         .ok_or("--pset needs a name")?,
                 );
             }
+            "--bind-to" => {
+                bind = match args.next().as_deref() {
+                    Some("none") => None,
+                    Some("core") => Some(false),
+                    Some("hwthread") => Some(true),
+                    _ => return Err("--bind-to needs none, core or hwthread".into()),
+                };
+            }
             "-h" | "--help" => return Err(USAGE.into()),
             "--" => {
                 rest.extend(args.by_ref());
@@ -97,6 +115,7 @@ fn parse_args() -> Result<Options, String> {
         n,
         timeout_s,
         pset,
+        bind,
         program,
         args: rest.collect(),
     })
@@ -128,11 +147,18 @@ struct Launcher<'a> {
     server: &'a Server,
     host: &'a RunHost,
     exits: mpsc::UnboundedSender<Exit>,
+    /// `--bind-to`: one core (`false`) or hardware thread (`true`) per process.
+    bind: Option<bool>,
 }
 
 impl Launcher<'_> {
     /// Register `job` with the server and fork its processes, each watched until it exits.
     async fn start(&self, job: &JobLaunch) -> Result<(), Status> {
+        let (bindings, placement) = self.placement(job.size());
+        let job = &JobLaunch {
+            placement,
+            ..job.clone()
+        };
         self.server
             .register_nspace(job.nspace.clone(), launch::job_info(job))
             .await
@@ -159,7 +185,11 @@ impl Launcher<'_> {
             if let Some(dir) = &app.cwd {
                 cmd.current_dir(dir);
             }
-            let mut child = cmd.spawn().map_err(|e| {
+            let spawned = match (bindings.get(proc.rank.0 as usize), &self.machine()) {
+                (Some(unit), Some(machine)) => bound_spawn(machine, unit, &mut cmd),
+                _ => cmd.spawn(),
+            };
+            let mut child = spawned.map_err(|e| {
                 eprintln!("pmixrun: cannot start {}: {e}", app.exe.display());
                 Status::ERR_JOB_FAILED_TO_LAUNCH
             })?;
@@ -174,6 +204,63 @@ impl Launcher<'_> {
         }
         Ok(())
     }
+
+    /// The machine's topology, or `None` when it cannot be loaded (the server logs why):
+    /// the processes then run unbound and undescribed.
+    fn machine(&self) -> Option<std::sync::Arc<Machine>> {
+        self.server.topology().ok()
+    }
+
+    /// The cpuset each of `n` processes is bound to (empty without `--bind-to`) and where
+    /// each one runs, by rank. Without binding, a process runs where `pmixrun` may.
+    fn placement(&self, n: u32) -> (Vec<Cpuset>, Vec<Placement>) {
+        let Some(machine) = self.machine() else {
+            return (Vec::new(), Vec::new());
+        };
+        let units = match self.bind {
+            Some(per_thread) => machine.units(per_thread),
+            None => Vec::new(),
+        };
+        let inherited = machine.binding(false).unwrap_or_else(|_| machine.all());
+        let bindings: Vec<Cpuset> = match units.len() {
+            0 => Vec::new(),
+            k => (0..n as usize).map(|r| units[r % k].clone()).collect(),
+        };
+        let placement = (0..n as usize)
+            .map(|r| {
+                let cpuset = bindings.get(r).unwrap_or(&inherited);
+                Placement {
+                    cpuset: self
+                        .server
+                        .generate_cpuset_string(cpuset)
+                        .unwrap_or_default(),
+                    locality: self
+                        .server
+                        .generate_locality_string(cpuset)
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+        (bindings, placement)
+    }
+}
+
+/// Start `cmd` bound to `unit`: the calling thread is bound while it forks, so the child
+/// starts with the binding (no thread of it ever runs elsewhere), then unbound again.
+fn bound_spawn(
+    machine: &Machine,
+    unit: &Cpuset,
+    cmd: &mut Command,
+) -> std::io::Result<tokio::process::Child> {
+    let before = machine.binding(true).unwrap_or_else(|_| machine.all());
+    if let Err(e) = machine.bind_this_thread(unit) {
+        eprintln!("pmixrun: cannot bind to {:?}: {e}", unit.bitmap);
+    }
+    let child = cmd.spawn();
+    if let Err(e) = machine.bind_this_thread(&before) {
+        eprintln!("pmixrun: cannot restore the launcher's binding: {e}");
+    }
+    child
 }
 
 async fn run(opts: Options) -> Result<u8, String> {
@@ -194,6 +281,8 @@ async fn run(opts: Options) -> Result<u8, String> {
     let host_name = config.hostname.clone();
     // Tools attach with `--pid <pmixrun's pid>` or `--uri`.
     config.tool_rendezvous = true;
+    // Processes load the machine's topology from the server instead of rediscovering it.
+    config.share_topology = true;
     let server = Server::start(config, host.clone())
         .await
         .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
@@ -222,6 +311,7 @@ async fn run(opts: Options) -> Result<u8, String> {
         server: &server,
         host: &host,
         exits: exits_tx,
+        bind: opts.bind,
     };
     launcher
         .start(&job)
