@@ -189,6 +189,33 @@ impl Fences {
         ready
     }
 
+    /// `proc` is gone from the collectives named `label` that wait for it, and they go on
+    /// without it (a group built with `PMIX_GROUP_NOTIFY_TERMINATION`, v5.0 §14.2.6): it
+    /// leaves their participants. Returns the ones that may now complete, and the
+    /// participants left of the oldest one `proc` was in (`None`: none was waiting for it).
+    /// A tracker already at the host goes on unchanged.
+    pub fn excuse(&mut self, label: &str, proc: &Proc) -> (Vec<u64>, Option<Vec<Proc>>) {
+        let (mut ready, mut left) = (Vec::new(), None);
+        for ((l, _), gens) in self.sets.iter_mut() {
+            if l != label {
+                continue;
+            }
+            for (i, t) in gens.iter_mut().enumerate() {
+                if t.at_host || !t.procs.contains(proc) {
+                    continue;
+                }
+                t.procs.retain(|p| p != proc);
+                t.local.remove(proc);
+                t.contributed.remove(proc);
+                left.get_or_insert_with(|| t.procs.clone());
+                if i == 0 && t.is_locally_complete() && !t.contributed.is_empty() {
+                    ready.push(t.id);
+                }
+            }
+        }
+        (ready, left)
+    }
+
     /// Forget a connection's contributions (it closed); returns nothing to answer.
     pub fn drop_conn(&mut self, conn: u64) {
         for gens in self.sets.values_mut() {

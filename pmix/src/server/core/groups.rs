@@ -23,6 +23,17 @@
 //!   `PMIX_ERR_NOT_SUPPORTED`.
 //! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
 //!   members.
+//! - **Leaders and terminations** (§14.2.6): a member constructing with `PMIX_GROUP_LEADER`
+//!   leads the group. With `PMIX_GROUP_NOTIFY_TERMINATION`, a member that terminates is
+//!   reported instead of failing the operation: `PMIX_GROUP_MEMBER_FAILED` goes to the
+//!   leader (to every member when none was declared), the construction or destruct goes on
+//!   without it, and a construction that lost members ends with `PMIX_GROUP_MEMBERSHIP_UPDATE`
+//!   naming who is in. A leader that terminates (of a construction, a group, or an
+//!   invitation) raises `PMIX_GROUP_LEADER_FAILED` at the others, and the first of them in the
+//!   group's order leads on, announced by `PMIX_GROUP_LEADER_SELECTED` with the new leader as
+//!   `PMIX_EVENT_AFFECTED_PROC`. The library selects: the standard lets a member claim the
+//!   role from its handler's results, which do not travel back to the server. An invitation
+//!   whose leader fails before anyone accepted is aborted (`PMIX_GROUP_CONSTRUCT_ABORT`).
 //! - **Group ids in collectives**: a fence over `(group, PMIX_RANK_WILDCARD)` is a fence
 //!   over the members, and `(group, r)` stands for its `r`-th member (§14.2: group ranks are
 //!   positions in the construction's list).
@@ -48,13 +59,28 @@ pub(super) struct Group {
     /// In group-rank order, as the construction listed them (ranks may be wildcards).
     pub(super) members: Vec<Proc>,
     pub(super) context_id: Option<u64>,
+    pub(super) roles: Roles,
+}
+
+/// Who leads a group and who hears of its members' failures (v5.0 §14.2.6).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Roles {
+    /// The member that declared itself leader (`PMIX_GROUP_LEADER`), or was selected when
+    /// the leader failed.
+    pub(super) leader: Option<Proc>,
+    /// `PMIX_GROUP_NOTIFY_TERMINATION`: a member that terminates is reported
+    /// (`PMIX_GROUP_MEMBER_FAILED`) and the operation goes on without it, instead of failing.
+    pub(super) notify: bool,
+    /// Members left out of the construction because they terminated.
+    pub(super) excused: Vec<Proc>,
 }
 
 /// An invitation in progress.
 #[derive(Debug)]
 pub(super) struct Invitation {
     leader: Proc,
-    waiter: Waiter,
+    /// The leader's invite call, to answer (none once the inviting leader failed).
+    waiter: Option<Waiter>,
     invited: Vec<Proc>,
     info: Vec<Info>,
     accepted: BTreeMap<Proc, Waiter>,
@@ -67,13 +93,14 @@ pub(super) struct Invitation {
 }
 
 impl Invitation {
-    /// The group it forms: the leader, then those who accepted, in the order invited.
+    /// The group it forms: the leader, then those who accepted, in the order invited (a
+    /// leader selected from the invitees comes first only).
     fn members(&self) -> Vec<Proc> {
         let mut members = vec![self.leader.clone()];
         members.extend(
             self.invited
                 .iter()
-                .filter(|p| self.accepted.contains_key(*p))
+                .filter(|p| self.accepted.contains_key(*p) && **p != self.leader)
                 .cloned(),
         );
         members
@@ -94,6 +121,8 @@ pub(super) struct Groups {
     constructs: Fences,
     destructs: Fences,
     invitations: BTreeMap<String, Invitation>,
+    /// The roles of the constructions in progress, by group.
+    pub(super) roles: BTreeMap<String, Roles>,
 }
 
 fn has_duplicates(procs: &[Proc]) -> bool {
@@ -167,7 +196,9 @@ impl ServerCore {
         procs: Vec<Proc>,
         info: &[Info],
     ) {
-        let bad = group.is_empty() || procs.is_empty() || has_duplicates(&procs);
+        let local = self.local_participants(&procs);
+        let bad =
+            group.is_empty() || procs.is_empty() || has_duplicates(&procs) || !local.contains(me);
         let status = if bad {
             Status::ERR_BAD_PARAM
         } else if self.groups.live.contains_key(&group)
@@ -177,17 +208,17 @@ impl ServerCore {
         } else {
             Status::SUCCESS
         };
-        let local = self.local_participants(&procs);
-        if status != Status::SUCCESS || !local.contains(me) {
-            tracing::debug!("{me}: group construct of {group:?} refused");
-            let status = if status == Status::SUCCESS {
-                Status::ERR_BAD_PARAM
-            } else {
-                status
-            };
+        if status != Status::SUCCESS {
+            tracing::debug!("{me}: group construct of {group:?} refused: {status:?}");
             self.group_reply(Kind::Construct, conn, tag, status, None);
             return;
         }
+        let roles = self.groups.roles.entry(group.clone()).or_default();
+        if Info::flag(info, attr::GROUP_LEADER) {
+            roles.leader.get_or_insert_with(|| me.clone());
+        }
+        roles.notify |= Info::flag(info, attr::GROUP_NOTIFY_TERMINATION)
+            && !Info::flag(info, attr::GROUP_OPTIONAL);
         self.group_contribute(Kind::Construct, conn, me, tag, &group, &procs, local, info);
     }
 
@@ -245,8 +276,21 @@ impl ServerCore {
         match step {
             FenceStep::LocallyComplete(id) => self.complete_group(kind, id),
             FenceStep::Pending(_) => {
+                // Members already gone: left out if the group asked to be told, else lost.
                 let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
+                let told = match kind {
+                    Kind::Construct => self.groups.roles.get(group).is_some_and(|r| r.notify),
+                    Kind::Destruct => self.groups.live.get(group).is_some_and(|g| g.roles.notify),
+                };
                 for g in gone {
+                    if told && kind == Kind::Construct {
+                        self.excuse_from_constructions(&g);
+                    } else if told {
+                        let (ready, _) = self.groups.destructs.excuse(group, &g);
+                        for id in ready {
+                            self.complete_group(kind, id);
+                        }
+                    }
                     for id in self.groups_of(kind).lose(&g, LOST_PARTICIPANT) {
                         self.complete_group(kind, id);
                     }
@@ -303,16 +347,37 @@ impl ServerCore {
             return;
         };
         let formed = status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS;
+        let roles = match kind {
+            Kind::Construct => self.groups.roles.remove(&t.label).unwrap_or_default(),
+            Kind::Destruct => Roles::default(),
+        };
         match kind {
             Kind::Construct if formed => {
-                let members = if status == Status::SUCCESS {
+                let members: Vec<Proc> = if status == Status::SUCCESS {
                     t.procs.clone()
                 } else {
                     t.contributed.keys().cloned().collect()
                 };
+                // Members that terminated were left out: the others hear who is in.
+                if !roles.excused.is_empty() {
+                    let info = vec![Info::new(
+                        attr::GROUP_MEMBERSHIP,
+                        DataArray::of_procs(members.clone()),
+                    )];
+                    // From the server: an event never reaches its source.
+                    let source = self.id.clone();
+                    self.group_event(
+                        Status::GROUP_MEMBERSHIP_UPDATE,
+                        &source,
+                        &members,
+                        &t.label,
+                        info,
+                    );
+                }
                 let group = Group {
                     members,
                     context_id: cid,
+                    roles,
                 };
                 self.groups.live.insert(t.label.clone(), group);
             }
@@ -371,9 +436,14 @@ impl ServerCore {
         false
     }
 
-    /// `proc` terminated: group operations waiting for it fail, and an invitation counts it
-    /// as having failed to answer.
+    /// `proc` terminated: group operations waiting for it fail, unless their group asked
+    /// to be told (`PMIX_GROUP_NOTIFY_TERMINATION`: they go on without it), and an
+    /// invitation counts it as having failed to answer. A leader that terminates is
+    /// replaced (see [`ServerCore::announce_loss`]).
     pub(super) fn group_lost(&mut self, proc: &Proc) {
+        self.excuse_from_constructions(proc);
+        self.live_member_lost(proc);
+        self.inviting_leader_lost(proc);
         for kind in [Kind::Construct, Kind::Destruct] {
             for id in self.groups_of(kind).lose(proc, LOST_PARTICIPANT) {
                 self.complete_group(kind, id);
@@ -403,6 +473,159 @@ impl ServerCore {
             );
             self.conclude_invitation(&group);
         }
+    }
+
+    /// Constructions that asked to be told of terminations go on without `proc`.
+    fn excuse_from_constructions(&mut self, proc: &Proc) {
+        let told: Vec<String> = (self.groups.roles.iter())
+            .filter(|(_, r)| r.notify)
+            .map(|(g, _)| g.clone())
+            .collect();
+        for group in told {
+            let (ready, left) = self.groups.constructs.excuse(&group, proc);
+            let Some(left) = left else {
+                continue;
+            };
+            let roles = self.groups.roles.remove(&group).unwrap_or_default();
+            let mut roles = self.announce_loss(&group, proc, &left, roles);
+            roles.excused.push(proc.clone());
+            self.groups.roles.insert(group, roles);
+            for id in ready {
+                self.complete_group(Kind::Construct, id);
+            }
+        }
+    }
+
+    /// Groups that asked to be told of terminations hear that `proc` is gone; a destruct in
+    /// progress goes on without it (§14.2.8).
+    fn live_member_lost(&mut self, proc: &Proc) {
+        let told: Vec<(String, Vec<Proc>)> = (self.groups.live.iter())
+            .filter(|(_, g)| g.roles.notify && g.members.contains(proc))
+            .map(|(name, g)| (name.clone(), g.members.clone()))
+            .collect();
+        for (group, members) in told {
+            let left: Vec<Proc> = members.into_iter().filter(|m| m != proc).collect();
+            let roles = (self.groups.live.get(&group))
+                .map(|g| g.roles.clone())
+                .unwrap_or_default();
+            let roles = self.announce_loss(&group, proc, &left, roles);
+            if let Some(g) = self.groups.live.get_mut(&group) {
+                g.roles = roles;
+            }
+            let (ready, _) = self.groups.destructs.excuse(&group, proc);
+            for id in ready {
+                self.complete_group(Kind::Destruct, id);
+            }
+        }
+    }
+
+    /// Tell the members of `group` still alive (`left` but those gone) that `lost`
+    /// terminated: `PMIX_GROUP_MEMBER_FAILED` to the leader, or to all when none was declared
+    /// (§14.2.6). When `lost` led the group, all hear `PMIX_GROUP_LEADER_FAILED`, and the first
+    /// of them in the group's order becomes the leader: `PMIX_GROUP_LEADER_SELECTED`, naming it
+    /// as `PMIX_EVENT_AFFECTED_PROC` (the library selects, where the standard lets a member's
+    /// handler claim the role; handler results do not reach the server). The roles after.
+    fn announce_loss(
+        &mut self,
+        group: &str,
+        lost: &Proc,
+        left: &[Proc],
+        mut roles: Roles,
+    ) -> Roles {
+        let alive: Vec<Proc> = (left.iter())
+            .filter(|p| *p != lost && !self.store.gone.contains(*p))
+            .cloned()
+            .collect();
+        if alive.is_empty() {
+            return roles;
+        }
+        if roles.leader.as_ref() != Some(lost) {
+            let to = match &roles.leader {
+                Some(leader) => vec![leader.clone()],
+                None => alive,
+            };
+            self.group_event(Status::GROUP_MEMBER_FAILED, lost, &to, group, Vec::new());
+            return roles;
+        }
+        self.group_event(Status::GROUP_LEADER_FAILED, lost, &alive, group, Vec::new());
+        let next = alive[0].clone();
+        let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, next.clone())];
+        self.group_event(Status::GROUP_LEADER_SELECTED, lost, &alive, group, info);
+        roles.leader = Some(next);
+        roles
+    }
+
+    /// The leader of an invitation terminated: the invitees still in hear
+    /// `PMIX_GROUP_LEADER_FAILED` (§14.2.10). The first who accepted leads on
+    /// (`PMIX_GROUP_LEADER_SELECTED`); with none, the construction is aborted
+    /// (`PMIX_GROUP_CONSTRUCT_ABORT`) and those who accepted are answered with it.
+    fn inviting_leader_lost(&mut self, proc: &Proc) {
+        let led: Vec<String> = (self.groups.invitations.iter())
+            .filter(|(_, i)| i.leader == *proc)
+            .map(|(g, _)| g.clone())
+            .collect();
+        for group in led {
+            let Some(inv) = self.groups.invitations.get_mut(&group) else {
+                continue;
+            };
+            inv.waiter = None;
+            let still: Vec<Proc> = (inv.invited.iter())
+                .filter(|p| !inv.refused.contains(*p) && !self.store.gone.contains(*p))
+                .cloned()
+                .collect();
+            let next = (inv.invited.iter())
+                .find(|p| inv.accepted.contains_key(*p) && !self.store.gone.contains(*p))
+                .cloned();
+            self.group_event(
+                Status::GROUP_LEADER_FAILED,
+                proc,
+                &still,
+                &group,
+                Vec::new(),
+            );
+            match next {
+                Some(next) => {
+                    if let Some(inv) = self.groups.invitations.get_mut(&group) {
+                        inv.leader = next.clone();
+                    }
+                    let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, next)];
+                    self.group_event(Status::GROUP_LEADER_SELECTED, proc, &still, &group, info);
+                    self.conclude_invitation(&group);
+                }
+                None => {
+                    let status = Status::GROUP_CONSTRUCT_ABORT;
+                    self.group_event(status, proc, &still, &group, Vec::new());
+                    self.form_invited_group(&group, Err(status));
+                }
+            }
+        }
+    }
+
+    /// The answers to the group keys of `query` (§14.2.5): `PMIX_QUERY_GROUP_NAMES`, the
+    /// groups with a member on this server, and `PMIX_QUERY_GROUP_MEMBERSHIP`, the members of
+    /// the group the qualifier `PMIX_GROUP_ID` names (left open when it names none known).
+    pub(super) fn group_answers(&self, query: &crate::model::Query) -> Vec<Info> {
+        let mut out = Vec::new();
+        for key in crate::query::asked(query) {
+            if key == attr::QUERY_GROUP_NAMES.wire_key() {
+                let names = crate::model::DataArray {
+                    data_type: crate::model::DataType::STRING,
+                    elements: (self.groups.live.keys())
+                        .map(|n| crate::model::Value::string(n.clone()))
+                        .collect(),
+                };
+                out.push(Info::new(attr::QUERY_GROUP_NAMES, names));
+            } else if key == attr::QUERY_GROUP_MEMBERSHIP.wire_key() {
+                let group = (query.qualifiers.iter())
+                    .find_map(|i| i.get(attr::GROUP_ID))
+                    .and_then(|name| self.groups.live.get(&name));
+                if let Some(g) = group {
+                    let members = DataArray::of_procs(g.members.clone());
+                    out.push(Info::new(attr::QUERY_GROUP_MEMBERSHIP, members));
+                }
+            }
+        }
+        out
     }
 
     pub(super) fn groups_conn_closed(&mut self, conn: ConnId) {
@@ -478,7 +701,7 @@ impl ServerCore {
             .collect();
         let invitation = Invitation {
             leader: me.clone(),
-            waiter: Waiter { conn, tag: tag.0 },
+            waiter: Some(Waiter { conn, tag: tag.0 }),
             invited: procs.clone(),
             info,
             accepted: BTreeMap::new(),
@@ -520,7 +743,14 @@ impl ServerCore {
         let status = match self.groups.invitations.get(&group) {
             None => Status::ERR_NOT_FOUND,
             Some(inv) if !inv.invited.contains(me) => Status::ERR_BAD_PARAM,
-            Some(inv) if procs.first().is_some_and(|l| *l != inv.leader) => Status::ERR_BAD_PARAM,
+            // The leader it was invited by, or the one that replaced it (§14.2.10).
+            Some(inv)
+                if procs
+                    .first()
+                    .is_some_and(|l| *l != inv.leader && !self.store.gone.contains(l)) =>
+            {
+                Status::ERR_BAD_PARAM
+            }
             Some(inv) if inv.accepted.contains_key(me) || inv.refused.contains(me) => {
                 Status::ERR_EXISTS
             }
@@ -596,6 +826,11 @@ impl ServerCore {
                 let g = Group {
                     members: members.clone(),
                     context_id: cid,
+                    roles: Roles {
+                        leader: Some(inv.leader.clone()),
+                        notify: Info::flag(&inv.info, attr::GROUP_NOTIFY_TERMINATION),
+                        excused: Vec::new(),
+                    },
                 };
                 self.groups.live.insert(group.to_owned(), g);
                 let mut info = vec![Info::new(
@@ -629,8 +864,9 @@ impl ServerCore {
         for w in inv.accepted.values() {
             self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), joined);
         }
-        let w = inv.waiter;
-        self.plain_reply(Command::GROUP_INVITE, w.conn, Tag(w.tag), status);
+        if let Some(w) = inv.waiter {
+            self.plain_reply(Command::GROUP_INVITE, w.conn, Tag(w.tag), status);
+        }
     }
 
     /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it.

@@ -389,3 +389,288 @@ fn an_invitation_whose_timeout_passes_fails_unless_members_are_optional() {
         assert!(answers.contains(&(conns[1], plain(Command::GROUP_JOIN, joiner))));
     }
 }
+
+fn told(more: Vec<Info>) -> Vec<Info> {
+    let mut info = vec![Info::new(attr::GROUP_NOTIFY_TERMINATION, true)];
+    info.extend(more);
+    info
+}
+
+fn leader() -> Info {
+    Info::new(attr::GROUP_LEADER, true)
+}
+
+#[test]
+fn a_member_terminating_before_it_constructs_is_reported_to_the_leader_and_left_out() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    send(
+        &mut c,
+        conns[0],
+        120,
+        &construct("g", &[0, 1, 2], told(vec![leader()])),
+    );
+    send(
+        &mut c,
+        conns[1],
+        120,
+        &construct("g", &[0, 1, 2], told(vec![])),
+    );
+    assert_eq!(drain(&mut c, Command::GROUP_CONSTRUCT), (vec![], vec![]));
+    c.handle_closed(conns[2]);
+    let (r, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    // Only the declared leader hears of the failure; both survivors are answered, and hear
+    // the membership the group ended with.
+    let failed: Vec<_> = ev
+        .iter()
+        .filter(|(_, s, _)| *s == Status::GROUP_MEMBER_FAILED)
+        .collect();
+    assert_eq!(failed, vec![&(conns[0], Status::GROUP_MEMBER_FAILED, p(2))]);
+    let updated: Vec<ConnId> = ev
+        .iter()
+        .filter(|(_, s, _)| *s == Status::GROUP_MEMBERSHIP_UPDATE)
+        .map(|(conn, _, _)| *conn)
+        .collect();
+    assert_eq!(updated, conns[..2].to_vec());
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+    assert_eq!(c.groups.live["g"].members, vec![p(0), p(1)]);
+
+    // Without a declared leader every member still in hears it.
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    send(
+        &mut c,
+        conns[0],
+        120,
+        &construct("h", &[0, 1, 2], told(vec![])),
+    );
+    c.handle_closed(conns[2]);
+    let (r, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert!(r.is_empty(), "rank 1 has not come yet");
+    let failed: Vec<ConnId> = ev
+        .iter()
+        .filter(|(_, s, src)| *s == Status::GROUP_MEMBER_FAILED && *src == p(2))
+        .map(|(conn, _, _)| *conn)
+        .collect();
+    assert_eq!(failed, conns[..2].to_vec());
+    send(
+        &mut c,
+        conns[1],
+        120,
+        &construct("h", &[0, 1, 2], told(vec![])),
+    );
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+}
+
+#[test]
+fn a_leader_terminating_mid_construct_is_replaced_by_the_first_member_left() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    send(
+        &mut c,
+        conns[0],
+        121,
+        &construct("g", &[0, 1, 2], told(vec![leader()])),
+    );
+    send(
+        &mut c,
+        conns[2],
+        121,
+        &construct("g", &[0, 1, 2], told(vec![])),
+    );
+    c.handle_closed(conns[0]);
+    let (r, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert!(r.is_empty(), "rank 1 has not come yet");
+    let seen = |status: Status| -> Vec<ConnId> {
+        ev.iter()
+            .filter(|(_, s, src)| *s == status && *src == p(0))
+            .map(|(conn, _, _)| *conn)
+            .collect()
+    };
+    assert_eq!(seen(Status::GROUP_LEADER_FAILED), vec![conns[1], conns[2]]);
+    assert_eq!(
+        seen(Status::GROUP_LEADER_SELECTED),
+        vec![conns[1], conns[2]]
+    );
+    assert_eq!(c.groups.roles["g"].leader, Some(p(1)));
+    // The new leader is told of the next failure; the group forms of the two left.
+    send(
+        &mut c,
+        conns[1],
+        121,
+        &construct("g", &[0, 1, 2], told(vec![])),
+    );
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+    let g = &c.groups.live["g"];
+    assert_eq!(
+        (g.members.clone(), g.roles.leader.clone()),
+        (vec![p(1), p(2)], Some(p(1)))
+    );
+}
+
+#[test]
+fn a_member_of_a_told_group_terminating_is_reported_and_does_not_block_its_destruct() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    for &conn in &conns {
+        send(&mut c, conn, 122, &construct("g", &[0, 1, 2], told(vec![])));
+    }
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 3);
+    send(&mut c, conns[0], 123, &destruct("g"));
+    send(&mut c, conns[1], 123, &destruct("g"));
+    c.handle_closed(conns[2]);
+    let (r, ev) = drain(&mut c, Command::GROUP_DESTRUCT);
+    let failed: Vec<ConnId> = ev
+        .iter()
+        .filter(|(_, s, src)| *s == Status::GROUP_MEMBER_FAILED && *src == p(2))
+        .map(|(conn, _, _)| *conn)
+        .collect();
+    assert_eq!(failed, conns[..2].to_vec());
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, x)| *x == plain(Command::GROUP_DESTRUCT, Status::SUCCESS))
+    );
+    assert!(!c.groups.live.contains_key("g"));
+
+    // Not told: the same loss fails the destruct.
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    for &conn in &conns {
+        send(&mut c, conn, 122, &construct("g", &[0, 1, 2], vec![]));
+    }
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    send(&mut c, conns[0], 123, &destruct("g"));
+    c.handle_closed(conns[2]);
+    let (r, _) = drain(&mut c, Command::GROUP_DESTRUCT);
+    assert_eq!(
+        r,
+        vec![(
+            conns[0],
+            123,
+            plain(Command::GROUP_DESTRUCT, LOST_PARTICIPANT)
+        )]
+    );
+}
+
+#[test]
+fn an_inviting_leader_terminating_hands_the_invitation_to_the_first_who_accepted() {
+    let mut c = core_with(4);
+    let conns: Vec<ConnId> = (0..4).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    send(&mut c, conns[0], 124, &invite(&[1, 2, 3], vec![]));
+    send(&mut c, conns[2], 125, &join(false));
+    drain(&mut c, Command::GROUP_JOIN);
+    c.handle_closed(conns[0]);
+    let (_, ev) = drain(&mut c, Command::GROUP_JOIN);
+    let seen = |status: Status| -> Vec<ConnId> {
+        ev.iter()
+            .filter(|(_, s, _)| *s == status)
+            .map(|(conn, _, _)| *conn)
+            .collect()
+    };
+    assert_eq!(seen(Status::GROUP_LEADER_FAILED), conns[1..].to_vec());
+    assert_eq!(seen(Status::GROUP_LEADER_SELECTED), conns[1..].to_vec());
+    // The others answer; the group is the new leader and those who accepted.
+    send(&mut c, conns[1], 125, &join(false));
+    send(&mut c, conns[3], 125, &join(true));
+    let (r, _) = drain(&mut c, Command::GROUP_JOIN);
+    let answered: Vec<(ConnId, Reply)> = r.into_iter().map(|(conn, _, x)| (conn, x)).collect();
+    assert!(answered.contains(&(conns[1], plain(Command::GROUP_JOIN, Status::SUCCESS))));
+    assert!(answered.contains(&(conns[2], plain(Command::GROUP_JOIN, Status::SUCCESS))));
+    assert_eq!(c.groups.live["inv"].members, vec![p(2), p(1)]);
+
+    // Nobody accepted yet: the construction is aborted.
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    listen(&mut c, &conns);
+    send(&mut c, conns[0], 124, &invite(&[1, 2], vec![]));
+    drain(&mut c, Command::GROUP_INVITE);
+    c.handle_closed(conns[0]);
+    let (_, ev) = drain(&mut c, Command::GROUP_JOIN);
+    let aborted: Vec<ConnId> = ev
+        .iter()
+        .filter(|(_, s, _)| *s == Status::GROUP_CONSTRUCT_ABORT)
+        .map(|(conn, _, _)| *conn)
+        .collect();
+    assert_eq!(aborted, conns[1..].to_vec());
+    send(&mut c, conns[1], 125, &join(false));
+    let (r, _) = drain(&mut c, Command::GROUP_JOIN);
+    assert_eq!(
+        r,
+        vec![(
+            conns[1],
+            125,
+            plain(Command::GROUP_JOIN, Status::ERR_NOT_FOUND)
+        )]
+    );
+}
+
+#[test]
+fn queries_name_the_groups_and_their_members() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    for &conn in &conns[..2] {
+        send(&mut c, conn, 126, &construct("pair", &[0, 1], vec![]));
+    }
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    let keys = [
+        attr::QUERY_GROUP_NAMES.wire_key(),
+        attr::QUERY_GROUP_MEMBERSHIP.wire_key(),
+    ];
+    let ask = |group: &str| {
+        Request::Op(Op::Query {
+            queries: vec![crate::model::Query {
+                keys: keys.iter().map(|k| Some((*k).to_owned())).collect(),
+                qualifiers: vec![Info::new(attr::GROUP_ID, group.to_owned())],
+            }],
+        })
+    };
+    send(&mut c, conns[2], 127, &ask("pair"));
+    let (r, _) = drain(&mut c, Command::QUERY);
+    let Reply::Op(OpReply::Infos { status, info, .. }) = &r[0].2 else {
+        panic!("{r:?}");
+    };
+    assert_eq!(*status, Status::SUCCESS);
+    let get = |key: &str| {
+        info.iter()
+            .find(|i| i.key.as_str() == key)
+            .map(|i| i.value.clone())
+    };
+    let Some(Value::DataArray(names)) = get(keys[0]) else {
+        panic!("{info:?}");
+    };
+    assert_eq!(names.elements, vec![Value::string("pair".to_owned())]);
+    let Some(Value::DataArray(members)) = get(keys[1]) else {
+        panic!("{info:?}");
+    };
+    assert_eq!(members.elements, vec![Value::Proc(p(0)), Value::Proc(p(1))]);
+    // An unknown group's membership is left open for the host, which knows none: a
+    // partial answer.
+    send(&mut c, conns[2], 128, &ask("nope"));
+    let op = std::iter::from_fn(|| c.poll_action())
+        .find_map(|x| match x {
+            Action::Host {
+                op,
+                call: HostCall::Query { .. },
+            } => Some(op),
+            _ => None,
+        })
+        .expect("the host is asked");
+    c.handle_host(op, HostResult::Infos(Err(Status::ERR_NOT_FOUND)));
+    let (r, _) = drain(&mut c, Command::QUERY);
+    let Reply::Op(OpReply::Infos { status, .. }) = &r[0].2 else {
+        panic!("{r:?}");
+    };
+    assert_eq!(*status, Status::ERR_PARTIAL_SUCCESS);
+}

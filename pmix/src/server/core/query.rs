@@ -7,7 +7,8 @@
 //! 1. **What the server holds.** Attribute support at the server level (this library's
 //!    table, [`crate::query::SERVER`]) and at the host level (what the host registered); the
 //!    process sets the host defined (`PMIX_QUERY_NUM_PSETS`, `PMIX_QUERY_PSET_NAMES`,
-//!    `PMIX_QUERY_PSET_MEMBERSHIP`);
+//!    `PMIX_QUERY_PSET_MEMBERSHIP`); the process groups with a member here
+//!    (`PMIX_QUERY_GROUP_NAMES`, `PMIX_QUERY_GROUP_MEMBERSHIP` of the `PMIX_GROUP_ID` asked);
 //!    and any key the registered job information answers for the query's process, read
 //!    with the get rules and the query's realm qualifiers (`PMIX_JOB_INFO`, `PMIX_NODE_INFO`
 //!    with `PMIX_HOSTNAME`, …).
@@ -180,6 +181,7 @@ impl ServerCore {
         let target = q::target(query, me);
         let directives = Directives::from_info(&query.qualifiers);
         let mut out = self.pset_answers(query);
+        out.extend(self.group_answers(query));
         for key in q::asked(query) {
             if out.iter().any(|a| a.key.as_str() == key) {
                 continue;
