@@ -126,6 +126,8 @@ pub struct Workload {
     pub group_at: Option<Duration>,
     /// The group construction's `PMIX_TIMEOUT`, in seconds.
     pub group_timeout_s: Option<u32>,
+    /// The rank that declares itself the group's leader (`PMIX_GROUP_LEADER`).
+    pub group_leader: Option<u32>,
 }
 
 /// The name of the group of the workload.

@@ -321,7 +321,13 @@ async fn group_work(client: &Client, me: &Proc, workload: &Workload, observer: &
             i32::try_from(t).unwrap_or(i32::MAX),
         ));
     }
-    let built = client.group_construct(crate::GROUP, &everyone, &info).await;
+    let mut asked = info.clone();
+    if workload.group_leader == Some(rank) {
+        asked.push(Info::new(attr::GROUP_LEADER, true));
+    }
+    let built = client
+        .group_construct(crate::GROUP, &everyone, &asked)
+        .await;
     let cid = |r: &[Info]| {
         r.iter()
             .find_map(|i| i.get(attr::GROUP_CONTEXT_ID))

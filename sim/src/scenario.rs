@@ -86,6 +86,8 @@ struct WorkloadFile {
     group_at_ms: Option<u64>,
     #[serde(default)]
     group_timeout_s: Option<u32>,
+    #[serde(default)]
+    group_leader_rank: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -189,6 +191,7 @@ impl Scenario {
             connect: w.connect,
             group_at: w.group_at_ms.map(ms),
             group_timeout_s: w.group_timeout_s,
+            group_leader: w.group_leader_rank,
         };
         let liveness = match &f.liveness {
             None => Liveness::default(),
