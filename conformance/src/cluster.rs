@@ -18,6 +18,7 @@ use pmix::model::{
     AllocDirective, App, DataArray, DataRange, DataType, FabricOperation, GroupOperation, Info,
     Nspace, PData, Proc, Rank, Status, Value, attr,
 };
+use pmix::server::fabric::FabricName;
 use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server, control, launch};
 use pmix::store::published::Topology;
@@ -364,22 +365,13 @@ impl Host for ClusterHost {
         const ID: &str = "vfabric";
         const VENDOR: &str = "vvendor";
         const PLANE: &str = "10.0.0.0/8";
-        let asked = |a: attr::Attr<String>, have: &str| {
-            directives
-                .iter()
-                .find_map(|i| i.get(a))
-                .is_none_or(|v| v == have)
+        let name = FabricName {
+            index: 0,
+            identifier: ID,
+            vendor: Some(VENDOR),
+            plane: Some(PLANE),
         };
-        let known = if op == FabricOperation::UPDATE_INFO {
-            directives
-                .iter()
-                .find_map(|i| i.get(attr::FABRIC_INDEX))
-                .is_some_and(|i| i == 0)
-        } else {
-            asked(attr::FABRIC_IDENTIFIER, ID)
-                && asked(attr::FABRIC_VENDOR, VENDOR)
-                && asked(attr::FABRIC_PLANE, PLANE)
-        };
+        let known = name.asked_by(op, &directives);
         if !known {
             return Err(Status::ERR_NOT_FOUND);
         }

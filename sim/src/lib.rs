@@ -32,6 +32,7 @@ use tokio::sync::mpsc;
 mod check;
 pub mod cluster;
 mod daemon;
+pub mod fabric;
 pub mod faults;
 mod node;
 pub mod scenario;
@@ -128,6 +129,9 @@ pub struct Workload {
     pub group_timeout_s: Option<u32>,
     /// The rank that declares itself the group's leader (`PMIX_GROUP_LEADER`).
     pub group_leader: Option<u32>,
+    /// When set, every rank registers the cluster's fabric at this time and checks what its
+    /// node's daemon describes ([`fabric::check`]).
+    pub fabric_at: Option<Duration>,
 }
 
 /// The name of the group of the workload.

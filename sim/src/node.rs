@@ -636,6 +636,20 @@ async fn wire_up(
         group_work(&client, &me, workload, observer).await;
     }
 
+    // The fabric its daemon describes is the cluster's, seen from this rank's node.
+    if let Some(at) = workload.fabric_at {
+        until(at).await;
+        match client.fabric_register(&[]).await {
+            Ok(fabric) => {
+                if let Some(wrong) = crate::fabric::check(layout, node, &fabric.info) {
+                    return Err(format!("rank {rank}: fabric: {wrong}"));
+                }
+            }
+            Err(Status::ERR_LOST_CONNECTION) => {}
+            Err(s) => return Err(format!("rank {rank}: fabric registration failed: {s:?}")),
+        }
+    }
+
     if let Some(at) = workload.spawn_at
         && rank == 0
     {

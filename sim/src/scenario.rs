@@ -88,6 +88,8 @@ struct WorkloadFile {
     group_timeout_s: Option<u32>,
     #[serde(default)]
     group_leader_rank: Option<u32>,
+    #[serde(default)]
+    fabric_at_ms: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -192,6 +194,7 @@ impl Scenario {
             group_at: w.group_at_ms.map(ms),
             group_timeout_s: w.group_timeout_s,
             group_leader: w.group_leader_rank,
+            fabric_at: w.fabric_at_ms.map(ms),
         };
         let liveness = match &f.liveness {
             None => Liveness::default(),

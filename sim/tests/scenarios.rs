@@ -172,3 +172,13 @@ fn heavy_sim_the_wire_up_at_scale_completes_at_a_quarter_size() {
     assert!(r.passed(), "{:?}", r.violations);
     assert_eq!(r.completed, 1024 * 4);
 }
+
+/// Every rank registers the fabric: its node's daemon describes the cluster's racks,
+/// switches, coordinates and costs, the same from every node (checked by each rank against
+/// the layout; a mismatch is a violation).
+#[test]
+fn every_rank_sees_the_racks_switches_and_costs_of_the_fabric() {
+    let s = inline("[workload]\nfabric_at_ms = 100\nfinalize_at_ms = 600\n");
+    let r = sim::run(&s.config);
+    assert!(r.passed(), "{:?}", r.violations);
+}

@@ -18,6 +18,7 @@ pub mod control;
 pub mod core;
 pub mod credential;
 pub mod env;
+pub mod fabric;
 pub mod fence;
 pub mod jobinfo;
 pub mod regex;

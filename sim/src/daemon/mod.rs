@@ -60,8 +60,10 @@ use std::time::Duration;
 
 use pmix::codec::{BufferType, DataBuffer};
 use pmix::model::{
-    App, DataArray, DataRange, GroupOperation, Info, Nspace, PData, Proc, Rank, Status, attr,
+    App, DataArray, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc, Rank,
+    Status, attr,
 };
+use pmix::server::fabric::FabricName;
 use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server};
 use pmix::store::published::Topology;
@@ -722,6 +724,26 @@ impl Host for Daemon {
         let (key, rx) = self.join(Kind::Disconnect, &procs, &info, Vec::new())?;
         self.bound(key, &info);
         rx.await.unwrap_or(Err(LOST)).map(|_| ())
+    }
+
+    /// The cluster's fabric ([`crate::fabric`]), the same from every daemon.
+    async fn fabric(
+        &self,
+        _proc: Proc,
+        op: FabricOperation,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let name = FabricName {
+            index: 0,
+            identifier: crate::fabric::FABRIC,
+            vendor: Some(crate::fabric::VENDOR),
+            plane: None,
+        };
+        if name.asked_by(op, &directives) {
+            Ok(crate::fabric::describe(self.layout()))
+        } else {
+            Err(Status::ERR_NOT_FOUND)
+        }
     }
 
     /// A group operation is a collective of its members' nodes, named by the group as well

@@ -9,6 +9,7 @@ use pmix::model::{
     LinkState, Nspace, PData, Proc, ProcInfo, ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
+use pmix::server::fabric::FabricName;
 use pmix::server::publish::PublishBoard;
 use pmix::store::published::OneNode;
 use tokio::sync::Notify;
@@ -467,20 +468,13 @@ impl Host for RunHost {
             .iter()
             .find_map(|i| i.get(attr::FABRIC_IDENTIFIER))
             .unwrap_or_default();
-        let known = if op == FabricOperation::UPDATE_INFO {
-            directives
-                .iter()
-                .find_map(|i| i.get(attr::FABRIC_INDEX))
-                .is_some_and(|i| i == 0)
-        } else {
-            directives
-                .iter()
-                .find_map(|i| i.get(attr::FABRIC_IDENTIFIER))
-                .is_none_or(|id| id == ours)
-                && !directives
-                    .iter()
-                    .any(|i| i.is(attr::FABRIC_VENDOR) || i.is(attr::FABRIC_PLANE))
+        let name = FabricName {
+            index: 0,
+            identifier: &ours,
+            vendor: None,
+            plane: None,
         };
+        let known = name.asked_by(op, &directives);
         if known {
             Ok(fabric)
         } else {
