@@ -194,8 +194,11 @@ fn leaf() -> impl Strategy<Value = Value> {
                 endpt: ByteObject(b),
             }))
         }),
-        (opt_text(), opt_text())
-            .prop_map(|(source, topology)| Value::Topo(Box::new(Topology { source, topology }))),
+        // Only hwloc topologies have a wire form, and they decode with that source named.
+        opt_text().prop_map(|topology| Value::Topo(Box::new(Topology {
+            source: Some("hwloc".into()),
+            topology
+        }))),
         any::<u64>().prop_map(|v| Value::DevType(DeviceType(v))),
         any::<u16>().prop_map(|v| Value::LocType(Locality(v))),
         bytes().prop_map(|b| Value::CompressedByteObject(ByteObject(b))),

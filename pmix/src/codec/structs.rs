@@ -145,19 +145,98 @@ impl Codec for Cpuset {
     }
 }
 
+/// `PMIX_TOPO` travels as OpenPMIx 4.2 packs it (read in its source, facts only): the hwloc
+/// XML as a string, then the raw bytes of hwloc's three support structures (discovery, CPU
+/// binding, memory binding), one byte per flag in hwloc 2.9's field order (Debian's hwloc,
+/// which both libraries link here). hwloc 2 writes the same flags into the XML as
+/// `<support name="cpubind.set_thisproc_cpubind"/>` elements, so the bytes are made from
+/// those on the way out and dropped on the way in. The source is not sent (it is always
+/// hwloc, as for cpusets): another source is `NotSupported`, and a decoded topology's source
+/// is `"hwloc"`. No topology is a NULL string alone.
 impl Codec for Topology {
     const DATA_TYPE: DataType = DataType::TOPO;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.source.as_deref())?;
-        w.string(self.topology.as_deref())
+        if let Some(source) = &self.source
+            && !source.eq_ignore_ascii_case("hwloc")
+        {
+            return Err(Error::NotSupported(format!(
+                "a topology from source \"{source}\" has no wire form (only hwloc's)"
+            )));
+        }
+        w.string(self.topology.as_deref())?;
+        if let Some(xml) = &self.topology {
+            for (group, fields) in SUPPORT {
+                for field in fields {
+                    let element = format!("<support name=\"{group}.{field}\"");
+                    w.byte(u8::from(xml.contains(&element)));
+                }
+            }
+        }
+        Ok(())
     }
     fn decode(r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
+        let topology = r.string("topology")?;
+        if topology.is_some() {
+            let n: usize = SUPPORT.iter().map(|(_, f)| f.len()).sum();
+            r.raw(n, "topology support flags")?;
+        }
         Ok(Topology {
-            source: r.string("topology source")?,
-            topology: r.string("topology")?,
+            source: Some("hwloc".into()),
+            topology,
         })
     }
 }
+
+/// `struct hwloc_topology_discovery_support`'s flags (hwloc 2.9).
+const DISCOVERY_SUPPORT: &[&str] = &[
+    "pu",
+    "numa",
+    "numa_memory",
+    "disallowed_pu",
+    "disallowed_numa",
+    "cpukind_efficiency",
+];
+
+/// `struct hwloc_topology_cpubind_support`'s flags (hwloc 2.9).
+const CPUBIND_SUPPORT: &[&str] = &[
+    "set_thisproc_cpubind",
+    "get_thisproc_cpubind",
+    "set_proc_cpubind",
+    "get_proc_cpubind",
+    "set_thisthread_cpubind",
+    "get_thisthread_cpubind",
+    "set_thread_cpubind",
+    "get_thread_cpubind",
+    "get_thisproc_last_cpu_location",
+    "get_proc_last_cpu_location",
+    "get_thisthread_last_cpu_location",
+];
+
+/// `struct hwloc_topology_membind_support`'s flags (hwloc 2.9).
+const MEMBIND_SUPPORT: &[&str] = &[
+    "set_thisproc_membind",
+    "get_thisproc_membind",
+    "set_proc_membind",
+    "get_proc_membind",
+    "set_thisthread_membind",
+    "get_thisthread_membind",
+    "set_area_membind",
+    "get_area_membind",
+    "alloc_membind",
+    "firsttouch_membind",
+    "bind_membind",
+    "interleave_membind",
+    "nexttouch_membind",
+    "migrate_membind",
+    "get_area_memlocation",
+];
+
+/// The support structures in the order they travel, each with its XML group name.
+const SUPPORT: [(&str, &[&str]); 3] = [
+    ("discovery", DISCOVERY_SUPPORT),
+    ("cpubind", CPUBIND_SUPPORT),
+    ("membind", MEMBIND_SUPPORT),
+];
 
 impl Codec for ProcStats {
     const DATA_TYPE: DataType = DataType::PROC_STATS;
@@ -348,5 +427,46 @@ impl Codec for NodeStats {
             diskstats,
             netstats,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::DataBuffer;
+
+    #[test]
+    fn a_topology_travels_as_its_xml_then_one_byte_per_support_flag() {
+        let xml = "<topology><support name=\"discovery.pu\"/>\
+                   <support name=\"cpubind.get_thisproc_cpubind\"/>\
+                   <support name=\"membind.get_area_memlocation\"/></topology>";
+        let t = Topology {
+            source: Some("hwloc".into()),
+            topology: Some(xml.into()),
+        };
+        let mut buf = DataBuffer::new();
+        buf.pack(std::slice::from_ref(&t)).unwrap();
+        let bytes = buf.bytes().to_vec();
+        let flags = &bytes[bytes.len() - 32..];
+        let mut want = [0u8; 32];
+        want[0] = 1; // discovery.pu
+        want[6 + 1] = 1; // cpubind.get_thisproc_cpubind
+        want[6 + 11 + 14] = 1; // membind.get_area_memlocation
+        assert_eq!(flags, want);
+        let mut read = DataBuffer::load(bytes, buf.buffer_type());
+        let back: Vec<Topology> = read.unpack(1).unwrap();
+        assert_eq!(back, vec![t]);
+        // Nothing but the NULL string for no topology; another source has no wire form.
+        let none = Topology::default();
+        let mut buf = DataBuffer::new();
+        buf.pack(std::slice::from_ref(&none)).unwrap();
+        let mut read = DataBuffer::load(buf.bytes().to_vec(), buf.buffer_type());
+        let back: Vec<Topology> = read.unpack(1).unwrap();
+        assert_eq!(back[0].topology, None);
+        let other = Topology {
+            source: Some("other".into()),
+            topology: None,
+        };
+        assert!(DataBuffer::new().pack(&[other]).is_err());
     }
 }

@@ -21,6 +21,8 @@
 //!   `PMIX_ERR_PARTIAL_SUCCESS` with `PMIX_GROUP_OPTIONAL`, and fails with
 //!   `PMIX_ERR_TIMEOUT` without. Invitations reach processes of this node only; others are
 //!   `PMIX_ERR_NOT_SUPPORTED`.
+//! - **Context ids**: a group formed with one raises `PMIX_GROUP_CONTEXT_ID_ASSIGNED`, with
+//!   `PMIX_GROUP_CONTEXT_ID`, at the members each server serves.
 //! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
 //!   members.
 //! - **Leaders and terminations** (§14.2.6): a member constructing with `PMIX_GROUP_LEADER`
@@ -364,15 +366,23 @@ impl ServerCore {
                         attr::GROUP_MEMBERSHIP,
                         DataArray::of_procs(members.clone()),
                     )];
-                    // From the server: an event never reaches its source.
+                    // From the server (an event never reaches its source), to the
+                    // members it serves.
                     let source = self.id.clone();
+                    let here: Vec<Proc> = (members.iter())
+                        .filter(|m| self.store.is_local(m))
+                        .cloned()
+                        .collect();
                     self.group_event(
                         Status::GROUP_MEMBERSHIP_UPDATE,
                         &source,
-                        &members,
+                        &here,
                         &t.label,
                         info,
                     );
+                }
+                if let Some(id) = cid {
+                    self.context_id_assigned(&t.label, &members, id);
                 }
                 let group = Group {
                     members,
@@ -599,6 +609,27 @@ impl ServerCore {
                 }
             }
         }
+    }
+
+    /// `PMIX_GROUP_CONTEXT_ID_ASSIGNED` (§14.2.4) at the members of `group` this server
+    /// serves (every member's server raises it for its own), with the id.
+    fn context_id_assigned(&mut self, group: &str, members: &[Proc], id: u64) {
+        let here: Vec<Proc> = (members.iter())
+            .filter(|m| self.store.is_local(m))
+            .cloned()
+            .collect();
+        if here.is_empty() {
+            return;
+        }
+        let info = vec![Info::new(attr::GROUP_CONTEXT_ID, id as usize)];
+        let source = self.id.clone();
+        self.group_event(
+            Status::GROUP_CONTEXT_ID_ASSIGNED,
+            &source,
+            &here,
+            group,
+            info,
+        );
     }
 
     /// The answers to the group keys of `query` (§14.2.5): `PMIX_QUERY_GROUP_NAMES`, the
@@ -839,6 +870,7 @@ impl ServerCore {
                 )];
                 if let Some(c) = cid {
                     info.push(Info::new(attr::GROUP_CONTEXT_ID, c as usize));
+                    self.context_id_assigned(group, &members, c);
                 }
                 let leader = inv.leader.clone();
                 self.group_event(

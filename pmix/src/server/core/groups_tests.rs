@@ -230,7 +230,7 @@ fn the_host_assigns_the_context_id_of_a_group_spanning_nodes() {
     let mut c = two_nodes();
     let a = connect(&mut c, 0);
     connect(&mut c, 1);
-    drain(&mut c, Command::GROUP_CONSTRUCT);
+    listen(&mut c, &[a]);
     let info = vec![Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true)];
     // Rank 0 is the only member on this node: to the host at once, with the group's members.
     send(&mut c, a, 105, &construct("wide", &[0, 2], info));
@@ -250,12 +250,19 @@ fn the_host_assigns_the_context_id_of_a_group_spanning_nodes() {
         .expect("the host is asked");
     let answer = vec![Info::new(attr::GROUP_CONTEXT_ID, 42usize)];
     c.handle_host(op, HostResult::Infos(Ok(answer)));
-    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    let (r, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
     let want = Reply::Op(OpReply::GroupConstruct {
         status: Status::SUCCESS,
         context_id: Some(42),
     });
     assert_eq!(r, vec![(a, 105, want)]);
+    // The member this server serves hears of the id (rank 2's own server tells it).
+    let told: Vec<ConnId> = ev
+        .iter()
+        .filter(|(_, s, _)| *s == Status::GROUP_CONTEXT_ID_ASSIGNED)
+        .map(|(conn, _, _)| *conn)
+        .collect();
+    assert_eq!(told, vec![a]);
 }
 
 fn invite(ranks: &[u32], info: Vec<Info>) -> Request {
