@@ -42,11 +42,13 @@ pub struct JobLaunch {
 
 /// Where a process runs on its node, as process information (§12.4.2.4): its `PMIX_CPUSET`
 /// and `PMIX_LOCALITY_STRING`, which the host makes with the server's
-/// `generate_cpuset_string` and `generate_locality_string`.
+/// `generate_cpuset_string` and `generate_locality_string`, and the distances from where it
+/// starts to the node's devices (`PMIX_DEVICE_DISTANCES`, §12.4.11; none: not given).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Placement {
     pub cpuset: String,
     pub locality: String,
+    pub distances: Vec<crate::model::DeviceDistance>,
 }
 
 impl JobLaunch {
@@ -323,6 +325,15 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
         if let Some(p) = job.placement.get(r as usize) {
             realm.push(Info::new(attr::CPUSET, p.cpuset.clone()));
             realm.push(Info::new(attr::LOCALITY_STRING, p.locality.clone()));
+            if !p.distances.is_empty() {
+                let distances = DataArray {
+                    data_type: DataType::DEVICE_DIST,
+                    elements: (p.distances.iter())
+                        .map(|d| Value::DeviceDist(Box::new(d.clone())))
+                        .collect(),
+                };
+                realm.push(Info::new(attr::DEVICE_DISTANCES, distances));
+            }
         }
         // The sets it belongs to (§14.1: a process's PMIX_PSET_NAMES).
         if let Some(set) = &job.apps[app].pset {

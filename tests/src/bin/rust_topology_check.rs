@@ -2,7 +2,8 @@
 //! the machine's topology and the client loads it; the process's `PMIX_CPUSET` is the binding
 //! `PMIx_Get_cpuset` reads; the locality strings of this process and of every local peer give
 //! a relative locality that says they share the node (and, with itself, the hardware thread);
-//! device distances can be computed from the binding. Prints `ok <step>` or
+//! device distances computed from the binding are the ones the host gave
+//! (`PMIX_DEVICE_DISTANCES`). Prints `ok <step>` or
 //! `FAIL <step>: <reason>`; exits non-zero on a failure.
 
 use std::process::ExitCode;
@@ -80,8 +81,26 @@ fn main() -> ExitCode {
         "device distances",
         match (&machine, &bound) {
             (Ok(m), Ok(b)) => pmix::client::Client::compute_distances(m, b, &[])
-                .map(|d| println!("{} devices", d.len()))
-                .map_err(|s| format!("{s:?}")),
+                .map_err(|s| format!("{s:?}"))
+                .and_then(|computed| {
+                    // The host's, from where this process started, are the same.
+                    let stored = client.get(Some(&me), attr::DEVICE_DISTANCES.wire_key(), &[]);
+                    let stored: Vec<Value> = match stored {
+                        Ok(Value::DataArray(a)) => a.elements,
+                        _ => Vec::new(),
+                    };
+                    let computed: Vec<Value> = (computed.into_iter())
+                        .map(|d| Value::DeviceDist(Box::new(d)))
+                        .collect();
+                    println!("{} devices", computed.len());
+                    if stored == computed {
+                        Ok(())
+                    } else {
+                        Err(format!(
+                            "PMIX_DEVICE_DISTANCES {stored:?}, computed {computed:?}"
+                        ))
+                    }
+                }),
             other => Err(format!("{other:?}")),
         },
     );

@@ -4,8 +4,8 @@
 //!
 //! It starts a server, registers one job with complete job, node, application and process
 //! information (with `--pset`, the process set the processes form, defined before they
-//! start and listed in each one's `PMIX_PSET_NAMES`; each process's `PMIX_CPUSET` and
-//! `PMIX_LOCALITY_STRING`; the machine's topology, shared so that no process rediscovers it),
+//! start and listed in each one's `PMIX_PSET_NAMES`; each process's `PMIX_CPUSET`,
+//! `PMIX_LOCALITY_STRING` and `PMIX_DEVICE_DISTANCES`; the machine's topology, shared so that no process rediscovers it),
 //! forks the processes with the environment their PMIx client needs (and what MPI runtimes
 //! look for to recognise a direct launch), with `--bind-to` each bound to one core or hardware
 //! thread, round robin, lets their output through, and returns the worst exit status. A process that connects but exits without `PMIx_Finalize` is
@@ -237,6 +237,9 @@ impl Launcher<'_> {
                     locality: self
                         .server
                         .generate_locality_string(cpuset)
+                        .unwrap_or_default(),
+                    distances: machine
+                        .distances(cpuset, pmix::model::DeviceType::UNKNOWN, &[])
                         .unwrap_or_default(),
                 }
             })
