@@ -143,11 +143,18 @@ pub fn node_main(lib: &str) -> ExitCode {
                 status,
                 data,
                 found,
+                infos,
             }) => {
                 let Some(c) = lock(&pending).remove(&id) else {
                     continue;
                 };
-                let answer = if let Some(f) = found {
+                let answer = if let Some(i) = infos {
+                    match unpack_list::<Info>(&i) {
+                        Ok(list) if status == 0 => Answer::Infos(Ok(list)),
+                        Ok(_) => Answer::Infos(Err(Status(status))),
+                        Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
+                    }
+                } else if let Some(f) = found {
                     match unpack_list::<PData>(&f) {
                         Ok(data) => Answer::Found(Status(status), data),
                         Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
@@ -225,6 +232,22 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
         Upcall::Unpublish { proc, keys, info } => UpcallMsg::Unpublish {
             proc: proc_id(&proc),
             keys,
+            info: pack_list(&info),
+        },
+        Upcall::Group {
+            op,
+            group,
+            procs,
+            info,
+        } => UpcallMsg::Group {
+            op,
+            group,
+            procs: procs.iter().map(proc_id).collect(),
+            info: pack_list(&info),
+        },
+        Upcall::Fabric { proc, op, info } => UpcallMsg::Fabric {
+            proc: proc_id(&proc),
+            op,
             info: pack_list(&info),
         },
     }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pmix::model::{Info, PData, Proc, Rank, Status, Value};
+use pmix::model::{FabricOperation, GroupOperation, Info, PData, Proc, Rank, Status, Value};
 use pmix::server::Host;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
@@ -507,7 +507,14 @@ type ModexWaiter = oneshot::Sender<Result<Vec<u8>, Status>>;
 
 /// What an upcall produced: its status (a lookup's may be a partial success), modex data, or
 /// packed lookup results.
-type UpcallOutput = (Status, Option<Vec<u8>>, Option<Vec<u8>>);
+/// An upcall's answer: its status, and the data, the lookup's finds or the infos it carries.
+#[derive(Default)]
+struct UpcallOutput {
+    status: Status,
+    data: Option<Vec<u8>>,
+    found: Option<Vec<u8>>,
+    infos: Option<Vec<u8>>,
+}
 
 /// Sending to a node and awaiting its direct-modex answers; cheap to clone.
 #[derive(Clone)]
@@ -643,50 +650,78 @@ impl NodeProc {
 
 /// Answer a node's upcall with the cluster host.
 async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -> ToNode {
-    let reply = |r: Result<UpcallOutput, Status>| match r {
-        Ok((status, data, found)) => ToNode::HostReply {
+    let reply = |r: Result<UpcallOutput, Status>| {
+        let o = r.unwrap_or_else(|status| UpcallOutput {
+            status,
+            ..UpcallOutput::default()
+        });
+        ToNode::HostReply {
             id,
-            status: status.0,
-            data,
-            found,
-        },
-        Err(s) => ToNode::HostReply {
-            id,
-            status: s.0,
-            data: None,
-            found: None,
-        },
+            status: o.status.0,
+            data: o.data,
+            found: o.found,
+            infos: o.infos,
+        }
     };
     let infos = |b: &[u8]| unpack_list::<Info>(b).map_err(|_| Status::ERR_BAD_PARAM);
+    let done = UpcallOutput::default;
     let r = async {
         match call {
             UpcallMsg::Fence { procs, info, data } => {
                 let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
                 let d = host.fence_nb(procs, infos(&info)?, data).await?;
-                Ok((Status::SUCCESS, Some(d), None))
+                Ok(UpcallOutput {
+                    data: Some(d),
+                    ..done()
+                })
             }
             UpcallMsg::DirectModex { proc, info } => {
                 let d = host.direct_modex(from_id(&proc)?, infos(&info)?).await?;
-                Ok((Status::SUCCESS, Some(d), None))
+                Ok(UpcallOutput {
+                    data: Some(d),
+                    ..done()
+                })
             }
             UpcallMsg::Publish { proc, info } => {
                 host.publish(from_id(&proc)?, infos(&info)?).await?;
-                Ok((Status::SUCCESS, None, None))
+                Ok(done())
             }
             UpcallMsg::Lookup { proc, keys, info } => {
                 let found = host
                     .lookup(from_id(&proc)?, keys.clone(), infos(&info)?)
                     .await?;
                 // The host tells the library how much it found (v5.0 §9.6).
-                Ok((
-                    PData::lookup_status(&keys, &found),
-                    None,
-                    Some(pack_list(&found)),
-                ))
+                Ok(UpcallOutput {
+                    status: PData::lookup_status(&keys, &found),
+                    found: Some(pack_list(&found)),
+                    ..done()
+                })
             }
             UpcallMsg::Unpublish { proc, keys, info } => {
                 host.unpublish(from_id(&proc)?, keys, infos(&info)?).await?;
-                Ok((Status::SUCCESS, None, None))
+                Ok(done())
+            }
+            UpcallMsg::Group {
+                op,
+                group,
+                procs,
+                info,
+            } => {
+                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+                let op = GroupOperation(op);
+                let answer = host.group(op, group, procs, infos(&info)?).await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
+            }
+            UpcallMsg::Fabric { proc, op, info } => {
+                let op = FabricOperation(op);
+                let answer = host.fabric(from_id(&proc)?, op, infos(&info)?).await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
             }
         }
     };

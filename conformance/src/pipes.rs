@@ -39,6 +39,9 @@ pub enum ToNode {
         status: i32,
         data: Option<Vec<u8>>,
         found: Option<Vec<u8>>,
+        /// The infos of a group or fabric answer, packed.
+        #[serde(default)]
+        infos: Option<Vec<u8>>,
     },
     /// Ask the node's server for a local process's data (a direct modex from another node).
     Dmodex {
@@ -101,6 +104,17 @@ pub enum UpcallMsg {
     Unpublish {
         proc: ProcId,
         keys: Vec<String>,
+        info: Vec<u8>,
+    },
+    Group {
+        op: i32,
+        group: String,
+        procs: Vec<ProcId>,
+        info: Vec<u8>,
+    },
+    Fabric {
+        proc: ProcId,
+        op: i32,
         info: Vec<u8>,
     },
 }

@@ -39,9 +39,10 @@ use crate::Error;
 use crate::model::topology::{LOCALITY_LEVELS, PuList, cpuset_list};
 use crate::model::{Cpuset, DeviceDistance, DeviceType, Info, Topology, attr};
 
-/// The key under which an OpenPMIx server shares its topology as hwloc XML (version 2):
-/// not one of the standard's attributes, read by [`crate::client::Client::load_topology`]
-/// after `PMIX_TOPOLOGY2`.
+/// The key under which a server shares its topology as hwloc XML (version 2) in a job's
+/// information: not one of the standard's attributes, but where an OpenPMIx 4.2 client looks
+/// for it (with the job's wildcard rank) when it loads a topology, as
+/// [`crate::client::Client::load_topology`] does after `PMIX_TOPOLOGY2`.
 pub const HWLOC_XML_V2: &str = "pmix.hwlocxml2";
 
 /// The hwloc object type of each level of a locality string, in [`LOCALITY_LEVELS`] order.

@@ -181,6 +181,8 @@ type OpCb = unsafe extern "C" fn(i32, *mut c_void);
 type ReleaseCb = unsafe extern "C" fn(*mut c_void);
 type ModexCb = unsafe extern "C" fn(i32, *const c_char, usize, *mut c_void, ReleaseCb, *mut c_void);
 type LookupCb = unsafe extern "C" fn(i32, *mut CPdata, usize, *mut c_void);
+/// `pmix_info_cbfunc_t`: status, infos, their count, the cookie, and how to release them.
+type UpInfoCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, ReleaseCb, *mut c_void);
 type DmodexResponse = unsafe extern "C" fn(i32, *mut c_char, usize, *mut c_void);
 
 type ServerInitFn = unsafe extern "C" fn(*mut ServerModule, *mut CInfo, usize) -> i32;
@@ -233,8 +235,30 @@ struct ServerModule {
     publish: Option<PublishUp>,
     lookup: Option<LookupUp>,
     unpublish: Option<UnpublishUp>,
-    rest: [usize; 20],
+    /// Slots 9 to 25 (spawn … push_stdin), unused.
+    middle: [usize; 17],
+    /// Slot 26.
+    group: Option<GroupUp>,
+    /// Slot 27.
+    fabric: Option<FabricUp>,
+    /// Slot 28 (client_connected2).
+    last: usize,
 }
+
+/// `pmix_server_grp_fn_t`: the operation, the group's name, its members, the directives.
+type GroupUp = unsafe extern "C" fn(
+    i32,
+    *mut c_char,
+    *const CProc,
+    usize,
+    *const CInfo,
+    usize,
+    UpInfoCb,
+    *mut c_void,
+) -> i32;
+/// `pmix_server_fabric_fn_t`: the requester, the operation, the directives.
+type FabricUp =
+    unsafe extern "C" fn(*const CProc, i32, *const CInfo, usize, UpInfoCb, *mut c_void) -> i32;
 
 unsafe extern "C" {
     fn malloc(n: usize) -> *mut c_void;

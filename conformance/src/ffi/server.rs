@@ -29,6 +29,17 @@ pub enum Upcall {
         keys: Vec<String>,
         info: Vec<Info>,
     },
+    Group {
+        op: i32,
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Fabric {
+        proc: Proc,
+        op: i32,
+        info: Vec<Info>,
+    },
 }
 
 /// The host's answer to an upcall.
@@ -38,6 +49,8 @@ pub enum Answer {
     Data(Result<Vec<u8>, Status>),
     /// A lookup's data, with its status (success or partial success).
     Found(Status, Vec<PData>),
+    /// A group or fabric answer.
+    Infos(Result<Vec<Info>, Status>),
 }
 
 /// How to tell the library an upcall is done: its callback and cookie.
@@ -52,6 +65,12 @@ enum CompletionKind {
     Op(OpCb),
     Modex(ModexCb),
     Lookup(LookupCb),
+    Info(UpInfoCb),
+}
+
+unsafe extern "C" fn release_infos(cbdata: *mut c_void) {
+    // SAFETY: cbdata is the Box<CInfos> leaked by `Completion::finish`, released once.
+    drop(unsafe { Box::from_raw(cbdata.cast::<CInfos>()) });
 }
 
 unsafe extern "C" fn release_bytes(cbdata: *mut c_void) {
@@ -70,6 +89,7 @@ impl Completion {
                     Answer::Status(s) => s,
                     Answer::Data(r) => r.err().unwrap_or(Status::SUCCESS),
                     Answer::Found(s, _) => s,
+                    Answer::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
                 };
                 // SAFETY: the library's op callback with the cookie it gave.
                 unsafe { cb(s.0, cbdata) };
@@ -78,7 +98,7 @@ impl Completion {
                 let r = match a {
                     Answer::Data(r) => r,
                     Answer::Status(s) => Err(s),
-                    Answer::Found(..) => Err(Status::ERR_BAD_PARAM),
+                    Answer::Found(..) | Answer::Infos(_) => Err(Status::ERR_BAD_PARAM),
                 };
                 match r {
                     Ok(bytes) => {
@@ -99,7 +119,7 @@ impl Completion {
                 let r = match a {
                     Answer::Found(s, found) => Ok((s, found)),
                     Answer::Status(s) | Answer::Data(Err(s)) => Err(s),
-                    Answer::Data(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                    Answer::Data(Ok(_)) | Answer::Infos(_) => Err(Status::ERR_BAD_PARAM),
                 };
                 let converted = r.and_then(|(s, found)| Ok((s, pdata_to_c(&found)?)));
                 match converted {
@@ -111,9 +131,47 @@ impl Completion {
                     Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), 0, cbdata) },
                 }
             }
+            (CompletionKind::Info(cb), a) => {
+                let r = match a {
+                    Answer::Infos(r) => r,
+                    Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
+                    Answer::Data(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                };
+                let converted = r.and_then(|info| ready()?.infos_to_c(&info));
+                match converted {
+                    Ok(infos) => {
+                        let mut infos = Box::new(infos);
+                        let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
+                        let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
+                        let keep = Box::into_raw(infos).cast::<c_void>();
+                        // SAFETY: the infos stay valid until the library calls release_infos.
+                        unsafe { cb(PMIX_SUCCESS, ptr, n, cbdata, release_infos, keep) };
+                    }
+                    Err(s) => {
+                        let none = ready().and_then(|l| l.infos_to_c(&[]));
+                        match none {
+                            Ok(empty) => {
+                                let keep = Box::into_raw(Box::new(empty)).cast::<c_void>();
+                                // SAFETY: no infos; the release function frees the empty box.
+                                unsafe {
+                                    cb(s.0, std::ptr::null_mut(), 0, cbdata, release_infos, keep)
+                                };
+                            }
+                            Err(_) => {
+                                // SAFETY: no infos and nothing to release.
+                                unsafe {
+                                    cb(s.0, std::ptr::null_mut(), 0, cbdata, release_noop, cbdata)
+                                };
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }
+
+unsafe extern "C" fn release_noop(_cbdata: *mut c_void) {}
 
 struct CPdatas {
     lib: &'static Lib,
@@ -303,6 +361,52 @@ unsafe extern "C" fn up_unpublish(
     up(upcall, CompletionKind::Op(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_group(
+    op: i32,
+    grp: *mut c_char,
+    procs: *const CProc,
+    nprocs: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        if grp.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the library passes the group's NUL-terminated name.
+        let group = unsafe { CStr::from_ptr(grp) }
+            .to_string_lossy()
+            .into_owned();
+        Ok(Upcall::Group {
+            op,
+            group,
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_fabric(
+    requestor: *const CProc,
+    op: i32,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Fabric {
+            proc: proc_from_c(requestor)?,
+            op,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
 /// A latch for the library's completion callbacks during setup.
 type Latch = (Mutex<Option<i32>>, Condvar);
 
@@ -400,7 +504,10 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
         publish: caps.publish.then_some(up_publish as PublishUp),
         lookup: caps.publish.then_some(up_lookup as LookupUp),
         unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
-        rest: [0; 20],
+        middle: [0; 17],
+        group: Some(up_group as GroupUp),
+        fabric: Some(up_fabric as FabricUp),
+        last: 0,
     };
     let (_strings, mut ci) = plain_infos(info)?;
     // SAFETY: the module and the infos (whose strings `_strings` owns) live for the call; the
