@@ -1276,6 +1276,7 @@ mod events;
 mod groups;
 #[cfg(test)]
 mod groups_tests;
+mod invitations;
 mod ops;
 mod psets;
 mod query;
