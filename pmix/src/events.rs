@@ -138,7 +138,7 @@ pub fn same_proc(a: &Proc, b: &Proc) -> bool {
         && (a.rank == b.rank || a.rank == Rank::WILDCARD || b.rank == Rank::WILDCARD)
 }
 
-fn procs_of(v: &Value) -> Vec<Proc> {
+pub(crate) fn procs_of(v: &Value) -> Vec<Proc> {
     match v {
         Value::Proc(p) => vec![p.clone()],
         Value::DataArray(a) => a

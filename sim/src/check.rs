@@ -317,12 +317,17 @@ pub(crate) fn check(
                 "{op} of {job} succeeded for some parties, failed for others ({errors:?})"
             ));
         }
-        if !errors.is_empty()
-            && (!faulted
-                || errors
-                    .iter()
-                    .any(|e| ![Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0].contains(e)))
-        {
+        // After a fault: a lost participant, a timeout, an invitation aborted because its
+        // leader's node went down, and a join that came after that abort.
+        let mut allowed = vec![
+            Status::ERR_LOST_CONNECTION.0,
+            Status::ERR_TIMEOUT.0,
+            Status::GROUP_CONSTRUCT_ABORT.0,
+        ];
+        if *op == "join" {
+            allowed.push(Status::ERR_NOT_FOUND.0);
+        }
+        if !errors.is_empty() && (!faulted || errors.iter().any(|e| !allowed.contains(e))) {
             out.push(format!("{op} of {job} failed with {errors:?}"));
         }
     }
@@ -350,12 +355,17 @@ pub(crate) fn check(
         if *op == "construct" && ids.contains(&None) {
             out.push("a group construction asked for a context id and got none".to_owned());
         }
-        if !errors.is_empty()
-            && (!faulted
-                || errors
-                    .iter()
-                    .any(|e| ![Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0].contains(e)))
-        {
+        // After a fault: a lost participant, a timeout, an invitation aborted because its
+        // leader's node went down, and a join that came after that abort.
+        let mut allowed = vec![
+            Status::ERR_LOST_CONNECTION.0,
+            Status::ERR_TIMEOUT.0,
+            Status::GROUP_CONSTRUCT_ABORT.0,
+        ];
+        if *op == "join" {
+            allowed.push(Status::ERR_NOT_FOUND.0);
+        }
+        if !errors.is_empty() && (!faulted || errors.iter().any(|e| !allowed.contains(e))) {
             out.push(format!("group {op} failed with {errors:?}"));
         }
     }

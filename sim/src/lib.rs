@@ -129,6 +129,11 @@ pub struct Workload {
     pub group_timeout_s: Option<u32>,
     /// The rank that declares itself the group's leader (`PMIX_GROUP_LEADER`).
     pub group_leader: Option<u32>,
+    /// When set, rank 0 invites every other rank into the group `INVITED` at this time
+    /// (`PMIx_Group_invite`, with `group_timeout_s` as its `PMIX_TIMEOUT`, 10 s when unset);
+    /// each accepts once `PMIX_GROUP_INVITED` reaches it. The members then fence by the
+    /// group's id and destruct it.
+    pub invite_at: Option<Duration>,
     /// When set, every rank registers the cluster's fabric at this time and checks what its
     /// node's daemon describes ([`fabric::check`]).
     pub fabric_at: Option<Duration>,
@@ -136,6 +141,9 @@ pub struct Workload {
 
 /// The name of the group of the workload.
 pub const GROUP: &str = "simgroup";
+
+/// The name of the group the workload's invitation forms.
+pub const INVITED: &str = "siminvited";
 
 /// What a run is.
 #[derive(Clone, Debug)]

@@ -347,6 +347,55 @@ async fn group_work(client: &Client, me: &Proc, workload: &Workload, observer: &
     observer.grouped(rank, "destruct", destructed.map(|()| None));
 }
 
+/// The invitation step of the workload: rank 0 invites the others into `INVITED`, each
+/// accepts once invited (an invitation that never comes counts as `PMIX_ERR_TIMEOUT`); the
+/// members fence by the group's id and destruct it. Each outcome is recorded.
+async fn invitation_work(
+    client: &Client,
+    me: &Proc,
+    size: u32,
+    workload: &Workload,
+    observer: &Observer,
+    invitations: Option<mpsc::UnboundedReceiver<Proc>>,
+) {
+    let rank = me.rank.0;
+    let timeout_s = workload.group_timeout_s.unwrap_or(10);
+    let formed = match invitations {
+        None => {
+            let others: Vec<Proc> = (1..size)
+                .map(|r| Proc::new(me.nspace.clone(), Rank(r)))
+                .collect();
+            let timeout = i32::try_from(timeout_s).unwrap_or(i32::MAX);
+            let info = [Info::new(attr::TIMEOUT, timeout)];
+            let invited = client.group_invite(crate::INVITED, &others, &info).await;
+            observer.grouped(rank, "invite", invited.map(|()| None));
+            invited
+        }
+        Some(mut rx) => {
+            let wait = Duration::from_secs(u64::from(timeout_s));
+            let joined = match tokio::time::timeout(wait, rx.recv()).await {
+                Ok(Some(leader)) => {
+                    let accept = pmix::client::GroupAnswer::Accept;
+                    (client.group_join(crate::INVITED, &leader, accept, &[])).await
+                }
+                _ => Err(Status::ERR_TIMEOUT),
+            };
+            observer.grouped(rank, "join", joined.map(|()| None));
+            joined
+        }
+    };
+    if formed.is_err() {
+        return;
+    }
+    let Ok(id) = Proc::try_new(crate::INVITED, Rank::WILDCARD) else {
+        return;
+    };
+    let fenced = client.fence(&[id], &[]).await;
+    observer.grouped(rank, "invited fence", fenced.map(|()| None));
+    let destructed = client.group_destruct(crate::INVITED, &[]).await;
+    observer.grouped(rank, "invited destruct", destructed.map(|()| None));
+}
+
 /// Who takes part in a connect between a parent and the job it spawned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Party {
@@ -563,6 +612,20 @@ async fn wire_up(
         )
         .await
         .map_err(|s| fail(Step::Init, format!("register_event_handler: {s:?}")))?;
+    // The invitees hear of the invitation before they answer it.
+    let invitations = if workload.invite_at.is_some() && rank != 0 {
+        let (tx, rx) = mpsc::unbounded_channel();
+        client
+            .register_event_handler(&[Status::GROUP_INVITED], &[], move |notice, done| {
+                let _ = tx.send(notice.source.clone());
+                done.complete(Status::SUCCESS, Vec::new());
+            })
+            .await
+            .map_err(|s| fail(Step::Init, format!("register_event_handler: {s:?}")))?;
+        Some(rx)
+    } else {
+        None
+    };
     observer.step(node, rank, Step::Init);
     client
         .put(Scope::GLOBAL, KEY, Value::string(value_of(seed, rank)))
@@ -634,6 +697,12 @@ async fn wire_up(
     if let Some(at) = workload.group_at {
         until(at).await;
         group_work(&client, &me, workload, observer).await;
+    }
+
+    if let Some(at) = workload.invite_at {
+        until(at).await;
+        let size = layout.job_size();
+        invitation_work(&client, &me, size, workload, observer, invitations).await;
     }
 
     // The fabric its daemon describes is the cluster's, seen from this rank's node.

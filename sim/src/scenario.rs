@@ -89,6 +89,8 @@ struct WorkloadFile {
     #[serde(default)]
     group_leader_rank: Option<u32>,
     #[serde(default)]
+    invite_at_ms: Option<u64>,
+    #[serde(default)]
     fabric_at_ms: Option<u64>,
 }
 
@@ -194,6 +196,7 @@ impl Scenario {
             group_at: w.group_at_ms.map(ms),
             group_timeout_s: w.group_timeout_s,
             group_leader: w.group_leader_rank,
+            invite_at: w.invite_at_ms.map(ms),
             fabric_at: w.fabric_at_ms.map(ms),
         };
         let liveness = match &f.liveness {

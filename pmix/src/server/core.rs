@@ -285,6 +285,13 @@ enum Pending {
     Group(groups::Kind, u64),
     /// The context id for the group an invitation formed.
     Invitation(String),
+    /// A group event the host carries to the servers of `targets`.
+    GroupRelay {
+        group: String,
+        status: Status,
+        source: Proc,
+        targets: Vec<Proc>,
+    },
     Spawn {
         conn: ConnId,
         tag: Tag,
@@ -441,6 +448,7 @@ impl ServerCore {
         self.clients.retain(|p, _| p.nspace.as_str() != nspace);
         self.store.local.retain(|p| p.nspace.as_str() != nspace);
         self.store.gone.retain(|p| p.nspace.as_str() != nspace);
+        (self.groups.gone_elsewhere).retain(|p| p.nspace.as_str() != nspace);
     }
 
     /// `PMIx_server_register_client`: `proc` may connect, with this uid and gid.
@@ -825,6 +833,17 @@ impl ServerCore {
             }
             Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
             Pending::Invitation(group) => self.host_answered_invitation(&group, result),
+            Pending::GroupRelay {
+                group,
+                status,
+                source,
+                targets,
+            } => {
+                let failure = result.failure();
+                if failure != Status::SUCCESS {
+                    self.group_relay_failed(&group, status, &source, &targets, failure);
+                }
+            }
             Pending::Fence(id) => {
                 let lost = self.fences.get_mut(id).and_then(|t| t.lost);
                 let status = match result {
@@ -1277,6 +1296,8 @@ mod groups;
 #[cfg(test)]
 mod groups_tests;
 mod invitations;
+#[cfg(test)]
+mod invitations_tests;
 mod ops;
 mod psets;
 mod query;

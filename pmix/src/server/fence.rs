@@ -51,9 +51,20 @@ pub struct Tracker {
     pub timer: Option<u64>,
     /// Why a local participant will never contribute, once one is lost.
     pub lost: Option<Status>,
+    /// Participants that terminated and were excused ([`Fences::excuse`]): still in `procs`,
+    /// which names the collective alike at every server, but no longer awaited.
+    pub excused: BTreeSet<Proc>,
 }
 
 impl Tracker {
+    /// The participants not excused, in order.
+    pub fn still_in(&self) -> Vec<Proc> {
+        (self.procs.iter())
+            .filter(|p| !self.excused.contains(*p))
+            .cloned()
+            .collect()
+    }
+
     pub fn is_locally_complete(&self) -> bool {
         self.lost.is_some() || self.local.iter().all(|p| self.contributed.contains_key(p))
     }
@@ -123,6 +134,7 @@ impl Fences {
                     at_host: false,
                     timer: None,
                     lost: None,
+                    excused: BTreeSet::new(),
                 });
                 gens.len() - 1
             }
@@ -190,10 +202,11 @@ impl Fences {
     }
 
     /// `proc` is gone from the collectives named `label` that wait for it, and they go on
-    /// without it (a group built with `PMIX_GROUP_NOTIFY_TERMINATION`, v5.0 §14.2.6): it
-    /// leaves their participants. Returns the ones that may now complete, and the
-    /// participants left of the oldest one `proc` was in (`None`: none was waiting for it).
-    /// A tracker already at the host goes on unchanged.
+    /// without it (a group built with `PMIX_GROUP_NOTIFY_TERMINATION`, v5.0 §14.2.6): it is
+    /// excused, no longer awaited. It stays among the participants the collective is named
+    /// by, so that the host matches it with the other servers' part. Returns the ones that
+    /// may now complete, and the participants still in of the oldest one `proc` was in
+    /// (`None`: none was waiting for it). A tracker already at the host goes on unchanged.
     pub fn excuse(&mut self, label: &str, proc: &Proc) -> (Vec<u64>, Option<Vec<Proc>>) {
         let (mut ready, mut left) = (Vec::new(), None);
         for ((l, _), gens) in self.sets.iter_mut() {
@@ -201,13 +214,13 @@ impl Fences {
                 continue;
             }
             for (i, t) in gens.iter_mut().enumerate() {
-                if t.at_host || !t.procs.contains(proc) {
+                if t.at_host || !t.procs.contains(proc) || t.excused.contains(proc) {
                     continue;
                 }
-                t.procs.retain(|p| p != proc);
+                t.excused.insert(proc.clone());
                 t.local.remove(proc);
                 t.contributed.remove(proc);
-                left.get_or_insert_with(|| t.procs.clone());
+                left.get_or_insert_with(|| t.still_in());
                 if i == 0 && t.is_locally_complete() && !t.contributed.is_empty() {
                     ready.push(t.id);
                 }

@@ -46,6 +46,17 @@ use super::message::{one, pack_info_list, unpack_info_list};
 /// `opt` argument has no attribute in the standard).
 pub const GROUP_JOIN_DECLINES: &str = "pmix.rs.grp.decline";
 
+/// The key, in a `PMIX_GROUP_CONSTRUCT_ABORT` a server raises, of the status the invitation
+/// ended with (`pmix_status_t`): the servers of invitees on other nodes answer their joins
+/// with it. This library's own; the standard's abort event carries no reason.
+pub const GROUP_OUTCOME: &str = "pmix.rs.grp.outcome";
+
+/// The key, in a group event a server hands its host for the servers of other nodes, that
+/// marks it as the server's (`true`): only such events move invitations and memberships at
+/// the servers that receive them, never a client's own event of the same code. This
+/// library's own.
+pub const GROUP_SERVER_EVENT: &str = "pmix.rs.grp.server";
+
 /// A typed request of the commands beyond the core set.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {

@@ -38,9 +38,14 @@
 //! terminated process is raised to the local clients as `PMIX_EVENT_NODE_DOWN` and
 //! `PMIX_EVENT_PROC_TERMINATED`.
 //!
-//! **Requests** to one daemon (fetch, publish, lookup, unpublish, launch, go, halt) go again
-//! on a new connection every `reconnect_after` until the reply comes or the node is declared
-//! down; the node asked serves each once and repeats its reply.
+//! **Requests** to one daemon (fetch, publish, lookup, unpublish, launch, go, halt, event) go
+//! again on a new connection every `reconnect_after` until the reply comes or the node is
+//! declared down; the node asked serves each once and repeats its reply.
+//!
+//! **Events** a server raises for processes of other nodes (its clients' events whose range
+//! goes beyond the node, and the group events that carry invitations between servers) go as
+//! requests to the nodes in range, whose servers deliver them; a node that is down is passed
+//! over, since the node-down event already reports its processes.
 //!
 //! **Published data** lives at the data server, the last node's daemon, in the library's
 //! `PublishBoard`; other daemons forward `publish`, `lookup` and `unpublish` to it. It is lost
@@ -84,7 +89,9 @@ mod wire;
 
 use services::DataOp;
 use wire::{Body, Msg};
-use wire::{pack_keys, pack_launch, pack_procs, unpack_launch, unpack_procs};
+use wire::{
+    pack_event, pack_keys, pack_launch, pack_procs, unpack_event, unpack_launch, unpack_procs,
+};
 
 /// The largest daemon message accepted (a fence's data of the whole cluster fits).
 const MAX_MESSAGE: u32 = 1 << 30;
@@ -492,6 +499,12 @@ impl Daemon {
                 }
                 self.reply(from, key, 0, Vec::new());
             }
+            Body::Event { key, status, data } => {
+                drop(state);
+                self.note(format!("event {status} from {from}").as_bytes());
+                let d = self.clone();
+                self.spawn(async move { d.serve_event(key, from, Status(status), data).await });
+            }
             Body::Fetch { key, rank } => {
                 drop(state);
                 self.note(format!("fetch {key} of rank {rank} for {from}").as_bytes());
@@ -712,6 +725,49 @@ impl Host for Daemon {
             return Err(Status::ERR_JOB_FAILED_TO_LAUNCH);
         }
         Ok(nspace)
+    }
+
+    /// Carry an event raised here to the other nodes whose processes are in its range (a
+    /// custom range's nodes; every node for a wider range), whose servers deliver it
+    /// (`Server::notify_event`). Sent as requests, so that each goes again until its node has
+    /// it. A node that is down is passed over: its processes are gone, and the
+    /// `PMIX_EVENT_NODE_DOWN` raised everywhere says so.
+    async fn notify_event(
+        &self,
+        source: Proc,
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
+    ) -> Result<(), Status> {
+        let every = || (0..self.layout().nodes).collect::<Vec<u32>>();
+        let nodes = if range == DataRange::CUSTOM {
+            let event = pmix::events::Event {
+                status,
+                source: source.clone(),
+                range,
+                info: info.clone(),
+            };
+            let procs = event.custom_range().unwrap_or_default();
+            self.nodes_of(&procs).unwrap_or_else(|_| every())
+        } else {
+            every()
+        };
+        let data = pack_event(&source, range, &info)?;
+        let mut sent = Vec::new();
+        for n in nodes.into_iter().filter(|n| *n != self.me()) {
+            let data = data.clone();
+            let status = status.0;
+            if let Ok(rx) = self.request(n, |key| Body::Event { key, status, data }) {
+                sent.push(rx);
+            }
+        }
+        for rx in sent {
+            match rx.await.unwrap_or(Err(LOST)) {
+                Ok(_) | Err(LOST) => {}
+                Err(s) => return Err(s),
+            }
+        }
+        Ok(())
     }
 
     async fn connect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {

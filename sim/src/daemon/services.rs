@@ -205,4 +205,17 @@ impl Daemon {
         };
         self.reply(from, key, status, data);
     }
+
+    /// Deliver an event another node raised to this node's processes in its range.
+    pub(super) async fn serve_event(&self, key: u64, from: u32, status: Status, data: Vec<u8>) {
+        let server = lock(&self.0.server).upgrade();
+        let result = match (unpack_event(&data), server) {
+            (None, _) => Err(Status::ERR_UNPACK_FAILURE),
+            (Some(_), None) => Err(Status::ERR_INIT),
+            (Some((source, range, info)), Some(s)) => {
+                s.notify_event(status, Some(source), range, info).await
+            }
+        };
+        self.reply(from, key, result.err().map_or(0, |s| s.0), Vec::new());
+    }
 }

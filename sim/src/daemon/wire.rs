@@ -78,6 +78,13 @@ pub(crate) enum Body {
         key: u64,
         data: Vec<u8>,
     },
+    /// An event raised on the sender's node for processes here (request `key`): its status,
+    /// and its source, range and information packed by [`pack_event`].
+    Event {
+        key: u64,
+        status: i32,
+        data: Vec<u8>,
+    },
     /// The answer to request `key` (a fetch, publish, lookup, unpublish or launch).
     Reply {
         key: u64,
@@ -113,7 +120,8 @@ impl Body {
             | Body::Unpublish { key, .. }
             | Body::Launch { key, .. }
             | Body::Halt { key, .. }
-            | Body::Go { key, .. } => Some(*key),
+            | Body::Go { key, .. }
+            | Body::Event { key, .. } => Some(*key),
             _ => None,
         }
     }
@@ -136,6 +144,7 @@ impl Msg {
             Body::Launch { key, data } => (14, *key, 0, data),
             Body::Halt { key, data } => (15, *key, 0, data),
             Body::Go { key, data } => (16, *key, 0, data),
+            Body::Event { key, status, data } => (18, *key, status.cast_unsigned(), data),
             Body::Heartbeat => (8, 0, 0, &[]),
             Body::NodeDown { node, incarnation } => (9, u64::from(*incarnation), *node, &[]),
             Body::ProcDown { rank } => (10, 0, *rank, &[]),
@@ -185,6 +194,7 @@ impl Msg {
             14 => Body::Launch { key, data },
             15 => Body::Halt { key, data },
             16 => Body::Go { key, data },
+            18 => Body::Event { key, status, data },
             8 => Body::Heartbeat,
             9 => Body::NodeDown {
                 node: word,
@@ -236,6 +246,29 @@ pub(super) fn unpack_launch(b: Vec<u8>) -> Option<(Nspace, Proc, Vec<u32>)> {
     }
     let parent = Proc::new(names.pop()?, Rank(rank));
     Some((names.pop()?, parent, placement))
+}
+
+/// An event's source, range and information, for [`Body::Event`].
+pub(super) fn pack_event(
+    source: &Proc,
+    range: DataRange,
+    info: &[Info],
+) -> Result<Vec<u8>, Status> {
+    let mut b = DataBuffer::new();
+    b.pack(std::slice::from_ref(source))
+        .map_err(|_| Status::ERR_BAD_PARAM)?;
+    b.pack(info).map_err(|_| Status::ERR_BAD_PARAM)?;
+    let mut out = vec![range.0];
+    out.extend_from_slice(&b.unload());
+    Ok(out)
+}
+
+pub(super) fn unpack_event(data: &[u8]) -> Option<(Proc, DataRange, Vec<Info>)> {
+    let (range, rest) = data.split_first()?;
+    let mut b = DataBuffer::load(rest.to_vec(), BufferType::NonDescribed);
+    let source = b.unpack::<Proc>(1).ok()?.pop()?;
+    let info = b.unpack::<Info>(usize::MAX).ok()?;
+    Some((source, DataRange(*range), info))
 }
 
 /// Keys and directives of a lookup or unpublish, packed for the data server.
@@ -322,6 +355,11 @@ mod tests {
                 incarnation: 1,
             },
             Body::ProcDown { rank: 40 },
+            Body::Event {
+                key: 12,
+                status: -157,
+                data: vec![5, 6],
+            },
         ];
         for body in bodies {
             let m = Msg {
@@ -337,10 +375,18 @@ mod tests {
         let order = pack_launch(&ns, &parent, &[3, 5, 3]);
         assert_eq!(
             unpack_launch(order.clone()),
-            Some((ns, parent, vec![3, 5, 3]))
+            Some((ns, parent.clone(), vec![3, 5, 3]))
         );
         assert_eq!(unpack_launch(order[..order.len() - 2].to_vec()), None);
         assert_eq!(unpack_launch(vec![200, 0, 0, 0, 1]), None);
         assert_eq!(Msg::decode(&[1, 2, 3]), None);
+        let info = vec![Info::new(attr::GROUP_ID, "g".to_owned())];
+        let event = pack_event(&parent, DataRange::CUSTOM, &info).unwrap();
+        assert_eq!(
+            unpack_event(&event),
+            Some((parent, DataRange::CUSTOM, info))
+        );
+        assert_eq!(unpack_event(&event[..event.len() - 1]), None);
+        assert_eq!(unpack_event(&[]), None);
     }
 }

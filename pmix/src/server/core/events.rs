@@ -144,13 +144,18 @@ impl ServerCore {
     /// `PMIx_Notify_event` in the server (the host injecting an event, or relaying one from
     /// another node): to the local processes in range that registered for it. A malformed
     /// range is `PMIX_ERR_BAD_PARAM`.
+    ///
+    /// A group event another server raised, and the host's word that processes terminated
+    /// elsewhere, also move this server's groups and invitations on
+    /// ([`ServerCore::relayed_group_event`]).
     pub fn notify_event(&mut self, event: Event) -> Result<(), Status> {
         event.check()?;
-        self.distribute(event);
+        self.distribute(event.clone());
+        self.relayed_group_event(&event);
         Ok(())
     }
 
-    fn distribute(&mut self, event: Event) {
+    pub(super) fn distribute(&mut self, event: Event) {
         let targets: Vec<(ConnId, Proc)> = self
             .conns
             .iter()

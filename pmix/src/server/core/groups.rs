@@ -19,8 +19,9 @@
 //!   leader's handlers; here they are simply left out). When the invitation's `PMIX_TIMEOUT`
 //!   passes first, it forms the group of those who accepted and answers
 //!   `PMIX_ERR_PARTIAL_SUCCESS` with `PMIX_GROUP_OPTIONAL`, and fails with
-//!   `PMIX_ERR_TIMEOUT` without. Invitations reach processes of this node only; others are
-//!   `PMIX_ERR_NOT_SUPPORTED`.
+//!   `PMIX_ERR_TIMEOUT` without; a failed invitation raises `PMIX_GROUP_CONSTRUCT_ABORT` at
+//!   the invitees still in. Invitees on other nodes are reached through the host's
+//!   `notify_event` (see [`super::invitations`]).
 //! - **Context ids**: a group formed with one raises `PMIX_GROUP_CONTEXT_ID_ASSIGNED`, with
 //!   `PMIX_GROUP_CONTEXT_ID`, at the members each server serves.
 //! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
@@ -36,6 +37,11 @@
 //!   `PMIX_EVENT_AFFECTED_PROC`. The library selects: the standard lets a member claim the
 //!   role from its handler's results, which do not travel back to the server. An invitation
 //!   whose leader fails before anyone accepted is aborted (`PMIX_GROUP_CONSTRUCT_ABORT`).
+//!   Each server tells the members it serves, of terminations it sees and of those the host
+//!   reports from other nodes (`PMIX_EVENT_PROC_TERMINATED`, `PMIX_EVENT_NODE_DOWN`), so
+//!   that every member hears once and all servers select the same leader. A construction
+//!   that spans nodes is decided by the host: the members it excused stay in the list the
+//!   host is given, which names the collective alike at every server.
 //! - **Group ids in collectives**: a fence over `(group, PMIX_RANK_WILDCARD)` is a fence
 //!   over the members, and `(group, r)` stands for its `r`-th member (§14.2: group ranks are
 //!   positions in the construction's list).
@@ -47,12 +53,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::events::Event;
-use crate::model::{DataArray, DataRange, GroupOperation, Info, Proc, Rank, Status, attr};
+use crate::model::{DataArray, DataRange, GroupOperation, Info, Proc, Rank, Status, Value, attr};
 use crate::retrieval::Directives;
+use crate::wire::ops::GROUP_SERVER_EVENT;
 use crate::wire::{Command, OpReply, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
-use super::invitations::Invitation;
+use super::invitations::{Invitation, RemoteInvitation};
 use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
 
 /// A group that exists on this server.
@@ -91,8 +98,12 @@ pub(super) struct Groups {
     constructs: Fences,
     destructs: Fences,
     pub(super) invitations: BTreeMap<String, Invitation>,
+    /// Invitations whose home is another node's server, to invitees here.
+    pub(super) remote_invitations: BTreeMap<String, RemoteInvitation>,
     /// The roles of the constructions in progress, by group.
     pub(super) roles: BTreeMap<String, Roles>,
+    /// Processes of other nodes the host told us terminated.
+    pub(super) gone_elsewhere: BTreeSet<Proc>,
 }
 
 pub(super) fn has_duplicates(procs: &[Proc]) -> bool {
@@ -171,9 +182,7 @@ impl ServerCore {
             group.is_empty() || procs.is_empty() || has_duplicates(&procs) || !local.contains(me);
         let status = if bad {
             Status::ERR_BAD_PARAM
-        } else if self.groups.live.contains_key(&group)
-            || self.groups.invitations.contains_key(&group)
-        {
+        } else if self.group_name_taken(&group) {
             Status::ERR_EXISTS
         } else {
             Status::SUCCESS
@@ -324,7 +333,7 @@ impl ServerCore {
         match kind {
             Kind::Construct if formed => {
                 let members: Vec<Proc> = if status == Status::SUCCESS {
-                    t.procs.clone()
+                    t.still_in()
                 } else {
                     t.contributed.keys().cloned().collect()
                 };
@@ -410,6 +419,21 @@ impl ServerCore {
         self.invitee_lost(proc);
     }
 
+    /// Whether `group` names a group here, or an invitation in progress.
+    pub(super) fn group_name_taken(&self, group: &str) -> bool {
+        self.groups.live.contains_key(group)
+            || self.groups.invitations.contains_key(group)
+            || self.groups.remote_invitations.contains_key(group)
+    }
+
+    /// `proc`, a member elsewhere, terminated (the host told): the groups and constructions
+    /// here that asked to be told of terminations report it to the members this server
+    /// serves. A construction that spans nodes is decided by the host all the same.
+    pub(super) fn group_lost_elsewhere(&mut self, proc: &Proc) {
+        self.excuse_from_constructions(proc);
+        self.live_member_lost(proc);
+    }
+
     /// Constructions that asked to be told of terminations go on without `proc`.
     fn excuse_from_constructions(&mut self, proc: &Proc) {
         let told: Vec<String> = (self.groups.roles.iter())
@@ -468,26 +492,40 @@ impl ServerCore {
         mut roles: Roles,
     ) -> Roles {
         let alive: Vec<Proc> = (left.iter())
-            .filter(|p| *p != lost && !self.store.gone.contains(*p))
+            .filter(|p| *p != lost && !self.is_gone(p))
             .cloned()
             .collect();
-        if alive.is_empty() {
+        let Some(next) = alive.first().cloned() else {
             return roles;
-        }
+        };
+        // Every member's server hears of the loss (from its host when it happened
+        // elsewhere) and tells the members it serves.
+        let here = |to: Vec<Proc>| -> Vec<Proc> {
+            to.into_iter().filter(|p| self.store.is_local(p)).collect()
+        };
         if roles.leader.as_ref() != Some(lost) {
-            let to = match &roles.leader {
+            let to = here(match &roles.leader {
                 Some(leader) => vec![leader.clone()],
                 None => alive,
-            };
-            self.group_event(Status::GROUP_MEMBER_FAILED, lost, &to, group, Vec::new());
+            });
+            if !to.is_empty() {
+                self.group_event(Status::GROUP_MEMBER_FAILED, lost, &to, group, Vec::new());
+            }
             return roles;
         }
-        self.group_event(Status::GROUP_LEADER_FAILED, lost, &alive, group, Vec::new());
-        let next = alive[0].clone();
-        let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, next.clone())];
-        self.group_event(Status::GROUP_LEADER_SELECTED, lost, &alive, group, info);
+        let to = here(alive);
+        if !to.is_empty() {
+            self.group_event(Status::GROUP_LEADER_FAILED, lost, &to, group, Vec::new());
+            let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, next.clone())];
+            self.group_event(Status::GROUP_LEADER_SELECTED, lost, &to, group, info);
+        }
         roles.leader = Some(next);
         roles
+    }
+
+    /// Whether `proc` is known to have terminated: here, or elsewhere as the host told.
+    pub(super) fn is_gone(&self, proc: &Proc) -> bool {
+        self.store.gone.contains(proc) || self.groups.gone_elsewhere.contains(proc)
     }
 
     /// `PMIX_GROUP_CONTEXT_ID_ASSIGNED` (§14.2.4) at the members of `group` this server
@@ -543,7 +581,9 @@ impl ServerCore {
         self.groups.destructs.drop_conn(conn);
     }
 
-    /// Raise group event `status` from `source` at `targets`, naming `group`.
+    /// Raise group event `status` from `source` at `targets`, naming `group`: at those this
+    /// server serves, and through the host's `notify_event` at the others (their servers
+    /// act on the events of invitations and departures: see [`ServerCore::relayed_group_event`]).
     pub(super) fn group_event(
         &mut self,
         status: Status,
@@ -557,15 +597,38 @@ impl ServerCore {
             attr::EVENT_CUSTOM_RANGE,
             DataArray::of_procs(targets.to_vec()),
         ));
+        let elsewhere: Vec<Proc> = (targets.iter())
+            .filter(|p| !self.store.is_local(p))
+            .cloned()
+            .collect();
+        if !elsewhere.is_empty() {
+            let mut relayed = info.clone();
+            relayed.extend(Info::with_key(GROUP_SERVER_EVENT, Value::Bool(true)));
+            let call = HostCall::NotifyEvent {
+                status,
+                source: source.clone(),
+                range: DataRange::CUSTOM,
+                info: relayed,
+            };
+            let pending = Pending::GroupRelay {
+                group: group.to_owned(),
+                status,
+                source: source.clone(),
+                targets: elsewhere,
+            };
+            self.call_host(pending, call);
+        }
         let event = Event {
             status,
             source: source.clone(),
             range: DataRange::CUSTOM,
             info,
         };
-        if let Err(s) = self.notify_event(event) {
+        if let Err(s) = event.check() {
             tracing::debug!("group event {status:?} for {group:?} not raised: {s:?}");
+            return;
         }
+        self.distribute(event);
     }
 
     /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it.

@@ -2,12 +2,33 @@
 //! answers with a join (accept or decline), and the group forms of the leader and those who
 //! accepted once all have answered, or at the invitation's `PMIX_TIMEOUT`. See
 //! [`super::groups`] for the events raised and the leader's failover.
+//!
+//! **Across nodes**, the invitation lives at the server of the leader that issued it (its
+//! *home*), and the standard's own events carry it between servers through the host's
+//! `notify_event` (which relays custom-range events to the servers of the processes named):
+//!
+//! - `PMIX_GROUP_INVITED` tells an invitee's server of the invitation
+//!   ([`RemoteInvitation`]), so that its invitees can join there;
+//! - a join there raises `PMIX_GROUP_INVITE_ACCEPTED` or `PMIX_GROUP_INVITE_DECLINED` at the
+//!   leader and at the home server, which counts the answer;
+//! - the home server ends the invitation with `PMIX_GROUP_CONSTRUCT_COMPLETE` (carrying
+//!   `PMIX_GROUP_MEMBERSHIP` and the context id) or `PMIX_GROUP_CONSTRUCT_ABORT` (carrying
+//!   the status it ended with under [`GROUP_OUTCOME`]) at the invitees still in, and their
+//!   servers answer the joins with it;
+//! - `PMIX_GROUP_LEADER_SELECTED` moves the role of leader at every server.
+//!
+//! The home server learns of invitees that terminated elsewhere from the host's
+//! `PMIX_EVENT_PROC_TERMINATED` and `PMIX_EVENT_NODE_DOWN`. When the home node itself goes
+//! down the invitation is lost with it: the invitees' servers abort it
+//! (`PMIX_GROUP_LEADER_FAILED`, then `PMIX_GROUP_CONSTRUCT_ABORT`). An invitation the host
+//! cannot carry (its `notify_event` fails) counts the invitees it could not reach as failed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{DataArray, GroupOperation, Info, Proc, Rank, Status, attr};
+use crate::events::{Event, procs_of};
+use crate::model::{DataArray, GroupOperation, Info, Proc, Rank, Status, Value, attr};
 use crate::retrieval::Directives;
-use crate::wire::ops::GROUP_JOIN_DECLINES;
+use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Tag};
 
 use super::super::fence::Waiter;
@@ -22,7 +43,8 @@ pub(super) struct Invitation {
     waiter: Option<Waiter>,
     invited: Vec<Proc>,
     info: Vec<Info>,
-    accepted: BTreeMap<Proc, Waiter>,
+    /// Who accepted, with the join to answer when it was made at this server.
+    accepted: BTreeMap<Proc, Option<Waiter>>,
     refused: BTreeSet<Proc>,
     timer: Option<u64>,
     /// Its `PMIX_TIMEOUT` passed before every invitee answered.
@@ -44,6 +66,22 @@ impl Invitation {
         );
         members
     }
+}
+
+/// An invitation whose home is another node's server, as the server of some of its
+/// invitees knows it from the `PMIX_GROUP_INVITED` the host relayed.
+#[derive(Debug)]
+pub(super) struct RemoteInvitation {
+    /// Who leads it now.
+    leader: Proc,
+    /// The leader that issued it: its server keeps the invitation.
+    home: Proc,
+    /// The invitees this server serves that have not answered.
+    waiting: BTreeSet<Proc>,
+    /// Those that accepted, waiting for the group to form.
+    joined: BTreeMap<Proc, Waiter>,
+    /// The group is to report its members' terminations (`PMIX_GROUP_NOTIFY_TERMINATION`).
+    notify: bool,
 }
 
 impl ServerCore {
@@ -76,6 +114,7 @@ impl ServerCore {
     /// `proc` terminated: an invitation it had not answered counts it as failed
     /// (`PMIX_GROUP_INVITE_FAILED` at the leader).
     pub(super) fn invitee_lost(&mut self, proc: &Proc) {
+        self.remote_invitee_lost(proc);
         let waiting: Vec<(String, Proc)> = self
             .groups
             .invitations
@@ -116,12 +155,17 @@ impl ServerCore {
                 continue;
             };
             inv.waiter = None;
-            let still: Vec<Proc> = (inv.invited.iter())
-                .filter(|p| !inv.refused.contains(*p) && !self.store.gone.contains(*p))
+            let (invited, accepted, refused) = (
+                inv.invited.clone(),
+                inv.accepted.keys().cloned().collect::<BTreeSet<_>>(),
+                inv.refused.clone(),
+            );
+            let still: Vec<Proc> = (invited.iter())
+                .filter(|p| !refused.contains(*p) && !self.is_gone(p))
                 .cloned()
                 .collect();
-            let next = (inv.invited.iter())
-                .find(|p| inv.accepted.contains_key(*p) && !self.store.gone.contains(*p))
+            let next = (invited.iter())
+                .find(|p| accepted.contains(*p) && !self.is_gone(p))
                 .cloned();
             self.group_event(
                 Status::GROUP_LEADER_FAILED,
@@ -139,11 +183,7 @@ impl ServerCore {
                     self.group_event(Status::GROUP_LEADER_SELECTED, proc, &still, &group, info);
                     self.conclude_invitation(&group);
                 }
-                None => {
-                    let status = Status::GROUP_CONSTRUCT_ABORT;
-                    self.group_event(status, proc, &still, &group, Vec::new());
-                    self.form_invited_group(&group, Err(status));
-                }
+                None => self.form_invited_group(&group, Err(Status::GROUP_CONSTRUCT_ABORT)),
             }
         }
     }
@@ -165,13 +205,8 @@ impl ServerCore {
             || procs.iter().any(|p| p.rank == Rank::WILDCARD)
         {
             Status::ERR_BAD_PARAM
-        } else if self.groups.live.contains_key(&group)
-            || self.groups.invitations.contains_key(&group)
-        {
+        } else if self.group_name_taken(&group) {
             Status::ERR_EXISTS
-        } else if !procs.iter().all(|p| self.store.is_local(p)) {
-            tracing::debug!("{me}: invitation to {group:?} reaches beyond this node");
-            Status::ERR_NOT_SUPPORTED
         } else {
             Status::SUCCESS
         };
@@ -184,11 +219,13 @@ impl ServerCore {
             self.actions.push_back(Action::Timer { op, after_s });
             op
         });
-        let gone: Vec<Proc> = procs
-            .iter()
-            .filter(|p| self.store.gone.contains(*p))
-            .cloned()
-            .collect();
+        let gone: Vec<Proc> = procs.iter().filter(|p| self.is_gone(p)).cloned().collect();
+        // The invitees' servers elsewhere learn from it whether the group reports
+        // terminations.
+        let mut told = Vec::new();
+        if Info::flag(&info, attr::GROUP_NOTIFY_TERMINATION) {
+            told.push(Info::new(attr::GROUP_NOTIFY_TERMINATION, true));
+        }
         let invitation = Invitation {
             leader: me.clone(),
             waiter: Some(Waiter { conn, tag: tag.0 }),
@@ -203,7 +240,7 @@ impl ServerCore {
         self.groups.invitations.insert(group.clone(), invitation);
         let reachable: Vec<Proc> = procs.into_iter().filter(|p| !gone.contains(p)).collect();
         if !reachable.is_empty() {
-            self.group_event(Status::GROUP_INVITED, me, &reachable, &group, Vec::new());
+            self.group_event(Status::GROUP_INVITED, me, &reachable, &group, told);
         }
         for g in gone {
             self.group_event(
@@ -230,6 +267,10 @@ impl ServerCore {
         let declines = info
             .iter()
             .any(|i| i.key.as_str() == GROUP_JOIN_DECLINES && i.value.as_bool() == Some(true));
+        if !self.groups.invitations.contains_key(&group) {
+            self.join_elsewhere(conn, me, tag, group, procs, declines);
+            return;
+        }
         let status = match self.groups.invitations.get(&group) {
             None => Status::ERR_NOT_FOUND,
             Some(inv) if !inv.invited.contains(me) => Status::ERR_BAD_PARAM,
@@ -237,7 +278,7 @@ impl ServerCore {
             Some(inv)
                 if procs
                     .first()
-                    .is_some_and(|l| *l != inv.leader && !self.store.gone.contains(l)) =>
+                    .is_some_and(|l| *l != inv.leader && !self.is_gone(l)) =>
             {
                 Status::ERR_BAD_PARAM
             }
@@ -258,7 +299,8 @@ impl ServerCore {
             inv.refused.insert(me.clone());
             Status::GROUP_INVITE_DECLINED
         } else {
-            inv.accepted.insert(me.clone(), Waiter { conn, tag: tag.0 });
+            inv.accepted
+                .insert(me.clone(), Some(Waiter { conn, tag: tag.0 }));
             Status::GROUP_INVITE_ACCEPTED
         };
         if declines {
@@ -311,13 +353,14 @@ impl ServerCore {
             return;
         };
         let members = inv.members();
+        let leader = inv.leader.clone();
         let status = match cid {
             Ok(cid) => {
                 let g = Group {
                     members: members.clone(),
                     context_id: cid,
                     roles: Roles {
-                        leader: Some(inv.leader.clone()),
+                        leader: Some(leader.clone()),
                         notify: Info::flag(&inv.info, attr::GROUP_NOTIFY_TERMINATION),
                         excused: Vec::new(),
                     },
@@ -331,7 +374,11 @@ impl ServerCore {
                     info.push(Info::new(attr::GROUP_CONTEXT_ID, c as usize));
                     self.context_id_assigned(group, &members, c);
                 }
-                let leader = inv.leader.clone();
+                let status = if inv.timed_out {
+                    Status::ERR_PARTIAL_SUCCESS
+                } else {
+                    Status::SUCCESS
+                };
                 self.group_event(
                     Status::GROUP_CONSTRUCT_COMPLETE,
                     &leader,
@@ -339,24 +386,339 @@ impl ServerCore {
                     group,
                     info,
                 );
-                if inv.timed_out {
-                    Status::ERR_PARTIAL_SUCCESS
-                } else {
-                    Status::SUCCESS
-                }
+                status
             }
-            Err(s) => s,
+            Err(s) => {
+                // Every invitee still in hears of it, and their servers answer their joins.
+                let still: Vec<Proc> = (inv.invited.iter())
+                    .filter(|p| !inv.refused.contains(*p) && !self.is_gone(p))
+                    .cloned()
+                    .collect();
+                if !still.is_empty() {
+                    let info: Vec<Info> = Info::with_key(GROUP_OUTCOME, Value::Status(s))
+                        .into_iter()
+                        .collect();
+                    let abort = Status::GROUP_CONSTRUCT_ABORT;
+                    self.group_event(abort, &leader, &still, group, info);
+                }
+                s
+            }
         };
-        let joined = if status == Status::ERR_PARTIAL_SUCCESS {
-            Status::SUCCESS
-        } else {
-            status
-        };
-        for w in inv.accepted.values() {
+        let joined = joined_status(status);
+        for w in inv.accepted.values().flatten() {
             self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), joined);
         }
         if let Some(w) = inv.waiter {
             self.plain_reply(Command::GROUP_INVITE, w.conn, Tag(w.tag), status);
         }
+    }
+}
+
+/// A joiner's answer once its invitation ended: the invitation's own, but a group formed
+/// short of some invitees (`PMIX_ERR_PARTIAL_SUCCESS` for the leader) is a success to those
+/// in it.
+fn joined_status(status: Status) -> Status {
+    if status == Status::ERR_PARTIAL_SUCCESS {
+        Status::SUCCESS
+    } else {
+        status
+    }
+}
+
+/// The group an event names (`PMIX_GROUP_ID`).
+fn group_of(event: &Event) -> Option<String> {
+    event.info.iter().find_map(|i| i.get(attr::GROUP_ID))
+}
+
+impl ServerCore {
+    /// `PMIx_Group_join` from `me`, for an invitation whose home is elsewhere: counted there,
+    /// through the `PMIX_GROUP_INVITE_ACCEPTED` or `PMIX_GROUP_INVITE_DECLINED` it raises.
+    fn join_elsewhere(
+        &mut self,
+        conn: ConnId,
+        me: &Proc,
+        tag: Tag,
+        group: String,
+        procs: Vec<Proc>,
+        declines: bool,
+    ) {
+        let status = match self.groups.remote_invitations.get(&group) {
+            None => Status::ERR_NOT_FOUND,
+            Some(inv) if inv.joined.contains_key(me) => Status::ERR_EXISTS,
+            Some(inv) if !inv.waiting.contains(me) => Status::ERR_BAD_PARAM,
+            Some(inv)
+                if procs
+                    .first()
+                    .is_some_and(|l| *l != inv.leader && *l != inv.home && !self.is_gone(l)) =>
+            {
+                Status::ERR_BAD_PARAM
+            }
+            Some(_) => Status::SUCCESS,
+        };
+        if status != Status::SUCCESS {
+            self.plain_reply(Command::GROUP_JOIN, conn, tag, status);
+            return;
+        }
+        let Some(inv) = self.groups.remote_invitations.get_mut(&group) else {
+            return;
+        };
+        inv.waiting.remove(me);
+        let mut to = vec![inv.leader.clone()];
+        if inv.home != inv.leader {
+            to.push(inv.home.clone());
+        }
+        let event = if declines {
+            Status::GROUP_INVITE_DECLINED
+        } else {
+            inv.joined.insert(me.clone(), Waiter { conn, tag: tag.0 });
+            Status::GROUP_INVITE_ACCEPTED
+        };
+        if declines {
+            self.plain_reply(Command::GROUP_JOIN, conn, tag, Status::SUCCESS);
+        }
+        self.group_event(event, me, &to, &group, Vec::new());
+        self.forget_answered_invitation(&group);
+    }
+
+    /// Drop the record of an invitation from elsewhere once nobody here waits on it.
+    fn forget_answered_invitation(&mut self, group: &str) {
+        if (self.groups.remote_invitations.get(group))
+            .is_some_and(|i| i.waiting.is_empty() && i.joined.is_empty())
+        {
+            self.groups.remote_invitations.remove(group);
+        }
+    }
+
+    /// An event the host delivered: a group event another node's server raised (marked
+    /// [`GROUP_SERVER_EVENT`]; a client's own event of the same code is only delivered) moves
+    /// invitations and memberships here, and the host's word of terminations elsewhere
+    /// reaches the groups (the processes in range have the event already).
+    pub(super) fn relayed_group_event(&mut self, event: &Event) {
+        let status = event.status;
+        if status == Status::EVENT_PROC_TERMINATED || status == Status::EVENT_NODE_DOWN {
+            let node_down = status == Status::EVENT_NODE_DOWN;
+            let mut lost = event.affected();
+            if lost.is_empty() && !node_down && !event.source.nspace.is_empty() {
+                lost.push(event.source.clone());
+            }
+            for proc in lost {
+                self.lost_elsewhere(&proc, node_down);
+            }
+            return;
+        }
+        let from_server = (event.info.iter())
+            .any(|i| i.key.as_str() == GROUP_SERVER_EVENT && i.value.as_bool() == Some(true));
+        let Some(group) = group_of(event).filter(|_| from_server) else {
+            return;
+        };
+        let source = &event.source;
+        match status {
+            Status::GROUP_INVITED => self.invited_from_elsewhere(&group, event),
+            Status::GROUP_INVITE_ACCEPTED | Status::GROUP_INVITE_DECLINED => {
+                self.answered_elsewhere(&group, source, status == Status::GROUP_INVITE_ACCEPTED);
+            }
+            Status::GROUP_CONSTRUCT_COMPLETE => {
+                let members = (event.info.iter())
+                    .find(|i| i.is(attr::GROUP_MEMBERSHIP))
+                    .map(|i| procs_of(&i.value))
+                    .unwrap_or_default();
+                let cid = super::groups::context_id_of(&event.info);
+                self.invited_group_formed(&group, source, members, cid);
+            }
+            Status::GROUP_CONSTRUCT_ABORT => {
+                let outcome = (event.info.iter())
+                    .find(|i| i.key.as_str() == GROUP_OUTCOME)
+                    .and_then(|i| i.value.as_status())
+                    .unwrap_or(Status::GROUP_CONSTRUCT_ABORT);
+                self.invitation_ended_elsewhere(&group, outcome);
+            }
+            Status::GROUP_LEADER_SELECTED => {
+                let next = event.affected().into_iter().next();
+                if let (Some(inv), Some(next)) =
+                    (self.groups.remote_invitations.get_mut(&group), next)
+                {
+                    inv.leader = next;
+                }
+            }
+            Status::GROUP_LEFT => {
+                if let Some(g) = self.groups.live.get_mut(&group) {
+                    g.members.retain(|m| m != source);
+                    if g.members.is_empty() {
+                        self.groups.live.remove(&group);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `PMIX_GROUP_INVITED` from elsewhere: the invitees here may join.
+    fn invited_from_elsewhere(&mut self, group: &str, event: &Event) {
+        let here: BTreeSet<Proc> = (event.custom_range().unwrap_or_default().into_iter())
+            .filter(|p| self.store.is_local(p) && !self.is_gone(p))
+            .collect();
+        if here.is_empty() {
+            return;
+        }
+        if self.groups.live.contains_key(group) || self.groups.invitations.contains_key(group) {
+            tracing::debug!("invitation to {group:?} from elsewhere: the name is in use here");
+            return;
+        }
+        let inv = (self.groups.remote_invitations)
+            .entry(group.to_owned())
+            .or_insert_with(|| RemoteInvitation {
+                leader: event.source.clone(),
+                home: event.source.clone(),
+                waiting: BTreeSet::new(),
+                joined: BTreeMap::new(),
+                notify: Info::flag(&event.info, attr::GROUP_NOTIFY_TERMINATION),
+            });
+        inv.waiting.extend(here);
+    }
+
+    /// At the home server: invitee `who` answered from elsewhere.
+    fn answered_elsewhere(&mut self, group: &str, who: &Proc, accepts: bool) {
+        let Some(inv) = self.groups.invitations.get_mut(group) else {
+            return;
+        };
+        if !inv.invited.contains(who) || inv.accepted.contains_key(who) || inv.refused.contains(who)
+        {
+            return;
+        }
+        if accepts {
+            inv.accepted.insert(who.clone(), None);
+        } else {
+            inv.refused.insert(who.clone());
+        }
+        self.conclude_invitation(group);
+    }
+
+    /// The invitation to `group` from elsewhere formed the group of `members`, led by
+    /// `leader`: it exists here too, and the joins here succeed.
+    fn invited_group_formed(
+        &mut self,
+        group: &str,
+        leader: &Proc,
+        members: Vec<Proc>,
+        cid: Option<u64>,
+    ) {
+        let Some(inv) = self.groups.remote_invitations.remove(group) else {
+            return;
+        };
+        if let Some(c) = cid {
+            self.context_id_assigned(group, &members, c);
+        }
+        let g = Group {
+            members,
+            context_id: cid,
+            roles: Roles {
+                leader: Some(leader.clone()),
+                notify: inv.notify,
+                excused: Vec::new(),
+            },
+        };
+        self.groups.live.insert(group.to_owned(), g);
+        for w in inv.joined.values() {
+            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), Status::SUCCESS);
+        }
+    }
+
+    /// The invitation to `group` from elsewhere ended with `status`: the joins here end with it.
+    fn invitation_ended_elsewhere(&mut self, group: &str, status: Status) {
+        let Some(inv) = self.groups.remote_invitations.remove(group) else {
+            return;
+        };
+        let status = joined_status(status);
+        for w in inv.joined.values() {
+            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), status);
+        }
+    }
+
+    /// An invitee here terminated: it no longer waits on an invitation from elsewhere.
+    fn remote_invitee_lost(&mut self, proc: &Proc) {
+        let groups: Vec<String> = (self.groups.remote_invitations.iter_mut())
+            .filter_map(|(g, i)| {
+                let was = i.waiting.remove(proc) | i.joined.remove(proc).is_some();
+                was.then(|| g.clone())
+            })
+            .collect();
+        for g in groups {
+            self.forget_answered_invitation(&g);
+        }
+    }
+
+    /// The host tells of `proc`'s termination elsewhere (with its node, when `node_down`): the
+    /// groups and invitations here hear of it as of a local one. An invitation whose home
+    /// was on a node that went down is lost: its invitees here hear
+    /// `PMIX_GROUP_LEADER_FAILED` and `PMIX_GROUP_CONSTRUCT_ABORT`, and their joins end.
+    pub(super) fn lost_elsewhere(&mut self, proc: &Proc, node_down: bool) {
+        if self.store.is_local(proc) || !self.groups.gone_elsewhere.insert(proc.clone()) {
+            return;
+        }
+        self.group_lost_elsewhere(proc);
+        self.invitee_lost(proc);
+        self.inviting_leader_lost(proc);
+        if !node_down {
+            return; // the home server lives, and leads on
+        }
+        let homeless: Vec<String> = (self.groups.remote_invitations.iter())
+            .filter(|(_, i)| i.home == *proc)
+            .map(|(g, _)| g.clone())
+            .collect();
+        for group in homeless {
+            let Some(inv) = self.groups.remote_invitations.get(&group) else {
+                continue;
+            };
+            let here: Vec<Proc> = inv
+                .waiting
+                .iter()
+                .chain(inv.joined.keys())
+                .cloned()
+                .collect();
+            self.group_event(Status::GROUP_LEADER_FAILED, proc, &here, &group, Vec::new());
+            let abort = Status::GROUP_CONSTRUCT_ABORT;
+            self.group_event(abort, proc, &here, &group, Vec::new());
+            self.invitation_ended_elsewhere(&group, abort);
+        }
+    }
+
+    /// The host could not carry group event `status` from `source` to `targets` elsewhere
+    /// (its `notify_event` failed with `failure`): an invitation counts those invitees as
+    /// failed, and a join that could not reach the invitation's home ends with the failure.
+    pub(super) fn group_relay_failed(
+        &mut self,
+        group: &str,
+        status: Status,
+        source: &Proc,
+        targets: &[Proc],
+        failure: Status,
+    ) {
+        tracing::warn!("the host did not carry group event {status:?} of {group:?}: {failure:?}");
+        if status == Status::GROUP_INVITED {
+            for t in targets {
+                self.unreachable_invitee(group, t);
+            }
+        } else if status == Status::GROUP_INVITE_ACCEPTED
+            && let Some(inv) = self.groups.remote_invitations.get_mut(group)
+            && let Some(w) = inv.joined.remove(source)
+        {
+            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), failure);
+            self.forget_answered_invitation(group);
+        }
+    }
+
+    /// Invitee `proc` of the invitation to `group` could not be told of it: it failed to
+    /// answer (`PMIX_GROUP_INVITE_FAILED` at the leader).
+    fn unreachable_invitee(&mut self, group: &str, proc: &Proc) {
+        let Some(inv) = self.groups.invitations.get_mut(group) else {
+            return;
+        };
+        if inv.accepted.contains_key(proc) || !inv.refused.insert(proc.clone()) {
+            return;
+        }
+        let leader = inv.leader.clone();
+        let failed = Status::GROUP_INVITE_FAILED;
+        self.group_event(failed, proc, &[leader], group, Vec::new());
+        self.conclude_invitation(group);
     }
 }
