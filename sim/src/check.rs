@@ -327,6 +327,12 @@ pub(crate) fn check(
         if *op == "join" {
             allowed.push(Status::ERR_NOT_FOUND.0);
         }
+        // A construction that asked to be told of terminations goes on without the lost.
+        if *op == "construct" && config.workload.group_notify && !errors.is_empty() {
+            out.push(format!(
+                "group construct with termination notices failed with {errors:?}"
+            ));
+        }
         if !errors.is_empty() && (!faulted || errors.iter().any(|e| !allowed.contains(e))) {
             out.push(format!("{op} of {job} failed with {errors:?}"));
         }
@@ -364,6 +370,12 @@ pub(crate) fn check(
         ];
         if *op == "join" {
             allowed.push(Status::ERR_NOT_FOUND.0);
+        }
+        // A construction that asked to be told of terminations goes on without the lost.
+        if *op == "construct" && config.workload.group_notify && !errors.is_empty() {
+            out.push(format!(
+                "group construct with termination notices failed with {errors:?}"
+            ));
         }
         if !errors.is_empty() && (!faulted || errors.iter().any(|e| !allowed.contains(e))) {
             out.push(format!("group {op} failed with {errors:?}"));

@@ -129,6 +129,9 @@ pub struct Workload {
     pub group_timeout_s: Option<u32>,
     /// The rank that declares itself the group's leader (`PMIX_GROUP_LEADER`).
     pub group_leader: Option<u32>,
+    /// The group is constructed with `PMIX_GROUP_NOTIFY_TERMINATION`, naming every rank
+    /// (not the wildcard): a member that terminates is left out instead of failing it.
+    pub group_notify: bool,
     /// When set, rank 0 invites every other rank into the group `INVITED` at this time
     /// (`PMIx_Group_invite`, with `group_timeout_s` as its `PMIX_TIMEOUT`, 10 s when unset);
     /// each accepts once `PMIX_GROUP_INVITED` reaches it. The members then fence by the

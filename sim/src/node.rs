@@ -309,11 +309,24 @@ impl Agent {
     }
 }
 
-/// The group step of the workload: construct the group of the whole job with a context id,
-/// fence by its id, destruct it; record each outcome.
-async fn group_work(client: &Client, me: &Proc, workload: &Workload, observer: &Observer) {
+/// The group step of the workload: construct the group of the whole job with a context id
+/// (and, when asked, termination notices), fence by its id, destruct it; record each
+/// outcome.
+async fn group_work(
+    client: &Client,
+    me: &Proc,
+    size: u32,
+    workload: &Workload,
+    observer: &Observer,
+) {
     let rank = me.rank.0;
-    let everyone = [Proc::new(me.nspace.clone(), Rank::WILDCARD)];
+    let everyone: Vec<Proc> = if workload.group_notify {
+        (0..size)
+            .map(|r| Proc::new(me.nspace.clone(), Rank(r)))
+            .collect()
+    } else {
+        vec![Proc::new(me.nspace.clone(), Rank::WILDCARD)]
+    };
     let mut info = vec![Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true)];
     if let Some(t) = workload.group_timeout_s {
         info.push(Info::new(
@@ -322,6 +335,9 @@ async fn group_work(client: &Client, me: &Proc, workload: &Workload, observer: &
         ));
     }
     let mut asked = info.clone();
+    if workload.group_notify {
+        asked.push(Info::new(attr::GROUP_NOTIFY_TERMINATION, true));
+    }
     if workload.group_leader == Some(rank) {
         asked.push(Info::new(attr::GROUP_LEADER, true));
     }
@@ -696,7 +712,7 @@ async fn wire_up(
 
     if let Some(at) = workload.group_at {
         until(at).await;
-        group_work(&client, &me, workload, observer).await;
+        group_work(&client, &me, layout.job_size(), workload, observer).await;
     }
 
     if let Some(at) = workload.invite_at {

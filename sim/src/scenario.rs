@@ -91,6 +91,8 @@ struct WorkloadFile {
     #[serde(default)]
     invite_at_ms: Option<u64>,
     #[serde(default)]
+    group_notify_termination: bool,
+    #[serde(default)]
     fabric_at_ms: Option<u64>,
 }
 
@@ -197,6 +199,7 @@ impl Scenario {
             group_timeout_s: w.group_timeout_s,
             group_leader: w.group_leader_rank,
             invite_at: w.invite_at_ms.map(ms),
+            group_notify: w.group_notify_termination,
             fabric_at: w.fabric_at_ms.map(ms),
         };
         let liveness = match &f.liveness {

@@ -1290,14 +1290,14 @@ fn unknown_required(request: &Request) -> Option<String> {
         .map(str::to_owned)
 }
 
+#[cfg(test)]
+mod across_nodes_tests;
 mod connect;
 mod events;
 mod groups;
 #[cfg(test)]
 mod groups_tests;
 mod invitations;
-#[cfg(test)]
-mod invitations_tests;
 mod ops;
 mod psets;
 mod query;

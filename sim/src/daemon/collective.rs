@@ -79,26 +79,8 @@ impl Daemon {
             (None, false) => Arc::new(self.layout().tree(&nodes)),
         };
         let me = self.me();
-        // Named by its process set, as the servers track it: two sets on the same nodes are
-        // two collectives, whatever order they are entered in.
-        let mut set: Vec<&Proc> = procs.iter().collect();
-        set.sort();
-        set.dedup();
-        let mut signature = vec![kind as u8];
-        signature.extend_from_slice(name.as_bytes());
-        signature.push(0);
-        for p in set {
-            signature.extend_from_slice(p.nspace.as_str().as_bytes());
-            signature.push(0);
-            signature.extend_from_slice(&p.rank.0.to_le_bytes());
-        }
+        let key = self.next_key(kind as u8, name, procs);
         let (tx, rx) = oneshot::channel();
-        let mut state = lock(&self.0.state);
-        let sig = fnv(&signature);
-        let seq = state.seq.entry(sig).or_insert(0);
-        *seq += 1;
-        let key = fnv(&[sig.to_le_bytes(), seq.to_le_bytes()].concat());
-        drop(state);
         self.note(format!("join {key:016x}: {status}").as_bytes());
         let mut state = lock(&self.0.state);
         if let Some((status, data)) = state.finished.get(&key).cloned() {
@@ -123,6 +105,28 @@ impl Daemon {
         self.progress(&mut state, key);
         self.root_check(&mut state, key);
         Ok((key, rx))
+    }
+
+    /// The key of the next collective of this kind (`kind`), name and process set at this
+    /// node. Named by its process set, as the servers track it: two sets on the same nodes
+    /// are two collectives, whatever order they are entered in.
+    pub(super) fn next_key(&self, kind: u8, name: &str, procs: &[Proc]) -> u64 {
+        let mut set: Vec<&Proc> = procs.iter().collect();
+        set.sort();
+        set.dedup();
+        let mut signature = vec![kind];
+        signature.extend_from_slice(name.as_bytes());
+        signature.push(0);
+        for p in set {
+            signature.extend_from_slice(p.nspace.as_str().as_bytes());
+            signature.push(0);
+            signature.extend_from_slice(&p.rank.0.to_le_bytes());
+        }
+        let mut state = lock(&self.0.state);
+        let sig = fnv(&signature);
+        let seq = state.seq.entry(sig).or_insert(0);
+        *seq += 1;
+        fnv(&[sig.to_le_bytes(), seq.to_le_bytes()].concat())
     }
 
     /// Whether `node` has participants of `procs` and every one of them is dead: its server
@@ -344,6 +348,10 @@ impl Daemon {
         if state.collectives.contains_key(&key) && !state.finished.contains_key(&key) {
             self.note(format!("timeout {key:016x}").as_bytes());
             self.finish(&mut state, key, Status::ERR_TIMEOUT.0, Vec::new());
+        }
+        if state.tolerant.contains_key(&key) {
+            self.note(format!("timeout {key:016x}").as_bytes());
+            self.tolerant_finish(&mut state, key, Status::ERR_TIMEOUT.0, Vec::new(), false);
         }
     }
 }

@@ -82,6 +82,7 @@ impl Daemon {
                 self.progress(&mut state, key);
             }
         }
+        self.tolerant_node_down(&mut state, node);
         let ranks: Vec<Proc> = self
             .layout()
             .ranks_of(node)
@@ -107,6 +108,10 @@ impl Daemon {
         for key in keys {
             self.progress(&mut state, key);
             self.root_check(&mut state, key);
+        }
+        let keys: Vec<u64> = state.tolerant.keys().copied().collect();
+        for key in keys {
+            self.tolerant_progress(&mut state, key);
         }
         drop(state);
         let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));

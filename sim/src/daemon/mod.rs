@@ -23,6 +23,9 @@
 //! - `PMIX_TIMEOUT` bounds a collective (fence, connect, disconnect) at every daemon, as it
 //!   does at every server.
 //!
+//! Group operations with `PMIX_GROUP_NOTIFY_TERMINATION` run apart, as a star that goes on
+//! without lost members and moves its root when the root fails ([`tolerant`]).
+//!
 //! One failure per collective is always resolved this way; two at once (a parent and the
 //! root, say) may leave a subtree with an error where the rest succeeded, which the run's
 //! invariants then report.
@@ -85,6 +88,7 @@ mod collective;
 mod links;
 mod liveness;
 mod services;
+mod tolerant;
 mod wire;
 
 use services::DataOp;
@@ -183,6 +187,10 @@ struct State {
     /// When each tree neighbour was last heard from, and when its link was last renewed.
     heard: BTreeMap<u32, Duration>,
     renewed: BTreeMap<u32, Duration>,
+    /// Group collectives that go on without lost members, in progress; and for those that
+    /// ended here, their participant nodes and root.
+    tolerant: BTreeMap<u64, tolerant::Tolerant>,
+    tolerant_done: BTreeMap<u64, (Vec<u32>, u32)>,
     /// Spawned jobs this node knows of: the node of each rank.
     jobs: BTreeMap<Nspace, Vec<u32>>,
     /// Spawned jobs whose launch failed: a late launch order for one is refused.
@@ -463,6 +471,14 @@ impl Daemon {
                     self.ask(&mut state, key);
                 }
             }
+            Body::Part { key, data } => {
+                self.note(format!("part {key:016x} from {from}").as_bytes());
+                self.part_received(&mut state, key, from, data);
+            }
+            Body::Outcome { key, status, data } => {
+                self.note(format!("outcome {key:016x} from {from}: {status}").as_bytes());
+                self.outcome_received(&mut state, key, status, data);
+            }
             Body::Publish { key, rank, data } => {
                 drop(state);
                 self.serve(key, from, rank, DataOp::Publish, data);
@@ -555,6 +571,9 @@ impl Daemon {
                 )
             })
             .collect();
+        for key in state.tolerant.keys() {
+            out.push(format!("node {me}: group collective {key:016x} still open"));
+        }
         for (key, (to, _)) in &state.calls {
             out.push(format!("node {me}: request {key} to node {to} unanswered"));
         }
@@ -804,7 +823,9 @@ impl Host for Daemon {
 
     /// A group operation is a collective of its members' nodes, named by the group as well
     /// as its members. A construction that asks for a context id gets the collective's key,
-    /// a hash of its signature and generation that every member's node computes alike.
+    /// a hash of its signature and generation that every member's node computes alike. With
+    /// `PMIX_GROUP_NOTIFY_TERMINATION` it goes on without members that terminate
+    /// ([`tolerant`]) and answers with `PMIX_GROUP_MEMBERSHIP`, those still in.
     async fn group(
         &self,
         op: GroupOperation,
@@ -817,15 +838,30 @@ impl Host for Daemon {
         } else {
             Kind::GroupDestruct
         };
-        let (key, rx) = self.join_named(kind, &group, &procs, &directives, Vec::new())?;
-        self.bound(key, &directives);
-        rx.await.unwrap_or(Err(LOST))?;
+        let mut answer = Vec::new();
+        let key = if self.tolerates_losses(&procs, &directives) {
+            // Goes on without members lost ([`tolerant`]), and names those still in.
+            let key = self.next_key(kind as u8 | 0x80, &group, &procs);
+            self.note(format!("join tolerant {key:016x}").as_bytes());
+            let (tx, rx) = oneshot::channel();
+            self.join_tolerant(key, &procs, tx)?;
+            self.bound(key, &directives);
+            let outcome = rx.await.unwrap_or(Err(LOST))?;
+            let members = DataArray::of_procs(self.members_of(outcome));
+            answer.push(Info::new(attr::GROUP_MEMBERSHIP, members));
+            key
+        } else {
+            let (key, rx) = self.join_named(kind, &group, &procs, &directives, Vec::new())?;
+            self.bound(key, &directives);
+            rx.await.unwrap_or(Err(LOST))?;
+            key
+        };
         let wants_id = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
         if kind == Kind::GroupConstruct && wants_id {
             let id = usize::try_from(key).unwrap_or(usize::MAX);
-            return Ok(vec![Info::new(attr::GROUP_CONTEXT_ID, id)]);
+            answer.push(Info::new(attr::GROUP_CONTEXT_ID, id));
         }
-        Ok(Vec::new())
+        Ok(answer)
     }
 
     async fn fence_nb(

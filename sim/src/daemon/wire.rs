@@ -78,6 +78,18 @@ pub(crate) enum Body {
         key: u64,
         data: Vec<u8>,
     },
+    /// To the root of a collective that goes on without lost members
+    /// ([`super::tolerant`]): the sender's part.
+    Part {
+        key: u64,
+        data: Vec<u8>,
+    },
+    /// The outcome of such a collective.
+    Outcome {
+        key: u64,
+        status: i32,
+        data: Vec<u8>,
+    },
     /// An event raised on the sender's node for processes here (request `key`): its status,
     /// and its source, range and information packed by [`pack_event`].
     Event {
@@ -145,6 +157,8 @@ impl Msg {
             Body::Halt { key, data } => (15, *key, 0, data),
             Body::Go { key, data } => (16, *key, 0, data),
             Body::Event { key, status, data } => (18, *key, status.cast_unsigned(), data),
+            Body::Part { key, data } => (19, *key, 0, data),
+            Body::Outcome { key, status, data } => (20, *key, status.cast_unsigned(), data),
             Body::Heartbeat => (8, 0, 0, &[]),
             Body::NodeDown { node, incarnation } => (9, u64::from(*incarnation), *node, &[]),
             Body::ProcDown { rank } => (10, 0, *rank, &[]),
@@ -195,6 +209,8 @@ impl Msg {
             15 => Body::Halt { key, data },
             16 => Body::Go { key, data },
             18 => Body::Event { key, status, data },
+            19 => Body::Part { key, data },
+            20 => Body::Outcome { key, status, data },
             8 => Body::Heartbeat,
             9 => Body::NodeDown {
                 node: word,
@@ -359,6 +375,15 @@ mod tests {
                 key: 12,
                 status: -157,
                 data: vec![5, 6],
+            },
+            Body::Part {
+                key: 13,
+                data: vec![7],
+            },
+            Body::Outcome {
+                key: 14,
+                status: -61,
+                data: vec![8, 9],
             },
         ];
         for body in bodies {

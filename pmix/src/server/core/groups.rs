@@ -41,7 +41,10 @@
 //!   reports from other nodes (`PMIX_EVENT_PROC_TERMINATED`, `PMIX_EVENT_NODE_DOWN`), so
 //!   that every member hears once and all servers select the same leader. A construction
 //!   that spans nodes is decided by the host: the members it excused stay in the list the
-//!   host is given, which names the collective alike at every server.
+//!   host is given, which names the collective alike at every server, and a host that goes
+//!   on without lost members answers with `PMIX_GROUP_MEMBERSHIP`, the group it formed
+//!   (members then hear `PMIX_GROUP_MEMBERSHIP_UPDATE`). A destruct of such a group passes
+//!   `PMIX_GROUP_NOTIFY_TERMINATION` to the host as well.
 //! - **Group ids in collectives**: a fence over `(group, PMIX_RANK_WILDCARD)` is a fence
 //!   over the members, and `(group, r)` stands for its `r`-th member (§14.2: group ranks are
 //!   positions in the construction's list).
@@ -284,7 +287,12 @@ impl ServerCore {
             return;
         };
         let (procs, lost, label) = (t.procs.clone(), t.lost, t.label.clone());
-        let info = t.host_info();
+        let mut info = t.host_info();
+        // A destruct goes on without members lost, as the group asked when it formed.
+        let told = (self.groups.live.get(&label)).is_some_and(|g| g.roles.notify);
+        if kind == Kind::Destruct && told && !Info::flag(&info, attr::GROUP_NOTIFY_TERMINATION) {
+            info.push(Info::new(attr::GROUP_NOTIFY_TERMINATION, true));
+        }
         let local_only = Info::flag(&info, attr::GROUP_LOCAL_ONLY);
         let wants_id = kind == Kind::Construct && Info::flag(&info, attr::GROUP_ASSIGN_CONTEXT_ID);
         let here = self.all_local(&procs) || local_only;
@@ -310,18 +318,36 @@ impl ServerCore {
 
     /// The host answered the group operation `id`.
     pub(super) fn host_answered_group(&mut self, kind: Kind, id: u64, result: HostResult) {
-        let (status, cid) = match result {
-            HostResult::Infos(Ok(info)) => (Status::SUCCESS, context_id_of(&info)),
-            other => (other.failure(), None),
+        let (status, cid, members) = match result {
+            HostResult::Infos(Ok(info)) => {
+                let members = (info.iter())
+                    .find(|i| i.is(attr::GROUP_MEMBERSHIP))
+                    .map(|i| crate::events::procs_of(&i.value));
+                (Status::SUCCESS, context_id_of(&info), members)
+            }
+            other => (other.failure(), None, None),
         };
         let status = match self.groups_of(kind).get_mut(id) {
             Some(t) => t.outcome(status),
             None => status,
         };
-        self.finish_group(kind, id, status, cid);
+        self.finish_group_of(kind, id, status, cid, members);
     }
 
     fn finish_group(&mut self, kind: Kind, id: u64, status: Status, cid: Option<u64>) {
+        self.finish_group_of(kind, id, status, cid, None);
+    }
+
+    /// End group operation `id` with `status`; a construction's host may have named the
+    /// members still in (`PMIX_GROUP_MEMBERSHIP`, when it went on without some).
+    fn finish_group_of(
+        &mut self,
+        kind: Kind,
+        id: u64,
+        status: Status,
+        cid: Option<u64>,
+        told_members: Option<Vec<Proc>>,
+    ) {
         let Some((t, next)) = self.groups_of(kind).finish(id) else {
             return;
         };
@@ -332,13 +358,15 @@ impl ServerCore {
         };
         match kind {
             Kind::Construct if formed => {
-                let members: Vec<Proc> = if status == Status::SUCCESS {
-                    t.still_in()
-                } else {
-                    t.contributed.keys().cloned().collect()
+                let still_in = t.still_in();
+                let members: Vec<Proc> = match told_members {
+                    Some(m) if status == Status::SUCCESS => m,
+                    _ if status == Status::SUCCESS => still_in.clone(),
+                    _ => t.contributed.keys().cloned().collect(),
                 };
                 // Members that terminated were left out: the others hear who is in.
-                if !roles.excused.is_empty() {
+                let fewer = status == Status::SUCCESS && members.len() < still_in.len();
+                if !roles.excused.is_empty() || fewer {
                     let info = vec![Info::new(
                         attr::GROUP_MEMBERSHIP,
                         DataArray::of_procs(members.clone()),

@@ -1,6 +1,7 @@
-//! Invitations across two nodes, driven by hand: each node's server core, and a host that
+//! Groups across two nodes, driven by hand: each node's server core, and a host that
 //! carries the group events one core hands to `notify_event` to the other (as a resource
-//! manager's daemons would), or fails to.
+//! manager's daemons would), or fails to; and constructions the host completes without
+//! members that terminated.
 
 use super::tests::{connect, p, send};
 use super::*;
@@ -349,4 +350,63 @@ fn a_leader_lost_is_reported_once_to_each_member_by_its_own_server() {
             .and_then(|g| g.roles.leader.clone());
         assert_eq!(leader, Some(p(1)), "both servers select the same leader");
     }
+}
+
+#[test]
+fn a_construction_the_host_completes_without_a_lost_member_forms_the_group_it_names() {
+    let (mut a, ca) = node("a", [0, 1]);
+    let told = vec![Info::new(attr::GROUP_NOTIFY_TERMINATION, true)];
+    let construct = |info: Vec<Info>| {
+        Request::Op(Op::GroupConstruct {
+            group: "g".into(),
+            procs: (0..4).map(p).collect(),
+            info,
+        })
+    };
+    for &conn in &ca {
+        send(&mut a, conn, 140, &construct(told.clone()));
+    }
+    let host_op = |c: &mut ServerCore| {
+        std::iter::from_fn(|| c.poll_action()).find_map(|x| match x {
+            Action::Host {
+                op,
+                call: HostCall::Group { procs, info, .. },
+            } => Some((op, procs, info)),
+            _ => None,
+        })
+    };
+    let (op, procs, _) = host_op(&mut a).expect("the construction goes to the host");
+    assert_eq!(procs.len(), 4, "named by every member");
+    // The host went on without rank 3, which terminated on the other node.
+    let members = DataArray::of_procs(vec![p(0), p(1), p(2)]);
+    a.handle_host(
+        op,
+        HostResult::Infos(Ok(vec![Info::new(attr::GROUP_MEMBERSHIP, members)])),
+    );
+    let mut updates = Vec::new();
+    while let Some(x) = a.poll_action() {
+        if let Action::Send { conn, tag, payload } = x
+            && tag == Tag::NOTIFY
+        {
+            let n = Notification::decode(&payload, BufferType::NonDescribed).unwrap();
+            updates.push((conn, n.status));
+        }
+    }
+    let update = Status::GROUP_MEMBERSHIP_UPDATE;
+    assert_eq!(updates, vec![(ca[0], update), (ca[1], update)]);
+    assert_eq!(
+        a.groups.live.get("g").map(|g| g.members.clone()),
+        Some(vec![p(0), p(1), p(2)])
+    );
+    // Its destruct asks the host to go on without lost members too.
+    for &conn in &ca {
+        let destruct = Request::Op(Op::GroupDestruct {
+            group: "g".into(),
+            info: vec![],
+        });
+        send(&mut a, conn, 141, &destruct);
+    }
+    let (_, procs, info) = host_op(&mut a).expect("the destruct goes to the host");
+    assert_eq!(procs.len(), 3);
+    assert!(Info::flag(&info, attr::GROUP_NOTIFY_TERMINATION));
 }
