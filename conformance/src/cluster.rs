@@ -88,6 +88,8 @@ pub struct Shared {
     pub servers: Mutex<Vec<Arc<dyn NodeServer>>>,
     /// The vector's job.
     nspace: String,
+    /// What is registered for the other jobs of the vector, wherever their servers are.
+    other_jobs: BTreeMap<String, Vec<Info>>,
     direct_modex: bool,
     fence: bool,
     publish: bool,
@@ -131,6 +133,12 @@ impl Shared {
         Shared {
             servers: Mutex::new(Vec::new()),
             nspace: v.setup.nspace.clone(),
+            other_jobs: (v.setup.jobs.iter())
+                .filter_map(|j| {
+                    let info = j.info.iter().map(|i| i.to_info(&j.nspace));
+                    Some((j.nspace.clone(), info.collect::<Result<Vec<_>, _>>().ok()?))
+                })
+                .collect(),
             direct_modex: v.setup.host.direct_modex,
             fence: v.setup.host.fence,
             publish: v.setup.host.publish,
@@ -432,8 +440,20 @@ impl Host for ClusterHost {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
         if proc.nspace.as_str() != self.shared.nspace {
-            // The processes of other jobs run nowhere: nothing to fetch (rule R-06).
-            return Err(Status::ERR_NOT_FOUND);
+            // Another job's information (rule R-05): registered with this node's server,
+            // which then answers from it. Its processes run nowhere: no data of theirs to
+            // fetch (rule R-06).
+            let info = (self.shared.other_jobs.get(proc.nspace.as_str()))
+                .filter(|_| proc.rank == Rank::WILDCARD)
+                .ok_or(Status::ERR_NOT_FOUND)?;
+            let server = lock(&self.shared.servers)
+                .get(self.node)
+                .cloned()
+                .ok_or(Status::ERR_NOT_FOUND)?;
+            server
+                .register_job(proc.nspace.clone(), info.clone())
+                .await?;
+            return Ok(Vec::new());
         }
         let node = *self
             .shared

@@ -317,6 +317,12 @@ pub(crate) fn check(
                 "{op} of {job} succeeded for some parties, failed for others ({errors:?})"
             ));
         }
+        // A connected parent holds the spawned job's information from the connect's answer.
+        if *op == "job info" && !errors.is_empty() {
+            out.push(format!(
+                "the parent of {job} could not read its job size once connected ({errors:?})"
+            ));
+        }
         // After a fault: a lost participant, a timeout, an invitation aborted because its
         // leader's node went down, and a join that came after that abort.
         let mut allowed = vec![

@@ -420,11 +420,31 @@ pub(crate) enum Party {
 }
 
 /// Connect `parent` and the spawned job `job` (`PMIx_Connect`, the way `MPI_Comm_spawn`
-/// joins the two), then, if that worked, disconnect them; record both outcomes.
-async fn connect_to(client: &Client, parent: &Proc, job: &Nspace, who: Party, observer: &Observer) {
+/// joins the two), then, if that worked, disconnect them; record both outcomes. The
+/// parent, which knows the job's size (`size`), reads it as job information once connected.
+async fn connect_to(
+    client: &Client,
+    parent: &Proc,
+    job: &Nspace,
+    who: Party,
+    size: Option<u32>,
+    observer: &Observer,
+) {
     let procs = [parent.clone(), Proc::new(job.clone(), Rank::WILDCARD)];
     let connected = client.connect(&procs, &[]).await;
     observer.connected(job, who, "connect", connected);
+    if let (Ok(()), Some(want)) = (connected, size) {
+        // Connected, the parent reads the job information of the job it spawned (§12.3.1).
+        let size = client
+            .get(Some(&procs[1]), attr::JOB_SIZE.wire_key(), &[])
+            .await;
+        let read = match size.map(|v| v.to_u64()) {
+            Ok(Some(n)) if n == u64::from(want) => Ok(()),
+            Ok(_) => Err(Status::ERR_BAD_PARAM),
+            Err(s) => Err(s),
+        };
+        observer.connected(job, who, "job info", read);
+    }
     if connected.is_ok() {
         let disconnected = client.disconnect(&procs, &[]).await;
         observer.connected(job, who, "disconnect", disconnected);
@@ -470,13 +490,29 @@ async fn child(
         observer.record(u32::MAX, format!("{who} fenced {}", s.0).as_bytes());
         if let Some(parent) = parent {
             // Still join the connect, as the parent does: it fails everywhere alike.
-            connect_to(&client, &parent, &me.nspace, Party::Child(rank), observer).await;
+            connect_to(
+                &client,
+                &parent,
+                &me.nspace,
+                Party::Child(rank),
+                None,
+                observer,
+            )
+            .await;
         }
         let _ = client.finalize().await;
         return Ok(Some(s));
     }
     if let Some(parent) = &parent {
-        connect_to(&client, parent, &me.nspace, Party::Child(rank), observer).await;
+        connect_to(
+            &client,
+            parent,
+            &me.nspace,
+            Party::Child(rank),
+            None,
+            observer,
+        )
+        .await;
     }
     let peer = Proc::new(me.nspace.clone(), Rank((rank + 1) % size));
     let got = client
@@ -510,7 +546,13 @@ fn ranks_here(layout: &Layout, node: u32, incarnation: u32) -> std::ops::Range<u
 /// A job's information as one node's server holds it: job-level facts, this node's, and
 /// those of its processes of the job (`ranks`); a spawned job's names its `parent`
 /// (`PMIX_PARENT_ID`, and `PMIX_SPAWNED` for each process).
-fn job_info(node: u32, size: u32, nodes: u32, ranks: &[u32], parent: Option<&Proc>) -> Vec<Info> {
+pub(crate) fn job_info(
+    node: u32,
+    size: u32,
+    nodes: u32,
+    ranks: &[u32],
+    parent: Option<&Proc>,
+) -> Vec<Info> {
     let local: Vec<String> = ranks.iter().map(u32::to_string).collect();
     let local_size = u32::try_from(local.len()).unwrap_or(u32::MAX);
     let hostname = Layout::hostname(node);
@@ -747,7 +789,8 @@ async fn wire_up(
         let spawned = client.spawn(&[], &[app]).await;
         observer.spawned(rank, spawned.clone());
         if let (Ok(job), true) = (&spawned, workload.connect) {
-            connect_to(&client, &me, job, Party::Parent(rank), observer).await;
+            let size = Some(workload.spawn_procs);
+            connect_to(&client, &me, job, Party::Parent(rank), size, observer).await;
         }
     }
 

@@ -191,8 +191,11 @@ struct State {
     /// ended here, their participant nodes and root.
     tolerant: BTreeMap<u64, tolerant::Tolerant>,
     tolerant_done: BTreeMap<u64, (Vec<u32>, u32)>,
-    /// Spawned jobs this node knows of: the node of each rank.
+    /// Spawned jobs this node knows of: the node of each rank; the parent of those spawned
+    /// here; and those registered with this node's server.
     jobs: BTreeMap<Nspace, Vec<u32>>,
+    parents: BTreeMap<Nspace, Proc>,
+    registered: BTreeSet<Nspace>,
     /// Spawned jobs whose launch failed: a late launch order for one is refused.
     halted: BTreeSet<Nspace>,
     spawned: u32,
@@ -703,6 +706,7 @@ impl Host for Daemon {
             );
             let nspace = Nspace::new(&name).map_err(|_| Status::ERR_BAD_PARAM)?;
             state.jobs.insert(nspace.clone(), placement.clone());
+            state.parents.insert(nspace.clone(), proc.clone());
             (nspace, placement)
         };
         self.note(format!("spawn {} on {placement:?}", nspace.as_str()).as_bytes());
@@ -789,10 +793,15 @@ impl Host for Daemon {
         Ok(())
     }
 
+    /// A connect is a collective of the nodes involved; once it succeeds, the spawned jobs
+    /// among `procs` that this node's server does not hold are registered with it, so that
+    /// the server answers the connect with their job information (§12.3.1).
     async fn connect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
         let (key, rx) = self.join(Kind::Connect, &procs, &info, Vec::new())?;
         self.bound(key, &info);
-        rx.await.unwrap_or(Err(LOST)).map(|_| ())
+        rx.await.unwrap_or(Err(LOST))?;
+        self.share_jobs(&procs).await;
+        Ok(())
     }
 
     async fn disconnect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
@@ -822,7 +831,8 @@ impl Host for Daemon {
     }
 
     /// A group operation is a collective of its members' nodes, named by the group as well
-    /// as its members. A construction that asks for a context id gets the collective's key,
+    /// as its members; once formed, the members' spawned jobs are registered here as at a
+    /// connect (§14.2.6). A construction that asks for a context id gets the collective's key,
     /// a hash of its signature and generation that every member's node computes alike. With
     /// `PMIX_GROUP_NOTIFY_TERMINATION` it goes on without members that terminate
     /// ([`tolerant`]) and answers with `PMIX_GROUP_MEMBERSHIP`, those still in.
@@ -856,6 +866,9 @@ impl Host for Daemon {
             rx.await.unwrap_or(Err(LOST))?;
             key
         };
+        if kind == Kind::GroupConstruct {
+            self.share_jobs(&procs).await;
+        }
         let wants_id = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
         if kind == Kind::GroupConstruct && wants_id {
             let id = usize::try_from(key).unwrap_or(usize::MAX);

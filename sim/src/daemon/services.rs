@@ -160,6 +160,7 @@ impl Daemon {
                         return;
                     }
                     state.jobs.insert(nspace.clone(), placement.clone());
+                    state.registered.insert(nspace.clone());
                 }
                 let (done, answer) = oneshot::channel();
                 let order = Launch::Start {
@@ -217,5 +218,43 @@ impl Daemon {
             }
         };
         self.reply(from, key, result.err().map_or(0, |s| s.0), Vec::new());
+    }
+
+    /// Register with this node's server the spawned jobs among `procs` it does not hold and
+    /// this node knows (it spawned them), with no local processes: its clients can then read
+    /// their job information. A job spawned elsewhere and run elsewhere stays unknown here.
+    pub(super) async fn share_jobs(&self, procs: &[Proc]) {
+        let me = self.me();
+        let wanted: Vec<(Nspace, Vec<u32>, Proc)> = {
+            let mut state = lock(&self.0.state);
+            let names: BTreeSet<Nspace> = (procs.iter())
+                .map(|p| p.nspace.clone())
+                .filter(|n| *n != self.0.setup.nspace && !state.registered.contains(n))
+                .collect();
+            let mut wanted = Vec::new();
+            for n in names {
+                if let (Some(placement), Some(parent)) = (state.jobs.get(&n), state.parents.get(&n))
+                {
+                    wanted.push((n.clone(), placement.clone(), parent.clone()));
+                    state.registered.insert(n);
+                }
+            }
+            wanted
+        };
+        let Some(server) = lock(&self.0.server).upgrade() else {
+            return;
+        };
+        for (nspace, placement, parent) in wanted {
+            let mut nodes = placement.clone();
+            nodes.sort_unstable();
+            nodes.dedup();
+            let size = u32::try_from(placement.len()).unwrap_or(u32::MAX);
+            let count = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
+            let info = crate::node::job_info(me, size, count, &[], Some(&parent));
+            self.note(format!("register {} for its job information", nspace.as_str()).as_bytes());
+            if let Err(s) = server.register_nspace(nspace, info).await {
+                self.note(format!("register failed: {s:?}").as_bytes());
+            }
+        }
     }
 }
