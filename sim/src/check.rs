@@ -323,22 +323,7 @@ pub(crate) fn check(
                 "the parent of {job} could not read its job size once connected ({errors:?})"
             ));
         }
-        // After a fault: a lost participant, a timeout, an invitation aborted because its
-        // leader's node went down, and a join that came after that abort.
-        let mut allowed = vec![
-            Status::ERR_LOST_CONNECTION.0,
-            Status::ERR_TIMEOUT.0,
-            Status::GROUP_CONSTRUCT_ABORT.0,
-        ];
-        if *op == "join" {
-            allowed.push(Status::ERR_NOT_FOUND.0);
-        }
-        // A construction that asked to be told of terminations goes on without the lost.
-        if *op == "construct" && config.workload.group_notify && !errors.is_empty() {
-            out.push(format!(
-                "group construct with termination notices failed with {errors:?}"
-            ));
-        }
+        let allowed = [Status::ERR_LOST_CONNECTION.0, Status::ERR_TIMEOUT.0];
         if !errors.is_empty() && (!faulted || errors.iter().any(|e| !allowed.contains(e))) {
             out.push(format!("{op} of {job} failed with {errors:?}"));
         }
@@ -377,10 +362,11 @@ pub(crate) fn check(
         if *op == "join" {
             allowed.push(Status::ERR_NOT_FOUND.0);
         }
-        // A construction that asked to be told of terminations goes on without the lost.
-        if *op == "construct" && config.workload.group_notify && !errors.is_empty() {
+        // A construction that asked to go on without lost members never fails.
+        let tolerant = config.workload.group_notify || config.workload.group_ft;
+        if *op == "construct" && tolerant && !errors.is_empty() {
             out.push(format!(
-                "group construct with termination notices failed with {errors:?}"
+                "group construct that goes on without lost members failed with {errors:?}"
             ));
         }
         if !errors.is_empty() && (!faulted || errors.iter().any(|e| !allowed.contains(e))) {

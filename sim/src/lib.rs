@@ -132,6 +132,9 @@ pub struct Workload {
     /// The group is constructed with `PMIX_GROUP_NOTIFY_TERMINATION`, naming every rank
     /// (not the wildcard): a member that terminates is left out instead of failing it.
     pub group_notify: bool,
+    /// The group is constructed with `PMIX_GROUP_FT_COLLECTIVE`, naming the whole job (the
+    /// wildcard rank): a member that terminates is left out, not reported.
+    pub group_ft: bool,
     /// When set, rank 0 invites every other rank into the group `INVITED` at this time
     /// (`PMIx_Group_invite`, with `group_timeout_s` as its `PMIX_TIMEOUT`, 10 s when unset);
     /// each accepts once `PMIX_GROUP_INVITED` reaches it. The members then fence by the

@@ -320,6 +320,7 @@ async fn group_work(
     observer: &Observer,
 ) {
     let rank = me.rank.0;
+    // Named rank by rank with termination notices, as the whole job otherwise.
     let everyone: Vec<Proc> = if workload.group_notify {
         (0..size)
             .map(|r| Proc::new(me.nspace.clone(), Rank(r)))
@@ -337,6 +338,9 @@ async fn group_work(
     let mut asked = info.clone();
     if workload.group_notify {
         asked.push(Info::new(attr::GROUP_NOTIFY_TERMINATION, true));
+    }
+    if workload.group_ft {
+        asked.push(Info::new(attr::GROUP_FT_COLLECTIVE, true));
     }
     if workload.group_leader == Some(rank) {
         asked.push(Info::new(attr::GROUP_LEADER, true));

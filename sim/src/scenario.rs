@@ -93,6 +93,8 @@ struct WorkloadFile {
     #[serde(default)]
     group_notify_termination: bool,
     #[serde(default)]
+    group_ft_collective: bool,
+    #[serde(default)]
     fabric_at_ms: Option<u64>,
 }
 
@@ -200,6 +202,7 @@ impl Scenario {
             group_leader: w.group_leader_rank,
             invite_at: w.invite_at_ms.map(ms),
             group_notify: w.group_notify_termination,
+            group_ft: w.group_ft_collective,
             fabric_at: w.fabric_at_ms.map(ms),
         };
         let liveness = match &f.liveness {

@@ -214,7 +214,10 @@ impl Fences {
                 continue;
             }
             for (i, t) in gens.iter_mut().enumerate() {
-                if t.at_host || !t.procs.contains(proc) || t.excused.contains(proc) {
+                let named = (t.procs.iter()).any(|p| {
+                    p == proc || (p.nspace == proc.nspace && p.rank == crate::model::Rank::WILDCARD)
+                });
+                if t.at_host || !named || t.excused.contains(proc) {
                     continue;
                 }
                 t.excused.insert(proc.clone());

@@ -212,9 +212,9 @@ pub trait Host: Send + Sync + 'static {
     /// before the host sees them. Answer with what the group gets: `PMIX_GROUP_CONTEXT_ID`
     /// when `directives` ask for `PMIX_GROUP_ASSIGN_CONTEXT_ID`. A directive of
     /// `PMIX_LOCAL_COLLECTIVE_STATUS` means a local member was lost: end it with an error
-    /// everywhere. With `PMIX_GROUP_NOTIFY_TERMINATION`, a host may instead go on without
-    /// members that terminate (`procs` still names them all) and answer with
-    /// `PMIX_GROUP_MEMBERSHIP`, the members still in, the same at every node.
+    /// everywhere. With `PMIX_GROUP_NOTIFY_TERMINATION` or `PMIX_GROUP_FT_COLLECTIVE`, a host
+    /// may instead go on without members that terminate (`procs` still names them all) and
+    /// answer with `PMIX_GROUP_MEMBERSHIP`, the members still in, the same at every node.
     fn group(
         &self,
         op: GroupOperation,

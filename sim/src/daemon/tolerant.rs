@@ -1,6 +1,7 @@
 //! Group collectives that go on without lost members: a construction or destruct whose
-//! directives carry `PMIX_GROUP_NOTIFY_TERMINATION` (v5.0 §14.2.6) completes with the
-//! members still alive instead of failing when one terminates.
+//! directives carry `PMIX_GROUP_NOTIFY_TERMINATION` (v5.0 §14.2.6) or
+//! `PMIX_GROUP_FT_COLLECTIVE` (§14.2.5) completes with the members still alive instead of
+//! failing when one terminates.
 //!
 //! They run as a star, not a tree, so that a node that fails takes only its own part with
 //! it: every participant node sends its part (its live participant ranks) straight to the
@@ -54,8 +55,9 @@ fn unpack_part(data: Vec<u8>) -> Option<(Vec<Proc>, Vec<u32>)> {
 impl Daemon {
     /// Whether a group operation over `procs` with `directives` runs this way.
     pub(super) fn tolerates_losses(&self, procs: &[Proc], directives: &[Info]) -> bool {
-        Info::flag(directives, attr::GROUP_NOTIFY_TERMINATION)
-            && procs.iter().all(|p| p.nspace == self.0.setup.nspace)
+        let asked = Info::flag(directives, attr::GROUP_NOTIFY_TERMINATION)
+            || Info::flag(directives, attr::GROUP_FT_COLLECTIVE);
+        asked && procs.iter().all(|p| p.nspace == self.0.setup.nspace)
     }
 
     /// The ranks of `procs` (a wildcard: the whole job) on `node`.

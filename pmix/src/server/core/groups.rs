@@ -31,7 +31,8 @@
 //!   reported instead of failing the operation: `PMIX_GROUP_MEMBER_FAILED` goes to the
 //!   leader (to every member when none was declared), the construction or destruct goes on
 //!   without it, and a construction that lost members ends with `PMIX_GROUP_MEMBERSHIP_UPDATE`
-//!   naming who is in. A leader that terminates (of a construction, a group, or an
+//!   naming who is in; `PMIX_GROUP_FT_COLLECTIVE` goes on the same way without the failure
+//!   and leader events. A leader that terminates (of a construction, a group, or an
 //!   invitation) raises `PMIX_GROUP_LEADER_FAILED` at the others, and the first of them in the
 //!   group's order leads on, announced by `PMIX_GROUP_LEADER_SELECTED` with the new leader as
 //!   `PMIX_EVENT_AFFECTED_PROC`. The library selects: the standard lets a member claim the
@@ -81,8 +82,12 @@ pub(super) struct Roles {
     /// the leader failed.
     pub(super) leader: Option<Proc>,
     /// `PMIX_GROUP_NOTIFY_TERMINATION`: a member that terminates is reported
-    /// (`PMIX_GROUP_MEMBER_FAILED`) and the operation goes on without it, instead of failing.
+    /// (`PMIX_GROUP_MEMBER_FAILED`, …).
     pub(super) notify: bool,
+    /// A member that terminates is left out and the operation goes on without it, instead of
+    /// failing: with `PMIX_GROUP_NOTIFY_TERMINATION`, or `PMIX_GROUP_FT_COLLECTIVE` (which
+    /// adjusts the tracking without reporting).
+    pub(super) tolerant: bool,
     /// Members left out of the construction because they terminated.
     pub(super) excused: Vec<Proc>,
 }
@@ -112,6 +117,12 @@ pub(super) struct Groups {
 pub(super) fn has_duplicates(procs: &[Proc]) -> bool {
     let set: BTreeSet<&Proc> = procs.iter().collect();
     set.len() != procs.len()
+}
+
+/// Whether a group operation's directives ask it to go on without members that terminate
+/// (`PMIX_GROUP_NOTIFY_TERMINATION` or `PMIX_GROUP_FT_COLLECTIVE`).
+pub(super) fn tolerates_losses(info: &[Info]) -> bool {
+    Info::flag(info, attr::GROUP_NOTIFY_TERMINATION) || Info::flag(info, attr::GROUP_FT_COLLECTIVE)
 }
 
 pub(super) fn context_id_of(info: &[Info]) -> Option<u64> {
@@ -199,8 +210,9 @@ impl ServerCore {
         if Info::flag(info, attr::GROUP_LEADER) {
             roles.leader.get_or_insert_with(|| me.clone());
         }
-        roles.notify |= Info::flag(info, attr::GROUP_NOTIFY_TERMINATION)
-            && !Info::flag(info, attr::GROUP_OPTIONAL);
+        let optional = Info::flag(info, attr::GROUP_OPTIONAL);
+        roles.notify |= Info::flag(info, attr::GROUP_NOTIFY_TERMINATION) && !optional;
+        roles.tolerant |= tolerates_losses(info) && !optional;
         self.group_contribute(Kind::Construct, conn, me, tag, &group, &procs, local, info);
     }
 
@@ -261,8 +273,12 @@ impl ServerCore {
                 // Members already gone: left out if the group asked to be told, else lost.
                 let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
                 let told = match kind {
-                    Kind::Construct => self.groups.roles.get(group).is_some_and(|r| r.notify),
-                    Kind::Destruct => self.groups.live.get(group).is_some_and(|g| g.roles.notify),
+                    Kind::Construct => self.groups.roles.get(group).is_some_and(|r| r.tolerant),
+                    Kind::Destruct => self
+                        .groups
+                        .live
+                        .get(group)
+                        .is_some_and(|g| g.roles.tolerant),
                 };
                 for g in gone {
                     if told && kind == Kind::Construct {
@@ -289,9 +305,9 @@ impl ServerCore {
         let (procs, lost, label) = (t.procs.clone(), t.lost, t.label.clone());
         let mut info = t.host_info();
         // A destruct goes on without members lost, as the group asked when it formed.
-        let told = (self.groups.live.get(&label)).is_some_and(|g| g.roles.notify);
-        if kind == Kind::Destruct && told && !Info::flag(&info, attr::GROUP_NOTIFY_TERMINATION) {
-            info.push(Info::new(attr::GROUP_NOTIFY_TERMINATION, true));
+        let tolerant = (self.groups.live.get(&label)).is_some_and(|g| g.roles.tolerant);
+        if kind == Kind::Destruct && tolerant && !tolerates_losses(&info) {
+            info.push(Info::new(attr::GROUP_FT_COLLECTIVE, true));
         }
         let local_only = Info::flag(&info, attr::GROUP_LOCAL_ONLY);
         let wants_id = kind == Kind::Construct && Info::flag(&info, attr::GROUP_ASSIGN_CONTEXT_ID);
@@ -361,6 +377,12 @@ impl ServerCore {
                 let still_in = t.still_in();
                 let members: Vec<Proc> = match told_members {
                     Some(m) if status == Status::SUCCESS => m,
+                    // A wildcard member lost some of its ranks: the others, by name.
+                    _ if status == Status::SUCCESS && !t.excused.is_empty() => {
+                        (self.spelled_out(&still_in).into_iter())
+                            .filter(|p| !t.excused.contains(p))
+                            .collect()
+                    }
                     _ if status == Status::SUCCESS => still_in.clone(),
                     _ => t.contributed.keys().cloned().collect(),
                 };
@@ -447,6 +469,24 @@ impl ServerCore {
         self.invitee_lost(proc);
     }
 
+    /// `procs` with each wildcard rank spelled out: every rank of its job when this server
+    /// knows the job's size, else its ranks here; in rank order.
+    pub(super) fn spelled_out(&self, procs: &[Proc]) -> Vec<Proc> {
+        let mut out = Vec::new();
+        for p in procs {
+            if p.rank != Rank::WILDCARD {
+                out.push(p.clone());
+                continue;
+            }
+            let size = (self.store.realms(p.nspace.as_str())).and_then(|r| r.job_size());
+            match size {
+                Some(n) => out.extend((0..n).map(|r| Proc::new(p.nspace.clone(), Rank(r)))),
+                None => out.extend(self.store.local_ranks(p.nspace.as_str())),
+            }
+        }
+        out
+    }
+
     /// Whether `group` names a group here, or an invitation in progress.
     pub(super) fn group_name_taken(&self, group: &str) -> bool {
         self.groups.live.contains_key(group)
@@ -465,7 +505,7 @@ impl ServerCore {
     /// Constructions that asked to be told of terminations go on without `proc`.
     fn excuse_from_constructions(&mut self, proc: &Proc) {
         let told: Vec<String> = (self.groups.roles.iter())
-            .filter(|(_, r)| r.notify)
+            .filter(|(_, r)| r.tolerant)
             .map(|(g, _)| g.clone())
             .collect();
         for group in told {
@@ -473,8 +513,13 @@ impl ServerCore {
             let Some(left) = left else {
                 continue;
             };
+            let left = self.spelled_out(&left);
             let roles = self.groups.roles.remove(&group).unwrap_or_default();
-            let mut roles = self.announce_loss(&group, proc, &left, roles);
+            let mut roles = if roles.notify {
+                self.announce_loss(&group, proc, &left, roles)
+            } else {
+                roles
+            };
             roles.excused.push(proc.clone());
             self.groups.roles.insert(group, roles);
             for id in ready {
@@ -487,15 +532,21 @@ impl ServerCore {
     /// progress goes on without it (§14.2.8).
     fn live_member_lost(&mut self, proc: &Proc) {
         let told: Vec<(String, Vec<Proc>)> = (self.groups.live.iter())
-            .filter(|(_, g)| g.roles.notify && g.members.contains(proc))
+            .filter(|(_, g)| g.roles.tolerant && self.spelled_out(&g.members).contains(proc))
             .map(|(name, g)| (name.clone(), g.members.clone()))
             .collect();
         for (group, members) in told {
-            let left: Vec<Proc> = members.into_iter().filter(|m| m != proc).collect();
+            let left: Vec<Proc> = (self.spelled_out(&members).into_iter())
+                .filter(|m| m != proc)
+                .collect();
             let roles = (self.groups.live.get(&group))
                 .map(|g| g.roles.clone())
                 .unwrap_or_default();
-            let roles = self.announce_loss(&group, proc, &left, roles);
+            let roles = if roles.notify {
+                self.announce_loss(&group, proc, &left, roles)
+            } else {
+                roles
+            };
             if let Some(g) = self.groups.live.get_mut(&group) {
                 g.roles = roles;
             }

@@ -672,3 +672,53 @@ fn queries_name_the_groups_and_their_members() {
     };
     assert_eq!(*status, Status::ERR_PARTIAL_SUCCESS);
 }
+
+#[test]
+fn a_fault_tolerant_construction_goes_on_without_a_member_and_reports_nothing() {
+    let (mut c, conns) = listening(3);
+    let ft = || vec![Info::new(attr::GROUP_FT_COLLECTIVE, true)];
+    for &conn in &conns[..2] {
+        send(&mut c, conn, 121, &construct("ft", &[0, 1, 2], ft()));
+    }
+    c.handle_closed(conns[2]);
+    let (r, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+    assert!(
+        heard(&ev, Status::GROUP_MEMBER_FAILED).is_empty(),
+        "no notice asked"
+    );
+    assert_eq!(c.groups.live["ft"].members, vec![p(0), p(1)]);
+    // Without it, the same loss fails the construction.
+    let (mut c, conns) = listening(3);
+    for &conn in &conns[..2] {
+        send(&mut c, conn, 121, &construct("plain", &[0, 1, 2], vec![]));
+    }
+    c.handle_closed(conns[2]);
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|(_, _, x)| *x != constructed(Status::SUCCESS)));
+}
+
+#[test]
+fn a_wildcard_member_that_loses_a_rank_names_the_ranks_still_in() {
+    let (mut c, conns) = listening(3);
+    let whole = Request::Op(Op::GroupConstruct {
+        group: "w".into(),
+        procs: vec![Proc::try_new("job", Rank::WILDCARD).unwrap()],
+        info: told(vec![]),
+    });
+    send(&mut c, conns[0], 122, &whole);
+    c.handle_closed(conns[2]);
+    let (_, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(heard(&ev, Status::GROUP_MEMBER_FAILED), conns[..2].to_vec());
+    send(&mut c, conns[1], 122, &whole);
+    let (r, ev) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 2);
+    assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+    assert_eq!(
+        heard(&ev, Status::GROUP_MEMBERSHIP_UPDATE),
+        conns[..2].to_vec()
+    );
+    assert_eq!(c.groups.live["w"].members, vec![p(0), p(1)]);
+}

@@ -32,7 +32,7 @@ use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Tag};
 
 use super::super::fence::Waiter;
-use super::groups::{Group, Roles, context_id_of, has_duplicates};
+use super::groups::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
 use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
 
 /// An invitation in progress.
@@ -80,8 +80,10 @@ pub(super) struct RemoteInvitation {
     waiting: BTreeSet<Proc>,
     /// Those that accepted, waiting for the group to form.
     joined: BTreeMap<Proc, Waiter>,
-    /// The group is to report its members' terminations (`PMIX_GROUP_NOTIFY_TERMINATION`).
+    /// The group is to report its members' terminations (`PMIX_GROUP_NOTIFY_TERMINATION`),
+    /// and to go on without them (that, or `PMIX_GROUP_FT_COLLECTIVE`).
     notify: bool,
+    tolerant: bool,
 }
 
 impl ServerCore {
@@ -223,8 +225,10 @@ impl ServerCore {
         // The invitees' servers elsewhere learn from it whether the group reports
         // terminations.
         let mut told = Vec::new();
-        if Info::flag(&info, attr::GROUP_NOTIFY_TERMINATION) {
-            told.push(Info::new(attr::GROUP_NOTIFY_TERMINATION, true));
+        for flag in [attr::GROUP_NOTIFY_TERMINATION, attr::GROUP_FT_COLLECTIVE] {
+            if Info::flag(&info, flag) {
+                told.push(Info::new(flag, true));
+            }
         }
         let invitation = Invitation {
             leader: me.clone(),
@@ -362,6 +366,7 @@ impl ServerCore {
                     roles: Roles {
                         leader: Some(leader.clone()),
                         notify: Info::flag(&inv.info, attr::GROUP_NOTIFY_TERMINATION),
+                        tolerant: tolerates_losses(&inv.info),
                         excused: Vec::new(),
                     },
                 };
@@ -572,6 +577,7 @@ impl ServerCore {
                 waiting: BTreeSet::new(),
                 joined: BTreeMap::new(),
                 notify: Info::flag(&event.info, attr::GROUP_NOTIFY_TERMINATION),
+                tolerant: tolerates_losses(&event.info),
             });
         inv.waiting.extend(here);
     }
@@ -614,6 +620,7 @@ impl ServerCore {
             roles: Roles {
                 leader: Some(leader.clone()),
                 notify: inv.notify,
+                tolerant: inv.tolerant,
                 excused: Vec::new(),
             },
         };
