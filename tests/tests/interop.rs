@@ -14,6 +14,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -285,6 +286,30 @@ fn python3_pmix_clients_connect_and_disconnect_under_pmixrun() {
     cmd.arg(script);
     let says = Some("ok second disconnect refused");
     check_says(cmd, 3, "python3-pmix connect under pmixrun", says);
+}
+
+#[test]
+fn python3_pmix_clients_build_a_group_with_one_context_id_under_pmixrun() {
+    let script = root().join("tests/interop/python/group_check.py");
+    let mut cmd = under_pmixrun(4, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(&script);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ids: BTreeSet<&str> = (stdout.lines())
+        .filter_map(|l| l.strip_prefix("ok construct with context id "))
+        .collect();
+    let steps = |step: &str| stdout.lines().filter(|l| *l == step).count();
+    assert!(
+        out.status.success()
+            && !stdout.contains("FAIL")
+            && ids.len() == 1
+            && steps("ok fence by group id") == 4
+            && steps("ok destruct") == 4,
+        "python3-pmix groups: one context id at all 4 ranks, a fence by the group's id and \
+         a destruct ({:?})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status
+    );
 }
 
 #[test]

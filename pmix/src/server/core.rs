@@ -1292,6 +1292,7 @@ fn unknown_required(request: &Request) -> Option<String> {
 
 #[cfg(test)]
 mod across_nodes_tests;
+mod bootstrap;
 mod connect;
 mod events;
 mod groups;

@@ -3,11 +3,12 @@
 //! manager's daemons would), or fails to; and constructions the host completes without
 //! members that terminated.
 
+use super::groups_tests::{invite, join};
 use super::tests::{connect, p, send};
 use super::*;
 use crate::events::Event;
 use crate::model::{DataArray, Info, Value, attr};
-use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_SERVER_EVENT, Op};
+use crate::wire::ops::{GROUP_SERVER_EVENT, Op};
 use crate::wire::{Command, Notification, OpReply};
 
 const UID: u32 = 1000;
@@ -123,27 +124,6 @@ fn step(from: &mut ServerCore, to: &mut ServerCore, seen: &mut Seen, host: Statu
         }
     }
     moved
-}
-
-fn invite(ranks: &[u32], info: Vec<Info>) -> Request {
-    Request::Op(Op::GroupInvite {
-        group: "inv".into(),
-        procs: ranks.iter().map(|r| p(*r)).collect(),
-        info,
-    })
-}
-
-fn join(declines: bool) -> Request {
-    let info = if declines {
-        vec![Info::with_key(GROUP_JOIN_DECLINES, Value::Bool(true)).unwrap()]
-    } else {
-        vec![]
-    };
-    Request::Op(Op::GroupJoin {
-        group: "inv".into(),
-        procs: vec![p(0)],
-        info,
-    })
 }
 
 /// The host's word that `ranks` terminated with their node.

@@ -10,6 +10,10 @@
 //!   `PMIX_GROUP_OPTIONAL`, a construction whose `PMIX_TIMEOUT` passes forms the group of
 //!   those who took part and answers `PMIX_ERR_PARTIAL_SUCCESS` (§14.2.5); without it,
 //!   `PMIX_ERR_TIMEOUT`.
+//! - **Bootstrap** (the latest draft, provisional; kept in [`super::bootstrap`]): leaders
+//!   name only themselves with `PMIX_GROUP_BOOTSTRAP` and may add members
+//!   (`PMIX_GROUP_ADD_MEMBERS`), who call with no processes; once all have called, the
+//!   construction goes on as a collective of the whole group. Within one server.
 //! - **Invite and join** (kept in [`super::invitations`]): the leader's invitation raises `PMIX_GROUP_INVITED` at each
 //!   invitee; each join raises `PMIX_GROUP_INVITE_ACCEPTED` or `PMIX_GROUP_INVITE_DECLINED`
 //!   at the leader, and an invitee that terminates first raises `PMIX_GROUP_INVITE_FAILED`.
@@ -63,6 +67,7 @@ use crate::wire::ops::GROUP_SERVER_EVENT;
 use crate::wire::{Command, OpReply, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
+use super::bootstrap::Bootstrap;
 use super::invitations::{Invitation, RemoteInvitation};
 use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
 
@@ -112,6 +117,8 @@ pub(super) struct Groups {
     pub(super) roles: BTreeMap<String, Roles>,
     /// Processes of other nodes the host told us terminated.
     pub(super) gone_elsewhere: BTreeSet<Proc>,
+    /// Constructions by bootstrap gathering their membership.
+    pub(super) bootstraps: BTreeMap<String, Bootstrap>,
 }
 
 pub(super) fn has_duplicates(procs: &[Proc]) -> bool {
@@ -156,7 +163,7 @@ impl ServerCore {
         }
     }
 
-    fn group_reply(
+    pub(super) fn group_reply(
         &mut self,
         kind: Kind,
         conn: ConnId,
@@ -191,12 +198,16 @@ impl ServerCore {
         procs: Vec<Proc>,
         info: &[Info],
     ) {
+        if self.is_bootstrap(&group, &procs, info) {
+            self.bootstrap_construct(conn, me, tag, group, procs, info);
+            return;
+        }
         let local = self.local_participants(&procs);
         let bad =
             group.is_empty() || procs.is_empty() || has_duplicates(&procs) || !local.contains(me);
         let status = if bad {
             Status::ERR_BAD_PARAM
-        } else if self.group_name_taken(&group) {
+        } else if self.group_name_taken(&group) || self.groups.bootstraps.contains_key(&group) {
             Status::ERR_EXISTS
         } else {
             Status::SUCCESS
@@ -239,7 +250,7 @@ impl ServerCore {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn group_contribute(
+    pub(super) fn group_contribute(
         &mut self,
         kind: Kind,
         conn: ConnId,
@@ -450,7 +461,7 @@ impl ServerCore {
             self.finish_group(Kind::Destruct, id, Status::ERR_TIMEOUT, None);
             return true;
         }
-        self.invitation_timed_out(op)
+        self.invitation_timed_out(op) || self.bootstrap_timed_out(op)
     }
 
     /// `proc` terminated: group operations waiting for it fail, unless their group asked
@@ -467,6 +478,7 @@ impl ServerCore {
             }
         }
         self.invitee_lost(proc);
+        self.bootstrap_lost(proc);
     }
 
     /// `procs` with each wildcard rank spelled out: every rank of its job when this server

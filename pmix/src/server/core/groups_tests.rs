@@ -260,7 +260,7 @@ fn the_host_assigns_the_context_id_of_a_group_spanning_nodes() {
     assert_eq!(heard(&ev, Status::GROUP_CONTEXT_ID_ASSIGNED), vec![a]);
 }
 
-fn invite(ranks: &[u32], info: Vec<Info>) -> Request {
+pub(super) fn invite(ranks: &[u32], info: Vec<Info>) -> Request {
     Request::Op(Op::GroupInvite {
         group: "inv".into(),
         procs: ranks.iter().map(|r| p(*r)).collect(),
@@ -268,7 +268,7 @@ fn invite(ranks: &[u32], info: Vec<Info>) -> Request {
     })
 }
 
-fn join(declines: bool) -> Request {
+pub(super) fn join(declines: bool) -> Request {
     let mut info = vec![];
     if declines {
         info.push(Info::with_key(GROUP_JOIN_DECLINES, Value::Bool(true)).unwrap());
@@ -721,4 +721,98 @@ fn a_wildcard_member_that_loses_a_rank_names_the_ranks_still_in() {
         conns[..2].to_vec()
     );
     assert_eq!(c.groups.live["w"].members, vec![p(0), p(1)]);
+}
+
+fn bootstrap(group: &str, me: Option<u32>, leaders: usize, add: &[u32]) -> Request {
+    let mut info = vec![Info::new(attr::GROUP_BOOTSTRAP, leaders)];
+    if !add.is_empty() {
+        let add = crate::model::DataArray::of_procs(add.iter().map(|r| p(*r)).collect());
+        info.push(Info::new(attr::GROUP_ADD_MEMBERS, add));
+    }
+    Request::Op(Op::GroupConstruct {
+        group: group.into(),
+        procs: me.map(p).into_iter().collect(),
+        info,
+    })
+}
+
+fn added(group: &str) -> Request {
+    Request::Op(Op::GroupConstruct {
+        group: group.into(),
+        procs: vec![],
+        info: vec![],
+    })
+}
+
+#[test]
+fn a_bootstrap_forms_the_group_of_its_leaders_and_the_members_they_add() {
+    let (mut c, conns) = listening(5);
+    // Rank 3 comes before any leader: it says it joins a bootstrap.
+    send(&mut c, conns[3], 130, &bootstrap("b", None, 2, &[]));
+    send(&mut c, conns[0], 130, &bootstrap("b", Some(0), 2, &[2]));
+    send(&mut c, conns[2], 130, &added("b"));
+    assert!(
+        drain(&mut c, Command::GROUP_CONSTRUCT).0.is_empty(),
+        "leader 1 to come"
+    );
+    send(&mut c, conns[1], 130, &bootstrap("b", Some(1), 2, &[3]));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r.len(), 4);
+    assert!(r.iter().all(|(_, _, x)| *x == constructed(Status::SUCCESS)));
+    assert_eq!(c.groups.live["b"].members, vec![p(0), p(1), p(2), p(3)]);
+    assert_eq!(c.groups.live["b"].roles.leader, Some(p(0)));
+    // Its id fences as any group's does.
+    for &conn in &conns[..4] {
+        send(&mut c, conn, 131, &group_fence("b"));
+    }
+    let (r, _) = drain(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 4);
+
+    // A caller no leader listed is not a member; an empty list with no bootstrap in
+    // progress is bad input, as ever.
+    send(&mut c, conns[4], 132, &added("c"));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(r, vec![(conns[4], 132, constructed(Status::ERR_BAD_PARAM))]);
+    send(&mut c, conns[4], 133, &bootstrap("c", None, 1, &[]));
+    send(&mut c, conns[0], 133, &bootstrap("c", Some(0), 1, &[]));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert!(r.contains(&(conns[4], 133, constructed(Status::ERR_BAD_PARAM))));
+    assert!(r.contains(&(conns[0], 133, constructed(Status::SUCCESS))));
+}
+
+#[test]
+fn a_bootstrap_that_cannot_complete_here_ends_with_the_standards_status() {
+    // A listed member on another node.
+    let mut c = two_nodes();
+    let conns: Vec<ConnId> = (0..2).map(|r| connect(&mut c, r)).collect();
+    drain(&mut c, Command::GROUP_CONSTRUCT);
+    send(&mut c, conns[0], 140, &bootstrap("far", Some(0), 1, &[3]));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(
+        r,
+        vec![(conns[0], 140, constructed(Status::ERR_NOT_SUPPORTED))]
+    );
+    // A leader count that does not match, or of zero.
+    let (mut c, conns) = listening(3);
+    send(&mut c, conns[0], 141, &bootstrap("n", Some(0), 2, &[]));
+    send(&mut c, conns[1], 141, &bootstrap("n", Some(1), 3, &[]));
+    send(&mut c, conns[2], 141, &bootstrap("z", Some(2), 0, &[]));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    assert_eq!(
+        r,
+        vec![
+            (conns[1], 141, constructed(Status::ERR_BAD_PARAM)),
+            (conns[2], 141, constructed(Status::ERR_BAD_PARAM)),
+        ]
+    );
+    // A member listed after it terminated.
+    c.handle_closed(conns[0]);
+    send(&mut c, conns[1], 142, &bootstrap("n2", Some(1), 2, &[]));
+    send(&mut c, conns[2], 142, &bootstrap("n2", Some(2), 2, &[0]));
+    let (r, _) = drain(&mut c, Command::GROUP_CONSTRUCT);
+    let lost = constructed(Status::ERR_LOST_CONNECTION);
+    assert_eq!(
+        r,
+        vec![(conns[1], 142, lost.clone()), (conns[2], 142, lost)]
+    );
 }
