@@ -463,7 +463,6 @@ fn child_value(seed: u64, nspace: &Nspace, rank: u32) -> String {
 /// What a spawned process runs: init, put, commit, fence over its job with the job's data,
 /// get the next rank's value (checked), finalize. `Err` only for what must never happen
 /// (a wrong value, a failed init); a failed fence is recorded for the invariants.
-#[allow(clippy::too_many_arguments)]
 async fn child(
     connector: &MemoryConnector,
     me: Proc,

@@ -11,214 +11,15 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::{
-    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Key, Nspace, PData,
-    Proc, Query, Rank, RegAttr, Status, attr,
-};
+use crate::model::{Info, Key, Nspace, PData, Proc, Rank, RegAttr, Status, attr};
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::store::{Found, JobRealms, ServerStore, is_reserved};
-use crate::wire::handshake::{ToolReply, encode_client_reply};
-use crate::wire::{ConnectRequest, Frame, PeerType, Reply, Request, Tag};
+use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
-use super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
+use super::fence::{Fences, LOST_PARTICIPANT};
 use super::jobinfo::job_info_kvals;
 
-/// A connection, numbered by the driver.
-pub type ConnId = u64;
-
-/// An upcall the driver must make to the host.
-#[derive(Clone, Debug, PartialEq)]
-pub enum HostCall {
-    ClientConnected(Proc),
-    ClientFinalized(Proc),
-    Abort {
-        proc: Proc,
-        status: Status,
-        message: Option<String>,
-        procs: Vec<Proc>,
-    },
-    /// `fence_nb`: the local data of the participants, to be exchanged with the other nodes.
-    Fence {
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-        data: Vec<u8>,
-    },
-    /// `direct_modex`: fetch the data of a process on another node.
-    DirectModex {
-        proc: Proc,
-        info: Vec<Info>,
-    },
-    Publish {
-        proc: Proc,
-        info: Vec<Info>,
-    },
-    Lookup {
-        proc: Proc,
-        keys: Vec<String>,
-        info: Vec<Info>,
-    },
-    Unpublish {
-        proc: Proc,
-        keys: Vec<String>,
-        info: Vec<Info>,
-    },
-    /// `tool_connected`: a tool or launcher is connecting; answer with its identifier.
-    ToolConnected {
-        info: Vec<Info>,
-    },
-    /// `notify_event`: an event of a local client whose range reaches beyond this node.
-    NotifyEvent {
-        status: Status,
-        source: Proc,
-        range: DataRange,
-        info: Vec<Info>,
-    },
-    /// `spawn`: start a job for `proc`; answer with the new namespace, registered with this
-    /// server before the answer.
-    Spawn {
-        proc: Proc,
-        job_info: Vec<Info>,
-        apps: Vec<App>,
-    },
-    /// `log`: a client's `PMIx_Log`, with its `PMIX_USERID` and `PMIX_GRPID` added to the
-    /// directives (§12.4.1).
-    Log {
-        proc: Proc,
-        timestamp: i64,
-        data: Vec<Info>,
-        directives: Vec<Info>,
-    },
-    /// `allocate`: a client's `PMIx_Allocation_request` (§13.1.1).
-    Allocate {
-        proc: Proc,
-        directive: AllocDirective,
-        info: Vec<Info>,
-    },
-    /// `job_control`: a client's `PMIx_Job_control` (§13.2.1); no targets: its namespace.
-    JobControl {
-        proc: Proc,
-        targets: Vec<Proc>,
-        directives: Vec<Info>,
-    },
-    /// `monitor`: a client's `PMIx_Process_monitor` (§13.3.1), or its heartbeat.
-    Monitor {
-        proc: Proc,
-        monitor: Info,
-        error: Status,
-        directives: Vec<Info>,
-    },
-    /// `connect`: a connect whose participants span several nodes.
-    Connect {
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    /// `disconnect`: a disconnect whose participants span several nodes.
-    Disconnect {
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    /// `group`: construct or destruct a group whose members span several nodes, or ask for
-    /// a context id.
-    Group {
-        op: GroupOperation,
-        group: String,
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    /// `fabric`: a client's fabric registration or update.
-    Fabric {
-        proc: Proc,
-        op: FabricOperation,
-        directives: Vec<Info>,
-    },
-    /// `query`: the keys of a client's queries the server could not answer itself.
-    Query {
-        proc: Proc,
-        queries: Vec<Query>,
-    },
-    /// `get_credential`: a credential for a client, from the host's security system.
-    GetCredential {
-        proc: Proc,
-        info: Vec<Info>,
-    },
-    /// `validate_credential`: check a credential a client presents.
-    ValidateCredential {
-        proc: Proc,
-        credential: Vec<u8>,
-        directives: Vec<Info>,
-    },
-}
-
-/// The host's answer to a [`HostCall`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum HostResult {
-    Status(Status),
-    Data(Result<Vec<u8>, Status>),
-    Lookup(Result<Vec<PData>, Status>),
-    Proc(Result<Proc, Status>),
-    Infos(Result<Vec<Info>, Status>),
-    Nspace(Result<Nspace, Status>),
-    /// A credential and the information that describes it.
-    Credential(Result<(Vec<u8>, Vec<Info>), Status>),
-}
-
-impl HostResult {
-    /// The status of an answer that is not the data the call wanted: its error, or
-    /// `PMIX_ERR_BAD_PARAM` for data of another kind.
-    fn failure(self) -> Status {
-        match self {
-            HostResult::Status(s)
-            | HostResult::Data(Err(s))
-            | HostResult::Lookup(Err(s))
-            | HostResult::Proc(Err(s))
-            | HostResult::Infos(Err(s))
-            | HostResult::Nspace(Err(s))
-            | HostResult::Credential(Err(s)) => s,
-            HostResult::Data(Ok(_))
-            | HostResult::Lookup(Ok(_))
-            | HostResult::Proc(Ok(_))
-            | HostResult::Infos(Ok(_))
-            | HostResult::Nspace(Ok(_))
-            | HostResult::Credential(Ok(_)) => Status::ERR_BAD_PARAM,
-        }
-    }
-}
-
-/// What the driver must do.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Action {
-    /// Answer a peer's connect message with `reply`, raw bytes written before any frame. When
-    /// `refused` gives a reason, close the connection after writing.
-    Handshake {
-        conn: ConnId,
-        reply: Vec<u8>,
-        refused: Option<String>,
-    },
-    /// The answer to the host's direct-modex request `op` (see [`ServerCore::dmodex_request`]).
-    DmodexReply {
-        op: u64,
-        result: Result<Vec<u8>, Status>,
-    },
-    Send {
-        conn: ConnId,
-        tag: Tag,
-        payload: Vec<u8>,
-    },
-    Close {
-        conn: ConnId,
-        reason: String,
-    },
-    /// Call the host; answer with [`ServerCore::handle_host`] and the same `op`.
-    Host {
-        op: u64,
-        call: HostCall,
-    },
-    /// Call [`ServerCore::handle_timeout`] with `op` after `after_s` seconds.
-    Timer {
-        op: u64,
-        after_s: u32,
-    },
-}
+pub use interface::{Action, ConnId, HostCall, HostResult};
 
 #[derive(Clone, Debug)]
 struct Conn {
@@ -529,169 +330,6 @@ impl ServerCore {
 
     // ---- inputs from peers ----
 
-    /// A peer's connect message, of any peer type: answered by an [`Action::Handshake`], at
-    /// once for clients and after the host's `tool_connected` for tools and launchers.
-    /// `peer_cred` is the uid and gid the operating system vouches for (Unix sockets).
-    pub fn handle_hello(
-        &mut self,
-        conn: ConnId,
-        req: &ConnectRequest,
-        peer_cred: Option<(u32, u32)>,
-    ) {
-        if req.peer_type.gets_tool_reply() {
-            if let Err((status, why)) = self.tool_hello(conn, req, peer_cred) {
-                self.refuse(conn, status, why);
-            }
-            return;
-        }
-        match self.handle_connect(conn, req, peer_cred) {
-            Ok(pindex) => self.actions.push_back(Action::Handshake {
-                conn,
-                reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
-                refused: None,
-            }),
-            Err(status) => {
-                let why = format!("client {:?} refused", req.proc);
-                self.refuse(conn, status, why);
-            }
-        }
-    }
-
-    /// A tool's or launcher's connect message: check its credential, then ask the host.
-    fn tool_hello(
-        &mut self,
-        conn: ConnId,
-        req: &ConnectRequest,
-        peer_cred: Option<(u32, u32)>,
-    ) -> Result<(), (Status, String)> {
-        let (uid, gid) = req
-            .uid_gid
-            .ok_or((Status::ERR_BAD_PARAM, "tool sent no uid and gid".to_owned()))?;
-        // As for clients: the kernel's word, else the native credential, must match the
-        // identity the tool declared; psec none proves nothing and claims nothing.
-        match peer_cred.or_else(|| req.native_uid_gid()) {
-            Some(c) if c == (uid, gid) => {}
-            Some(c) => {
-                let why = format!("tool declares uid/gid {uid}/{gid}, credential says {c:?}");
-                return Err((Status::ERR_INVALID_CRED, why));
-            }
-            None if req.psec == "none" => {}
-            None => {
-                let why = format!("no usable credential from psec {:?}", req.psec);
-                return Err((Status::ERR_INVALID_CRED, why));
-            }
-        }
-        let mut info = req.info.clone();
-        info.push(Info::new(attr::VERSION_INFO, req.version.clone()));
-        info.push(Info::new(attr::USERID, uid));
-        info.push(Info::new(attr::GRPID, gid));
-        if let Some(p) = &req.proc {
-            info.push(Info::new(attr::NSPACE, p.nspace.as_str().to_owned()));
-            info.push(Info::new(attr::RANK, p.rank));
-        }
-        let tool = ConnectingTool {
-            conn,
-            peer_type: req.peer_type,
-            proc: req.proc.clone(),
-            buffer_type: req.buffer_type,
-        };
-        self.call_host(
-            Pending::ToolConnected(tool),
-            HostCall::ToolConnected { info },
-        );
-        Ok(())
-    }
-
-    /// The host answered `tool_connected`: accept the tool under its identifier or refuse it.
-    fn tool_answered(&mut self, tool: ConnectingTool, result: Result<Proc, Status>) {
-        let proc = match (result, &tool.proc) {
-            (Ok(p), _) => p,
-            // A host without tool support: a tool that brought its identifier keeps it.
-            (Err(Status::ERR_NOT_SUPPORTED), Some(own)) => own.clone(),
-            (Err(s), _) => {
-                let why = format!("host refused {:?} peer {:?}", tool.peer_type, tool.proc);
-                self.refuse(tool.conn, s, why);
-                return;
-            }
-        };
-        let reply = ToolReply {
-            status: Status::SUCCESS,
-            assigned: tool.peer_type.needs_id().then(|| proc.clone()),
-            server: self.id.clone(),
-            security_status: Status::SUCCESS,
-        };
-        self.actions.push_back(Action::Handshake {
-            conn: tool.conn,
-            reply: reply.encode(),
-            refused: None,
-        });
-        self.conns.insert(
-            tool.conn,
-            Conn {
-                proc,
-                buffer_type: tool.buffer_type,
-                tool: true,
-            },
-        );
-    }
-
-    /// Refuse a connection: the status word alone, then close (both reply forms start so).
-    fn refuse(&mut self, conn: ConnId, status: Status, why: String) {
-        let status = if status == Status::SUCCESS {
-            Status::ERR_UNREACH
-        } else {
-            status
-        };
-        self.actions.push_back(Action::Handshake {
-            conn,
-            reply: encode_client_reply(status, 0)[..4].to_vec(),
-            refused: Some(format!("{why}: {status:?}")),
-        });
-    }
-
-    /// A simple client's connect message: accept it (returning its peer index) or refuse it
-    /// with a status. Drivers call [`ServerCore::handle_hello`], which answers every peer.
-    pub fn handle_connect(
-        &mut self,
-        conn: ConnId,
-        req: &ConnectRequest,
-        peer_cred: Option<(u32, u32)>,
-    ) -> Result<u32, Status> {
-        if req.peer_type != PeerType::SIMPLE_CLIENT {
-            return Err(Status::ERR_NOT_SUPPORTED);
-        }
-        let proc = req.proc.clone().ok_or(Status::ERR_BAD_PARAM)?;
-        let reg = self.clients.get(&proc).ok_or(Status::ERR_NOT_FOUND)?;
-        // The kernel's word wins over the peer's claim; psec none proves nothing.
-        let claimed = peer_cred.or_else(|| req.native_uid_gid());
-        match claimed {
-            Some((uid, gid)) if uid == reg.uid && gid == reg.gid => {}
-            Some(_) => return Err(Status::ERR_INVALID_CRED),
-            None if req.psec == "none" => {}
-            None => return Err(Status::ERR_INVALID_CRED),
-        }
-        if let Some(old) = reg.conn {
-            // A process that reconnects (re-init after finalize) replaces its old connection.
-            self.conns.remove(&old);
-        }
-        if let Some(r) = self.clients.get_mut(&proc) {
-            r.conn = Some(conn);
-        }
-        self.store.gone.remove(&proc);
-        self.conns.insert(
-            conn,
-            Conn {
-                proc: proc.clone(),
-                buffer_type: req.buffer_type,
-                tool: false,
-            },
-        );
-        let pindex = self.next_pindex;
-        self.next_pindex = self.next_pindex.wrapping_add(1);
-        self.call_host(Pending::Ignore, HostCall::ClientConnected(proc));
-        Ok(pindex)
-    }
-
     /// A frame from a connected peer.
     pub fn handle_frame(&mut self, conn: ConnId, frame: Frame) {
         let Some(c) = self.conns.get(&conn).cloned() else {
@@ -844,25 +482,7 @@ impl ServerCore {
                     self.group_relay_failed(&group, status, &source, &targets, failure);
                 }
             }
-            Pending::Fence(id) => {
-                let lost = self.fences.get_mut(id).and_then(|t| t.lost);
-                let status = match result {
-                    // A local participant was lost: the fence failed, whatever came back.
-                    HostResult::Data(Ok(blob)) => match lost {
-                        Some(lost) => lost,
-                        None => {
-                            let local = self.store.local.clone();
-                            match self.store.modex.store_blob(&blob, |p| local.contains(p)) {
-                                Ok(()) => Status::SUCCESS,
-                                Err(e) => e.status(),
-                            }
-                        }
-                    },
-                    other => other.failure(),
-                };
-                self.finish_fence(id, status);
-                self.wake_all();
-            }
+            Pending::Fence(id) => self.fence_answered(id, result),
             Pending::DirectModex(get) => {
                 let status = match result {
                     HostResult::Data(Ok(blob)) => {
@@ -1055,90 +675,6 @@ impl ServerCore {
         }
     }
 
-    fn fence(&mut self, conn: ConnId, me: &Proc, tag: Tag, procs: Vec<Proc>, info: &[Info]) {
-        let procs = if procs.is_empty() {
-            vec![Proc::new(me.nspace.clone(), Rank::WILDCARD)]
-        } else {
-            // A group id stands for the group's members (§14.2).
-            self.expand_groups(&procs)
-        };
-        let local = self.local_participants(&procs);
-        if !local.contains(me) {
-            self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
-            return;
-        }
-        let waiter = Waiter { conn, tag: tag.0 };
-        let step = self.fences.contribute(&procs, local, me, waiter, info);
-        let (FenceStep::LocallyComplete(id) | FenceStep::Pending(id)) = step;
-        self.start_fence_timer(id, info);
-        match step {
-            FenceStep::LocallyComplete(id) => self.complete_fence(id),
-            FenceStep::Pending(_) => {
-                // A participant that is already gone can never contribute.
-                let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
-                for g in gone {
-                    for id in self.fences.lose(&g, LOST_PARTICIPANT) {
-                        self.complete_fence(id);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Bound fence `id` by the `PMIX_TIMEOUT` of a contribution's `info` (v5.0 §8.2.1), once:
-    /// the first timeout given counts.
-    fn start_fence_timer(&mut self, id: u64, info: &[Info]) {
-        let Some(after_s) = Directives::from_info(info).timeout_s else {
-            return;
-        };
-        if self.fences.get_mut(id).is_none_or(|t| t.timer.is_some()) {
-            return;
-        }
-        let op = self.op();
-        if let Some(t) = self.fences.get_mut(id) {
-            t.timer = Some(op);
-        }
-        self.actions.push_back(Action::Timer { op, after_s });
-    }
-
-    /// All local participants are in, or one was lost: complete here, or hand the fence to
-    /// the host (with the local failure, so that it ends the fence everywhere).
-    fn complete_fence(&mut self, id: u64) {
-        let Some(t) = self.fences.get_mut(id) else {
-            return;
-        };
-        let procs = t.procs.clone();
-        let lost = t.lost;
-        if self.all_local(&procs) {
-            self.finish_fence(id, lost.unwrap_or(Status::SUCCESS));
-            return;
-        }
-        let Some(t) = self.fences.get_mut(id) else {
-            return;
-        };
-        t.at_host = true;
-        let info = t.host_info();
-        let local: Vec<Proc> = t.local.iter().cloned().collect();
-        let data = if t.collect && lost.is_none() {
-            self.store.modex.encode_blob(&local).unwrap_or_default()
-        } else {
-            Vec::new()
-        };
-        self.call_host(Pending::Fence(id), HostCall::Fence { procs, info, data });
-    }
-
-    fn finish_fence(&mut self, id: u64, status: Status) {
-        let Some((t, next)) = self.fences.finish(id) else {
-            return;
-        };
-        for w in t.contributed.values() {
-            self.send(w.conn, Tag(w.tag), &Reply::Status(status));
-        }
-        if let Some(next) = next {
-            self.complete_fence(next);
-        }
-    }
-
     fn answer_get(&mut self, mut get: HeldGet, step: ServerStep) {
         match step {
             ServerStep::Reply { status, data } => {
@@ -1295,9 +831,14 @@ mod across_nodes_tests;
 mod bootstrap;
 mod connect;
 mod events;
+mod fencing;
 mod groups;
 #[cfg(test)]
 mod groups_tests;
+mod hello;
+#[cfg(test)]
+mod host_tests;
+mod interface;
 mod invitations;
 mod ops;
 mod psets;

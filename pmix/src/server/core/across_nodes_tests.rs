@@ -7,7 +7,7 @@ use super::groups_tests::{invite, join};
 use super::tests::{connect, p, send};
 use super::*;
 use crate::events::Event;
-use crate::model::{DataArray, Info, Value, attr};
+use crate::model::{DataArray, DataRange, Info, Value, attr};
 use crate::wire::ops::{GROUP_SERVER_EVENT, Op};
 use crate::wire::{Command, Notification, OpReply};
 

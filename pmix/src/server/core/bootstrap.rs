@@ -175,22 +175,12 @@ impl ServerCore {
         // Its timer is spent: the collective arms its own from the directives.
         let mut info = b.info.clone();
         info.retain(|i| !i.is(attr::TIMEOUT));
-        let local = self.local_participants(&members);
         let calls: Vec<(Proc, Waiter)> = (b.leaders.iter())
             .chain(b.added.iter().filter(|(p, _)| b.listed.contains(*p)))
             .map(|(p, w)| (p.clone(), *w))
             .collect();
         for (p, w) in calls {
-            self.group_contribute(
-                Kind::Construct,
-                w.conn,
-                &p,
-                Tag(w.tag),
-                group,
-                &members,
-                local.clone(),
-                &info,
-            );
+            self.group_contribute(Kind::Construct, &p, w, group, &members, &info);
         }
     }
 

@@ -224,7 +224,8 @@ impl ServerCore {
         let optional = Info::flag(info, attr::GROUP_OPTIONAL);
         roles.notify |= Info::flag(info, attr::GROUP_NOTIFY_TERMINATION) && !optional;
         roles.tolerant |= tolerates_losses(info) && !optional;
-        self.group_contribute(Kind::Construct, conn, me, tag, &group, &procs, local, info);
+        let waiter = Waiter { conn, tag: tag.0 };
+        self.group_contribute(Kind::Construct, me, waiter, &group, &procs, info);
     }
 
     /// `PMIx_Group_destruct` from `me`.
@@ -246,22 +247,21 @@ impl ServerCore {
             self.group_reply(Kind::Destruct, conn, tag, Status::ERR_BAD_PARAM, None);
             return;
         }
-        self.group_contribute(Kind::Destruct, conn, me, tag, &group, &procs, local, info);
+        let waiter = Waiter { conn, tag: tag.0 };
+        self.group_contribute(Kind::Destruct, me, waiter, &group, &procs, info);
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// `me`'s part in the construct or destruct of `group` by `procs`, answered at `waiter`.
     pub(super) fn group_contribute(
         &mut self,
         kind: Kind,
-        conn: ConnId,
         me: &Proc,
-        tag: Tag,
+        waiter: Waiter,
         group: &str,
         procs: &[Proc],
-        local: BTreeSet<Proc>,
         info: &[Info],
     ) {
-        let waiter = Waiter { conn, tag: tag.0 };
+        let local = self.local_participants(procs);
         let step = self
             .groups_of(kind)
             .contribute_to(group, procs, local, me, waiter, info);

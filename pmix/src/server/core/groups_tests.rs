@@ -1,9 +1,10 @@
 //! The group state machine of the server core, driven by hand: collective construction and
 //! destruction, group ids in fences, optional members, lost members, and invitations.
 
-use super::tests::{armed_timer, connect, core_with, p, send, two_nodes};
+use super::host_tests::two_nodes;
+use super::tests::{armed_timer, connect, core_with, p, send};
 use super::*;
-use crate::model::{Value, attr};
+use crate::model::{GroupOperation, Value, attr};
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
 use crate::wire::{Command, Notification, OpReply};
 
