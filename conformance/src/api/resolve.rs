@@ -6,7 +6,7 @@ use pmix::model::{
 };
 
 use super::ApiCall;
-use crate::vector::{Call, InfoSpec, TargetSpec, key_string, status_named};
+use crate::vector::{Call, InfoSpec, TargetSpec, from_hex, key_string, status_named};
 
 /// `call` resolved for the caller of rank `rank` in the job `nspace`; `None` for the calls of
 /// the data-access chapter, which have their own path.
@@ -210,7 +210,7 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         } => ApiCall::ValidateCredential {
             credential: credential
                 .as_deref()
-                .map(hex)
+                .map(from_hex)
                 .transpose()
                 .map_err(|e| format!("field `credential`: {e}"))?,
             info: infos(info)?,
@@ -335,19 +335,4 @@ pub(crate) fn iof_channels(names: &[String]) -> Result<IofChannel, String> {
         };
     }
     Ok(IofChannel(bits))
-}
-
-/// Bytes from hex text.
-fn hex(text: &str) -> Result<Vec<u8>, String> {
-    if !text.len().is_multiple_of(2) {
-        return Err(format!("\"{text}\" is not hex"));
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| {
-            text.get(i..i + 2)
-                .and_then(|b| u8::from_str_radix(b, 16).ok())
-                .ok_or_else(|| format!("\"{text}\" is not hex"))
-        })
-        .collect()
 }

@@ -26,6 +26,7 @@ pub use call::{AppSpec, Call, QuerySpec};
 pub use cite::check_citations;
 use saved::saved_refs;
 pub use saved::{Saved, record_saved};
+pub(crate) use value::from_hex;
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
 
 /// A vector file, as written.

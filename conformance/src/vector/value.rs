@@ -252,7 +252,8 @@ fn code<T>(name: &str, from_name: fn(&str) -> Option<T>) -> Result<T, String> {
     from_name(name).ok_or_else(|| format!("no constant of this type is named {name}"))
 }
 
-fn from_hex(s: &str) -> Result<Vec<u8>, String> {
+/// Bytes from hex text; whitespace between the digits is ignored.
+pub(crate) fn from_hex(s: &str) -> Result<Vec<u8>, String> {
     let s: String = s.split_whitespace().collect();
     if !s.len().is_multiple_of(2) {
         return Err(format!("\"{s}\" is not hex: odd length"));
