@@ -7,7 +7,7 @@
 //! modex request for one of its processes ([`NodeServer`]), whether this crate's [`Server`]
 //! in-process or another implementation's server in a child process.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -108,6 +108,8 @@ pub struct Shared {
     published: PublishBoard,
     /// The last context id given, and the id of each group that has one.
     context_ids: Mutex<(usize, BTreeMap<String, usize>)>,
+    /// The process sets connected and not yet disconnected, each sorted.
+    connected: Mutex<BTreeSet<Vec<Proc>>>,
 }
 
 #[derive(Default)]
@@ -158,6 +160,7 @@ impl Shared {
             rounds: Mutex::new(BTreeMap::new()),
             published: PublishBoard::default(),
             context_ids: Mutex::default(),
+            connected: Mutex::default(),
         }
     }
 
@@ -349,16 +352,24 @@ impl Host for ClusterHost {
         Ok(Vec::new())
     }
 
+    /// A collective of the participants' nodes; the set is then connected.
     async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
-        self.collective("connect", &procs, Vec::new())
-            .await
-            .map(drop)
+        self.collective("connect", &procs, Vec::new()).await?;
+        lock(&self.shared.connected).insert(sorted(procs));
+        Ok(())
     }
 
+    /// A collective of the participants' nodes, for a set connected before: the host
+    /// refuses any other with `PMIX_ERR_INVALID_OPERATION` (v5.0 §12.3.3), as a library
+    /// that leaves the check to its host (OpenPMIx 4.2) needs.
     async fn disconnect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
-        self.collective("disconnect", &procs, Vec::new())
-            .await
-            .map(drop)
+        let set = sorted(procs);
+        if !lock(&self.shared.connected).contains(&set) {
+            return Err(Status::ERR_INVALID_OPERATION);
+        }
+        self.collective("disconnect", &set, Vec::new()).await?;
+        lock(&self.shared.connected).remove(&set);
+        Ok(())
     }
 
     /// The harness's one fabric: `vfabric` of vendor `vvendor` on plane `10.0.0.0/8`, index
@@ -772,4 +783,10 @@ impl std::fmt::Debug for ClusterHost {
             .field("node", &self.node)
             .finish_non_exhaustive()
     }
+}
+
+/// `procs` in order, the form a connected set is recorded in.
+fn sorted(mut procs: Vec<Proc>) -> Vec<Proc> {
+    procs.sort();
+    procs
 }

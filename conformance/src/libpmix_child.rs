@@ -250,6 +250,43 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
             op,
             info: pack_list(&info),
         },
+        Upcall::Connect { procs, info } => UpcallMsg::Connect {
+            procs: procs.iter().map(proc_id).collect(),
+            info: pack_list(&info),
+        },
+        Upcall::Disconnect { procs, info } => UpcallMsg::Disconnect {
+            procs: procs.iter().map(proc_id).collect(),
+            info: pack_list(&info),
+        },
+        Upcall::Allocate {
+            proc,
+            directive,
+            info,
+        } => UpcallMsg::Allocate {
+            proc: proc_id(&proc),
+            directive,
+            info: pack_list(&info),
+        },
+        Upcall::JobControl {
+            proc,
+            targets,
+            info,
+        } => UpcallMsg::JobControl {
+            proc: proc_id(&proc),
+            targets: targets.iter().map(proc_id).collect(),
+            info: pack_list(&info),
+        },
+        Upcall::Monitor {
+            proc,
+            monitor,
+            error,
+            info,
+        } => UpcallMsg::Monitor {
+            proc: proc_id(&proc),
+            monitor: pack_list(&[monitor]),
+            error,
+            info: pack_list(&info),
+        },
     }
 }
 

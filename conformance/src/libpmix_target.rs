@@ -24,7 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pmix::model::{FabricOperation, GroupOperation, Info, PData, Proc, Rank, Status, Value};
+use pmix::model::{
+    AllocDirective, FabricOperation, GroupOperation, Info, PData, Proc, Rank, Status, Value,
+};
 use pmix::server::Host;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
@@ -718,6 +720,59 @@ async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -> ToNode {
             UpcallMsg::Fabric { proc, op, info } => {
                 let op = FabricOperation(op);
                 let answer = host.fabric(from_id(&proc)?, op, infos(&info)?).await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
+            }
+            UpcallMsg::Connect { procs, info } => {
+                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+                host.connect(procs, infos(&info)?).await?;
+                Ok(done())
+            }
+            UpcallMsg::Disconnect { procs, info } => {
+                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+                host.disconnect(procs, infos(&info)?).await?;
+                Ok(done())
+            }
+            UpcallMsg::Allocate {
+                proc,
+                directive,
+                info,
+            } => {
+                let directive = AllocDirective(directive);
+                let answer = host
+                    .allocate(from_id(&proc)?, directive, infos(&info)?)
+                    .await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
+            }
+            UpcallMsg::JobControl {
+                proc,
+                targets,
+                info,
+            } => {
+                let targets = targets.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+                let answer = host
+                    .job_control(from_id(&proc)?, targets, infos(&info)?)
+                    .await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
+            }
+            UpcallMsg::Monitor {
+                proc,
+                monitor,
+                error,
+                info,
+            } => {
+                let monitor = infos(&monitor)?.pop().ok_or(Status::ERR_BAD_PARAM)?;
+                let answer = host
+                    .monitor(from_id(&proc)?, monitor, Status(error), infos(&info)?)
+                    .await?;
                 Ok(UpcallOutput {
                     infos: Some(pack_list(&answer)),
                     ..done()

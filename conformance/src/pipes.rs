@@ -117,6 +117,31 @@ pub enum UpcallMsg {
         op: i32,
         info: Vec<u8>,
     },
+    Connect {
+        procs: Vec<ProcId>,
+        info: Vec<u8>,
+    },
+    Disconnect {
+        procs: Vec<ProcId>,
+        info: Vec<u8>,
+    },
+    Allocate {
+        proc: ProcId,
+        directive: u8,
+        info: Vec<u8>,
+    },
+    JobControl {
+        proc: ProcId,
+        targets: Vec<ProcId>,
+        info: Vec<u8>,
+    },
+    /// `monitor` is the packed list of the one info to monitor.
+    Monitor {
+        proc: ProcId,
+        monitor: Vec<u8>,
+        error: i32,
+        info: Vec<u8>,
+    },
 }
 
 /// Harness to client: one API call.

@@ -235,8 +235,17 @@ struct ServerModule {
     publish: Option<PublishUp>,
     lookup: Option<LookupUp>,
     unpublish: Option<UnpublishUp>,
-    /// Slots 9 to 25 (spawn … push_stdin), unused.
-    middle: [usize; 17],
+    /// Slot 9 (spawn), unused.
+    spawn: usize,
+    connect: Option<ConnectUp>,
+    disconnect: Option<ConnectUp>,
+    /// Slots 12 to 18 (register_events … log), unused.
+    events_to_log: [usize; 7],
+    allocate: Option<AllocateUp>,
+    job_control: Option<JobControlUp>,
+    monitor: Option<MonitorUp>,
+    /// Slots 22 to 25 (get_credential … push_stdin), unused.
+    credentials_to_stdin: [usize; 4],
     /// Slot 26.
     group: Option<GroupUp>,
     /// Slot 27.
@@ -245,6 +254,33 @@ struct ServerModule {
     last: usize,
 }
 
+/// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.
+type ConnectUp =
+    unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
+/// `pmix_server_alloc_fn_t`: the requester, the directive, the request's infos.
+type AllocateUp =
+    unsafe extern "C" fn(*const CProc, u8, *const CInfo, usize, UpInfoCb, *mut c_void) -> i32;
+/// `pmix_server_job_control_fn_t`: the requester, the targets, the directives.
+type JobControlUp = unsafe extern "C" fn(
+    *const CProc,
+    *const CProc,
+    usize,
+    *const CInfo,
+    usize,
+    UpInfoCb,
+    *mut c_void,
+) -> i32;
+/// `pmix_server_monitor_fn_t`: the requester, what to monitor, the error to raise, the
+/// directives.
+type MonitorUp = unsafe extern "C" fn(
+    *const CProc,
+    *const CInfo,
+    i32,
+    *const CInfo,
+    usize,
+    UpInfoCb,
+    *mut c_void,
+) -> i32;
 /// `pmix_server_grp_fn_t`: the operation, the group's name, its members, the directives.
 type GroupUp = unsafe extern "C" fn(
     i32,

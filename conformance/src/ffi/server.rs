@@ -40,6 +40,30 @@ pub enum Upcall {
         op: i32,
         info: Vec<Info>,
     },
+    Connect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Disconnect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Allocate {
+        proc: Proc,
+        directive: u8,
+        info: Vec<Info>,
+    },
+    JobControl {
+        proc: Proc,
+        targets: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Monitor {
+        proc: Proc,
+        monitor: Info,
+        error: i32,
+        info: Vec<Info>,
+    },
 }
 
 /// The host's answer to an upcall.
@@ -407,6 +431,101 @@ unsafe extern "C" fn up_fabric(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_connect(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Connect {
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_disconnect(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Disconnect {
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_allocate(
+    requestor: *const CProc,
+    directive: u8,
+    data: *const CInfo,
+    ndata: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Allocate {
+            proc: proc_from_c(requestor)?,
+            directive,
+            info: infos_in(data, ndata)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_job_control(
+    requestor: *const CProc,
+    targets: *const CProc,
+    ntargets: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::JobControl {
+            proc: proc_from_c(requestor)?,
+            targets: procs_from_c(targets, ntargets)?,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_monitor(
+    requestor: *const CProc,
+    monitor: *const CInfo,
+    error: i32,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        if monitor.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let monitor = infos_in(monitor, 1)?.pop().ok_or(Status::ERR_BAD_PARAM)?;
+        Ok(Upcall::Monitor {
+            proc: proc_from_c(requestor)?,
+            monitor,
+            error,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
 /// A latch for the library's completion callbacks during setup.
 type Latch = (Mutex<Option<i32>>, Condvar);
 
@@ -504,7 +623,14 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
         publish: caps.publish.then_some(up_publish as PublishUp),
         lookup: caps.publish.then_some(up_lookup as LookupUp),
         unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
-        middle: [0; 17],
+        spawn: 0,
+        connect: Some(up_connect as ConnectUp),
+        disconnect: Some(up_disconnect as ConnectUp),
+        events_to_log: [0; 7],
+        allocate: Some(up_allocate as AllocateUp),
+        job_control: Some(up_job_control as JobControlUp),
+        monitor: Some(up_monitor as MonitorUp),
+        credentials_to_stdin: [0; 4],
         group: Some(up_group as GroupUp),
         fabric: Some(up_fabric as FabricUp),
         last: 0,
