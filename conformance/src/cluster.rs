@@ -35,19 +35,13 @@ pub trait NodeServer: Send + Sync {
     /// The data a local process committed, for a host serving another node's request.
     fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture;
 
-    /// Register a job the host started (a spawn) with this node's server. The C library's
-    /// nodes have no spawn upcall yet.
-    fn register_job(&self, nspace: Nspace, info: Vec<Info>) -> StatusFuture {
-        let _ = (nspace, info);
-        Box::pin(async { Err(Status::ERR_NOT_SUPPORTED) })
-    }
+    /// Register a job the host started (a spawn) or learned of (another job's information)
+    /// with this node's server.
+    fn register_job(&self, nspace: Nspace, info: Vec<Info>) -> StatusFuture;
 
-    /// Raise an event another node's process notified to this node's processes. The C
-    /// library's nodes do not relay events yet.
-    fn notify(&self, event: Event) -> StatusFuture {
-        let _ = event;
-        Box::pin(async { Err(Status::ERR_NOT_SUPPORTED) })
-    }
+    /// Raise an event another node's process notified, or the host's own, at this node's
+    /// processes in its range.
+    fn notify(&self, event: Event) -> StatusFuture;
 }
 
 /// A boxed future answering with a status.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pmix::model::{Info, PData, Proc, Rank, Scope, Status, Value};
+use pmix::model::{DataRange, Info, PData, Proc, Rank, Scope, Status, Value};
 
 use crate::api::{ApiCall, ApiOutput};
 use crate::cluster::lock;
@@ -179,6 +179,24 @@ pub fn node_main(lib: &str) -> ExitCode {
                     emit(&out, &FromNode::DmodexDone { id, status, data });
                 });
             }
+            Ok(ToNode::Notify {
+                id,
+                status,
+                source,
+                range,
+                info,
+            }) => {
+                let out = out.clone();
+                std::thread::spawn(move || {
+                    let r = (|| {
+                        let info = unpack_list::<Info>(&info).map_err(|_| Status::ERR_BAD_PARAM)?;
+                        let source = from_id(&source)?;
+                        ffi::notify_for_host(Status(status), &source, DataRange(range), &info)
+                    })();
+                    let status = r.err().unwrap_or(Status::SUCCESS).0;
+                    emit(&out, &FromNode::Done { id, status });
+                });
+            }
             Ok(ToNode::Call { id, call, nspace }) => {
                 let out = out.clone();
                 std::thread::spawn(move || {
@@ -248,6 +266,17 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
         Upcall::Fabric { proc, op, info } => UpcallMsg::Fabric {
             proc: proc_id(&proc),
             op,
+            info: pack_list(&info),
+        },
+        Upcall::NotifyEvent {
+            status,
+            source,
+            range,
+            info,
+        } => UpcallMsg::NotifyEvent {
+            status: status.0,
+            source: proc_id(&source),
+            range,
             info: pack_list(&info),
         },
         Upcall::Connect { procs, info } => UpcallMsg::Connect {

@@ -49,6 +49,15 @@ pub enum ToNode {
         proc: ProcId,
         info: Vec<u8>,
     },
+    /// Raise an event another node's process notified, for this node's processes; answered
+    /// by [`FromNode::Done`].
+    Notify {
+        id: u64,
+        status: i32,
+        source: ProcId,
+        range: u8,
+        info: Vec<u8>,
+    },
     /// A server step's call, as the vector wrote it, resolved by the node against `nspace`
     /// (see [`crate::server_api`]).
     Call { id: u64, call: Call, nspace: String },
@@ -72,6 +81,11 @@ pub enum FromNode {
         id: u64,
         status: i32,
         data: Vec<u8>,
+    },
+    /// The status of a [`ToNode::Notify`].
+    Done {
+        id: u64,
+        status: i32,
     },
     /// The result of server step `id`.
     CallDone {
@@ -115,6 +129,12 @@ pub enum UpcallMsg {
     Fabric {
         proc: ProcId,
         op: i32,
+        info: Vec<u8>,
+    },
+    NotifyEvent {
+        status: i32,
+        source: ProcId,
+        range: u8,
         info: Vec<u8>,
     },
     Connect {

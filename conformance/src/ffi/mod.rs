@@ -31,7 +31,7 @@ mod api;
 mod client;
 mod server;
 
-pub use api::{run_api, run_server, run_tool};
+pub use api::{notify_for_host, run_api, run_server, run_tool};
 pub use client::*;
 pub use server::*;
 
@@ -239,8 +239,11 @@ struct ServerModule {
     spawn: usize,
     connect: Option<ConnectUp>,
     disconnect: Option<ConnectUp>,
-    /// Slots 12 to 18 (register_events … log), unused.
-    events_to_log: [usize; 7],
+    /// Slots 12 to 14 (register_events, deregister_events, listener), unused.
+    event_registration: [usize; 3],
+    notify_event: Option<NotifyUp>,
+    /// Slots 16 to 18 (query, tool_connected, log), unused.
+    query_to_log: [usize; 3],
     allocate: Option<AllocateUp>,
     job_control: Option<JobControlUp>,
     monitor: Option<MonitorUp>,
@@ -257,6 +260,9 @@ struct ServerModule {
 /// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.
 type ConnectUp =
     unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
+/// `pmix_server_notify_event_fn_t`: the event's code, source, range and infos.
+type NotifyUp =
+    unsafe extern "C" fn(i32, *const CProc, u8, *const CInfo, usize, OpCb, *mut c_void) -> i32;
 /// `pmix_server_alloc_fn_t`: the requester, the directive, the request's infos.
 type AllocateUp =
     unsafe extern "C" fn(*const CProc, u8, *const CInfo, usize, UpInfoCb, *mut c_void) -> i32;

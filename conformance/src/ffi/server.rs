@@ -40,6 +40,13 @@ pub enum Upcall {
         op: i32,
         info: Vec<Info>,
     },
+    /// A local process's event whose range reaches beyond this node.
+    NotifyEvent {
+        status: Status,
+        source: Proc,
+        range: u8,
+        info: Vec<Info>,
+    },
     Connect {
         procs: Vec<Proc>,
         info: Vec<Info>,
@@ -431,6 +438,37 @@ unsafe extern "C" fn up_fabric(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+/// A client's event for the host to carry: taken over at once (`PMIX_OPERATION_SUCCEEDED`,
+/// so the library never waits on a callback) and relayed in the background. Completed
+/// through its callback instead, from the harness's thread, OpenPMIx 4.2's server corrupted
+/// its heap (measured: `malloc(): unaligned tcache chunk detected`, and the notifying
+/// client's request lost).
+unsafe extern "C" fn up_notify_event(
+    code: i32,
+    source: *const CProc,
+    range: u8,
+    info: *const CInfo,
+    ninfo: usize,
+    _cbfunc: OpCb,
+    _cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::NotifyEvent {
+            status: Status(code),
+            source: proc_from_c(source)?,
+            range,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    match up(upcall, CompletionKind::Op(release_op), std::ptr::null_mut()) {
+        PMIX_SUCCESS => Status::OPERATION_SUCCEEDED.0,
+        refused => refused,
+    }
+}
+
+/// The completion of an upcall the library no longer waits on.
+unsafe extern "C" fn release_op(_status: i32, _cbdata: *mut c_void) {}
+
 unsafe extern "C" fn up_connect(
     procs: *const CProc,
     nprocs: usize,
@@ -626,7 +664,9 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
         spawn: 0,
         connect: Some(up_connect as ConnectUp),
         disconnect: Some(up_disconnect as ConnectUp),
-        events_to_log: [0; 7],
+        event_registration: [0; 3],
+        notify_event: Some(up_notify_event as NotifyUp),
+        query_to_log: [0; 3],
         allocate: Some(up_allocate as AllocateUp),
         job_control: Some(up_job_control as JobControlUp),
         monitor: Some(up_monitor as MonitorUp),

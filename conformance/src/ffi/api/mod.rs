@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use pmix::model::{Cpuset, Locality};
+use pmix::model::{Cpuset, DataRange, Locality};
 
 mod completion;
 mod entry;
@@ -21,6 +21,36 @@ mod server_calls;
 mod tool_calls;
 
 pub use server_calls::run_server;
+
+/// `PMIx_Notify_event` in a server's process, on its host's behalf: an event a process on
+/// another node raised, for this node's processes in `range`.
+pub fn notify_for_host(
+    status: Status,
+    source: &Proc,
+    range: DataRange,
+    info: &[Info],
+) -> Result<(), Status> {
+    let l = ready()?;
+    let ci = l.infos_to_c(info)?;
+    let notify = need(syms(l).notify)?;
+    let src = CProc::new(source);
+    // SAFETY: the source and the infos outlive the call, which op_nb waits for.
+    let o = op_nb(|cb, cbdata| unsafe {
+        notify(
+            status.0,
+            &raw const src,
+            range.0,
+            ci.ptr(),
+            ci.v.len(),
+            Some(cb),
+            cbdata,
+        )
+    });
+    match o.status {
+        Status::SUCCESS => Ok(()),
+        s => Err(s),
+    }
+}
 pub use tool_calls::run_tool;
 
 use super::*;
