@@ -25,14 +25,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pmix::events::Event;
-use pmix::model::{
-    AllocDirective, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc, Rank,
-    Status, Value,
-};
-use pmix::server::Host;
+use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
+
+mod upcalls;
 
 use crate::api::SeenEvent;
 use crate::cluster::{
@@ -42,6 +40,7 @@ use crate::cluster::{
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
+use upcalls::serve_upcall;
 
 pub use crate::pipes::*;
 
@@ -510,17 +509,6 @@ struct NodeProc {
 /// Where a direct-modex answer from a node goes.
 type ModexWaiter = oneshot::Sender<Result<Vec<u8>, Status>>;
 
-/// What an upcall produced: its status (a lookup's may be a partial success), modex data, or
-/// packed lookup results.
-/// An upcall's answer: its status, and the data, the lookup's finds or the infos it carries.
-#[derive(Default)]
-struct UpcallOutput {
-    status: Status,
-    data: Option<Vec<u8>>,
-    found: Option<Vec<u8>>,
-    infos: Option<Vec<u8>>,
-}
-
 /// Where the status of an event raised at a node goes.
 type DoneWaiter = oneshot::Sender<Result<(), Status>>;
 
@@ -695,150 +683,6 @@ impl NodeProc {
     async fn kill(&mut self) {
         let _ = self.child.kill().await;
     }
-}
-
-/// Answer a node's upcall with the cluster host.
-async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -> ToNode {
-    let reply = |r: Result<UpcallOutput, Status>| {
-        let o = r.unwrap_or_else(|status| UpcallOutput {
-            status,
-            ..UpcallOutput::default()
-        });
-        ToNode::HostReply {
-            id,
-            status: o.status.0,
-            data: o.data,
-            found: o.found,
-            infos: o.infos,
-        }
-    };
-    let infos = |b: &[u8]| unpack_list::<Info>(b).map_err(|_| Status::ERR_BAD_PARAM);
-    let done = UpcallOutput::default;
-    let r = async {
-        match call {
-            UpcallMsg::Fence { procs, info, data } => {
-                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
-                let d = host.fence_nb(procs, infos(&info)?, data).await?;
-                Ok(UpcallOutput {
-                    data: Some(d),
-                    ..done()
-                })
-            }
-            UpcallMsg::DirectModex { proc, info } => {
-                let d = host.direct_modex(from_id(&proc)?, infos(&info)?).await?;
-                Ok(UpcallOutput {
-                    data: Some(d),
-                    ..done()
-                })
-            }
-            UpcallMsg::Publish { proc, info } => {
-                host.publish(from_id(&proc)?, infos(&info)?).await?;
-                Ok(done())
-            }
-            UpcallMsg::Lookup { proc, keys, info } => {
-                let found = host
-                    .lookup(from_id(&proc)?, keys.clone(), infos(&info)?)
-                    .await?;
-                // The host tells the library how much it found (v5.0 §9.6).
-                Ok(UpcallOutput {
-                    status: PData::lookup_status(&keys, &found),
-                    found: Some(pack_list(&found)),
-                    ..done()
-                })
-            }
-            UpcallMsg::Unpublish { proc, keys, info } => {
-                host.unpublish(from_id(&proc)?, keys, infos(&info)?).await?;
-                Ok(done())
-            }
-            UpcallMsg::Group {
-                op,
-                group,
-                procs,
-                info,
-            } => {
-                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
-                let op = GroupOperation(op);
-                let answer = host.group(op, group, procs, infos(&info)?).await?;
-                Ok(UpcallOutput {
-                    infos: Some(pack_list(&answer)),
-                    ..done()
-                })
-            }
-            UpcallMsg::Fabric { proc, op, info } => {
-                let op = FabricOperation(op);
-                let answer = host.fabric(from_id(&proc)?, op, infos(&info)?).await?;
-                Ok(UpcallOutput {
-                    infos: Some(pack_list(&answer)),
-                    ..done()
-                })
-            }
-            UpcallMsg::NotifyEvent {
-                status,
-                source,
-                range,
-                info,
-            } => {
-                let range = DataRange(range);
-                host.notify_event(from_id(&source)?, Status(status), range, infos(&info)?)
-                    .await?;
-                Ok(done())
-            }
-            UpcallMsg::Connect { procs, info } => {
-                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
-                host.connect(procs, infos(&info)?).await?;
-                Ok(done())
-            }
-            UpcallMsg::Disconnect { procs, info } => {
-                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
-                host.disconnect(procs, infos(&info)?).await?;
-                Ok(done())
-            }
-            UpcallMsg::Allocate {
-                proc,
-                directive,
-                info,
-            } => {
-                let directive = AllocDirective(directive);
-                let answer = host
-                    .allocate(from_id(&proc)?, directive, infos(&info)?)
-                    .await?;
-                Ok(UpcallOutput {
-                    infos: Some(pack_list(&answer)),
-                    ..done()
-                })
-            }
-            UpcallMsg::JobControl {
-                proc,
-                targets,
-                info,
-            } => {
-                let targets = targets.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
-                let answer = host
-                    .job_control(from_id(&proc)?, targets, infos(&info)?)
-                    .await?;
-                Ok(UpcallOutput {
-                    infos: Some(pack_list(&answer)),
-                    ..done()
-                })
-            }
-            UpcallMsg::Monitor {
-                proc,
-                monitor,
-                error,
-                info,
-            } => {
-                let monitor = infos(&monitor)?.pop().ok_or(Status::ERR_BAD_PARAM)?;
-                let answer = host
-                    .monitor(from_id(&proc)?, monitor, Status(error), infos(&info)?)
-                    .await?;
-                Ok(UpcallOutput {
-                    infos: Some(pack_list(&answer)),
-                    ..done()
-                })
-            }
-        }
-    };
-    reply(r.await)
 }
 
 async fn write_lines(mut to: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<String>) {

@@ -13,44 +13,14 @@
 
 use std::time::Duration;
 
-use pmix::model::{Cpuset, DataRange, Locality};
+use pmix::model::{Cpuset, Locality};
 
 mod completion;
 mod entry;
 mod server_calls;
 mod tool_calls;
 
-pub use server_calls::run_server;
-
-/// `PMIx_Notify_event` in a server's process, on its host's behalf: an event a process on
-/// another node raised, for this node's processes in `range`.
-pub fn notify_for_host(
-    status: Status,
-    source: &Proc,
-    range: DataRange,
-    info: &[Info],
-) -> Result<(), Status> {
-    let l = ready()?;
-    let ci = l.infos_to_c(info)?;
-    let notify = need(syms(l).notify)?;
-    let src = CProc::new(source);
-    // SAFETY: the source and the infos outlive the call, which op_nb waits for.
-    let o = op_nb(|cb, cbdata| unsafe {
-        notify(
-            status.0,
-            &raw const src,
-            range.0,
-            ci.ptr(),
-            ci.v.len(),
-            Some(cb),
-            cbdata,
-        )
-    });
-    match o.status {
-        Status::SUCCESS => Ok(()),
-        s => Err(s),
-    }
-}
+pub use server_calls::{notify_for_host, run_server};
 pub use tool_calls::run_tool;
 
 use super::*;

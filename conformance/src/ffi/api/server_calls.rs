@@ -3,7 +3,7 @@
 //! it answers `PMIX_ERR_NOT_SUPPORTED` for that call only. The calls with a callback are
 //! made in their callback form and waited for.
 
-use pmix::model::Cpuset;
+use pmix::model::{Cpuset, DataRange};
 
 use super::*;
 use crate::server_api::ServerCall;
@@ -338,4 +338,34 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             status_of(unsafe { need(s.finalize)?() })
         }
     })
+}
+
+/// `PMIx_Notify_event` in a server's process, on its host's behalf: an event a process on
+/// another node raised, for this node's processes in `range`.
+pub fn notify_for_host(
+    status: Status,
+    source: &Proc,
+    range: DataRange,
+    info: &[Info],
+) -> Result<(), Status> {
+    let l = ready()?;
+    let ci = l.infos_to_c(info)?;
+    let notify = need(syms(l).notify)?;
+    let src = CProc::new(source);
+    // SAFETY: the source and the infos outlive the call, which op_nb waits for.
+    let o = op_nb(|cb, cbdata| unsafe {
+        notify(
+            status.0,
+            &raw const src,
+            range.0,
+            ci.ptr(),
+            ci.v.len(),
+            Some(cb),
+            cbdata,
+        )
+    });
+    match o.status {
+        Status::SUCCESS => Ok(()),
+        s => Err(s),
+    }
 }
