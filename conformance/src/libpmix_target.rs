@@ -130,6 +130,9 @@ where
     let mut tool: Option<ClientProc> = None;
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
+        if step.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(step.delay_ms)).await;
+        }
         let callers = v.callers(step);
         let result = match &step.call {
             call if v.by_tool(step) => {

@@ -83,6 +83,9 @@ where
     }
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
+        if step.delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(step.delay_ms)).await;
+        }
         let callers = v.callers(step);
         let result = match &step.call {
             // This crate has no tool side yet.

@@ -232,6 +232,10 @@ pub struct Step {
     /// later step's argument `"$NAME"` stands for it.
     #[serde(default)]
     pub save: Option<String>,
+    /// The harness waits this many milliseconds before making the call: a vector that
+    /// checks a call is held "as long as it takes" outlasts a target's own timer this way.
+    #[serde(default)]
+    pub delay_ms: u64,
     /// The outcome the standard requires, for every caller.
     #[serde(default)]
     pub expect: Expect,
