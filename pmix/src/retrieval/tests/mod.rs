@@ -123,17 +123,31 @@ fn reply_value(step: ServerStep, key: &str) -> Result<Value, Status> {
     }
 }
 
-fn get_reserved(key: &str, rank: Rank, info: &[Info]) -> Option<Value> {
-    let s = store();
-    let step = server_get(
-        &s,
+/// A get from rank 0 of "job" at the server of [`store`], whose host does or does not
+/// serve direct modex.
+fn ask_server(target: &Proc, key: &str, info: &[Info], dmodex: bool) -> ServerStep {
+    server_get(
+        &store(),
         &p("job", 0),
-        &Proc::try_new("job", rank).unwrap(),
+        target,
         Some(key),
         &dir(info),
-        false,
-    );
+        dmodex,
+    )
+}
+
+/// The value rank 0 of "job" gets for `key` of `rank` when the job's realms are `r`.
+fn get_with(r: JobRealms, key: &str, rank: Rank, info: &[Info]) -> Option<Value> {
+    let mut s = store();
+    s.namespaces.insert(Nspace::new("job").unwrap(), r);
+    let target = Proc::try_new("job", rank).unwrap();
+    let step = server_get(&s, &p("job", 0), &target, Some(key), &dir(info), false);
     reply_value(step, key).ok()
+}
+
+/// The value rank 0 of "job" gets for `key` of `rank` (the realms of [`realms`]).
+fn get_reserved(key: &str, rank: Rank, info: &[Info]) -> Option<Value> {
+    get_with(realms(), key, rank, info)
 }
 
 mod contract;

@@ -248,20 +248,6 @@ fn rn_06_nodeid_is_the_index_of_the_node() {
     );
 }
 
-fn get_with(r: JobRealms, key: &str, rank: Rank, info: &[Info]) -> Option<Value> {
-    let mut s = store();
-    s.namespaces.insert(Nspace::new("job").unwrap(), r);
-    let step = server_get(
-        &s,
-        &p("job", 0),
-        &Proc::try_new("job", rank).unwrap(),
-        Some(key),
-        &dir(info),
-        false,
-    );
-    reply_value(step, key).ok()
-}
-
 #[test]
 fn rs_03_session_id_selects_the_session() {
     let q = [

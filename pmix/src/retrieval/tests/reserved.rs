@@ -58,16 +58,8 @@ fn r_03_reserved_key_of_another_namespace_goes_to_the_server() {
 
 #[test]
 fn r_04_unknown_namespace_with_immediate_is_not_found() {
-    let s = store();
-    let d = dir(&[Info::new(attr::IMMEDIATE, true)]);
-    let step = server_get(
-        &s,
-        &p("job", 0),
-        &p("other", 0),
-        Some("pmix.job.size"),
-        &d,
-        true,
-    );
+    let immediate = [Info::new(attr::IMMEDIATE, true)];
+    let step = ask_server(&p("other", 0), "pmix.job.size", &immediate, true);
     assert_eq!(
         reply_value(step, "pmix.job.size"),
         Err(Status::ERR_NOT_FOUND)
@@ -76,29 +68,13 @@ fn r_04_unknown_namespace_with_immediate_is_not_found() {
 
 #[test]
 fn r_05_unknown_namespace_goes_to_a_host_with_direct_modex() {
-    let s = store();
-    let step = server_get(
-        &s,
-        &p("job", 0),
-        &p("other", 0),
-        Some("pmix.job.size"),
-        &dir(&[]),
-        true,
-    );
+    let step = ask_server(&p("other", 0), "pmix.job.size", &[], true);
     assert_eq!(step, ServerStep::AskHost);
 }
 
 #[test]
 fn r_07_unknown_namespace_without_direct_modex_is_not_found() {
-    let s = store();
-    let step = server_get(
-        &s,
-        &p("job", 0),
-        &p("other", 0),
-        Some("pmix.job.size"),
-        &dir(&[]),
-        false,
-    );
+    let step = ask_server(&p("other", 0), "pmix.job.size", &[], false);
     assert_eq!(
         reply_value(step, "pmix.job.size"),
         Err(Status::ERR_NOT_FOUND)
@@ -107,15 +83,7 @@ fn r_07_unknown_namespace_without_direct_modex_is_not_found() {
 
 #[test]
 fn r_08_reserved_keys_never_wait() {
-    let s = store();
-    let step = server_get(
-        &s,
-        &p("job", 0),
-        &p("job", 1),
-        Some("pmix.not.provided"),
-        &dir(&[]),
-        true,
-    );
+    let step = ask_server(&p("job", 1), "pmix.not.provided", &[], true);
     assert_eq!(
         reply_value(step, "pmix.not.provided"),
         Err(Status::ERR_NOT_FOUND)
