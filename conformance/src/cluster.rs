@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use pmix::events::Event;
 use pmix::model::{
     AllocDirective, App, DataArray, DataRange, DataType, FabricOperation, GroupOperation, Info,
-    Nspace, PData, Proc, Rank, Status, Value, attr,
+    Nspace, PData, Proc, Query, Rank, Status, Value, attr,
 };
 use pmix::server::fabric::FabricName;
 use pmix::server::publish::PublishBoard;
@@ -90,8 +90,9 @@ pub struct Shared {
     node_of: BTreeMap<u32, usize>,
     nodes: usize,
     node_names: Vec<String>,
-    /// Jobs spawned so far.
+    /// Jobs spawned so far, and the namespaces of those registered with a server.
     spawned: Mutex<u32>,
+    spawned_jobs: Mutex<BTreeSet<String>>,
     allocations: Mutex<control::Allocations>,
     /// Processes whose heartbeat is watched, and the beats received.
     heartbeats: Mutex<BTreeMap<Proc, u64>>,
@@ -148,6 +149,7 @@ impl Shared {
             nodes: v.setup.nodes.len(),
             node_names: v.setup.nodes.iter().map(|n| n.name.clone()).collect(),
             spawned: Mutex::new(0),
+            spawned_jobs: Mutex::default(),
             allocations: Mutex::new(control::Allocations::default()),
             heartbeats: Mutex::new(BTreeMap::new()),
             fences: Mutex::new(BTreeMap::new()),
@@ -241,6 +243,7 @@ impl Host for ClusterHost {
         server
             .register_job(nspace.clone(), launch::job_info(&job))
             .await?;
+        lock(&self.shared.spawned_jobs).insert(nspace.as_str().to_owned());
         for (_, app) in job.procs() {
             let app = &job.apps[app];
             let mut cmd = tokio::process::Command::new(&app.exe);
@@ -257,6 +260,26 @@ impl Host for ClusterHost {
             });
         }
         Ok(nspace)
+    }
+
+    /// The cluster answers the namespaces it registered (the vector's job, its other jobs,
+    /// the jobs spawned so far), in name order; it knows nothing else a query may ask.
+    async fn query(&self, _proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
+        let namespaces = attr::QUERY_NAMESPACES.wire_key();
+        let mut names: BTreeSet<String> = lock(&self.shared.spawned_jobs).clone();
+        names.insert(self.shared.nspace.clone());
+        names.extend(self.shared.other_jobs.keys().cloned());
+        let list = names.into_iter().collect::<Vec<_>>().join(",");
+        // One answer per query that asks, in query order.
+        let answers: Vec<Info> = queries
+            .iter()
+            .filter(|q| q.keys.iter().flatten().any(|k| k == namespaces))
+            .map(|_| Info::new(attr::QUERY_NAMESPACES, list.clone()))
+            .collect();
+        if answers.is_empty() {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        Ok(answers)
     }
 
     /// The cluster is the vector's nodes: a new allocation of at most that many nodes is

@@ -316,6 +316,10 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
             error,
             info: pack_list(&info),
         },
+        Upcall::Query { proc, queries } => UpcallMsg::Query {
+            proc: proc_id(&proc),
+            queries: pack_list(&queries),
+        },
     }
 }
 

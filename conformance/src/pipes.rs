@@ -162,6 +162,11 @@ pub enum UpcallMsg {
         error: i32,
         info: Vec<u8>,
     },
+    /// `queries` is the packed list of the queries.
+    Query {
+        proc: ProcId,
+        queries: Vec<u8>,
+    },
 }
 
 /// Harness to client: one API call.

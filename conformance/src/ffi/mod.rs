@@ -223,6 +223,15 @@ type UnpublishUp = unsafe extern "C" fn(
     *mut c_void,
 ) -> i32;
 
+/// `pmix_query_t`: keys (argv) at 0, qualifiers at 8, nqual at 16; 24 bytes.
+#[repr(C)]
+#[derive(Debug)]
+struct CQuery {
+    keys: *mut *mut c_char,
+    qualifiers: *const CInfo,
+    nqual: usize,
+}
+
 /// `pmix_server_module_t`: 28 function pointers (ABI.md §2.4 gives the order); the ones this
 /// host does not provide are NULL, which the library answers with not-supported.
 #[repr(C)]
@@ -242,8 +251,10 @@ struct ServerModule {
     /// Slots 12 to 14 (register_events, deregister_events, listener), unused.
     event_registration: [usize; 3],
     notify_event: Option<NotifyUp>,
-    /// Slots 16 to 18 (query, tool_connected, log), unused.
-    query_to_log: [usize; 3],
+    /// Slot 16.
+    query: Option<QueryUp>,
+    /// Slots 17 and 18 (tool_connected, log), unused.
+    tool_connected_to_log: [usize; 2],
     allocate: Option<AllocateUp>,
     job_control: Option<JobControlUp>,
     monitor: Option<MonitorUp>,
@@ -257,6 +268,8 @@ struct ServerModule {
     last: usize,
 }
 
+/// `pmix_server_query_fn_t`: the requester, the queries.
+type QueryUp = unsafe extern "C" fn(*mut CProc, *mut CQuery, usize, UpInfoCb, *mut c_void) -> i32;
 /// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.
 type ConnectUp =
     unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;

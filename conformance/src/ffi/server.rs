@@ -2,6 +2,7 @@
 //! (`pmix_server_module_t`) through which the library calls the host.
 
 use super::*;
+use pmix::model::Query;
 
 /// What the library asks of its host.
 #[derive(Debug)]
@@ -70,6 +71,11 @@ pub enum Upcall {
         monitor: Info,
         error: i32,
         info: Vec<Info>,
+    },
+    /// The queries of a local process the library passes on.
+    Query {
+        proc: Proc,
+        queries: Vec<Query>,
     },
 }
 
@@ -564,6 +570,37 @@ unsafe extern "C" fn up_monitor(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_query(
+    requestor: *mut CProc,
+    queries: *mut CQuery,
+    nqueries: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        let cq: &[CQuery] = if queries.is_null() || nqueries == 0 {
+            &[]
+        } else {
+            // SAFETY: the library passes an array of `nqueries` queries.
+            unsafe { std::slice::from_raw_parts(queries, nqueries) }
+        };
+        let queries = cq
+            .iter()
+            .map(|q| {
+                Ok(Query {
+                    keys: keys_from_c(q.keys).into_iter().map(Some).collect(),
+                    qualifiers: infos_in(q.qualifiers, q.nqual)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Status>>()?;
+        Ok(Upcall::Query {
+            proc: proc_from_c(requestor)?,
+            queries,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
 /// A latch for the library's completion callbacks during setup.
 type Latch = (Mutex<Option<i32>>, Condvar);
 
@@ -666,7 +703,8 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
         disconnect: Some(up_disconnect as ConnectUp),
         event_registration: [0; 3],
         notify_event: Some(up_notify_event as NotifyUp),
-        query_to_log: [0; 3],
+        query: Some(up_query as QueryUp),
+        tool_connected_to_log: [0; 2],
         allocate: Some(up_allocate as AllocateUp),
         job_control: Some(up_job_control as JobControlUp),
         monitor: Some(up_monitor as MonitorUp),

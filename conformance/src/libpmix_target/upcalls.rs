@@ -157,6 +157,14 @@ pub(super) async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -
                     ..done()
                 })
             }
+            UpcallMsg::Query { proc, queries } => {
+                let queries = unpack_list(&queries).map_err(|_| Status::ERR_BAD_PARAM)?;
+                let answer = host.query(from_id(&proc)?, queries).await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
+            }
         }
     };
     reply(r.await)

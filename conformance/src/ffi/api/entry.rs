@@ -3,15 +3,6 @@
 
 use super::*;
 
-/// `pmix_query_t`: keys (argv) at 0, qualifiers at 8, nqual at 16; 24 bytes.
-#[repr(C)]
-#[derive(Debug)]
-pub(super) struct CQuery {
-    pub(super) keys: *mut *mut c_char,
-    pub(super) qualifiers: *const CInfo,
-    pub(super) nqual: usize,
-}
-
 /// `pmix_app_t`: cmd, argv, env, cwd, maxprocs (int) at 32, info at 40, ninfo at 48; 56 bytes.
 #[repr(C)]
 #[derive(Debug)]
