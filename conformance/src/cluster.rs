@@ -20,7 +20,7 @@ use pmix::model::{
 };
 use pmix::server::fabric::FabricName;
 use pmix::server::publish::PublishBoard;
-use pmix::server::{Host, Server, control, launch};
+use pmix::server::{Host, Server, control, credential, launch};
 use pmix::store::published::Topology;
 use tokio::sync::oneshot;
 
@@ -105,6 +105,9 @@ pub struct Shared {
     context_ids: Mutex<(usize, BTreeMap<String, usize>)>,
     /// The process sets connected and not yet disconnected, each sorted.
     connected: Mutex<BTreeSet<Vec<Proc>>>,
+    /// The key of the cluster's security service, when it has one (see
+    /// [`Shared::with_security_service`]).
+    credential_key: Option<[u8; 32]>,
 }
 
 #[derive(Default)]
@@ -157,7 +160,25 @@ impl Shared {
             published: PublishBoard::default(),
             context_ids: Mutex::default(),
             connected: Mutex::default(),
+            credential_key: None,
         }
+    }
+
+    /// The cluster gets a security service: its hosts mint credentials for their processes
+    /// (in this crate's format, sealed with a key of the service's own) and validate them.
+    /// A library server without host support has no credentials to give (OpenPMIx 4.2
+    /// answers `PMIX_ERR_NOT_SUPPORTED`); this crate's servers vouch for their clients
+    /// themselves, and are tested doing so, so only library servers get the service. Without
+    /// the system's randomness for a key, there is no service.
+    pub fn with_security_service(mut self) -> Shared {
+        let mut key = [0u8; 32];
+        let read = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key));
+        match read {
+            Ok(()) => self.credential_key = Some(key),
+            Err(e) => eprintln!("conformance: no security service: no key from /dev/urandom: {e}"),
+        }
+        self
     }
 
     /// The nodes hosting any of `procs` (a wildcard: every rank of the job).
@@ -260,6 +281,43 @@ impl Host for ClusterHost {
             });
         }
         Ok(nspace)
+    }
+
+    /// The security service's credential for `proc`: the user and group of the harness,
+    /// whose processes all are.
+    async fn get_credential(
+        &self,
+        proc: Proc,
+        _info: Vec<Info>,
+    ) -> Result<(Vec<u8>, Vec<Info>), Status> {
+        use std::os::unix::fs::MetadataExt;
+        let key = self
+            .shared
+            .credential_key
+            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let me = std::fs::metadata("/proc/self").map_err(|_| Status::ERR_NOT_SUPPORTED)?;
+        let who = credential::Identity {
+            proc,
+            uid: me.uid(),
+            gid: me.gid(),
+        };
+        let info = vec![Info::new(attr::CRED_TYPE, credential::CRED_TYPE.to_owned())];
+        Ok((credential::mint(&key, &who)?, info))
+    }
+
+    /// The security service checks a credential it minted.
+    async fn validate_credential(
+        &self,
+        _proc: Proc,
+        cred: Vec<u8>,
+        _directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let key = self
+            .shared
+            .credential_key
+            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let who = credential::validate(&key, &cred)?;
+        Ok(credential::validated_info(&who))
     }
 
     /// The cluster answers the namespaces it registered (the vector's job, its other jobs,

@@ -148,7 +148,13 @@ pub fn node_main(lib: &str) -> ExitCode {
                 let Some(c) = lock(&pending).remove(&id) else {
                     continue;
                 };
-                let answer = if let Some(i) = infos {
+                let answer = if let (Some(d), Some(i), 0) = (&data, &infos, status) {
+                    // A credential and the infos that describe it.
+                    match unpack_list::<Info>(i) {
+                        Ok(list) => Answer::Credential(d.clone(), list),
+                        Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
+                    }
+                } else if let Some(i) = infos {
                     match unpack_list::<Info>(&i) {
                         Ok(list) if status == 0 => Answer::Infos(Ok(list)),
                         Ok(_) => Answer::Infos(Err(Status(status))),
@@ -319,6 +325,19 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
         Upcall::Query { proc, queries } => UpcallMsg::Query {
             proc: proc_id(&proc),
             queries: pack_list(&queries),
+        },
+        Upcall::GetCredential { proc, info } => UpcallMsg::GetCredential {
+            proc: proc_id(&proc),
+            info: pack_list(&info),
+        },
+        Upcall::ValidateCredential {
+            proc,
+            credential,
+            info,
+        } => UpcallMsg::ValidateCredential {
+            proc: proc_id(&proc),
+            credential,
+            info: pack_list(&info),
         },
     }
 }

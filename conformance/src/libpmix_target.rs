@@ -106,7 +106,10 @@ where
     F: FnMut(usize, &Step, &StepResult) -> bool,
 {
     let tmp = TempDir::new()?;
-    let shared = Arc::new(Shared::new(v));
+    let shared = match servers {
+        Side::Library(_) => Arc::new(Shared::new(v).with_security_service()),
+        Side::Rust => Arc::new(Shared::new(v)),
+    };
     let mut nodes = Vec::new();
     let mut rust_servers = Vec::new();
     let envs = match servers {

@@ -167,6 +167,15 @@ pub enum UpcallMsg {
         proc: ProcId,
         queries: Vec<u8>,
     },
+    GetCredential {
+        proc: ProcId,
+        info: Vec<u8>,
+    },
+    ValidateCredential {
+        proc: ProcId,
+        credential: Vec<u8>,
+        info: Vec<u8>,
+    },
 }
 
 /// Harness to client: one API call.

@@ -258,8 +258,12 @@ struct ServerModule {
     allocate: Option<AllocateUp>,
     job_control: Option<JobControlUp>,
     monitor: Option<MonitorUp>,
-    /// Slots 22 to 25 (get_credential … push_stdin), unused.
-    credentials_to_stdin: [usize; 4],
+    /// Slot 22.
+    get_credential: Option<GetCredUp>,
+    /// Slot 23.
+    validate_credential: Option<ValidateCredUp>,
+    /// Slots 24 and 25 (iof_pull, push_stdin), unused.
+    iof_to_stdin: [usize; 2],
     /// Slot 26.
     group: Option<GroupUp>,
     /// Slot 27.
@@ -268,6 +272,23 @@ struct ServerModule {
     last: usize,
 }
 
+/// `pmix_credential_cbfunc_t`: status, the credential, infos describing it, the cookie. The
+/// library copies what it is handed during the call.
+type CredCb = unsafe extern "C" fn(i32, *mut ByteObj, *mut CInfo, usize, *mut c_void);
+/// `pmix_validation_cbfunc_t`: status, infos (what the credential proves), the cookie.
+type ValidationCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
+/// `pmix_server_get_cred_fn_t`: the requester, the directives.
+type GetCredUp =
+    unsafe extern "C" fn(*const CProc, *const CInfo, usize, CredCb, *mut c_void) -> i32;
+/// `pmix_server_validate_cred_fn_t`: the requester, the credential, the directives.
+type ValidateCredUp = unsafe extern "C" fn(
+    *const CProc,
+    *const ByteObj,
+    *const CInfo,
+    usize,
+    ValidationCb,
+    *mut c_void,
+) -> i32;
 /// `pmix_server_query_fn_t`: the requester, the queries.
 type QueryUp = unsafe extern "C" fn(*mut CProc, *mut CQuery, usize, UpInfoCb, *mut c_void) -> i32;
 /// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.

@@ -77,6 +77,17 @@ pub enum Upcall {
         proc: Proc,
         queries: Vec<Query>,
     },
+    /// A credential for a local process.
+    GetCredential {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    /// A credential a local process presents.
+    ValidateCredential {
+        proc: Proc,
+        credential: Vec<u8>,
+        info: Vec<Info>,
+    },
 }
 
 /// The host's answer to an upcall.
@@ -88,6 +99,8 @@ pub enum Answer {
     Found(Status, Vec<PData>),
     /// A group or fabric answer.
     Infos(Result<Vec<Info>, Status>),
+    /// A credential with the infos that describe it.
+    Credential(Vec<u8>, Vec<Info>),
 }
 
 /// How to tell the library an upcall is done: its callback and cookie.
@@ -103,6 +116,8 @@ enum CompletionKind {
     Modex(ModexCb),
     Lookup(LookupCb),
     Info(UpInfoCb),
+    Credential(CredCb),
+    Validation(ValidationCb),
 }
 
 unsafe extern "C" fn release_infos(cbdata: *mut c_void) {
@@ -127,6 +142,7 @@ impl Completion {
                     Answer::Data(r) => r.err().unwrap_or(Status::SUCCESS),
                     Answer::Found(s, _) => s,
                     Answer::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
+                    Answer::Credential(..) => Status::ERR_BAD_PARAM,
                 };
                 // SAFETY: the library's op callback with the cookie it gave.
                 unsafe { cb(s.0, cbdata) };
@@ -135,7 +151,9 @@ impl Completion {
                 let r = match a {
                     Answer::Data(r) => r,
                     Answer::Status(s) => Err(s),
-                    Answer::Found(..) | Answer::Infos(_) => Err(Status::ERR_BAD_PARAM),
+                    Answer::Found(..) | Answer::Infos(_) | Answer::Credential(..) => {
+                        Err(Status::ERR_BAD_PARAM)
+                    }
                 };
                 match r {
                     Ok(bytes) => {
@@ -156,7 +174,9 @@ impl Completion {
                 let r = match a {
                     Answer::Found(s, found) => Ok((s, found)),
                     Answer::Status(s) | Answer::Data(Err(s)) => Err(s),
-                    Answer::Data(Ok(_)) | Answer::Infos(_) => Err(Status::ERR_BAD_PARAM),
+                    Answer::Data(Ok(_)) | Answer::Infos(_) | Answer::Credential(..) => {
+                        Err(Status::ERR_BAD_PARAM)
+                    }
                 };
                 let converted = r.and_then(|(s, found)| Ok((s, pdata_to_c(&found)?)));
                 match converted {
@@ -172,7 +192,7 @@ impl Completion {
                 let r = match a {
                     Answer::Infos(r) => r,
                     Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
-                    Answer::Data(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                    Answer::Data(Ok(_)) | Answer::Credential(..) => Err(Status::ERR_BAD_PARAM),
                 };
                 let converted = r.and_then(|info| ready()?.infos_to_c(&info));
                 match converted {
@@ -202,6 +222,51 @@ impl Completion {
                             }
                         }
                     }
+                }
+            }
+            (CompletionKind::Credential(cb), a) => {
+                let r = match a {
+                    Answer::Credential(bytes, info) => Ok((bytes, info)),
+                    Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
+                    Answer::Infos(Err(s)) => Err(s),
+                    Answer::Data(Ok(_)) | Answer::Infos(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                };
+                let converted =
+                    r.and_then(|(bytes, info)| Ok((bytes, ready()?.infos_to_c(&info)?)));
+                match converted {
+                    Ok((mut bytes, mut infos)) => {
+                        let mut cred = ByteObj {
+                            bytes: bytes.as_mut_ptr().cast::<c_char>(),
+                            size: bytes.len(),
+                        };
+                        let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
+                        let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
+                        // SAFETY: the credential and the infos outlive the call, during which
+                        // the library copies them (it is given no release function).
+                        unsafe { cb(PMIX_SUCCESS, &mut cred, ptr, n, cbdata) };
+                    }
+                    // SAFETY: no credential with a failure.
+                    Err(s) => unsafe {
+                        cb(s.0, std::ptr::null_mut(), std::ptr::null_mut(), 0, cbdata)
+                    },
+                }
+            }
+            (CompletionKind::Validation(cb), a) => {
+                let r = match a {
+                    Answer::Infos(r) => r,
+                    Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
+                    Answer::Data(Ok(_)) | Answer::Credential(..) => Err(Status::ERR_BAD_PARAM),
+                };
+                match r.and_then(|info| ready()?.infos_to_c(&info)) {
+                    Ok(mut infos) => {
+                        let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
+                        let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
+                        // SAFETY: the infos outlive the call, during which the library copies
+                        // them (it is given no release function).
+                        unsafe { cb(PMIX_SUCCESS, ptr, n, cbdata) };
+                    }
+                    // SAFETY: no infos with a failure.
+                    Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), 0, cbdata) },
                 }
             }
         }
@@ -601,6 +666,48 @@ unsafe extern "C" fn up_query(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_get_credential(
+    requestor: *const CProc,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: CredCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::GetCredential {
+            proc: proc_from_c(requestor)?,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Credential(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_validate_credential(
+    requestor: *const CProc,
+    cred: *const ByteObj,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: ValidationCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        // SAFETY: a NULL credential is refused; otherwise the library's byte object.
+        let cred = unsafe { cred.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        let credential = if cred.bytes.is_null() || cred.size == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: the byte object holds `size` bytes at `bytes`.
+            unsafe { std::slice::from_raw_parts(cred.bytes.cast::<u8>(), cred.size) }.to_vec()
+        };
+        Ok(Upcall::ValidateCredential {
+            proc: proc_from_c(requestor)?,
+            credential,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Validation(cbfunc), cbdata)
+}
+
 /// A latch for the library's completion callbacks during setup.
 type Latch = (Mutex<Option<i32>>, Condvar);
 
@@ -708,7 +815,9 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
         allocate: Some(up_allocate as AllocateUp),
         job_control: Some(up_job_control as JobControlUp),
         monitor: Some(up_monitor as MonitorUp),
-        credentials_to_stdin: [0; 4],
+        get_credential: Some(up_get_credential as GetCredUp),
+        validate_credential: Some(up_validate_credential as ValidateCredUp),
+        iof_to_stdin: [0; 2],
         group: Some(up_group as GroupUp),
         fabric: Some(up_fabric as FabricUp),
         last: 0,

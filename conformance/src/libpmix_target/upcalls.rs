@@ -157,6 +157,28 @@ pub(super) async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -
                     ..done()
                 })
             }
+            UpcallMsg::GetCredential { proc, info } => {
+                let (credential, info) =
+                    host.get_credential(from_id(&proc)?, infos(&info)?).await?;
+                Ok(UpcallOutput {
+                    data: Some(credential),
+                    infos: Some(pack_list(&info)),
+                    ..done()
+                })
+            }
+            UpcallMsg::ValidateCredential {
+                proc,
+                credential,
+                info,
+            } => {
+                let answer = host
+                    .validate_credential(from_id(&proc)?, credential, infos(&info)?)
+                    .await?;
+                Ok(UpcallOutput {
+                    infos: Some(pack_list(&answer)),
+                    ..done()
+                })
+            }
             UpcallMsg::Query { proc, queries } => {
                 let queries = unpack_list(&queries).map_err(|_| Status::ERR_BAD_PARAM)?;
                 let answer = host.query(from_id(&proc)?, queries).await?;
