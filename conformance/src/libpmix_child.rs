@@ -322,6 +322,17 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
             error,
             info: pack_list(&info),
         },
+        Upcall::Abort {
+            proc,
+            status,
+            message,
+            procs,
+        } => UpcallMsg::Abort {
+            proc: proc_id(&proc),
+            status: status.0,
+            message,
+            procs: procs.iter().map(proc_id).collect(),
+        },
         Upcall::Query { proc, queries } => UpcallMsg::Query {
             proc: proc_id(&proc),
             queries: pack_list(&queries),

@@ -162,6 +162,12 @@ pub enum UpcallMsg {
         error: i32,
         info: Vec<u8>,
     },
+    Abort {
+        proc: ProcId,
+        status: i32,
+        message: Option<String>,
+        procs: Vec<ProcId>,
+    },
     /// `queries` is the packed list of the queries.
     Query {
         proc: ProcId,

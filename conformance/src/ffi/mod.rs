@@ -238,7 +238,7 @@ struct CQuery {
 struct ServerModule {
     client_connected: usize,
     client_finalized: usize,
-    abort: usize,
+    abort: Option<AbortUp>,
     fence_nb: Option<FenceUp>,
     direct_modex: Option<DmodexUp>,
     publish: Option<PublishUp>,
@@ -287,6 +287,18 @@ type ValidateCredUp = unsafe extern "C" fn(
     *const CInfo,
     usize,
     ValidationCb,
+    *mut c_void,
+) -> i32;
+/// `pmix_server_abort_fn_t`: the requester, its server object, the status, the message, the
+/// processes to abort (none: the requester's whole job).
+type AbortUp = unsafe extern "C" fn(
+    *const CProc,
+    *mut c_void,
+    i32,
+    *const c_char,
+    *mut CProc,
+    usize,
+    OpCb,
     *mut c_void,
 ) -> i32;
 /// `pmix_server_query_fn_t`: the requester, the queries.

@@ -72,6 +72,13 @@ pub enum Upcall {
         error: i32,
         info: Vec<Info>,
     },
+    /// `PMIx_Abort` of a local process.
+    Abort {
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        procs: Vec<Proc>,
+    },
     /// The queries of a local process the library passes on.
     Query {
         proc: Proc,
@@ -666,6 +673,33 @@ unsafe extern "C" fn up_query(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_abort(
+    requestor: *const CProc,
+    _server_object: *mut c_void,
+    status: i32,
+    msg: *const c_char,
+    procs: *mut CProc,
+    nprocs: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let message = (!msg.is_null()).then(|| {
+        // SAFETY: a NUL-terminated message from the library.
+        unsafe { CStr::from_ptr(msg) }
+            .to_string_lossy()
+            .into_owned()
+    });
+    let upcall = (|| {
+        Ok(Upcall::Abort {
+            proc: proc_from_c(requestor)?,
+            status: Status(status),
+            message,
+            procs: procs_from_c(procs, nprocs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
 unsafe extern "C" fn up_get_credential(
     requestor: *const CProc,
     directives: *const CInfo,
@@ -799,7 +833,7 @@ pub fn server_init(info: &[Info], caps: HostCaps, host: HostFn) -> Result<(), St
     let mut module = ServerModule {
         client_connected: 0,
         client_finalized: 0,
-        abort: 0,
+        abort: Some(up_abort as AbortUp),
         fence_nb: caps.fence.then_some(up_fence as FenceUp),
         direct_modex: caps.direct_modex.then_some(up_dmodex as DmodexUp),
         publish: caps.publish.then_some(up_publish as PublishUp),

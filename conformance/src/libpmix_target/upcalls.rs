@@ -157,6 +157,17 @@ pub(super) async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -
                     ..done()
                 })
             }
+            UpcallMsg::Abort {
+                proc,
+                status,
+                message,
+                procs,
+            } => {
+                let procs = procs.iter().map(from_id).collect::<Result<Vec<_>, _>>()?;
+                host.abort(from_id(&proc)?, Status(status), message, procs)
+                    .await?;
+                Ok(done())
+            }
             UpcallMsg::GetCredential { proc, info } => {
                 let (credential, info) =
                     host.get_credential(from_id(&proc)?, infos(&info)?).await?;
