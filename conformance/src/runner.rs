@@ -201,6 +201,21 @@ key = "PMIX_JOB_SIZE"
     }
 
     #[test]
+    fn a_step_waits_its_delay_before_the_call() {
+        // The delay outlasts the vector's time, so the step never makes its call.
+        let delayed = |ms: u64| {
+            vector(&format!(
+                "summary = \"s\"\nsection = \"x\"\ntimeout_s = 1\n[[step]]\nproc = 0\ncall = \"commit\"\n[[step]]\nproc = 0\ncall = \"commit\"\ndelay_ms = {ms}\n"
+            ))
+        };
+        match run_one(&delayed(3000)) {
+            Outcome::Fail { step: 2, diff } => assert!(diff.contains("did not complete"), "{diff}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(run_one(&delayed(0)), Outcome::Pass);
+    }
+
+    #[test]
     fn expected_failures_are_reported_and_stale_ones_break_the_run() {
         let listed = |size: u32| {
             format!(
