@@ -30,10 +30,12 @@ use crate::cluster::lock;
 mod api;
 mod client;
 mod server;
+mod upcalls;
 
 pub use api::{notify_for_host, run_api, run_server, run_tool};
 pub use client::*;
 pub use server::*;
+pub use upcalls::*;
 
 // ---- the C structs (ABI.md §2.4) ----
 

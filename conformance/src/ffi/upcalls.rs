@@ -1,0 +1,787 @@
+//! The library's calls into its host (`pmix_server_module_t`): each upcall read into an
+//! [`Upcall`] for the host, and the [`Completion`] through which the host's [`Answer`]
+//! goes back to the library.
+
+use super::*;
+use pmix::model::Query;
+
+/// What the library asks of its host.
+#[derive(Debug)]
+pub enum Upcall {
+    Fence {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+        data: Vec<u8>,
+    },
+    DirectModex {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    Publish {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    Lookup {
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    Unpublish {
+        proc: Proc,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    Group {
+        op: i32,
+        group: String,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Fabric {
+        proc: Proc,
+        op: i32,
+        info: Vec<Info>,
+    },
+    /// A local process's event whose range reaches beyond this node.
+    NotifyEvent {
+        status: Status,
+        source: Proc,
+        range: u8,
+        info: Vec<Info>,
+    },
+    Connect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Disconnect {
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Allocate {
+        proc: Proc,
+        directive: u8,
+        info: Vec<Info>,
+    },
+    JobControl {
+        proc: Proc,
+        targets: Vec<Proc>,
+        info: Vec<Info>,
+    },
+    Monitor {
+        proc: Proc,
+        monitor: Info,
+        error: i32,
+        info: Vec<Info>,
+    },
+    /// `PMIx_Abort` of a local process.
+    Abort {
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        procs: Vec<Proc>,
+    },
+    /// The queries of a local process the library passes on.
+    Query {
+        proc: Proc,
+        queries: Vec<Query>,
+    },
+    /// A credential for a local process.
+    GetCredential {
+        proc: Proc,
+        info: Vec<Info>,
+    },
+    /// A credential a local process presents.
+    ValidateCredential {
+        proc: Proc,
+        credential: Vec<u8>,
+        info: Vec<Info>,
+    },
+}
+
+/// The host's answer to an upcall.
+#[derive(Debug)]
+pub enum Answer {
+    Status(Status),
+    Data(Result<Vec<u8>, Status>),
+    /// A lookup's data, with its status (success or partial success).
+    Found(Status, Vec<PData>),
+    /// A group or fabric answer.
+    Infos(Result<Vec<Info>, Status>),
+    /// A credential with the infos that describe it.
+    Credential(Vec<u8>, Vec<Info>),
+}
+
+/// How to tell the library an upcall is done: its callback and cookie.
+#[derive(Debug)]
+pub struct Completion {
+    kind: CompletionKind,
+    cbdata: usize,
+}
+
+#[derive(Debug)]
+enum CompletionKind {
+    Op(OpCb),
+    Modex(ModexCb),
+    Lookup(LookupCb),
+    Info(UpInfoCb),
+    Credential(CredCb),
+    Validation(ValidationCb),
+}
+
+unsafe extern "C" fn release_infos(cbdata: *mut c_void) {
+    // SAFETY: cbdata is the Box<CInfos> leaked by `Completion::finish`, released once.
+    drop(unsafe { Box::from_raw(cbdata.cast::<CInfos>()) });
+}
+
+unsafe extern "C" fn release_bytes(cbdata: *mut c_void) {
+    // SAFETY: cbdata is the Box<Vec<u8>> leaked by `Completion::finish`, released once.
+    drop(unsafe { Box::from_raw(cbdata.cast::<Vec<u8>>()) });
+}
+
+impl Answer {
+    /// The infos of an answer that carries infos, or its status.
+    fn into_infos(self) -> Result<Vec<Info>, Status> {
+        match self {
+            Answer::Infos(r) => r,
+            Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
+            Answer::Data(Ok(_)) | Answer::Credential(..) => Err(Status::ERR_BAD_PARAM),
+        }
+    }
+}
+
+impl Completion {
+    /// Call the library back with the host's answer (from any thread: the library
+    /// thread-shifts its callbacks).
+    pub fn finish(self, answer: Answer) {
+        let cbdata = self.cbdata as *mut c_void;
+        match (self.kind, answer) {
+            (CompletionKind::Op(cb), a) => {
+                let s = match a {
+                    Answer::Status(s) => s,
+                    Answer::Data(r) => r.err().unwrap_or(Status::SUCCESS),
+                    Answer::Found(s, _) => s,
+                    Answer::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
+                    Answer::Credential(..) => Status::ERR_BAD_PARAM,
+                };
+                // SAFETY: the library's op callback with the cookie it gave.
+                unsafe { cb(s.0, cbdata) };
+            }
+            (CompletionKind::Modex(cb), a) => {
+                let r = match a {
+                    Answer::Data(r) => r,
+                    Answer::Status(s) => Err(s),
+                    Answer::Found(..) | Answer::Infos(_) | Answer::Credential(..) => {
+                        Err(Status::ERR_BAD_PARAM)
+                    }
+                };
+                match r {
+                    Ok(bytes) => {
+                        let data = Box::new(bytes);
+                        let (ptr, len) = (data.as_ptr().cast::<c_char>(), data.len());
+                        let keep = Box::into_raw(data).cast::<c_void>();
+                        // SAFETY: `ptr` stays valid until the library calls release_bytes.
+                        unsafe { cb(PMIX_SUCCESS, ptr, len, cbdata, release_bytes, keep) };
+                    }
+                    Err(s) => {
+                        let keep = Box::into_raw(Box::new(Vec::<u8>::new())).cast::<c_void>();
+                        // SAFETY: no data; the release function frees the empty box.
+                        unsafe { cb(s.0, std::ptr::null(), 0, cbdata, release_bytes, keep) };
+                    }
+                }
+            }
+            (CompletionKind::Lookup(cb), a) => {
+                let r = match a {
+                    Answer::Found(s, found) => Ok((s, found)),
+                    Answer::Status(s) | Answer::Data(Err(s)) => Err(s),
+                    Answer::Data(Ok(_)) | Answer::Infos(_) | Answer::Credential(..) => {
+                        Err(Status::ERR_BAD_PARAM)
+                    }
+                };
+                let converted = r.and_then(|(s, found)| Ok((s, pdata_to_c(&found)?)));
+                match converted {
+                    Ok((s, mut pd)) => {
+                        // SAFETY: the library copies the array during the callback.
+                        unsafe { cb(s.0, pd.v.as_mut_ptr(), pd.v.len(), cbdata) };
+                    }
+                    // SAFETY: no data with a failure.
+                    Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), 0, cbdata) },
+                }
+            }
+            (CompletionKind::Info(cb), a) => {
+                let r = a.into_infos();
+                let converted = r.and_then(|info| ready()?.infos_to_c(&info));
+                match converted {
+                    Ok(infos) => {
+                        let mut infos = Box::new(infos);
+                        let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
+                        let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
+                        let keep = Box::into_raw(infos).cast::<c_void>();
+                        // SAFETY: the infos stay valid until the library calls release_infos.
+                        unsafe { cb(PMIX_SUCCESS, ptr, n, cbdata, release_infos, keep) };
+                    }
+                    Err(s) => {
+                        let none = ready().and_then(|l| l.infos_to_c(&[]));
+                        match none {
+                            Ok(empty) => {
+                                let keep = Box::into_raw(Box::new(empty)).cast::<c_void>();
+                                // SAFETY: no infos; the release function frees the empty box.
+                                unsafe {
+                                    cb(s.0, std::ptr::null_mut(), 0, cbdata, release_infos, keep)
+                                };
+                            }
+                            Err(_) => {
+                                // SAFETY: no infos and nothing to release.
+                                unsafe {
+                                    cb(s.0, std::ptr::null_mut(), 0, cbdata, release_noop, cbdata)
+                                };
+                            }
+                        }
+                    }
+                }
+            }
+            (CompletionKind::Credential(cb), a) => {
+                let r = match a {
+                    Answer::Credential(bytes, info) => Ok((bytes, info)),
+                    Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
+                    Answer::Infos(Err(s)) => Err(s),
+                    Answer::Data(Ok(_)) | Answer::Infos(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                };
+                let converted =
+                    r.and_then(|(bytes, info)| Ok((bytes, ready()?.infos_to_c(&info)?)));
+                match converted {
+                    Ok((mut bytes, mut infos)) => {
+                        let mut cred = ByteObj {
+                            bytes: bytes.as_mut_ptr().cast::<c_char>(),
+                            size: bytes.len(),
+                        };
+                        let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
+                        let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
+                        // SAFETY: the credential and the infos outlive the call, during which
+                        // the library copies them (it is given no release function).
+                        unsafe { cb(PMIX_SUCCESS, &mut cred, ptr, n, cbdata) };
+                    }
+                    // SAFETY: no credential with a failure.
+                    Err(s) => unsafe {
+                        cb(s.0, std::ptr::null_mut(), std::ptr::null_mut(), 0, cbdata)
+                    },
+                }
+            }
+            (CompletionKind::Validation(cb), a) => {
+                let r = a.into_infos();
+                match r.and_then(|info| ready()?.infos_to_c(&info)) {
+                    Ok(mut infos) => {
+                        let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
+                        let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
+                        // SAFETY: the infos outlive the call, during which the library copies
+                        // them (it is given no release function).
+                        unsafe { cb(PMIX_SUCCESS, ptr, n, cbdata) };
+                    }
+                    // SAFETY: no infos with a failure.
+                    Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), 0, cbdata) },
+                }
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn release_noop(_cbdata: *mut c_void) {}
+
+struct CPdatas {
+    lib: &'static Lib,
+    v: Vec<CPdata>,
+}
+
+impl Drop for CPdatas {
+    fn drop(&mut self) {
+        for p in &mut self.v {
+            // SAFETY: as for `CInfos`.
+            unsafe { (self.lib.value_destruct)(&mut p.value) };
+        }
+    }
+}
+
+fn pdata_to_c(found: &[PData]) -> Result<CPdatas, Status> {
+    let l = ready()?;
+    let mut out = CPdatas {
+        lib: l,
+        v: found.iter().map(|_| zeroed_pdata()).collect(),
+    };
+    if !found.is_empty() {
+        let bytes = l.encode(found)?;
+        let rc = l.unpack_into(
+            &bytes,
+            out.v.as_mut_ptr().cast(),
+            found.len(),
+            DataType::PDATA,
+        );
+        if rc != Status::SUCCESS {
+            out.v.iter_mut().for_each(|p| p.value.vtype = 0);
+            return Err(rc);
+        }
+    }
+    Ok(out)
+}
+
+/// The host: receives every upcall with the completion to call when done.
+pub type HostFn = Box<dyn Fn(Upcall, Completion) + Send + Sync>;
+
+static HOST: OnceLock<HostFn> = OnceLock::new();
+
+/// Hand an upcall to the host with the callback that completes it; the library is told
+/// `PMIX_SUCCESS` (the callback will run) or why the upcall was refused.
+fn up(upcall: Result<Upcall, Status>, kind: CompletionKind, cbdata: *mut c_void) -> i32 {
+    match (upcall, HOST.get()) {
+        (Ok(u), Some(host)) => {
+            host(
+                u,
+                Completion {
+                    kind,
+                    cbdata: cbdata as usize,
+                },
+            );
+            PMIX_SUCCESS
+        }
+        (Err(s), _) => s.0,
+        (_, None) => Status::ERR_NOT_SUPPORTED.0,
+    }
+}
+
+fn procs_from_c(p: *const CProc, n: usize) -> Result<Vec<Proc>, Status> {
+    if p.is_null() || n == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the library passes an array of `n` procs.
+    let s = unsafe { std::slice::from_raw_parts(p, n) };
+    s.iter().map(|c| c.to_proc()).collect()
+}
+
+fn proc_from_c(p: *const CProc) -> Result<Proc, Status> {
+    procs_from_c(p, 1)?.pop().ok_or(Status::ERR_BAD_PARAM)
+}
+
+fn keys_from_c(keys: *mut *mut c_char) -> Vec<String> {
+    let mut out = Vec::new();
+    if keys.is_null() {
+        return out;
+    }
+    for i in 0.. {
+        // SAFETY: a NULL-terminated argv array from the library.
+        let k = unsafe { *keys.add(i) };
+        if k.is_null() {
+            break;
+        }
+        // SAFETY: each entry is a NUL-terminated string.
+        out.push(unsafe { CStr::from_ptr(k) }.to_string_lossy().into_owned());
+    }
+    out
+}
+
+/// A copy of the `n` bytes the library passes at `data` (none when NULL).
+fn bytes_from_c(data: *const c_char, n: usize) -> Vec<u8> {
+    if data.is_null() || n == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the library passes `n` bytes at `data`.
+    unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n) }.to_vec()
+}
+
+fn infos_in(info: *const CInfo, n: usize) -> Result<Vec<Info>, Status> {
+    ready()?.infos_from_c(info, n)
+}
+
+unsafe extern "C" fn up_fence(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    data: *mut c_char,
+    ndata: usize,
+    cbfunc: ModexCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let bytes = bytes_from_c(data.cast_const(), ndata);
+    let upcall = (|| {
+        Ok(Upcall::Fence {
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(info, ninfo)?,
+            data: bytes,
+        })
+    })();
+    up(upcall, CompletionKind::Modex(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_dmodex(
+    proc: *const CProc,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: ModexCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::DirectModex {
+            proc: proc_from_c(proc)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Modex(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_publish(
+    proc: *const CProc,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Publish {
+            proc: proc_from_c(proc)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_lookup(
+    proc: *const CProc,
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: LookupCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Lookup {
+            proc: proc_from_c(proc)?,
+            keys: keys_from_c(keys),
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Lookup(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_unpublish(
+    proc: *const CProc,
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Unpublish {
+            proc: proc_from_c(proc)?,
+            keys: keys_from_c(keys),
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_group(
+    op: i32,
+    grp: *mut c_char,
+    procs: *const CProc,
+    nprocs: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        if grp.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the library passes the group's NUL-terminated name.
+        let group = unsafe { CStr::from_ptr(grp) }
+            .to_string_lossy()
+            .into_owned();
+        Ok(Upcall::Group {
+            op,
+            group,
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_fabric(
+    requestor: *const CProc,
+    op: i32,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Fabric {
+            proc: proc_from_c(requestor)?,
+            op,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+/// A client's event for the host to carry: taken over at once (`PMIX_OPERATION_SUCCEEDED`,
+/// so the library never waits on a callback) and relayed in the background. Completed
+/// through its callback instead, from the harness's thread, OpenPMIx 4.2's server corrupted
+/// its heap (measured: `malloc(): unaligned tcache chunk detected`, and the notifying
+/// client's request lost).
+unsafe extern "C" fn up_notify_event(
+    code: i32,
+    source: *const CProc,
+    range: u8,
+    info: *const CInfo,
+    ninfo: usize,
+    _cbfunc: OpCb,
+    _cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::NotifyEvent {
+            status: Status(code),
+            source: proc_from_c(source)?,
+            range,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    match up(upcall, CompletionKind::Op(release_op), std::ptr::null_mut()) {
+        PMIX_SUCCESS => Status::OPERATION_SUCCEEDED.0,
+        refused => refused,
+    }
+}
+
+/// The completion of an upcall the library no longer waits on.
+unsafe extern "C" fn release_op(_status: i32, _cbdata: *mut c_void) {}
+
+unsafe extern "C" fn up_connect(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Connect {
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_disconnect(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Disconnect {
+            procs: procs_from_c(procs, nprocs)?,
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_allocate(
+    requestor: *const CProc,
+    directive: u8,
+    data: *const CInfo,
+    ndata: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::Allocate {
+            proc: proc_from_c(requestor)?,
+            directive,
+            info: infos_in(data, ndata)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_job_control(
+    requestor: *const CProc,
+    targets: *const CProc,
+    ntargets: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::JobControl {
+            proc: proc_from_c(requestor)?,
+            targets: procs_from_c(targets, ntargets)?,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_monitor(
+    requestor: *const CProc,
+    monitor: *const CInfo,
+    error: i32,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        if monitor.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let monitor = infos_in(monitor, 1)?.pop().ok_or(Status::ERR_BAD_PARAM)?;
+        Ok(Upcall::Monitor {
+            proc: proc_from_c(requestor)?,
+            monitor,
+            error,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_query(
+    requestor: *mut CProc,
+    queries: *mut CQuery,
+    nqueries: usize,
+    cbfunc: UpInfoCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        let cq: &[CQuery] = if queries.is_null() || nqueries == 0 {
+            &[]
+        } else {
+            // SAFETY: the library passes an array of `nqueries` queries.
+            unsafe { std::slice::from_raw_parts(queries, nqueries) }
+        };
+        let queries = cq
+            .iter()
+            .map(|q| {
+                Ok(Query {
+                    keys: keys_from_c(q.keys).into_iter().map(Some).collect(),
+                    qualifiers: infos_in(q.qualifiers, q.nqual)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Status>>()?;
+        Ok(Upcall::Query {
+            proc: proc_from_c(requestor)?,
+            queries,
+        })
+    })();
+    up(upcall, CompletionKind::Info(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_abort(
+    requestor: *const CProc,
+    _server_object: *mut c_void,
+    status: i32,
+    msg: *const c_char,
+    procs: *mut CProc,
+    nprocs: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let message = (!msg.is_null()).then(|| {
+        // SAFETY: a NUL-terminated message from the library.
+        unsafe { CStr::from_ptr(msg) }
+            .to_string_lossy()
+            .into_owned()
+    });
+    let upcall = (|| {
+        Ok(Upcall::Abort {
+            proc: proc_from_c(requestor)?,
+            status: Status(status),
+            message,
+            procs: procs_from_c(procs, nprocs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_get_credential(
+    requestor: *const CProc,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: CredCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::GetCredential {
+            proc: proc_from_c(requestor)?,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Credential(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_validate_credential(
+    requestor: *const CProc,
+    cred: *const ByteObj,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: ValidationCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        // SAFETY: a NULL credential is refused; otherwise the library's byte object.
+        let cred = unsafe { cred.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        let credential = bytes_from_c(cred.bytes, cred.size);
+        Ok(Upcall::ValidateCredential {
+            proc: proc_from_c(requestor)?,
+            credential,
+            info: infos_in(directives, ndirs)?,
+        })
+    })();
+    up(upcall, CompletionKind::Validation(cbfunc), cbdata)
+}
+
+/// Which upcalls the host provides: the others are NULL in the module, which is how a C host
+/// says it does not support them.
+#[derive(Clone, Copy, Debug)]
+pub struct HostCaps {
+    pub fence: bool,
+    pub direct_modex: bool,
+    pub publish: bool,
+}
+
+/// The module for `PMIx_server_init`: the callbacks `caps` asks for and those this host
+/// always provides, the others NULL; `host` receives every upcall.
+pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
+    let _ = HOST.set(host);
+    ServerModule {
+        client_connected: 0,
+        client_finalized: 0,
+        abort: Some(up_abort as AbortUp),
+        fence_nb: caps.fence.then_some(up_fence as FenceUp),
+        direct_modex: caps.direct_modex.then_some(up_dmodex as DmodexUp),
+        publish: caps.publish.then_some(up_publish as PublishUp),
+        lookup: caps.publish.then_some(up_lookup as LookupUp),
+        unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
+        spawn: 0,
+        connect: Some(up_connect as ConnectUp),
+        disconnect: Some(up_disconnect as ConnectUp),
+        event_registration: [0; 3],
+        notify_event: Some(up_notify_event as NotifyUp),
+        query: Some(up_query as QueryUp),
+        tool_connected_to_log: [0; 2],
+        allocate: Some(up_allocate as AllocateUp),
+        job_control: Some(up_job_control as JobControlUp),
+        monitor: Some(up_monitor as MonitorUp),
+        get_credential: Some(up_get_credential as GetCredUp),
+        validate_credential: Some(up_validate_credential as ValidateCredUp),
+        iof_to_stdin: [0; 2],
+        group: Some(up_group as GroupUp),
+        fabric: Some(up_fabric as FabricUp),
+        last: 0,
+    }
+}
