@@ -387,11 +387,7 @@ impl Cluster {
         let node = *self.node_of.get(&rank).ok_or("rank on no node")?;
         let (uid, gid) = uid_gid();
         let stream = self.connectors[node]
-            .connect(Some(PeerCred {
-                uid,
-                gid,
-                pid: None,
-            }))
+            .connect(Some(PeerCred::new(uid, gid)))
             .map_err(|e| e.to_string())?;
         let proc = Proc::try_new(&v.setup.nspace, rank).map_err(|e| e.to_string())?;
         Client::init_over(stream, proc, BufferType::NonDescribed)

@@ -612,11 +612,7 @@ async fn init(
     me: &Proc,
     (uid, gid): (u32, u32),
 ) -> Result<Client, String> {
-    let peer = PeerCred {
-        uid,
-        gid,
-        pid: None,
-    };
+    let peer = PeerCred::new(uid, gid);
     let stream = connector.connect(Some(peer)).map_err(|e| e.to_string())?;
     Client::init_over(stream, me.clone(), BufferType::NonDescribed)
         .await

@@ -43,6 +43,11 @@ pub struct ServerConfig {
     /// registered gets the topology's hwloc XML in its job information, so that its
     /// processes load it instead of each discovering the machine again.
     pub share_topology: bool,
+    /// The users whose tools and launchers may connect (default: the user this server runs
+    /// as). Who a tool is comes from the kernel (see [`crate::transport`]), never from the
+    /// tool; a tool may spawn, signal and query, so add a user here only if it may do that to
+    /// every job of this server.
+    pub tool_uids: Vec<u32>,
 }
 
 /// A key for [`crate::server::credential`], kept out of debug output.
@@ -86,6 +91,7 @@ impl ServerConfig {
             credential_key: None,
             topology: None,
             share_topology: false,
+            tool_uids: vec![crate::transport::uid_gid().0],
         }
     }
 

@@ -19,7 +19,7 @@ use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 use super::fence::{Fences, LOST_PARTICIPANT};
 use super::jobinfo::job_info_kvals;
 
-pub use interface::{Action, ConnId, HostCall, HostResult};
+pub use interface::{Action, ConnId, HostCall, HostResult, PeerCred};
 
 #[derive(Clone, Debug)]
 struct Conn {
@@ -27,6 +27,10 @@ struct Conn {
     buffer_type: BufferType,
     /// A tool or launcher rather than a registered client.
     tool: bool,
+    /// Who the peer is: the uid the kernel vouched for, the gid it vouched for or the host
+    /// registered (a tool's over TCP is unknown).
+    uid: u32,
+    gid: Option<u32>,
 }
 
 /// A tool or launcher whose connection waits for the host's `tool_connected`.
@@ -37,6 +41,8 @@ struct ConnectingTool {
     /// The identifier it brought, if any.
     proc: Option<Proc>,
     buffer_type: BufferType,
+    /// Who the kernel says it is.
+    peer: PeerCred,
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +153,8 @@ pub struct ServerCore {
     credential_key: [u8; 32],
     /// The process sets the host defined, by name ([`psets`]).
     psets: BTreeMap<String, Vec<Proc>>,
+    /// The users whose tools and launchers may connect ([`hello`]).
+    tool_uids: Vec<u32>,
 }
 
 impl ServerCore {
@@ -180,6 +188,7 @@ impl ServerCore {
             connected: BTreeSet::new(),
             credential_key: [0; 32],
             psets: BTreeMap::new(),
+            tool_uids: Vec::new(),
         }
     }
 
@@ -193,6 +202,13 @@ impl ServerCore {
     /// system's randomness; without it, credentials are sealed with zeros and prove nothing).
     pub fn with_credential_key(mut self, key: [u8; 32]) -> Self {
         self.credential_key = key;
+        self
+    }
+
+    /// Admit tools and launchers that run as one of `uids` (none are admitted otherwise):
+    /// a tool can spawn, signal and query, so only the users the host trusts may connect one.
+    pub fn with_tool_uids(mut self, uids: Vec<u32>) -> Self {
+        self.tool_uids = uids;
         self
     }
 
@@ -629,7 +645,7 @@ impl ServerCore {
             Request::Publish { info, .. } => {
                 let call = HostCall::Publish {
                     proc: me.clone(),
-                    info: self.with_ids(me, info),
+                    info: self.with_ids(conn, info),
                 };
                 self.call_host(Pending::Reply { conn, tag }, call);
             }
@@ -637,7 +653,7 @@ impl ServerCore {
                 let call = HostCall::Lookup {
                     proc: me.clone(),
                     keys: keys.clone(),
-                    info: self.with_ids(me, info),
+                    info: self.with_ids(conn, info),
                 };
                 self.call_host(Pending::LookupReply { conn, tag, keys }, call);
             }
@@ -645,7 +661,7 @@ impl ServerCore {
                 let call = HostCall::Unpublish {
                     proc: me.clone(),
                     keys,
-                    info: self.with_ids(me, info),
+                    info: self.with_ids(conn, info),
                 };
                 self.call_host(Pending::Reply { conn, tag }, call);
             }

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::ServerConfig;
-use super::core::{Action, ConnId, HostCall, HostResult, ServerCore};
+use super::core::{Action, ConnId, HostCall, HostResult, PeerCred, ServerCore};
 use super::env;
 use super::host::Host;
 use crate::Error;
@@ -29,7 +29,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 enum Event {
     Connect {
         req: Box<ConnectRequest>,
-        peer: Option<(u32, u32)>,
+        peer: Option<PeerCred>,
         writer: mpsc::UnboundedSender<Out>,
         answer: oneshot::Sender<Hello>,
     },
@@ -96,6 +96,7 @@ impl Server {
             SERVER_VERSION,
         )
         .with_id(config.id.clone())
+        .with_tool_uids(config.tool_uids.clone())
         .with_credential_key(match config.credential_key {
             Some(k) => k.0,
             None => credential_key()?,
@@ -601,7 +602,7 @@ async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>) {
     let (answer_tx, answer_rx) = oneshot::channel();
     let connect = Event::Connect {
         req: Box::new(req),
-        peer: peer.map(|p| (p.uid, p.gid)),
+        peer,
         writer: out_tx,
         answer: answer_tx,
     };

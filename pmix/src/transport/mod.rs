@@ -1,15 +1,24 @@
 //! Byte-stream transports: how peers connect and accept (DESIGN §3.6).
 //!
 //! The drivers speak to any [`Stream`] (`AsyncRead + AsyncWrite`). An [`Acceptor`] yields
-//! accepted streams with the peer's credentials when the operating system can vouch for them:
+//! accepted streams with the peer's credentials when the operating system can vouch for them;
+//! the server checks them against the registration and refuses a peer with none (identity is
+//! the transport's business, never the peer's word):
 //!
-//! - [`TcpAcceptor`]: TCP on loopback, what OpenPMIx 4.2 clients use (they assert their
-//!   uid/gid in the handshake; nothing verifies it);
+//! - [`TcpAcceptor`]: TCP, what OpenPMIx 4.2 clients use. They state a uid and gid in their
+//!   connect message, which proves nothing; on loopback the acceptor reads the owner of the
+//!   peer's socket from the kernel's socket table ([`socket_table`]), and a peer elsewhere
+//!   has no credentials;
 //! - [`UnixAcceptor`]: a Unix socket; the kernel reports the peer's uid, gid and pid
-//!   (`SO_PEERCRED`), which the server checks against the registration;
-//! - [`memory`]: an in-process duplex pair, for tests and embedding.
+//!   (`SO_PEERCRED`);
+//! - [`memory`]: an in-process duplex pair, for tests and embedding: the connecting side
+//!   states the credentials, so only code inside the process can use it.
 //!
-//! The simulator brings its own acceptor over turmoil's network.
+//! A host that must accept peers from other machines brings an [`Acceptor`] of its own that
+//! authenticates them (a tunnel, a security service) and reports who they are. The simulator
+//! brings its own acceptor over turmoil's network.
+
+pub mod socket_table;
 
 use std::future::Future;
 use std::io;
@@ -34,13 +43,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
 /// A boxed stream.
 pub type BoxStream = Box<dyn Stream>;
 
-/// Credentials of a peer, as the operating system reports them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerCred {
-    pub uid: u32,
-    pub gid: u32,
-    pub pid: Option<i32>,
-}
+pub use crate::server::core::PeerCred;
 
 /// An accepted connection.
 pub struct Accepted {
@@ -78,13 +81,29 @@ impl TcpAcceptor {
 
 impl Acceptor for TcpAcceptor {
     async fn accept(&mut self) -> io::Result<Accepted> {
-        let (stream, _) = self.0.accept().await?;
+        let (stream, peer_addr) = self.0.accept().await?;
         // Small request/reply messages: never wait to coalesce them. Failing to set the
         // option only costs latency, so the connection is kept either way.
         let _ = stream.set_nodelay(true);
+        // Read at once, while the peer's socket is surely still open: a peer that closed
+        // would leave no owner to find (and no one to serve).
+        let peer = match stream.local_addr() {
+            Ok(ours) => match socket_table::loopback_peer_uid(ours, peer_addr) {
+                Ok(uid) => uid.map(|uid| PeerCred {
+                    uid,
+                    gid: None,
+                    pid: None,
+                }),
+                Err(e) => {
+                    tracing::warn!("cannot read the socket table for {peer_addr}: {e}");
+                    None
+                }
+            },
+            Err(_) => None,
+        };
         Ok(Accepted {
             stream: Box::new(stream),
-            peer: None,
+            peer,
         })
     }
 }
@@ -104,7 +123,7 @@ impl Acceptor for UnixAcceptor {
         let (stream, _) = self.0.accept().await?;
         let peer = stream.peer_cred().ok().map(|c| PeerCred {
             uid: c.uid(),
-            gid: c.gid(),
+            gid: Some(c.gid()),
             pid: c.pid(),
         });
         Ok(Accepted {

@@ -75,13 +75,7 @@ pub(crate) async fn memory_clients(server: &Server, ns: &Nspace, n: u32) -> Vec<
     let (uid, gid) = uid_gid();
     let mut out = Vec::new();
     for r in 0..n {
-        let stream = connector
-            .connect(Some(PeerCred {
-                uid,
-                gid,
-                pid: None,
-            }))
-            .unwrap();
+        let stream = connector.connect(Some(PeerCred::new(uid, gid))).unwrap();
         out.push(
             Client::init_over(
                 stream,

@@ -1,69 +1,108 @@
 //! A peer's connect message: clients are checked against their registration and answered at
 //! once; tools and launchers wait for the host's `tool_connected`.
+//!
+//! Who a peer is comes from its transport ([`PeerCred`]: the kernel's word), never from the
+//! message: the uid and gid it states, and a `native` credential (the same two numbers), are
+//! claims anyone can write. The rules, in order:
+//!
+//! 1. a peer whose transport vouches for no one is refused (DESIGN §6);
+//! 2. a stated uid or gid that contradicts the kernel's is refused;
+//! 3. a client must run as the uid (and, where the kernel tells, the gid) its host registered
+//!    for its rank; a tool or launcher as one of the users whose tools the host admits
+//!    ([`ServerCore::with_tool_uids`]; `pmixrun` and [`crate::server::Server`]: the server's
+//!    own user);
+//! 4. a rank that already has a live connection keeps it: a second connection for it is
+//!    refused with `PMIX_ERR_EXISTS`. A process that finalized, or whose connection closed,
+//!    may connect again;
+//! 5. a tool that brings its own identifier may not take one in a namespace served here: it
+//!    would act as that job's process.
+//!
+//! Each refusal is logged with its reason by the driver ([`Action::Handshake`]'s `refused`).
 
 use crate::model::{Info, Proc, Status, attr};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
 use crate::wire::{ConnectRequest, PeerType};
 
-use super::{Action, Conn, ConnId, ConnectingTool, HostCall, Pending, ServerCore};
+use super::{Action, Conn, ConnId, ConnectingTool, HostCall, PeerCred, Pending, ServerCore};
+
+/// A refusal: the status the peer reads and the reason the server logs.
+type Refusal = (Status, String);
 
 impl ServerCore {
     /// A peer's connect message, of any peer type: answered by an [`Action::Handshake`], at
     /// once for clients and after the host's `tool_connected` for tools and launchers.
-    /// `peer_cred` is the uid and gid the operating system vouches for (Unix sockets).
-    pub fn handle_hello(
-        &mut self,
-        conn: ConnId,
-        req: &ConnectRequest,
-        peer_cred: Option<(u32, u32)>,
-    ) {
-        if req.peer_type.gets_tool_reply() {
-            if let Err((status, why)) = self.tool_hello(conn, req, peer_cred) {
-                self.refuse(conn, status, why);
+    /// `peer` is who the operating system says the peer is (`None`: it cannot say).
+    pub fn handle_hello(&mut self, conn: ConnId, req: &ConnectRequest, peer: Option<PeerCred>) {
+        let checked = Self::verified(req, peer).and_then(|peer| {
+            if req.peer_type.gets_tool_reply() {
+                self.tool_hello(conn, req, peer)
+            } else {
+                self.handle_connect(conn, req, peer).map(|pindex| {
+                    self.actions.push_back(Action::Handshake {
+                        conn,
+                        reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
+                        refused: None,
+                    })
+                })
             }
-            return;
-        }
-        match self.handle_connect(conn, req, peer_cred) {
-            Ok(pindex) => self.actions.push_back(Action::Handshake {
-                conn,
-                reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
-                refused: None,
-            }),
-            Err(status) => {
-                let why = format!("client {:?} refused", req.proc);
-                self.refuse(conn, status, why);
-            }
+        });
+        if let Err((status, why)) = checked {
+            self.refuse(conn, status, why);
         }
     }
 
-    /// A tool's or launcher's connect message: check its credential, then ask the host.
+    /// Rules 1 and 2: the kernel's identity of the peer, if it vouches for one that agrees
+    /// with what the message states.
+    fn verified(req: &ConnectRequest, peer: Option<PeerCred>) -> Result<PeerCred, Refusal> {
+        let who = match &req.proc {
+            Some(p) => format!("{:?} peer {p}", req.peer_type),
+            None => format!("{:?} peer", req.peer_type),
+        };
+        let Some(peer) = peer else {
+            let why = format!("{who}: its transport cannot tell who it is");
+            return Err((Status::ERR_INVALID_CRED, why));
+        };
+        let stated = req.uid_gid.or_else(|| req.native_uid_gid());
+        if let Some((uid, gid)) = stated
+            && (uid != peer.uid || peer.gid.is_some_and(|g| g != gid))
+        {
+            let why = format!(
+                "{who} states uid/gid {uid}/{gid}, the kernel says uid {} gid {:?}",
+                peer.uid, peer.gid
+            );
+            return Err((Status::ERR_INVALID_CRED, why));
+        }
+        Ok(peer)
+    }
+
+    /// A tool's or launcher's connect message: check who it is, then ask the host.
     fn tool_hello(
         &mut self,
         conn: ConnId,
         req: &ConnectRequest,
-        peer_cred: Option<(u32, u32)>,
-    ) -> Result<(), (Status, String)> {
-        let (uid, gid) = req
-            .uid_gid
-            .ok_or((Status::ERR_BAD_PARAM, "tool sent no uid and gid".to_owned()))?;
-        // As for clients: the kernel's word, else the native credential, must match the
-        // identity the tool declared; psec none proves nothing and claims nothing.
-        match peer_cred.or_else(|| req.native_uid_gid()) {
-            Some(c) if c == (uid, gid) => {}
-            Some(c) => {
-                let why = format!("tool declares uid/gid {uid}/{gid}, credential says {c:?}");
-                return Err((Status::ERR_INVALID_CRED, why));
-            }
-            None if req.psec == "none" => {}
-            None => {
-                let why = format!("no usable credential from psec {:?}", req.psec);
-                return Err((Status::ERR_INVALID_CRED, why));
-            }
+        peer: PeerCred,
+    ) -> Result<(), Refusal> {
+        if !self.tool_uids.contains(&peer.uid) {
+            let why = format!(
+                "{:?} peer of uid {}: this server admits tools of uids {:?}",
+                req.peer_type, peer.uid, self.tool_uids
+            );
+            return Err((Status::ERR_NO_PERMISSIONS, why));
+        }
+        // A tool acts under its identifier: never one of the jobs served here.
+        if let Some(p) = &req.proc
+            && self.store.realms(p.nspace.as_str()).is_some()
+        {
+            let why = format!("{:?} peer claims {p}, of a job served here", req.peer_type);
+            return Err((Status::ERR_NO_PERMISSIONS, why));
         }
         let mut info = req.info.clone();
         info.push(Info::new(attr::VERSION_INFO, req.version.clone()));
-        info.push(Info::new(attr::USERID, uid));
-        info.push(Info::new(attr::GRPID, gid));
+        // The identity the kernel gave, for the host's own decisions (§16.3.19.2).
+        info.push(Info::new(attr::USERID, peer.uid));
+        if let Some(gid) = peer.gid {
+            info.push(Info::new(attr::GRPID, gid));
+        }
         if let Some(p) = &req.proc {
             info.push(Info::new(attr::NSPACE, p.nspace.as_str().to_owned()));
             info.push(Info::new(attr::RANK, p.rank));
@@ -73,6 +112,7 @@ impl ServerCore {
             peer_type: req.peer_type,
             proc: req.proc.clone(),
             buffer_type: req.buffer_type,
+            peer,
         };
         self.call_host(
             Pending::ToolConnected(tool),
@@ -110,6 +150,8 @@ impl ServerCore {
                 proc,
                 buffer_type: tool.buffer_type,
                 tool: true,
+                uid: tool.peer.uid,
+                gid: tool.peer.gid,
             },
         );
     }
@@ -128,29 +170,45 @@ impl ServerCore {
         });
     }
 
-    /// A simple client's connect message: accept it (returning its peer index) or refuse it
-    /// with a status. Drivers call [`ServerCore::handle_hello`], which answers every peer.
+    /// A simple client's connect message from a peer the kernel vouches for: accept it
+    /// (returning its peer index) or refuse it (rules 3 and 4 of the module's doc). Drivers
+    /// call [`ServerCore::handle_hello`], which answers every peer.
     pub fn handle_connect(
         &mut self,
         conn: ConnId,
         req: &ConnectRequest,
-        peer_cred: Option<(u32, u32)>,
-    ) -> Result<u32, Status> {
+        peer: PeerCred,
+    ) -> Result<u32, Refusal> {
         if req.peer_type != PeerType::SIMPLE_CLIENT {
-            return Err(Status::ERR_NOT_SUPPORTED);
+            let why = format!("{:?} peers are not served", req.peer_type);
+            return Err((Status::ERR_NOT_SUPPORTED, why));
         }
-        let proc = req.proc.clone().ok_or(Status::ERR_BAD_PARAM)?;
-        let reg = self.clients.get(&proc).ok_or(Status::ERR_NOT_FOUND)?;
-        // The kernel's word wins over the peer's claim; psec none proves nothing.
-        let claimed = peer_cred.or_else(|| req.native_uid_gid());
-        match claimed {
-            Some((uid, gid)) if uid == reg.uid && gid == reg.gid => {}
-            Some(_) => return Err(Status::ERR_INVALID_CRED),
-            None if req.psec == "none" => {}
-            None => return Err(Status::ERR_INVALID_CRED),
+        let proc = (req.proc.clone()).ok_or((
+            Status::ERR_BAD_PARAM,
+            "a client connect message names no process".to_owned(),
+        ))?;
+        let reg = self.clients.get(&proc).ok_or_else(|| {
+            let why = format!("client {proc} is not registered here");
+            (Status::ERR_NOT_FOUND, why)
+        })?;
+        if peer.uid != reg.uid || peer.gid.is_some_and(|g| g != reg.gid) {
+            let why = format!(
+                "client {proc} runs as uid {} gid {:?}, registered as {}/{}",
+                peer.uid, peer.gid, reg.uid, reg.gid
+            );
+            return Err((Status::ERR_INVALID_CRED, why));
         }
+        // A finalized process is in `gone` while its connection is still open.
+        if let Some(old) = reg.conn
+            && self.conns.contains_key(&old)
+            && !self.store.gone.contains(&proc)
+        {
+            let why = format!("client {proc} is already connected (connection {old})");
+            return Err((Status::ERR_EXISTS, why));
+        }
+        let gid = Some(reg.gid);
         if let Some(old) = reg.conn {
-            // A process that reconnects (re-init after finalize) replaces its old connection.
+            // A process that re-inits after finalize replaces its old connection.
             self.conns.remove(&old);
         }
         if let Some(r) = self.clients.get_mut(&proc) {
@@ -163,6 +221,8 @@ impl ServerCore {
                 proc: proc.clone(),
                 buffer_type: req.buffer_type,
                 tool: false,
+                uid: peer.uid,
+                gid,
             },
         );
         let pindex = self.next_pindex;

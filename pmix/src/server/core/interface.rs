@@ -10,6 +10,28 @@ use crate::wire::Tag;
 /// A connection, numbered by the driver.
 pub type ConnId = u64;
 
+/// Who a connecting peer is, as the operating system vouches for it, never as the peer says:
+/// the uid always; the gid and pid where the transport can tell (a Unix socket's
+/// `SO_PEERCRED`; on TCP loopback the kernel's socket table gives the uid alone). A peer
+/// whose transport can vouch for nothing is refused (DESIGN §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerCred {
+    pub uid: u32,
+    pub gid: Option<u32>,
+    pub pid: Option<i32>,
+}
+
+impl PeerCred {
+    /// A peer whose uid and gid are both known.
+    pub fn new(uid: u32, gid: u32) -> Self {
+        PeerCred {
+            uid,
+            gid: Some(gid),
+            pid: None,
+        }
+    }
+}
+
 /// An upcall the driver must make to the host.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostCall {

@@ -29,6 +29,11 @@ impl ServerCore {
                     self.spawned(conn, tag, Err(Status::ERR_BAD_PARAM));
                     return;
                 }
+                // §16.3.11: the requester's ids and whether it is a tool or a client.
+                let mut job_info = self.with_ids(conn, job_info);
+                let tool = self.conns.get(&conn).is_some_and(|c| c.tool);
+                job_info.push(Info::new(attr::REQUESTOR_IS_TOOL, tool));
+                job_info.push(Info::new(attr::REQUESTOR_IS_CLIENT, !tool));
                 let call = HostCall::Spawn {
                     proc: me.clone(),
                     job_info,
@@ -45,7 +50,7 @@ impl ServerCore {
                     self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
                     return;
                 }
-                let directives = self.with_ids(me, directives);
+                let directives = self.with_ids(conn, directives);
                 let call = HostCall::Log {
                     proc: me.clone(),
                     timestamp: timestamp.0,
@@ -55,7 +60,7 @@ impl ServerCore {
                 self.call_host(Pending::Reply { conn, tag }, call);
             }
             Op::Alloc { directive, info } => {
-                let info = self.with_ids(me, info);
+                let info = self.with_ids(conn, info);
                 let call = HostCall::Allocate {
                     proc: me.clone(),
                     directive,
@@ -68,7 +73,7 @@ impl ServerCore {
                 targets,
                 directives,
             } => {
-                let directives = self.with_ids(me, directives);
+                let directives = self.with_ids(conn, directives);
                 let call = HostCall::JobControl {
                     proc: me.clone(),
                     targets,
@@ -82,7 +87,7 @@ impl ServerCore {
                 error,
                 directives,
             } => {
-                let directives = self.with_ids(me, directives);
+                let directives = self.with_ids(conn, directives);
                 let call = HostCall::Monitor {
                     proc: me.clone(),
                     monitor,
@@ -93,7 +98,7 @@ impl ServerCore {
                 self.call_host(Pending::Infos { conn, tag, command }, call);
             }
             Op::GetCredential { info } => {
-                let info = self.with_ids(me, info);
+                let info = self.with_ids(conn, info);
                 let call = HostCall::GetCredential {
                     proc: me.clone(),
                     info,
@@ -105,7 +110,7 @@ impl ServerCore {
                 credential,
                 directives,
             } => {
-                let directives = self.with_ids(me, directives);
+                let directives = self.with_ids(conn, directives);
                 let call = HostCall::ValidateCredential {
                     proc: me.clone(),
                     credential: credential.0.clone(),
@@ -143,7 +148,7 @@ impl ServerCore {
                 let call = HostCall::Fabric {
                     proc: me.clone(),
                     op: FabricOperation::REQUEST_INFO,
-                    directives: self.with_ids(me, directives),
+                    directives: self.with_ids(conn, directives),
                 };
                 let command = crate::wire::Command::FABRIC_REGISTER;
                 self.call_host(Pending::Infos { conn, tag, command }, call);
@@ -241,12 +246,18 @@ impl ServerCore {
         self.send(conn, tag, &Reply::Op(reply));
     }
 
-    /// `info` with the requester's `PMIX_USERID` and `PMIX_GRPID` added, as the standard
-    /// requires of the library for requests it passes to the host (§12.4.1, §13).
-    pub(super) fn with_ids(&self, me: &Proc, mut info: Vec<Info>) -> Vec<Info> {
-        if let Some(r) = self.clients.get(me) {
-            info.push(Info::new(attr::USERID, r.uid));
-            info.push(Info::new(attr::GRPID, r.gid));
+    /// `info` with the `PMIX_USERID` and `PMIX_GRPID` of the requester on `conn` added, as
+    /// the standard requires of the library for requests it passes to the host (§12.4.1,
+    /// §13): the identity the kernel vouched for at connect (a tool's gid only where the
+    /// transport told it), so that hosts can decide what the requester may do.
+    /// Ids the requester wrote itself are dropped: they would be claims.
+    pub(super) fn with_ids(&self, conn: ConnId, mut info: Vec<Info>) -> Vec<Info> {
+        info.retain(|i| !i.is(attr::USERID) && !i.is(attr::GRPID));
+        if let Some(c) = self.conns.get(&conn) {
+            info.push(Info::new(attr::USERID, c.uid));
+            if let Some(gid) = c.gid {
+                info.push(Info::new(attr::GRPID, gid));
+            }
         }
         info
     }

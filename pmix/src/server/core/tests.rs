@@ -12,8 +12,15 @@ pub(super) fn p(r: u32) -> Proc {
     Proc::try_new("job", r).unwrap()
 }
 
+/// Who the kernel says this test's processes are.
+pub(super) const KERNEL: Option<PeerCred> = Some(PeerCred {
+    uid: UID,
+    gid: Some(UID),
+    pid: None,
+});
+
 pub(super) fn core_with(n: u32) -> ServerCore {
-    let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2");
+    let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2").with_tool_uids(vec![UID]);
     c.register_nspace(
         Nspace::new("job").unwrap(),
         &[info(attr::JOB_SIZE.wire_key(), Value::Uint32(n))],
@@ -28,7 +35,7 @@ pub(super) fn core_with(n: u32) -> ServerCore {
 pub(super) fn connect(c: &mut ServerCore, r: u32) -> ConnId {
     let conn = ConnId::from(r) + 100;
     let req = ConnectRequest::simple_client(p(r), UID, UID, BufferType::NonDescribed);
-    c.handle_connect(conn, &req, None)
+    c.handle_connect(conn, &req, PeerCred::new(UID, UID))
         .expect("registered client connects");
     conn
 }
@@ -80,34 +87,183 @@ pub(super) fn fence() -> Request {
 #[test]
 fn unregistered_process_is_refused() {
     let mut c = core_with(1);
+    let kernel = PeerCred::new(UID, UID);
     let req = ConnectRequest::simple_client(p(5), UID, UID, BufferType::NonDescribed);
-    assert_eq!(c.handle_connect(1, &req, None), Err(Status::ERR_NOT_FOUND));
-    let other = ConnectRequest::simple_client(
-        Proc::try_new("nope", 0).unwrap(),
-        UID,
-        UID,
-        BufferType::NonDescribed,
-    );
-    assert_eq!(
-        c.handle_connect(2, &other, None),
-        Err(Status::ERR_NOT_FOUND)
+    let status = c.handle_connect(1, &req, kernel).map_err(|(s, _)| s);
+    assert_eq!(status, Err(Status::ERR_NOT_FOUND));
+    let other = Proc::try_new("nope", 0).unwrap();
+    let other = ConnectRequest::simple_client(other, UID, UID, BufferType::NonDescribed);
+    let status = c.handle_connect(2, &other, kernel).map_err(|(s, _)| s);
+    assert_eq!(status, Err(Status::ERR_NOT_FOUND));
+}
+
+/// The status of `conn`'s handshake answer, `None` when it was accepted.
+fn refusal(c: &mut ServerCore, conn: ConnId) -> Option<Status> {
+    let (reply, refused) = handshake(c, conn);
+    refused.then(|| {
+        crate::wire::handshake::decode_status(reply[..4].try_into().expect("a status word"))
+    })
+}
+
+#[test]
+fn a_peer_whose_transport_vouches_for_no_one_is_refused() {
+    let mut c = core_with(1);
+    let req = ConnectRequest::simple_client(p(0), UID, UID, BufferType::NonDescribed);
+    c.handle_hello(1, &req, None);
+    assert_eq!(refusal(&mut c, 1), Some(Status::ERR_INVALID_CRED));
+    c.handle_hello(2, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), None);
+    assert_eq!(refusal(&mut c, 2), Some(Status::ERR_INVALID_CRED));
+}
+
+#[test]
+fn a_client_of_another_user_is_refused_whatever_it_states() {
+    let mut c = core_with(1);
+    // It states the registered user; the kernel says root.
+    let req = ConnectRequest::simple_client(p(0), UID, UID, BufferType::NonDescribed);
+    c.handle_hello(1, &req, Some(PeerCred::new(0, 0)));
+    assert_eq!(refusal(&mut c, 1), Some(Status::ERR_INVALID_CRED));
+    // It states the truth, and the truth is not the registration.
+    let other = UID + 1;
+    let req = ConnectRequest::simple_client(p(0), other, other, BufferType::NonDescribed);
+    c.handle_hello(2, &req, Some(PeerCred::new(other, other)));
+    assert_eq!(refusal(&mut c, 2), Some(Status::ERR_INVALID_CRED));
+    // The registered user, over TCP (no gid from the kernel), with psec none: accepted.
+    let mut req = ConnectRequest::simple_client(p(0), UID, UID, BufferType::NonDescribed);
+    req.psec = "none".into();
+    req.credential.clear();
+    let tcp = PeerCred {
+        uid: UID,
+        gid: None,
+        pid: None,
+    };
+    c.handle_hello(3, &req, Some(tcp));
+    assert_eq!(refusal(&mut c, 3), None);
+}
+
+#[test]
+fn the_kernels_gid_must_match_the_registration_where_it_is_known() {
+    let mut c = core_with(1);
+    let req = ConnectRequest::simple_client(p(0), UID, UID + 1, BufferType::NonDescribed);
+    c.handle_hello(1, &req, Some(PeerCred::new(UID, UID + 1)));
+    assert_eq!(refusal(&mut c, 1), Some(Status::ERR_INVALID_CRED));
+}
+
+#[test]
+fn a_second_connection_for_a_live_rank_is_refused_and_the_first_keeps_working() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    drain(&mut c);
+    let req = ConnectRequest::simple_client(p(0), UID, UID, BufferType::NonDescribed);
+    c.handle_hello(7, &req, KERNEL);
+    assert_eq!(refusal(&mut c, 7), Some(Status::ERR_EXISTS));
+    // The intruder's connection closes; the rank it named is still there.
+    c.handle_closed(7);
+    send(&mut c, a, 101, &fence());
+    send(&mut c, b, 101, &fence());
+    let r = replies(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
     );
 }
 
 #[test]
-fn uid_that_does_not_match_the_registration_is_refused() {
+fn a_rank_that_finalized_or_closed_may_connect_again() {
     let mut c = core_with(1);
-    let req = ConnectRequest::simple_client(p(0), UID + 1, UID, BufferType::NonDescribed);
-    assert_eq!(
-        c.handle_connect(1, &req, None),
-        Err(Status::ERR_INVALID_CRED)
-    );
-    // The kernel's word wins over the claim.
+    let a = connect(&mut c, 0);
+    send(&mut c, a, 5, &Request::Finalize);
+    drain(&mut c);
+    // Re-init after finalize, before its old connection closed.
     let req = ConnectRequest::simple_client(p(0), UID, UID, BufferType::NonDescribed);
-    assert_eq!(
-        c.handle_connect(1, &req, Some((0, 0))),
-        Err(Status::ERR_INVALID_CRED)
+    c.handle_hello(8, &req, KERNEL);
+    assert_eq!(refusal(&mut c, 8), None);
+    c.handle_closed(8);
+    // A restarted process after its old connection is gone.
+    c.handle_hello(9, &req, KERNEL);
+    assert_eq!(refusal(&mut c, 9), None);
+}
+
+#[test]
+fn tools_of_users_the_host_did_not_admit_are_refused_before_the_host() {
+    let mut c = core_with(1);
+    let other = UID + 1;
+    let mut req = tool_hello(PeerType::TOOL_NEEDS_ID, None, other);
+    req.uid_gid = Some((other, other));
+    c.handle_hello(1, &req, Some(PeerCred::new(other, other)));
+    assert_eq!(refusal(&mut c, 1), Some(Status::ERR_NO_PERMISSIONS));
+    // A tool that claims root, or says nothing of itself, is who the kernel says.
+    let mut req = tool_hello(PeerType::TOOL_NEEDS_ID, None, 0);
+    req.uid_gid = Some((0, 0));
+    c.handle_hello(2, &req, Some(PeerCred::new(other, other)));
+    assert_eq!(refusal(&mut c, 2), Some(Status::ERR_INVALID_CRED));
+    let mut req = tool_hello(PeerType::TOOL_NEEDS_ID, None, 0);
+    (req.psec, req.credential, req.uid_gid) = ("none".into(), Vec::new(), None);
+    c.handle_hello(3, &req, Some(PeerCred::new(other, other)));
+    assert_eq!(refusal(&mut c, 3), Some(Status::ERR_NO_PERMISSIONS));
+    assert!(
+        !std::iter::from_fn(|| c.poll_action()).any(|a| matches!(a, Action::Host { .. })),
+        "the host heard of a refused tool"
     );
+}
+
+#[test]
+fn the_host_hears_the_kernels_ids_of_tools_and_requesters() {
+    let mut c = core_with(1);
+    let mut req = tool_hello(PeerType::TOOL_NEEDS_ID, None, UID);
+    (req.psec, req.credential, req.uid_gid) = ("none".into(), Vec::new(), None);
+    let tcp = PeerCred {
+        uid: UID,
+        gid: None,
+        pid: None,
+    };
+    c.handle_hello(1, &req, Some(tcp));
+    let (_, call) = host_call(&mut c);
+    let HostCall::ToolConnected { info } = call else {
+        panic!("{call:?}");
+    };
+    let uid = info.iter().find(|i| i.is(attr::USERID)).map(|i| &i.value);
+    assert_eq!(uid, Some(&Value::Uint32(UID)));
+    assert!(!info.iter().any(|i| i.is(attr::GRPID)), "no gid was known");
+    // A client's spawn carries its ids and says it is a client (§16.3.11).
+    let a = connect(&mut c, 0);
+    drain(&mut c);
+    let apps = vec![crate::model::App {
+        cmd: Some("true".into()),
+        maxprocs: 1,
+        ..Default::default()
+    }];
+    let op = crate::wire::ops::Op::Spawn {
+        job_info: vec![],
+        apps,
+    };
+    send(&mut c, a, 9, &Request::Op(op));
+    let (_, call) = host_call(&mut c);
+    let HostCall::Spawn { job_info, .. } = call else {
+        panic!("{call:?}");
+    };
+    let get = |a: &str| {
+        job_info
+            .iter()
+            .find(|i| i.key.as_str() == a)
+            .map(|i| &i.value)
+    };
+    assert_eq!(get(attr::USERID.wire_key()), Some(&Value::Uint32(UID)));
+    assert_eq!(get(attr::GRPID.wire_key()), Some(&Value::Uint32(UID)));
+    assert_eq!(
+        get(attr::REQUESTOR_IS_CLIENT.wire_key()),
+        Some(&Value::Bool(true))
+    );
+    assert_eq!(
+        get(attr::REQUESTOR_IS_TOOL.wire_key()),
+        Some(&Value::Bool(false))
+    );
+}
+
+/// Drop the actions pending.
+pub(super) fn drain(c: &mut ServerCore) {
+    while c.poll_action().is_some() {}
 }
 
 pub(super) fn tool_hello(peer_type: PeerType, proc: Option<Proc>, uid: u32) -> ConnectRequest {
@@ -156,7 +312,7 @@ pub(super) fn handshake(c: &mut ServerCore, want: ConnId) -> (Vec<u8>, bool) {
 #[test]
 fn tool_that_needs_an_identifier_gets_the_hosts() {
     let mut c = core_with(1).with_id(Proc::try_new("srv", 0).unwrap());
-    c.handle_hello(7, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), None);
+    c.handle_hello(7, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), KERNEL);
     let (op, call) = host_call(&mut c);
     let HostCall::ToolConnected { info } = call else {
         panic!("{call:?}");
@@ -194,7 +350,7 @@ fn tool_without_host_support_keeps_its_own_identifier_or_is_refused() {
     c.handle_hello(
         1,
         &tool_hello(PeerType::TOOL_GIVEN_ID, Some(own.clone()), UID),
-        None,
+        KERNEL,
     );
     let (op, _) = host_call(&mut c);
     c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
@@ -204,7 +360,7 @@ fn tool_without_host_support_keeps_its_own_identifier_or_is_refused() {
     assert_eq!(r.status, Status::SUCCESS);
 
     // One that needs an identifier cannot get one.
-    c.handle_hello(2, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), None);
+    c.handle_hello(2, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID), KERNEL);
     let (op, _) = host_call(&mut c);
     c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
     let (reply, refused) = handshake(&mut c, 2);
@@ -216,26 +372,17 @@ fn tool_without_host_support_keeps_its_own_identifier_or_is_refused() {
 }
 
 #[test]
-fn tool_whose_credential_contradicts_its_declared_uid_is_refused_before_the_host() {
+fn a_tool_cannot_take_the_identifier_of_a_registered_job() {
     let mut c = core_with(1);
-    c.handle_hello(3, &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID + 1), None);
-    let (reply, refused) = handshake(&mut c, 3);
-    assert!(refused);
-    assert_eq!(
-        crate::wire::handshake::decode_status(reply[..4].try_into().unwrap()),
-        Status::ERR_INVALID_CRED
-    );
-    // The kernel's word counts for tools too.
     c.handle_hello(
-        4,
-        &tool_hello(PeerType::TOOL_NEEDS_ID, None, UID),
-        Some((0, 0)),
+        1,
+        &tool_hello(PeerType::TOOL_GIVEN_ID, Some(p(0)), UID),
+        KERNEL,
     );
-    let (_, refused) = handshake(&mut c, 4);
-    assert!(refused);
-    // A simple client's refusal goes through the same answer.
+    assert_eq!(refusal(&mut c, 1), Some(Status::ERR_NO_PERMISSIONS));
+    // A simple client's refusal goes through the same answer: the status word alone.
     let req = ConnectRequest::simple_client(p(9), UID, UID, BufferType::NonDescribed);
-    c.handle_hello(5, &req, None);
+    c.handle_hello(5, &req, KERNEL);
     let (reply, refused) = handshake(&mut c, 5);
     assert!(refused && reply.len() == 4);
 }
