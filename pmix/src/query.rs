@@ -362,7 +362,7 @@ pub fn status_of(queries: &[Query], answers: &[Vec<Info>]) -> Status {
 /// query takes, for each key it asked, the first answer not yet taken with that key. Answers
 /// no query asked for go to the last query, so nothing the server sent is lost.
 pub fn group(queries: &[Query], flat: Vec<Info>) -> Vec<Vec<Info>> {
-    let mut pool: Vec<Option<Info>> = flat.into_iter().map(Some).collect();
+    let mut pool: Vec<Option<Info>> = flat.into_iter().map(standard_form).map(Some).collect();
     let mut out: Vec<Vec<Info>> = Vec::with_capacity(queries.len());
     for q in queries {
         let mut mine = Vec::new();
@@ -380,6 +380,27 @@ pub fn group(queries: &[Query], flat: Vec<Info>) -> Vec<Vec<Info>> {
         last.extend(pool.into_iter().flatten());
     }
     out
+}
+
+/// An answer in the type the standard gives its key, where the OpenPMIx world sends another:
+/// `PMIX_QUERY_PSET_NAMES` is a `pmix_data_array_t` of strings in v5.0 (§7.1.2), and a
+/// comma-delimited string in OpenPMIx 4.2's header, PRRTE's and this crate's servers (what
+/// Open MPI parses; see `server::core::psets`).
+pub fn standard_form(answer: Info) -> Info {
+    match (&answer.value, answer.is(attr::QUERY_PSET_NAMES)) {
+        (Value::String(Some(names)), true) => {
+            let names = DataArray {
+                data_type: DataType::STRING,
+                elements: names
+                    .split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(|n| Value::string(n.to_owned()))
+                    .collect(),
+            };
+            Info::new(attr::QUERY_PSET_NAMES, names)
+        }
+        _ => answer,
+    }
 }
 
 /// The caller's shape (§7.1.2): one `PMIX_QUERY_RESULTS` per query, whose array starts with

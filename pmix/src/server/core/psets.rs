@@ -7,9 +7,7 @@
 //! consistent across servers is the host's part (§16.2.19, advice to hosts).
 
 use crate::events::Event;
-use crate::model::{
-    DataArray, DataRange, DataType, Info, Nspace, Proc, Query, Rank, Status, Value, attr,
-};
+use crate::model::{DataArray, DataRange, Info, Nspace, Proc, Query, Rank, Status, Value, attr};
 use crate::query as q;
 
 use super::ServerCore;
@@ -60,15 +58,12 @@ impl ServerCore {
             if key == attr::QUERY_NUM_PSETS.wire_key() {
                 out.push(Info::new(attr::QUERY_NUM_PSETS, self.psets.len()));
             } else if key == attr::QUERY_PSET_NAMES.wire_key() {
-                let names = DataArray {
-                    data_type: DataType::STRING,
-                    elements: self
-                        .psets
-                        .keys()
-                        .map(|n| Value::string(n.clone()))
-                        .collect(),
-                };
-                out.push(Info::new(attr::QUERY_PSET_NAMES, names));
+                // OpenPMIx 4.2's form (its header: "comma-delimited list"), which Open MPI
+                // splits and OpenPMIx programs print as a string; v5.0 says an array of
+                // strings, which this crate's client makes of it (`query::standard_form`).
+                let names: Vec<&str> = self.psets.keys().map(String::as_str).collect();
+                let names = Value::string(names.join(","));
+                out.push(Info::with_key(key, names).expect("a key of the standard"));
             } else if key == attr::QUERY_PSET_MEMBERSHIP.wire_key() {
                 let members = query
                     .qualifiers
