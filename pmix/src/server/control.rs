@@ -1,8 +1,11 @@
 //! Job control and process monitoring requests (PMIx v5.0 §13.2, §13.3) read into what a
 //! host must do, so that every host (`pmixrun`, the conformance harness, the simulator)
-//! reads the standard's directives the same way. Sans-IO: acting is the host's business.
+//! reads the standard's directives the same way; and who may ask for it ([`Authority`]).
+//! Sans-IO: acting is the host's business.
 
-use crate::model::{AllocDirective, DataArray, Info, Proc, Status, attr};
+use std::collections::BTreeMap;
+
+use crate::model::{AllocDirective, DataArray, Info, Nspace, Proc, Rank, Status, attr};
 
 /// One thing a `PMIx_Job_control` request asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,6 +166,93 @@ pub fn request_id(directives: &[Info]) -> Option<String> {
         .find(|i| i.key.as_str() == attr::JOB_CTRL_ID.wire_key())
         .and_then(|i| i.value.as_str())
         .map(str::to_owned)
+}
+
+/// Who may act on which job, for a host whose jobs all run as one user (a launcher such as
+/// `pmixrun`). The standard leaves authorization to the host; the library gives it the
+/// requester's identifier and the `PMIX_USERID` the kernel vouched for (see
+/// [`crate::server::core`]'s connect rules). The rules:
+///
+/// - a tool of a user the host admitted may act on every job: it attached to all of them;
+/// - a process may act on its own job and on the jobs it or its job spawned, down the
+///   generations, never on its parent's job or a sibling's: a spawned job cannot signal the
+///   job that started it;
+/// - a path is removed for a requester only if the requester's uid owns it
+///   ([`Authority::may_remove`]): a job cannot have its launcher delete another user's file.
+///
+/// Each refusal is `PMIX_ERR_NO_PERMISSIONS`.
+#[derive(Clone, Debug, Default)]
+pub struct Authority {
+    /// The job that spawned each job, by namespace.
+    parents: BTreeMap<Nspace, Nspace>,
+    /// The processes that connected as tools.
+    tools: Vec<Proc>,
+}
+
+impl Authority {
+    /// `child` was spawned by a process of `parent`.
+    pub fn spawned(&mut self, child: Nspace, parent: Nspace) {
+        self.parents.insert(child, parent);
+    }
+
+    /// `tool` connected as a tool (the identifier the host gave it, or its own).
+    pub fn tool(&mut self, tool: Proc) {
+        self.tools.push(tool);
+    }
+
+    /// The tools connected so far.
+    pub fn tools(&self) -> &[Proc] {
+        &self.tools
+    }
+
+    /// Whether `requester` may act on the processes of `target`.
+    pub fn may_act_on(&self, requester: &Proc, target: &Nspace) -> bool {
+        if self.tools.contains(requester) {
+            return true;
+        }
+        let mut job = Some(target);
+        // Namespaces are made fresh for each spawn, so the lineage is a tree; the bound
+        // only keeps a corrupted map from looping.
+        for _ in 0..=self.parents.len() {
+            match job {
+                Some(j) if *j == requester.nspace => return true,
+                Some(j) => job = self.parents.get(j),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// `PMIX_ERR_NO_PERMISSIONS` unless `requester` may act on every target (a wildcard rank
+    /// stands for its job).
+    pub fn check(&self, requester: &Proc, targets: &[Proc]) -> Result<(), Status> {
+        match targets
+            .iter()
+            .find(|t| !self.may_act_on(requester, &t.nspace))
+        {
+            Some(t) => {
+                tracing::warn!("{requester} may not act on {t}: not its job or a job it spawned");
+                Err(Status::ERR_NO_PERMISSIONS)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Whether a path owned by `owner_uid` may be removed for a requester whose verified
+    /// `PMIX_USERID` is `requester_uid` (`None`: the library sent none, so nothing is).
+    pub fn may_remove(requester_uid: Option<u32>, owner_uid: u32) -> bool {
+        requester_uid == Some(owner_uid)
+    }
+
+    /// The requester's verified uid, as the library added it to a request's directives.
+    pub fn requester_uid(directives: &[Info]) -> Option<u32> {
+        directives.iter().rev().find_map(|i| i.get(attr::USERID))
+    }
+
+    /// The job of `requester` as a target: its whole namespace.
+    pub fn own_job(requester: &Proc) -> Proc {
+        Proc::new(requester.nspace.clone(), Rank::WILDCARD)
+    }
 }
 
 /// Whether `name` matches a `PMIX_CLEANUP_IGNORE` pattern (`*` matches any run of
@@ -351,6 +441,42 @@ pub fn monitor(monitor: &Info, directives: &[Info]) -> Result<Monitor, Status> {
 mod tests {
     use super::*;
     use crate::model::Value;
+
+    fn job(name: &str) -> Nspace {
+        Nspace::new(name).unwrap()
+    }
+
+    #[test]
+    fn a_process_acts_on_its_job_and_its_descendants_and_a_tool_on_all() {
+        let mut a = Authority::default();
+        a.spawned(job("run.1"), job("run"));
+        a.spawned(job("run.1.1"), job("run.1"));
+        a.spawned(job("run.2"), job("run"));
+        let parent = Proc::try_new("run", 0).unwrap();
+        let child = Proc::try_new("run.1", 3).unwrap();
+        assert!(a.may_act_on(&parent, &job("run")));
+        assert!(a.may_act_on(&parent, &job("run.1.1")));
+        assert!(a.may_act_on(&child, &job("run.1.1")));
+        // Not its parent's job, nor a sibling's, nor one the host never started.
+        assert!(!a.may_act_on(&child, &job("run")));
+        assert!(!a.may_act_on(&child, &job("run.2")));
+        assert!(!a.may_act_on(&parent, &job("elsewhere")));
+        let targets = [Authority::own_job(&parent)];
+        assert_eq!(a.check(&child, &targets), Err(Status::ERR_NO_PERMISSIONS));
+        let tool = Proc::try_new("run.tool.1", 0).unwrap();
+        assert!(!a.may_act_on(&tool, &job("run")));
+        a.tool(tool.clone());
+        assert_eq!(a.check(&tool, &targets), Ok(()));
+    }
+
+    #[test]
+    fn a_path_goes_only_for_the_uid_that_owns_it() {
+        assert!(Authority::may_remove(Some(1000), 1000));
+        assert!(!Authority::may_remove(Some(0), 1000));
+        assert!(!Authority::may_remove(None, 1000));
+        let d = [Info::new(attr::USERID, 1000u32)];
+        assert_eq!(Authority::requester_uid(&d), Some(1000));
+    }
 
     #[test]
     fn job_control_directives_become_actions() {

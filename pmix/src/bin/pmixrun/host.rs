@@ -9,6 +9,7 @@ use pmix::model::{
     LinkState, Nspace, PData, Proc, ProcInfo, ProcState, Query, Status, Value, attr,
 };
 use pmix::server::Host;
+use pmix::server::control::Authority;
 use pmix::server::fabric::FabricName;
 use pmix::server::publish::PublishBoard;
 use pmix::store::published::OneNode;
@@ -58,14 +59,17 @@ pub(crate) struct HostState {
     pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
     /// The last group context id given out.
     pub(crate) context_ids: Mutex<usize>,
+    /// Who may signal, abort or clean up what: the jobs' lineage and the tools.
+    pub(crate) authority: Mutex<pmix::server::control::Authority>,
 }
 
 /// A job-control request as a later `PMIX_JOB_CTRL_CANCEL` names it: who asked, under which
-/// `PMIX_JOB_CTRL_ID`.
+/// `PMIX_JOB_CTRL_ID`, and as which user (the uid the kernel vouched for).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Request {
     pub(crate) requester: Proc,
     pub(crate) id: Option<String>,
+    pub(crate) uid: Option<u32>,
 }
 
 impl Request {
@@ -239,6 +243,23 @@ fn rss_mb(pid: u32) -> Option<f32> {
 }
 
 impl HostState {
+    /// Send `signal` to every process still running, of every job.
+    pub(crate) fn signal_all(&self, signal: nix::sys::signal::Signal) {
+        let pids: Vec<i32> = lock(&self.procs)
+            .values()
+            .filter(|r| r.pid > 0 && r.state == ProcState::RUNNING)
+            .map(|r| r.pid)
+            .collect();
+        for pid in pids {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
+        }
+    }
+
+    /// The tools attached so far.
+    pub(crate) fn tools(&self) -> Vec<Proc> {
+        lock(&self.authority).tools().to_vec()
+    }
+
     /// The running processes among `targets` (a wildcard rank: all of its namespace), with
     /// their pids.
     fn running(&self, targets: &[Proc]) -> Vec<(Proc, i32)> {
@@ -447,6 +468,12 @@ fn machine_fabric() -> Vec<Info> {
     ]
 }
 
+/// The uid that owns `path` itself (a symbolic link is not followed), if it exists.
+pub(crate) fn owner_uid(path: &str) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path).ok().map(|m| m.uid())
+}
+
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_owned())
@@ -532,6 +559,7 @@ impl Host for RunHost {
                 .iter()
                 .any(|p| p.rank == pmix::model::Rank::WILDCARD && p.nspace == proc.nspace);
         if !whole_job {
+            lock(&self.authority).check(&proc, &procs)?;
             eprintln!(
                 "pmixrun: {proc} aborts {} process(es) with status {}{}",
                 procs.len(),
@@ -604,6 +632,13 @@ impl Host for RunHost {
         job_info: Vec<Info>,
         apps: Vec<App>,
     ) -> Result<Nspace, Status> {
+        // Spawned processes run as this launcher's user: only that user may ask for them
+        // (the library admits no one else; this holds even if that changes).
+        let (uid, _) = pmix::transport::uid_gid();
+        if Authority::requester_uid(&job_info) != Some(uid) {
+            tracing::warn!("{proc}: a spawn request not of uid {uid} is refused");
+            return Err(Status::ERR_NO_PERMISSIONS);
+        }
         let (answer, rx) = tokio::sync::oneshot::channel();
         let request = crate::SpawnRequest {
             parent: proc,
@@ -633,7 +668,7 @@ impl Host for RunHost {
             cpus: Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u64)),
         };
         let job = lock(&self.nspace).clone();
-        let prefix = job.as_ref().map_or("pmixrun", |n| n.as_str());
+        let prefix = job.as_ref().map_or("job", |n| n.as_str());
         lock(&self.allocations).request(prefix, capacity, directive, &info)
     }
 
@@ -663,12 +698,14 @@ impl Host for RunHost {
         let request = Request {
             requester: proc.clone(),
             id: pmix::server::control::request_id(&directives),
+            uid: Authority::requester_uid(&directives),
         };
         let targets = if targets.is_empty() {
-            vec![Proc::new(proc.nspace.clone(), pmix::model::Rank::WILDCARD)]
+            vec![Authority::own_job(&proc)]
         } else {
             targets
         };
+        lock(&self.authority).check(&proc, &targets)?;
         let signal = |n: i32| Signal::try_from(n).map_err(|_| Status::ERR_BAD_PARAM);
         let mut signals = Vec::new();
         let mut checkpoints = Vec::new();
@@ -679,6 +716,17 @@ impl Host for RunHost {
             }
             let s = match a {
                 Control::Cleanup(c) => {
+                    // Checked again when the run ends: the path may change hands.
+                    if let Some(owner) = owner_uid(&c.path)
+                        && !Authority::may_remove(request.uid, owner)
+                    {
+                        tracing::warn!(
+                            "{proc} (uid {:?}) may not have {} (uid {owner}) removed",
+                            request.uid,
+                            c.path
+                        );
+                        return Err(Status::ERR_NO_PERMISSIONS);
+                    }
                     lock(&self.cleanups).push((request.clone(), c));
                     continue;
                 }
@@ -812,29 +860,28 @@ impl Host for RunHost {
     }
 
     async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
+        // The library admitted the tool's user already (the kernel's word against
+        // `ServerConfig::tool_uids`): this user and root.
         let get = |key: &str| info.iter().find(|i| i.key.as_str() == key);
-        let tool_uid = get(attr::USERID.wire_key()).and_then(|i| i.value.to_u64());
-        // Only this user (or root) may attach to this user's job.
-        let (uid, _) = pmix::transport::uid_gid();
-        if tool_uid.is_none_or(|t| t != u64::from(uid) && t != 0) {
-            return Err(Status::ERR_NO_PERMISSIONS);
-        }
         let own = get(attr::NSPACE.wire_key()).and_then(|i| i.value.as_str());
-        if let Some(ns) = own {
+        let tool = if let Some(ns) = own {
             let rank = get(attr::RANK.wire_key())
                 .and_then(|i| i.value.to_u64())
                 .and_then(|r| u32::try_from(r).ok())
                 .unwrap_or(0);
-            return Proc::try_new(ns, rank).map_err(|e| e.status());
-        }
-        let job = lock(&self.nspace).clone();
-        let base = job.as_ref().map_or("pmixrun", |n| n.as_str());
-        let k = {
-            let mut t = lock(&self.tools);
-            *t += 1;
-            *t
+            Proc::try_new(ns, rank).map_err(|e| e.status())?
+        } else {
+            let job = lock(&self.nspace).clone();
+            let base = job.as_ref().map_or("job", |n| n.as_str());
+            let k = {
+                let mut t = lock(&self.tools);
+                *t += 1;
+                *t
+            };
+            Proc::try_new(&format!("{base}.tool.{k}"), 0).map_err(|e| e.status())?
         };
-        Proc::try_new(&format!("{base}.tool.{k}"), 0).map_err(|e| e.status())
+        lock(&self.authority).tool(tool.clone());
+        Ok(tool)
     }
 }
 

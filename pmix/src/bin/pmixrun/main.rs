@@ -27,6 +27,7 @@
 //!   process that never finalized) as each process ends, `PMIX_MONITOR_HEARTBEAT_ALERT` for a
 //!   silent one, `PMIX_EVENT_JOB_END` when the job is over.
 
+mod ending;
 mod host;
 
 use std::collections::BTreeMap;
@@ -42,11 +43,14 @@ use pmix::topology::Machine;
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 
+use ending::Ending;
 use host::{HostEvent, RunHost, lock};
+use nix::sys::signal::Signal;
+use pmix::server::control::Authority;
 use pmix::transport::uid_gid;
 
 const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--pset NAME] \
-                     [--bind-to none|core|hwthread] [--] PROGRAM [ARGS...]";
+                     [--bind-to none|core|hwthread] [--enable-recovery] [--] PROGRAM [ARGS...]";
 
 struct Options {
     n: u32,
@@ -55,6 +59,8 @@ struct Options {
     pset: Option<String>,
     /// Bind each process to one core (`Some(false)`) or hardware thread (`Some(true)`).
     bind: Option<bool>,
+    /// `--enable-recovery`: a failed process does not end the job.
+    recover: bool,
     program: String,
     args: Vec<String>,
 }
@@ -64,6 +70,7 @@ fn parse_args() -> Result<Options, String> {
     let mut timeout_s = None;
     let mut pset = None;
     let mut bind = None;
+    let mut recover = false;
     let mut args = std::env::args().skip(1);
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
@@ -97,6 +104,7 @@ fn parse_args() -> Result<Options, String> {
                     _ => return Err("--bind-to needs none, core or hwthread".into()),
                 };
             }
+            "--enable-recovery" => recover = true,
             "-h" | "--help" => return Err(USAGE.into()),
             "--" => {
                 rest.extend(args.by_ref());
@@ -116,6 +124,7 @@ fn parse_args() -> Result<Options, String> {
         timeout_s,
         pset,
         bind,
+        recover,
         program,
         args: rest.collect(),
     })
@@ -266,30 +275,54 @@ fn bound_spawn(
     child
 }
 
+/// The launcher's own directory under `$TMPDIR` (the server's socket and tool rendezvous
+/// files), removed however the run ends: normally, on an error, or on a signal.
+struct TmpDir(std::path::PathBuf);
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Why the launcher is ending a job that has not ended by itself, and the status it exits
+/// with.
+struct Stop {
+    code: u8,
+    term: Status,
+}
+
+/// How long processes get to end on their own after the job's end is announced, then after
+/// SIGTERM, before SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+
 async fn run(opts: Options) -> Result<u8, String> {
     let pid = std::process::id();
-    let tmpdir = std::env::temp_dir().join(format!("pmixrun.{pid}"));
-    std::fs::create_dir_all(&tmpdir)
-        .map_err(|e| format!("cannot create {}: {e}", tmpdir.display()))?;
+    let tmpdir = TmpDir(std::env::temp_dir().join(format!("pmixrun.{pid}")));
+    std::fs::create_dir_all(&tmpdir.0)
+        .map_err(|e| format!("cannot create {}: {e}", tmpdir.0.display()))?;
     let host = RunHost::default();
     let (spawn_tx, mut spawns) = mpsc::unbounded_channel::<SpawnRequest>();
     *lock(&host.spawner) = Some(spawn_tx);
     let (event_tx, mut host_events) = mpsc::unbounded_channel::<HostEvent>();
     *lock(&host.events) = Some(event_tx);
     // The server's own defaults otherwise: its pid-named identity, the kernel's host name.
-    let tmp = tmpdir.display().to_string();
+    let tmp = tmpdir.0.display().to_string();
     let init = [Info::new(attr::SERVER_TMPDIR, tmp.clone())];
     let mut config =
         ServerConfig::from_info(&init).map_err(|(_, e)| format!("server configuration: {e}"))?;
     let host_name = config.hostname.clone();
-    // Tools attach with `--pid <pmixrun's pid>` or `--uri`.
+    // Tools attach with `--pid <pmixrun's pid>` or `--uri`: this user's, and root's.
     config.tool_rendezvous = true;
+    config.tool_uids = vec![uid_gid().0, 0];
     // Processes load the machine's topology from the server instead of rediscovering it.
     config.share_topology = true;
     let server = Server::start(config, host.clone())
         .await
         .map_err(|e| format!("cannot start the PMIx server: {e}"))?;
-    let nspace = Nspace::new(format!("pmixrun.{pid}")).map_err(|e| e.to_string())?;
+    // OpenPMIx treats every key that starts with "pmix" as reserved, and programs name their
+    // keys after their namespace: the namespace must not start so.
+    let nspace = Nspace::new(format!("job.{pid}")).map_err(|e| e.to_string())?;
     *lock(&host.nspace) = Some(nspace.clone());
     let app = App {
         cmd: Some(opts.program.clone()),
@@ -330,15 +363,37 @@ async fn run(opts: Options) -> Result<u8, String> {
         }
     };
     tokio::pin!(deadline);
+    let mut signals = Signals::new().map_err(|e| format!("cannot watch signals: {e}"))?;
     let mut worst: u8 = 0;
     let mut first_failure: Option<(Proc, i32)> = None;
     // The job's PMIX_JOB_TERM_STATUS: what ended it first.
     let mut term = Status::SUCCESS;
+    // Set once the launcher ends the job: the status it exits with; and the next step of
+    // the ending (SIGTERM, then SIGKILL) with its time.
+    let mut stopping: Option<Stop> = None;
+    let mut next_kill: Option<(tokio::time::Instant, Signal)> = None;
     // Processes still running, of the job and of the jobs it spawned.
     let mut left = job.size();
     while left > 0 {
+        let kill_timer = async {
+            match next_kill {
+                Some((at, _)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut stop = None;
         tokio::select! {
             biased;
+            signal = signals.recv() => {
+                if stopping.is_some() {
+                    eprintln!("pmixrun: {} again; killing the job", signal.as_str());
+                    host.signal_all(Signal::SIGKILL);
+                } else {
+                    eprintln!("pmixrun: {}; ending the job", signal.as_str());
+                    let code = u8::try_from(128 + signal as i32).unwrap_or(255);
+                    stop = Some(Stop { code, term: Status::ERR_JOB_CANCELED });
+                }
+            }
             () = host.abort_requested.notified() => {
                 let (proc, status, message) = lock(&host.abort).clone().unwrap_or((Proc::new(nspace.clone(), Rank(0)), Status(1), None));
                 eprintln!(
@@ -346,10 +401,9 @@ async fn run(opts: Options) -> Result<u8, String> {
                     status.0,
                     message.map(|m| format!(": {m}")).unwrap_or_default()
                 );
-                worst = u8::try_from(status.0.unsigned_abs().clamp(1, 255)).unwrap_or(1);
                 first_failure.get_or_insert((proc, status.0));
-                term = Status::ERR_JOB_ABORTED;
-                break;
+                let code = u8::try_from(status.0.unsigned_abs().clamp(1, 255)).unwrap_or(1);
+                stop = Some(Stop { code, term: Status::ERR_JOB_ABORTED });
             }
             Some(e) = host_events.recv() => {
                 if let Some(report) = &e.report {
@@ -360,11 +414,18 @@ async fn run(opts: Options) -> Result<u8, String> {
                 }
             }
             Some(req) = spawns.recv() => {
+                if stopping.is_some() {
+                    let _ = req.answer.send(Err(Status::ERR_JOB_CANCELED));
+                    continue;
+                }
                 jobs_spawned += 1;
                 let watch = Spawned::asked(&req.parent, &req.job_info);
                 let started = match Nspace::new(format!("{}.{jobs_spawned}", nspace.as_str())) {
-                    Ok(child) => match launch::plan(child, &host_name, Some(req.parent), &req.job_info, &req.apps, &tmp) {
-                        Ok(job) => launcher.start(&job).await.map(|()| job),
+                    Ok(child) => match launch::plan(child, &host_name, Some(req.parent.clone()), &req.job_info, &req.apps, &tmp) {
+                        Ok(job) => {
+                            lock(&host.authority).spawned(job.nspace.clone(), req.parent.nspace.clone());
+                            launcher.start(&job).await.map(|()| job)
+                        }
                         Err(s) => Err(s),
                     },
                     Err(_) => Err(Status::ERR_BAD_PARAM),
@@ -382,65 +443,138 @@ async fn run(opts: Options) -> Result<u8, String> {
             exit = exits.recv() => {
                 let Some((proc, status)) = exit else { break };
                 left -= 1;
-                let code = match status {
-                    Ok(s) => s.code().map_or(128u8.saturating_add(1), |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)),
-                    Err(_) => 1,
-                };
                 let unsynced = lock(&host.connected).contains(&proc)
                     && !lock(&host.finalized).contains(&proc);
-                if unsynced {
-                    eprintln!("pmixrun: {proc} exited (status {code}) without calling PMIx_Finalize");
-                    worst = worst.max(1);
+                let ending = Ending::of(&status, unsynced);
+                let code = i32::from(ending.code);
+                // Once the launcher ends the job, the processes it stops are not news.
+                let news = ending.failed() && stopping.is_none();
+                if news {
+                    eprintln!("pmixrun: {proc} {}", ending.describe());
+                    first_failure.get_or_insert((proc.clone(), code));
+                    // The job's status is its own processes'; a spawned job's failures reach
+                    // its parent through their events and the exit status.
+                    if proc.nspace == nspace && term == Status::SUCCESS {
+                        term = if ending.code != 0 {
+                            Status::ERR_JOB_NON_ZERO_TERM
+                        } else {
+                            Status::ERR_JOB_TERM_WO_SYNC
+                        };
+                    }
+                    worst = worst.max(ending.code.max(1));
                 }
-                // The job's status is its own processes'; a spawned job's failures reach its
-                // parent through their events and the exit status.
-                let primary = proc.nspace == nspace;
-                if primary && (code != 0 || unsynced) {
-                    first_failure.get_or_insert((proc.clone(), i32::from(code)));
-                }
-                if primary && term == Status::SUCCESS && unsynced {
-                    term = Status::ERR_JOB_TERM_WO_SYNC;
-                } else if primary && term == Status::SUCCESS && code != 0 {
-                    term = Status::ERR_JOB_NON_ZERO_TERM;
-                }
-                worst = worst.max(code);
-                let job_over = host.ended(&proc, i32::from(code), unsynced);
-                announce_exit(&server, &proc, code, unsynced).await;
+                let job_over = host.ended(&proc, code, unsynced);
+                let mut audience = vec![Proc::new(proc.nspace.clone(), Rank::WILDCARD)];
+                audience.extend(host.tools());
+                ending::announce(&server, &proc, &audience, ending.events(&proc)).await;
                 if let Some(watch) = spawned.get_mut(&proc.nspace) {
-                    watch.ended(&proc, i32::from(code), unsynced);
+                    if watch.hears_of(&ending) {
+                        let to_parent = [watch.parent.clone()];
+                        let events = ending.events(&proc).into_iter().take(1);
+                        ending::announce(&server, &proc, &to_parent, events).await;
+                    }
+                    watch.ended(&proc, code, unsynced);
                     if job_over && (watch.completion || watch.job_events) {
                         let info = watch.end_info();
                         watch.announce(&server, Status::EVENT_JOB_END, &proc.nspace, info).await;
                     }
                 }
+                // A failed process ends the run, as `mpirun` does, unless the job recovers.
+                if news && !opts.recover {
+                    eprintln!("pmixrun: ending the job (--enable-recovery keeps it running)");
+                    stop = Some(Stop { code: ending.code.max(1), term });
+                }
             }
-            () = &mut deadline => {
-                eprintln!("pmixrun: timed out after {} s; killing the job", opts.timeout_s.unwrap_or(0));
-                worst = 124;
+            () = &mut deadline, if stopping.is_none() => {
+                eprintln!("pmixrun: timed out after {} s; ending the job", opts.timeout_s.unwrap_or(0));
                 first_failure.get_or_insert((Proc::new(nspace.clone(), Rank::WILDCARD), 124));
-                term = Status::ERR_TIMEOUT;
-                break;
+                stop = Some(Stop { code: 124, term: Status::ERR_TIMEOUT });
+            }
+            () = kill_timer => {
+                if let Some((_, signal)) = next_kill.take() {
+                    host.signal_all(signal);
+                    if signal == Signal::SIGTERM {
+                        next_kill = Some((tokio::time::Instant::now() + GRACE, Signal::SIGKILL));
+                    }
+                }
             }
         }
+        // The job's end is announced once (processes may end by themselves on hearing it, as
+        // OpenPMIx programs that wait for PMIX_ERR_JOB_TERMINATED do), then the rest are
+        // stopped: SIGTERM after a grace period, SIGKILL after another.
+        if let Some(stop) = stop
+            && stopping.is_none()
+        {
+            if term == Status::SUCCESS {
+                term = stop.term;
+            }
+            announce_job_end(&server, &nspace, term, first_failure.clone()).await;
+            next_kill = Some((tokio::time::Instant::now() + GRACE, Signal::SIGTERM));
+            stopping = Some(stop);
+        }
     }
-    announce_job_end(&server, &nspace, term, first_failure).await;
+    if stopping.is_none() {
+        announce_job_end(&server, &nspace, term, first_failure).await;
+    }
     server.shutdown();
-    for (_, c) in lock(&host.cleanups).iter() {
-        clean_up(c);
+    let cleanups = std::mem::take(&mut *lock(&host.cleanups));
+    for (request, c) in &cleanups {
+        clean_up(c, request.uid);
     }
-    let _ = std::fs::remove_dir_all(&tmpdir);
-    Ok(worst)
+    drop(tmpdir);
+    Ok(stopping.map_or(worst, |s| s.code))
+}
+
+/// The signals that end `pmixrun` (SIGTERM, SIGINT, SIGHUP), caught so that it ends its job
+/// and removes its files first.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    async fn recv(&mut self) -> Signal {
+        tokio::select! {
+            biased;
+            _ = self.term.recv() => Signal::SIGTERM,
+            _ = self.int.recv() => Signal::SIGINT,
+            _ = self.hup.recv() => Signal::SIGHUP,
+        }
+    }
 }
 
 /// Remove a path registered with `PMIX_REGISTER_CLEANUP` or `PMIX_REGISTER_CLEANUP_DIR`
-/// (v5.0 §13.2.5), leaving what `PMIX_CLEANUP_IGNORE` names. Failures are reported, never
-/// fatal: the job is over.
-fn clean_up(c: &pmix::server::control::Cleanup) {
+/// (v5.0 §13.2.5), leaving what `PMIX_CLEANUP_IGNORE` names, and only what the requester's
+/// uid owns (`Authority::may_remove`): the path may have changed hands since it was
+/// registered, and a directory may hold other users' files. Symbolic links are removed, never
+/// followed. Failures are reported, never fatal: the job is over.
+fn clean_up(c: &pmix::server::control::Cleanup, uid: Option<u32>) {
     let path = std::path::Path::new(&c.path);
-    let result = if !c.dir {
-        std::fs::remove_file(path)
+    let Some(owner) = host::owner_uid(&c.path) else {
+        return;
+    };
+    if !Authority::may_remove(uid, owner) {
+        eprintln!(
+            "pmixrun: {} belongs to uid {owner}, not to the requester's {uid:?}: left in place",
+            c.path
+        );
+        return;
+    }
+    let is_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+    let result = if c.dir && is_dir {
+        remove_dir(path, c, uid, true)
     } else {
-        remove_dir(path, c, true)
+        std::fs::remove_file(path)
     };
     if let Err(e) = result
         && e.kind() != std::io::ErrorKind::NotFound
@@ -452,8 +586,10 @@ fn clean_up(c: &pmix::server::control::Cleanup) {
 fn remove_dir(
     dir: &std::path::Path,
     c: &pmix::server::control::Cleanup,
+    uid: Option<u32>,
     top: bool,
 ) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     if c.recursive {
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
@@ -461,9 +597,13 @@ fn remove_dir(
             if pmix::server::control::ignored(&name, &c.ignore) {
                 continue;
             }
+            // Another user's entry stays, and with it the directories above it.
+            if !Authority::may_remove(uid, entry.metadata()?.uid()) {
+                continue;
+            }
             let path = entry.path();
             if entry.file_type()?.is_dir() {
-                remove_dir(&path, c, false)?;
+                remove_dir(&path, c, uid, false)?;
             } else if !c.empty_only {
                 std::fs::remove_file(&path)?;
             }
@@ -479,31 +619,6 @@ fn remove_dir(
     }
 }
 
-/// Tell the job's processes (and attached tools) that `proc` ended (v5.0 §10.1.8: host
-/// events carry the affected process): `PMIX_EVENT_PROC_TERMINATED` with its exit code, and
-/// `PMIX_ERR_PROC_TERM_WO_SYNC` too when it connected and never finalized.
-async fn announce_exit(server: &Server, proc: &Proc, code: u8, unsynced: bool) {
-    let info = vec![
-        Info::new(attr::EVENT_AFFECTED_PROC, proc.clone()),
-        Info::new(attr::EXIT_CODE, i32::from(code)),
-    ];
-    let mut codes = vec![Status::EVENT_PROC_TERMINATED];
-    if unsynced {
-        codes.push(Status::ERR_PROC_TERM_WO_SYNC);
-    }
-    for status in codes {
-        let sent = server
-            .notify_event(status, None, DataRange::NAMESPACE, info.clone())
-            .await;
-        if let Err(s) = sent {
-            eprintln!(
-                "pmixrun: cannot announce the end of rank {}: {s:?}",
-                proc.rank.0
-            );
-        }
-    }
-}
-
 /// A spawned job's lifecycle events (v5.0 §12.2.4): `PMIX_NOTIFY_JOB_EVENTS` asks for
 /// `PMIX_EVENT_JOB_START`, `PMIX_LAUNCH_COMPLETE` and `PMIX_EVENT_JOB_END`,
 /// `PMIX_NOTIFY_COMPLETION` for the end alone; each goes to the requester, with the job's
@@ -512,6 +627,10 @@ struct Spawned {
     parent: Proc,
     job_events: bool,
     completion: bool,
+    /// `PMIX_NOTIFY_PROC_TERMINATION`: every end of the job's processes.
+    proc_ends: bool,
+    /// `PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION`: their failures.
+    proc_failures: bool,
     term: Status,
     first_failure: Option<(Proc, i32)>,
 }
@@ -527,9 +646,16 @@ impl Spawned {
             parent: parent.clone(),
             job_events: flag(attr::NOTIFY_JOB_EVENTS),
             completion: flag(attr::NOTIFY_COMPLETION),
+            proc_ends: flag(attr::NOTIFY_PROC_TERMINATION),
+            proc_failures: flag(attr::NOTIFY_PROC_ABNORMAL_TERMINATION),
             term: Status::SUCCESS,
             first_failure: None,
         }
+    }
+
+    /// Whether the requester asked to hear of this end of one of the job's processes.
+    fn hears_of(&self, ending: &Ending) -> bool {
+        self.proc_ends || (self.proc_failures && ending.failed())
     }
 
     fn ended(&mut self, proc: &Proc, code: i32, unsynced: bool) {
