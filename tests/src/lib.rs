@@ -29,3 +29,5 @@ pub fn job_size(client: &pmix::client::blocking::Client) -> u64 {
         .and_then(|v| v.to_u64())
         .unwrap_or(0)
 }
+
+pub mod launch;
