@@ -753,10 +753,13 @@ fn main() -> ExitCode {
         Ok("info") => tracing::Level::INFO,
         _ => tracing::Level::WARN,
     };
+    // Colours for a terminal only: logs kept in files are read as text.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_max_level(level)
         .with_target(false)
+        .with_ansi(colour)
         .init();
     // One thread: a request crosses reader, core and writer tasks, and on one thread those
     // hand-offs cost no cross-thread wake-ups (measured by `cargo xtask bench core`).
