@@ -61,24 +61,45 @@ pub fn pkg_config(args: &[&str]) -> Vec<String> {
 
 /// Compile a C peer against OpenPMIx (once per process).
 pub fn build_c(name: &str) -> PathBuf {
+    let src = root().join(format!("tests/interop/c/{name}.c"));
+    let out = build_dir().join(name);
+    build_c_program(&src, &out, &["-Wall", "-Wextra", "-Werror"])
+}
+
+/// Compile the C program `src` against OpenPMIx into `out` (with `flags`), once at a time.
+pub fn build_c_program(src: &Path, out: &Path, flags: &[&str]) -> PathBuf {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = LOCK.lock().unwrap();
-    let out = build_dir().join(name);
-    let src = root().join(format!("tests/interop/c/{name}.c"));
+    let name = out.display();
     let libdir = pkg_config(&["--variable=libdir"]).join("");
     let mut cmd = Command::new("cc");
-    cmd.args(["-Wall", "-Wextra", "-Werror", "-O1", "-o"])
-        .arg(&out)
-        .arg(&src)
+    cmd.args(flags)
+        .args(["-O1", "-o"])
+        .arg(out)
+        .arg(src)
         .args(pkg_config(&["--cflags", "--libs"]))
-        .arg(format!("-Wl,-rpath,{libdir}"));
+        .arg(format!("-Wl,-rpath,{libdir}"))
+        .arg("-lpthread");
     let o = run_tool(&mut cmd, "a C compiler (gcc) and libpmix-dev");
     assert!(
         o.status.success(),
         "building {name}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    out
+    out.to_path_buf()
+}
+
+/// A program or test suite from outside the project, which `cargo xtask test` fetches into
+/// `target/outside/` (never committed): `relative` below that folder.
+pub fn outside(relative: &str) -> PathBuf {
+    let path = target_dir().join("../outside").join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo xtask test` fetches it (as root it also adds the deb-src \
+         entry `apt-get source` needs)",
+        path.display()
+    );
+    path
 }
 
 pub fn build_mpi(name: &str) -> PathBuf {

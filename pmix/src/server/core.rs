@@ -387,7 +387,10 @@ impl ServerCore {
         self.fences.drop_conn(conn);
         self.connect_conn_closed(conn);
         self.groups_conn_closed(conn);
-        self.process_gone(&c.proc);
+        // A tool may carry a process's identifier; its going is not that process's.
+        if !c.tool {
+            self.process_gone(&c.proc);
+        }
     }
 
     /// The host answered the call `op`.
@@ -638,8 +641,8 @@ impl ServerCore {
                 // `client_finalized` is the upcall of registered clients only.
                 if !c.tool {
                     self.call_host(Pending::Ignore, HostCall::ClientFinalized(me.clone()));
+                    self.process_gone(me);
                 }
-                self.process_gone(me);
             }
             // The library adds the requester's ids for the host (v5.0 §9.1, §9.2, §9.3).
             Request::Publish { info, .. } => {

@@ -94,6 +94,8 @@ pub(crate) struct HostEvent {
 pub(crate) struct ProcRecord {
     pub(crate) pid: i32,
     pub(crate) executable: String,
+    /// The command line it was started with.
+    pub(crate) command: String,
     pub(crate) hostname: String,
     pub(crate) exit_code: i32,
     pub(crate) state: ProcState,
@@ -101,10 +103,17 @@ pub(crate) struct ProcRecord {
 
 impl HostState {
     /// A process was forked.
-    pub(crate) fn started(&self, proc: Proc, pid: i32, executable: &str, hostname: &str) {
+    pub(crate) fn started(
+        &self,
+        proc: Proc,
+        pid: i32,
+        (executable, command): (&str, &str),
+        hostname: &str,
+    ) {
         let record = ProcRecord {
             pid,
             executable: executable.to_owned(),
+            command: command.to_owned(),
             hostname: hostname.to_owned(),
             exit_code: 0,
             state: ProcState::RUNNING,
@@ -182,6 +191,27 @@ impl HostState {
             let mut names: Vec<&str> = procs.keys().map(|p| p.nspace.as_str()).collect();
             names.dedup();
             return Some(Value::string(names.join(",")));
+        }
+        // Each namespace with the command line of its (first) application (§7.1.4): an array
+        // of infos, each holding the array of that namespace's infos, as OpenPMIx tools read.
+        if key == attr::QUERY_NAMESPACE_INFO.wire_key() {
+            let mut seen: Vec<&Nspace> = Vec::new();
+            let mut out = Vec::new();
+            for (p, r) in procs.iter() {
+                if seen.contains(&&p.nspace) {
+                    continue;
+                }
+                seen.push(&p.nspace);
+                let entry = vec![
+                    Info::new(attr::NSPACE, p.nspace.as_str().to_owned()),
+                    Info::new(attr::CMD_LINE, r.command.clone()),
+                ];
+                out.push(Info::new(
+                    attr::QUERY_NAMESPACE_INFO,
+                    DataArray::of_infos(entry),
+                ));
+            }
+            return Some(Value::DataArray(Box::new(DataArray::of_infos(out))));
         }
         if key == attr::QUERY_JOB_STATUS.wire_key() {
             let mut status = None;

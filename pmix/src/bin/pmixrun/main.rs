@@ -204,7 +204,10 @@ impl Launcher<'_> {
             })?;
             let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
             let exe = app.exe.display().to_string();
-            self.host.started(proc.clone(), pid, &exe, &job.hostname);
+            let command: Vec<String> = app.argv.clone();
+            let command = command.join(" ");
+            self.host
+                .started(proc.clone(), pid, (&exe, &command), &job.hostname);
             let tx = self.exits.clone();
             tokio::spawn(async move {
                 let status = child.wait().await;

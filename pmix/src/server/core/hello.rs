@@ -13,9 +13,11 @@
 //!    own user);
 //! 4. a rank that already has a live connection keeps it: a second connection for it is
 //!    refused with `PMIX_ERR_EXISTS`. A process that finalized, or whose connection closed,
-//!    may connect again;
-//! 5. a tool that brings its own identifier may not take one in a namespace served here: it
-//!    would act as that job's process.
+//!    may connect again.
+//!
+//! A tool may bring its own identifier, even that of a process of a job served here (a
+//! launched process that calls `PMIx_tool_init` keeps the identity its environment gives):
+//! it is of a user the host admitted, and its connection ending is not that process ending.
 //!
 //! Each refusal is logged with its reason by the driver ([`Action::Handshake`]'s `refused`).
 
@@ -87,13 +89,6 @@ impl ServerCore {
                 "{:?} peer of uid {}: this server admits tools of uids {:?}",
                 req.peer_type, peer.uid, self.tool_uids
             );
-            return Err((Status::ERR_NO_PERMISSIONS, why));
-        }
-        // A tool acts under its identifier: never one of the jobs served here.
-        if let Some(p) = &req.proc
-            && self.store.realms(p.nspace.as_str()).is_some()
-        {
-            let why = format!("{:?} peer claims {p}, of a job served here", req.peer_type);
             return Err((Status::ERR_NO_PERMISSIONS, why));
         }
         let mut info = req.info.clone();

@@ -372,14 +372,32 @@ fn tool_without_host_support_keeps_its_own_identifier_or_is_refused() {
 }
 
 #[test]
-fn a_tool_cannot_take_the_identifier_of_a_registered_job() {
-    let mut c = core_with(1);
+fn a_tool_under_a_ranks_identifier_leaves_the_rank_alone_when_it_goes() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    drain(&mut c);
     c.handle_hello(
         1,
         &tool_hello(PeerType::TOOL_GIVEN_ID, Some(p(0)), UID),
         KERNEL,
     );
-    assert_eq!(refusal(&mut c, 1), Some(Status::ERR_NO_PERMISSIONS));
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Proc(Ok(p(0))));
+    assert_eq!(refusal(&mut c, 1), None);
+    send(&mut c, 1, 3, &Request::Finalize);
+    c.handle_closed(1);
+    drain(&mut c);
+    // Rank 0 itself is still in the job: the fence waits for it and completes.
+    send(&mut c, b, 101, &fence());
+    assert!(replies(&mut c, Command::FENCENB).is_empty());
+    send(&mut c, a, 101, &fence());
+    let r = replies(&mut c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
+    );
     // A simple client's refusal goes through the same answer: the status word alone.
     let req = ConnectRequest::simple_client(p(9), UID, UID, BufferType::NonDescribed);
     c.handle_hello(5, &req, KERNEL);

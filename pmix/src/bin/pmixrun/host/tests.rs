@@ -52,8 +52,8 @@ fn publish_is_all_or_nothing_and_unpublish_touches_only_the_callers_data() {
 fn queries_answer_namespaces_status_and_the_proc_table() {
     block_on(async {
         let h = RunHost::default();
-        h.started(proc(0), 100, "prog", "node");
-        h.started(proc(1), 101, "prog", "node");
+        h.started(proc(0), 100, ("prog", "prog x"), "node");
+        h.started(proc(1), 101, ("prog", "prog x"), "node");
         h.ended(&proc(1), 3, false);
         let q = |key: &str| Query {
             keys: vec![Some(key.to_owned())],
@@ -77,6 +77,23 @@ fn queries_answer_namespaces_status_and_the_proc_table() {
         };
         assert_eq!((second.pid, second.exit_code), (101, 3));
         assert_eq!(second.state, ProcState::TERM_NON_ZERO);
+        // Each namespace once, with its command line.
+        let asked = vec![q(attr::QUERY_NAMESPACE_INFO.wire_key())];
+        let out = h.query(proc(0), asked).await.unwrap();
+        let Value::DataArray(jobs) = &out[0].value else {
+            panic!("not an array: {out:?}");
+        };
+        assert_eq!(jobs.elements.len(), 1);
+        let Value::Info(job) = &jobs.elements[0] else {
+            panic!("not an array of infos: {jobs:?}");
+        };
+        let Value::DataArray(job) = &job.value else {
+            panic!("not an array: {job:?}");
+        };
+        let Value::Info(line) = &job.elements[1] else {
+            panic!("not infos: {job:?}");
+        };
+        assert_eq!(line.get(attr::CMD_LINE).as_deref(), Some("prog x"));
     });
 }
 
@@ -123,7 +140,7 @@ fn cancel_withdraws_pending_requests_and_checkpoints_become_events() {
         *lock(&h.events) = Some(tx);
         // This test's own pid stands for a running rank: a checkpoint event signals nothing.
         let pid = i32::try_from(std::process::id()).unwrap();
-        h.started(proc(0), pid, "prog", "node");
+        h.started(proc(0), pid, ("prog", "prog x"), "node");
         let ctl = |d: Vec<Info>| h.job_control(proc(0), vec![], d);
         let named = |id: &str, what: Info| vec![Info::new(attr::JOB_CTRL_ID, id.to_owned()), what];
         ctl(named(
@@ -187,7 +204,7 @@ fn aborting_listed_processes_kills_them_and_leaves_the_job_running() {
             .spawn()
             .expect("sleep runs");
         let pid = i32::try_from(child.id()).unwrap();
-        h.started(proc(1), pid, "sleep", "node");
+        h.started(proc(1), pid, ("sleep", "sleep x"), "node");
         h.abort(proc(0), Status(3), Some("enough".into()), vec![proc(1)])
             .await
             .unwrap();

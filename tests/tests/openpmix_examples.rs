@@ -1,0 +1,174 @@
+//! OpenPMIx 4.2.2's own example programs (its `examples/`, from Debian's source package,
+//! fetched by `cargo xtask test` and never committed), unmodified, under `pmixrun` at two and
+//! four processes. Each must behave as the standard says: the clients run to the end with no
+//! error from OpenPMIx's library, and the programs whose first rank fails are ended by the
+//! launcher with that rank's status after the others heard of it.
+//!
+//! Not run, because they need what one machine under `pmixrun` cannot give:
+//!
+//! - `alloc` beyond one process: its other ranks wait for `PMIX_NOTIFY_ALLOC_COMPLETE`, an
+//!   event v5.0 removed (Appendix C.8.7) and no launcher raises (Open MPI's `mpirun` hangs
+//!   the same); its rank 0, run alone, does its part;
+//! - `debugger`: it asks a launcher to co-spawn debugger daemons (`PMIX_DEBUGGER_DAEMONS`,
+//!   `PMIX_DEBUG_STOP_IN_INIT`), which `pmixrun` does not act on (its
+//!   `PMIX_QUERY_DEBUG_SUPPORT` is empty);
+//! - `launcher`: it needs a system-level server (`PMIX_CONNECT_TO_SYSTEM`), which `pmixrun`
+//!   is not;
+//! - `server`: it is a host embedding OpenPMIx's server, not a program to launch;
+//! - `pmi1client`: the PMI-1 header is not in Debian's `libpmix-dev`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use pmix_tests::launch::{build_c_program, build_dir, outside, pmixrun};
+
+/// The examples' folder in the fetched source.
+fn examples() -> PathBuf {
+    let debian = outside("debian");
+    let source = std::fs::read_dir(&debian)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("examples/hello.c").exists())
+        .unwrap_or_else(|| panic!("no pmix-*/examples in {}", debian.display()));
+    source.join("examples")
+}
+
+/// Where the examples are built, under their own names (`dynamic` spawns `./client`).
+fn bin_dir() -> PathBuf {
+    let dir = build_dir().join("openpmix-examples");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Build the example `name` as OpenPMIx's own build would (no extra warnings demanded).
+fn example(name: &str) -> PathBuf {
+    let src = examples().join(format!("{name}.c"));
+    build_c_program(&src, &bin_dir().join(name), &[])
+}
+
+/// What one run printed and how it ended.
+struct Run {
+    code: Option<i32>,
+    output: String,
+}
+
+fn run(name: &str, n: u32) -> Run {
+    let program = example(name);
+    let out = Command::new(pmixrun())
+        .args(["-n", &n.to_string(), "--timeout", "60", "--"])
+        .arg(&program)
+        .current_dir(bin_dir())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code(),
+        output: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+/// The example ran to its end at `n`: status 0, and no error from OpenPMIx's library or the
+/// program (lines holding `allowed` excepted).
+fn passes(name: &str, n: u32, allowed: &[&str]) {
+    let r = run(name, n);
+    let errors: Vec<&str> = (r.output.lines())
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("fail")
+        })
+        .filter(|l| !allowed.iter().any(|a| l.contains(a)))
+        .collect();
+    assert!(
+        r.code == Some(0) && errors.is_empty(),
+        "{name} at n = {n} ended with {:?}, errors {errors:?}\n{}",
+        r.code,
+        r.output
+    );
+}
+
+macro_rules! runs_to_its_end {
+    ($($test:ident: $name:literal at $($n:literal),+;)*) => {$(
+        #[test]
+        fn $test() {
+            for n in [$($n),+] {
+                passes($name, n, &[]);
+            }
+        }
+    )*};
+}
+
+runs_to_its_end! {
+    hello_queries_and_prints_the_process_sets: "hello" at 2, 4;
+    client_puts_commits_fences_and_gets: "client" at 2, 4;
+    client2_exchanges_data_arrays: "client2" at 2, 4;
+    dmodex_gets_data_on_demand: "dmodex" at 2, 4;
+    group_constructs_and_destructs: "group" at 2, 4;
+    group_dmodex_reads_members_data_after_a_construct: "group_dmodex" at 2, 4;
+    group_lcl_cid_reads_each_members_local_context_id: "group_lcl_cid" at 2, 4;
+    asyncgroup_invites_and_fences_by_the_groups_id: "asyncgroup" at 4;
+    jctrl_asks_for_job_control: "jctrl" at 2, 4;
+    log_logs: "log" at 2, 4;
+    pub_publishes_and_looks_up: "pub" at 2, 4;
+    pubi_publishes_and_looks_up_info: "pubi" at 2, 4;
+    abi_no_init_uses_the_library_without_init: "abi_no_init" at 2, 4;
+    abi_with_init_uses_the_library_after_init: "abi_with_init" at 2, 4;
+    debuggerd_starts_as_a_debugger_daemon: "debuggerd" at 2, 4;
+    tool_attaches_and_queries_the_namespaces: "tool" at 2, 4;
+    alloc_rank_0_is_granted_an_allocation: "alloc" at 1;
+}
+
+#[test]
+fn dynamic_spawns_the_client_example_and_connects_to_it() {
+    example("client");
+    for n in [2, 4] {
+        passes("dynamic", n, &[]);
+    }
+}
+
+#[test]
+fn nodeinfo_reads_the_nodes_but_no_fabric_coordinates_on_one_machine() {
+    // One machine has no fabric with coordinates: that Get is PMIX_ERR_NOT_FOUND.
+    for n in [2, 4] {
+        passes("nodeinfo", n, &["coordinates"]);
+    }
+}
+
+/// A program whose rank 0 exits with status 1 without finalizing: the launcher reports it and
+/// ends the job with its status; where the others wait for the news (`heard`), each of them
+/// says `heard` and ends by itself before the launcher would stop it.
+fn first_rank_fails(name: &str, n: u32, heard: Option<&str>) {
+    let r = run(name, n);
+    let finished = heard.map_or(n as usize - 1, |h| r.output.matches(h).count());
+    assert!(
+        r.code == Some(1)
+            && r.output
+                .contains("exited with status 1 without calling PMIx_Finalize")
+            && finished == n as usize - 1,
+        "{name} at n = {n}: wanted status 1, the failure reported and {} ranks saying \
+         {heard:?}; got {:?} and {finished}\n{}",
+        n - 1,
+        r.code,
+        r.output
+    );
+}
+
+#[test]
+fn fault_ends_when_rank_0_fails_and_the_others_hear_of_it() {
+    for n in [2, 4] {
+        first_rank_fails("fault", n, Some("PMIx_Finalize successfully completed"));
+    }
+}
+
+#[test]
+fn bad_exit_ends_with_the_failed_ranks_status() {
+    // Its other ranks only sleep and finalize: the launcher may stop them first.
+    for n in [2, 4] {
+        first_rank_fails("bad_exit", n, None);
+    }
+}
