@@ -37,6 +37,7 @@ use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::server::jobinfo::realms_from_kvals;
 use crate::store::JobRealms;
+use crate::store::qualified::{QUALIFIED_VALUE, value_for};
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
 use crate::wire::{CommitBucket, Reply, Request};
@@ -215,15 +216,15 @@ impl Client {
         }
         let mut state = self.state();
         let mut found = None;
-        for d in data {
+        let context_id = d.qualifiers.context_id;
+        for mut of_proc in data {
             if found.is_none() {
-                found = d
-                    .kvals
-                    .iter()
-                    .find(|k| k.key.as_str() == key)
-                    .map(|k| k.value.clone());
+                found = (of_proc.kvals.iter()).find_map(|k| value_for(k, key, context_id));
             }
-            state.cache.store(&d.proc, d.kvals);
+            // A value posted for a group comes in OpenPMIx's qualified form: handed to the
+            // caller plain, and asked again next time (the cache keeps no qualifiers).
+            of_proc.kvals.retain(|k| k.key.as_str() != QUALIFIED_VALUE);
+            state.cache.store(&of_proc.proc, of_proc.kvals);
         }
         found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
     }

@@ -61,6 +61,7 @@ const GET_DIRECTIVES: &[&str] = &[
     attr::GET_STATIC_VALUES.wire_key(),
     attr::GET_POINTER_VALUES.wire_key(),
     attr::WAIT.wire_key(),
+    attr::GROUP_CONTEXT_ID.wire_key(),
 ];
 
 impl Directives {
@@ -241,6 +242,13 @@ pub fn client_get(
     if key == attr::RANK.wire_key() && target.rank.is_valid() && target.nspace == me.nspace {
         return ClientStep::Done(Ok(Value::Rank(target.rank)));
     }
+    // Latest draft §14.2.5: a value posted for a group is kept by the server with the
+    // group's context id (the cache keeps no qualifiers); it is there or it is not.
+    if d.qualifiers.context_id.is_some() {
+        return ClientStep::AskServer {
+            add_immediate: true,
+        };
+    }
     // SC-07: a scope-restricted get is decided by the server, which knows the scopes.
     if d.scope.is_some() && !is_reserved(key) && target != me {
         return ClientStep::AskServer {
@@ -301,6 +309,10 @@ impl ServerStep {
 
 /// The server's step of a get sent by the local client `requester` for `key` (or for all data,
 /// with `None`) of `target` (v5.0 §5.3 step 3, §6.2).
+///
+/// A value `target` posted for a group (latest draft §14.2.5, [`crate::store::qualified`]) is
+/// found by a get qualified with the group's `PMIX_GROUP_CONTEXT_ID`, which looks nowhere
+/// else and never waits, or by an unqualified get that finds the key nowhere else.
 pub fn server_get(
     store: &ServerStore,
     requester: &Proc,
@@ -312,6 +324,36 @@ pub fn server_get(
     if d.unsupported_required.is_some() {
         return ServerStep::status(Status::ERR_NOT_SUPPORTED); // G-13
     }
+    let posted = |context_id| {
+        let value = store.group_values.find(target, key?, context_id)?;
+        Some(ServerStep::Reply {
+            status: Status::SUCCESS,
+            data: vec![ProcData {
+                proc: target.clone(),
+                kvals: vec![value.to_kval()],
+            }],
+        })
+    };
+    if let Some(id) = d.qualifiers.context_id {
+        return posted(Some(id)).unwrap_or(ServerStep::status(Status::ERR_NOT_FOUND));
+    }
+    match unqualified_get(store, requester, target, key, d, host_has_dmodex) {
+        ServerStep::Reply { status, .. } if status == Status::ERR_NOT_FOUND => {
+            posted(None).unwrap_or(ServerStep::status(status))
+        }
+        step => step,
+    }
+}
+
+/// [`server_get`] of the values of no group.
+fn unqualified_get(
+    store: &ServerStore,
+    requester: &Proc,
+    target: &Proc,
+    key: Option<&str>,
+    d: &Directives,
+    host_has_dmodex: bool,
+) -> ServerStep {
     let ns = target.nspace.as_str();
     let reserved = key.is_some_and(is_reserved) || target.rank == Rank::WILDCARD;
     if reserved {

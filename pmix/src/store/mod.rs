@@ -1,13 +1,16 @@
 //! What a server knows: the realms of each registered namespace, the committed data of
-//! processes, and which processes are its local clients. Sans-IO.
+//! processes, the values processes posted for their groups, and which processes are its
+//! local clients. Sans-IO.
 
 pub mod modex;
 pub mod published;
+pub mod qualified;
 pub mod realm;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use modex::{Found, ModexStore};
+pub use qualified::GroupValues;
 pub use realm::{JobRealms, Qualifiers, Realm, default_realm, is_reserved};
 
 use crate::model::{Nspace, Proc};
@@ -17,6 +20,8 @@ use crate::model::{Nspace, Proc};
 pub struct ServerStore {
     pub namespaces: BTreeMap<Nspace, JobRealms>,
     pub modex: ModexStore,
+    /// What processes posted for the groups they constructed, by context id.
+    pub group_values: GroupValues,
     /// The processes on this node: registered as clients (`PMIx_server_register_client`) or
     /// listed in their namespace's `PMIX_LOCAL_PEERS` for this node. A fence waits for all of
     /// them, even for those whose client registration has not happened yet.

@@ -145,6 +145,9 @@ pub struct Qualifiers {
     pub appnum: Option<u32>,
     pub hostname: Option<String>,
     pub nodeid: Option<u32>,
+    /// `PMIX_GROUP_CONTEXT_ID`: a value posted for the group of this context id (latest draft
+    /// §14.2.5), not a realm.
+    pub context_id: Option<u64>,
 }
 
 impl Qualifiers {
@@ -172,6 +175,8 @@ impl Qualifiers {
                 q.hostname = i.value.as_str().map(str::to_owned);
             } else if k == attr::NODEID.wire_key() {
                 q.nodeid = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
+            } else if k == attr::GROUP_CONTEXT_ID.wire_key() {
+                q.context_id = i.value.to_u64();
             }
         }
         q

@@ -151,6 +151,7 @@ fn get_reserved(key: &str, rank: Rank, info: &[Info]) -> Option<Value> {
 }
 
 mod contract;
+mod group_values;
 mod non_reserved;
 mod realms;
 mod reserved;
