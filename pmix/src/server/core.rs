@@ -262,6 +262,7 @@ impl ServerCore {
     pub fn deregister_nspace(&mut self, nspace: &str) {
         self.store.namespaces.retain(|n, _| n.as_str() != nspace);
         self.store.modex.remove_nspace(nspace);
+        self.store.group_values.remove_nspace(nspace);
         self.clients.retain(|p, _| p.nspace.as_str() != nspace);
         self.store.local.retain(|p| p.nspace.as_str() != nspace);
         self.store.gone.retain(|p| p.nspace.as_str() != nspace);
@@ -851,6 +852,9 @@ mod bootstrap;
 mod connect;
 mod events;
 mod fencing;
+mod group_values;
+#[cfg(test)]
+mod group_values_tests;
 mod groups;
 #[cfg(test)]
 mod groups_tests;

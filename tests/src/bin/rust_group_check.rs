@@ -1,5 +1,6 @@
 //! Process groups under a real host (`pmixrun -n 4`): every rank constructs the group
-//! `quad` of the whole job with a context id from the host, exchanges data by a fence over
+//! `quad` of the whole job with a context id from the host, each posting its local id for it
+//! (`PMIX_GROUP_LOCAL_CID`) and reading a peer's by the context id, exchanges data by a fence over
 //! the group's id, and reads a peer's value; ranks 0 and 1 build `pair` and fence by its id
 //! while ranks 2 and 3 do not take part; rank 0 invites ranks 1 to 3 into `invited` (each
 //! waits for `PMIX_GROUP_INVITED`, rank 3 declines) and the group formed fences by its id;
@@ -86,24 +87,43 @@ fn main() -> ExitCode {
 
     // The whole job, with a context id.
     let all: Vec<Proc> = (0..4).map(peer).collect();
-    let with_id = [Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true)];
+    let with_id = [
+        Info::new(attr::GROUP_ASSIGN_CONTEXT_ID, true),
+        Info::new(attr::GROUP_LOCAL_CID, 100 + rank as usize),
+    ];
     let built = client.group_construct("quad", &all, &with_id);
+    let context_id = (built.iter().flatten()).find_map(|i| i.get(attr::GROUP_CONTEXT_ID));
     let ok = step(
         "construct quad",
-        match &built {
-            Ok(r) if r.iter().any(|i| i.get(attr::GROUP_CONTEXT_ID).is_some()) => Ok(()),
-            other => Err(format!("{other:?}, wanted a PMIX_GROUP_CONTEXT_ID")),
+        match (&built, context_id) {
+            (Ok(_), Some(_)) => Ok(()),
+            (other, _) => Err(format!("{other:?}, wanted a PMIX_GROUP_CONTEXT_ID")),
         },
     );
-    if !ok {
+    let Some(context_id) = context_id.filter(|_| ok) else {
         return ExitCode::FAILURE;
-    }
+    };
+    // Each rank posted its own id for the group: a peer's is found by the peer's id and the
+    // group's context id.
+    let next = (rank + 1) % 4;
+    let of_quad = [Info::new(attr::GROUP_CONTEXT_ID, context_id).qualifier()];
+    let posted = client.get(
+        Some(&peer(next)),
+        attr::GROUP_LOCAL_CID.wire_key(),
+        &of_quad,
+    );
+    failed |= !step(
+        "local cid of a peer",
+        match posted {
+            Ok(Value::Size(v)) if v == u64::from(100 + next) => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    );
     let value = format!("from {rank}");
     let exchanged = client
         .put(Scope::GLOBAL, "grp.value", Value::string(value))
         .and_then(|()| client.commit())
         .and_then(|()| client.fence(&group("quad"), &[Info::new(attr::COLLECT_DATA, true)]));
-    let next = (rank + 1) % 4;
     let got = exchanged.and_then(|()| client.get(Some(&peer(next)), "grp.value", &[]));
     failed |= !step(
         "fence by group id",

@@ -27,7 +27,9 @@
 //!   the invitees still in. Invitees on other nodes are reached through the host's
 //!   `notify_event` (see [`super::invitations`]).
 //! - **Context ids**: a group formed with one raises `PMIX_GROUP_CONTEXT_ID_ASSIGNED`, with
-//!   `PMIX_GROUP_CONTEXT_ID`, at the members each server serves.
+//!   `PMIX_GROUP_CONTEXT_ID`, at the members each server serves; the values its members
+//!   posted for it (`PMIX_GROUP_LOCAL_CID`) are kept under that id (see
+//!   [`super::group_values`]).
 //! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
 //!   members.
 //! - **Leaders and terminations** (§14.2.6): a member constructing with `PMIX_GROUP_LEADER`
@@ -119,6 +121,9 @@ pub(super) struct Groups {
     pub(super) gone_elsewhere: BTreeSet<Proc>,
     /// Constructions by bootstrap gathering their membership.
     pub(super) bootstraps: BTreeMap<String, Bootstrap>,
+    /// What the local members of the constructions in progress posted for their group, by
+    /// group and member ([`super::group_values`]).
+    pub(super) posted: BTreeMap<String, BTreeMap<Proc, Vec<Info>>>,
 }
 
 pub(super) fn has_duplicates(procs: &[Proc]) -> bool {
@@ -224,6 +229,7 @@ impl ServerCore {
         let optional = Info::flag(info, attr::GROUP_OPTIONAL);
         roles.notify |= Info::flag(info, attr::GROUP_NOTIFY_TERMINATION) && !optional;
         roles.tolerant |= tolerates_losses(info) && !optional;
+        self.keep_posted_values(&group, me, info);
         let waiter = Waiter { conn, tag: tag.0 };
         self.group_contribute(Kind::Construct, me, waiter, &group, &procs, info);
     }
@@ -380,7 +386,11 @@ impl ServerCore {
         };
         let formed = status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS;
         let roles = match kind {
-            Kind::Construct => self.groups.roles.remove(&t.label).unwrap_or_default(),
+            Kind::Construct => {
+                let id = cid.filter(|_| formed);
+                self.store_posted_values(&t.label, id);
+                self.groups.roles.remove(&t.label).unwrap_or_default()
+            }
             Kind::Destruct => Roles::default(),
         };
         match kind {
