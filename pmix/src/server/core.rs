@@ -848,6 +848,9 @@ fn unknown_required(request: &Request) -> Option<String> {
 
 #[cfg(test)]
 mod across_nodes_tests;
+mod announced;
+#[cfg(test)]
+mod announced_tests;
 mod bootstrap;
 mod connect;
 mod events;

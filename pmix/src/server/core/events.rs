@@ -104,7 +104,8 @@ impl ServerCore {
     }
 
     /// `NOTIFY` from client `me`: accept (or refuse a malformed range), pass it to the local
-    /// processes in range and, when the range goes beyond this node, to the host.
+    /// processes in range and, when the range goes beyond this node, to the host. A
+    /// `PMIX_GROUP_CONSTRUCT_COMPLETE` also makes its group known here.
     pub(super) fn client_notify(
         &mut self,
         conn: ConnId,
@@ -125,6 +126,8 @@ impl ServerCore {
             return;
         }
         self.send(conn, tag, &Reply::Status(Status::SUCCESS));
+        // An inviting process announces the group it assembled ([`super::announced`]).
+        self.group_announced(&event);
         let beyond_node = !matches!(
             range,
             DataRange::LOCAL | DataRange::PROC_LOCAL | DataRange::UNDEF

@@ -25,7 +25,9 @@
 //!   `PMIX_ERR_PARTIAL_SUCCESS` with `PMIX_GROUP_OPTIONAL`, and fails with
 //!   `PMIX_ERR_TIMEOUT` without; a failed invitation raises `PMIX_GROUP_CONSTRUCT_ABORT` at
 //!   the invitees still in. Invitees on other nodes are reached through the host's
-//!   `notify_event` (see [`super::invitations`]).
+//!   `notify_event` (see [`super::invitations`]). Invitations that clients run by events
+//!   alone (OpenPMIx 4.2's) reach the server only as those events; the leader's
+//!   `PMIX_GROUP_CONSTRUCT_COMPLETE` makes their group known (see [`super::announced`]).
 //! - **Context ids**: a group formed with one raises `PMIX_GROUP_CONTEXT_ID_ASSIGNED`, with
 //!   `PMIX_GROUP_CONTEXT_ID`, at the members each server serves; the values its members
 //!   posted for it (`PMIX_GROUP_LOCAL_CID`) are kept under that id (see

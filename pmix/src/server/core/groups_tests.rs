@@ -10,9 +10,9 @@ use crate::wire::{Command, Notification, OpReply};
 
 /// What the core sent since the last drain: replies decoded for `command`, and events as
 /// (connection, status, source).
-type Sent = (Vec<(ConnId, u32, Reply)>, Vec<(ConnId, Status, Proc)>);
+pub(super) type Sent = (Vec<(ConnId, u32, Reply)>, Vec<(ConnId, Status, Proc)>);
 
-fn drain(c: &mut ServerCore, command: Command) -> Sent {
+pub(super) fn drain(c: &mut ServerCore, command: Command) -> Sent {
     let (mut replies, mut events) = (Vec::new(), Vec::new());
     while let Some(a) = c.poll_action() {
         let Action::Send { conn, tag, payload } = a else {
@@ -49,7 +49,7 @@ fn construct(group: &str, ranks: &[u32], info: Vec<Info>) -> Request {
     })
 }
 
-fn destruct(group: &str) -> Request {
+pub(super) fn destruct(group: &str) -> Request {
     Request::Op(Op::GroupDestruct {
         group: group.into(),
         info: vec![],
@@ -63,11 +63,11 @@ fn constructed(status: Status) -> Reply {
     })
 }
 
-fn plain(command: Command, status: Status) -> Reply {
+pub(super) fn plain(command: Command, status: Status) -> Reply {
     Reply::Op(OpReply::Status { command, status })
 }
 
-fn group_fence(group: &str) -> Request {
+pub(super) fn group_fence(group: &str) -> Request {
     Request::Fence {
         procs: vec![Proc::try_new(group, Rank::WILDCARD).unwrap()],
         info: vec![],
@@ -412,7 +412,7 @@ fn listening(n: u32) -> (ServerCore, Vec<ConnId>) {
 }
 
 /// The connections that heard `status`.
-fn heard(events: &[(ConnId, Status, Proc)], status: Status) -> Vec<ConnId> {
+pub(super) fn heard(events: &[(ConnId, Status, Proc)], status: Status) -> Vec<ConnId> {
     events
         .iter()
         .filter(|(_, s, _)| *s == status)

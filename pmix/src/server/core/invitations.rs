@@ -495,9 +495,10 @@ impl ServerCore {
     }
 
     /// An event the host delivered: a group event another node's server raised (marked
-    /// [`GROUP_SERVER_EVENT`]; a client's own event of the same code is only delivered) moves
-    /// invitations and memberships here, and the host's word of terminations elsewhere
-    /// reaches the groups (the processes in range have the event already).
+    /// [`GROUP_SERVER_EVENT`]) moves invitations and memberships here; of a client's own
+    /// group events only the announcement of a group it assembled counts
+    /// ([`super::announced`]); and the host's word of terminations elsewhere reaches the
+    /// groups (the processes in range have the event already).
     pub(super) fn relayed_group_event(&mut self, event: &Event) {
         let status = event.status;
         if status == Status::EVENT_PROC_TERMINATED || status == Status::EVENT_NODE_DOWN {
@@ -513,7 +514,12 @@ impl ServerCore {
         }
         let from_server = (event.info.iter())
             .any(|i| i.key.as_str() == GROUP_SERVER_EVENT && i.value.as_bool() == Some(true));
-        let Some(group) = group_of(event).filter(|_| from_server) else {
+        if !from_server {
+            // Another node's client announcing the group it assembled.
+            self.group_announced(event);
+            return;
+        }
+        let Some(group) = group_of(event) else {
             return;
         };
         let source = &event.source;
