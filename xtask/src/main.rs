@@ -197,6 +197,7 @@ fn sim_planted_check(root: &Path) -> Result<(), String> {
 
 fn test(root: &Path, args: &[String]) -> Result<(), String> {
     sysdeps::ensure(sysdeps::TESTS)?;
+    sysdeps::ensure_deb_src()?;
     let ci = args.iter().any(|a| a == "--ci") || std::env::var_os("CI").is_some();
     let profile = if ci { "ci" } else { "default" };
     if which("cargo-nextest").is_none() {

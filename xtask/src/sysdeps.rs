@@ -5,6 +5,7 @@
 //! packages are installed with `apt-get`; otherwise the exact command is printed and the
 //! command fails, naming the packages, before cargo gets to fail on a linker message.
 
+use std::path::Path;
 use std::process::Command;
 
 /// `cargo xtask conformance`, the main job: the runner links the `pmix` crate with its
@@ -37,6 +38,9 @@ pub(crate) const TESTS: &[&str] = &[
     "gcc",
     "dpkg-dev",
 ];
+
+/// Where [`ensure_deb_src`] writes its entry.
+const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/debian-src.sources";
 
 /// Make sure every package is installed: as root, install the missing ones; otherwise fail
 /// with the command that would.
@@ -75,6 +79,33 @@ pub(crate) fn ensure(packages: &[&str]) -> Result<(), String> {
             left.join(" ")
         ))
     }
+}
+
+/// Make sure apt knows a source repository, so that `apt-get source` works: as root, add one
+/// for this Debian release's main archive when no `deb-src` entry exists; otherwise fail with
+/// the commands that would.
+pub(crate) fn ensure_deb_src() -> Result<(), String> {
+    let apt = Path::new("/etc/apt");
+    if !apt.is_dir() {
+        eprintln!("note: not a Debian system; `apt-get source` needs a deb-src entry");
+        return Ok(());
+    }
+    if has_deb_src(apt) {
+        return Ok(());
+    }
+    let codename = debian_codename().ok_or(
+        "apt has no deb-src entry and this is not Debian: add one so that `apt-get source` works",
+    )?;
+    let entry = deb_src_entry(&codename);
+    if !is_root() {
+        return Err(format!(
+            "apt has no deb-src entry, which `apt-get source` needs; add one with:\n  \
+             sudo tee {DEB_SRC_FILE} >/dev/null <<'EOF'\n{entry}EOF\n  sudo apt-get update"
+        ));
+    }
+    println!("adding a deb-src entry for `apt-get source`: {DEB_SRC_FILE}");
+    std::fs::write(DEB_SRC_FILE, entry).map_err(|e| format!("{DEB_SRC_FILE}: {e}"))?;
+    apt_get(&["update"])
 }
 
 fn installed(package: &str) -> bool {
@@ -137,6 +168,77 @@ fn apt_get(args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// Whether any of apt's source files (one-line `.list` or deb822 `.sources`) has an enabled
+/// `deb-src` entry.
+fn has_deb_src(apt: &Path) -> bool {
+    let mut files = vec![apt.join("sources.list")];
+    if let Ok(entries) = std::fs::read_dir(apt.join("sources.list.d")) {
+        files.extend(entries.flatten().map(|e| e.path()));
+    }
+    files.iter().any(|path| {
+        let name = path.to_string_lossy();
+        std::fs::read_to_string(path).is_ok_and(|text| lists_deb_src(&name, &text))
+    })
+}
+
+/// Whether the text of the source file `name` has an enabled `deb-src` entry. apt reads only
+/// files named `*.list` (one entry a line) and `*.sources` (deb822 stanzas with `Types:`).
+fn lists_deb_src(name: &str, text: &str) -> bool {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.starts_with('#'));
+    if name.ends_with(".list") {
+        return lines().any(|l| l.split_whitespace().next() == Some("deb-src"));
+    }
+    if !name.ends_with(".sources") {
+        return false;
+    }
+    let mut stanzas = vec![Vec::new()];
+    for line in lines() {
+        match stanzas.last_mut() {
+            Some(stanza) if !line.is_empty() => stanza.push(line),
+            _ => stanzas.push(Vec::new()),
+        }
+    }
+    let field = |stanza: &[&str], name: &str| {
+        stanza.iter().find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_owned())
+        })
+    };
+    stanzas.iter().any(|stanza| {
+        field(stanza, "Types").is_some_and(|t| t.split_whitespace().any(|t| t == "deb-src"))
+            && field(stanza, "Enabled").is_none_or(|e| !e.eq_ignore_ascii_case("no"))
+    })
+}
+
+/// This Debian release's codename (`bookworm`), or `None` elsewhere.
+fn debian_codename() -> Option<String> {
+    let release = std::fs::read_to_string("/etc/os-release").ok()?;
+    let value = |key: &str| {
+        release.lines().find_map(|l| {
+            l.strip_prefix(key)?
+                .strip_prefix('=')
+                .map(|v| v.trim_matches('"').to_owned())
+        })
+    };
+    (value("ID")? == "debian")
+        .then(|| value("VERSION_CODENAME"))
+        .flatten()
+}
+
+/// The deb822 entry for the sources of a Debian release's main archive, as Debian's own
+/// `debian.sources` names its binaries.
+fn deb_src_entry(codename: &str) -> String {
+    format!(
+        "Types: deb-src\n\
+         URIs: http://deb.debian.org/debian\n\
+         Suites: {codename} {codename}-updates\n\
+         Components: main\n\
+         Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +248,37 @@ mod tests {
         for package in CONFORMANCE {
             assert!(TESTS.contains(package), "TESTS lacks {package}");
         }
+    }
+
+    #[test]
+    fn one_line_deb_src_counts_unless_commented() {
+        assert!(lists_deb_src(
+            "sources.list",
+            "deb http://deb.debian.org/debian bookworm main\n\
+             deb-src http://deb.debian.org/debian bookworm main\n"
+        ));
+        assert!(!lists_deb_src(
+            "sources.list",
+            "# deb-src http://deb.debian.org/debian bookworm main\n"
+        ));
+    }
+
+    #[test]
+    fn deb822_deb_src_counts_unless_disabled() {
+        let binaries = "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\n";
+        assert!(!lists_deb_src("debian.sources", binaries));
+        let both = format!("{binaries}\nTypes: deb deb-src\nSuites: bookworm\n");
+        assert!(lists_deb_src("debian.sources", &both));
+        let disabled = format!("{}Enabled: no\n", deb_src_entry("bookworm"));
+        assert!(!lists_deb_src("debian.sources", &disabled));
+        assert!(lists_deb_src("x.sources", &deb_src_entry("bookworm")));
+    }
+
+    #[test]
+    fn files_apt_does_not_read_never_count() {
+        assert!(!lists_deb_src(
+            "x.sources.disabled",
+            &deb_src_entry("bookworm")
+        ));
     }
 }
