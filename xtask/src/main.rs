@@ -4,12 +4,13 @@
 //! |---|---|
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
 //! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit) |
+//! | `build-pmixrun` | builds `target/release/pmixrun` |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //!
 //! Commands that need system packages install them when run as root and print the exact
-//! `apt-get` command otherwise (`sysdeps`).
+//! `apt-get` command otherwise (`sysdeps`, one list per command).
 
 mod attribute_vectors;
 mod bench;
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
     let result = match cmd {
         "conformance" => conformance(&root, rest),
         "test" => test(&root, rest),
+        "build-pmixrun" => build_pmixrun(&root),
         "vectors" => vectors::run(&root, rest),
         "bench" => bench::run(&root, rest),
         "fuzz" => fuzz(&root, rest),
@@ -56,6 +58,7 @@ const HELP: &str = "usage: cargo xtask <command>
                        run the conformance vectors (Rust target by default; LIBPMIX is any
                        libpmix.so, e.g. libpmix.so.2)
   test [--ci]          run the test suite with cargo nextest
+  build-pmixrun        build target/release/pmixrun
   vectors [--check]    regenerate spec-vectors/inventory, the code's tables and the
                        attribute-type vectors
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
@@ -193,6 +196,17 @@ fn sim_planted_check(root: &Path) -> Result<(), String> {
     }
     println!("the sweep caught the planted bug; `{replay}` replays it (trace {first})");
     Ok(())
+}
+
+/// `pmixrun` for use, with the packages it needs to build (`cargo build -p pmix --bins`
+/// alone fails to link on a machine without them).
+fn build_pmixrun(root: &Path) -> Result<(), String> {
+    sysdeps::ensure(sysdeps::PMIXRUN)?;
+    run_cmd(
+        root,
+        "cargo",
+        &["build", "--release", "-p", "pmix", "--bins"],
+    )
 }
 
 fn test(root: &Path, args: &[String]) -> Result<(), String> {

@@ -8,11 +8,14 @@
 use std::path::Path;
 use std::process::Command;
 
+/// `cargo xtask build-pmixrun`: `pmixrun` reads the machine's topology through `hwlocality`,
+/// whose build script asks pkg-config for hwloc's static link line (`-lhwloc -lm -ludev
+/// -lpthread`), so udev's development files are needed as much as hwloc's.
+pub(crate) const PMIXRUN: &[&str] = &["pkg-config", "libhwloc-dev", "libudev-dev"];
+
 /// `cargo xtask conformance`, the main job: the runner links the `pmix` crate with its
-/// topology, read through `hwlocality`, whose build script asks pkg-config for hwloc's
-/// static link line (`-lhwloc -lm -ludev -lpthread`), so udev's development files are needed
-/// as much as hwloc's; it runs the vectors on the OpenPMIx peer as well (`libpmix.so.2`, its
-/// headers and tools). Nothing of it compiles C.
+/// topology, as `pmixrun` does, and runs the vectors on the OpenPMIx peer as well
+/// (`libpmix.so.2`, its headers and tools). Nothing of it compiles C.
 pub(crate) const CONFORMANCE: &[&str] = &[
     "pkg-config",
     "libhwloc-dev",
@@ -245,9 +248,28 @@ mod tests {
 
     #[test]
     fn each_command_needs_everything_the_one_before_it_does() {
-        for package in CONFORMANCE {
-            assert!(TESTS.contains(package), "TESTS lacks {package}");
+        for (smaller, larger, name) in [
+            (PMIXRUN, CONFORMANCE, "CONFORMANCE"),
+            (CONFORMANCE, TESTS, "TESTS"),
+        ] {
+            for package in smaller {
+                assert!(larger.contains(package), "{name} lacks {package}");
+            }
         }
+    }
+
+    #[test]
+    fn readme_gives_the_command_that_installs_what_pmixrun_needs() {
+        let readme = std::fs::read_to_string(crate::workspace_root().join("README.md"))
+            .expect("the workspace has a README");
+        let command = format!(
+            "apt-get install -y --no-install-recommends {}",
+            PMIXRUN.join(" ")
+        );
+        assert!(
+            readme.contains(&command),
+            "README.md should give `{command}`"
+        );
     }
 
     #[test]
