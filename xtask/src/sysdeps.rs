@@ -4,6 +4,12 @@
 //! Debian machine that has Rust and nothing more. As root (CI, a fresh container) the missing
 //! packages are installed with `apt-get`; otherwise the exact command is printed and the
 //! command fails, naming the packages, before cargo gets to fail on a linker message.
+//!
+//! The lists are checked against what the programs really link (`linked`, a test run by
+//! `cargo xtask test`): a library that no listed package provides fails it.
+
+#[cfg(test)]
+mod linked;
 
 use std::path::Path;
 use std::process::Command;
@@ -41,6 +47,19 @@ pub(crate) const TESTS: &[&str] = &[
     "gcc",
     "dpkg-dev",
 ];
+
+/// Packages of the C toolchain itself, which no list names: every Rust program on Linux is
+/// linked by `cc`, so a machine that built `cargo xtask` has them. `libc6-dev` holds libc,
+/// libm, libpthread, libdl and librt; `libgcc-<version>-dev` holds libgcc and libgcc_s.
+/// (Only the link check asks.)
+#[cfg(test)]
+pub(crate) fn is_toolchain(package: &str) -> bool {
+    package == "libc6-dev"
+        || package
+            .strip_prefix("libgcc-")
+            .and_then(|rest| rest.strip_suffix("-dev"))
+            .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit()))
+}
 
 /// Where [`ensure_deb_src`] writes its entry.
 const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/debian-src.sources";
@@ -256,6 +275,14 @@ mod tests {
                 assert!(larger.contains(package), "{name} lacks {package}");
             }
         }
+    }
+
+    #[test]
+    fn toolchain_is_libc_and_libgcc_development_files_only() {
+        assert!(is_toolchain("libc6-dev"));
+        assert!(is_toolchain("libgcc-12-dev"));
+        assert!(!is_toolchain("libgcc-s1"));
+        assert!(!is_toolchain("libudev-dev"));
     }
 
     #[test]
