@@ -38,6 +38,10 @@ pub struct JobLaunch {
     pub tmpdir: String,
     /// Where each process runs on the node, by rank (empty: not described).
     pub placement: Vec<Placement>,
+    /// The node runs more processes than it has processors for them
+    /// (`PMIX_NODE_OVERSUBSCRIBED`, node realm): runtimes should yield when idle rather than
+    /// poll. The host decides, counting its other jobs' processes too.
+    pub oversubscribed: bool,
 }
 
 /// Where a process runs on its node, as process information (§12.4.2.4): its `PMIX_CPUSET`
@@ -183,6 +187,7 @@ pub fn plan(
         parent,
         tmpdir: tmpdir.to_owned(),
         placement: Vec::new(),
+        oversubscribed: false,
     })
 }
 
@@ -290,6 +295,10 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
                 info(attr::LOCAL_PEERS.wire_key(), Value::string(peers)),
                 info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
                 info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
+                info(
+                    attr::NODE_OVERSUBSCRIBED.wire_key(),
+                    Value::Bool(job.oversubscribed),
+                ),
             ]),
         ),
     ];
@@ -431,6 +440,25 @@ mod tests {
             plan_of(&[app("/bin/sh", 1, vec![])], &job_wdir).err(),
             Some(Status::ERR_JOB_WDIR_NOT_FOUND)
         );
+    }
+
+    #[test]
+    fn an_oversubscribed_node_says_so_in_its_realm() {
+        let node = |job: &JobLaunch| {
+            let info = job_info(job);
+            let node = info.into_iter().find(|i| i.is(attr::NODE_INFO_ARRAY));
+            let Some(Value::DataArray(node)) = node.map(|i| i.value) else {
+                panic!("no node realm");
+            };
+            node.elements.into_iter().find_map(|v| match v {
+                Value::Info(i) => i.get(attr::NODE_OVERSUBSCRIBED),
+                _ => None,
+            })
+        };
+        let mut job = plan_of(&[app("sh", 2, vec![])], &[]).unwrap();
+        assert_eq!(node(&job), Some(false));
+        job.oversubscribed = true;
+        assert_eq!(node(&job), Some(true));
     }
 
     #[test]

@@ -285,6 +285,14 @@ impl HostState {
         }
     }
 
+    /// How many processes are running, of every job.
+    pub(crate) fn running_count(&self) -> u32 {
+        let n = (lock(&self.procs).values())
+            .filter(|r| r.state == ProcState::RUNNING)
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
     /// The tools attached so far.
     pub(crate) fn tools(&self) -> Vec<Proc> {
         lock(&self.authority).tools().to_vec()
