@@ -3,7 +3,7 @@
 //! | command | what it does |
 //! |---|---|
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
-//! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit) |
+//! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit), after fetching the outside programs it runs (`outside`); as root also the tests that need root |
 //! | `build-pmixrun` | builds `target/release/pmixrun` |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
@@ -14,6 +14,7 @@
 
 mod attribute_vectors;
 mod bench;
+mod outside;
 mod sysdeps;
 mod vectors;
 
@@ -212,6 +213,7 @@ fn build_pmixrun(root: &Path) -> Result<(), String> {
 fn test(root: &Path, args: &[String]) -> Result<(), String> {
     sysdeps::ensure(sysdeps::TESTS)?;
     sysdeps::ensure_deb_src()?;
+    outside::fetch(root)?;
     let ci = args.iter().any(|a| a == "--ci") || std::env::var_os("CI").is_some();
     let profile = if ci { "ci" } else { "default" };
     if which("cargo-nextest").is_none() {
@@ -228,6 +230,10 @@ fn test(root: &Path, args: &[String]) -> Result<(), String> {
     // nextest builds test targets only, so build the binaries of the same profile first.
     run_cmd(root, "cargo", &["build", "-p", "pmix", "--bins"])?;
     let mut nextest = vec!["nextest", "run", "--workspace", "--profile", profile];
+    // The tests that need root (they create a second user) are ignored otherwise.
+    if sysdeps::is_root() {
+        nextest.extend(["--run-ignored", "all"]);
+    }
     nextest.extend(passthrough);
     run_cmd(root, "cargo", &nextest)?;
     // Doctests are not run by nextest.

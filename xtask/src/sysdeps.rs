@@ -142,7 +142,7 @@ fn uninstalled<'a>(packages: &[&'a str]) -> Vec<&'a str> {
     packages.iter().copied().filter(|p| !installed(p)).collect()
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
