@@ -105,14 +105,12 @@ fn mpi4py_test_suite_passes_with_its_spawn_tests() {
         let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        // unittest reports on stderr, one summary per rank.
-        let summaries = stderr.lines().filter(|l| l.starts_with("Ran ")).count();
+        // unittest reports on stderr, one summary per rank (the ranks' lines may mix); a
+        // rank with a failed test exits non-zero, and so does pmixrun.
+        let summaries = stderr.matches("Ran ").count();
         let spawned = stderr.matches("test_spawn.TestSpawnWorld").count();
         assert!(
-            out.status.success()
-                && summaries == n as usize
-                && stderr.lines().filter(|l| l.starts_with("OK")).count() == n as usize
-                && spawned > 0,
+            out.status.success() && summaries == n as usize && spawned > 0,
             "mpi4py's suite at n = {n} ({:?}): {summaries} summaries, {spawned} spawn tests\n\
              --- stdout\n{stdout}\n--- stderr\n{stderr}",
             out.status

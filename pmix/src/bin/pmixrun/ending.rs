@@ -2,8 +2,10 @@
 //! processes and tools as the standard's events.
 //!
 //! A process ends in order when it exits with status 0 after `PMIx_Finalize` (or never
-//! connected); anything else is a failure: a non-zero status, a signal (named, with a core
-//! dump if there was one), or an exit without finalizing after it connected. The events
+//! connected), or when a signal a request sent it ends it (`PMIx_Job_control`, an abort that
+//! lists it: the job asked for that end); anything else is a failure: a non-zero status, a
+//! signal (named, with a core dump if there was one), or an exit without finalizing after it
+//! connected. The events
 //! (v5.0 §10.1.8: the host raises them, naming the process as `PMIX_EVENT_AFFECTED_PROC`):
 //!
 //! - every end: `PMIX_EVENT_PROC_TERMINATED` with `PMIX_EXIT_CODE`, to the process's own job
@@ -32,6 +34,8 @@ pub(crate) struct Ending {
     pub(crate) core_dumped: bool,
     /// It connected and ended without `PMIx_Finalize`.
     pub(crate) unsynced: bool,
+    /// A request signalled it, so a signal that ended it was asked for.
+    pub(crate) requested: bool,
 }
 
 impl Ending {
@@ -44,6 +48,7 @@ impl Ending {
                 signal: None,
                 core_dumped: false,
                 unsynced,
+                requested: false,
             };
         };
         let signal = status.signal();
@@ -57,11 +62,21 @@ impl Ending {
             signal,
             core_dumped: status.core_dumped(),
             unsynced,
+            requested: false,
+        }
+    }
+
+    /// The same end, of a process that a request signalled (`signalled`).
+    pub(crate) fn by_request(self, signalled: bool) -> Ending {
+        Ending {
+            requested: signalled,
+            ..self
         }
     }
 
     pub(crate) fn failed(&self) -> bool {
-        self.code != 0 || self.unsynced
+        let asked_for = self.requested && self.signal.is_some();
+        (self.code != 0 || self.unsynced) && !asked_for
     }
 
     /// What the user reads: "exited with status 1", "was killed by signal 11 (SIGSEGV),
@@ -77,11 +92,12 @@ impl Ending {
                 } else {
                     ""
                 };
-                format!("was killed by signal {s}{name}{core}")
+                let asked = if self.requested { " as requested" } else { "" };
+                format!("was killed by signal {s}{name}{core}{asked}")
             }
             None => format!("exited with status {}", self.code),
         };
-        if self.unsynced {
+        if self.unsynced && self.failed() {
             text.push_str(" without calling PMIx_Finalize");
         }
         text
@@ -153,6 +169,18 @@ mod tests {
             "was killed by signal 6 (SIGABRT) without calling PMIx_Finalize"
         );
         assert!(segv.failed() && abrt.failed());
+    }
+
+    #[test]
+    fn a_signal_a_request_sent_is_no_failure() {
+        let asked = ended(15, true).by_request(true);
+        assert!(!asked.failed());
+        assert_eq!(
+            asked.describe(),
+            "was killed by signal 15 (SIGTERM) as requested"
+        );
+        // A process the request signalled that then exits badly by itself still failed.
+        assert!(ended(1 << 8, false).by_request(true).failed());
     }
 
     #[test]

@@ -61,6 +61,9 @@ pub(crate) struct HostState {
     pub(crate) context_ids: Mutex<usize>,
     /// Who may signal, abort or clean up what: the jobs' lineage and the tools.
     pub(crate) authority: Mutex<pmix::server::control::Authority>,
+    /// Processes a request signalled (job control, an abort listing them): an end by that
+    /// signal was asked for, not a failure.
+    pub(crate) signalled: Mutex<std::collections::BTreeSet<Proc>>,
 }
 
 /// A job-control request as a later `PMIX_JOB_CTRL_CANCEL` names it: who asked, under which
@@ -613,6 +616,7 @@ impl Host for RunHost {
                     .map(|r| r.pid)
                     .collect()
             };
+            lock(&self.signalled).extend(procs.iter().cloned());
             for pid in pids {
                 let _ = nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(pid),
@@ -818,6 +822,7 @@ impl Host for RunHost {
                 return Err(Status::ERR_UNREACH);
             }
         }
+        lock(&self.signalled).extend(running.iter().map(|(p, _)| p.clone()));
         for (_, pid) in running {
             for s in &signals {
                 nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), *s)

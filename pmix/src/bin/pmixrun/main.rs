@@ -476,7 +476,8 @@ async fn run(opts: Options) -> Result<u8, String> {
                 left -= 1;
                 let unsynced = lock(&host.connected).contains(&proc)
                     && !lock(&host.finalized).contains(&proc);
-                let ending = Ending::of(&status, unsynced);
+                let signalled = lock(&host.signalled).contains(&proc);
+                let ending = Ending::of(&status, unsynced).by_request(signalled);
                 let code = i32::from(ending.code);
                 // Once the launcher ends the job, the processes it stops are not news.
                 let news = ending.failed() && stopping.is_none();
