@@ -18,20 +18,6 @@ pub(crate) fn fetch(root: &Path) -> Result<(), String> {
     mpi4py_suite(&dir.join("mpi4py"))
 }
 
-fn run_in(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
-    println!("+ (in {}) {program} {}", dir.display(), args.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{program} {}` failed: {status}", args.join(" ")))
-    }
-}
-
 fn fresh_dir(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
 }
@@ -51,7 +37,7 @@ fn openpmix_source(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     fresh_dir(dir)?;
-    run_in(dir, "apt-get", &["source", "pmix"]).map_err(|e| {
+    crate::run_cmd(dir, "apt-get", &["source", "pmix"]).map_err(|e| {
         format!(
             "{e}\nOpenPMIx's examples come from Debian's source package: `apt-get source pmix` \
              needs a deb-src entry and dpkg-dev (as root, `cargo xtask test` adds both)"
@@ -106,12 +92,12 @@ fn mpi4py_suite(dir: &Path) -> Result<(), String> {
         ".",
     ];
     // Debian's own python3 may lack pip; the machine's may have it.
-    run_in(dir, "python3", &download)
-        .or_else(|_| run_in(dir, "/usr/bin/python3", &download))
+    crate::run_cmd(dir, "python3", &download)
+        .or_else(|_| crate::run_cmd(dir, "/usr/bin/python3", &download))
         .map_err(|e| {
             format!("{e}\nmpi4py's test suite comes from PyPI: `pip download {pinned}`")
         })?;
-    run_in(dir, "tar", &["xzf", &format!("{name}.tar.gz")])?;
+    crate::run_cmd(dir, "tar", &["xzf", &format!("{name}.tar.gz")])?;
     if dir.join(&name).join("test/runtests.py").exists() {
         Ok(())
     } else {

@@ -159,14 +159,7 @@ fn a_second_connection_for_a_live_rank_is_refused_and_the_first_keeps_working() 
     assert_eq!(refusal(&mut c, 7), Some(Status::ERR_EXISTS));
     // The intruder's connection closes; the rank it named is still there.
     c.handle_closed(7);
-    send(&mut c, a, 101, &fence());
-    send(&mut c, b, 101, &fence());
-    let r = replies(&mut c, Command::FENCENB);
-    assert_eq!(r.len(), 2);
-    assert!(
-        r.iter()
-            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
-    );
+    fence_completes(&mut c, a, b);
 }
 
 #[test]
@@ -258,6 +251,19 @@ fn the_host_hears_the_kernels_ids_of_tools_and_requesters() {
     assert_eq!(
         get(attr::REQUESTOR_IS_TOOL.wire_key()),
         Some(&Value::Bool(false))
+    );
+}
+
+/// `first` and `second` fence together (in that order) and both are answered with success.
+fn fence_completes(c: &mut ServerCore, first: ConnId, second: ConnId) {
+    send(c, first, 101, &fence());
+    assert!(replies(c, Command::FENCENB).is_empty());
+    send(c, second, 101, &fence());
+    let r = replies(c, Command::FENCENB);
+    assert_eq!(r.len(), 2);
+    assert!(
+        r.iter()
+            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
     );
 }
 
@@ -389,15 +395,7 @@ fn a_tool_under_a_ranks_identifier_leaves_the_rank_alone_when_it_goes() {
     c.handle_closed(1);
     drain(&mut c);
     // Rank 0 itself is still in the job: the fence waits for it and completes.
-    send(&mut c, b, 101, &fence());
-    assert!(replies(&mut c, Command::FENCENB).is_empty());
-    send(&mut c, a, 101, &fence());
-    let r = replies(&mut c, Command::FENCENB);
-    assert_eq!(r.len(), 2);
-    assert!(
-        r.iter()
-            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
-    );
+    fence_completes(&mut c, b, a);
     // A simple client's refusal goes through the same answer: the status word alone.
     let req = ConnectRequest::simple_client(p(9), UID, UID, BufferType::NonDescribed);
     c.handle_hello(5, &req, KERNEL);
@@ -411,15 +409,7 @@ fn fence_of_all_local_clients_completes_and_answers_everyone() {
     let a = connect(&mut c, 0);
     let b = connect(&mut c, 1);
     replies(&mut c, Command::FENCENB);
-    send(&mut c, a, 101, &fence());
-    assert!(replies(&mut c, Command::FENCENB).is_empty());
-    send(&mut c, b, 101, &fence());
-    let r = replies(&mut c, Command::FENCENB);
-    assert_eq!(r.len(), 2);
-    assert!(
-        r.iter()
-            .all(|(_, _, rep)| *rep == Reply::Status(Status::SUCCESS))
-    );
+    fence_completes(&mut c, a, b);
 }
 
 #[test]
