@@ -34,7 +34,7 @@ pub(crate) struct Ending {
     pub(crate) core_dumped: bool,
     /// It connected and ended without `PMIx_Finalize`.
     pub(crate) unsynced: bool,
-    /// A request signalled it, so a signal that ended it was asked for.
+    /// The signal that ended it is one a request sent it: that end was asked for.
     pub(crate) requested: bool,
 }
 
@@ -66,17 +66,16 @@ impl Ending {
         }
     }
 
-    /// The same end, of a process that a request signalled (`signalled`).
-    pub(crate) fn by_request(self, signalled: bool) -> Ending {
+    /// The same end, where `asked`: a request sent the process the signal that ended it.
+    pub(crate) fn by_request(self, asked: bool) -> Ending {
         Ending {
-            requested: signalled,
+            requested: asked && self.signal.is_some(),
             ..self
         }
     }
 
     pub(crate) fn failed(&self) -> bool {
-        let asked_for = self.requested && self.signal.is_some();
-        (self.code != 0 || self.unsynced) && !asked_for
+        (self.code != 0 || self.unsynced) && !self.requested
     }
 
     /// What the user reads: "exited with status 1", "was killed by signal 11 (SIGSEGV),

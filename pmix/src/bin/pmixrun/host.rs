@@ -61,9 +61,9 @@ pub(crate) struct HostState {
     pub(crate) context_ids: Mutex<usize>,
     /// Who may signal, abort or clean up what: the jobs' lineage and the tools.
     pub(crate) authority: Mutex<pmix::server::control::Authority>,
-    /// Processes a request signalled (job control, an abort listing them): an end by that
-    /// signal was asked for, not a failure.
-    pub(crate) signalled: Mutex<std::collections::BTreeSet<Proc>>,
+    /// The signals requests sent each process (job control, an abort listing it): an end by
+    /// one of those was asked for, not a failure.
+    pub(crate) signalled: Mutex<BTreeMap<Proc, Vec<nix::sys::signal::Signal>>>,
 }
 
 /// A job-control request as a later `PMIX_JOB_CTRL_CANCEL` names it: who asked, under which
@@ -286,6 +286,21 @@ impl HostState {
         for pid in pids {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
         }
+    }
+
+    /// A request sends `signals` to `procs`.
+    fn mark_signalled(&self, procs: &[Proc], signals: &[nix::sys::signal::Signal]) {
+        let mut marks = lock(&self.signalled);
+        for p in procs {
+            marks.entry(p.clone()).or_default().extend(signals);
+        }
+    }
+
+    /// Whether a request sent `proc` the signal number `signal`.
+    pub(crate) fn was_sent(&self, proc: &Proc, signal: Option<i32>) -> bool {
+        let sent = lock(&self.signalled);
+        let sent = sent.get(proc).map_or(&[][..], Vec::as_slice);
+        signal.is_some_and(|n| sent.iter().any(|s| *s as i32 == n))
     }
 
     /// How many processes are running, of every job.
@@ -616,7 +631,7 @@ impl Host for RunHost {
                     .map(|r| r.pid)
                     .collect()
             };
-            lock(&self.signalled).extend(procs.iter().cloned());
+            self.mark_signalled(&procs, &[nix::sys::signal::Signal::SIGKILL]);
             for pid in pids {
                 let _ = nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(pid),
@@ -822,7 +837,8 @@ impl Host for RunHost {
                 return Err(Status::ERR_UNREACH);
             }
         }
-        lock(&self.signalled).extend(running.iter().map(|(p, _)| p.clone()));
+        let procs: Vec<Proc> = running.iter().map(|(p, _)| p.clone()).collect();
+        self.mark_signalled(&procs, &signals);
         for (_, pid) in running {
             for s in &signals {
                 nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), *s)

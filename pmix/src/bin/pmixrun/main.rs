@@ -476,8 +476,9 @@ async fn run(opts: Options) -> Result<u8, String> {
                 left -= 1;
                 let unsynced = lock(&host.connected).contains(&proc)
                     && !lock(&host.finalized).contains(&proc);
-                let signalled = lock(&host.signalled).contains(&proc);
-                let ending = Ending::of(&status, unsynced).by_request(signalled);
+                let ending = Ending::of(&status, unsynced);
+                let asked = host.was_sent(&proc, ending.signal);
+                let ending = ending.by_request(asked);
                 let code = i32::from(ending.code);
                 // Once the launcher ends the job, the processes it stops are not news.
                 let news = ending.failed() && stopping.is_none();

@@ -211,6 +211,10 @@ fn aborting_listed_processes_kills_them_and_leaves_the_job_running() {
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(9));
+        // Its end by SIGKILL was asked for; an end by another signal, or of another
+        // process, was not.
+        assert!(h.was_sent(&proc(1), status.signal()));
+        assert!(!h.was_sent(&proc(1), Some(11)) && !h.was_sent(&proc(0), Some(9)));
         // Not the whole job: the run is not told to end.
         assert!(lock(&h.abort).is_none());
     });
