@@ -1,12 +1,13 @@
 //! The launcher as a PMIx host: what `pmixrun` answers for its job's processes and tools.
+//! Its answers to queries are in `queries.rs`, the machine's fabric in `fabric.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, DataType, FabricOperation, GroupOperation, Info,
-    LinkState, Nspace, PData, Proc, ProcInfo, ProcState, Query, Status, Value, attr,
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
+    ProcState, Query, Status, attr,
 };
 use pmix::server::Host;
 use pmix::server::control::Authority;
@@ -146,133 +147,6 @@ impl HostState {
         }
         job_over
     }
-
-    /// The answer to one key of `q`, asked by `requester`, if the launcher has one (v5.0
-    /// §7.1.2, §7.1.4): namespaces, job status and process tables, spawn and debugger
-    /// support, memory use, queues and allocation status.
-    fn answer(&self, key: &str, q: &Query, requester: &Proc) -> Option<Value> {
-        let nspace = &pmix::query::named_nspace(q).unwrap_or_else(|| requester.nspace.clone());
-        let qualifier = |a: &str| q.qualifiers.iter().find(|i| i.key.as_str() == a);
-        if key == attr::QUERY_SPAWN_SUPPORT.wire_key() {
-            return Some(Value::string(SPAWN_SUPPORT.join(",")));
-        }
-        // No debugger directive is acted upon.
-        if key == attr::QUERY_DEBUG_SUPPORT.wire_key() {
-            return Some(Value::string(String::new()));
-        }
-        // The launcher schedules nothing: it has no queues.
-        if key == attr::QUERY_QUEUE_LIST.wire_key() {
-            return Some(Value::string(String::new()));
-        }
-        if key == attr::QUERY_ALLOC_STATUS.wire_key() {
-            let id = qualifier(attr::ALLOC_ID.wire_key())
-                .or_else(|| qualifier(attr::ALLOC_REQ_ID.wire_key()))
-                .and_then(|i| i.value.as_str())?;
-            let status = lock(&self.allocations).status(id)?;
-            return Some(Value::string(status.to_owned()));
-        }
-        if key == attr::DAEMON_MEMORY.wire_key() {
-            return rss_mb(std::process::id()).map(Value::Float);
-        }
-        if key == attr::CLIENT_AVG_MEMORY.wire_key() {
-            return self.average_rss(&[Proc::new(nspace.clone(), pmix::model::Rank::WILDCARD)]);
-        }
-        if key == attr::QUERY_MEMORY_USAGE.wire_key() {
-            let target = pmix::query::target(q, requester);
-            let mut out = Vec::new();
-            if let Some(mb) = rss_mb(std::process::id()) {
-                out.push(Info::new(attr::DAEMON_MEMORY, mb));
-            }
-            if let Some(Value::Float(mb)) = self.average_rss(&[target]) {
-                out.push(Info::new(attr::CLIENT_AVG_MEMORY, mb));
-            }
-            return Some(Value::DataArray(Box::new(DataArray::of_infos(out))));
-        }
-        let procs = lock(&self.procs);
-        let of_job = || procs.iter().filter(|(p, _)| &p.nspace == nspace);
-        if key == attr::QUERY_NAMESPACES.wire_key() {
-            let mut names: Vec<&str> = procs.keys().map(|p| p.nspace.as_str()).collect();
-            names.dedup();
-            return Some(Value::string(names.join(",")));
-        }
-        // Each namespace with the command line of its (first) application (§7.1.4): an array
-        // of infos, each holding the array of that namespace's infos, as OpenPMIx tools read.
-        if key == attr::QUERY_NAMESPACE_INFO.wire_key() {
-            let mut seen: Vec<&Nspace> = Vec::new();
-            let mut out = Vec::new();
-            for (p, r) in procs.iter() {
-                if seen.contains(&&p.nspace) {
-                    continue;
-                }
-                seen.push(&p.nspace);
-                let entry = vec![
-                    Info::new(attr::NSPACE, p.nspace.as_str().to_owned()),
-                    Info::new(attr::CMD_LINE, r.command.clone()),
-                ];
-                out.push(Info::new(
-                    attr::QUERY_NAMESPACE_INFO,
-                    DataArray::of_infos(entry),
-                ));
-            }
-            return Some(Value::DataArray(Box::new(DataArray::of_infos(out))));
-        }
-        if key == attr::QUERY_JOB_STATUS.wire_key() {
-            let mut status = None;
-            for (_, r) in of_job() {
-                let s = match r.state {
-                    ProcState::TERM_WO_SYNC => Status::ERR_JOB_TERM_WO_SYNC,
-                    ProcState::TERM_NON_ZERO => Status::ERR_JOB_NON_ZERO_TERM,
-                    _ => Status::SUCCESS,
-                };
-                if status.is_none_or(|x| x == Status::SUCCESS) {
-                    status = Some(s);
-                }
-            }
-            return status.map(Value::Status);
-        }
-        if key == attr::QUERY_PROC_TABLE.wire_key()
-            || key == attr::QUERY_LOCAL_PROC_TABLE.wire_key()
-        {
-            let table: Vec<Value> = of_job()
-                .map(|(p, r)| {
-                    Value::ProcInfo(Box::new(ProcInfo {
-                        proc: p.clone(),
-                        hostname: Some(r.hostname.clone()),
-                        executable_name: Some(r.executable.clone()),
-                        pid: r.pid,
-                        exit_code: r.exit_code,
-                        state: r.state,
-                    }))
-                })
-                .collect();
-            if table.is_empty() {
-                return None;
-            }
-            return Some(Value::DataArray(Box::new(DataArray {
-                data_type: DataType::PROC_INFO,
-                elements: table,
-            })));
-        }
-        None
-    }
-}
-
-/// The spawn directives the launcher acts on (`PMIX_QUERY_SPAWN_SUPPORT`): placement on this
-/// machine, the working directory, and the requester's notifications of the job's life.
-const SPAWN_SUPPORT: &[&str] = &[
-    "pmix.host",
-    "pmix.hostfile",
-    "pmix.wdir",
-    "pmix.notecomp",
-    "pmix.note.jev",
-];
-
-/// The resident memory of process `pid` in megabytes (`VmRSS` of `/proc/<pid>/status`).
-fn rss_mb(pid: u32) -> Option<f32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: f32 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
 }
 
 impl HostState {
@@ -328,22 +202,6 @@ impl HostState {
             })
             .map(|(p, r)| (p.clone(), r.pid))
             .collect()
-    }
-
-    /// The average resident memory of the running processes among `targets`, in megabytes.
-    fn average_rss(&self, targets: &[Proc]) -> Option<Value> {
-        let sizes: Vec<f32> = self
-            .running(targets)
-            .into_iter()
-            .filter_map(|(_, pid)| rss_mb(u32::try_from(pid).ok()?))
-            .collect();
-        if sizes.is_empty() {
-            return None;
-        }
-        // At most a few thousand processes on one machine: exact enough as f32.
-        #[allow(clippy::cast_precision_loss)]
-        let n = sizes.len() as f32;
-        Some(Value::Float(sizes.iter().sum::<f32>() / n))
     }
 }
 
@@ -466,74 +324,10 @@ impl RunHost {
     }
 }
 
-/// The machine's network interfaces as one fabric (`<hostname>-net`, index 0): each
-/// interface but loopback from `/sys/class/net`, with its address, MTU, speed and state where
-/// the kernel says them.
-fn machine_fabric() -> Vec<Info> {
-    let host = hostname();
-    let read = |dev: &str, what: &str| {
-        std::fs::read_to_string(format!("/sys/class/net/{dev}/{what}"))
-            .ok()
-            .map(|s| s.trim().to_owned())
-    };
-    let mut names: Vec<String> = std::fs::read_dir("/sys/class/net")
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n != "lo")
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    let devices: Vec<Info> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let mut device = vec![
-                Info::new(attr::FABRIC_DEVICE_NAME, name.clone()),
-                Info::new(
-                    attr::FABRIC_DEVICE_INDEX,
-                    u32::try_from(i).unwrap_or(u32::MAX),
-                ),
-                Info::new(attr::HOSTNAME, host.clone()),
-            ];
-            if let Some(a) = read(name, "address") {
-                device.push(Info::new(attr::FABRIC_DEVICE_ADDRESS, a));
-            }
-            if let Some(m) = read(name, "mtu").and_then(|m| m.parse::<usize>().ok()) {
-                device.push(Info::new(attr::FABRIC_DEVICE_MTU, m));
-            }
-            // Mb/s; virtual interfaces have none (the read fails or says -1).
-            if let Some(s) = read(name, "speed").and_then(|s| s.parse::<usize>().ok()) {
-                device.push(Info::new(attr::FABRIC_DEVICE_SPEED, s));
-            }
-            let state = match read(name, "operstate").as_deref() {
-                Some("up") => LinkState::UP,
-                Some("down") => LinkState::DOWN,
-                _ => LinkState::STATE_UNKNOWN,
-            };
-            device.push(Info::new(attr::FABRIC_DEVICE_STATE, state));
-            Info::new(attr::FABRIC_DEVICE, DataArray::of_infos(device))
-        })
-        .collect();
-    vec![
-        Info::new(attr::FABRIC_INDEX, 0usize),
-        Info::new(attr::FABRIC_IDENTIFIER, format!("{host}-net")),
-        Info::new(attr::FABRIC_NUM_DEVICES, devices.len()),
-        Info::new(attr::FABRIC_DEVICES, DataArray::of_infos(devices)),
-    ]
-}
-
 /// The uid that owns `path` itself (a symbolic link is not followed), if it exists.
 pub(crate) fn owner_uid(path: &str) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(path).ok().map(|m| m.uid())
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_owned())
-        .unwrap_or_else(|_| "localhost".to_owned())
 }
 
 impl Host for RunHost {
@@ -546,7 +340,7 @@ impl Host for RunHost {
         op: FabricOperation,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let fabric = machine_fabric();
+        let fabric = fabric::machine_fabric();
         let ours = fabric
             .iter()
             .find_map(|i| i.get(attr::FABRIC_IDENTIFIER))
@@ -949,5 +743,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+mod fabric;
+mod queries;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! The launcher's host answers, checked without a launched job.
 
 use super::*;
+use pmix::model::Value;
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
