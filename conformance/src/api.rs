@@ -197,6 +197,10 @@ pub struct ApiOutput {
     pub data: Vec<PData>,
     pub results: Vec<Info>,
     pub events: Vec<SeenEvent>,
+    /// The target has no such call: this crate lacks the API. The harness never answers in
+    /// the implementation's place, so this is reported as not supported whatever the step
+    /// expects.
+    pub no_such_call: bool,
 }
 
 /// An event as a handler saw it.
@@ -209,6 +213,15 @@ pub struct SeenEvent {
 }
 
 impl ApiOutput {
+    /// The target has no function for the call.
+    pub fn no_such_call() -> ApiOutput {
+        ApiOutput {
+            status: Status::ERR_NOT_SUPPORTED,
+            no_such_call: true,
+            ..ApiOutput::default()
+        }
+    }
+
     pub fn status(status: Status) -> ApiOutput {
         ApiOutput {
             status,
@@ -627,6 +640,7 @@ pub async fn run_rust(
             Ok(ns) => ApiOutput::value(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l))),
             Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
-        _ => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+        // I/O forwarding: this crate has no client API for it yet.
+        _ => ApiOutput::no_such_call(),
     }
 }

@@ -1,32 +1,296 @@
-//! How much of the standard the behavioural vectors cover, per version.
+//! How much of the standard the behavioural vectors cover, per version and per target, in
+//! three measures:
 //!
-//! A vector names the APIs it calls, the attributes it uses and the retrieval rules it
-//! checks; an item is covered when at least one vector names it.
+//! - **named**: a vector names the item (calls the API or lists it under `apis`, uses the
+//!   attribute as a key, directive, qualifier or registered value, names the rule);
+//! - **passing**: a vector that passes on the target names it;
+//! - **verified**: a vector that passes on the target *observes* the item's effect. A step
+//!   observes when its expectation goes beyond success: a value, a lookup's data, results,
+//!   a query's answers, events, the host's upcalls, or a status other than `PMIX_SUCCESS`
+//!   (a `value_type` alone does not count). An observing step verifies its API, the
+//!   attributes it uses and those its expectation names, the upcalls it expects, and the
+//!   earlier steps whose effect it observes: a get verifies the puts, commits and fences
+//!   before it, a lookup the publishes and unpublishes of its keys, an `events` step its
+//!   handler's registration and the notifications before it, an `await` the call it
+//!   collects. The generated `attribute-types/` vectors are only a type's round trip: they
+//!   name and pass, never verify. The retrieval rules a vector names are verified when it
+//!   passes and observes anything.
 //!
 //! Beyond single items, the standard lists for many APIs the attributes an implementation
 //! is *required* to support with them (the inventory's `required_for` column). Such a pair
-//! is covered when a vector passes the attribute to that API, or to its blocking or
+//! is named when a vector passes the attribute to that API, or to its blocking or
 //! non-blocking twin (`PMIx_Fence` and `PMIx_Fence_nb` share their description of the
-//! attribute). Registration counts as `PMIx_server_register_nspace`: every key the harness
-//! registers for a vector's jobs, nested arrays included. Pairs whose API is a host upcall
-//! or a structure are not counted here: they are the host's side, like the upcalls line.
-//! Nor are `PMIX_USERID` and `PMIX_GRPID`: the standard requires the *library* to add the
-//! requester's ids to what it passes the host (Log, Query, credentials), so they are seen
-//! by a host, not passed by a caller.
+//! attribute), and verified when an observing step does. Registration counts as
+//! `PMIx_server_register_nspace`: every key the harness registers for a vector's jobs,
+//! nested arrays included, verified where a step of the vector observes that key's value.
+//! `PMIx_server_init` pairs are the harness's infos and the vector's `server_info`, the
+//! latter verified when the vector observes anything. Pairs whose API is a host upcall or a
+//! structure are not counted here: they are the host's side, like the upcalls line. Nor are
+//! `PMIX_USERID` and `PMIX_GRPID`: the standard requires the *library* to add the
+//! requester's ids to what it passes the host (Log, Query, credentials), so they are seen by
+//! a host, not passed by a caller.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::inventory::{Inventory, Standard, Version};
+use crate::outcome::Outcome;
+use crate::report::Row;
+use crate::vector::{Call, Step, Vector};
 
-/// What the vectors cover: names of APIs and attributes, ids of retrieval rules.
-#[derive(Debug, Default)]
+/// A set of items of the standard: names of APIs (host upcalls included) and attributes,
+/// ids of retrieval rules, and (API, attribute) pairs.
+#[derive(Debug, Default, Clone)]
 pub struct Covered {
     pub apis: BTreeSet<String>,
     pub attributes: BTreeSet<String>,
     pub rules: BTreeSet<String>,
-    /// (API, attribute name): the attribute passed to the API by some vector.
+    /// (API, attribute name): the attribute passed to the API.
     pub pairs: BTreeSet<(String, String)>,
+}
+
+impl Covered {
+    fn extend(&mut self, other: &Covered) {
+        self.apis.extend(other.apis.iter().cloned());
+        self.attributes.extend(other.attributes.iter().cloned());
+        self.rules.extend(other.rules.iter().cloned());
+        self.pairs.extend(other.pairs.iter().cloned());
+    }
+
+    /// The items of one step: its API, the attributes it uses, and each (API, attribute).
+    fn add_step(&mut self, step: &Step) {
+        let used = step.call.attributes();
+        if let Some(api) = step.call.api() {
+            self.apis.insert(api.to_owned());
+            for a in &used {
+                self.pairs.insert((api.to_owned(), a.clone()));
+            }
+        }
+        self.attributes.extend(used);
+    }
+}
+
+/// What one vector names, and what it verifies when it passes.
+#[derive(Debug, Default)]
+pub struct Items {
+    pub named: Covered,
+    pub verified: Covered,
+}
+
+/// Whether a step's expectation observes more than success (see the module's doc).
+pub fn observes(step: &Step) -> bool {
+    let e = &step.expect;
+    let status_beyond_success = e
+        .status
+        .as_ref()
+        .is_some_and(|s| s.to_vec().iter().any(|n| n != "PMIX_SUCCESS"));
+    e.value.is_some()
+        || !e.value_any.is_empty()
+        || !e.data.is_empty()
+        || !e.results.is_empty()
+        || !e.result_keys.is_empty()
+        || e.events.as_ref().is_some_and(|ev| !ev.is_empty())
+        || e.any_error
+        || status_beyond_success
+}
+
+/// The attribute names a step's expectation names: its results, a query's answer keys, the
+/// results handed on with events, the infos of an info-array value.
+fn expected_attributes(step: &Step) -> Vec<String> {
+    let e = &step.expect;
+    let mut keys: Vec<&str> = Vec::new();
+    keys.extend(e.results.iter().flat_map(|i| i.keys()));
+    keys.extend(e.result_keys.iter().map(String::as_str));
+    for ev in e.events.iter().flatten() {
+        keys.extend(ev.results.iter().flat_map(|i| i.keys()));
+    }
+    for d in &e.data {
+        keys.push(&d.key);
+    }
+    keys.into_iter()
+        .filter_map(pmix::model::attr::by_name)
+        .map(|d| d.name.to_owned())
+        .collect()
+}
+
+/// The earlier steps whose effect the observing step `at` sees (see the module's doc).
+fn producers(v: &Vector, at: usize) -> Vec<usize> {
+    let step = &v.steps[at];
+    let before = 0..at;
+    match &step.call {
+        Call::Get { .. } => before
+            .filter(|&i| {
+                matches!(
+                    v.steps[i].call,
+                    Call::Put { .. }
+                        | Call::StoreInternal { .. }
+                        | Call::Commit
+                        | Call::Fence { .. }
+                )
+            })
+            .collect(),
+        Call::Lookup { keys, .. } => before
+            .filter(|&i| match &v.steps[i].call {
+                Call::Publish { info, .. } => info.iter().any(|p| keys.contains(&p.key)),
+                Call::Unpublish { keys: gone, .. } => {
+                    gone.is_empty() || gone.iter().any(|k| keys.contains(k))
+                }
+                _ => false,
+            })
+            .collect(),
+        Call::Events { handler, .. } => before
+            .filter(|&i| match &v.steps[i].call {
+                Call::RegisterEventHandler { handler: h, .. } => h == handler,
+                Call::NotifyEvent { .. } => true,
+                _ => false,
+            })
+            .collect(),
+        Call::Await { handle } => before
+            .filter(|&i| {
+                let s = &v.steps[i];
+                s.start.as_deref() == Some(handle.as_str())
+                    || matches!(&s.call, Call::Get { handle: Some(h), .. } if h == handle)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The items `v` names, and those it verifies when it passes.
+pub fn items(v: &Vector) -> Items {
+    let mut named = Covered::default();
+    named.rules.extend(v.rules.iter().cloned());
+    named.apis.extend(v.apis.iter().cloned());
+    for s in &v.steps {
+        named.add_step(s);
+    }
+    let mut registered = Vec::new();
+    if let Ok(infos) = crate::cluster::registration(v) {
+        registered.extend(infos);
+    }
+    for job in &v.setup.jobs {
+        registered.extend(job.info.iter().filter_map(|i| i.to_info(&job.nspace).ok()));
+    }
+    let registered = nested_names(&registered);
+    for name in &registered {
+        named
+            .pairs
+            .insert(("PMIx_server_register_nspace".to_owned(), (*name).to_owned()));
+    }
+    // Every node's server is initialised with the harness's infos and the vector's.
+    if let Ok(infos) = crate::cluster::server_init_info(v, "n", std::path::Path::new("/")) {
+        for name in nested_names(&infos) {
+            named
+                .pairs
+                .insert(("PMIx_server_init".to_owned(), name.to_owned()));
+            named.attributes.insert(name.to_owned());
+        }
+    }
+    let jobs = v.setup.jobs.iter().flat_map(|j| &j.info);
+    for i in v.setup.info.iter().chain(jobs) {
+        if pmix::model::attr::by_name(&i.key).is_some() {
+            named.attributes.insert(i.key.clone());
+        }
+    }
+
+    let mut verified = Covered::default();
+    if v.id.starts_with("attribute-types/") {
+        return Items { named, verified };
+    }
+    let observing: Vec<usize> = (0..v.steps.len())
+        .filter(|&i| observes(&v.steps[i]))
+        .collect();
+    let mut seen_steps = BTreeSet::new();
+    for &i in &observing {
+        seen_steps.insert(i);
+        seen_steps.extend(producers(v, i));
+        verified.attributes.extend(expected_attributes(&v.steps[i]));
+    }
+    for &i in &seen_steps {
+        verified.add_step(&v.steps[i]);
+    }
+    if !observing.is_empty() {
+        verified.rules.extend(v.rules.iter().cloned());
+        for name in &registered {
+            if verified.attributes.contains(*name) {
+                verified
+                    .pairs
+                    .insert(("PMIx_server_register_nspace".to_owned(), (*name).to_owned()));
+            }
+        }
+        for i in &v.setup.server_info {
+            if let Some(d) = pmix::model::attr::by_name(&i.key) {
+                verified.attributes.insert(d.name.to_owned());
+                verified
+                    .pairs
+                    .insert(("PMIx_server_init".to_owned(), d.name.to_owned()));
+            }
+        }
+    }
+    Items { named, verified }
+}
+
+/// The attribute names of `infos` and of the infos nested in their arrays.
+fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&pmix::model::Info> = infos.iter().collect();
+    while let Some(i) = stack.pop() {
+        if let Some(d) = pmix::model::attr::by_key(i.key.as_str()) {
+            out.push(d.name);
+        }
+        if let pmix::model::Value::DataArray(a) = &i.value {
+            for e in &a.elements {
+                if let pmix::model::Value::Info(inner) = e {
+                    stack.push(inner);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The three measures over a run: named by any vector, and per target passing and verified.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub named: Covered,
+    pub passing: BTreeMap<String, Covered>,
+    pub verified: BTreeMap<String, Covered>,
+}
+
+/// Tally `vectors` against the outcomes of `rows` (every target of the run).
+pub fn tally(vectors: &[Vector], rows: &[Row]) -> Tally {
+    let mut t = Tally::default();
+    let per_vector: BTreeMap<&str, Items> =
+        vectors.iter().map(|v| (v.id.as_str(), items(v))).collect();
+    for i in per_vector.values() {
+        t.named.extend(&i.named);
+    }
+    for r in rows {
+        t.passing.entry(r.target.clone()).or_default();
+        t.verified.entry(r.target.clone()).or_default();
+        if !matches!(r.outcome, Outcome::Pass) {
+            continue;
+        }
+        if let Some(i) = per_vector.get(r.id.as_str()) {
+            t.passing
+                .entry(r.target.clone())
+                .or_default()
+                .extend(&i.named);
+            t.verified
+                .entry(r.target.clone())
+                .or_default()
+                .extend(&i.verified);
+        }
+    }
+    t
+}
+
+/// One kind of item on one target: how many pass and how many are verified.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TargetCount {
+    pub target: String,
+    pub passing: usize,
+    pub verified: usize,
 }
 
 /// One line of the coverage table.
@@ -34,63 +298,74 @@ pub struct Covered {
 pub struct Line {
     pub version: Version,
     pub what: &'static str,
-    pub covered: usize,
     pub total: usize,
+    pub named: usize,
+    pub targets: Vec<TargetCount>,
 }
 
-/// The coverage of `inventory` by `covered`, per version: client, server, tool and support
-/// APIs, attributes, retrieval rules.
-pub fn table(inventory: &Inventory, covered: &Covered) -> Vec<Line> {
+/// The kinds of API the table counts, as (line, the inventory's `kind`).
+pub const API_KINDS: [(&str, &str); 5] = [
+    ("client APIs", "client"),
+    ("server APIs", "server"),
+    ("tool APIs", "tool"),
+    ("support APIs", "support"),
+    ("host upcalls", "upcall"),
+];
+
+/// The coverage of `inventory` by the tally, per version: client, server, tool and support
+/// APIs, host upcalls, attributes, required attribute × API pairs, retrieval rules.
+pub fn table(inventory: &Inventory, t: &Tally) -> Vec<Line> {
     let mut lines = Vec::new();
     for version in Version::ALL {
         let std = inventory.standard(version);
-        for (what, kind) in [
-            ("client APIs", "client"),
-            ("server APIs", "server"),
-            ("tool APIs", "tool"),
-            ("support APIs", "support"),
-            ("host upcalls", "upcall"),
-        ] {
+        let line = |what, count: &dyn Fn(&Covered) -> (usize, usize)| {
+            let (named, total) = count(&t.named);
+            let targets = t
+                .passing
+                .iter()
+                .map(|(target, passing)| TargetCount {
+                    target: target.clone(),
+                    passing: count(passing).0,
+                    verified: t.verified.get(target).map_or(0, |v| count(v).0),
+                })
+                .collect();
+            Line {
+                version,
+                what,
+                total,
+                named,
+                targets,
+            }
+        };
+        for (what, kind) in API_KINDS {
             let names: Vec<&str> = std
                 .apis
                 .iter()
                 .filter(|r| r.get("kind") == kind)
                 .map(|r| r.get("name"))
                 .collect();
-            lines.push(Line {
-                version,
-                what,
-                covered: names.iter().filter(|n| covered.apis.contains(**n)).count(),
-                total: names.len(),
-            });
+            lines.push(line(what, &|c: &Covered| {
+                let n = names.iter().filter(|n| c.apis.contains(**n)).count();
+                (n, names.len())
+            }));
         }
-        lines.push(Line {
-            version,
-            what: "attributes",
-            covered: std
+        lines.push(line("attributes", &|c: &Covered| {
+            let n = std
                 .attributes
                 .iter()
-                .filter(|r| covered.attributes.contains(r.get("name")))
-                .count(),
-            total: std.attributes.len(),
-        });
-        let (covered_pairs, total_pairs) = required_pairs(std, covered);
-        lines.push(Line {
-            version,
-            what: "required attributes × API",
-            covered: covered_pairs.len(),
-            total: total_pairs.len(),
-        });
+                .filter(|r| c.attributes.contains(r.get("name")))
+                .count();
+            (n, std.attributes.len())
+        }));
+        lines.push(line("required attributes × API", &|c: &Covered| {
+            let (hit, all) = required_pairs(std, c);
+            (hit.len(), all.len())
+        }));
         let rules: Vec<&str> = inventory.rules(version).map(|r| r.get("id")).collect();
-        lines.push(Line {
-            version,
-            what: "retrieval rules",
-            covered: rules
-                .iter()
-                .filter(|id| covered.rules.contains(**id))
-                .count(),
-            total: rules.len(),
-        });
+        lines.push(line("retrieval rules", &|c: &Covered| {
+            let n = rules.iter().filter(|id| c.rules.contains(**id)).count();
+            (n, rules.len())
+        }));
     }
     lines
 }
@@ -103,8 +378,8 @@ fn family(api: &str) -> &str {
 /// Pairs of an API family (its name without `_nb`) and an attribute name.
 pub type Pairs<'a> = BTreeSet<(&'a str, &'a str)>;
 
-/// The (API family, attribute) pairs the standard requires that the vectors cover, and all
-/// of them, for the client, server and tool APIs of `std`.
+/// The (API family, attribute) pairs the standard requires that `covered` holds, and all of
+/// them, for the client, server and tool APIs of `std`.
 pub fn required_pairs<'a>(std: &'a Standard, covered: &Covered) -> (Pairs<'a>, Pairs<'a>) {
     let kinds: BTreeSet<&str> = std
         .apis
@@ -132,23 +407,45 @@ pub fn required_pairs<'a>(std: &'a Standard, covered: &Covered) -> (Pairs<'a>, P
     (hit, all)
 }
 
-/// The table as Markdown.
+/// The table as Markdown: verified first, per target, then passing, named and the total.
 pub fn markdown(lines: &[Line]) -> String {
-    let mut out =
-        String::from("| standard | items | covered | total | % |\n|---|---|---:|---:|---:|\n");
+    let targets: Vec<&str> = lines
+        .first()
+        .map(|l| l.targets.iter().map(|t| t.target.as_str()).collect())
+        .unwrap_or_default();
+    let mut out = String::from("| standard | items | total | named |");
+    let mut rule = String::from("|---|---|---:|---:|");
+    for t in &targets {
+        let _ = write!(out, " verified `{t}` | passing `{t}` |");
+        rule.push_str("---:|---:|");
+    }
+    let _ = writeln!(out, "\n{rule}");
     for l in lines {
-        let pct = if l.total == 0 {
-            0.0
-        } else {
-            100.0 * l.covered as f64 / l.total as f64
-        };
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "| {} | {} | {} | {} | {pct:.0} |",
-            l.version, l.what, l.covered, l.total
+            "| {} | {} | {} | {} |",
+            l.version, l.what, l.total, l.named
         );
+        for t in &l.targets {
+            let _ = write!(
+                out,
+                " **{}** ({}) | {} |",
+                t.verified,
+                percent(t.verified, l.total),
+                t.passing
+            );
+        }
+        out.push('\n');
     }
     out
+}
+
+fn percent(n: usize, total: usize) -> String {
+    if total == 0 {
+        "–".into()
+    } else {
+        format!("{:.0} %", 100.0 * n as f64 / total as f64)
+    }
 }
 
 #[cfg(test)]
@@ -200,5 +497,77 @@ mod tests {
             hit.into_iter().collect::<Vec<_>>(),
             [("PMIx_Fence", "PMIX_COLLECT_DATA")]
         );
+    }
+
+    fn vector(id: &str, steps: &str) -> Vector {
+        let text = format!("summary = \"s\"\nsection = \"v5.0 §5.4\"\nrules = [\"G-01\"]\n{steps}");
+        let mut v: Vector = toml::from_str(&text).expect("a vector");
+        v.id = id.to_owned();
+        v
+    }
+
+    const PUT_GET: &str = r#"
+[[step]]
+proc = 0
+call = "put"
+scope = "global"
+key = "k"
+value = { uint8 = 1 }
+
+[[step]]
+proc = 0
+call = "commit"
+
+[[step]]
+proc = 1
+call = "fence"
+info = [{ key = "PMIX_COLLECT_DATA" }]
+
+[[step]]
+proc = 1
+call = "get"
+target = { rank = 0 }
+key = "k"
+info = [{ key = "PMIX_TIMEOUT", value = { int32 = 5 } }]
+"#;
+
+    #[test]
+    fn a_success_only_vector_names_but_verifies_nothing() {
+        let i = items(&vector("data-access/x", PUT_GET));
+        assert!(i.named.apis.contains("PMIx_Get") && i.named.apis.contains("PMIx_Fence"));
+        assert!(i.named.attributes.contains("PMIX_TIMEOUT"));
+        assert!(i.named.rules.contains("G-01"));
+        assert!(i.verified.apis.is_empty() && i.verified.attributes.is_empty());
+        assert!(i.verified.rules.is_empty());
+    }
+
+    #[test]
+    fn an_observed_value_verifies_the_get_and_what_produced_it() {
+        let observed = format!("{PUT_GET}expect.value = {{ uint8 = 1 }}\n");
+        let i = items(&vector("data-access/x", &observed));
+        for api in ["PMIx_Get", "PMIx_Put", "PMIx_Commit", "PMIx_Fence"] {
+            assert!(i.verified.apis.contains(api), "{api}");
+        }
+        assert!(i.verified.attributes.contains("PMIX_TIMEOUT"));
+        assert!(
+            i.verified
+                .pairs
+                .contains(&("PMIx_Fence".to_owned(), "PMIX_COLLECT_DATA".to_owned()))
+        );
+        assert!(i.verified.rules.contains("G-01"));
+        // A generated type round trip never verifies.
+        let generated = items(&vector("attribute-types/x", &observed));
+        assert!(generated.verified.apis.is_empty());
+        assert!(generated.named.apis.contains("PMIx_Get"));
+    }
+
+    #[test]
+    fn a_named_error_status_observes_but_value_type_does_not() {
+        let status = format!("{PUT_GET}expect.status = \"PMIX_ERR_NOT_FOUND\"\n");
+        let v = vector("x", &status);
+        assert!(observes(&v.steps[3]));
+        let typed = format!("{PUT_GET}expect.value_type = \"PMIX_UINT8\"\n");
+        let v = vector("x", &typed);
+        assert!(!observes(&v.steps[3]));
     }
 }

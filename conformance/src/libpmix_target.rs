@@ -141,7 +141,7 @@ where
             call if v.by_tool(step) => {
                 let got = match clients {
                     // This crate has no tool side yet.
-                    Side::Rust => Observed::status(Status::ERR_NOT_SUPPORTED),
+                    Side::Rust => Observed::no_such_call(),
                     Side::Library(lib) => {
                         if tool.is_none() {
                             let args = ["__libpmix-tool".to_owned(), lib.clone()];
@@ -469,6 +469,7 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
         data,
         results,
         events,
+        no_such_call: r.no_such_call,
     })
 }
 

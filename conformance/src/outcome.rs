@@ -7,25 +7,32 @@ use pmix::model::Status;
 use serde::Serialize;
 
 use crate::rust_target::{Observed, StepResult};
-use crate::vector::{Step, Vector, status_named};
+use crate::vector::{FailureKind, Listed, Step, Vector, status_named};
 
 /// A vector's outcome on one target.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
     Pass,
-    /// A step departed from the standard: which, and expected against actual.
+    /// A step departed from the standard: which, what it saw (see [`Seen`]), and expected
+    /// against actual.
     Fail {
         step: usize,
+        seen: String,
         diff: String,
     },
-    /// A step answered `PMIX_ERR_NOT_SUPPORTED` where the standard requires behaviour.
+    /// A step answered `PMIX_ERR_NOT_SUPPORTED` where the standard requires behaviour, or
+    /// the target has no function for the call at all (`seen` says which).
     NotSupported {
         step: usize,
         api: String,
+        seen: String,
     },
-    /// Failed as the vector says it does on this target.
+    /// Failed at the step and with what the vector lists for this target.
     ExpectedFailure {
+        step: usize,
+        seen: String,
+        kind: FailureKind,
         reason: String,
     },
     /// Listed as an expected failure, but passed: the list is out of date.
@@ -59,21 +66,79 @@ impl Outcome {
         )
     }
 
-    /// Apply the vector's expected-failure entry for `target`.
-    pub fn against_expectation(self, v: &Vector, target: &str) -> Outcome {
-        match (v.expected_failure.get(target), self) {
-            (None, o) => o,
-            (Some(reason), Outcome::Pass) => Outcome::UnexpectedPass {
-                reason: reason.clone(),
-            },
-            (Some(reason), Outcome::Fail { .. } | Outcome::NotSupported { .. }) => {
-                Outcome::ExpectedFailure {
-                    reason: reason.clone(),
-                }
-            }
-            (Some(_), o) => o,
+    /// Where a failing outcome failed: its step and what that step saw.
+    pub fn failed_at(&self) -> Option<(usize, &str)> {
+        match self {
+            Outcome::Fail { step, seen, .. }
+            | Outcome::NotSupported { step, seen, .. }
+            | Outcome::ExpectedFailure { step, seen, .. } => Some((*step, seen)),
+            _ => None,
         }
     }
+
+    /// Apply the vector's expected-failure entry for `target`: a failure at the listed step
+    /// that sees what is listed is expected; any other failure is a failure, with the listing
+    /// it missed in its diff.
+    pub fn against_expectation(self, v: &Vector, target: &str) -> Outcome {
+        let Some(listed) = v.expected_failure.get(target) else {
+            return self;
+        };
+        let Some((step, seen)) = self.failed_at().map(|(s, x)| (s, x.to_owned())) else {
+            return match self {
+                Outcome::Pass => Outcome::UnexpectedPass {
+                    reason: listed.reason().to_owned(),
+                },
+                o => o,
+            };
+        };
+        let expected = || Outcome::ExpectedFailure {
+            step,
+            seen: seen.clone(),
+            kind: listed.kind(),
+            reason: listed.reason().to_owned(),
+        };
+        match listed {
+            Listed::Full(e) if e.step == step && e.seen == seen => expected(),
+            Listed::Reason(_) => expected(),
+            Listed::Full(e) => {
+                let detail = match &self {
+                    Outcome::Fail { diff, .. } => diff.clone(),
+                    Outcome::NotSupported { api, .. } => format!("{api}: {seen}"),
+                    _ => String::new(),
+                };
+                Outcome::Fail {
+                    step,
+                    seen: seen.clone(),
+                    diff: format!(
+                        "listed to fail at step {} seeing {} ({}), it fails at step {step} seeing {seen}\n{detail}",
+                        e.step, e.seen, e.reason
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// The words a failure's `seen` uses besides a status name.
+#[derive(Debug)]
+pub struct Seen;
+
+impl Seen {
+    /// The status the standard allows, with another value, data or results.
+    pub const VALUE: &'static str = "value";
+    /// The step did not complete within the vector's time.
+    pub const TIMEOUT: &'static str = "timeout";
+    /// A process of the target died during the step.
+    pub const CRASHED: &'static str = "crashed";
+    /// The target refused to set the job up (step 0).
+    pub const REFUSED: &'static str = "refused";
+    /// The target has no function for the call.
+    pub const NO_SUCH_CALL: &'static str = "no such call";
+}
+
+/// A status as a failure's `seen` names it.
+pub fn status_word(s: Status) -> String {
+    s.name().map_or_else(|| s.0.to_string(), str::to_owned)
 }
 
 /// Judge one step of a vector whose job is `nspace`: `None` when every caller got what the
@@ -89,6 +154,13 @@ pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option
         None => vec![Status::SUCCESS],
     };
     for (rank, got) in result {
+        if got.no_such_call {
+            return Some(Outcome::NotSupported {
+                step: n + 1,
+                api: step.call.api().unwrap_or(step.call.name()).to_owned(),
+                seen: Seen::NO_SUCH_CALL.to_owned(),
+            });
+        }
         let any_error =
             step.expect.any_error && got.status.0 < 0 && got.status != Status::ERR_NOT_SUPPORTED;
         let ok_status = allowed.contains(&got.status) || any_error;
@@ -96,12 +168,18 @@ pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option
             return Some(Outcome::NotSupported {
                 step: n + 1,
                 api: step.call.api().unwrap_or(step.call.name()).to_owned(),
+                seen: status_word(got.status),
             });
         }
         let value_ok = !ok_status || !carries_data(got.status) || value_matches(step, got, nspace);
         if !ok_status || !value_ok {
             return Some(Outcome::Fail {
                 step: n + 1,
+                seen: if ok_status {
+                    Seen::VALUE.to_owned()
+                } else {
+                    status_word(got.status)
+                },
                 diff: diff(
                     &expected_text(step, *rank, &allowed, nspace),
                     &actual_text(step, *rank, got),

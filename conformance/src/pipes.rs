@@ -260,6 +260,9 @@ pub struct ClientResult {
     /// Events seen: status, source and the packed results handed on to the handler.
     #[serde(default)]
     pub events: Vec<(i32, Option<ProcId>, Option<Vec<u8>>)>,
+    /// The process has no function for the call (see [`ApiOutput::no_such_call`]).
+    #[serde(default)]
+    pub no_such_call: bool,
 }
 
 impl ClientResult {
@@ -278,6 +281,7 @@ impl ClientResult {
                     (e.status.0, e.source.as_ref().map(proc_id), results)
                 })
                 .collect(),
+            no_such_call: o.no_such_call,
         }
     }
 }

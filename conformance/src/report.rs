@@ -1,15 +1,15 @@
 //! Reports of a run: the Markdown and HTML matrix of vectors × targets, failures with their
 //! diffs, the coverage table, JUnit XML for CI and a JSON summary for machines.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::coverage::{self, Covered};
-use crate::inventory::Inventory;
-use crate::outcome::Outcome;
-use crate::vector::Vector;
+use crate::coverage;
+use crate::inventory::{Inventory, Version};
+use crate::outcome::{Outcome, Seen};
+use crate::vector::{FailureKind, Vector};
 
 /// One vector's result on one target.
 #[derive(Clone, Debug, Serialize)]
@@ -20,71 +20,6 @@ pub struct Row {
     pub target: String,
     #[serde(flatten)]
     pub outcome: Outcome,
-}
-
-/// What the vectors cover: the APIs their calls make (and name), the attributes they use
-/// as keys and directives, the rules they name.
-pub fn covered(vectors: &[Vector]) -> Covered {
-    let mut c = Covered::default();
-    for v in vectors {
-        c.rules.extend(v.rules.iter().cloned());
-        c.apis.extend(v.apis.iter().cloned());
-        for s in &v.steps {
-            let used = s.call.attributes();
-            if let Some(api) = s.call.api() {
-                c.apis.insert(api.to_owned());
-                for a in &used {
-                    c.pairs.insert((api.to_owned(), a.clone()));
-                }
-            }
-            c.attributes.extend(used);
-        }
-        let mut registered = Vec::new();
-        if let Ok(infos) = crate::cluster::registration(v) {
-            registered.extend(infos);
-        }
-        for job in &v.setup.jobs {
-            registered.extend(job.info.iter().filter_map(|i| i.to_info(&job.nspace).ok()));
-        }
-        for name in nested_names(&registered) {
-            c.pairs
-                .insert(("PMIx_server_register_nspace".to_owned(), name.to_owned()));
-        }
-        // Every node's server is initialised with the harness's infos and the vector's.
-        if let Ok(infos) = crate::cluster::server_init_info(v, "n", std::path::Path::new("/")) {
-            for name in nested_names(&infos) {
-                c.pairs
-                    .insert(("PMIx_server_init".to_owned(), name.to_owned()));
-                c.attributes.insert(name.to_owned());
-            }
-        }
-        let jobs = v.setup.jobs.iter().flat_map(|j| &j.info);
-        for i in v.setup.info.iter().chain(jobs) {
-            if pmix::model::attr::by_name(&i.key).is_some() {
-                c.attributes.insert(i.key.clone());
-            }
-        }
-    }
-    c
-}
-
-/// The attribute names of `infos` and of the infos nested in their arrays.
-fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
-    let mut out = Vec::new();
-    let mut stack: Vec<&pmix::model::Info> = infos.iter().collect();
-    while let Some(i) = stack.pop() {
-        if let Some(d) = pmix::model::attr::by_key(i.key.as_str()) {
-            out.push(d.name);
-        }
-        if let pmix::model::Value::DataArray(a) = &i.value {
-            for e in &a.elements {
-                if let pmix::model::Value::Info(inner) = e {
-                    stack.push(inner);
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Counts per outcome label, in a fixed order.
@@ -142,15 +77,25 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
         out.push('\n');
     }
     let departed = departures(rows);
-    if !departed.is_empty() {
+    for kind in [
+        FailureKind::Departure,
+        FailureKind::Harness,
+        FailureKind::Unimplemented,
+    ] {
+        let part: Vec<_> = departed.iter().filter(|(k, _, _)| *k == kind).collect();
+        let _ = write!(out, "\n## {}\n\n", part_title(kind));
+        if part.is_empty() {
+            out.push_str("None.\n");
+            continue;
+        }
         out.push_str(
-            "\n## Where each target departs from the standard\n\n\
-             | target | vector | rules | departure |\n|---|---|---|---|\n",
+            "| target | vector | step | seen | rules | reason |\n|---|---|---:|---|---|---|\n",
         );
-        for (r, what) in &departed {
+        for (_, r, what) in part {
+            let (step, seen) = r.outcome.failed_at().unwrap_or((0, ""));
             let _ = writeln!(
                 out,
-                "| `{}` | `{}` | {} | {} |",
+                "| `{}` | `{}` | {step} | {seen} | {} | {} |",
                 r.target,
                 r.id,
                 r.rules.join(", "),
@@ -158,6 +103,7 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
             );
         }
     }
+    out.push_str(LIBRARY_NOTE);
     let notable: Vec<&Row> = rows
         .iter()
         .filter(|r| !matches!(r.outcome, Outcome::Pass))
@@ -173,16 +119,21 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
                 r.outcome.label()
             );
             match &r.outcome {
-                Outcome::Fail { step, diff } => {
+                Outcome::Fail { step, diff, .. } => {
                     let _ = writeln!(out, "Step {step}:\n\n```diff\n{}\n```", diff.trim_end());
                 }
-                Outcome::NotSupported { step, api } => {
+                Outcome::NotSupported { step, api, seen } => {
+                    let _ = writeln!(out, "Step {step}: {}.", not_supported_text(api, seen));
+                }
+                Outcome::ExpectedFailure {
+                    step, seen, reason, ..
+                } => {
                     let _ = writeln!(
                         out,
-                        "Step {step}: `{api}` answered `PMIX_ERR_NOT_SUPPORTED`."
+                        "Fails at step {step} seeing {seen}, as listed: {reason}"
                     );
                 }
-                Outcome::ExpectedFailure { reason } | Outcome::UnexpectedPass { reason } => {
+                Outcome::UnexpectedPass { reason } => {
                     let _ = writeln!(out, "Listed reason: {reason}");
                 }
                 Outcome::Error { message } => {
@@ -193,46 +144,125 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
         }
     }
     out.push_str("\n## Coverage\n\n");
-    let c = covered(vectors);
-    out.push_str(&coverage::markdown(&coverage::table(inventory, &c)));
-    let std = inventory.standard(crate::inventory::Version::V5_0);
-    let (hit, all) = coverage::required_pairs(std, &c);
-    let missing: Vec<String> = all
-        .difference(&hit)
-        .map(|(api, a)| format!("`{api}` + `{a}`"))
-        .collect();
-    if !missing.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nRequired attributes of v5.0 not yet passed to their API by any vector: {}.",
-            missing.join(", ")
-        );
+    out.push_str(COVERAGE_NOTE);
+    let tally = coverage::tally(vectors, rows);
+    out.push_str(&coverage::markdown(&coverage::table(inventory, &tally)));
+    out.push_str(&unverified(inventory, &tally, rows, vectors));
+    out
+}
+
+/// How to read the coverage table.
+const COVERAGE_NOTE: &str = "*Verified*: a vector that passes on the target observes the \
+item's effect (a value, data, results, events, the host's upcalls, or a status other than \
+success); *passing*: a passing vector names it; *named*: some vector names it. How each is \
+counted: `spec-vectors/README.md`.\n\n";
+
+/// What a library target's column of the publish/lookup chapter measures.
+const LIBRARY_NOTE: &str = "\nOn a library target, the data of `PMIx_Publish`, \
+`PMIx_Lookup` and `PMIx_Unpublish` is kept by the harness's host, which stores it with this \
+crate's own table (`pmix::server::publish`): a library's server hands these requests to its \
+host, as the standard has it. The `publish-lookup/` results of a library target therefore \
+measure that library's client and server carrying the requests and answers, not a store of \
+its own.\n";
+
+fn part_title(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::Departure => "Where each target departs from the standard",
+        FailureKind::Harness => "Where the harness cannot yet drive a target",
+        FailureKind::Unimplemented => "What this crate does not implement yet",
+    }
+}
+
+fn not_supported_text(api: &str, seen: &str) -> String {
+    if seen == Seen::NO_SUCH_CALL {
+        format!("the target has no function for `{api}`")
+    } else {
+        format!("`{api}` answered `PMIX_ERR_NOT_SUPPORTED`")
+    }
+}
+
+/// The v5.0 client and server APIs no passing vector verifies on `rust`, each with the
+/// reason of an expected failure that names it, and how many attributes are verified.
+fn unverified(
+    inventory: &Inventory,
+    t: &coverage::Tally,
+    rows: &[Row],
+    vectors: &[Vector],
+) -> String {
+    let Some(rust) = t.verified.get("rust") else {
+        return String::new();
+    };
+    let std = inventory.standard(Version::V5_0);
+    let mut out = String::new();
+    for (what, kind) in coverage::API_KINDS {
+        let missing: Vec<&str> = std
+            .apis
+            .iter()
+            .filter(|r| r.get("kind") == kind && !rust.apis.contains(r.get("name")))
+            .map(|r| r.get("name"))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\nv5.0 {what} not yet verified on `rust`:\n");
+        for api in missing {
+            let listed = vectors
+                .iter()
+                .filter(|v| {
+                    v.steps.iter().any(|s| s.call.api() == Some(api))
+                        || v.apis.iter().any(|a| a == api)
+                })
+                .find_map(|v| {
+                    rows.iter()
+                        .find(|r| r.id == v.id && r.target == "rust")
+                        .and_then(|r| match &r.outcome {
+                            Outcome::ExpectedFailure { reason, .. } => {
+                                Some(format!("`{}`: {reason}", r.id))
+                            }
+                            Outcome::NotSupported { api, seen, .. } => {
+                                Some(format!("`{}`: {}", r.id, not_supported_text(api, seen)))
+                            }
+                            _ => None,
+                        })
+                });
+            let _ = writeln!(
+                out,
+                "- `{api}`{}",
+                listed
+                    .map(|l| format!(" (expected failure {l})"))
+                    .unwrap_or_default()
+            );
+        }
     }
     out
 }
 
-/// The rows where a target departs from the standard (failures, expected failures, calls it
-/// does not support), each with a one-line description.
-pub fn departures(rows: &[Row]) -> Vec<(&Row, String)> {
+/// The rows where a target fails a vector (failures, expected failures, calls it does not
+/// support), each with its part of the table and a one-line description.
+pub fn departures(rows: &[Row]) -> Vec<(FailureKind, &Row, String)> {
     rows.iter()
         .filter_map(|r| {
-            let what = match &r.outcome {
-                Outcome::ExpectedFailure { reason } => reason.clone(),
-                Outcome::Fail { step, diff } => {
+            let (kind, what) = match &r.outcome {
+                Outcome::ExpectedFailure { reason, kind, .. } => (*kind, reason.clone()),
+                Outcome::Fail { step, diff, .. } => {
                     let changed: Vec<&str> = diff
                         .lines()
                         .filter(|l| l.starts_with(['-', '+']) && !l.starts_with("---"))
                         .filter(|l| !l.starts_with("+++"))
                         .map(str::trim)
                         .collect();
-                    format!("step {step}: {} (not yet explained)", changed.join("; "))
+                    let what = format!("step {step}: {} (not yet explained)", changed.join("; "));
+                    (FailureKind::Departure, what)
                 }
-                Outcome::NotSupported { step, api } => {
-                    format!("step {step}: {api} answers PMIX_ERR_NOT_SUPPORTED")
+                Outcome::NotSupported { api, seen, .. } if seen == Seen::NO_SUCH_CALL => {
+                    (FailureKind::Unimplemented, not_supported_text(api, seen))
+                }
+                Outcome::NotSupported { api, seen, .. } => {
+                    (FailureKind::Departure, not_supported_text(api, seen))
                 }
                 _ => return None,
             };
-            Some((r, what))
+            Some((kind, r, what))
         })
         .collect()
 }
@@ -290,20 +320,28 @@ pub fn html(rows: &[Row]) -> String {
     }
     out.push_str("</table>\n");
     let departed = departures(rows);
-    if !departed.is_empty() {
-        out.push_str(
-            "<h2>Where each target departs from the standard</h2>\n<table>\n\
-             <tr><th>target</th><th>vector</th><th>rules</th><th>departure</th></tr>\n",
+    for kind in [
+        FailureKind::Departure,
+        FailureKind::Harness,
+        FailureKind::Unimplemented,
+    ] {
+        let _ = write!(
+            out,
+            "<h2>{}</h2>\n<table>\n<tr><th>target</th><th>vector</th><th>step</th><th>seen</th>\
+             <th>rules</th><th>reason</th></tr>\n",
+            part_title(kind)
         );
-        for (r, what) in departed {
+        for (_, r, what) in departed.iter().filter(|(k, _, _)| *k == kind) {
+            let (step, seen) = r.outcome.failed_at().unwrap_or((0, ""));
             let _ = writeln!(
                 out,
-                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{step}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 class(&r.outcome),
                 escape(&r.target),
                 escape(&r.id),
+                escape(seen),
                 escape(&r.rules.join(", ")),
-                escape(&what)
+                escape(what)
             );
         }
         out.push_str("</table>\n");
@@ -340,8 +378,13 @@ fn class(o: &Outcome) -> &'static str {
 fn detail_text(o: &Outcome) -> String {
     match o {
         Outcome::Fail { diff, .. } => diff.clone(),
-        Outcome::NotSupported { step, api } => format!("step {step}: {api}"),
-        Outcome::ExpectedFailure { reason } | Outcome::UnexpectedPass { reason } => reason.clone(),
+        Outcome::NotSupported { step, api, seen } => {
+            format!("step {step}: {}", not_supported_text(api, seen))
+        }
+        Outcome::ExpectedFailure {
+            step, seen, reason, ..
+        } => format!("step {step}, seeing {seen}: {reason}"),
+        Outcome::UnexpectedPass { reason } => reason.clone(),
         Outcome::Error { message } => message.clone(),
         Outcome::Pass => String::new(),
     }
@@ -377,7 +420,7 @@ pub fn junit(rows: &[Row]) -> String {
                 "<skipped message=\"{} not supported\"/>",
                 escape(api)
             )),
-            Outcome::ExpectedFailure { reason } => {
+            Outcome::ExpectedFailure { reason, .. } => {
                 Some(format!("<skipped message=\"{}\"/>", escape(reason)))
             }
         };
@@ -394,23 +437,43 @@ pub fn junit(rows: &[Row]) -> String {
 
 /// The JSON summary.
 pub fn json(rows: &[Row], vectors: &[Vector]) -> String {
+    /// Items of the standard: APIs, attributes, rules and (API, attribute) pairs.
+    #[derive(Serialize)]
+    struct Items {
+        apis: Vec<String>,
+        attributes: Vec<String>,
+        rules: Vec<String>,
+        pairs: Vec<(String, String)>,
+    }
+    impl From<&coverage::Covered> for Items {
+        fn from(c: &coverage::Covered) -> Items {
+            Items {
+                apis: c.apis.iter().cloned().collect(),
+                attributes: c.attributes.iter().cloned().collect(),
+                rules: c.rules.iter().cloned().collect(),
+                pairs: c.pairs.iter().cloned().collect(),
+            }
+        }
+    }
     #[derive(Serialize)]
     struct Summary<'a> {
         counts: Vec<(&'static str, usize)>,
-        covered_rules: Vec<String>,
-        covered_apis: Vec<String>,
-        covered_attributes: Vec<String>,
-        /// (API, attribute): an attribute passed to an API.
-        covered_pairs: Vec<(String, String)>,
+        named: Items,
+        /// Per target: the items passing vectors name.
+        passing: BTreeMap<String, Items>,
+        /// Per target: the items passing vectors observe.
+        verified: BTreeMap<String, Items>,
         results: &'a [Row],
     }
-    let c = covered(vectors);
+    let t = coverage::tally(vectors, rows);
+    let per = |m: &BTreeMap<String, coverage::Covered>| {
+        m.iter().map(|(k, c)| (k.clone(), Items::from(c))).collect()
+    };
     serde_json::to_string_pretty(&Summary {
         counts: counts(rows),
-        covered_rules: c.rules.into_iter().collect(),
-        covered_apis: c.apis.into_iter().collect(),
-        covered_attributes: c.attributes.into_iter().collect(),
-        covered_pairs: c.pairs.into_iter().collect(),
+        named: Items::from(&t.named),
+        passing: per(&t.passing),
+        verified: per(&t.verified),
         results: rows,
     })
     .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

@@ -7,7 +7,7 @@ pub use crate::libpmix_target::Side;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::outcome::{Outcome, judge};
+use crate::outcome::{Outcome, Seen, judge};
 use crate::vector::Vector;
 
 /// The targets a run can use.
@@ -104,6 +104,7 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
                 .map_or("?", |s| s.call.api().unwrap_or(s.call.name()));
             Outcome::Fail {
                 step,
+                seen: Seen::TIMEOUT.to_owned(),
                 diff: format!(
                     "step {step} ({call}) did not complete within the vector's {} s",
                     v.timeout_s
@@ -113,10 +114,12 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
         Ok(Err(Problem::Harness(message))) => Outcome::Error { message },
         Ok(Err(Problem::Crashed(message))) => Outcome::Fail {
             step: done.load(Ordering::Relaxed) + 1,
+            seen: Seen::CRASHED.to_owned(),
             diff: message,
         },
         Ok(Err(Problem::Refused(message))) => Outcome::Fail {
             step: 0,
+            seen: Seen::REFUSED.to_owned(),
             diff: format!("setup: {message}"),
         },
         Ok(Ok(())) => verdict.unwrap_or(Outcome::Pass),
@@ -158,7 +161,12 @@ key = "PMIX_JOB_SIZE"
     fn a_wrong_expectation_fails_with_a_diff() {
         let v = vector(&format!("{JOB_SIZE}expect.value = {{ uint32 = 3 }}\n"));
         match run_one(&v) {
-            Outcome::Fail { step: 1, diff } => {
+            Outcome::Fail {
+                step: 1,
+                seen,
+                diff,
+            } => {
+                assert_eq!(seen, Seen::VALUE);
                 assert!(diff.contains("-  value: Uint32(3)"), "{diff}");
                 assert!(diff.contains("+  value: Uint32(2)"), "{diff}");
             }
@@ -173,16 +181,26 @@ key = "PMIX_JOB_SIZE"
         // A process map that is not text: the server refuses the registration.
         let setup = "summary = \"s\"\nsection = \"x\"\n[[setup.info]]\nkey = \"PMIX_PROC_MAP\"\nvalue = { uint32 = 1 }\n[[step]]\nproc = 0\ncall = \"commit\"\n";
         match run_one(&vector(setup)) {
-            Outcome::Fail { step: 0, diff } => assert!(diff.starts_with("setup: "), "{diff}"),
+            Outcome::Fail {
+                step: 0,
+                seen,
+                diff,
+            } => {
+                assert_eq!(seen, Seen::REFUSED);
+                assert!(diff.starts_with("setup: "), "{diff}");
+            }
             other => panic!("{other:?}"),
         }
         let expected = setup.replace(
             "[[setup.info]]",
-            "[expected_failure]\nrust = \"refuses\"\n[[setup.info]]",
+            "[expected_failure]\nrust = { step = 0, seen = \"refused\", reason = \"refuses\" }\n[[setup.info]]",
         );
         assert_eq!(
             run_one(&vector(&expected)),
             Outcome::ExpectedFailure {
+                step: 0,
+                seen: Seen::REFUSED.into(),
+                kind: crate::vector::FailureKind::Departure,
                 reason: "refuses".into()
             }
         );
@@ -195,7 +213,9 @@ key = "PMIX_JOB_SIZE"
             "summary = \"s\"\nsection = \"x\"\ntimeout_s = 1\n[[step]]\nproc = 0\ncall = \"get\"\ntarget = { rank = 1 }\nkey = \"never\"\n",
         );
         match run_one(&v) {
-            Outcome::Fail { step: 1, diff } => assert!(diff.contains("did not complete"), "{diff}"),
+            Outcome::Fail { step: 1, diff, .. } => {
+                assert!(diff.contains("did not complete"), "{diff}");
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -209,7 +229,9 @@ key = "PMIX_JOB_SIZE"
             ))
         };
         match run_one(&delayed(3000)) {
-            Outcome::Fail { step: 2, diff } => assert!(diff.contains("did not complete"), "{diff}"),
+            Outcome::Fail { step: 2, diff, .. } => {
+                assert!(diff.contains("did not complete"), "{diff}");
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(run_one(&delayed(0)), Outcome::Pass);
@@ -217,20 +239,41 @@ key = "PMIX_JOB_SIZE"
 
     #[test]
     fn expected_failures_are_reported_and_stale_ones_break_the_run() {
-        let listed = |size: u32| {
+        let listed = |size: &str, seen: &str| {
             format!(
-                "summary = \"s\"\nsection = \"x\"\n[expected_failure]\nrust = \"because\"\n\
+                "summary = \"s\"\nsection = \"x\"\n[expected_failure]\n\
+                 rust = {{ step = 1, seen = \"{seen}\", kind = \"unimplemented\", reason = \"because\" }}\n\
                  [[step]]\nproc = 0\ncall = \"get\"\ntarget = {{ rank = \"wildcard\" }}\n\
-                 key = \"PMIX_JOB_SIZE\"\nexpect.value = {{ uint32 = {size} }}\n"
+                 key = \"PMIX_JOB_SIZE\"\nexpect.value = {size}\n"
             )
         };
         assert_eq!(
-            run_one(&vector(&listed(3))),
+            run_one(&vector(&listed("{ uint32 = 3 }", "value"))),
             Outcome::ExpectedFailure {
+                step: 1,
+                seen: "value".into(),
+                kind: crate::vector::FailureKind::Unimplemented,
                 reason: "because".into()
             }
         );
-        let stale = run_one(&vector(&listed(2)));
+        let stale = run_one(&vector(&listed("{ uint32 = 2 }", "value")));
         assert!(matches!(stale, Outcome::UnexpectedPass { .. }) && stale.is_bad());
+        // Failing another way than listed is a failure of its own.
+        let other = run_one(&vector(&listed("{ uint32 = 3 }", "PMIX_ERR_NOT_FOUND")));
+        match &other {
+            Outcome::Fail {
+                step: 1,
+                seen,
+                diff,
+            } => {
+                assert_eq!(seen, "value");
+                assert!(
+                    diff.starts_with("listed to fail at step 1 seeing PMIX_ERR_NOT_FOUND"),
+                    "{diff}"
+                );
+            }
+            o => panic!("{o:?}"),
+        }
+        assert!(other.is_bad());
     }
 }

@@ -32,6 +32,8 @@ pub struct Observed {
     pub results: Vec<Info>,
     /// The events an `events` step saw.
     pub events: Vec<SeenEvent>,
+    /// The target has no function for the call (see [`ApiOutput::no_such_call`]).
+    pub no_such_call: bool,
 }
 
 impl Observed {
@@ -42,6 +44,15 @@ impl Observed {
             data: Vec::new(),
             results: Vec::new(),
             events: Vec::new(),
+            no_such_call: false,
+        }
+    }
+
+    /// The target has no function for the call.
+    pub fn no_such_call() -> Self {
+        Observed {
+            no_such_call: true,
+            ..Observed::status(Status::ERR_NOT_SUPPORTED)
         }
     }
 }
@@ -54,6 +65,7 @@ impl From<ApiOutput> for Observed {
             data: o.data,
             results: o.results,
             events: o.events,
+            no_such_call: o.no_such_call,
         }
     }
 }
@@ -91,7 +103,7 @@ where
             // This crate has no tool side yet.
             _ if v.by_tool(step) => callers
                 .iter()
-                .map(|c| (*c, Observed::status(Status::ERR_NOT_SUPPORTED)))
+                .map(|c| (*c, Observed::no_such_call()))
                 .collect(),
             _ if v.server_of(step).is_some() => {
                 let server = &cluster.servers[v.server_of(step).unwrap_or(0)];

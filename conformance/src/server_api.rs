@@ -318,7 +318,7 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         | ServerCall::CollectInventory { .. }
         | ServerCall::DeliverInventory { .. }
         | ServerCall::RegisterResources { .. }
-        | ServerCall::DeregisterResources { .. } => ApiOutput::status(Status::ERR_NOT_SUPPORTED),
+        | ServerCall::DeregisterResources { .. } => ApiOutput::no_such_call(),
         ServerCall::GenerateLocalityString { cpus } => ApiOutput::value(
             server
                 .generate_locality_string(&hwloc_cpus(cpus))

@@ -67,19 +67,28 @@ const STANDARD_INFO: &[&str] = &[
     "PMIX_NSPACE",
 ];
 
-/// The library target and the pairing whose server is OpenPMIx: a departure of its server.
-const OPENPMIX_SERVER: &[&str] = &["openpmix-4.2", "openpmix-4.2-server+rust-client"];
+/// Where a target fails a generated vector: (target, step, what the step sees). Step 0 is
+/// the setup (`refused`: the server refuses the registration), step 1 the first get.
+type Failing = (&'static str, usize, &'static str);
 
-/// Every target with OpenPMIx on some side: a departure of its value handling.
-const OPENPMIX_ANYWHERE: &[&str] = &[
-    "openpmix-4.2",
-    "openpmix-4.2-server+rust-client",
-    "rust-server+openpmix-4.2-client",
+/// The library target and the pairing whose server is OpenPMIx, whose clients' first get
+/// answers PMIX_ERR_NOT_FOUND: a departure of its server.
+const OPENPMIX_SERVER: &[Failing] = &[
+    ("openpmix-4.2", 1, "PMIX_ERR_NOT_FOUND"),
+    ("openpmix-4.2-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
 ];
 
-/// Known departures: (attribute, targets, reason). Each listed attribute gets a vector of
-/// its own with the reason as those targets' expected failure.
-const DEPARTURES: &[(&str, &[&str], &str)] = &[
+/// Every target with OpenPMIx on some side, as each fails on a bound cpuset: its server
+/// refuses the registration, its client cannot unpack the value (PMIX_ERROR).
+const OPENPMIX_ANYWHERE: &[Failing] = &[
+    ("openpmix-4.2", 0, "refused"),
+    ("openpmix-4.2-server+rust-client", 0, "refused"),
+    ("rust-server+openpmix-4.2-client", 1, "PMIX_ERROR"),
+];
+
+/// Known departures: (attribute, where each target fails, reason). Each listed attribute
+/// gets a vector of its own with the reason as those targets' expected failure.
+const DEPARTURES: &[(&str, &[Failing], &str)] = &[
     ("PMIX_PERSONALITY", OPENPMIX_SERVER, KEPT_BY_SERVER),
     ("PMIX_PROGRAMMING_MODEL", OPENPMIX_SERVER, KEPT_BY_SERVER),
     ("PMIX_MODEL_LIBRARY_NAME", OPENPMIX_SERVER, KEPT_BY_SERVER),
@@ -90,7 +99,7 @@ const DEPARTURES: &[(&str, &[&str], &str)] = &[
     ),
     (
         "PMIX_PSET_MEMBERS",
-        &["openpmix-4.2-server+rust-client"],
+        &[("openpmix-4.2-server+rust-client", 1, "PMIX_ERR_NOT_FOUND")],
         "OpenPMIx 4.2's server files PMIX_PSET_MEMBERS registered for a job under the job's application (pmix.app.arr), so a get of the job-realm key finds nothing (OpenPMIx's own client searches every realm)",
     ),
     ("PMIX_CPUSET_BITMAP", OPENPMIX_ANYWHERE, CPUSET_DEPARTURE),
@@ -105,17 +114,17 @@ const CPUSET_DEPARTURE: &str = "OpenPMIx 4.2.2 cannot pack a bound PMIX_PROC_CPU
 /// What OpenPMIx 4.2 does with an attribute whose key string its headers lack (newer than
 /// 4.2, or spelled differently there), per target: the attributes of a section it lacks are
 /// checked in a vector of their own (`…-beyond-openpmix-4.2`) with these reasons.
-const BEYOND_OPENPMIX: &[(&str, &str)] = &[
+const BEYOND_OPENPMIX: &[(Failing, &str)] = &[
     (
-        "openpmix-4.2",
+        ("openpmix-4.2", 0, "refused"),
         "OpenPMIx 4.2's server refuses to register a reserved key its dictionary lacks (PMIx_server_register_nspace answers PMIX_ERR_BAD_PARAM)",
     ),
     (
-        "openpmix-4.2-server+rust-client",
+        ("openpmix-4.2-server+rust-client", 0, "refused"),
         "OpenPMIx 4.2's server refuses to register a reserved key its dictionary lacks (PMIx_server_register_nspace answers PMIX_ERR_BAD_PARAM)",
     ),
     (
-        "rust-server+openpmix-4.2-client",
+        ("rust-server+openpmix-4.2-client", 1, "PMIX_ERR_NOT_FOUND"),
         "OpenPMIx 4.2's client drops a reserved key its dictionary lacks from the job information it receives (PMIx_Get answers PMIX_ERR_NOT_FOUND)",
     ),
 ];
@@ -303,18 +312,29 @@ fn vector(
     let _ = writeln!(out, "section = \"{version} §{section}\"");
     let list: Vec<String> = versions.iter().map(|v| format!("\"{v}\"")).collect();
     let _ = writeln!(out, "versions = [{}]", list.join(", "));
-    let mut departures: BTreeMap<&str, &str> = DEPARTURES
+    let mut departures: BTreeMap<&str, (usize, &str, &str)> = DEPARTURES
         .iter()
         .filter(|(n, _, _)| checks.iter().any(|c| c.name == *n))
-        .flat_map(|(_, targets, reason)| targets.iter().map(move |t| (*t, *reason)))
+        .flat_map(|(_, targets, reason)| {
+            targets
+                .iter()
+                .map(move |(t, step, seen)| (*t, (*step, *seen, *reason)))
+        })
         .collect();
     if beyond_openpmix {
-        departures.extend(BEYOND_OPENPMIX.iter().copied());
+        departures.extend(
+            BEYOND_OPENPMIX
+                .iter()
+                .map(|((t, step, seen), reason)| (*t, (*step, *seen, *reason))),
+        );
     }
     if !departures.is_empty() {
         out.push_str("\n[expected_failure]\n");
-        for (target, reason) in departures {
-            let _ = writeln!(out, "\"{target}\" = \"{reason}\"");
+        for (target, (step, seen, reason)) in departures {
+            let _ = writeln!(
+                out,
+                "\"{target}\" = {{ step = {step}, seen = \"{seen}\", kind = \"departure\", reason = \"{reason}\" }}"
+            );
         }
     }
     out.push_str("\n[setup]\n[[setup.node]]\nname = \"n0\"\nranks = [0]\n");

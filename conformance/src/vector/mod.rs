@@ -49,9 +49,9 @@ pub struct Vector {
     /// Versions of the standard the vector applies to (`v5.0`, `draft`).
     #[serde(default = "all_versions")]
     pub versions: Vec<String>,
-    /// Per target (`rust`, `openpmix`, …): why the vector is expected to fail there.
+    /// Per target (`rust`, `openpmix-4.2`, …): where and how the vector fails there, and why.
     #[serde(default)]
-    pub expected_failure: BTreeMap<String, String>,
+    pub expected_failure: BTreeMap<String, Listed>,
     /// How long the whole vector may take, in seconds.
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
@@ -59,6 +59,71 @@ pub struct Vector {
     pub setup: Setup,
     #[serde(rename = "step", default)]
     pub steps: Vec<Step>,
+}
+
+/// A vector's known failure on one target: the step that fails, what that step sees there,
+/// what kind of gap it is, and why. A run that fails anywhere else, or sees something else,
+/// is a failure of its own, not this one.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedFailure {
+    /// The step that fails (1-based; 0 is the job's setup).
+    pub step: usize,
+    /// What that step sees: a status by name (`PMIX_ERR_NOT_FOUND`), or one of
+    /// [`Seen`]'s words (`value`, `timeout`, `crashed`, `refused`, `no such call`).
+    pub seen: String,
+    #[serde(default)]
+    pub kind: FailureKind,
+    pub reason: String,
+}
+
+/// An `expected_failure` entry as written: in full, or (while the files are migrated) the
+/// older reason alone, which accepts any failure and reports where it happened.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Listed {
+    Full(ExpectedFailure),
+    Reason(String),
+}
+
+impl Listed {
+    pub fn reason(&self) -> &str {
+        match self {
+            Listed::Full(e) => &e.reason,
+            Listed::Reason(r) => r,
+        }
+    }
+
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            Listed::Full(e) => e.kind,
+            Listed::Reason(_) => FailureKind::Departure,
+        }
+    }
+}
+
+/// Why a target fails a vector: the three parts of the report's departure table.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The implementation departs from the standard.
+    #[default]
+    Departure,
+    /// The harness cannot yet drive this target through the vector (to be driven down to none).
+    Harness,
+    /// This crate does not implement the behaviour yet (the reason names the issue that
+    /// brings it).
+    Unimplemented,
+}
+
+impl FailureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Departure => "departure",
+            FailureKind::Harness => "harness",
+            FailureKind::Unimplemented => "unimplemented",
+        }
+    }
 }
 
 fn all_versions() -> Vec<String> {
