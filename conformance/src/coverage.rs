@@ -12,7 +12,8 @@
 //!   earlier steps whose effect it observes: a get verifies the puts, commits and fences
 //!   before it, a lookup the publishes and unpublishes of its keys, an `events` step its
 //!   handler's registration and the notifications before it, an `await` the call it
-//!   collects. The generated `attribute-types/` vectors are only a type's round trip: they
+//!   collects; and the calls the harness makes to set every vector's job up (see
+//!   [`SETUP_APIS`]), whose effect every observed value depends on. The generated `attribute-types/` vectors are only a type's round trip: they
 //!   name and pass, never verify. The retrieval rules a vector names are verified when it
 //!   passes and observes anything.
 //!
@@ -76,6 +77,16 @@ pub struct Items {
     pub named: Covered,
     pub verified: Covered,
 }
+
+/// The calls the harness makes on every target to set a vector's job up, before its first
+/// step: each node's server is initialised, registers the job and its clients, and each
+/// rank initialises.
+pub const SETUP_APIS: [&str; 4] = [
+    "PMIx_server_init",
+    "PMIx_server_register_nspace",
+    "PMIx_server_register_client",
+    "PMIx_Init",
+];
 
 /// Whether a step's expectation observes more than success (see the module's doc).
 pub fn observes(step: &Step) -> bool {
@@ -161,6 +172,7 @@ pub fn items(v: &Vector) -> Items {
     let mut named = Covered::default();
     named.rules.extend(v.rules.iter().cloned());
     named.apis.extend(v.apis.iter().cloned());
+    named.apis.extend(SETUP_APIS.map(str::to_owned));
     for s in &v.steps {
         named.add_step(s);
     }
@@ -211,6 +223,7 @@ pub fn items(v: &Vector) -> Items {
     }
     if !observing.is_empty() {
         verified.rules.extend(v.rules.iter().cloned());
+        verified.apis.extend(SETUP_APIS.map(str::to_owned));
         for name in &registered {
             if verified.attributes.contains(*name) {
                 verified
