@@ -1,7 +1,8 @@
 //! The client APIs of the other chapters (see [`crate::api`]) through the C API.
 //!
-//! Each entry point is looked up when first used; a library without it answers
-//! `PMIX_ERR_NOT_SUPPORTED` for that call only. A step with `nb` calls the `_nb` form and
+//! Each entry point is looked up when first used; for a library without it, that call is
+//! reported as one the target has no function for ([`ApiOutput::no_such_call`]): the harness
+//! never answers a status in the library's place. A step with `nb` calls the `_nb` form and
 //! waits for its callback. Arguments are built in memory this module owns (the library copies
 //! what it keeps); results the library allocates are read, then released with its value
 //! destructor and `free`.
@@ -79,15 +80,25 @@ pub fn run_api(call: ApiCall) -> ApiOutput {
         Ok(l) => l,
         Err(s) => return ApiOutput::status(s),
     };
-    match run(l, syms(l), call) {
+    outcome(run(l, syms(l), call))
+}
+
+/// Stands, inside this module only, for "the library has no such entry point": never a
+/// status a library returns (PMIx's are small negative numbers).
+pub(super) const NO_SUCH_CALL: Status = Status(i32::MIN);
+
+/// A call's output, or the status it failed with.
+pub(super) fn outcome(r: Result<ApiOutput, Status>) -> ApiOutput {
+    match r {
         Ok(o) => o,
+        Err(NO_SUCH_CALL) => ApiOutput::no_such_call(),
         Err(s) => ApiOutput::status(s),
     }
 }
 
-/// An entry point, or not-supported when the library lacks it.
+/// An entry point, or [`NO_SUCH_CALL`] when the library lacks it.
 fn need<T: Copy>(f: Option<T>) -> Result<T, Status> {
-    f.ok_or(Status::ERR_NOT_SUPPORTED)
+    f.ok_or(NO_SUCH_CALL)
 }
 
 /// A blocking call with a results array.

@@ -1,6 +1,6 @@
 //! The server APIs of a host's steps (see [`crate::server_api`]) through the C API, in a
 //! node's server process. Each entry point is looked up when first used; a library without
-//! it answers `PMIX_ERR_NOT_SUPPORTED` for that call only. The calls with a callback are
+//! it has no such call (see [`super::outcome`]). The calls with a callback are
 //! made in their callback form and waited for.
 
 use pmix::model::{Cpuset, DataRange};
@@ -105,10 +105,7 @@ pub fn run_server(call: ServerCall) -> ApiOutput {
         Ok(l) => l,
         Err(s) => return ApiOutput::status(s),
     };
-    match run(l, server_syms(l), call) {
-        Ok(o) => o,
-        Err(s) => ApiOutput::status(s),
-    }
+    outcome(run(l, server_syms(l), call))
 }
 
 /// A string the library allocated into `out`, taken and freed.
@@ -306,9 +303,9 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
         } => {
             // OpenPMIx 4 declares the v4.0 form, `(char *function, char *attrs[])`: given
             // the v5.0 array of pmix_regattr_t it would read names from the wrong places, so
-            // the harness does not make the call there.
+            // the harness does not make the call there: the library has no v5.0 function.
             if l.version().starts_with("OpenPMIx 4.") {
-                return Err(Status::ERR_NOT_SUPPORTED);
+                return Err(NO_SUCH_CALL);
             }
             let f = cstring(&function)?;
             let names: Vec<CString> = attributes
