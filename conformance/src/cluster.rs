@@ -3,6 +3,9 @@
 //! direct modex routed to the node that owns the process, a publish/lookup table, and the
 //! job information a launcher registers.
 //!
+//! Every upcall the host receives is recorded in [`Shared::upcalls`] before it is served, so
+//! that a step can check what the host was handed.
+//!
 //! The host logic is target-independent: a node's server is anything that can answer a direct
 //! modex request for one of its processes ([`NodeServer`]), whether this crate's [`Server`]
 //! in-process or another implementation's server in a child process.
@@ -25,6 +28,7 @@ use pmix::store::published::Topology;
 use tokio::sync::oneshot;
 
 use crate::runner::Problem;
+use crate::upcall_log::{HostUpcall, UpcallLog};
 use crate::vector::Vector;
 
 /// A boxed future answering a direct modex: the process's packed data or a status.
@@ -108,6 +112,8 @@ pub struct Shared {
     /// The key of the cluster's security service, when it has one (see
     /// [`Shared::with_security_service`]).
     credential_key: Option<[u8; 32]>,
+    /// Every upcall the nodes' hosts received, in arrival order.
+    pub upcalls: UpcallLog,
 }
 
 #[derive(Default)]
@@ -161,6 +167,7 @@ impl Shared {
             context_ids: Mutex::default(),
             connected: Mutex::default(),
             credential_key: None,
+            upcalls: UpcallLog::default(),
         }
     }
 
@@ -210,23 +217,50 @@ impl Host for ClusterHost {
         self.shared.direct_modex
     }
 
+    async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
+        self.record(
+            self.upcall("pmix_server_client_connected2_fn_t")
+                .proc(&proc),
+        );
+        Ok(())
+    }
+
+    async fn client_finalized(&self, proc: Proc) -> Result<(), Status> {
+        self.record(self.upcall("pmix_server_client_finalized_fn_t").proc(&proc));
+        Ok(())
+    }
+
     /// Accept the request: a vector's processes are the harness's, which ends them itself.
     async fn abort(
         &self,
-        _proc: Proc,
-        _status: Status,
-        _message: Option<String>,
-        _procs: Vec<Proc>,
+        proc: Proc,
+        status: Status,
+        message: Option<String>,
+        procs: Vec<Proc>,
     ) -> Result<(), Status> {
+        let detail = format!("status {status:?} message {message:?}");
+        self.record(
+            self.upcall("pmix_server_abort_fn_t")
+                .proc(&proc)
+                .procs(&procs)
+                .detail(detail),
+        );
         Ok(())
     }
 
     async fn fence_nb(
         &self,
         procs: Vec<Proc>,
-        _info: Vec<Info>,
+        info: Vec<Info>,
         data: Vec<u8>,
     ) -> Result<Vec<u8>, Status> {
+        let detail = format!("{} bytes of data", data.len());
+        self.record(
+            self.upcall("pmix_server_fencenb_fn_t")
+                .procs(&procs)
+                .info(&info)
+                .detail(detail),
+        );
         if !self.shared.fence {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
@@ -242,6 +276,15 @@ impl Host for ClusterHost {
         job_info: Vec<Info>,
         apps: Vec<App>,
     ) -> Result<Nspace, Status> {
+        let mut seen = self
+            .upcall("pmix_server_spawn_fn_t")
+            .proc(&proc)
+            .info(&job_info);
+        for app in &apps {
+            seen = seen.info(&app.info);
+        }
+        let cmds: Vec<_> = apps.iter().map(|a| (a.cmd.clone(), a.maxprocs)).collect();
+        self.record(seen.detail(format!("apps {cmds:?}")));
         let host = self
             .shared
             .node_names
@@ -288,9 +331,14 @@ impl Host for ClusterHost {
     async fn get_credential(
         &self,
         proc: Proc,
-        _info: Vec<Info>,
+        info: Vec<Info>,
     ) -> Result<(Vec<u8>, Vec<Info>), Status> {
         use std::os::unix::fs::MetadataExt;
+        self.record(
+            self.upcall("pmix_server_get_cred_fn_t")
+                .proc(&proc)
+                .info(&info),
+        );
         let key = self
             .shared
             .credential_key
@@ -308,10 +356,13 @@ impl Host for ClusterHost {
     /// The security service checks a credential it minted.
     async fn validate_credential(
         &self,
-        _proc: Proc,
+        proc: Proc,
         cred: Vec<u8>,
-        _directives: Vec<Info>,
+        directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
+        let seen = self.upcall("pmix_server_validate_cred_fn_t").proc(&proc);
+        let detail = format!("{} bytes of credential", cred.len());
+        self.record(seen.info(&directives).detail(detail));
         let key = self
             .shared
             .credential_key
@@ -322,7 +373,17 @@ impl Host for ClusterHost {
 
     /// The cluster answers the namespaces it registered (the vector's job, its other jobs,
     /// the jobs spawned so far), in name order; it knows nothing else a query may ask.
-    async fn query(&self, _proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
+    async fn query(&self, proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
+        let mut seen = self.upcall("pmix_server_query_fn_t").proc(&proc);
+        for q in &queries {
+            seen = seen.info(&q.qualifiers);
+        }
+        let keys: Vec<&str> = queries
+            .iter()
+            .flat_map(|q| q.keys.iter().flatten())
+            .map(String::as_str)
+            .collect();
+        self.record(seen.detail(format!("keys {keys:?}")));
         let namespaces = attr::QUERY_NAMESPACES.wire_key();
         let mut names: BTreeSet<String> = lock(&self.shared.spawned_jobs).clone();
         names.insert(self.shared.nspace.clone());
@@ -344,10 +405,15 @@ impl Host for ClusterHost {
     /// granted an id; extending, releasing or reacquiring names a granted one.
     async fn allocate(
         &self,
-        _proc: Proc,
+        proc: Proc,
         directive: AllocDirective,
         info: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
+        let seen = self
+            .upcall("pmix_server_alloc_fn_t")
+            .proc(&proc)
+            .info(&info);
+        self.record(seen.detail(format!("directive {}", directive.0)));
         let capacity = control::Capacity {
             nodes: self.shared.nodes as u64,
             cpus: None,
@@ -366,6 +432,8 @@ impl Host for ClusterHost {
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
         use control::Control;
+        let seen = self.upcall("pmix_server_job_control_fn_t").proc(&proc);
+        self.record(seen.procs(&targets).info(&directives));
         let actions = control::job_control(&directives)?;
         if actions
             .iter()
@@ -407,9 +475,12 @@ impl Host for ClusterHost {
         &self,
         proc: Proc,
         monitor: Info,
-        _error: Status,
+        error: Status,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
+        let seen = self.upcall("pmix_server_monitor_fn_t").proc(&proc);
+        let seen = seen.info(std::slice::from_ref(&monitor)).info(&directives);
+        self.record(seen.detail(format!("error {error:?}")));
         let mut beats = lock(&self.shared.heartbeats);
         match control::monitor(&monitor, &directives)? {
             control::Monitor::Heartbeat { .. } => {
@@ -428,7 +499,12 @@ impl Host for ClusterHost {
     }
 
     /// A collective of the participants' nodes; the set is then connected.
-    async fn connect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
+    async fn connect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
+        self.record(
+            self.upcall("pmix_server_connect_fn_t")
+                .procs(&procs)
+                .info(&info),
+        );
         self.collective("connect", &procs, Vec::new()).await?;
         lock(&self.shared.connected).insert(sorted(procs));
         Ok(())
@@ -437,7 +513,12 @@ impl Host for ClusterHost {
     /// A collective of the participants' nodes, for a set connected before: the host
     /// refuses any other with `PMIX_ERR_INVALID_OPERATION` (v5.0 §12.3.3), as a library
     /// that leaves the check to its host (OpenPMIx 4.2) needs.
-    async fn disconnect(&self, procs: Vec<Proc>, _info: Vec<Info>) -> Result<(), Status> {
+    async fn disconnect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
+        self.record(
+            self.upcall("pmix_server_disconnect_fn_t")
+                .procs(&procs)
+                .info(&info),
+        );
         let set = sorted(procs);
         if !lock(&self.shared.connected).contains(&set) {
             return Err(Status::ERR_INVALID_OPERATION);
@@ -452,10 +533,15 @@ impl Host for ClusterHost {
     /// `PMIX_ERR_NOT_FOUND`, as is an update of another index.
     async fn fabric(
         &self,
-        _proc: Proc,
+        proc: Proc,
         op: FabricOperation,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
+        let seen = self
+            .upcall("pmix_server_fabric_fn_t")
+            .proc(&proc)
+            .info(&directives);
+        self.record(seen.detail(format!("operation {}", op.0)));
         const ID: &str = "vfabric";
         const VENDOR: &str = "vvendor";
         const PLANE: &str = "10.0.0.0/8";
@@ -504,6 +590,11 @@ impl Host for ClusterHost {
         procs: Vec<Proc>,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
+        let seen = self
+            .upcall("pmix_server_grp_fn_t")
+            .procs(&procs)
+            .info(&directives);
+        self.record(seen.detail(format!("operation {} group {group}", op.0)));
         let kind = format!("group {} {group}", op.0);
         self.collective(&kind, &procs, Vec::new()).await?;
         let wants_id = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
@@ -522,6 +613,11 @@ impl Host for ClusterHost {
     }
 
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
+        self.record(
+            self.upcall("pmix_server_dmodex_req_fn_t")
+                .proc(&proc)
+                .info(&info),
+        );
         if !self.shared.direct_modex {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
@@ -562,6 +658,11 @@ impl Host for ClusterHost {
         range: DataRange,
         info: Vec<Info>,
     ) -> Result<(), Status> {
+        let seen = self
+            .upcall("pmix_server_notify_event_fn_t")
+            .proc(&source)
+            .info(&info);
+        self.record(seen.detail(format!("status {status:?} range {}", range.0)));
         let others: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers)
             .iter()
             .enumerate()
@@ -580,7 +681,41 @@ impl Host for ClusterHost {
         Ok(())
     }
 
+    /// The library's own logging to the local channels, as a host without channels of its
+    /// own has it.
+    async fn log(
+        &self,
+        proc: Proc,
+        timestamp: i64,
+        data: Vec<Info>,
+        directives: Vec<Info>,
+    ) -> Result<(), Status> {
+        let seen = self.upcall("pmix_server_log_fn_t").proc(&proc).info(&data);
+        self.record(
+            seen.info(&directives)
+                .detail(format!("timestamp {timestamp}")),
+        );
+        // The harness runs under tokio, never under the simulator.
+        #[allow(clippy::disallowed_methods)]
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        pmix::server::log::write_local(&proc, timestamp, now, &data, &directives)
+    }
+
+    /// The cluster has no tool support: tools that bring their own identifier are left to
+    /// the server, the others refused.
+    async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
+        self.record(self.upcall("pmix_server_tool_connection_fn_t").info(&info));
+        Err(Status::ERR_NOT_SUPPORTED)
+    }
+
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
+        self.record(
+            self.upcall("pmix_server_publish_fn_t")
+                .proc(&proc)
+                .info(&info),
+        );
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
@@ -593,6 +728,11 @@ impl Host for ClusterHost {
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<Vec<PData>, Status> {
+        let seen = self
+            .upcall("pmix_server_lookup_fn_t")
+            .proc(&proc)
+            .info(&info);
+        self.record(seen.detail(format!("keys {keys:?}")));
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
@@ -609,6 +749,11 @@ impl Host for ClusterHost {
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<(), Status> {
+        let seen = self
+            .upcall("pmix_server_unpublish_fn_t")
+            .proc(&proc)
+            .info(&info);
+        self.record(seen.detail(format!("keys {keys:?}")));
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
@@ -618,6 +763,15 @@ impl Host for ClusterHost {
 }
 
 impl ClusterHost {
+    /// An upcall of this node, to describe and [`ClusterHost::record`].
+    fn upcall(&self, name: &'static str) -> HostUpcall {
+        HostUpcall::new(self.node, name)
+    }
+
+    fn record(&self, upcall: HostUpcall) {
+        self.shared.upcalls.record(upcall);
+    }
+
     /// One round of a collective among the nodes hosting `procs`: each node brings `data`,
     /// and all get every node's data, in node order. Rounds are counted per kind and set.
     async fn collective(

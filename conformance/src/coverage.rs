@@ -58,8 +58,11 @@ impl Covered {
         self.pairs.extend(other.pairs.iter().cloned());
     }
 
-    /// The items of one step: its API, the attributes it uses, and each (API, attribute).
+    /// The items of one step: its API, the upcalls it expects the host to be handed, the
+    /// attributes it uses, and each (API, attribute).
     fn add_step(&mut self, step: &Step) {
+        self.apis
+            .extend(step.expect.upcalls.iter().map(|u| u.upcall.clone()));
         let used = step.call.attributes();
         if let Some(api) = step.call.api() {
             self.apis.insert(api.to_owned());
@@ -101,6 +104,7 @@ pub fn observes(step: &Step) -> bool {
         || !e.results.is_empty()
         || !e.result_keys.is_empty()
         || e.events.as_ref().is_some_and(|ev| !ev.is_empty())
+        || !e.upcalls.is_empty()
         || e.any_error
         || status_beyond_success
 }
@@ -117,6 +121,10 @@ fn expected_attributes(step: &Step) -> Vec<String> {
     }
     for d in &e.data {
         keys.push(&d.key);
+    }
+    for u in &e.upcalls {
+        keys.extend(u.info.iter().flat_map(|i| i.keys()));
+        keys.extend(u.keys.iter().map(String::as_str));
     }
     keys.into_iter()
         .filter_map(pmix::model::attr::by_name)

@@ -4,7 +4,8 @@
 //! - [`inventory`] loads the standard's inventory from `spec-vectors/inventory/` (every API,
 //!   attribute, constant, struct and retrieval rule, for v5.0 and the 5.1 draft);
 //! - [`vector`] is the vector format (TOML, `spec-vectors/vectors/`) and its loader;
-//! - [`cluster`] is the resource manager between a job's nodes, shared by every target;
+//! - [`cluster`] is the resource manager between a job's nodes, shared by every target, and
+//!   [`upcall_log`] what it was handed (the upcalls a step expects);
 //! - [`rust_target`] runs a vector in-process on this project's crate: one server per node,
 //!   a host between them, a client per rank;
 //! - [`libpmix_target`] runs it on any `libpmix.so`: a server process per node and a client
@@ -37,4 +38,5 @@ pub mod runner;
 pub mod rust_target;
 pub mod server_api;
 pub mod tool_api;
+pub mod upcall_log;
 pub mod vector;

@@ -322,6 +322,9 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
             error,
             info: pack_list(&info),
         },
+        Upcall::ClientFinalized { proc } => UpcallMsg::ClientFinalized {
+            proc: proc_id(&proc),
+        },
         Upcall::Abort {
             proc,
             status,

@@ -39,6 +39,7 @@ use crate::cluster::{
 };
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
+use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
 use upcalls::serve_upcall;
 
@@ -103,7 +104,7 @@ pub async fn run<F>(
     mut check: F,
 ) -> Result<(), Problem>
 where
-    F: FnMut(usize, &Step, &StepResult) -> bool,
+    F: FnMut(usize, &Step, &StepResult, &[HostUpcall]) -> bool,
 {
     let tmp = TempDir::new()?;
     let shared = match servers {
@@ -131,12 +132,24 @@ where
 
     let mut saved = presets(v, &envs, &rust_servers, &nodes, &tmp.0);
     let mut tool: Option<ClientProc> = None;
+    // Where the host's log stood when each started call began.
+    let mut started_at: BTreeMap<String, usize> = BTreeMap::new();
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
         if step.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(step.delay_ms)).await;
         }
         let callers = v.callers(step);
+        let mut mark = shared.upcalls.mark();
+        if let Some(h) = step.start.clone().or_else(|| match &step.call {
+            Call::Get { handle, .. } => handle.clone(),
+            _ => None,
+        }) {
+            started_at.insert(h, mark);
+        }
+        if let Call::Await { handle } = &step.call {
+            mark = started_at.remove(handle).unwrap_or(mark);
+        }
         let result = match &step.call {
             call if v.by_tool(step) => {
                 let got = match clients {
@@ -237,7 +250,9 @@ where
             }
         };
         record_saved(step, &result, &mut saved);
-        if !check(n, step, &result) {
+        let me = callers.first().copied().unwrap_or(0);
+        let upcalls = shared.upcalls.window(mark, step, &v.setup.nspace, me).await;
+        if !check(n, step, &result, &upcalls) {
             break;
         }
     }

@@ -7,7 +7,8 @@ use pmix::model::Status;
 use serde::Serialize;
 
 use crate::rust_target::{Observed, StepResult};
-use crate::vector::{FailureKind, Listed, Step, Vector, status_named};
+use crate::upcall_log::HostUpcall;
+use crate::vector::{FailureKind, Listed, Step, UpcallSpec, Vector, status_named};
 
 /// A vector's outcome on one target.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -134,6 +135,8 @@ impl Seen {
     pub const REFUSED: &'static str = "refused";
     /// The target has no function for the call.
     pub const NO_SUCH_CALL: &'static str = "no such call";
+    /// The host was not handed the upcalls the step expects.
+    pub const UPCALLS: &'static str = "upcalls";
 }
 
 /// A status as a failure's `seen` names it.
@@ -142,8 +145,15 @@ pub fn status_word(s: Status) -> String {
 }
 
 /// Judge one step of a vector whose job is `nspace`: `None` when every caller got what the
-/// standard requires.
-pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option<Outcome> {
+/// standard requires and the host received the upcalls the step expects (`upcalls`: what it
+/// received during the step).
+pub fn judge(
+    n: usize,
+    step: &Step,
+    result: &StepResult,
+    upcalls: &[HostUpcall],
+    nspace: &str,
+) -> Option<Outcome> {
     let allowed: Vec<Status> = match &step.expect.status {
         Some(s) => s
             .to_vec()
@@ -187,7 +197,88 @@ pub fn judge(n: usize, step: &Step, result: &StepResult, nspace: &str) -> Option
             });
         }
     }
+    let me = result.first().map_or(0, |(r, _)| *r);
+    let missing = missing_upcalls(&step.expect.upcalls, upcalls, nspace, me);
+    if !missing.is_empty() {
+        let mut expected = String::from("the host received:\n");
+        for u in &missing {
+            expected.push_str(&upcall_text(u, nspace, me));
+        }
+        let mut actual = String::from("the host received:\n");
+        if upcalls.is_empty() {
+            actual.push_str("  (no upcall)\n");
+        }
+        for u in upcalls {
+            let _ = writeln!(actual, "  {}", u.describe());
+        }
+        return Some(Outcome::Fail {
+            step: n + 1,
+            seen: Seen::UPCALLS.to_owned(),
+            diff: diff(&expected, &actual),
+        });
+    }
     None
+}
+
+/// The expected upcalls no received one matches: an upcall of that name carrying the process
+/// and every process, info and key the expectation lists (others may come too). Processes
+/// written `self` are the caller `self_rank`'s.
+pub fn missing_upcalls<'a>(
+    want: &'a [UpcallSpec],
+    seen: &[HostUpcall],
+    job: &str,
+    self_rank: u32,
+) -> Vec<&'a UpcallSpec> {
+    let me = pmix::model::Rank(self_rank);
+    let matches = |w: &UpcallSpec, u: &HostUpcall| {
+        let proc_ok = w.proc.as_ref().is_none_or(|p| {
+            p.to_proc(job, me)
+                .is_ok_and(|p| u.proc.as_ref() == Some(&p))
+        });
+        let procs_ok = w
+            .procs
+            .iter()
+            .all(|p| p.to_proc(job, me).is_ok_and(|p| u.procs.contains(&p)));
+        let keys_ok = w.keys.iter().all(|k| {
+            crate::vector::key_string(k).is_ok_and(|k| u.info.iter().any(|i| i.key.as_str() == k))
+        });
+        w.upcall == u.upcall && proc_ok && procs_ok && keys_ok && holds_infos(&w.info, &u.info, job)
+    };
+    want.iter()
+        .filter(|w| !seen.iter().any(|u| matches(w, u)))
+        .collect()
+}
+
+/// An expected upcall as the diff shows it.
+fn upcall_text(u: &UpcallSpec, job: &str, self_rank: u32) -> String {
+    let me = pmix::model::Rank(self_rank);
+    let mut out = format!("  {}", u.upcall);
+    if let Some(p) = &u.proc {
+        match p.to_proc(job, me) {
+            Ok(p) => {
+                let _ = write!(out, " proc {p:?}");
+            }
+            Err(e) => {
+                let _ = write!(out, " proc ({e})");
+            }
+        }
+    }
+    if !u.procs.is_empty() {
+        let procs: Vec<String> = u
+            .procs
+            .iter()
+            .map(|p| p.to_proc(job, me).map_or_else(|e| e, |p| format!("{p:?}")))
+            .collect();
+        let _ = write!(out, " procs [{}]", procs.join(", "));
+    }
+    out.push('\n');
+    for i in &u.info {
+        let _ = writeln!(out, "    info: {} = {}", i.key, spec_text(&i.value, job));
+    }
+    for k in &u.keys {
+        let _ = writeln!(out, "    info: {k} = (any value)");
+    }
+    out
 }
 
 /// Whether a call ending with `status` returns a value or data: a success does, and so does a
@@ -398,7 +489,122 @@ mod tests {
     }
 
     fn judged(expect: &str, got: Observed) -> Option<Outcome> {
-        judge(0, &step(expect), &vec![(0, got)], "vjob")
+        judge(0, &step(expect), &vec![(0, got)], &[], "vjob")
+    }
+
+    fn vjob(rank: u32) -> pmix::model::Proc {
+        pmix::model::Proc::new(pmix::model::Nspace::new("vjob").expect("a namespace"), rank)
+    }
+
+    fn fence_step(expect: &str) -> Step {
+        let text = format!(
+            "summary = \"s\"\nsection = \"v5.0 §5.2.1\"\n[[step]]\nproc = 1\ncall = \"fence\"\n{expect}"
+        );
+        let v: Vector = toml::from_str(&text).expect("a step");
+        v.steps[0].clone()
+    }
+
+    #[test]
+    fn an_expected_upcall_needs_its_name_processes_infos_and_keys() {
+        use pmix::model::{Info, Rank, attr};
+        let step = fence_step(
+            "expect.upcalls = [{ upcall = \"pmix_server_fencenb_fn_t\", proc = { rank = \"self\" }, procs = [{ rank = \"wildcard\" }], info = [{ key = \"PMIX_COLLECT_DATA\", value = { bool = true } }], keys = [\"PMIX_USERID\"] }]\n",
+        );
+        let want = &step.expect.upcalls;
+        let all = vec![pmix::model::Proc::new(
+            pmix::model::Nspace::new("vjob").expect("a namespace"),
+            Rank::WILDCARD,
+        )];
+        let full = HostUpcall::new(0, "pmix_server_fencenb_fn_t")
+            .proc(&vjob(1))
+            .procs(&all)
+            .info(&[
+                Info::new(attr::COLLECT_DATA, true),
+                Info::new(attr::USERID, 1000u32),
+            ]);
+        assert!(missing_upcalls(want, std::slice::from_ref(&full), "vjob", 1).is_empty());
+        // More infos and more processes than asked for are fine.
+        let more = full
+            .clone()
+            .procs(&[all[0].clone(), vjob(3)])
+            .info(&[Info::new(attr::TIMEOUT, 5i32)]);
+        assert!(missing_upcalls(want, &[more], "vjob", 1).is_empty());
+        let departures = [
+            HostUpcall {
+                upcall: "pmix_server_connect_fn_t",
+                ..full.clone()
+            },
+            HostUpcall {
+                proc: Some(vjob(0)),
+                ..full.clone()
+            },
+            HostUpcall {
+                procs: vec![vjob(1)],
+                ..full.clone()
+            },
+            HostUpcall {
+                info: vec![Info::new(attr::USERID, 1000u32)],
+                ..full.clone()
+            },
+            HostUpcall {
+                info: vec![
+                    Info::new(attr::COLLECT_DATA, false),
+                    Info::new(attr::USERID, 1u32),
+                ],
+                ..full.clone()
+            },
+            HostUpcall {
+                info: vec![Info::new(attr::COLLECT_DATA, true)],
+                ..full.clone()
+            },
+        ];
+        for d in departures {
+            assert_eq!(
+                missing_upcalls(want, std::slice::from_ref(&d), "vjob", 1).len(),
+                1,
+                "{d:?}"
+            );
+            // Any one matching upcall of the window satisfies the expectation.
+            assert!(missing_upcalls(want, &[d, full.clone()], "vjob", 1).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_missing_upcall_fails_the_step_with_what_the_host_saw() {
+        let step = fence_step(
+            "expect.upcalls = [{ upcall = \"pmix_server_fencenb_fn_t\" }, { upcall = \"pmix_server_publish_fn_t\" }]\n",
+        );
+        let ok = vec![(1, Observed::status(Status::SUCCESS))];
+        let fence = HostUpcall::new(1, "pmix_server_fencenb_fn_t").detail("0 bytes of data");
+        let publish = HostUpcall::new(0, "pmix_server_publish_fn_t");
+        assert_eq!(
+            judge(0, &step, &ok, &[fence.clone(), publish], "vjob"),
+            None
+        );
+        match judge(2, &step, &ok, std::slice::from_ref(&fence), "vjob") {
+            Some(Outcome::Fail { step: 3, diff, .. }) => {
+                assert!(diff.contains("-  pmix_server_publish_fn_t"), "{diff}");
+                assert!(
+                    diff.contains("+  pmix_server_fencenb_fn_t (node #1) 0 bytes of data"),
+                    "{diff}"
+                );
+                assert!(!diff.contains("-  pmix_server_fencenb_fn_t"), "{diff}");
+            }
+            other => panic!("{other:?}"),
+        }
+        match judge(0, &step, &ok, &[], "vjob") {
+            Some(Outcome::Fail { diff, .. }) => assert!(diff.contains("+  (no upcall)"), "{diff}"),
+            other => panic!("{other:?}"),
+        }
+        // A step that departs on its status is judged on that first.
+        let refused = vec![(1, Observed::status(Status::ERR_TIMEOUT))];
+        match judge(0, &step, &refused, &[], "vjob") {
+            Some(Outcome::Fail { diff, .. }) => assert!(
+                diff.contains("PMIX_ERR_TIMEOUT") || diff.contains("ERR_TIMEOUT"),
+                "{diff}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub enum UpcallMsg {
         error: i32,
         info: Vec<u8>,
     },
+    ClientFinalized {
+        proc: ProcId,
+    },
     Abort {
         proc: ProcId,
         status: i32,

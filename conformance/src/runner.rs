@@ -71,9 +71,9 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
     let done = AtomicUsize::new(0);
     let mut verdict = None;
     let outcome = {
-        let check = |n: usize, step: &crate::vector::Step, result: &_| {
+        let check = |n: usize, step: &crate::vector::Step, result: &_, upcalls: &[_]| {
             done.store(n + 1, Ordering::Relaxed);
-            match judge(n, step, result, &v.setup.nspace) {
+            match judge(n, step, result, upcalls, &v.setup.nspace) {
                 Some(o) => {
                     verdict = Some(o);
                     false

@@ -19,6 +19,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 use crate::api::{ApiCall, ApiOutput, RustProc, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers};
 use crate::runner::Problem;
+use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
 use pmix::transport::uid_gid;
 
@@ -73,11 +74,12 @@ impl From<ApiOutput> for Observed {
 /// A step's observations, one per caller, in caller order.
 pub type StepResult = Vec<(u32, Observed)>;
 
-/// Run the vector's steps, calling `check` after each; stops at the first step `check`
-/// rejects. Errors are failures of the harness or the target to set the job up.
+/// Run the vector's steps, calling `check` after each with what the callers got and the
+/// upcalls the host received during the step; stops at the first step `check` rejects.
+/// Errors are failures of the harness or the target to set the job up.
 pub async fn run<F>(v: &Vector, mut check: F) -> Result<(), Problem>
 where
-    F: FnMut(usize, &Step, &StepResult) -> bool,
+    F: FnMut(usize, &Step, &StepResult, &[HostUpcall]) -> bool,
 {
     let cluster = Cluster::start(v).await?;
     let mut clients: BTreeMap<u32, Client> = BTreeMap::new();
@@ -86,7 +88,8 @@ where
         clients.insert(r, cluster.connect(v, r).await?);
         procs.insert(r, Arc::default());
     }
-    let mut handles: BTreeMap<String, (u32, Started)> = BTreeMap::new();
+    // A started call's handle, its caller, and where the host's log stood at its start.
+    let mut handles: BTreeMap<String, (u32, Started, usize)> = BTreeMap::new();
     // A tool finds no server to connect to in-process: the URIs are empty.
     let tmpdir = std::env::temp_dir().display().to_string();
     let mut saved = Saved::new();
@@ -99,6 +102,7 @@ where
             tokio::time::sleep(Duration::from_millis(step.delay_ms)).await;
         }
         let callers = v.callers(step);
+        let mut mark = cluster.shared.upcalls.mark();
         let result = match &step.call {
             // This crate has no tool side yet.
             _ if v.by_tool(step) => callers
@@ -118,7 +122,7 @@ where
                     .ok_or(format!("rank {r} has vanished"))?;
                 let h = step.start.clone().unwrap_or_default();
                 let p = procs.get(&r).cloned().unwrap_or_default();
-                handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c, p))));
+                handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c, p)), mark));
                 Vec::new()
             }
             Call::Get {
@@ -129,13 +133,14 @@ where
                 let (target, key, info) = get_args(v, step, r)?;
                 let pending: Pending<Value> = c.get_nb(target.as_ref(), &key, &info);
                 let get = tokio::spawn(async move { Ok(observe_value(pending.await)) });
-                handles.insert(h.clone(), (r, get));
+                handles.insert(h.clone(), (r, get, mark));
                 Vec::new()
             }
             Call::Await { handle } => {
-                let (r, started) = handles
+                let (r, started, at_start) = handles
                     .remove(handle)
                     .ok_or(format!("handle {handle} is not pending"))?;
+                mark = at_start;
                 match started.await {
                     Ok(o) => vec![(r, o?)],
                     Err(e) => std::panic::resume_unwind(e.into_panic()),
@@ -167,7 +172,11 @@ where
             }
         };
         record_saved(step, &result, &mut saved);
-        if !check(n, step, &result) {
+        let me = callers.first().copied().unwrap_or(0);
+        let upcalls = (cluster.shared.upcalls)
+            .window(mark, step, &v.setup.nspace, me)
+            .await;
+        if !check(n, step, &result, &upcalls) {
             break;
         }
     }
@@ -364,6 +373,7 @@ pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
 // ---- the job: one server per node, a host between them ----
 
 struct Cluster {
+    shared: Arc<Shared>,
     servers: Vec<Arc<Server>>,
     connectors: Vec<MemoryConnector>,
     node_of: BTreeMap<u32, usize>,
@@ -389,6 +399,7 @@ impl Cluster {
             .flat_map(|(i, n)| n.ranks.iter().map(move |r| (*r, i)))
             .collect();
         Ok(Cluster {
+            shared,
             servers,
             connectors,
             node_of,

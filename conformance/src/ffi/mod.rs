@@ -239,7 +239,7 @@ struct CQuery {
 #[repr(C)]
 struct ServerModule {
     client_connected: usize,
-    client_finalized: usize,
+    client_finalized: Option<FinalizedUp>,
     abort: Option<AbortUp>,
     fence_nb: Option<FenceUp>,
     direct_modex: Option<DmodexUp>,
@@ -291,6 +291,9 @@ type ValidateCredUp = unsafe extern "C" fn(
     ValidationCb,
     *mut c_void,
 ) -> i32;
+/// `pmix_server_client_finalized_fn_t`: the client, its server object, the callback and its
+/// cookie.
+type FinalizedUp = unsafe extern "C" fn(*const CProc, *mut c_void, OpCb, *mut c_void) -> i32;
 /// `pmix_server_abort_fn_t`: the requester, its server object, the status, the message, the
 /// processes to abort (none: the requester's whole job).
 type AbortUp = unsafe extern "C" fn(

@@ -73,6 +73,10 @@ pub enum Upcall {
         error: i32,
         info: Vec<Info>,
     },
+    /// A local client called `PMIx_Finalize`.
+    ClientFinalized {
+        proc: Proc,
+    },
     /// `PMIx_Abort` of a local process.
     Abort {
         proc: Proc,
@@ -681,6 +685,16 @@ unsafe extern "C" fn up_query(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_client_finalized(
+    client: *const CProc,
+    _server_object: *mut c_void,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = proc_from_c(client).map(|proc| Upcall::ClientFinalized { proc });
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
 unsafe extern "C" fn up_abort(
     requestor: *const CProc,
     _server_object: *mut c_void,
@@ -760,7 +774,7 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
     let _ = HOST.set(host);
     ServerModule {
         client_connected: 0,
-        client_finalized: 0,
+        client_finalized: Some(up_client_finalized as FinalizedUp),
         abort: Some(up_abort as AbortUp),
         fence_nb: caps.fence.then_some(up_fence as FenceUp),
         direct_modex: caps.direct_modex.then_some(up_dmodex as DmodexUp),

@@ -157,6 +157,10 @@ pub(super) async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -
                     ..done()
                 })
             }
+            UpcallMsg::ClientFinalized { proc } => {
+                host.client_finalized(from_id(&proc)?).await?;
+                Ok(done())
+            }
             UpcallMsg::Abort {
                 proc,
                 status,

@@ -143,6 +143,25 @@ impl Vector {
             for ev in s.expect.events.iter().flatten() {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
             }
+            for u in &s.expect.upcalls {
+                let field = |e: String| at(format!("field `expect.upcalls` ({}): {e}", u.upcall));
+                let me = Rank(self.callers(s).first().copied().unwrap_or(0));
+                for p in u.proc.iter().chain(&u.procs) {
+                    p.to_proc(&self.setup.nspace, me).map_err(field)?;
+                }
+                for i in &u.info {
+                    i.to_info(&self.setup.nspace).map_err(field)?;
+                }
+                for k in &u.keys {
+                    key_string(k).map_err(field)?;
+                }
+            }
+            if !s.expect.upcalls.is_empty() && s.start.is_some() {
+                return Err(at(
+                    "field `expect.upcalls`: a started call's upcalls are expected at its `await`"
+                        .into(),
+                ));
+            }
             if let Some(h) = &s.start {
                 if self.callers(s).len() != 1 || self.server_of(s).is_some() || self.by_tool(s) {
                     return Err(at(

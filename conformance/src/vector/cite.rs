@@ -4,7 +4,8 @@
 //! separated by `;`). Each section must be a heading of that version, and each API the vector
 //! names in `apis` must be cited by its own section (or an enclosing one), so that a reader of
 //! the report can go from a result to the sentence that decides it. Its `rules` must be ids of
-//! `retrieval_rules.tsv` and its `apis` names of the inventory.
+//! `retrieval_rules.tsv`, its `apis` names of the inventory, and the upcalls its steps expect
+//! (`expect.upcalls`) the inventory's APIs of kind `upcall`.
 
 use std::collections::BTreeSet;
 
@@ -98,6 +99,21 @@ pub fn check_citations(v: &Vector, inventory: &Inventory) -> Vec<String> {
             problems.push(format!("field `apis`: {api} is not an API of the standard"));
         }
     }
+    for step in &v.steps {
+        for u in &step.expect.upcalls {
+            let known = inventory.standards.iter().any(|s| {
+                s.apis
+                    .iter()
+                    .any(|r| r.get("name") == u.upcall && r.get("kind") == "upcall")
+            });
+            if !known {
+                problems.push(format!(
+                    "field `expect.upcalls`: {} is not a host upcall of the standard",
+                    u.upcall
+                ));
+            }
+        }
+    }
     for rule in &v.rules {
         if !inventory
             .retrieval_rules
@@ -138,6 +154,25 @@ mod tests {
         assert!(within("17.2.12", "17.2"));
         assert!(!within("9.10", "9.1"), "9.10 is not inside 9.1");
         assert!(!within("9.1", "9.1.2"));
+    }
+
+    #[test]
+    fn an_expected_upcall_must_be_an_upcall_of_the_standard() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let inventory =
+            Inventory::load(&root.join("spec-vectors/inventory")).expect("the inventory loads");
+        let vector = |upcall: &str| -> Vector {
+            toml::from_str(&format!(
+                "summary = \"s\"\nsection = \"v5.0 §5.2.1\"\n[[step]]\nproc = 0\ncall = \"commit\"\nexpect.upcalls = [{{ upcall = \"{upcall}\" }}]\n"
+            ))
+            .expect("a vector")
+        };
+        assert!(check_citations(&vector("pmix_server_fencenb_fn_t"), &inventory).is_empty());
+        for wrong in ["pmix_server_fence_fn_t", "PMIx_Fence"] {
+            let problems = check_citations(&vector(wrong), &inventory);
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(problems[0].contains("not a host upcall"), "{}", problems[0]);
+        }
     }
 
     #[test]

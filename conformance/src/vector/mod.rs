@@ -371,6 +371,29 @@ pub struct Expect {
     /// The events an `events` step must have seen, in order (and no others).
     #[serde(default)]
     pub events: Option<Vec<EventSpec>>,
+    /// Upcalls the host must have received during the step (others may come too).
+    #[serde(default)]
+    pub upcalls: Vec<UpcallSpec>,
+}
+
+/// One upcall the host must receive during a step: its type's name in the standard
+/// (`pmix_server_fencenb_fn_t`) and what it must carry (at least: more may come).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpcallSpec {
+    pub upcall: String,
+    /// The single process it names (the requester, publisher, source, …).
+    #[serde(default)]
+    pub proc: Option<TargetSpec>,
+    /// Processes its list must hold (participants, targets, processes to abort).
+    #[serde(default)]
+    pub procs: Vec<TargetSpec>,
+    /// Infos it must be handed, with their values.
+    #[serde(default)]
+    pub info: Vec<InfoSpec>,
+    /// Keys of infos it must be handed, whatever their values (`PMIX_USERID`).
+    #[serde(default)]
+    pub keys: Vec<String>,
 }
 
 /// One event a handler received: its status and, when given, its source.
@@ -803,6 +826,33 @@ handle = "l"
         );
         let e = parse(&vanish).unwrap_err();
         assert!(e.contains("only an API call"), "{e}");
+    }
+
+    #[test]
+    fn expected_upcalls_are_checked_where_they_are_written() {
+        let fence = r#"
+summary = "a fence reaches the host"
+section = "v5.0 §5.2.1"
+
+[[step]]
+proc = "all"
+call = "fence"
+expect.upcalls = [{ upcall = "pmix_server_fencenb_fn_t", procs = [{ rank = "wildcard" }], info = [{ key = "PMIX_COLLECT_DATA" }], keys = ["PMIX_TIMEOUT"] }]
+"#;
+        let v = parse(fence).unwrap();
+        let u = &v.steps[0].expect.upcalls[0];
+        assert_eq!(u.upcall, "pmix_server_fencenb_fn_t");
+        assert_eq!((u.procs.len(), u.info.len(), u.keys.len()), (1, 1, 1));
+        let e = parse(&fence.replace("PMIX_TIMEOUT", "PMIX_NO_SUCH_KEY")).unwrap_err();
+        assert!(
+            e.contains("expect.upcalls") && e.contains("PMIX_NO_SUCH_KEY"),
+            "{e}"
+        );
+        let e = parse(&fence.replace("procs = [", "prox = [")).unwrap_err();
+        assert!(e.contains("prox"), "{e}");
+        let started = fence.replace("call = \"fence\"", "call = \"fence\"\nstart = \"f\"");
+        let e = parse(&started.replace("proc = \"all\"", "proc = 0")).unwrap_err();
+        assert!(e.contains("expected at its `await`"), "{e}");
     }
 
     #[test]
