@@ -1,7 +1,8 @@
 //! The client APIs beyond data access (events, process management, query, logging, job
-//! management, credentials, groups, I/O forwarding, fabric, topology): a step's call resolved
-//! for one caller ([`ApiCall`]), what a caller observed ([`ApiOutput`]), and how this crate's
-//! client runs them ([`run_rust`]). The library side is [`crate::ffi::run_api`].
+//! management, credentials, groups, I/O forwarding, fabric, topology) and the support
+//! functions a rank makes ([`support`]): a step's call resolved for one caller
+//! ([`ApiCall`]), what a caller observed ([`ApiOutput`]), and how this crate's client runs
+//! them ([`run_rust`]). The library side is [`crate::ffi::run_api`].
 //!
 //! Steps travel to a target's child process as the vector wrote them (the
 //! [`Call`](crate::vector::Call) with the job's namespace and the caller's rank) and are
@@ -186,6 +187,8 @@ pub enum ApiCall {
         info: Vec<Info>,
         nb: bool,
     },
+    /// A support function (chapters 3, 11 and §12.4), see [`support`].
+    Support(support::SupportCall),
 }
 
 /// What one caller observed: the status, a value, result infos, events seen.
@@ -253,6 +256,7 @@ impl ApiOutput {
 }
 
 mod resolve;
+pub mod support;
 
 pub(crate) use resolve::iof_channels;
 pub use resolve::resolve;
@@ -613,6 +617,7 @@ pub async fn run_rust(
                 .map(Value::LocType)
                 .map_err(|e| e.status()),
         ),
+        ApiCall::Support(call) => support::run_rust(c, call).await,
         ApiCall::ComputeDistances { info, nb } => {
             // As the C harness does: the loaded topology and the caller's cpuset.
             let from = match c.load_topology().await {

@@ -321,6 +321,14 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             return false;
         }
     }
+    if let Some(start) = &e.starts_with {
+        let Some(pmix::model::Value::String(Some(text))) = &got.value else {
+            return false;
+        };
+        if !text.starts_with(start.as_str()) || text.len() == start.len() {
+            return false;
+        }
+    }
     if !holds_infos(&e.results, &got.results, job) {
         return false;
     }
@@ -382,6 +390,9 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
         if let Some(t) = &e.value_type {
             let _ = writeln!(out, "  value type: {t}");
         }
+        if let Some(start) = &e.starts_with {
+            let _ = writeln!(out, "  value: a string beginning {start:?}, and longer");
+        }
         for r in &e.results {
             let _ = writeln!(out, "  result: {} = {}", r.key, spec_text(&r.value, job));
         }
@@ -411,7 +422,7 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
     let _ = writeln!(out, "  status: {:?}", got.status);
     let e = &step.expect;
     if carries_data(got.status) {
-        if e.value.is_some() || !e.value_any.is_empty() {
+        if e.value.is_some() || !e.value_any.is_empty() || e.starts_with.is_some() {
             match &got.value {
                 Some(v) => {
                     let _ = writeln!(out, "  value: {v:?}");
@@ -641,5 +652,25 @@ mod tests {
             judged(expect, data(2)),
             Some(Outcome::Fail { .. })
         ));
+    }
+
+    #[test]
+    fn starts_with_asks_for_a_longer_string_beginning_so() {
+        let text = "summary = \"s\"\nsection = \"v5.0 §3.5\"\n[[step]]\nproc = 0\ncall = \"string\"\nfunction = \"PMIx_Scope_string\"\narg = \"PMIX_LOCAL\"\nexpect.starts_with = \"ab\"\n";
+        let v: Vector = toml::from_str(text).expect("a step");
+        let got = |value: Option<pmix::model::Value>| {
+            let o = Observed {
+                value,
+                ..Observed::status(Status::SUCCESS)
+            };
+            judge(0, &v.steps[0], &vec![(0, o)], &[], "vjob")
+        };
+        let string = |s: &str| Some(pmix::model::Value::String(Some(s.into())));
+        assert!(got(string("abc")).is_none());
+        assert!(got(string("ab")).is_some(), "nothing after the beginning");
+        assert!(got(string("xab")).is_some());
+        assert!(got(Some(pmix::model::Value::String(None))).is_some());
+        assert!(got(Some(pmix::model::Value::Uint8(1))).is_some());
+        assert!(got(None).is_some());
     }
 }

@@ -42,6 +42,13 @@ async fn a_client_loads_the_topology_its_server_shares() {
     // Loaded once: the second call is the same machine.
     let again = clients[0].load_topology().await.unwrap();
     assert!(std::sync::Arc::ptr_eq(&machine, &again));
+    // A named source: hwloc's (in any case) is the one this crate has.
+    let named = clients[0].load_topology_of("HWLOC").await.unwrap();
+    assert!(std::sync::Arc::ptr_eq(&machine, &named));
+    assert_eq!(
+        clients[0].load_topology_of("another").await.unwrap_err(),
+        pmix::model::Status::ERR_NOT_SUPPORTED
+    );
 
     let a = server.generate_locality_string(&cpus("0")).unwrap();
     let b = server.generate_locality_string(&cpus("1")).unwrap();

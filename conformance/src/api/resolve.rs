@@ -38,6 +38,9 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         }
         Ok(n.to_owned())
     };
+    if let Some(support) = super::support::resolve(call, nspace)? {
+        return Ok(Some(ApiCall::Support(support)));
+    }
     Ok(Some(match call {
         Call::Put { .. }
         | Call::StoreInternal { .. }

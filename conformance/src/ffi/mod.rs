@@ -355,7 +355,33 @@ type FabricUp =
 
 unsafe extern "C" {
     fn malloc(n: usize) -> *mut c_void;
+    fn calloc(n: usize, size: usize) -> *mut c_void;
     fn free(p: *mut c_void);
+    fn mallinfo2() -> MallInfo2;
+}
+
+/// glibc's `struct mallinfo2` (ten `size_t` counters).
+#[repr(C)]
+#[derive(Debug, Default)]
+struct MallInfo2 {
+    arena: usize,
+    ordblks: usize,
+    smblks: usize,
+    hblks: usize,
+    hblkhd: usize,
+    usmblks: usize,
+    fsmblks: usize,
+    uordblks: usize,
+    fordblks: usize,
+    keepcost: usize,
+}
+
+/// The bytes `malloc` has handed out and not had back in this process (chunks in its arenas
+/// and mapped blocks), as glibc counts them: how a step sees a destructor release memory.
+pub fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 takes no arguments and returns its counters by value.
+    let m = unsafe { mallinfo2() };
+    m.uordblks.saturating_add(m.hblkhd)
 }
 
 const PMIX_SUCCESS: i32 = 0;

@@ -326,6 +326,90 @@ pub enum Call {
         nb: bool,
     },
 
+    // ---- support functions (v5.0 §3.2.8, §3.2.9, §3.5, chapter 11, §12.4), made by a rank
+    // after its init; resolved by [`crate::api::support`] ----
+    /// A `*_string` function of v5.0 §3.5 (`function`, by its C name) of `arg`: a constant
+    /// of the function's code set by its C name, or a number; for `PMIx_Get_attribute_string`
+    /// an attribute's name, for `PMIx_Get_attribute_name` a key string. The value is the text.
+    String { function: String, arg: CodeArg },
+    /// `PMIx_Data_pack` of the elements of `values` (an array) in one call, then
+    /// `PMIx_Data_unpack` of at most `max` of them (default: as many as were packed): the
+    /// value is the array unpacked. `type` (a name or a number) packs under another type code;
+    /// `past_end` then unpacks once more, and the step's status is that unpack's.
+    DataPack {
+        values: ValueSpec,
+        #[serde(default, rename = "type")]
+        data_type: Option<CodeArg>,
+        #[serde(default)]
+        max: Option<u32>,
+        #[serde(default)]
+        past_end: bool,
+    },
+    /// `PMIx_Data_copy` of `value`: the value is the copy.
+    DataCopy { value: ValueSpec },
+    /// `PMIx_Data_print` of `value` after `prefix`: the value is the text.
+    DataPrint {
+        value: ValueSpec,
+        #[serde(default)]
+        prefix: String,
+    },
+    /// The elements of `values` (an array, at least two) packed by a `PMIx_Data_pack` each,
+    /// the first unpacked, then `PMIx_Data_unload` of the rest into a byte object and
+    /// `PMIx_Data_load` of it into another buffer: the value is what that buffer unpacks.
+    DataUnload { values: ValueSpec },
+    /// As `data_unload`, with the byte object embedded (`PMIx_Data_embed`) into two buffers
+    /// one after the other: the value is what the first unpacks, then what the second does.
+    DataEmbed { values: ValueSpec },
+    /// The elements of `values` (an array, at least two) packed by a `PMIx_Data_pack` each
+    /// into a source buffer and its first unpacked; a destination holding the first element
+    /// gets `PMIx_Data_copy_payload` of the source: the value is what the destination then
+    /// unpacks, followed by what the source still does.
+    DataCopyPayload { values: ValueSpec },
+    /// `PMIx_Data_compress` of `text` repeated `repeat` times, and `PMIx_Data_decompress` of
+    /// the block when there is one: the results are `compressed` (what compress answered)
+    /// and then `smaller` (the block is smaller than the input) and `restored` (decompress
+    /// gave the input back). A vector that expects a block names `PMIx_Data_decompress`.
+    DataCompress {
+        text: String,
+        #[serde(default = "once")]
+        repeat: usize,
+    },
+    /// `PMIx_Value_load` of `value` into an empty `pmix_value_t`: the value is what it holds.
+    ValueLoad { value: ValueSpec },
+    /// `PMIx_Value_unload` of a `pmix_value_t` holding `value` (a string or a number): the
+    /// value is the data returned.
+    ValueUnload { value: ValueSpec },
+    /// `PMIx_Value_xfer` of a `pmix_value_t` holding `value` into an empty one: the value is
+    /// what the destination holds.
+    ValueXfer { value: ValueSpec },
+    /// `PMIx_Info_load` of `info`'s key and value into an empty `pmix_info_t`: the value is
+    /// an info array of what it holds.
+    InfoLoad { info: InfoSpec },
+    /// `PMIx_Info_xfer` of `info` (its flags too) into an empty `pmix_info_t`: the value is
+    /// an info array of what it holds.
+    InfoXfer { info: InfoSpec },
+    /// `PMIx_Info_list_start`, `PMIx_Info_list_add` of each of `add` (key and value),
+    /// `PMIx_Info_list_xfer` of each of `xfer` (flags too), `PMIx_Info_list_convert` and
+    /// `PMIx_Info_list_release`: the value is the converted array.
+    InfoList {
+        #[serde(default)]
+        add: Vec<InfoSpec>,
+        #[serde(default)]
+        xfer: Vec<InfoSpec>,
+    },
+    /// `PMIx_Load_topology`, with the `source` field set when given: the value is the
+    /// topology (its source and hwloc's XML).
+    LoadTopology {
+        #[serde(default)]
+        source: Option<String>,
+    },
+    /// `PMIx_Topology_destruct` of a copy (`PMIx_Data_copy`) of the loaded topology: the
+    /// value is whether the process's heap then holds at least 1 KiB less (a topology holds
+    /// far more).
+    TopologyDestruct,
+    /// `PMIx_Parse_cpuset_string`: the value is the cpuset.
+    ParseCpusetString { cpuset: String },
+
     // ---- calls of a node's server (`proc = "server:NODE"`), resolved by
     // [`crate::server_api::resolve`] ----
     /// `PMIx_server_register_nspace` of `nspace` with `nlocal` local processes.
@@ -464,7 +548,19 @@ pub struct AppSpec {
     pub info: Vec<InfoSpec>,
 }
 
+/// A constant by its C name (`PMIX_ERR_NOT_FOUND`), a number, or a text argument.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum CodeArg {
+    Number(i64),
+    Name(String),
+}
+
 fn one() -> i32 {
+    1
+}
+
+fn once() -> usize {
     1
 }
 
@@ -534,6 +630,23 @@ impl Call {
             Call::GetCpuset { .. } => "get_cpuset",
             Call::GetRelativeLocality { .. } => "get_relative_locality",
             Call::ComputeDistances { .. } => "compute_distances",
+            Call::String { .. } => "string",
+            Call::DataPack { .. } => "data_pack",
+            Call::DataCopy { .. } => "data_copy",
+            Call::DataPrint { .. } => "data_print",
+            Call::DataUnload { .. } => "data_unload",
+            Call::DataEmbed { .. } => "data_embed",
+            Call::DataCopyPayload { .. } => "data_copy_payload",
+            Call::DataCompress { .. } => "data_compress",
+            Call::ValueLoad { .. } => "value_load",
+            Call::ValueUnload { .. } => "value_unload",
+            Call::ValueXfer { .. } => "value_xfer",
+            Call::InfoLoad { .. } => "info_load",
+            Call::InfoXfer { .. } => "info_xfer",
+            Call::InfoList { .. } => "info_list",
+            Call::LoadTopology { .. } => "load_topology",
+            Call::TopologyDestruct => "topology_destruct",
+            Call::ParseCpusetString { .. } => "parse_cpuset_string",
             Call::ServerRegisterNspace { .. } => "server_register_nspace",
             Call::ServerDeregisterNspace { .. } => "server_deregister_nspace",
             Call::ServerRegisterClient { .. } => "server_register_client",
@@ -662,6 +775,26 @@ impl Call {
             Call::ComputeDistances { nb, .. } => {
                 pick(*nb, "PMIx_Compute_distances", "PMIx_Compute_distances_nb")
             }
+            // None only for a name loading refuses.
+            Call::String { function, .. } => {
+                return crate::api::support::string_function(function).map(|f| f.c_name());
+            }
+            Call::DataPack { .. } => "PMIx_Data_pack",
+            Call::DataCopy { .. } => "PMIx_Data_copy",
+            Call::DataPrint { .. } => "PMIx_Data_print",
+            Call::DataUnload { .. } => "PMIx_Data_unload",
+            Call::DataEmbed { .. } => "PMIx_Data_embed",
+            Call::DataCopyPayload { .. } => "PMIx_Data_copy_payload",
+            Call::DataCompress { .. } => "PMIx_Data_compress",
+            Call::ValueLoad { .. } => "PMIx_Value_load",
+            Call::ValueUnload { .. } => "PMIx_Value_unload",
+            Call::ValueXfer { .. } => "PMIx_Value_xfer",
+            Call::InfoLoad { .. } => "PMIx_Info_load",
+            Call::InfoXfer { .. } => "PMIx_Info_xfer",
+            Call::InfoList { .. } => "PMIx_Info_list_convert",
+            Call::LoadTopology { .. } => "PMIx_Load_topology",
+            Call::TopologyDestruct => "PMIx_Topology_destruct",
+            Call::ParseCpusetString { .. } => "PMIx_Parse_cpuset_string",
             Call::ServerRegisterNspace { .. } => "PMIx_server_register_nspace",
             Call::ServerDeregisterNspace { .. } => "PMIx_server_deregister_nspace",
             Call::ServerRegisterClient { .. } => "PMIx_server_register_client",
@@ -692,6 +825,36 @@ impl Call {
             Call::ToolDisconnect => "PMIx_tool_disconnect",
             Call::Await { .. } | Call::Vanish | Call::Events { .. } => return None,
         })
+    }
+
+    /// The APIs the call makes besides [`Call::api`] (a support step packs before it
+    /// unloads, starts a list before it converts it…). A vector names them in `apis`, and its
+    /// section cites theirs: loading checks both.
+    pub fn more_apis(&self) -> Vec<&'static str> {
+        match self {
+            // Packed under another type code, the values are there to be refused.
+            Call::DataPack {
+                data_type: None, ..
+            } => vec!["PMIx_Data_unpack"],
+            Call::DataUnload { .. } => vec!["PMIx_Data_pack", "PMIx_Data_unpack", "PMIx_Data_load"],
+            Call::DataEmbed { .. } => {
+                vec!["PMIx_Data_pack", "PMIx_Data_unpack", "PMIx_Data_unload"]
+            }
+            Call::DataCopyPayload { .. } => vec!["PMIx_Data_pack", "PMIx_Data_unpack"],
+            Call::InfoList { add, xfer } => {
+                let mut out = vec!["PMIx_Info_list_start"];
+                if !add.is_empty() {
+                    out.push("PMIx_Info_list_add");
+                }
+                if !xfer.is_empty() {
+                    out.push("PMIx_Info_list_xfer");
+                }
+                out.push("PMIx_Info_list_release");
+                out
+            }
+            Call::TopologyDestruct => vec!["PMIx_Load_topology", "PMIx_Data_copy"],
+            _ => Vec::new(),
+        }
     }
 
     /// Whether the vector's tool makes the call (`proc = "tool"`).
@@ -748,6 +911,20 @@ impl Call {
             | Call::FabricDeregister { .. }
             | Call::GetCpuset { .. }
             | Call::GetRelativeLocality { .. }
+            | Call::String { .. }
+            | Call::DataPack { .. }
+            | Call::DataCopy { .. }
+            | Call::DataPrint { .. }
+            | Call::DataUnload { .. }
+            | Call::DataEmbed { .. }
+            | Call::DataCopyPayload { .. }
+            | Call::DataCompress { .. }
+            | Call::ValueLoad { .. }
+            | Call::ValueUnload { .. }
+            | Call::ValueXfer { .. }
+            | Call::LoadTopology { .. }
+            | Call::TopologyDestruct
+            | Call::ParseCpusetString { .. }
             | Call::ServerDeregisterNspace { .. }
             | Call::ServerRegisterClient { .. }
             | Call::ServerDeregisterClient { .. }
@@ -794,6 +971,14 @@ impl Call {
             | Call::ToolSetServer { info } => {
                 info.iter().flat_map(InfoSpec::keys).for_each(&mut key)
             }
+            Call::InfoLoad { info } | Call::InfoXfer { info } => {
+                info.keys().into_iter().for_each(&mut key)
+            }
+            Call::InfoList { add, xfer } => add
+                .iter()
+                .chain(xfer)
+                .flat_map(InfoSpec::keys)
+                .for_each(&mut key),
             Call::JobControl { directives, .. } => directives
                 .iter()
                 .flat_map(InfoSpec::keys)

@@ -117,6 +117,13 @@ impl Vector {
                 saves.insert(name.clone(), String::new().into());
             }
             call.check(&self.setup.nspace).map_err(&at)?;
+            for api in call.more_apis() {
+                if !self.apis.iter().any(|a| a == api) {
+                    return Err(at(format!(
+                        "the call makes {api} too: name it in field `apis`"
+                    )));
+                }
+            }
             if let Some(st) = &s.expect.status {
                 for name in st.to_vec() {
                     status_named(&name).map_err(|e| at(format!("field `expect.status`: {e}")))?;

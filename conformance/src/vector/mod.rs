@@ -22,7 +22,7 @@ mod check;
 mod cite;
 mod saved;
 mod value;
-pub use call::{AppSpec, Call, QuerySpec};
+pub use call::{AppSpec, Call, CodeArg, QuerySpec};
 pub use cite::check_citations;
 use saved::saved_refs;
 pub use saved::{Saved, record_saved};
@@ -362,6 +362,10 @@ pub struct Expect {
     /// The value's type, by its C name (`PMIX_STRING`), where the value itself varies.
     #[serde(default)]
     pub value_type: Option<String>,
+    /// The value is a string that begins with this text and goes on after it (`""`: any
+    /// string that is not empty), where the standard fixes part of a text or none of it.
+    #[serde(default)]
+    pub starts_with: Option<String>,
     /// Infos the call's results must hold (others may come too).
     #[serde(default)]
     pub results: Vec<InfoSpec>,
@@ -929,5 +933,47 @@ locality2 = "$here"
             e.contains("step 2") && e.contains("no earlier step saves here"),
             "{e}"
         );
+    }
+
+    const SUPPORT: &str = r#"
+summary = "a pack and its unpack"
+section = "v5.0 §11.3.1, §11.3.2"
+apis = ["PMIx_Data_unpack"]
+
+[[step]]
+proc = 0
+call = "data_pack"
+values = { array = { of = "PMIX_UINT32", items = [{ uint32 = 1 }] } }
+
+[[step]]
+proc = 0
+call = "string"
+function = "PMIx_Data_type_string"
+arg = "PMIX_UINT32"
+expect.starts_with = ""
+"#;
+
+    #[test]
+    fn support_calls_name_every_api_they_make() {
+        let v = parse(SUPPORT).unwrap();
+        assert_eq!(v.steps[0].call.api(), Some("PMIx_Data_pack"));
+        assert_eq!(v.steps[0].call.more_apis(), ["PMIx_Data_unpack"]);
+        assert_eq!(v.steps[1].call.api(), Some("PMIx_Data_type_string"));
+        let unnamed = SUPPORT.replace("apis = [\"PMIx_Data_unpack\"]\n", "");
+        let e = parse(&unnamed).unwrap_err();
+        assert!(
+            e.contains("step 1") && e.contains("PMIx_Data_unpack"),
+            "{e}"
+        );
+        let e = parse(&SUPPORT.replace("PMIx_Data_type_string", "PMIx_Nope_string")).unwrap_err();
+        assert!(
+            e.contains("step 2") && e.contains("PMIx_Nope_string"),
+            "{e}"
+        );
+        let e =
+            parse(&SUPPORT.replace("arg = \"PMIX_UINT32\"", "arg = \"PMIX_GLOBAL\"")).unwrap_err();
+        assert!(e.contains("PMIX_GLOBAL"), "{e}");
+        let e = parse(&SUPPORT.replace("PMIX_UINT32\", items", "PMIX_TOPO\", items")).unwrap_err();
+        assert!(e.contains("step 1"), "{e}");
     }
 }

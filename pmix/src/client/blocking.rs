@@ -221,6 +221,15 @@ impl Client {
         self.runtime.block_on(self.inner.load_topology())
     }
 
+    /// `PMIx_Load_topology` of a named source (see [`super::Client::load_topology_of`]).
+    #[cfg(feature = "topology")]
+    pub fn load_topology_of(
+        &self,
+        source: &str,
+    ) -> Result<std::sync::Arc<crate::topology::Machine>, Status> {
+        self.runtime.block_on(self.inner.load_topology_of(source))
+    }
+
     /// `PMIx_Get_cpuset` (see [`super::Client::get_cpuset`]).
     #[cfg(feature = "topology")]
     pub fn get_cpuset(&self, thread: bool) -> Result<crate::model::Cpuset, Status> {

@@ -30,6 +30,17 @@ impl Client {
         Ok(Arc::clone(self.state().machine.get_or_insert(machine)))
     }
 
+    /// `PMIx_Load_topology` with the `source` field set: the description must come from
+    /// that implementation, else the call is `PMIX_ERR_NOT_SUPPORTED` (v5.0 §12.4.1). This
+    /// crate's descriptions are hwloc's, so `"hwloc"` (compared without case, as the
+    /// standard's `pmix_topology_t` says) is the one source available.
+    pub async fn load_topology_of(&self, source: &str) -> Result<Arc<Machine>, Status> {
+        if !source.eq_ignore_ascii_case("hwloc") {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        self.load_topology().await
+    }
+
     /// The topology the server shares, when it shares one this client can read.
     async fn shared_topology(&self) -> Option<Machine> {
         let job = Proc::new(self.nspace().clone(), Rank::WILDCARD);

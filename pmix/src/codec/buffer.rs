@@ -173,21 +173,23 @@ impl DataBuffer {
     }
 
     /// Pack `values` as type `t` in one call, the dynamic form of [`DataBuffer::pack`] that
-    /// `PMIx_Data_pack` needs: every value must have type `t`.
+    /// `PMIx_Data_pack` needs: every value must have type `t`. A type this codec does not
+    /// know is `PMIX_ERR_UNKNOWN_DATA_TYPE` whatever the values (v5.0 §11.3.1), checked
+    /// before the values' types.
     pub fn pack_values(&mut self, t: DataType, values: &[Value]) -> Result<(), Error> {
         if t == DataType::VALUE {
             return self.pack(values);
-        }
-        if let Some(v) = values.iter().find(|v| v.data_type() != t) {
-            return Err(Error::TypeMismatch {
-                expected: format!("data type {}", t.0),
-                found: format!("data type {}", v.data_type().0),
-            });
         }
         if !t.is_packable() {
             return Err(Error::Encode {
                 status: Status::ERR_UNKNOWN_DATA_TYPE,
                 reason: format!("data type {} cannot be packed", t.0),
+            });
+        }
+        if let Some(v) = values.iter().find(|v| v.data_type() != t) {
+            return Err(Error::TypeMismatch {
+                expected: format!("data type {}", t.0),
+                found: format!("data type {}", v.data_type().0),
             });
         }
         self.packing(|this, w| {
@@ -324,5 +326,19 @@ mod tests {
             described.copy_payload(&src).expect_err("mixed").status(),
             Status::ERR_BAD_PARAM
         );
+    }
+
+    #[test]
+    fn an_unknown_type_is_refused_as_unknown_before_the_values_are_looked_at() {
+        let mut buf = DataBuffer::new();
+        let err = buf
+            .pack_values(DataType(400), &[Value::Uint32(1)])
+            .expect_err("unknown type");
+        assert_eq!(err.status(), Status::ERR_UNKNOWN_DATA_TYPE);
+        assert!(buf.is_empty(), "nothing packed");
+        let err = buf
+            .pack_values(DataType::STRING, &[Value::Uint32(1)])
+            .expect_err("mismatch");
+        assert_eq!(err.status(), Status::ERR_TYPE_MISMATCH);
     }
 }

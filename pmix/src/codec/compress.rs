@@ -25,8 +25,10 @@ pub const MAX_INFLATED: usize = 1 << 30;
 /// (`pcompress_base_compress_limit`).
 pub const OPENPMIX_COMPRESS_LIMIT: usize = 4096;
 
-/// Compress `input` into OpenPMIx's framing. `None` when the input is empty or longer than
-/// the 4-byte length field can describe.
+/// `PMIx_Data_compress`: `input` compressed into OpenPMIx's framing. `None` ("not
+/// compressed") when the input is empty, longer than the 4-byte length field can describe,
+/// or when the block would not be smaller than the input: v5.0 §11.3.8 has the function
+/// answer false then, so a caller keeps its bytes as they are.
 pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     if input.is_empty() {
         return None;
@@ -36,10 +38,10 @@ pub fn compress(input: &[u8]) -> Option<Vec<u8>> {
     let mut encoder = ZlibEncoder::new(&mut out, Compression::best());
     encoder.write_all(input).ok()?;
     encoder.finish().ok()?;
-    Some(out)
+    (out.len() < input.len()).then_some(out)
 }
 
-/// Inflate a block made by [`compress`] (or by OpenPMIx). `None` if it is malformed, its
+/// `PMIx_Data_decompress`: inflate a block made by [`compress`] (or by OpenPMIx). `None` if it is malformed, its
 /// output does not match the declared length, or the length exceeds [`MAX_INFLATED`].
 pub fn decompress(block: &[u8]) -> Option<Vec<u8>> {
     let (header, stream) = block.split_first_chunk::<4>()?;
@@ -55,7 +57,8 @@ pub fn decompress(block: &[u8]) -> Option<Vec<u8>> {
     (out.len() == declared).then_some(out)
 }
 
-/// A `PMIX_COMPRESSED_STRING` value holding `s`.
+/// A `PMIX_COMPRESSED_STRING` value holding `s`; `None` where [`compress`] declines (the
+/// string is then sent as it is).
 pub fn compressed_string(s: &str) -> Option<Value> {
     compress(s.as_bytes()).map(|b| Value::CompressedString(ByteObject(b)))
 }
@@ -90,8 +93,18 @@ mod tests {
     }
 
     #[test]
+    fn input_that_would_not_shrink_is_not_compressed() {
+        assert_eq!(compress(b"hello"), None);
+        assert_eq!(compress(b""), None);
+        let noise: Vec<u8> = (0..64u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        assert_eq!(compress(&noise), None);
+    }
+
+    #[test]
     fn a_lying_length_is_refused() {
-        let mut block = compress(b"hello").unwrap();
+        let mut block = compress(&b"hello".repeat(20)).unwrap();
         block[..4].copy_from_slice(&4u32.to_le_bytes());
         assert_eq!(decompress(&block), None);
         block[..4].copy_from_slice(&u32::MAX.to_le_bytes());

@@ -10,7 +10,8 @@
 //! - this file: building the arguments and making each call;
 //! - [`entry`]: the C structs, callback types and the looked-up entry points;
 //! - [`completion`]: the callbacks, the slots they fill, and the per-process state that
-//!   later steps read (event handlers, I/O registrations, the fabric, the credential).
+//!   later steps read (event handlers, I/O registrations, the fabric, the credential);
+//! - [`support`]: the support functions (strings, buffers, structure helpers, topology).
 
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use pmix::model::{Cpuset, Locality};
 mod completion;
 mod entry;
 mod server_calls;
+mod support;
 mod tool_calls;
 
 pub use server_calls::{notify_for_host, run_server};
@@ -771,6 +773,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             check(unsafe { need(s.relative_locality)?(a.as_ptr(), b.as_ptr(), &mut loc) })?;
             ApiOutput::value(Ok(Value::LocType(Locality(loc))))
         }
+        ApiCall::Support(call) => support::run(l, s, call)?,
         ApiCall::ComputeDistances { info, nb } => {
             let ci = l.infos_to_c(&info)?;
             let mut topo = CPair {
