@@ -383,7 +383,7 @@ impl Host for ClusterHost {
             .flat_map(|q| q.keys.iter().flatten())
             .map(String::as_str)
             .collect();
-        self.record(seen.detail(format!("keys {keys:?}")));
+        self.record(seen.asked(&keys));
         let namespaces = attr::QUERY_NAMESPACES.wire_key();
         let mut names: BTreeSet<String> = lock(&self.shared.spawned_jobs).clone();
         names.insert(self.shared.nspace.clone());
@@ -732,7 +732,7 @@ impl Host for ClusterHost {
             .upcall("pmix_server_lookup_fn_t")
             .proc(&proc)
             .info(&info);
-        self.record(seen.detail(format!("keys {keys:?}")));
+        self.record(seen.asked(&keys));
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
@@ -753,7 +753,7 @@ impl Host for ClusterHost {
             .upcall("pmix_server_unpublish_fn_t")
             .proc(&proc)
             .info(&info);
-        self.record(seen.detail(format!("keys {keys:?}")));
+        self.record(seen.asked(&keys));
         if !self.shared.publish {
             return Err(Status::ERR_NOT_SUPPORTED);
         }

@@ -125,6 +125,7 @@ fn expected_attributes(step: &Step) -> Vec<String> {
     for u in &e.upcalls {
         keys.extend(u.info.iter().flat_map(|i| i.keys()));
         keys.extend(u.keys.iter().map(String::as_str));
+        keys.extend(u.asked.iter().map(String::as_str));
     }
     keys.into_iter()
         .filter_map(pmix::model::attr::by_name)

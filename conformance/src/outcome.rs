@@ -221,8 +221,8 @@ pub fn judge(
 }
 
 /// The expected upcalls no received one matches: an upcall of that name carrying the process
-/// and every process, info and key the expectation lists (others may come too). Processes
-/// written `self` are the caller `self_rank`'s.
+/// and every process, info, info key and asked key the expectation lists (others may come
+/// too). Processes written `self` are the caller `self_rank`'s.
 pub fn missing_upcalls<'a>(
     want: &'a [UpcallSpec],
     seen: &[HostUpcall],
@@ -242,7 +242,16 @@ pub fn missing_upcalls<'a>(
         let keys_ok = w.keys.iter().all(|k| {
             crate::vector::key_string(k).is_ok_and(|k| u.info.iter().any(|i| i.key.as_str() == k))
         });
-        w.upcall == u.upcall && proc_ok && procs_ok && keys_ok && holds_infos(&w.info, &u.info, job)
+        let asked_ok = w
+            .asked
+            .iter()
+            .all(|k| crate::vector::key_string(k).is_ok_and(|k| u.asked.contains(&k)));
+        w.upcall == u.upcall
+            && proc_ok
+            && procs_ok
+            && keys_ok
+            && asked_ok
+            && holds_infos(&w.info, &u.info, job)
     };
     want.iter()
         .filter(|w| !seen.iter().any(|u| matches(w, u)))
@@ -277,6 +286,9 @@ fn upcall_text(u: &UpcallSpec, job: &str, self_rank: u32) -> String {
     }
     for k in &u.keys {
         let _ = writeln!(out, "    info: {k} = (any value)");
+    }
+    for k in &u.asked {
+        let _ = writeln!(out, "    asking: {k}");
     }
     out
 }
@@ -578,6 +590,27 @@ mod tests {
             // Any one matching upcall of the window satisfies the expectation.
             assert!(missing_upcalls(want, &[d, full.clone()], "vjob", 1).is_empty());
         }
+    }
+
+    #[test]
+    fn an_expected_upcall_needs_the_keys_it_asks_about() {
+        let step = fence_step(
+            "expect.upcalls = [{ upcall = \"pmix_server_query_fn_t\", asked = [\"PMIX_QUERY_QUEUE_LIST\", \"vjob.key\"] }]\n",
+        );
+        let want = &step.expect.upcalls;
+        let query = HostUpcall::new(0, "pmix_server_query_fn_t");
+        let both = query
+            .clone()
+            .asked(&["pmix.qry.qlst", "pmix.qry.ns", "vjob.key"]);
+        assert!(missing_upcalls(want, &[both], "vjob", 0).is_empty());
+        let one = query.clone().asked(&["pmix.qry.qlst"]);
+        assert_eq!(missing_upcalls(want, &[one], "vjob", 0).len(), 1);
+        // A key carried as an info is not a key asked about.
+        let as_info = query.asked(&["vjob.key"]).info(&[pmix::model::Info::new(
+            pmix::model::attr::QUERY_QUEUE_LIST,
+            "q".to_owned(),
+        )]);
+        assert_eq!(missing_upcalls(want, &[as_info], "vjob", 0).len(), 1);
     }
 
     #[test]

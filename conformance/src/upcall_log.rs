@@ -41,6 +41,9 @@ pub struct HostUpcall {
     /// log's data then its directives, a monitor's monitor then its directives, each query's
     /// qualifiers, a credential request's directives.
     pub info: Vec<Info>,
+    /// The keys it asks about, in argument order: every query's keys, a lookup's or an
+    /// unpublish's keys.
+    pub asked: Vec<String>,
     /// What else the upcall carried, for a reader of a diff (an operation, keys, a status).
     pub detail: String,
 }
@@ -54,6 +57,7 @@ impl HostUpcall {
             proc: None,
             procs: Vec::new(),
             info: Vec::new(),
+            asked: Vec::new(),
             detail: String::new(),
         }
     }
@@ -73,12 +77,19 @@ impl HostUpcall {
         self
     }
 
+    pub fn asked<S: AsRef<str>>(mut self, keys: &[S]) -> HostUpcall {
+        self.asked
+            .extend(keys.iter().map(|k| k.as_ref().to_owned()));
+        self
+    }
+
     pub fn detail(mut self, detail: impl Into<String>) -> HostUpcall {
         self.detail = detail.into();
         self
     }
 
-    /// One line for a diff: the upcall, its node, processes, detail and infos.
+    /// Lines for a diff: the upcall, its node, processes and detail, then its infos and the
+    /// keys it asks about.
     pub fn describe(&self) -> String {
         let mut out = format!("{} (node #{})", self.upcall, self.node);
         if let Some(p) = &self.proc {
@@ -92,6 +103,9 @@ impl HostUpcall {
         }
         for i in &self.info {
             out.push_str(&format!("\n    info: {} = {:?}", i.key.as_str(), i.value));
+        }
+        for k in &self.asked {
+            out.push_str(&format!("\n    asking: {k}"));
         }
         out
     }

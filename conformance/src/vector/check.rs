@@ -159,7 +159,7 @@ impl Vector {
                 for i in &u.info {
                     i.to_info(&self.setup.nspace).map_err(field)?;
                 }
-                for k in &u.keys {
+                for k in u.keys.iter().chain(&u.asked) {
                     key_string(k).map_err(field)?;
                 }
             }

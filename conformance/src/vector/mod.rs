@@ -398,6 +398,10 @@ pub struct UpcallSpec {
     /// Keys of infos it must be handed, whatever their values (`PMIX_USERID`).
     #[serde(default)]
     pub keys: Vec<String>,
+    /// Keys it must ask about: a query's keys (any of its queries), a lookup's or an
+    /// unpublish's.
+    #[serde(default)]
+    pub asked: Vec<String>,
 }
 
 /// One event a handler received: its status and, when given, its source.

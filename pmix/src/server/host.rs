@@ -115,8 +115,10 @@ pub trait Host: Send + Sync + 'static {
     }
 
     /// `spawn`: start the job `proc` asks for (§12.2, §17.3): `job_info` holds the job-level
-    /// directives, each app its command, arguments, environment, working directory, number of
-    /// processes and directives. Register the new namespace with the servers of the nodes it
+    /// directives (with what the library adds, §17.3.11: the requester's `PMIX_USERID` and
+    /// `PMIX_GRPID`, `PMIX_REQUESTOR_IS_TOOL`, `PMIX_REQUESTOR_IS_CLIENT`, `PMIX_SPAWNED` and
+    /// `PMIX_PARENT_ID`), each app its command, arguments, environment, working directory,
+    /// number of processes and directives. Register the new namespace with the servers of the nodes it
     /// runs on (with `PMIX_PARENT_ID` and, per process, `PMIX_SPAWNED`) before answering with
     /// it, so the requester receives its job information. [`crate::server::launch`] checks a
     /// request and builds that information for a job on one node. A request that cannot start

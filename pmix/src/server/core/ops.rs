@@ -29,11 +29,14 @@ impl ServerCore {
                     self.spawned(conn, tag, Err(Status::ERR_BAD_PARAM));
                     return;
                 }
-                // §16.3.11: the requester's ids and whether it is a tool or a client.
+                // v5.0 §17.3.11: the requester's ids, whether it is a tool or a client, and
+                // that the new processes are spawned with the requester as their parent.
                 let mut job_info = self.with_ids(conn, job_info);
                 let tool = self.conns.get(&conn).is_some_and(|c| c.tool);
                 job_info.push(Info::new(attr::REQUESTOR_IS_TOOL, tool));
                 job_info.push(Info::new(attr::REQUESTOR_IS_CLIENT, !tool));
+                job_info.push(Info::new(attr::SPAWNED, true));
+                job_info.push(Info::new(attr::PARENT_ID, me.clone()));
                 let call = HostCall::Spawn {
                     proc: me.clone(),
                     job_info,

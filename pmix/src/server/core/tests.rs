@@ -219,7 +219,8 @@ fn the_host_hears_the_kernels_ids_of_tools_and_requesters() {
     let uid = info.iter().find(|i| i.is(attr::USERID)).map(|i| &i.value);
     assert_eq!(uid, Some(&Value::Uint32(UID)));
     assert!(!info.iter().any(|i| i.is(attr::GRPID)), "no gid was known");
-    // A client's spawn carries its ids and says it is a client (§16.3.11).
+    // A client's spawn carries its ids, says it is a client and names it the parent of
+    // spawned processes (v5.0 §17.3.11).
     let a = connect(&mut c, 0);
     drain(&mut c);
     let apps = vec![crate::model::App {
@@ -252,6 +253,8 @@ fn the_host_hears_the_kernels_ids_of_tools_and_requesters() {
         get(attr::REQUESTOR_IS_TOOL.wire_key()),
         Some(&Value::Bool(false))
     );
+    assert_eq!(get(attr::SPAWNED.wire_key()), Some(&Value::Bool(true)));
+    assert_eq!(get(attr::PARENT_ID.wire_key()), Some(&Value::Proc(p(0))));
 }
 
 /// `first` and `second` fence together (in that order) and both are answered with success.
