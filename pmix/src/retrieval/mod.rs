@@ -243,6 +243,13 @@ pub fn client_get(
     if key == attr::RANK.wire_key() && target.rank.is_valid() && target.nspace == me.nspace {
         return ClientStep::Done(Ok(Value::Rank(target.rank)));
     }
+    // v5.0 §14.2.5: the groups a process belongs to change after it started; its server
+    // tracks them, and has them or not.
+    if key == attr::GROUP_NAMES.wire_key() {
+        return ClientStep::AskServer {
+            add_immediate: true,
+        };
+    }
     // Latest draft §14.2.5: a value posted for a group is kept by the server with the
     // group's context id (the cache keeps no qualifiers); it is there or it is not.
     if d.qualifiers.context_id.is_some() {

@@ -635,6 +635,15 @@ impl ServerCore {
                     key,
                     directives: Directives::from_info(&info),
                 };
+                // §14.2.5: the groups a process belongs to change as groups form and end;
+                // they are answered from those the server tracks before its store.
+                if get.key.as_deref() == Some(attr::GROUP_NAMES.wire_key())
+                    && get.directives.unsupported_required.is_none()
+                    && let Some(step) = self.group_names_of(&get.target)
+                {
+                    self.answer_get(get, step);
+                    return;
+                }
                 let step = server_get(
                     &self.store,
                     me,
