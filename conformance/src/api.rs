@@ -543,11 +543,18 @@ pub async fn run_rust(
             procs,
             info,
             nb,
-        } => ApiOutput::results(if nb {
+        } => match if nb {
             c.group_construct_nb(&group, &procs, &info).await
         } else {
             c.group_construct(&group, &procs, &info).await
-        }),
+        } {
+            Ok(formed) => ApiOutput {
+                status: formed.status,
+                results: formed.results,
+                ..ApiOutput::default()
+            },
+            Err(s) => ApiOutput::status(s),
+        },
         ApiCall::GroupDestruct { group, info, nb } => unit(if nb {
             c.group_destruct_nb(&group, &info).await
         } else {

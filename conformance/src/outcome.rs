@@ -294,7 +294,8 @@ fn upcall_text(u: &UpcallSpec, job: &str, self_rank: u32) -> String {
 }
 
 /// Whether a call ending with `status` returns a value or data: a success does, and so does a
-/// partial success (what a lookup found).
+/// partial success (what a lookup or a query found, the final membership of a group
+/// construction with optional members).
 fn carries_data(status: Status) -> bool {
     status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS
 }
@@ -473,9 +474,31 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
 /// Whether `got` holds every info `want` names, with its value.
 fn holds_infos(want: &[crate::vector::InfoSpec], got: &[pmix::model::Info], job: &str) -> bool {
     want.iter().all(|w| {
-        w.to_info(job)
-            .is_ok_and(|w| got.iter().any(|i| i.key == w.key && i.value == w.value))
+        w.to_info(job).is_ok_and(|w| {
+            got.iter()
+                .any(|i| i.key == w.key && same_result(&i.value, &w.value))
+        })
     })
+}
+
+/// Result values compare equal, except that an array of processes (a group's membership,
+/// for one) is a set: the standard fixes no order of its members.
+fn same_result(got: &pmix::model::Value, want: &pmix::model::Value) -> bool {
+    use pmix::model::{DataType, Value};
+    fn procs(v: &Value) -> Option<Vec<&pmix::model::Proc>> {
+        let Value::DataArray(a) = v else {
+            return None;
+        };
+        let mut p: Vec<_> = a.elements.iter().filter_map(Value::as_proc).collect();
+        (a.data_type == DataType::PROC && p.len() == a.elements.len()).then(|| {
+            p.sort();
+            p
+        })
+    }
+    match (procs(got), procs(want)) {
+        (Some(g), Some(w)) => g == w,
+        _ => got == want,
+    }
 }
 
 fn type_name(t: pmix::model::DataType) -> String {
@@ -664,6 +687,19 @@ mod tests {
             judged(any, Observed::status(Status::ERR_NOT_SUPPORTED)),
             Some(Outcome::NotSupported { .. })
         ));
+    }
+
+    #[test]
+    fn an_array_of_processes_in_the_results_is_compared_in_any_order() {
+        use pmix::model::{DataArray, Nspace, Proc, Value};
+        let of = |ranks: &[u32]| {
+            let ns = Nspace::new("vjob").expect("a namespace");
+            let procs = ranks.iter().map(|r| Proc::new(ns.clone(), *r)).collect();
+            Value::DataArray(Box::new(DataArray::of_procs(procs)))
+        };
+        assert!(same_result(&of(&[1, 0]), &of(&[0, 1])));
+        assert!(!same_result(&of(&[0, 2]), &of(&[0, 1])));
+        assert!(!same_result(&of(&[0]), &of(&[0, 1])));
     }
 
     #[test]

@@ -353,7 +353,7 @@ async fn group_work(
             .find_map(|i| i.get(attr::GROUP_CONTEXT_ID))
             .and_then(|c| u64::try_from(c).ok())
     };
-    let built = built.map(|r| cid(&r));
+    let built = built.map(|formed| cid(&formed.results));
     observer.grouped(rank, "construct", built);
     if built.is_err() {
         return;

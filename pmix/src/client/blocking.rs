@@ -258,7 +258,7 @@ impl Client {
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<super::GroupConstructed, Status> {
         self.runtime
             .block_on(self.inner.group_construct(group, procs, info))
     }

@@ -3,7 +3,7 @@
 //! `core/groups.rs` for what each does). A group's id can then stand for its members in a
 //! fence: `Proc::new(group, Rank::WILDCARD)`.
 
-use crate::model::{Info, Proc, Status, attr};
+use crate::model::{Info, Proc, Query, Status, attr};
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
 use crate::wire::{Reply, Request};
@@ -17,18 +17,31 @@ pub enum GroupAnswer {
     Decline,
 }
 
+/// A group `PMIx_Group_construct` formed (v5.0 §14.2.6): `status` is `PMIX_SUCCESS` when
+/// every proposed member took part, and `PMIX_ERR_PARTIAL_SUCCESS` when, with
+/// `PMIX_GROUP_OPTIONAL`, some did not; `results` are the call's (then with the final
+/// membership, `PMIX_GROUP_MEMBERSHIP`). A construction that formed no group is an `Err`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupConstructed {
+    pub status: Status,
+    pub results: Vec<Info>,
+}
+
 impl Client {
     /// `PMIx_Group_construct`: build the group `group` of `procs` with every other member
     /// (v5.0 §14.2.6), a collective. The results hold `PMIX_GROUP_CONTEXT_ID` when
     /// `PMIX_GROUP_ASSIGN_CONTEXT_ID` was asked for and the host assigned one. With
-    /// `PMIX_GROUP_OPTIONAL` and a `PMIX_TIMEOUT`, members that never came are left out and
-    /// the call ends with `Err(PMIX_ERR_PARTIAL_SUCCESS)`.
+    /// `PMIX_GROUP_OPTIONAL` and a `PMIX_TIMEOUT`, members that never came are left out: the
+    /// status is then `PMIX_ERR_PARTIAL_SUCCESS`, and the results hold the members who
+    /// formed the group (`PMIX_GROUP_MEMBERSHIP`), as the server answers
+    /// `PMIX_QUERY_GROUP_MEMBERSHIP` (OpenPMIx 4.2's reply to the construction carries no
+    /// members; a server that cannot answer leaves them out).
     pub async fn group_construct(
         &self,
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<GroupConstructed, Status> {
         let req = Request::Op(Op::GroupConstruct {
             group: group.to_owned(),
             procs: procs.to_vec(),
@@ -42,18 +55,41 @@ impl Client {
             .map_err(|e| e.status())?
         {
             Reply::Op(OpReply::GroupConstruct { status, context_id }) => {
-                if status != Status::SUCCESS {
+                if status != Status::SUCCESS && status != Status::ERR_PARTIAL_SUCCESS {
                     return Err(status);
                 }
                 let mut results = Vec::new();
                 if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
                     results.push(Info::new(attr::GROUP_CONTEXT_ID, id));
                 }
-                Ok(results)
+                if status == Status::ERR_PARTIAL_SUCCESS {
+                    results.extend(self.group_membership(group).await);
+                }
+                Ok(GroupConstructed { status, results })
             }
             Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => Err(status),
             _ => Err(Status::ERR_UNPACK_FAILURE),
         }
+    }
+
+    /// The members of `group` as the server knows them, as a `PMIX_GROUP_MEMBERSHIP` info;
+    /// none when it cannot say.
+    async fn group_membership(&self, group: &str) -> Option<Info> {
+        let membership = Query {
+            keys: vec![Some(attr::QUERY_GROUP_MEMBERSHIP.wire_key().to_owned())],
+            qualifiers: vec![Info::new(attr::GROUP_ID, group.to_owned())],
+        };
+        let answered = match self.query(&[membership]).await {
+            Ok(answered) => answered,
+            Err(s) => {
+                tracing::debug!("no membership of group {group} from the server ({s:?})");
+                return None;
+            }
+        };
+        (answered.results.iter())
+            .flat_map(crate::query::answers_in)
+            .find(|i| i.key.as_str() == attr::QUERY_GROUP_MEMBERSHIP.wire_key())
+            .and_then(|i| Info::with_key(attr::GROUP_MEMBERSHIP.wire_key(), i.value.clone()).ok())
     }
 
     /// `PMIx_Group_destruct`: end the group with every other member (§14.2.8), a
@@ -125,7 +161,7 @@ impl Client {
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Pending<Vec<Info>> {
+    ) -> Pending<GroupConstructed> {
         let (c, g, p, i) = (
             self.clone(),
             group.to_owned(),

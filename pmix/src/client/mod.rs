@@ -19,7 +19,7 @@ mod ops;
 #[cfg(feature = "topology")]
 mod topology;
 
-pub use groups::GroupAnswer;
+pub use groups::{GroupAnswer, GroupConstructed};
 
 pub use connection::ClientConfig;
 pub use events::{EventCompletion, EventHandler, EventNotice};

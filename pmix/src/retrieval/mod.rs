@@ -6,7 +6,8 @@
 //!   request to its server;
 //! - [`server_get`]: the server's step — its store (N-04, R-03), an immediate
 //!   `PMIX_ERR_NOT_FOUND` (N-05, N-09, R-04, R-07), holding the request until the target
-//!   commits (N-06, N-07), or a direct-modex request to the host (N-08, R-05).
+//!   commits (N-06, N-07), or a direct-modex request to the host (N-08, R-05; and for a
+//!   remote process whenever the get asks for a refresh, N-01).
 //!
 //! The drivers act on the decisions; a held request is decided again whenever its target
 //! commits, and ends with `PMIX_ERR_TIMEOUT` when its `PMIX_TIMEOUT` expires (G-11).
@@ -242,6 +243,13 @@ pub fn client_get(
     if key == attr::RANK.wire_key() && target.rank.is_valid() && target.nspace == me.nspace {
         return ClientStep::Done(Ok(Value::Rank(target.rank)));
     }
+    // v5.0 §14.2.5: the groups a process belongs to change after it started; its server
+    // tracks them, and has them or not.
+    if key == attr::GROUP_NAMES.wire_key() {
+        return ClientStep::AskServer {
+            add_immediate: true,
+        };
+    }
     // Latest draft §14.2.5: a value posted for a group is kept by the server with the
     // group's context id (the cache keeps no qualifiers); it is there or it is not.
     if d.qualifiers.context_id.is_some() {
@@ -272,9 +280,12 @@ pub fn client_get(
         };
     }
     if d.refresh_cache {
+        // N-01: the server decides afresh, fetching a remote process's values again from
+        // the host (§5.4.2), so the cache is not consulted and the host not ruled out; the
+        // server holds no refresh for a key that is missing.
         return ClientStep::AskServer {
-            add_immediate: true,
-        }; // N-01
+            add_immediate: false,
+        };
     }
     if let Some(v) = cache.find_value(target, key) {
         return ClientStep::Done(Ok(v.clone())); // N-02
@@ -294,7 +305,8 @@ pub enum ServerStep {
     Reply { status: Status, data: Vec<ProcData> },
     /// Hold the request until the target posts data, or until the timeout (N-06, N-07).
     Wait,
-    /// Ask the host for the target's data (direct modex: N-08, R-05).
+    /// Ask the host for the target's data (direct modex: N-08, R-05, a refresh N-01); the
+    /// server decides again with what it brings, without asking twice.
     AskHost,
 }
 
@@ -410,6 +422,12 @@ fn unqualified_get(
         };
     }
     let same_node = store.is_local(target);
+    // N-01, §5.4.2 (PMIX_GET_REFRESH_CACHE): a remote process's values are fetched again,
+    // whatever copy is here, since it may have committed new ones; a local process's are
+    // current already. PMIX_IMMEDIATE rules the host out.
+    if d.refresh_cache && !same_node && host_has_dmodex && !d.immediate {
+        return ServerStep::AskHost;
+    }
     let found = match key {
         Some(k) if d.scope.is_some() => match store.modex.find(target, k, same_node) {
             // SC-07: only values posted with the requested scope are searched; a value posted
@@ -426,8 +444,8 @@ fn unqualified_get(
         Found::Value(_) => reply_with_data(store, target, same_node), // N-04
         Found::OutsideScope => ServerStep::status(Status::ERR_EXISTS_OUTSIDE_SCOPE), // SC-06
         Found::Missing if d.immediate => ServerStep::status(Status::ERR_NOT_FOUND), // N-05
-        // N-01: a refresh updates the client's cache from what is here; it never waits (a
-        // client of this crate adds PMIX_IMMEDIATE itself, OpenPMIx's does not).
+        // N-01: a refresh updates the client's cache from what is here (or what the host
+        // just brought); it never waits.
         Found::Missing if d.refresh_cache => ServerStep::status(Status::ERR_NOT_FOUND),
         Found::Missing if same_node => {
             if store.gone.contains(target) {

@@ -293,21 +293,29 @@ impl ServerCore {
     /// once when the data (and the `PMIX_REQUIRED_KEY` of `info`, if any) is there, else when
     /// `proc` commits it (DM-01, DM-03); `PMIX_ERR_TIMEOUT` after `PMIX_TIMEOUT`;
     /// `PMIX_ERR_NOT_FOUND` for a process that is not a local client or that ends without
-    /// posting it.
+    /// posting it, and with `PMIX_IMMEDIATE` (a refresh: N-01) for one that has posted
+    /// nothing yet.
     pub fn dmodex_request(&mut self, proc: Proc, info: &[Info]) -> u64 {
         let op = self.op();
         let required_key = info
             .iter()
             .find(|i| i.key.as_str() == attr::REQUIRED_KEY.wire_key())
             .and_then(|i| i.value.as_str().map(str::to_owned));
-        let timeout = Directives::from_info(info).timeout_s;
+        let directives = Directives::from_info(info);
         let held = HeldDmodex {
             op,
             proc,
             required_key,
         };
         if !self.try_answer_dmodex(&held) {
-            if let Some(after_s) = timeout {
+            if directives.immediate {
+                self.actions.push_back(Action::DmodexReply {
+                    op,
+                    result: Err(Status::ERR_NOT_FOUND),
+                });
+                return op;
+            }
+            if let Some(after_s) = directives.timeout_s {
                 self.actions.push_back(Action::Timer { op, after_s });
             }
             self.held_dmodex.push(held);
@@ -627,6 +635,15 @@ impl ServerCore {
                     key,
                     directives: Directives::from_info(&info),
                 };
+                // §14.2.5: the groups a process belongs to change as groups form and end;
+                // they are answered from those the server tracks before its store.
+                if get.key.as_deref() == Some(attr::GROUP_NAMES.wire_key())
+                    && get.directives.unsupported_required.is_none()
+                    && let Some(step) = self.group_names_of(&get.target)
+                {
+                    self.answer_get(get, step);
+                    return;
+                }
                 let step = server_get(
                     &self.store,
                     me,
@@ -711,9 +728,12 @@ impl ServerCore {
                 self.held.push(get);
             }
             ServerStep::AskHost => {
-                // DM-03: the owning server answers once this key is there.
                 let mut info = Vec::new();
-                if let Some(k) = get.key.as_deref().filter(|k| !is_reserved(k)) {
+                if get.directives.refresh_cache {
+                    // N-01: a refresh takes what the owner has now and never waits for more.
+                    info.push(Info::new(attr::IMMEDIATE, true));
+                } else if let Some(k) = get.key.as_deref().filter(|k| !is_reserved(k)) {
+                    // DM-03: the owning server answers once this key is there.
                     info.push(Info::new(attr::REQUIRED_KEY, k.to_owned()));
                 }
                 if let Some(t) = get.directives.timeout_s {

@@ -9,9 +9,14 @@
 //!   is read from `PMIX_EVENT_CUSTOM_RANGE`), `PMIX_ACCESS_PERMISSIONS` and the publisher's `PMIX_USERID` /
 //!   `PMIX_GRPID` (added by the server) describe them. A key already published on the same
 //!   range is `PMIX_ERR_DUPLICATE_KEY`, and then nothing is published.
-//! - **Lookup** (§9.8): an explicit `PMIX_RANGE` keeps the data published no wider than it;
-//!   then the key must match, the requester must be inside the publisher's range, and the
-//!   access permissions must admit the requester. All keys found: `PMIX_SUCCESS`; some:
+//! - **Lookup** (§9.8): the publisher must fall within the lookup's `PMIX_RANGE` around the
+//!   requester (default `SESSION`, §9.6; the processes of a custom one are read as for a
+//!   publish); then the key must match, the requester must be inside the publisher's range,
+//!   and the access permissions must admit the requester. One relation serves both ranges
+//!   (§9.5.1): `PROC_LOCAL` is the process itself, `LOCAL` its node, `NAMESPACE` its job,
+//!   `SESSION` and `GLOBAL` everyone this host serves (it knows one session), `CUSTOM` the
+//!   listed processes, and `RM` the host environment, which is no process that publishes or
+//!   looks up here. All keys found: `PMIX_SUCCESS`; some:
 //!   `PMIX_ERR_PARTIAL_SUCCESS`; none: `PMIX_ERR_NOT_FOUND`; found but none permitted:
 //!   `PMIX_ERR_NO_PERMISSIONS`. Data published with `PMIX_PERSIST_FIRST_READ` is gone once
 //!   looked up.
@@ -73,14 +78,36 @@ fn range_of(info: &[Info]) -> DataRange {
     }
 }
 
-/// How wide a range is: a lookup's explicit range keeps data published no wider.
-fn breadth(r: DataRange) -> u8 {
-    match r {
-        DataRange::PROC_LOCAL => 0,
-        DataRange::LOCAL => 1,
-        DataRange::NAMESPACE | DataRange::CUSTOM => 2,
-        DataRange::SESSION => 3,
-        _ => 4,
+/// The processes of a `PMIX_RANGE_CUSTOM` range.
+fn custom_of(info: &[Info]) -> Vec<Proc> {
+    match find(info, attr::EVENT_CUSTOM_RANGE.wire_key()) {
+        Some(Value::DataArray(a)) => a
+            .elements
+            .iter()
+            .filter_map(|v| v.as_proc().cloned())
+            .collect(),
+        Some(Value::Proc(p)) => vec![p.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether `other` falls within `range` around `of` (v5.0 §9.5.1): for a publish, `of` is the
+/// publisher and `other` the requester; for a lookup, the other way round.
+fn within(
+    range: DataRange,
+    custom: &[Proc],
+    of: &Proc,
+    other: &Proc,
+    topology: &impl Topology,
+) -> bool {
+    match range {
+        DataRange::PROC_LOCAL => of == other,
+        DataRange::LOCAL => topology.same_node(of, other),
+        DataRange::NAMESPACE => of.nspace == other.nspace,
+        DataRange::CUSTOM => custom.iter().any(|p| crate::events::same_proc(p, other)),
+        // Meant for the host environment, or published by it: no process here.
+        DataRange::RM => false,
+        _ => true,
     }
 }
 
@@ -108,15 +135,7 @@ impl Published {
             Some(Value::Persist(p)) => *p,
             _ => Persistence::APP,
         };
-        let custom = match find(info, attr::EVENT_CUSTOM_RANGE.wire_key()) {
-            Some(Value::DataArray(a)) => a
-                .elements
-                .iter()
-                .filter_map(|v| v.as_proc().cloned())
-                .collect(),
-            Some(Value::Proc(p)) => vec![p.clone()],
-            _ => Vec::new(),
-        };
+        let custom = custom_of(info);
         let (mut uids, mut gids, mut restricted) = (Vec::new(), Vec::new(), false);
         if let Some(Value::DataArray(perms)) = find(info, attr::ACCESS_PERMISSIONS.wire_key()) {
             restricted = true;
@@ -171,22 +190,13 @@ impl Published {
         info: &[Info],
         topology: &impl Topology,
     ) -> Result<Vec<PData>, Status> {
-        let filter = find(info, attr::RANGE.wire_key()).and_then(|v| match v {
-            Value::DataRange(r) => Some(breadth(*r)),
-            _ => None,
-        });
+        let (range, custom) = (range_of(info), custom_of(info));
         let uid = ids(find(info, attr::USERID.wire_key())).first().copied();
         let gid = ids(find(info, attr::GRPID.wire_key())).first().copied();
-        let reaches = |e: &Entry| match e.range {
-            DataRange::PROC_LOCAL => e.data.proc == *requester,
-            DataRange::LOCAL => topology.same_node(&e.data.proc, requester),
-            DataRange::NAMESPACE => e.data.proc.nspace == requester.nspace,
-            DataRange::CUSTOM => e
-                .custom
-                .iter()
-                .any(|p| crate::events::same_proc(p, requester)),
-            _ => true,
-        };
+        // §9.8 step 1: the publisher within the lookup's range; step 3: the requester within
+        // the publisher's.
+        let searched = |e: &Entry| within(range, &custom, requester, &e.data.proc, topology);
+        let reaches = |e: &Entry| within(e.range, &e.custom, &e.data.proc, requester, topology);
         let permitted = |e: &Entry| {
             !e.restricted
                 || uid.is_some_and(|u| e.uids.contains(&u))
@@ -197,14 +207,11 @@ impl Published {
         let mut taken = Vec::new();
         for key in keys {
             let hit = self.entries.iter().enumerate().find(|(_, e)| {
-                e.data.key.as_str() == key.as_str()
-                    && filter.is_none_or(|f| breadth(e.range) <= f)
-                    && reaches(e)
-                    && {
-                        let ok = permitted(e);
-                        refused |= !ok;
-                        ok
-                    }
+                searched(e) && e.data.key.as_str() == key.as_str() && reaches(e) && {
+                    let ok = permitted(e);
+                    refused |= !ok;
+                    ok
+                }
             });
             if let Some((i, e)) = hit {
                 found.push(e.data.clone());

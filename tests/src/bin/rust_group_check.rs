@@ -92,7 +92,8 @@ fn main() -> ExitCode {
         Info::new(attr::GROUP_LOCAL_CID, 100 + rank as usize),
     ];
     let built = client.group_construct("quad", &all, &with_id);
-    let context_id = (built.iter().flatten()).find_map(|i| i.get(attr::GROUP_CONTEXT_ID));
+    let context_id = (built.iter().flat_map(|formed| &formed.results))
+        .find_map(|i| i.get(attr::GROUP_CONTEXT_ID));
     let ok = step(
         "construct quad",
         match (&built, context_id) {

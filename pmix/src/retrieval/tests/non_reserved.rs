@@ -3,16 +3,67 @@
 use super::*;
 
 #[test]
-fn n_01_refresh_cache_asks_the_server_without_waiting() {
+fn n_01_refresh_cache_asks_the_server_past_a_cached_value() {
     let mut c = ClientCache::default();
     c.store(&p("job", 1), vec![kv("k", Value::Int32(1))]);
     let d = dir(&[Info::new(attr::GET_REFRESH_CACHE, true)]);
+    // Not PMIX_IMMEDIATE: the server may have to fetch a remote process's values again.
     assert_eq!(
         client_get(&c, &p("job", 0), &p("job", 1), "k", &d),
         ClientStep::AskServer {
-            add_immediate: true
+            add_immediate: false
         }
     );
+}
+
+#[test]
+fn n_01_refresh_of_a_remote_process_fetches_again_past_the_servers_copy() {
+    let mut s = store();
+    let mut owner = ServerStore::default();
+    commit(
+        &mut owner,
+        &p("job", 3),
+        Scope::GLOBAL,
+        "k",
+        Value::Int32(1),
+    );
+    let blob = owner.modex.encode_blob(&[p("job", 3)]).unwrap();
+    s.modex.store_blob(&blob, |_| false).unwrap();
+    let refresh = dir(&[Info::new(attr::GET_REFRESH_CACHE, true)]);
+    assert_eq!(
+        server_get(&s, &p("job", 0), &p("job", 3), Some("k"), &refresh, true),
+        ServerStep::AskHost
+    );
+    // Without the directive the copy answers (N-04); with PMIX_IMMEDIATE the host is out.
+    let step = server_get(&s, &p("job", 0), &p("job", 3), Some("k"), &dir(&[]), true);
+    assert_eq!(reply_value(step, "k"), Ok(Value::Int32(1)));
+    let immediate = dir(&[
+        Info::new(attr::GET_REFRESH_CACHE, true),
+        Info::new(attr::IMMEDIATE, true),
+    ]);
+    let step = server_get(&s, &p("job", 0), &p("job", 3), Some("k"), &immediate, true);
+    assert_eq!(reply_value(step, "k"), Ok(Value::Int32(1)));
+    // What the host brings is what the refresh answers (the server asks it only once).
+    commit(
+        &mut owner,
+        &p("job", 3),
+        Scope::GLOBAL,
+        "k",
+        Value::Int32(2),
+    );
+    let blob = owner.modex.encode_blob(&[p("job", 3)]).unwrap();
+    s.modex.store_blob(&blob, |_| false).unwrap();
+    let step = server_get(&s, &p("job", 0), &p("job", 3), Some("k"), &refresh, false);
+    assert_eq!(reply_value(step, "k"), Ok(Value::Int32(2)));
+}
+
+#[test]
+fn n_01_refresh_of_a_local_process_answers_from_the_server() {
+    let mut s = store();
+    commit(&mut s, &p("job", 1), Scope::GLOBAL, "k", Value::Int32(2));
+    let refresh = dir(&[Info::new(attr::GET_REFRESH_CACHE, true)]);
+    let step = server_get(&s, &p("job", 0), &p("job", 1), Some("k"), &refresh, true);
+    assert_eq!(reply_value(step, "k"), Ok(Value::Int32(2)));
 }
 
 #[test]

@@ -94,3 +94,26 @@ fn r_08_reserved_keys_never_wait() {
 fn r_09_key_the_host_did_not_provide_is_not_found() {
     assert_eq!(get_reserved(attr::SPAWNED.wire_key(), Rank(1), &[]), None);
 }
+
+#[test]
+fn group_names_are_asked_of_the_server_whatever_the_cache_holds() {
+    // v5.0 §14.2.5: a process's groups change after it started.
+    let mut c = cache();
+    let names = Value::DataArray(Box::new(crate::model::DataArray {
+        data_type: crate::model::DataType::STRING,
+        elements: vec![Value::string("old")],
+    }));
+    c.store(&p("job", 0), vec![kv(attr::GROUP_NAMES.wire_key(), names)]);
+    assert_eq!(
+        client_get(
+            &c,
+            &p("job", 0),
+            &p("job", 0),
+            attr::GROUP_NAMES.wire_key(),
+            &dir(&[])
+        ),
+        ClientStep::AskServer {
+            add_immediate: true
+        }
+    );
+}

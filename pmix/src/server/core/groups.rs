@@ -54,6 +54,10 @@
 //!   on without lost members answers with `PMIX_GROUP_MEMBERSHIP`, the group it formed
 //!   (members then hear `PMIX_GROUP_MEMBERSHIP_UPDATE`). A destruct of such a group passes
 //!   `PMIX_GROUP_NOTIFY_TERMINATION` to the host as well.
+//! - **What members ask** (§14.2.5): the queries `PMIX_QUERY_GROUP_NAMES` and
+//!   `PMIX_QUERY_GROUP_MEMBERSHIP`, and a get of a process's `PMIX_GROUP_NAMES`, are
+//!   answered from the groups this server tracks (a get of a process in none of them goes
+//!   on to what the host registered).
 //! - **Group ids in collectives**: a fence over `(group, PMIX_RANK_WILDCARD)` is a fence
 //!   over the members, and `(group, r)` stands for its `r`-th member (§14.2: group ranks are
 //!   positions in the construction's list).
@@ -66,9 +70,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::events::Event;
 use crate::model::{DataArray, DataRange, GroupOperation, Info, Proc, Rank, Status, Value, attr};
-use crate::retrieval::Directives;
+use crate::retrieval::{Directives, ServerStep};
 use crate::wire::ops::GROUP_SERVER_EVENT;
-use crate::wire::{Command, OpReply, Reply, Tag};
+use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
 use super::bootstrap::Bootstrap;
@@ -677,6 +681,38 @@ impl ServerCore {
             }
         }
         out
+    }
+
+    /// The answer to a get of `PMIX_GROUP_NAMES` for `proc` (§14.2.5): the names of the
+    /// groups this server tracks that it is a member of. `None` for a whole namespace and
+    /// for a process in none of them, whose get goes the way of any reserved key (what the
+    /// host registered, or `PMIX_ERR_NOT_FOUND`). This server tracks every group of a
+    /// process it serves; of another process, the groups it shares with this node's.
+    pub(super) fn group_names_of(&self, proc: &Proc) -> Option<ServerStep> {
+        if proc.rank == Rank::WILDCARD {
+            return None;
+        }
+        let names: Vec<Value> = (self.groups.live.iter())
+            .filter(|(_, g)| (g.members.iter()).any(|m| crate::events::same_proc(m, proc)))
+            .map(|(name, _)| Value::string(name.clone()))
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        let names = DataArray {
+            data_type: crate::model::DataType::STRING,
+            elements: names,
+        };
+        Some(ServerStep::Reply {
+            status: Status::SUCCESS,
+            data: vec![ProcData {
+                proc: proc.clone(),
+                kvals: vec![crate::model::Kval {
+                    key: crate::model::Key::from_checked(attr::GROUP_NAMES.wire_key().to_owned()),
+                    value: Value::DataArray(Box::new(names)),
+                }],
+            }],
+        })
     }
 
     pub(super) fn groups_conn_closed(&mut self, conn: ConnId) {

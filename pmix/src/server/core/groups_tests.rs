@@ -675,6 +675,62 @@ fn queries_name_the_groups_and_their_members() {
 }
 
 #[test]
+fn a_get_of_group_names_lists_the_groups_of_the_process_asked_about() {
+    let mut c = core_with(3);
+    let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
+    for (group, ranks) in [("a", [0, 1]), ("b", [0, 2])] {
+        for r in ranks {
+            send(
+                &mut c,
+                conns[r as usize],
+                129,
+                &construct(group, &ranks, vec![]),
+            );
+        }
+        drain(&mut c, Command::GROUP_CONSTRUCT);
+    }
+    let names_of = |c: &mut ServerCore, asker: usize, target: Proc| {
+        let get = Request::Get {
+            nspace: target.nspace.as_str().to_owned(),
+            rank: target.rank,
+            info: vec![Info::new(attr::IMMEDIATE, true)],
+            key: Some(attr::GROUP_NAMES.wire_key().to_owned()),
+        };
+        send(c, conns[asker], 130, &get);
+        let (r, _) = drain(c, Command::GETNB);
+        let Reply::Get { status, data } = &r[0].2 else {
+            panic!("{r:?}");
+        };
+        let names = (data.iter().flat_map(|d| &d.kvals))
+            .find(|k| k.key.as_str() == attr::GROUP_NAMES.wire_key())
+            .map(|k| match &k.value {
+                Value::DataArray(a) => a.elements.clone(),
+                other => panic!("{other:?}"),
+            });
+        (*status, names)
+    };
+    let s = |n: &str| Value::string(n.to_owned());
+    let both = (Status::SUCCESS, Some(vec![s("a"), s("b")]));
+    assert_eq!(names_of(&mut c, 0, p(0)), both);
+    assert_eq!(names_of(&mut c, 1, p(0)), both);
+    assert_eq!(
+        names_of(&mut c, 2, p(2)),
+        (Status::SUCCESS, Some(vec![s("b")]))
+    );
+    // Destructed, the group is no longer named; of a process in no group the get goes the
+    // way of a reserved key the host did not register.
+    for r in [0, 1] {
+        send(&mut c, conns[r], 131, &destruct("a"));
+    }
+    drain(&mut c, Command::GROUP_DESTRUCT);
+    assert_eq!(
+        names_of(&mut c, 0, p(0)),
+        (Status::SUCCESS, Some(vec![s("b")]))
+    );
+    assert_eq!(names_of(&mut c, 1, p(1)), (Status::ERR_NOT_FOUND, None));
+}
+
+#[test]
 fn a_fault_tolerant_construction_goes_on_without_a_member_and_reports_nothing() {
     let (mut c, conns) = listening(3);
     let ft = || vec![Info::new(attr::GROUP_FT_COLLECTIVE, true)];

@@ -109,6 +109,94 @@ fn dmodex_request_with_a_required_key_waits_for_that_key() {
 }
 
 #[test]
+fn dmodex_request_marked_immediate_answers_with_what_is_there() {
+    let mut c = core_with(2);
+    let b = connect(&mut c, 1);
+    while c.poll_action().is_some() {}
+    let immediate = [Info::new(attr::IMMEDIATE, true)];
+    // Nothing posted yet: not held.
+    let op = c.dmodex_request(p(1), &immediate);
+    assert_eq!(
+        dmodex_replies(&mut c),
+        vec![(op, Err(Status::ERR_NOT_FOUND))]
+    );
+    send(&mut c, b, 101, &commit_of(&[("k", 1)]));
+    while c.poll_action().is_some() {}
+    let op = c.dmodex_request(p(1), &immediate);
+    let r = dmodex_replies(&mut c);
+    assert_eq!(r[0].0, op);
+    assert!(blob_has(r[0].1.as_ref().unwrap(), &p(1), "k"));
+}
+
+#[test]
+fn refresh_of_a_remote_key_the_server_holds_asks_the_host_again() {
+    let mut c = two_nodes();
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    let get = |refresh: bool| Request::Get {
+        nspace: "job".into(),
+        rank: Rank(2),
+        info: if refresh {
+            vec![Info::new(attr::GET_REFRESH_CACHE, true)]
+        } else {
+            vec![]
+        },
+        key: Some("k".into()),
+    };
+    let dmodex = |c: &mut ServerCore| {
+        std::iter::from_fn(|| c.poll_action()).find_map(|a| match a {
+            Action::Host {
+                op,
+                call: HostCall::DirectModex { proc, info },
+            } if proc == p(2) => Some((op, info)),
+            _ => None,
+        })
+    };
+    let blob_of = |v: i32| {
+        let mut remote = crate::store::ModexStore::default();
+        remote.commit(
+            &p(2),
+            vec![CommitBucket {
+                scope: Scope::GLOBAL,
+                kvals: vec![Kval {
+                    key: Key::new("k").unwrap(),
+                    value: Value::Int32(v),
+                }],
+            }],
+        );
+        remote.encode_blob(&[p(2)]).unwrap()
+    };
+    let answer = |c: &mut ServerCore| {
+        let r = replies(c, Command::GETNB);
+        let Reply::Get { status, data } = &r[0].2 else {
+            panic!("{r:?}")
+        };
+        assert_eq!(*status, Status::SUCCESS);
+        data[0].kvals[0].value.clone()
+    };
+    send(&mut c, a, 102, &get(false));
+    let (op, _) = dmodex(&mut c).expect("the first get fetches");
+    c.handle_host(op, HostResult::Data(Ok(blob_of(1))));
+    assert_eq!(answer(&mut c), Value::Int32(1));
+    // The copy answers a plain get; a refresh fetches again, taking what the owner has now.
+    send(&mut c, a, 103, &get(false));
+    assert_eq!(answer(&mut c), Value::Int32(1));
+    send(&mut c, a, 104, &get(true));
+    let (op, info) = dmodex(&mut c).expect("a refresh fetches again");
+    assert!(
+        info.iter()
+            .any(|i| i.key.as_str() == attr::IMMEDIATE.wire_key())
+    );
+    assert!(
+        !info
+            .iter()
+            .any(|i| i.key.as_str() == attr::REQUIRED_KEY.wire_key())
+    );
+    c.handle_host(op, HostResult::Data(Ok(blob_of(2))));
+    assert_eq!(answer(&mut c), Value::Int32(2));
+}
+
+#[test]
 fn direct_modex_the_host_cannot_answer_ends_the_get_with_its_status() {
     for host_says in [
         Status::ERR_NOT_FOUND,

@@ -40,13 +40,80 @@ fn ranges_decide_who_finds_the_data() {
     assert_eq!(found(&mut s, p("a", 0)), ["own", "node", "job", "all"]);
     assert_eq!(found(&mut s, p("a", 1)), ["node", "job", "all"]);
     assert_eq!(found(&mut s, p("b", 0)), ["all"]);
-    // An explicit lookup range keeps data published no wider than it.
-    let narrow = [Info::new(attr::RANGE, DataRange::NAMESPACE)];
-    let got = s
-        .lookup(&p("a", 1), &keys(&["all", "job"]), &narrow, &TwoNodes)
-        .unwrap();
-    assert_eq!(got.len(), 1);
-    assert_eq!(got[0].key.as_str(), "job");
+}
+
+#[test]
+fn a_lookup_range_constrains_where_the_publisher_is_not_how_widely_it_published() {
+    // v5.0 §9.8 step 1: the publisher must fall within the lookup's range; step 3 still
+    // requires the requester to fall within the publisher's.
+    let mut s = Published::default();
+    let publish = |s: &mut Published, key: &str, range: DataRange| {
+        s.publish(&p("a", 0), &[datum(key), Info::new(attr::RANGE, range)])
+    };
+    publish(&mut s, "own", DataRange::PROC_LOCAL).unwrap();
+    publish(&mut s, "job", DataRange::NAMESPACE).unwrap();
+    publish(&mut s, "all", DataRange::SESSION).unwrap();
+    publish(&mut s, "everywhere", DataRange::GLOBAL).unwrap();
+    let found = |s: &mut Published, who: Proc, range: DataRange| -> Vec<String> {
+        let info = [Info::new(attr::RANGE, range)];
+        let all = keys(&["own", "job", "all", "everywhere"]);
+        s.lookup(&who, &all, &info, &TwoNodes)
+            .map(|d| d.into_iter().map(|x| x.key.as_str().to_owned()).collect())
+            .unwrap_or_default()
+    };
+    let of_a0 = ["own", "job", "all", "everywhere"];
+    let seen_by_a1 = ["job", "all", "everywhere"];
+    assert_eq!(found(&mut s, p("a", 0), DataRange::PROC_LOCAL), of_a0);
+    assert_eq!(found(&mut s, p("a", 0), DataRange::LOCAL), of_a0);
+    assert_eq!(found(&mut s, p("a", 1), DataRange::LOCAL), seen_by_a1);
+    assert_eq!(found(&mut s, p("a", 1), DataRange::NAMESPACE), seen_by_a1);
+    assert_eq!(found(&mut s, p("a", 1), DataRange::SESSION), seen_by_a1);
+    assert_eq!(found(&mut s, p("a", 1), DataRange::GLOBAL), seen_by_a1);
+    // The publisher is not the requester, nor on its node, nor in its job.
+    assert!(found(&mut s, p("a", 1), DataRange::PROC_LOCAL).is_empty());
+    assert!(found(&mut s, p("b", 0), DataRange::LOCAL).is_empty());
+    assert!(found(&mut s, p("b", 0), DataRange::NAMESPACE).is_empty());
+    assert_eq!(
+        found(&mut s, p("b", 0), DataRange::SESSION),
+        ["all", "everywhere"]
+    );
+    // Only the host environment publishes on PMIX_RANGE_RM.
+    assert!(found(&mut s, p("a", 0), DataRange::RM).is_empty());
+}
+
+#[test]
+fn a_custom_lookup_range_searches_the_listed_publishers() {
+    let mut s = Published::default();
+    s.publish(&p("a", 0), &[datum("k")]).unwrap();
+    let custom = |listed: Proc| {
+        [
+            Info::new(attr::RANGE, DataRange::CUSTOM),
+            Info::with_key(attr::EVENT_CUSTOM_RANGE.wire_key(), Value::Proc(listed)).unwrap(),
+        ]
+    };
+    assert!(
+        s.lookup(&p("b", 0), &keys(&["k"]), &custom(p("a", 0)), &OneNode)
+            .is_ok()
+    );
+    assert_eq!(
+        s.lookup(&p("b", 0), &keys(&["k"]), &custom(p("a", 1)), &OneNode)
+            .err(),
+        Some(Status::ERR_NOT_FOUND)
+    );
+}
+
+#[test]
+fn data_for_the_host_environment_is_not_found_by_processes() {
+    let mut s = Published::default();
+    s.publish(
+        &p("a", 0),
+        &[datum("k"), Info::new(attr::RANGE, DataRange::RM)],
+    )
+    .unwrap();
+    assert_eq!(
+        s.lookup(&p("a", 0), &keys(&["k"]), &[], &OneNode).err(),
+        Some(Status::ERR_NOT_FOUND)
+    );
 }
 
 #[test]
