@@ -224,7 +224,7 @@ impl Client {
             // A value posted for a group comes in OpenPMIx's qualified form: handed to the
             // caller plain, and asked again next time (the cache keeps no qualifiers).
             of_proc.kvals.retain(|k| k.key.as_str() != QUALIFIED_VALUE);
-            state.cache.store(&of_proc.proc, of_proc.kvals);
+            (state.cache).store_answer(&of_proc.proc, of_proc.kvals, key, &d.qualifiers);
         }
         found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
     }

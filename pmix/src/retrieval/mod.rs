@@ -187,6 +187,18 @@ impl ClientCache {
         }
     }
 
+    /// Keep what the server answered to a get of `key` (the values of each process it
+    /// sent). The answer to a get that selects a realm (`q`) is that realm's value, not the
+    /// key's value for the process named: kept under the process, it would answer later gets
+    /// of other realms (an application other than the one asked for, RA-01..RA-04), so it is
+    /// not kept.
+    pub fn store_answer(&mut self, proc: &Proc, mut kvals: Vec<Kval>, key: &str, q: &Qualifiers) {
+        if q.selects_realm() {
+            kvals.retain(|k| k.key.as_str() != key);
+        }
+        self.store(proc, kvals);
+    }
+
     fn find_value(&self, proc: &Proc, key: &str) -> Option<&Value> {
         self.procs
             .get(proc)
@@ -202,8 +214,11 @@ impl ClientCache {
         key: &str,
         q: &Qualifiers,
     ) -> Option<Value> {
-        // A value the server sent for this process or namespace.
-        if let Some(v) = self.find_value(target, key) {
+        // A value the server sent for this process or namespace, unless the get selects a
+        // realm: the plain value need not be that realm's.
+        if !q.selects_realm()
+            && let Some(v) = self.find_value(target, key)
+        {
             return Some(v.clone());
         }
         let realms = realms_for(&self.realms, target.nspace.as_str(), key, q)?;

@@ -181,6 +181,17 @@ impl Qualifiers {
         }
         q
     }
+
+    /// Whether a get names a realm or a target within one (a realm directive, a session,
+    /// an application or a node): its answer is that realm's value, which need not be the
+    /// key's value for the process named (rules RG-02, RS-03, RA-01, RN-02).
+    pub fn selects_realm(&self) -> bool {
+        self.realm.is_some()
+            || self.session_id.is_some()
+            || self.appnum.is_some()
+            || self.hostname.is_some()
+            || self.nodeid.is_some()
+    }
 }
 
 /// Everything registered about one namespace, sorted by realm.

@@ -125,6 +125,47 @@ fn ra_04_wildcard_app_request_for_another_job_uses_app_zero() {
 }
 
 #[test]
+fn ra_04_an_answer_for_another_application_is_not_kept_as_the_plain_value() {
+    // The server answered a get of another job's application 1: kept under {other,
+    // wildcard}, it would answer the next get without PMIX_APPNUM, which means application 0.
+    let other = Proc::try_new("other", Rank::WILDCARD).unwrap();
+    let me = p("job", 0);
+    let appnum_1 = dir(&[Info::new(attr::APP_INFO, true), Info::new(attr::APPNUM, 1)]);
+    let mut c = cache();
+    c.store_answer(
+        &other,
+        vec![kv(attr::APP_ARGV.wire_key(), Value::string("b"))],
+        attr::APP_ARGV.wire_key(),
+        &appnum_1.qualifiers,
+    );
+    let app_0 = dir(&[Info::new(attr::APP_INFO, true)]);
+    assert_eq!(
+        client_get(&c, &me, &other, attr::APP_ARGV.wire_key(), &app_0),
+        ClientStep::AskServer {
+            add_immediate: false
+        }
+    );
+    // A plain answer is kept, and answers a plain get; a get that selects a realm still
+    // asks, as the plain value need not be that realm's.
+    c.store_answer(
+        &other,
+        vec![kv(attr::JOB_SIZE.wire_key(), Value::Uint32(3))],
+        attr::JOB_SIZE.wire_key(),
+        &Qualifiers::default(),
+    );
+    assert_eq!(
+        client_get(&c, &me, &other, attr::JOB_SIZE.wire_key(), &dir(&[])),
+        ClientStep::Done(Ok(Value::Uint32(3)))
+    );
+    assert_eq!(
+        client_get(&c, &me, &other, attr::JOB_SIZE.wire_key(), &app_0),
+        ClientStep::AskServer {
+            add_immediate: false
+        }
+    );
+}
+
+#[test]
 fn ra_05_app_info_directive_gives_the_application_value() {
     let v = get_reserved(
         attr::NUM_NODES.wire_key(),
