@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{DataType, Info, Key, Nspace, Rank, Status, Value, attr};
+use crate::model::{DataType, DeviceType, Info, Key, Nspace, Rank, Status, Value, attr};
 
 /// A data realm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -148,6 +148,10 @@ pub struct Qualifiers {
     /// `PMIX_GROUP_CONTEXT_ID`: a value posted for the group of this context id (latest draft
     /// §14.2.5), not a realm.
     pub context_id: Option<u64>,
+    /// `PMIX_DEVICE_TYPE`: the device types (a mask) whose distances are asked for.
+    pub device_type: Option<DeviceType>,
+    /// `PMIX_DEVICE_ID`: the device (UUID or OS name) whose distances are asked for.
+    pub device_id: Option<String>,
 }
 
 impl Qualifiers {
@@ -177,20 +181,58 @@ impl Qualifiers {
                 q.nodeid = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
             } else if k == attr::GROUP_CONTEXT_ID.wire_key() {
                 q.context_id = i.value.to_u64();
+            } else if k == attr::DEVICE_TYPE.wire_key() {
+                q.device_type = match i.value {
+                    Value::DevType(t) => Some(t),
+                    _ => i.value.to_u64().map(DeviceType),
+                };
+            } else if k == attr::DEVICE_ID.wire_key() {
+                q.device_id = i.value.as_str().map(str::to_owned);
             }
         }
         q
     }
 
-    /// Whether a get names a realm or a target within one (a realm directive, a session,
-    /// an application or a node): its answer is that realm's value, which need not be the
-    /// key's value for the process named (rules RG-02, RS-03, RA-01, RN-02).
-    pub fn selects_realm(&self) -> bool {
+    /// Whether a get narrows its answer: it names a realm or a target within one (a realm
+    /// directive, a session, an application or a node: rules RG-02, RS-03, RA-01, RN-02), or
+    /// selects devices (§12.4.11). Its answer need not be the key's value for the process
+    /// named.
+    pub fn narrows(&self) -> bool {
         self.realm.is_some()
             || self.session_id.is_some()
             || self.appnum.is_some()
             || self.hostname.is_some()
             || self.nodeid.is_some()
+            || self.device_type.is_some()
+            || self.device_id.is_some()
+    }
+
+    /// The answer to a get of `key` found as `value`: for `PMIX_DEVICE_DISTANCES` asked with
+    /// `PMIX_DEVICE_TYPE` (a mask of device types) or `PMIX_DEVICE_ID` (a device's UUID or
+    /// OS name), the distances to the devices named only (PMIx v5.0 §12.4.11); any other
+    /// value as found.
+    pub fn answer(&self, key: &str, value: Value) -> Value {
+        if key != attr::DEVICE_DISTANCES.wire_key()
+            || (self.device_type.is_none() && self.device_id.is_none())
+        {
+            return value;
+        }
+        let Value::DataArray(mut array) = value else {
+            return value;
+        };
+        array.elements.retain(|e| match e {
+            Value::DeviceDist(d) => {
+                let of_type = self
+                    .device_type
+                    .is_none_or(|mask| d.device_type.0 & mask.0 != 0);
+                let named = self.device_id.as_deref().is_none_or(|id| {
+                    d.uuid.as_deref() == Some(id) || d.osname.as_deref() == Some(id)
+                });
+                of_type && named
+            }
+            _ => true,
+        });
+        Value::DataArray(array)
     }
 }
 

@@ -564,6 +564,67 @@ fn rp_05_process_keys_answer_for_the_named_process() {
 }
 
 #[test]
+fn rp_05_device_distances_narrowed_to_a_device_type_or_a_device() {
+    // v5.0 §12.4.11: PMIX_DEVICE_TYPE (a mask) and PMIX_DEVICE_ID (UUID or OS name) select
+    // the devices whose distances a get of PMIX_DEVICE_DISTANCES answers, at the server and
+    // from a client's cache alike.
+    use crate::model::{DataArray, DataType, DeviceDistance, DeviceType};
+    let dist = |uuid: &str, osname: &str, t: DeviceType, d: u16| {
+        Value::DeviceDist(Box::new(DeviceDistance {
+            uuid: Some(uuid.into()),
+            osname: Some(osname.into()),
+            device_type: t,
+            mindist: d,
+            maxdist: d,
+        }))
+    };
+    let nic = dist("ipv4://10.0.0.1", "eth0", DeviceType::NETWORK, 2);
+    let gpu = dist("gpu-5f2c", "card0", DeviceType::GPU, 1);
+    let array = |e: Vec<Value>| {
+        Value::DataArray(Box::new(DataArray::new(DataType::DEVICE_DIST, e).unwrap()))
+    };
+    let mut r = realms();
+    r.procs.get_mut(&1).unwrap().push(info(
+        attr::DEVICE_DISTANCES.wire_key(),
+        array(vec![nic.clone(), gpu.clone()]),
+    ));
+    let key = attr::DEVICE_DISTANCES.wire_key();
+    let gpus = [Info::new(attr::DEVICE_TYPE, DeviceType::GPU)];
+    let both = [Info::new(
+        attr::DEVICE_TYPE,
+        DeviceType(DeviceType::GPU.0 | DeviceType::NETWORK.0),
+    )];
+    let eth0 = [Info::new(attr::DEVICE_ID, "eth0".to_owned())];
+    let by_uuid = [Info::new(attr::DEVICE_ID, "gpu-5f2c".to_owned())];
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &[]),
+        Some(array(vec![nic.clone(), gpu.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &gpus),
+        Some(array(vec![gpu.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &both),
+        Some(array(vec![nic.clone(), gpu.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &eth0),
+        Some(array(vec![nic.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &by_uuid),
+        Some(array(vec![gpu.clone()]))
+    );
+    let mut c = ClientCache::default();
+    c.realms.insert(Nspace::new("job").unwrap(), r);
+    assert_eq!(
+        client_get(&c, &p("job", 0), &p("job", 1), key, &dir(&gpus)),
+        ClientStep::Done(Ok(array(vec![gpu])))
+    );
+}
+
+#[test]
 fn rp_07_parent_id_of_a_process_not_spawned_is_not_found() {
     assert_eq!(get_reserved(attr::PARENT_ID.wire_key(), Rank(0), &[]), None);
 }
