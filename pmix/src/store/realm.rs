@@ -462,7 +462,9 @@ impl JobRealms {
     ///
     /// `rank` is the target's rank (wildcard for job-level requests); `caller` identifies the
     /// requesting process when it belongs to this namespace (for rule RA-03); `local_host` is
-    /// the node the lookup is made on (rule RN-01).
+    /// the node the lookup is made on (rule RN-01). A key the standard declares equivalent to
+    /// another in the realm (see `equivalents`) answers with the other's value when only
+    /// that one is registered.
     pub fn lookup(
         &self,
         key: &str,
@@ -479,6 +481,23 @@ impl JobRealms {
                 default_realm(key)
             }
         });
+        self.lookup_in(realm, key, rank, q, caller, local_host)
+            .or_else(|| {
+                (equivalents(key, realm).iter())
+                    .find_map(|k| self.lookup_in(realm, k, rank, q, caller, local_host))
+            })
+    }
+
+    /// [`JobRealms::lookup`] in `realm`.
+    fn lookup_in(
+        &self,
+        realm: Realm,
+        key: &str,
+        rank: Rank,
+        q: &Qualifiers,
+        caller: Option<Rank>,
+        local_host: Option<&str>,
+    ) -> Option<&Value> {
         // RN-03: PMIX_LOCAL_PROCS always describes this node, whatever the proc.
         let rank = if key == attr::LOCAL_PROCS.wire_key() {
             Rank::WILDCARD
@@ -564,6 +583,25 @@ impl JobRealms {
                 })
             }
         }
+    }
+}
+
+/// The keys the standard declares equivalent to `key` in `realm`, in the order to try them:
+/// `PMIX_NUM_SLOTS` is "the equivalent to `PMIX_MAX_PROCS`" in every realm that has them, and
+/// `PMIX_UNIV_SIZE` "is equivalent to the `PMIX_MAX_PROCS` attribute for the session realm"
+/// (v5.0 §6.1.1, rule RS-04).
+fn equivalents(key: &str, realm: Realm) -> &'static [&'static str] {
+    const MAX_PROCS: &str = attr::MAX_PROCS.wire_key();
+    const NUM_SLOTS: &str = attr::NUM_SLOTS.wire_key();
+    const UNIV_SIZE: &str = attr::UNIV_SIZE.wire_key();
+    match (realm, key) {
+        (Realm::Process, _) => &[],
+        (Realm::Session, k) if k == UNIV_SIZE => &[MAX_PROCS, NUM_SLOTS],
+        (Realm::Session, k) if k == MAX_PROCS => &[UNIV_SIZE, NUM_SLOTS],
+        (Realm::Session, k) if k == NUM_SLOTS => &[MAX_PROCS, UNIV_SIZE],
+        (_, k) if k == MAX_PROCS => &[NUM_SLOTS],
+        (_, k) if k == NUM_SLOTS => &[MAX_PROCS],
+        _ => &[],
     }
 }
 

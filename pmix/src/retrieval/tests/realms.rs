@@ -318,6 +318,27 @@ fn rs_04_universe_size_is_the_sessions() {
 }
 
 #[test]
+fn rs_04_universe_size_max_procs_and_slots_are_one_value_in_a_realm() {
+    // v5.0 §6.1.1: PMIX_UNIV_SIZE is the session's PMIX_MAX_PROCS, and PMIX_NUM_SLOTS the
+    // equivalent of PMIX_MAX_PROCS; only PMIX_UNIV_SIZE (8) is registered for the session.
+    let session = [Info::new(attr::SESSION_INFO, true)];
+    for key in [attr::MAX_PROCS.wire_key(), attr::NUM_SLOTS.wire_key()] {
+        assert_eq!(
+            get_reserved(key, Rank::WILDCARD, &session),
+            Some(Value::Uint32(8))
+        );
+        // Without the directive they are the job's (RG-01), which registered neither.
+        assert_eq!(get_reserved(key, Rank::WILDCARD, &[]), None);
+    }
+    let mut r = realms();
+    r.register(&[info(attr::MAX_PROCS.wire_key(), Value::Uint32(6))]);
+    assert_eq!(
+        get_with(r, attr::NUM_SLOTS.wire_key(), Rank::WILDCARD, &[]),
+        Some(Value::Uint32(6))
+    );
+}
+
+#[test]
 fn rs_06_session_request_by_id_ignores_the_proc() {
     // PMIx_Get(NULL, ...): the target is the caller, rank 0.
     let q = [
