@@ -570,8 +570,21 @@ impl Client {
 
     /// `PMIx_Finalize`: tell the server, then close the connection.
     pub async fn finalize(&self) -> Result<(), Status> {
+        self.finalize_with(&[]).await
+    }
+
+    /// `PMIx_Finalize` with directives. `PMIX_EMBED_BARRIER` makes it fence with the whole
+    /// job first (v5.0 §4.4.1: finalize has no barrier by default); a failed fence fails the
+    /// finalize, which then leaves the connection open.
+    pub async fn finalize_with(&self, info: &[Info]) -> Result<(), Status> {
         if self.state().finalized {
             return Ok(());
+        }
+        let barrier = info
+            .iter()
+            .any(|i| i.is(attr::EMBED_BARRIER) && i.value.as_bool().unwrap_or(true));
+        if barrier {
+            self.fence(&[], &[]).await?;
         }
         let r = self.status_of(&Request::Finalize).await;
         self.state().finalized = true;
