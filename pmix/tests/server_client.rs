@@ -75,6 +75,28 @@ async fn clients_exchange_data_through_fence_and_get() {
 }
 
 #[tokio::test]
+async fn finalize_with_an_embedded_barrier_waits_for_the_job() {
+    // v5.0 §4.4.1: PMIX_EMBED_BARRIER makes PMIx_Finalize fence first; without it finalize
+    // never waits for the other processes.
+    let (server, ns) = server(false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    let (a, b) = (&clients[0], &clients[1]);
+    let barrier = [Info::new(attr::EMBED_BARRIER, true)];
+    let mut fin_a = Box::pin(a.finalize_with(&barrier));
+    let early = tokio::time::timeout(Duration::from_millis(300), fin_a.as_mut()).await;
+    assert!(
+        early.is_err(),
+        "finalize returned before the peer reached the barrier"
+    );
+    let (r_a, r_b) = tokio::join!(fin_a, b.finalize_with(&barrier));
+    assert_eq!((r_a, r_b), (Ok(()), Ok(())));
+    // Without the attribute finalize returns at once.
+    let clients = memory_clients(&server, &ns, 2).await;
+    let alone = tokio::time::timeout(Duration::from_secs(5), clients[0].finalize_with(&[]));
+    assert_eq!(alone.await, Ok(Ok(())));
+}
+
+#[tokio::test]
 async fn get_of_an_uncommitted_key_waits_for_the_commit() {
     let (server, ns) = server(false, 2).await;
     let clients = memory_clients(&server, &ns, 2).await;

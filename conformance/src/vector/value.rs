@@ -2,9 +2,10 @@
 //! and their conversion to the model's values.
 
 use pmix::model::{
-    ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceType, Envar,
-    Geometry, LinkState, Persistence, Pointer, Proc, ProcState, Rank, StorageAccessType,
-    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Topology, Value,
+    ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceDistance,
+    DeviceType, Envar, Geometry, LinkState, Persistence, Pointer, Proc, ProcState, Rank,
+    StorageAccessType, StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval,
+    Topology, Value,
 };
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +68,8 @@ pub enum ValueSpec {
     Cpuset(CpusetSpec),
     /// `PMIX_GEOMETRY`.
     Geometry(GeometrySpec),
+    /// `PMIX_DEVICE_DIST`: a device and its distances from a process.
+    DeviceDistance(DeviceDistanceSpec),
     /// `PMIX_DATA_ARRAY` of any type: the element type by its C name and the elements.
     Array(ArraySpec),
     /// `PMIX_TOPO`: a source (`"hwloc"`) and the topology in its exchange form (hwloc's XML).
@@ -118,6 +121,21 @@ pub struct GeometrySpec {
     pub osname: Option<String>,
     #[serde(default)]
     pub coordinates: Vec<(String, Vec<u32>)>,
+}
+
+/// `pmix_device_distance_t` as written: `{ uuid = "…", osname = "eth0", type =
+/// "PMIX_DEVTYPE_NETWORK", mindist = 1, maxdist = 2 }`.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceDistanceSpec {
+    #[serde(default)]
+    pub uuid: Option<String>,
+    #[serde(default)]
+    pub osname: Option<String>,
+    #[serde(rename = "type")]
+    pub device_type: String,
+    pub mindist: u16,
+    pub maxdist: u16,
 }
 
 /// A data array as written: `{ of = "PMIX_PROC", items = [{ proc = ["", 0] }] }`.
@@ -227,6 +245,13 @@ impl ValueSpec {
                     coordinates,
                 }))
             }
+            ValueSpec::DeviceDistance(d) => Value::DeviceDist(Box::new(DeviceDistance {
+                uuid: d.uuid.clone(),
+                osname: d.osname.clone(),
+                device_type: code(&d.device_type, DeviceType::from_name)?,
+                mindist: d.mindist,
+                maxdist: d.maxdist,
+            })),
             ValueSpec::Topology(t) => Value::Topo(Box::new(Topology {
                 source: Some(t.source.clone()),
                 topology: Some(t.xml.clone()),
@@ -317,6 +342,23 @@ mod tests {
             ValueSpec::DataRange("PMIX_RANGE_NOWHERE".into())
                 .to_value("j")
                 .is_err()
+        );
+        let distance = ValueSpec::DeviceDistance(DeviceDistanceSpec {
+            uuid: Some("gpu-1".into()),
+            osname: None,
+            device_type: "PMIX_DEVTYPE_GPU".into(),
+            mindist: 1,
+            maxdist: 2,
+        });
+        assert_eq!(
+            distance.to_value("j").unwrap(),
+            Value::DeviceDist(Box::new(DeviceDistance {
+                uuid: Some("gpu-1".into()),
+                osname: None,
+                device_type: DeviceType::GPU,
+                mindist: 1,
+                maxdist: 2,
+            }))
         );
         let envar = ValueSpec::Envar(EnvarSpec {
             name: "PATH".into(),

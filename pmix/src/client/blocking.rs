@@ -302,4 +302,9 @@ impl Client {
     pub fn finalize(&self) -> Result<(), Status> {
         self.runtime.block_on(self.inner.finalize())
     }
+
+    /// `PMIx_Finalize` with directives (`PMIX_EMBED_BARRIER`).
+    pub fn finalize_with(&self, info: &[Info]) -> Result<(), Status> {
+        self.runtime.block_on(self.inner.finalize_with(info))
+    }
 }

@@ -224,7 +224,7 @@ impl Client {
             // A value posted for a group comes in OpenPMIx's qualified form: handed to the
             // caller plain, and asked again next time (the cache keeps no qualifiers).
             of_proc.kvals.retain(|k| k.key.as_str() != QUALIFIED_VALUE);
-            state.cache.store(&of_proc.proc, of_proc.kvals);
+            (state.cache).store_answer(&of_proc.proc, of_proc.kvals, key, &d.qualifiers);
         }
         found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
     }
@@ -570,8 +570,21 @@ impl Client {
 
     /// `PMIx_Finalize`: tell the server, then close the connection.
     pub async fn finalize(&self) -> Result<(), Status> {
+        self.finalize_with(&[]).await
+    }
+
+    /// `PMIx_Finalize` with directives. `PMIX_EMBED_BARRIER` makes it fence with the whole
+    /// job first (v5.0 §4.4.1: finalize has no barrier by default); a failed fence fails the
+    /// finalize, which then leaves the connection open.
+    pub async fn finalize_with(&self, info: &[Info]) -> Result<(), Status> {
         if self.state().finalized {
             return Ok(());
+        }
+        let barrier = info
+            .iter()
+            .any(|i| i.is(attr::EMBED_BARRIER) && i.value.as_bool().unwrap_or(true));
+        if barrier {
+            self.fence(&[], &[]).await?;
         }
         let r = self.status_of(&Request::Finalize).await;
         self.state().finalized = true;

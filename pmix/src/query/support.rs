@@ -22,6 +22,8 @@ const GET: &[&str] = &[
     "PMIX_APPNUM",
     "PMIX_HOSTNAME",
     "PMIX_NODEID",
+    "PMIX_DEVICE_TYPE",
+    "PMIX_DEVICE_ID",
 ];
 
 const REGISTER_EVENT_HANDLER: &[&str] = &[
@@ -89,7 +91,7 @@ pub const CLIENT: &[Support] = &[
     ("PMIx_Init", &[]),
     ("PMIx_Initialized", &[]),
     ("PMIx_Get_version", &[]),
-    ("PMIx_Finalize", &[]),
+    ("PMIx_Finalize", &["PMIX_EMBED_BARRIER"]),
     ("PMIx_Progress", &[]),
     ("PMIx_Abort", &[]),
     ("PMIx_Put", &[]),

@@ -63,6 +63,8 @@ const GET_DIRECTIVES: &[&str] = &[
     attr::GET_POINTER_VALUES.wire_key(),
     attr::WAIT.wire_key(),
     attr::GROUP_CONTEXT_ID.wire_key(),
+    attr::DEVICE_TYPE.wire_key(),
+    attr::DEVICE_ID.wire_key(),
 ];
 
 impl Directives {
@@ -188,6 +190,18 @@ impl ClientCache {
         }
     }
 
+    /// Keep what the server answered to a get of `key` (the values of each process it
+    /// sent). The answer to a get that narrows it (`q`: a realm, a target within one, some
+    /// devices) need not be the key's value for the process named: kept under the process,
+    /// it would answer later gets of other realms (an application other than the one asked
+    /// for, RA-01..RA-04), so it is not kept.
+    pub fn store_answer(&mut self, proc: &Proc, mut kvals: Vec<Kval>, key: &str, q: &Qualifiers) {
+        if q.narrows() {
+            kvals.retain(|k| k.key.as_str() != key);
+        }
+        self.store(proc, kvals);
+    }
+
     fn find_value(&self, proc: &Proc, key: &str) -> Option<&Value> {
         self.procs
             .get(proc)
@@ -203,8 +217,11 @@ impl ClientCache {
         key: &str,
         q: &Qualifiers,
     ) -> Option<Value> {
-        // A value the server sent for this process or namespace.
-        if let Some(v) = self.find_value(target, key) {
+        // A value the server sent for this process or namespace, unless the get narrows its
+        // answer: the plain value need not be the answer.
+        if !q.narrows()
+            && let Some(v) = self.find_value(target, key)
+        {
             return Some(v.clone());
         }
         let realms = realms_for(&self.realms, target.nspace.as_str(), key, q)?;
@@ -217,7 +234,8 @@ impl ClientCache {
                     .find(|i| i.key.as_str() == attr::HOSTNAME.wire_key())
             })
             .and_then(|i| i.value.as_str());
-        realms.lookup(key, target.rank, q, caller, host).cloned()
+        let found = realms.lookup(key, target.rank, q, caller, host)?;
+        Some(q.answer(key, found.clone()))
     }
 }
 
@@ -389,13 +407,15 @@ fn unqualified_get(
             store.hostname.as_deref(),
         );
         // A non-reserved key with a wildcard rank may have been posted by the host.
-        let found = found.cloned().or_else(|| {
-            store
-                .modex
-                .visible(target, true)
-                .and_then(|kv| kv.iter().find(|k| k.key.as_str() == key))
-                .map(|k| k.value.clone())
-        });
+        let found = found
+            .map(|v| d.qualifiers.answer(key, v.clone()))
+            .or_else(|| {
+                store
+                    .modex
+                    .visible(target, true)
+                    .and_then(|kv| kv.iter().find(|k| k.key.as_str() == key))
+                    .map(|k| k.value.clone())
+            });
         return match found {
             Some(value) => ServerStep::Reply {
                 status: Status::SUCCESS,

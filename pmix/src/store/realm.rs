@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{DataType, Info, Key, Nspace, Rank, Status, Value, attr};
+use crate::model::{DataType, DeviceType, Info, Key, Nspace, Rank, Status, Value, attr};
 
 /// A data realm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -148,6 +148,10 @@ pub struct Qualifiers {
     /// `PMIX_GROUP_CONTEXT_ID`: a value posted for the group of this context id (latest draft
     /// §14.2.5), not a realm.
     pub context_id: Option<u64>,
+    /// `PMIX_DEVICE_TYPE`: the device types (a mask) whose distances are asked for.
+    pub device_type: Option<DeviceType>,
+    /// `PMIX_DEVICE_ID`: the device (UUID or OS name) whose distances are asked for.
+    pub device_id: Option<String>,
 }
 
 impl Qualifiers {
@@ -177,9 +181,58 @@ impl Qualifiers {
                 q.nodeid = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
             } else if k == attr::GROUP_CONTEXT_ID.wire_key() {
                 q.context_id = i.value.to_u64();
+            } else if k == attr::DEVICE_TYPE.wire_key() {
+                q.device_type = match i.value {
+                    Value::DevType(t) => Some(t),
+                    _ => i.value.to_u64().map(DeviceType),
+                };
+            } else if k == attr::DEVICE_ID.wire_key() {
+                q.device_id = i.value.as_str().map(str::to_owned);
             }
         }
         q
+    }
+
+    /// Whether a get narrows its answer: it names a realm or a target within one (a realm
+    /// directive, a session, an application or a node: rules RG-02, RS-03, RA-01, RN-02), or
+    /// selects devices (§12.4.11). Its answer need not be the key's value for the process
+    /// named.
+    pub fn narrows(&self) -> bool {
+        self.realm.is_some()
+            || self.session_id.is_some()
+            || self.appnum.is_some()
+            || self.hostname.is_some()
+            || self.nodeid.is_some()
+            || self.device_type.is_some()
+            || self.device_id.is_some()
+    }
+
+    /// The answer to a get of `key` found as `value`: for `PMIX_DEVICE_DISTANCES` asked with
+    /// `PMIX_DEVICE_TYPE` (a mask of device types) or `PMIX_DEVICE_ID` (a device's UUID or
+    /// OS name), the distances to the devices named only (PMIx v5.0 §12.4.11); any other
+    /// value as found.
+    pub fn answer(&self, key: &str, value: Value) -> Value {
+        if key != attr::DEVICE_DISTANCES.wire_key()
+            || (self.device_type.is_none() && self.device_id.is_none())
+        {
+            return value;
+        }
+        let Value::DataArray(mut array) = value else {
+            return value;
+        };
+        array.elements.retain(|e| match e {
+            Value::DeviceDist(d) => {
+                let of_type = self
+                    .device_type
+                    .is_none_or(|mask| d.device_type.0 & mask.0 != 0);
+                let named = self.device_id.as_deref().is_none_or(|id| {
+                    d.uuid.as_deref() == Some(id) || d.osname.as_deref() == Some(id)
+                });
+                of_type && named
+            }
+            _ => true,
+        });
+        Value::DataArray(array)
     }
 }
 
@@ -409,7 +462,9 @@ impl JobRealms {
     ///
     /// `rank` is the target's rank (wildcard for job-level requests); `caller` identifies the
     /// requesting process when it belongs to this namespace (for rule RA-03); `local_host` is
-    /// the node the lookup is made on (rule RN-01).
+    /// the node the lookup is made on (rule RN-01). A key the standard declares equivalent to
+    /// another in the realm (see `equivalents`) answers with the other's value when only
+    /// that one is registered.
     pub fn lookup(
         &self,
         key: &str,
@@ -426,6 +481,23 @@ impl JobRealms {
                 default_realm(key)
             }
         });
+        self.lookup_in(realm, key, rank, q, caller, local_host)
+            .or_else(|| {
+                (equivalents(key, realm).iter())
+                    .find_map(|k| self.lookup_in(realm, k, rank, q, caller, local_host))
+            })
+    }
+
+    /// [`JobRealms::lookup`] in `realm`.
+    fn lookup_in(
+        &self,
+        realm: Realm,
+        key: &str,
+        rank: Rank,
+        q: &Qualifiers,
+        caller: Option<Rank>,
+        local_host: Option<&str>,
+    ) -> Option<&Value> {
         // RN-03: PMIX_LOCAL_PROCS always describes this node, whatever the proc.
         let rank = if key == attr::LOCAL_PROCS.wire_key() {
             Rank::WILDCARD
@@ -511,6 +583,25 @@ impl JobRealms {
                 })
             }
         }
+    }
+}
+
+/// The keys the standard declares equivalent to `key` in `realm`, in the order to try them:
+/// `PMIX_NUM_SLOTS` is "the equivalent to `PMIX_MAX_PROCS`" in every realm that has them, and
+/// `PMIX_UNIV_SIZE` "is equivalent to the `PMIX_MAX_PROCS` attribute for the session realm"
+/// (v5.0 §6.1.1, rule RS-04).
+fn equivalents(key: &str, realm: Realm) -> &'static [&'static str] {
+    const MAX_PROCS: &str = attr::MAX_PROCS.wire_key();
+    const NUM_SLOTS: &str = attr::NUM_SLOTS.wire_key();
+    const UNIV_SIZE: &str = attr::UNIV_SIZE.wire_key();
+    match (realm, key) {
+        (Realm::Process, _) => &[],
+        (Realm::Session, k) if k == UNIV_SIZE => &[MAX_PROCS, NUM_SLOTS],
+        (Realm::Session, k) if k == MAX_PROCS => &[UNIV_SIZE, NUM_SLOTS],
+        (Realm::Session, k) if k == NUM_SLOTS => &[MAX_PROCS, UNIV_SIZE],
+        (_, k) if k == MAX_PROCS => &[NUM_SLOTS],
+        (_, k) if k == NUM_SLOTS => &[MAX_PROCS],
+        _ => &[],
     }
 }
 

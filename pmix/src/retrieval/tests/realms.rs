@@ -125,6 +125,47 @@ fn ra_04_wildcard_app_request_for_another_job_uses_app_zero() {
 }
 
 #[test]
+fn ra_04_an_answer_for_another_application_is_not_kept_as_the_plain_value() {
+    // The server answered a get of another job's application 1: kept under {other,
+    // wildcard}, it would answer the next get without PMIX_APPNUM, which means application 0.
+    let other = Proc::try_new("other", Rank::WILDCARD).unwrap();
+    let me = p("job", 0);
+    let appnum_1 = dir(&[Info::new(attr::APP_INFO, true), Info::new(attr::APPNUM, 1)]);
+    let mut c = cache();
+    c.store_answer(
+        &other,
+        vec![kv(attr::APP_ARGV.wire_key(), Value::string("b"))],
+        attr::APP_ARGV.wire_key(),
+        &appnum_1.qualifiers,
+    );
+    let app_0 = dir(&[Info::new(attr::APP_INFO, true)]);
+    assert_eq!(
+        client_get(&c, &me, &other, attr::APP_ARGV.wire_key(), &app_0),
+        ClientStep::AskServer {
+            add_immediate: false
+        }
+    );
+    // A plain answer is kept, and answers a plain get; a get that selects a realm still
+    // asks, as the plain value need not be that realm's.
+    c.store_answer(
+        &other,
+        vec![kv(attr::JOB_SIZE.wire_key(), Value::Uint32(3))],
+        attr::JOB_SIZE.wire_key(),
+        &Qualifiers::default(),
+    );
+    assert_eq!(
+        client_get(&c, &me, &other, attr::JOB_SIZE.wire_key(), &dir(&[])),
+        ClientStep::Done(Ok(Value::Uint32(3)))
+    );
+    assert_eq!(
+        client_get(&c, &me, &other, attr::JOB_SIZE.wire_key(), &app_0),
+        ClientStep::AskServer {
+            add_immediate: false
+        }
+    );
+}
+
+#[test]
 fn ra_05_app_info_directive_gives_the_application_value() {
     let v = get_reserved(
         attr::NUM_NODES.wire_key(),
@@ -273,6 +314,27 @@ fn rs_04_universe_size_is_the_sessions() {
     assert_eq!(
         get_reserved(attr::UNIV_SIZE.wire_key(), Rank::WILDCARD, &[]),
         Some(Value::Uint32(8))
+    );
+}
+
+#[test]
+fn rs_04_universe_size_max_procs_and_slots_are_one_value_in_a_realm() {
+    // v5.0 §6.1.1: PMIX_UNIV_SIZE is the session's PMIX_MAX_PROCS, and PMIX_NUM_SLOTS the
+    // equivalent of PMIX_MAX_PROCS; only PMIX_UNIV_SIZE (8) is registered for the session.
+    let session = [Info::new(attr::SESSION_INFO, true)];
+    for key in [attr::MAX_PROCS.wire_key(), attr::NUM_SLOTS.wire_key()] {
+        assert_eq!(
+            get_reserved(key, Rank::WILDCARD, &session),
+            Some(Value::Uint32(8))
+        );
+        // Without the directive they are the job's (RG-01), which registered neither.
+        assert_eq!(get_reserved(key, Rank::WILDCARD, &[]), None);
+    }
+    let mut r = realms();
+    r.register(&[info(attr::MAX_PROCS.wire_key(), Value::Uint32(6))]);
+    assert_eq!(
+        get_with(r, attr::NUM_SLOTS.wire_key(), Rank::WILDCARD, &[]),
+        Some(Value::Uint32(6))
     );
 }
 
@@ -520,6 +582,67 @@ fn rp_05_process_keys_answer_for_the_named_process() {
             Some(Value::Uint32(rank / 2))
         );
     }
+}
+
+#[test]
+fn rp_05_device_distances_narrowed_to_a_device_type_or_a_device() {
+    // v5.0 §12.4.11: PMIX_DEVICE_TYPE (a mask) and PMIX_DEVICE_ID (UUID or OS name) select
+    // the devices whose distances a get of PMIX_DEVICE_DISTANCES answers, at the server and
+    // from a client's cache alike.
+    use crate::model::{DataArray, DataType, DeviceDistance, DeviceType};
+    let dist = |uuid: &str, osname: &str, t: DeviceType, d: u16| {
+        Value::DeviceDist(Box::new(DeviceDistance {
+            uuid: Some(uuid.into()),
+            osname: Some(osname.into()),
+            device_type: t,
+            mindist: d,
+            maxdist: d,
+        }))
+    };
+    let nic = dist("ipv4://10.0.0.1", "eth0", DeviceType::NETWORK, 2);
+    let gpu = dist("gpu-5f2c", "card0", DeviceType::GPU, 1);
+    let array = |e: Vec<Value>| {
+        Value::DataArray(Box::new(DataArray::new(DataType::DEVICE_DIST, e).unwrap()))
+    };
+    let mut r = realms();
+    r.procs.get_mut(&1).unwrap().push(info(
+        attr::DEVICE_DISTANCES.wire_key(),
+        array(vec![nic.clone(), gpu.clone()]),
+    ));
+    let key = attr::DEVICE_DISTANCES.wire_key();
+    let gpus = [Info::new(attr::DEVICE_TYPE, DeviceType::GPU)];
+    let both = [Info::new(
+        attr::DEVICE_TYPE,
+        DeviceType(DeviceType::GPU.0 | DeviceType::NETWORK.0),
+    )];
+    let eth0 = [Info::new(attr::DEVICE_ID, "eth0".to_owned())];
+    let by_uuid = [Info::new(attr::DEVICE_ID, "gpu-5f2c".to_owned())];
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &[]),
+        Some(array(vec![nic.clone(), gpu.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &gpus),
+        Some(array(vec![gpu.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &both),
+        Some(array(vec![nic.clone(), gpu.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &eth0),
+        Some(array(vec![nic.clone()]))
+    );
+    assert_eq!(
+        get_with(r.clone(), key, Rank(1), &by_uuid),
+        Some(array(vec![gpu.clone()]))
+    );
+    let mut c = ClientCache::default();
+    c.realms.insert(Nspace::new("job").unwrap(), r);
+    assert_eq!(
+        client_get(&c, &p("job", 0), &p("job", 1), key, &dir(&gpus)),
+        ClientStep::Done(Ok(array(vec![gpu])))
+    );
 }
 
 #[test]
