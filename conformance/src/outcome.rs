@@ -159,13 +159,17 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
         let Ok(key) = crate::vector::key_string(k) else {
             return false;
         };
-        // v5.0 §7.1.2: the answers sit in one PMIX_QUERY_RESULTS per query.
-        let answered = got
-            .results
-            .iter()
-            .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
-            .flat_map(pmix::query::answers_in)
-            .any(|i| i.key.as_str() == key);
+        // v5.0 §7.1.2: a query's answers sit in one PMIX_QUERY_RESULTS per query; the other
+        // calls return their results as a flat list.
+        let answered = if matches!(step.call, crate::vector::Call::Query { .. }) {
+            got.results
+                .iter()
+                .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
+                .flat_map(pmix::query::answers_in)
+                .any(|i| i.key.as_str() == key)
+        } else {
+            got.results.iter().any(|i| i.key.as_str() == key)
+        };
         if !answered {
             return false;
         }

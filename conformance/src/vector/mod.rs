@@ -300,7 +300,8 @@ pub struct Expect {
     /// Infos the call's results must hold (others may come too).
     #[serde(default)]
     pub results: Vec<InfoSpec>,
-    /// Keys a query's answers must hold (inside its `PMIX_QUERY_RESULTS`), whatever their values.
+    /// Keys the call's results must hold, whatever their values: for a query, inside its
+    /// `PMIX_QUERY_RESULTS`; for the other calls, in their flat list of results.
     #[serde(default)]
     pub result_keys: Vec<String>,
     /// The events an `events` step must have seen, in order (and no others).
