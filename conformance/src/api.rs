@@ -119,6 +119,8 @@ pub enum ApiCall {
     ValidateCredential {
         /// `None`: the caller's last credential.
         credential: Option<Vec<u8>>,
+        /// Change its last byte first (a credential tampered with on the way).
+        altered: bool,
         info: Vec<Info>,
         nb: bool,
     },
@@ -252,6 +254,13 @@ pub fn sorted_procs(mut procs: Vec<Proc>) -> Value {
         data_type: DataType::PROC,
         elements: procs.into_iter().map(Value::Proc).collect(),
     }))
+}
+
+/// A credential tampered with: its last byte changed (nothing to change in an empty one).
+pub fn alter(credential: &mut [u8]) {
+    if let Some(last) = credential.last_mut() {
+        *last ^= 0x01;
+    }
 }
 
 /// A comma-separated node list, sorted (the standard fixes no order).
@@ -456,12 +465,16 @@ pub async fn run_rust(
         }
         ApiCall::ValidateCredential {
             credential,
+            altered,
             info,
             nb,
         } => {
-            let Some(bytes) = credential.or_else(|| lock(&me.credential).clone()) else {
+            let Some(mut bytes) = credential.or_else(|| lock(&me.credential).clone()) else {
                 return ApiOutput::status(Status::ERR_BAD_PARAM);
             };
+            if altered {
+                alter(&mut bytes);
+            }
             ApiOutput::results(if nb {
                 c.validate_credential_nb(&bytes, &info).await
             } else {

@@ -205,6 +205,7 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         },
         Call::ValidateCredential {
             credential,
+            altered,
             info,
             nb,
         } => ApiCall::ValidateCredential {
@@ -213,6 +214,7 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
                 .map(from_hex)
                 .transpose()
                 .map_err(|e| format!("field `credential`: {e}"))?,
+            altered: *altered,
             info: infos(info)?,
             nb: *nb,
         },

@@ -217,10 +217,12 @@ pub enum Call {
         nb: bool,
     },
     /// `PMIx_Validate_credential` of `credential` (hex), or of the caller's last credential
-    /// from `get_credential` when absent.
+    /// from `get_credential` when absent; with `altered`, its last byte changed.
     ValidateCredential {
         #[serde(default)]
         credential: Option<String>,
+        #[serde(default)]
+        altered: bool,
         #[serde(default)]
         info: Vec<InfoSpec>,
         #[serde(default)]

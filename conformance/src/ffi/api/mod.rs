@@ -519,6 +519,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
         }
         ApiCall::ValidateCredential {
             credential,
+            altered,
             info,
             nb,
         } => {
@@ -529,6 +530,9 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                     .clone()
                     .ok_or(Status::ERR_BAD_PARAM)?,
             };
+            if altered {
+                crate::api::alter(&mut bytes);
+            }
             let bo = ByteObj {
                 bytes: bytes.as_mut_ptr().cast(),
                 size: bytes.len(),
