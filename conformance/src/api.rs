@@ -206,6 +206,8 @@ pub struct ApiOutput {
 pub struct SeenEvent {
     pub status: Status,
     pub source: Option<Proc>,
+    /// The information the event carries (`PMIX_EVENT_AFFECTED_PROC`, …).
+    pub info: Vec<Info>,
     /// The results the handlers before it handed on.
     pub results: Vec<Info>,
 }
@@ -353,6 +355,7 @@ pub async fn run_rust(
                 let seen = SeenEvent {
                     status: notice.status,
                     source: Some(notice.source),
+                    info: notice.info,
                     results: notice.results,
                 };
                 lock(&book.seen)

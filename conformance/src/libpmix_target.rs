@@ -448,18 +448,21 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
     let events = r
         .events
         .iter()
-        .map(|(s, p, results)| {
+        .map(|e| {
+            let infos = |b: &Option<Vec<u8>>| match b {
+                Some(b) => unpack_list::<Info>(b),
+                None => Ok(Vec::new()),
+            };
             Ok(SeenEvent {
-                status: Status(*s),
-                source: p
+                status: Status(e.status),
+                source: e
+                    .source
                     .as_ref()
                     .map(from_id)
                     .transpose()
                     .map_err(|s| format!("event source: {s:?}"))?,
-                results: match results {
-                    Some(b) => unpack_list::<Info>(b)?,
-                    None => Vec::new(),
-                },
+                info: infos(&e.info)?,
+                results: infos(&e.results)?,
             })
         })
         .collect::<Result<_, String>>()?;

@@ -187,7 +187,9 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             {
                 return false;
             }
-            if !holds_infos(&want.results, &seen.results, job) {
+            if !holds_infos(&want.info, &seen.info, job)
+                || !holds_infos(&want.results, &seen.results, job)
+            {
                 return false;
             }
         }
@@ -229,6 +231,9 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
                 .as_ref()
                 .and_then(|t| t.to_proc(job, pmix::model::Rank(0)).ok());
             let _ = writeln!(out, "  event: {} from {src:?}", ev.status);
+            for i in &ev.info {
+                let _ = writeln!(out, "    with: {} = {}", i.key, spec_text(&i.value, job));
+            }
             for r in &ev.results {
                 let _ = writeln!(out, "    given: {} = {}", r.key, spec_text(&r.value, job));
             }
@@ -273,6 +278,9 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
         if e.events.is_some() {
             for ev in &got.events {
                 let _ = writeln!(out, "  event: {:?} from {:?}", ev.status, ev.source);
+                for i in &ev.info {
+                    let _ = writeln!(out, "    with: {} = {:?}", i.key.as_str(), i.value);
+                }
                 for r in &ev.results {
                     let _ = writeln!(out, "    given: {} = {:?}", r.key.as_str(), r.value);
                 }

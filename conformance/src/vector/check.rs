@@ -142,6 +142,10 @@ impl Vector {
             }
             for ev in s.expect.events.iter().flatten() {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
+                for i in ev.info.iter().chain(&ev.results) {
+                    i.to_info(&self.setup.nspace)
+                        .map_err(|e| at(format!("field `expect.events`: {e}")))?;
+                }
             }
             if let Some(h) = &s.start {
                 if self.callers(s).len() != 1 || self.server_of(s).is_some() || self.by_tool(s) {

@@ -316,6 +316,9 @@ pub struct EventSpec {
     pub status: String,
     #[serde(default)]
     pub source: Option<TargetSpec>,
+    /// Information the event must carry (others may come too).
+    #[serde(default)]
+    pub info: Vec<InfoSpec>,
     /// Results the handler must have been given by the handlers before it (others may come
     /// too).
     #[serde(default)]
