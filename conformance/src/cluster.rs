@@ -47,6 +47,15 @@ pub trait NodeServer: Send + Sync {
 /// A boxed future answering with a status.
 pub type StatusFuture = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
 
+/// How the host ends one of the vector's ranks: the target that runs them knows how (a
+/// child process gets the signal; a rank in the harness's own process has its connection
+/// closed, as its death would).
+pub trait RankEnder: Send + Sync {
+    /// End `rank` with `signal` and wait until it has ended: `false` when it was not running
+    /// (never started, or ended or vanished before).
+    fn end(&self, rank: u32, signal: i32) -> Pin<Box<dyn Future<Output = bool> + Send>>;
+}
+
 impl NodeServer for Arc<Server> {
     fn register_job(&self, nspace: Nspace, info: Vec<Info>) -> StatusFuture {
         let server = self.clone();
@@ -108,6 +117,8 @@ pub struct Shared {
     /// The key of the cluster's security service, when it has one (see
     /// [`Shared::with_security_service`]).
     credential_key: Option<[u8; 32]>,
+    /// How the host ends a rank, once the target has started them.
+    ender: Mutex<Option<Arc<dyn RankEnder>>>,
 }
 
 #[derive(Default)]
@@ -161,7 +172,13 @@ impl Shared {
             context_ids: Mutex::default(),
             connected: Mutex::default(),
             credential_key: None,
+            ender: Mutex::new(None),
         }
+    }
+
+    /// The target's way of ending its ranks, for aborts and job control.
+    pub fn set_ender(&self, ender: Arc<dyn RankEnder>) {
+        *lock(&self.ender) = Some(ender);
     }
 
     /// The cluster gets a security service: its hosts mint credentials for their processes
@@ -210,15 +227,25 @@ impl Host for ClusterHost {
         self.shared.direct_modex
     }
 
-    /// Accept the request: a vector's processes are the harness's, which ends them itself.
+    /// The listed processes of the vector's job are ended (SIGKILL) before the request is
+    /// answered, and their termination announced ([`ClusterHost::end`]). A request that
+    /// includes the requester (no processes: its whole job) is accepted without ending it:
+    /// the harness must see its call return to judge it. Other jobs' processes run nowhere.
     async fn abort(
         &self,
-        _proc: Proc,
+        proc: Proc,
         _status: Status,
         _message: Option<String>,
-        _procs: Vec<Proc>,
+        procs: Vec<Proc>,
     ) -> Result<(), Status> {
-        Ok(())
+        let includes_requester = procs.is_empty()
+            || procs.iter().any(|p| {
+                p.nspace == proc.nspace && (p.rank == proc.rank || p.rank == Rank::WILDCARD)
+            });
+        if includes_requester {
+            return Ok(());
+        }
+        self.end(&proc, &procs, SIGKILL).await
     }
 
     async fn fence_nb(
@@ -355,10 +382,12 @@ impl Host for ClusterHost {
         lock(&self.shared.allocations).request(&self.shared.nspace, capacity, directive, &info)
     }
 
-    /// The vector's ranks are tasks of the harness, which ends them itself: a request the
-    /// standard's directives allow, for ranks of the job, is accepted without a signal, and a
-    /// checkpoint without a signal is the `PMIX_JCTRL_CHECKPOINT` event to its targets.
-    /// Restarting from a checkpoint and provisioning need what the harness does not have.
+    /// A request the standard's directives allow, for ranks of the job, is accepted: a kill
+    /// (SIGKILL), a termination (SIGTERM) or either signal asked for by number ends the
+    /// targets other than the requester ([`ClusterHost::end`]); a checkpoint without a
+    /// signal is the `PMIX_JCTRL_CHECKPOINT` event to its targets; other signals, pausing,
+    /// resuming and cleanups are accepted and not carried out. Restarting from a checkpoint
+    /// and provisioning need what the harness does not have.
     async fn job_control(
         &self,
         proc: Proc,
@@ -385,6 +414,15 @@ impl Host for ClusterHost {
         } else {
             targets
         };
+        for action in &actions {
+            let signal = match action {
+                Control::Kill => SIGKILL,
+                Control::Terminate => SIGTERM,
+                Control::Signal(s) if *s == SIGKILL || *s == SIGTERM => *s,
+                _ => continue,
+            };
+            self.end(&proc, &targets, signal).await?;
+        }
         for id in actions.iter().filter_map(Control::checkpoint_by_event) {
             let info = control::checkpoint_event(targets.clone(), id);
             let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
@@ -617,7 +655,56 @@ impl Host for ClusterHost {
     }
 }
 
+/// The signals the host carries out (their numbers are the same on every Unix).
+const SIGKILL: i32 = 9;
+const SIGTERM: i32 = 15;
+
 impl ClusterHost {
+    /// End the ranks of the vector's job that `targets` name (a wildcard: every rank), other
+    /// than `requester`, with `signal`, each before the next; then announce each end to the
+    /// job: `PMIX_EVENT_PROC_TERMINATED` naming it as `PMIX_EVENT_AFFECTED_PROC`, from the
+    /// host, at every node (v5.0 §18.4.4.1: the event is the host's to give; this one gives it
+    /// unasked). Ranks not running (never started, ended before) are left as they are.
+    async fn end(&self, requester: &Proc, targets: &[Proc], signal: i32) -> Result<(), Status> {
+        let job = Nspace::new(&self.shared.nspace).map_err(|_| Status::ERR_BAD_PARAM)?;
+        let mut ranks = BTreeSet::new();
+        for t in targets.iter().filter(|t| t.nspace == job) {
+            if t.rank == Rank::WILDCARD {
+                ranks.extend(self.shared.node_of.keys().copied());
+            } else {
+                ranks.insert(t.rank.0);
+            }
+        }
+        if requester.nspace == job {
+            ranks.remove(&requester.rank.0);
+        }
+        let Some(ender) = lock(&self.shared.ender).clone() else {
+            return Ok(());
+        };
+        for rank in ranks {
+            if !ender.end(rank, signal).await {
+                continue;
+            }
+            let ended = Proc::new(job.clone(), Rank(rank));
+            let audience = DataArray::of_procs(vec![Proc::new(job.clone(), Rank::WILDCARD)]);
+            let info = vec![
+                Info::new(attr::EVENT_CUSTOM_RANGE, audience),
+                Info::new(attr::EVENT_AFFECTED_PROC, ended),
+            ];
+            let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
+            for server in servers {
+                let event = Event {
+                    status: Status::EVENT_PROC_TERMINATED,
+                    source: Proc::new(Nspace::default(), Rank::UNDEF),
+                    range: DataRange::CUSTOM,
+                    info: info.clone(),
+                };
+                server.notify(event).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// One round of a collective among the nodes hosting `procs`: each node brings `data`,
     /// and all get every node's data, in node order. Rounds are counted per kind and set.
     async fn collective(

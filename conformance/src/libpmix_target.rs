@@ -124,10 +124,14 @@ where
         Side::Rust => vec!["__rust-client".into()],
     };
     let mut procs: BTreeMap<u32, ClientProc> = BTreeMap::new();
+    let children = Arc::new(Children::default());
     for r in v.started() {
         let env = envs.get(&r).ok_or(format!("no environment for rank {r}"))?;
-        procs.insert(r, ClientProc::start(exe, &client_args, r, env).await?);
+        let c = ClientProc::start(exe, &client_args, r, env).await?;
+        lock(&children.0).insert(r, c.child.clone());
+        procs.insert(r, c);
     }
+    shared.set_ender(children);
 
     let mut saved = presets(v, &envs, &rust_servers, &nodes, &tmp.0);
     let mut tool: Option<ClientProc> = None;
@@ -707,8 +711,43 @@ type CallTx = mpsc::UnboundedSender<(ClientCall, oneshot::Sender<Result<ClientRe
 
 /// The harness's side of one rank's process.
 struct ClientProc {
-    child: Child,
+    /// Shared with the host, which may end the process (see [`Children`]).
+    child: Arc<tokio::sync::Mutex<Child>>,
     tx: CallTx,
+}
+
+/// The ranks' processes, which the host ends with a signal.
+#[derive(Default)]
+struct Children(Mutex<BTreeMap<u32, Arc<tokio::sync::Mutex<Child>>>>);
+
+impl crate::cluster::RankEnder for Children {
+    fn end(
+        &self,
+        rank: u32,
+        signal: i32,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>> {
+        let child = lock(&self.0).remove(&rank);
+        Box::pin(async move {
+            let Some(child) = child else {
+                return false;
+            };
+            let mut child = child.lock().await;
+            // Gone already: nothing to end.
+            let Some(pid) = child.id() else {
+                return false;
+            };
+            let Ok(pid) = i32::try_from(pid) else {
+                return false;
+            };
+            let Ok(signal) = nix::sys::signal::Signal::try_from(signal) else {
+                return false;
+            };
+            if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).is_err() {
+                return false;
+            }
+            child.wait().await.is_ok()
+        })
+    }
 }
 
 impl ClientProc {
@@ -759,7 +798,10 @@ impl ClientProc {
                 let _ = answer.send(r.await);
             }
         });
-        Ok(ClientProc { child, tx })
+        Ok(ClientProc {
+            child: Arc::new(tokio::sync::Mutex::new(child)),
+            tx,
+        })
     }
 
     async fn call(&self, call: ClientCall) -> Result<ClientResult, String> {
@@ -775,7 +817,7 @@ impl ClientProc {
     }
 
     async fn kill(&mut self) {
-        let _ = self.child.kill().await;
+        let _ = self.child.lock().await.kill().await;
     }
 }
 
