@@ -103,8 +103,9 @@ pub struct Shared {
     spawned: Mutex<u32>,
     spawned_jobs: Mutex<BTreeSet<String>>,
     allocations: Mutex<control::Allocations>,
-    /// Processes whose heartbeat is watched, and the beats received.
-    heartbeats: Mutex<BTreeMap<Proc, u64>>,
+    /// Processes whose heartbeat is watched: the beats received, and which request's watch
+    /// counts them (a new request replaces the watch).
+    heartbeats: Mutex<BTreeMap<Proc, (u64, u64)>>,
     /// Fences in progress, by participant list and round.
     fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
     /// How many fences each node has entered per participant list.
@@ -439,22 +440,31 @@ impl Host for ClusterHost {
         Ok(Vec::new())
     }
 
-    /// Heartbeat monitors are recorded and beats counted; the harness does not raise the
-    /// alert (`pmixrun` does).
+    /// Heartbeat monitors are watched ([`ClusterHost::watch`]) and beats counted; file
+    /// monitors are accepted and not carried out.
     async fn monitor(
         &self,
         proc: Proc,
         monitor: Info,
-        _error: Status,
+        error: Status,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
         let mut beats = lock(&self.shared.heartbeats);
         match control::monitor(&monitor, &directives)? {
-            control::Monitor::Heartbeat { .. } => {
-                beats.entry(proc).or_insert(0);
+            control::Monitor::Heartbeat { period_s, drops } => {
+                let watch = beats.entry(proc.clone()).or_insert((0, 0));
+                watch.1 += 1;
+                let generation = watch.1;
+                let host = ClusterHost {
+                    node: self.node,
+                    shared: self.shared.clone(),
+                };
+                tokio::spawn(async move {
+                    host.watch(proc, generation, period_s, drops, error).await;
+                });
             }
             control::Monitor::Beat => {
-                *beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)? += 1;
+                beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)?.0 += 1;
             }
             control::Monitor::Cancel(_) => {
                 beats.remove(&proc);
@@ -703,6 +713,47 @@ impl ClusterHost {
             }
         }
         Ok(())
+    }
+
+    /// Watch `proc`'s heartbeat under the request `generation`: every `period_s` seconds,
+    /// look for a beat since the last look; after `drops` looks in a row without one (at
+    /// least one), raise `error`, the request's status, to the job with the silent process as
+    /// `PMIX_EVENT_AFFECTED_PROC` (v5.0 §13.3.1, §13.3.4), once. The watch ends then, or when
+    /// it is cancelled or replaced.
+    async fn watch(&self, proc: Proc, generation: u64, period_s: u32, drops: u32, error: Status) {
+        let period = std::time::Duration::from_secs(u64::from(period_s.max(1)));
+        let mut seen = 0;
+        let mut missed = 0;
+        while missed < drops.max(1) {
+            tokio::time::sleep(period).await;
+            let beats = match lock(&self.shared.heartbeats).get(&proc) {
+                Some((beats, g)) if *g == generation => *beats,
+                _ => return,
+            };
+            if beats > seen {
+                seen = beats;
+                missed = 0;
+            } else {
+                missed += 1;
+            }
+        }
+        let audience = DataArray::of_procs(vec![Proc::new(proc.nspace.clone(), Rank::WILDCARD)]);
+        let info = vec![
+            Info::new(attr::EVENT_CUSTOM_RANGE, audience),
+            Info::new(attr::EVENT_AFFECTED_PROC, proc.clone()),
+        ];
+        let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
+        for server in servers {
+            let event = Event {
+                status: error,
+                source: Proc::new(Nspace::default(), Rank::UNDEF),
+                range: DataRange::CUSTOM,
+                info: info.clone(),
+            };
+            if server.notify(event).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// One round of a collective among the nodes hosting `procs`: each node brings `data`,
