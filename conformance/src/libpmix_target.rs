@@ -39,7 +39,7 @@ use crate::cluster::{
 };
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
-use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
+use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
 use upcalls::serve_upcall;
 
 pub use crate::pipes::*;
@@ -344,10 +344,11 @@ async fn rust_nodes(
 /// The environment of each rank.
 type Envs = BTreeMap<u32, BTreeMap<String, String>>;
 
-/// What is saved for each node before the first step (see [`node_presets`]): the URI of its
-/// server, this crate's or what a library server's `setup_fork` gave the node's first rank
-/// (the newest of OpenPMIx's `PMIX_SERVER_URI*` variables; empty when the node has no rank
-/// to ask), the node's temporary directory, and the pid of the process that runs the server.
+/// What is saved before the first step: the run's values ([`run_presets`]) and, for each
+/// node ([`node_presets`]), the URI of its server, this crate's or what a library server's
+/// `setup_fork` gave the node's first rank (the newest of OpenPMIx's `PMIX_SERVER_URI*`
+/// variables; empty when the node has no rank to ask), the node's temporary directory, and
+/// the pid of the process that runs the server.
 fn presets(
     v: &Vector,
     envs: &Envs,
@@ -355,7 +356,7 @@ fn presets(
     nodes: &[NodeProc],
     tmp: &Path,
 ) -> Saved {
-    let mut out = Saved::new();
+    let mut out = run_presets();
     for (i, node) in v.setup.nodes.iter().enumerate() {
         let from_env = || {
             let env = envs.get(node.ranks.first()?)?;

@@ -19,7 +19,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 use crate::api::{ApiCall, ApiOutput, RustProc, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers};
 use crate::runner::Problem;
-use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
+use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
 use pmix::transport::uid_gid;
 
 /// What one caller got from one step.
@@ -82,6 +82,7 @@ where
     for node in &v.setup.nodes {
         saved.extend(node_presets(&node.name, "", &tmpdir, std::process::id()));
     }
+    saved.extend(run_presets());
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
         if step.delay_ms > 0 {

@@ -69,6 +69,7 @@ impl Vector {
         for n in &self.setup.nodes {
             saves.extend(node_presets(&n.name, "", "/", 1));
         }
+        saves.extend(run_presets());
         for (n, s) in self.steps.iter().enumerate() {
             let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
             if let Callers::All(a) = &s.by
@@ -101,7 +102,7 @@ impl Vector {
                     }
                 }
             }
-            for name in saved_refs(&s.call) {
+            for name in step_refs(s) {
                 if !saves.contains_key(&name) {
                     return Err(at(format!("\"${name}\": no earlier step saves {name}")));
                 }

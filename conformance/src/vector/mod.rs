@@ -24,8 +24,8 @@ mod saved;
 mod value;
 pub use call::{AppSpec, Call, QuerySpec};
 pub use cite::check_citations;
-use saved::saved_refs;
-pub use saved::{Saved, record_saved};
+use saved::step_refs;
+pub use saved::{Saved, record_saved, run_presets};
 pub(crate) use value::from_hex;
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
 
@@ -276,7 +276,7 @@ pub struct TargetSpec {
 }
 
 /// The required outcome of a step.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// The status, or a list of the statuses the standard allows; default `PMIX_SUCCESS`.
@@ -310,7 +310,7 @@ pub struct Expect {
 }
 
 /// One event a handler received: its status and, when given, its source.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
     pub status: String,
@@ -326,7 +326,7 @@ pub struct EventSpec {
 }
 
 /// One datum of a lookup's answer.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LookupSpec {
     pub key: String,
@@ -336,7 +336,7 @@ pub struct LookupSpec {
 }
 
 /// A single item or a list of them.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum OneOrMany<T> {
     One(T),
