@@ -185,6 +185,8 @@ pub enum ApiCall {
         locality2: String,
     },
     ComputeDistances {
+        /// Where to measure from (`None`: the caller's cpuset).
+        from: Option<pmix::model::Cpuset>,
         info: Vec<Info>,
         nb: bool,
     },
@@ -616,11 +618,13 @@ pub async fn run_rust(
                 .map(Value::LocType)
                 .map_err(|e| e.status()),
         ),
-        ApiCall::ComputeDistances { info, nb } => {
-            // As the C harness does: the loaded topology and the caller's cpuset.
-            let from = match c.load_topology().await {
-                Ok(m) => c.get_cpuset(false).await.map(|cs| (m, cs)),
-                Err(s) => Err(s),
+        ApiCall::ComputeDistances { from, info, nb } => {
+            // As the C harness does: the loaded topology, and the caller's cpuset unless the
+            // step names one.
+            let from = match (c.load_topology().await, from) {
+                (Ok(m), Some(cs)) => Ok((m, cs)),
+                (Ok(m), None) => c.get_cpuset(false).await.map(|cs| (m, cs)),
+                (Err(s), _) => Err(s),
             };
             let distances = match from {
                 Ok((m, cs)) if nb => pmix::client::Client::compute_distances_nb(m, cs, info).await,

@@ -310,7 +310,11 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
             locality1: locality1.clone(),
             locality2: locality2.clone(),
         },
-        Call::ComputeDistances { info, nb } => ApiCall::ComputeDistances {
+        Call::ComputeDistances { cpus, info, nb } => ApiCall::ComputeDistances {
+            from: cpus.as_ref().map(|c| pmix::model::Cpuset {
+                source: Some("hwloc".to_owned()),
+                bitmap: Some(c.clone()),
+            }),
             info: infos(info)?,
             nb: *nb,
         },

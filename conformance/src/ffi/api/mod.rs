@@ -764,7 +764,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             check(unsafe { need(s.relative_locality)?(a.as_ptr(), b.as_ptr(), &mut loc) })?;
             ApiOutput::value(Ok(Value::LocType(Locality(loc))))
         }
-        ApiCall::ComputeDistances { info, nb } => {
+        ApiCall::ComputeDistances { from, info, nb } => {
             let ci = l.infos_to_c(&info)?;
             let mut topo = CPair {
                 source: std::ptr::null_mut(),
@@ -776,9 +776,15 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             };
             // SAFETY: zeroed pmix_topology_t / pmix_cpuset_t the library fills (kept for the
             // process's life: the library may cache the topology).
-            unsafe {
-                check(need(s.load_topology)?(&mut topo))?;
-                check(need(s.get_cpuset)?(&mut cs, 0))?;
+            unsafe { check(need(s.load_topology)?(&mut topo))? };
+            match from {
+                Some(c) => {
+                    let bytes = l.encode(&[c])?;
+                    let rc = l.unpack_into(&bytes, (&raw mut cs).cast(), 1, DataType::PROC_CPUSET);
+                    check(rc.0)?;
+                }
+                // SAFETY: as above.
+                None => unsafe { check(need(s.get_cpuset)?(&mut cs, 0))? },
             }
             let (st, n) = if nb {
                 let f = need(s.distances_nb)?;
