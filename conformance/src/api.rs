@@ -120,6 +120,8 @@ pub enum ApiCall {
     ValidateCredential {
         /// `None`: the caller's last credential.
         credential: Option<Vec<u8>>,
+        /// Change its last byte first (a credential tampered with on the way).
+        altered: bool,
         info: Vec<Info>,
         nb: bool,
     },
@@ -184,6 +186,8 @@ pub enum ApiCall {
         locality2: String,
     },
     ComputeDistances {
+        /// Where to measure from (`None`: the caller's cpuset).
+        from: Option<pmix::model::Cpuset>,
         info: Vec<Info>,
         nb: bool,
     },
@@ -211,6 +215,8 @@ pub struct ApiOutput {
 pub struct SeenEvent {
     pub status: Status,
     pub source: Option<Proc>,
+    /// The information the event carries (`PMIX_EVENT_AFFECTED_PROC`, …).
+    pub info: Vec<Info>,
     /// The results the handlers before it handed on.
     pub results: Vec<Info>,
 }
@@ -269,6 +275,13 @@ pub fn sorted_procs(mut procs: Vec<Proc>) -> Value {
         data_type: DataType::PROC,
         elements: procs.into_iter().map(Value::Proc).collect(),
     }))
+}
+
+/// A credential tampered with: its last byte changed (nothing to change in an empty one).
+pub fn alter(credential: &mut [u8]) {
+    if let Some(last) = credential.last_mut() {
+        *last ^= 0x01;
+    }
 }
 
 /// A comma-separated node list, sorted (the standard fixes no order).
@@ -361,6 +374,7 @@ pub async fn run_rust(
                 let seen = SeenEvent {
                     status: notice.status,
                     source: Some(notice.source),
+                    info: notice.info,
                     results: notice.results,
                 };
                 lock(&book.seen)
@@ -473,12 +487,16 @@ pub async fn run_rust(
         }
         ApiCall::ValidateCredential {
             credential,
+            altered,
             info,
             nb,
         } => {
-            let Some(bytes) = credential.or_else(|| lock(&me.credential).clone()) else {
+            let Some(mut bytes) = credential.or_else(|| lock(&me.credential).clone()) else {
                 return ApiOutput::status(Status::ERR_BAD_PARAM);
             };
+            if altered {
+                alter(&mut bytes);
+            }
             ApiOutput::results(if nb {
                 c.validate_credential_nb(&bytes, &info).await
             } else {
@@ -625,11 +643,13 @@ pub async fn run_rust(
                 .map_err(|e| e.status()),
         ),
         ApiCall::Support(call) => support::run_rust(c, call).await,
-        ApiCall::ComputeDistances { info, nb } => {
-            // As the C harness does: the loaded topology and the caller's cpuset.
-            let from = match c.load_topology().await {
-                Ok(m) => c.get_cpuset(false).await.map(|cs| (m, cs)),
-                Err(s) => Err(s),
+        ApiCall::ComputeDistances { from, info, nb } => {
+            // As the C harness does: the loaded topology, and the caller's cpuset unless the
+            // step names one.
+            let from = match (c.load_topology().await, from) {
+                (Ok(m), Some(cs)) => Ok((m, cs)),
+                (Ok(m), None) => c.get_cpuset(false).await.map(|cs| (m, cs)),
+                (Err(s), _) => Err(s),
             };
             let distances = match from {
                 Ok((m, cs)) if nb => pmix::client::Client::compute_distances_nb(m, cs, info).await,

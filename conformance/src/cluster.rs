@@ -51,6 +51,15 @@ pub trait NodeServer: Send + Sync {
 /// A boxed future answering with a status.
 pub type StatusFuture = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
 
+/// How the host ends one of the vector's ranks: the target that runs them knows how (a
+/// child process gets the signal; a rank in the harness's own process has its connection
+/// closed, as its death would).
+pub trait RankEnder: Send + Sync {
+    /// End `rank` with `signal` and wait until it has ended: `false` when it was not running
+    /// (never started, or ended or vanished before).
+    fn end(&self, rank: u32, signal: i32) -> Pin<Box<dyn Future<Output = bool> + Send>>;
+}
+
 impl NodeServer for Arc<Server> {
     fn register_job(&self, nspace: Nspace, info: Vec<Info>) -> StatusFuture {
         let server = self.clone();
@@ -98,8 +107,9 @@ pub struct Shared {
     spawned: Mutex<u32>,
     spawned_jobs: Mutex<BTreeSet<String>>,
     allocations: Mutex<control::Allocations>,
-    /// Processes whose heartbeat is watched, and the beats received.
-    heartbeats: Mutex<BTreeMap<Proc, u64>>,
+    /// Processes whose heartbeat is watched: the beats received, and which request's watch
+    /// counts them (a new request replaces the watch).
+    heartbeats: Mutex<BTreeMap<Proc, (u64, u64)>>,
     /// Fences in progress, by participant list and round.
     fences: Mutex<BTreeMap<(String, u64), FenceRound>>,
     /// How many fences each node has entered per participant list.
@@ -114,6 +124,8 @@ pub struct Shared {
     credential_key: Option<[u8; 32]>,
     /// Every upcall the nodes' hosts received, in arrival order.
     pub upcalls: UpcallLog,
+    /// How the host ends a rank, once the target has started them.
+    ender: Mutex<Option<Arc<dyn RankEnder>>>,
 }
 
 #[derive(Default)]
@@ -168,7 +180,13 @@ impl Shared {
             connected: Mutex::default(),
             credential_key: None,
             upcalls: UpcallLog::default(),
+            ender: Mutex::new(None),
         }
+    }
+
+    /// The target's way of ending its ranks, for aborts and job control.
+    pub fn set_ender(&self, ender: Arc<dyn RankEnder>) {
+        *lock(&self.ender) = Some(ender);
     }
 
     /// The cluster gets a security service: its hosts mint credentials for their processes
@@ -230,7 +248,10 @@ impl Host for ClusterHost {
         Ok(())
     }
 
-    /// Accept the request: a vector's processes are the harness's, which ends them itself.
+    /// The listed processes of the vector's job are ended (SIGKILL) before the request is
+    /// answered, and their termination announced ([`ClusterHost::end`]). A request that
+    /// includes the requester (no processes: its whole job) is accepted without ending it:
+    /// the harness must see its call return to judge it. Other jobs' processes run nowhere.
     async fn abort(
         &self,
         proc: Proc,
@@ -245,7 +266,14 @@ impl Host for ClusterHost {
                 .procs(&procs)
                 .detail(detail),
         );
-        Ok(())
+        let includes_requester = procs.is_empty()
+            || procs.iter().any(|p| {
+                p.nspace == proc.nspace && (p.rank == proc.rank || p.rank == Rank::WILDCARD)
+            });
+        if includes_requester {
+            return Ok(());
+        }
+        self.end(&proc, &procs, SIGKILL).await
     }
 
     async fn fence_nb(
@@ -421,10 +449,12 @@ impl Host for ClusterHost {
         lock(&self.shared.allocations).request(&self.shared.nspace, capacity, directive, &info)
     }
 
-    /// The vector's ranks are tasks of the harness, which ends them itself: a request the
-    /// standard's directives allow, for ranks of the job, is accepted without a signal, and a
-    /// checkpoint without a signal is the `PMIX_JCTRL_CHECKPOINT` event to its targets.
-    /// Restarting from a checkpoint and provisioning need what the harness does not have.
+    /// A request the standard's directives allow, for ranks of the job, is accepted: a kill
+    /// (SIGKILL), a termination (SIGTERM) or either signal asked for by number ends the
+    /// targets other than the requester ([`ClusterHost::end`]); a checkpoint without a
+    /// signal is the `PMIX_JCTRL_CHECKPOINT` event to its targets; other signals, pausing,
+    /// resuming and cleanups are accepted and not carried out. Restarting from a checkpoint
+    /// and provisioning need what the harness does not have.
     async fn job_control(
         &self,
         proc: Proc,
@@ -453,6 +483,15 @@ impl Host for ClusterHost {
         } else {
             targets
         };
+        for action in &actions {
+            let signal = match action {
+                Control::Kill => SIGKILL,
+                Control::Terminate => SIGTERM,
+                Control::Signal(s) if *s == SIGKILL || *s == SIGTERM => *s,
+                _ => continue,
+            };
+            self.end(&proc, &targets, signal).await?;
+        }
         for id in actions.iter().filter_map(Control::checkpoint_by_event) {
             let info = control::checkpoint_event(targets.clone(), id);
             let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
@@ -469,8 +508,8 @@ impl Host for ClusterHost {
         Ok(Vec::new())
     }
 
-    /// Heartbeat monitors are recorded and beats counted; the harness does not raise the
-    /// alert (`pmixrun` does).
+    /// Heartbeat monitors are watched ([`ClusterHost::watch`]) and beats counted; file
+    /// monitors are accepted and not carried out.
     async fn monitor(
         &self,
         proc: Proc,
@@ -483,11 +522,20 @@ impl Host for ClusterHost {
         self.record(seen.detail(format!("error {error:?}")));
         let mut beats = lock(&self.shared.heartbeats);
         match control::monitor(&monitor, &directives)? {
-            control::Monitor::Heartbeat { .. } => {
-                beats.entry(proc).or_insert(0);
+            control::Monitor::Heartbeat { period_s, drops } => {
+                let watch = beats.entry(proc.clone()).or_insert((0, 0));
+                watch.1 += 1;
+                let generation = watch.1;
+                let host = ClusterHost {
+                    node: self.node,
+                    shared: self.shared.clone(),
+                };
+                tokio::spawn(async move {
+                    host.watch(proc, generation, period_s, drops, error).await;
+                });
             }
             control::Monitor::Beat => {
-                *beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)? += 1;
+                beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)?.0 += 1;
             }
             control::Monitor::Cancel(_) => {
                 beats.remove(&proc);
@@ -762,6 +810,10 @@ impl Host for ClusterHost {
     }
 }
 
+/// The signals the host carries out (their numbers are the same on every Unix).
+const SIGKILL: i32 = 9;
+const SIGTERM: i32 = 15;
+
 impl ClusterHost {
     /// An upcall of this node, to describe and [`ClusterHost::record`].
     fn upcall(&self, name: &'static str) -> HostUpcall {
@@ -770,6 +822,92 @@ impl ClusterHost {
 
     fn record(&self, upcall: HostUpcall) {
         self.shared.upcalls.record(upcall);
+    }
+
+    /// End the ranks of the vector's job that `targets` name (a wildcard: every rank), other
+    /// than `requester`, with `signal`, each before the next; then announce each end to the
+    /// job: `PMIX_EVENT_PROC_TERMINATED` naming it as `PMIX_EVENT_AFFECTED_PROC`, from the
+    /// host, at every node (v5.0 §18.4.4.1: the event is the host's to give; this one gives it
+    /// unasked). Ranks not running (never started, ended before) are left as they are.
+    async fn end(&self, requester: &Proc, targets: &[Proc], signal: i32) -> Result<(), Status> {
+        let job = Nspace::new(&self.shared.nspace).map_err(|_| Status::ERR_BAD_PARAM)?;
+        let mut ranks = BTreeSet::new();
+        for t in targets.iter().filter(|t| t.nspace == job) {
+            if t.rank == Rank::WILDCARD {
+                ranks.extend(self.shared.node_of.keys().copied());
+            } else {
+                ranks.insert(t.rank.0);
+            }
+        }
+        if requester.nspace == job {
+            ranks.remove(&requester.rank.0);
+        }
+        let Some(ender) = lock(&self.shared.ender).clone() else {
+            return Ok(());
+        };
+        for rank in ranks {
+            if !ender.end(rank, signal).await {
+                continue;
+            }
+            let ended = Proc::new(job.clone(), Rank(rank));
+            let audience = DataArray::of_procs(vec![Proc::new(job.clone(), Rank::WILDCARD)]);
+            let info = vec![
+                Info::new(attr::EVENT_CUSTOM_RANGE, audience),
+                Info::new(attr::EVENT_AFFECTED_PROC, ended),
+            ];
+            let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
+            for server in servers {
+                let event = Event {
+                    status: Status::EVENT_PROC_TERMINATED,
+                    source: Proc::new(Nspace::default(), Rank::UNDEF),
+                    range: DataRange::CUSTOM,
+                    info: info.clone(),
+                };
+                server.notify(event).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Watch `proc`'s heartbeat under the request `generation`: every `period_s` seconds,
+    /// look for a beat since the last look; after `drops` looks in a row without one (at
+    /// least one), raise `error`, the request's status, to the job with the silent process as
+    /// `PMIX_EVENT_AFFECTED_PROC` (v5.0 §13.3.1, §13.3.4), once. The watch ends then, or when
+    /// it is cancelled or replaced.
+    async fn watch(&self, proc: Proc, generation: u64, period_s: u32, drops: u32, error: Status) {
+        let period = std::time::Duration::from_secs(u64::from(period_s.max(1)));
+        let mut seen = 0;
+        let mut missed = 0;
+        while missed < drops.max(1) {
+            tokio::time::sleep(period).await;
+            let beats = match lock(&self.shared.heartbeats).get(&proc) {
+                Some((beats, g)) if *g == generation => *beats,
+                _ => return,
+            };
+            if beats > seen {
+                seen = beats;
+                missed = 0;
+            } else {
+                missed += 1;
+            }
+        }
+        let audience = DataArray::of_procs(vec![Proc::new(proc.nspace.clone(), Rank::WILDCARD)]);
+        let info = vec![
+            Info::new(attr::EVENT_CUSTOM_RANGE, audience),
+            Info::new(attr::EVENT_AFFECTED_PROC, proc.clone()),
+        ];
+        let servers: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers).clone();
+        for server in servers {
+            let event = Event {
+                status: error,
+                source: Proc::new(Nspace::default(), Rank::UNDEF),
+                range: DataRange::CUSTOM,
+                info: info.clone(),
+            };
+            if server.notify(event).await.is_err() {
+                return;
+            }
+        }
     }
 
     /// One round of a collective among the nodes hosting `procs`: each node brings `data`,

@@ -40,7 +40,7 @@ use crate::cluster::{
 use crate::runner::Problem;
 use crate::rust_target::{Observed, Prepared, StepResult, prepare};
 use crate::upcall_log::HostUpcall;
-use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
+use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
 use upcalls::serve_upcall;
 
 pub use crate::pipes::*;
@@ -125,10 +125,14 @@ where
         Side::Rust => vec!["__rust-client".into()],
     };
     let mut procs: BTreeMap<u32, ClientProc> = BTreeMap::new();
+    let children = Arc::new(Children::default());
     for r in v.started() {
         let env = envs.get(&r).ok_or(format!("no environment for rank {r}"))?;
-        procs.insert(r, ClientProc::start(exe, &client_args, r, env).await?);
+        let c = ClientProc::start(exe, &client_args, r, env).await?;
+        lock(&children.0).insert(r, c.child.clone());
+        procs.insert(r, c);
     }
+    shared.set_ender(children);
 
     let mut saved = presets(v, &envs, &rust_servers, &nodes, &tmp.0);
     let mut tool: Option<ClientProc> = None;
@@ -355,10 +359,11 @@ async fn rust_nodes(
 /// The environment of each rank.
 type Envs = BTreeMap<u32, BTreeMap<String, String>>;
 
-/// What is saved for each node before the first step (see [`node_presets`]): the URI of its
-/// server, this crate's or what a library server's `setup_fork` gave the node's first rank
-/// (the newest of OpenPMIx's `PMIX_SERVER_URI*` variables; empty when the node has no rank
-/// to ask), the node's temporary directory, and the pid of the process that runs the server.
+/// What is saved before the first step: the run's values ([`run_presets`]) and, for each
+/// node ([`node_presets`]), the URI of its server, this crate's or what a library server's
+/// `setup_fork` gave the node's first rank (the newest of OpenPMIx's `PMIX_SERVER_URI*`
+/// variables; empty when the node has no rank to ask), the node's temporary directory, and
+/// the pid of the process that runs the server.
 fn presets(
     v: &Vector,
     envs: &Envs,
@@ -366,7 +371,7 @@ fn presets(
     nodes: &[NodeProc],
     tmp: &Path,
 ) -> Saved {
-    let mut out = Saved::new();
+    let mut out = run_presets();
     for (i, node) in v.setup.nodes.iter().enumerate() {
         let from_env = || {
             let env = envs.get(node.ranks.first()?)?;
@@ -463,18 +468,21 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
     let events = r
         .events
         .iter()
-        .map(|(s, p, results)| {
+        .map(|e| {
+            let infos = |b: &Option<Vec<u8>>| match b {
+                Some(b) => unpack_list::<Info>(b),
+                None => Ok(Vec::new()),
+            };
             Ok(SeenEvent {
-                status: Status(*s),
-                source: p
+                status: Status(e.status),
+                source: e
+                    .source
                     .as_ref()
                     .map(from_id)
                     .transpose()
                     .map_err(|s| format!("event source: {s:?}"))?,
-                results: match results {
-                    Some(b) => unpack_list::<Info>(b)?,
-                    None => Vec::new(),
-                },
+                info: infos(&e.info)?,
+                results: infos(&e.results)?,
             })
         })
         .collect::<Result<_, String>>()?;
@@ -720,8 +728,43 @@ type CallTx = mpsc::UnboundedSender<(ClientCall, oneshot::Sender<Result<ClientRe
 
 /// The harness's side of one rank's process.
 struct ClientProc {
-    child: Child,
+    /// Shared with the host, which may end the process (see [`Children`]).
+    child: Arc<tokio::sync::Mutex<Child>>,
     tx: CallTx,
+}
+
+/// The ranks' processes, which the host ends with a signal.
+#[derive(Default)]
+struct Children(Mutex<BTreeMap<u32, Arc<tokio::sync::Mutex<Child>>>>);
+
+impl crate::cluster::RankEnder for Children {
+    fn end(
+        &self,
+        rank: u32,
+        signal: i32,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>> {
+        let child = lock(&self.0).remove(&rank);
+        Box::pin(async move {
+            let Some(child) = child else {
+                return false;
+            };
+            let mut child = child.lock().await;
+            // Gone already: nothing to end.
+            let Some(pid) = child.id() else {
+                return false;
+            };
+            let Ok(pid) = i32::try_from(pid) else {
+                return false;
+            };
+            let Ok(signal) = nix::sys::signal::Signal::try_from(signal) else {
+                return false;
+            };
+            if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).is_err() {
+                return false;
+            }
+            child.wait().await.is_ok()
+        })
+    }
 }
 
 impl ClientProc {
@@ -772,7 +815,10 @@ impl ClientProc {
                 let _ = answer.send(r.await);
             }
         });
-        Ok(ClientProc { child, tx })
+        Ok(ClientProc {
+            child: Arc::new(tokio::sync::Mutex::new(child)),
+            tx,
+        })
     }
 
     async fn call(&self, call: ClientCall) -> Result<ClientResult, String> {
@@ -788,7 +834,7 @@ impl ClientProc {
     }
 
     async fn kill(&mut self) {
-        let _ = self.child.kill().await;
+        let _ = self.child.lock().await.kill().await;
     }
 }
 

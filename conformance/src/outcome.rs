@@ -349,13 +349,17 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
         let Ok(key) = crate::vector::key_string(k) else {
             return false;
         };
-        // v5.0 §7.1.2: the answers sit in one PMIX_QUERY_RESULTS per query.
-        let answered = got
-            .results
-            .iter()
-            .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
-            .flat_map(pmix::query::answers_in)
-            .any(|i| i.key.as_str() == key);
+        // v5.0 §7.1.2: a query's answers sit in one PMIX_QUERY_RESULTS per query; the other
+        // calls return their results as a flat list.
+        let answered = if matches!(step.call, crate::vector::Call::Query { .. }) {
+            got.results
+                .iter()
+                .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
+                .flat_map(pmix::query::answers_in)
+                .any(|i| i.key.as_str() == key)
+        } else {
+            got.results.iter().any(|i| i.key.as_str() == key)
+        };
         if !answered {
             return false;
         }
@@ -373,7 +377,9 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             {
                 return false;
             }
-            if !holds_infos(&want.results, &seen.results, job) {
+            if !holds_infos(&want.info, &seen.info, job)
+                || !holds_infos(&want.results, &seen.results, job)
+            {
                 return false;
             }
         }
@@ -418,6 +424,9 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
                 .as_ref()
                 .and_then(|t| t.to_proc(job, pmix::model::Rank(0)).ok());
             let _ = writeln!(out, "  event: {} from {src:?}", ev.status);
+            for i in &ev.info {
+                let _ = writeln!(out, "    with: {} = {}", i.key, spec_text(&i.value, job));
+            }
             for r in &ev.results {
                 let _ = writeln!(out, "    given: {} = {}", r.key, spec_text(&r.value, job));
             }
@@ -462,6 +471,9 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
         if e.events.is_some() {
             for ev in &got.events {
                 let _ = writeln!(out, "  event: {:?} from {:?}", ev.status, ev.source);
+                for i in &ev.info {
+                    let _ = writeln!(out, "    with: {} = {:?}", i.key.as_str(), i.value);
+                }
                 for r in &ev.results {
                     let _ = writeln!(out, "    given: {} = {:?}", r.key.as_str(), r.value);
                 }

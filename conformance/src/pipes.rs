@@ -260,12 +260,22 @@ pub struct ClientResult {
     /// Packed result infos.
     #[serde(default)]
     pub results: Option<Vec<u8>>,
-    /// Events seen: status, source and the packed results handed on to the handler.
+    /// Events seen.
     #[serde(default)]
-    pub events: Vec<(i32, Option<ProcId>, Option<Vec<u8>>)>,
+    pub events: Vec<EventMsg>,
     /// The process has no function for the call (see [`ApiOutput::no_such_call`]).
     #[serde(default)]
     pub no_such_call: bool,
+}
+
+/// An event a handler saw: status, source, and the packed information it carried and
+/// results handed on to the handler.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct EventMsg {
+    pub status: i32,
+    pub source: Option<ProcId>,
+    pub info: Option<Vec<u8>>,
+    pub results: Option<Vec<u8>>,
 }
 
 impl ClientResult {
@@ -279,9 +289,11 @@ impl ClientResult {
             events: o
                 .events
                 .iter()
-                .map(|e| {
-                    let results = (!e.results.is_empty()).then(|| pack_list(&e.results));
-                    (e.status.0, e.source.as_ref().map(proc_id), results)
+                .map(|e| EventMsg {
+                    status: e.status.0,
+                    source: e.source.as_ref().map(proc_id),
+                    info: (!e.info.is_empty()).then(|| pack_list(&e.info)),
+                    results: (!e.results.is_empty()).then(|| pack_list(&e.results)),
                 })
                 .collect(),
             no_such_call: o.no_such_call,

@@ -20,7 +20,7 @@ use crate::api::{ApiCall, ApiOutput, RustProc, SeenEvent};
 use crate::cluster::{Shared, start_rust_servers};
 use crate::runner::Problem;
 use crate::upcall_log::HostUpcall;
-use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved};
+use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
 use pmix::transport::uid_gid;
 
 /// What one caller got from one step.
@@ -82,12 +82,13 @@ where
     F: FnMut(usize, &Step, &StepResult, &[HostUpcall]) -> bool,
 {
     let cluster = Cluster::start(v).await?;
-    let mut clients: BTreeMap<u32, Client> = BTreeMap::new();
+    let clients = Arc::new(Ranks::default());
     let mut procs: BTreeMap<u32, Arc<RustProc>> = BTreeMap::new();
     for r in v.started() {
         clients.insert(r, cluster.connect(v, r).await?);
         procs.insert(r, Arc::default());
     }
+    cluster.shared.set_ender(clients.clone());
     // A started call's handle, its caller, and where the host's log stood at its start.
     let mut handles: BTreeMap<String, (u32, Started, usize)> = BTreeMap::new();
     // A tool finds no server to connect to in-process: the URIs are empty.
@@ -96,6 +97,7 @@ where
     for node in &v.setup.nodes {
         saved.extend(node_presets(&node.name, "", &tmpdir, std::process::id()));
     }
+    saved.extend(run_presets());
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
         if step.delay_ms > 0 {
@@ -116,10 +118,7 @@ where
             }
             _ if step.start.is_some() => {
                 let r = callers.first().copied().unwrap_or(0);
-                let c = clients
-                    .get(&r)
-                    .cloned()
-                    .ok_or(format!("rank {r} has vanished"))?;
+                let c = clients.get(r)?;
                 let h = step.start.clone().unwrap_or_default();
                 let p = procs.get(&r).cloned().unwrap_or_default();
                 handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c, p)), mark));
@@ -129,7 +128,7 @@ where
                 handle: Some(h), ..
             } => {
                 let r = callers.first().copied().unwrap_or(0);
-                let c = clients.get(&r).ok_or(format!("rank {r} has vanished"))?;
+                let c = clients.get(r)?;
                 let (target, key, info) = get_args(v, step, r)?;
                 let pending: Pending<Value> = c.get_nb(target.as_ref(), &key, &info);
                 let get = tokio::spawn(async move { Ok(observe_value(pending.await)) });
@@ -148,7 +147,7 @@ where
             }
             Call::Vanish => {
                 for r in &callers {
-                    clients.remove(r);
+                    clients.remove(*r);
                 }
                 // Let the servers see the connections close.
                 tokio::time::sleep(Duration::from_millis(20)).await;
@@ -157,10 +156,7 @@ where
             _ => {
                 let mut calls = Vec::new();
                 for r in &callers {
-                    let c = clients
-                        .get(r)
-                        .cloned()
-                        .ok_or(format!("rank {r} has vanished"))?;
+                    let c = clients.get(*r)?;
                     let p = procs.get(r).cloned().unwrap_or_default();
                     calls.push(one_call(v, step, *r, c, p));
                 }
@@ -180,9 +176,52 @@ where
             break;
         }
     }
-    drop(clients);
+    clients.clear();
     cluster.stop();
     Ok(())
+}
+
+/// The clients of the started ranks, which the host ends by dropping them: the connection
+/// closes as a process's would when it dies.
+#[derive(Default)]
+struct Ranks(std::sync::Mutex<BTreeMap<u32, Client>>);
+
+impl Ranks {
+    fn insert(&self, rank: u32, client: Client) {
+        crate::cluster::lock(&self.0).insert(rank, client);
+    }
+
+    fn get(&self, rank: u32) -> Result<Client, String> {
+        crate::cluster::lock(&self.0)
+            .get(&rank)
+            .cloned()
+            .ok_or(format!("rank {rank} has vanished or was ended"))
+    }
+
+    fn remove(&self, rank: u32) -> Option<Client> {
+        crate::cluster::lock(&self.0).remove(&rank)
+    }
+
+    fn clear(&self) {
+        crate::cluster::lock(&self.0).clear();
+    }
+}
+
+/// A rank here is a task of the harness, which no signal reaches: whatever the signal, it
+/// ends as a killed process would, its connection closing (once no call of it is running).
+impl crate::cluster::RankEnder for Ranks {
+    fn end(
+        &self,
+        rank: u32,
+        _signal: i32,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>> {
+        let ended = self.remove(rank).is_some();
+        Box::pin(async move {
+            // Let its server see the connection close.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            ended
+        })
+    }
 }
 
 /// A call started without waiting (a get_nb or a step's `start`).

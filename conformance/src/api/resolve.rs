@@ -208,6 +208,7 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         },
         Call::ValidateCredential {
             credential,
+            altered,
             info,
             nb,
         } => ApiCall::ValidateCredential {
@@ -216,6 +217,7 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
                 .map(from_hex)
                 .transpose()
                 .map_err(|e| format!("field `credential`: {e}"))?,
+            altered: *altered,
             info: infos(info)?,
             nb: *nb,
         },
@@ -311,7 +313,11 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
             locality1: locality1.clone(),
             locality2: locality2.clone(),
         },
-        Call::ComputeDistances { info, nb } => ApiCall::ComputeDistances {
+        Call::ComputeDistances { cpus, info, nb } => ApiCall::ComputeDistances {
+            from: cpus.as_ref().map(|c| pmix::model::Cpuset {
+                source: Some("hwloc".to_owned()),
+                bitmap: Some(c.clone()),
+            }),
             info: infos(info)?,
             nb: *nb,
         },

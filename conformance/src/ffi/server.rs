@@ -26,11 +26,57 @@ fn wait_latch(latch: &Latch) -> i32 {
     }
 }
 
+/// `pmix_topology_t`: the name of the library that describes the topology, and its object.
+#[repr(C)]
+#[derive(Debug)]
+pub(super) struct CTopology {
+    source: *const c_char,
+    topology: *mut c_void,
+}
+
+/// What the infos of [`plain_infos`] point to, which must outlive them.
+#[derive(Debug, Default)]
+pub(super) struct Kept {
+    strings: Vec<CString>,
+    // An info points to its topology: the box keeps that address as the vector grows.
+    #[allow(clippy::vec_box)]
+    topologies: Vec<Box<CTopology>>,
+}
+
+/// An hwloc topology object of this process, loaded from hwloc's XML as this machine's
+/// (binding calls act on it), I/O devices kept: what a host hands `PMIx_server_init` as
+/// `PMIX_TOPOLOGY2`. It lives as long as the process: the library keeps it.
+fn hwloc_topology(xml: &str) -> Result<*mut c_void, Status> {
+    use hwlocality_sys as h;
+    let text = CString::new(xml).map_err(|_| Status::ERR_BAD_PARAM)?;
+    let len = i32::try_from(text.as_bytes_with_nul().len()).map_err(|_| Status::ERR_BAD_PARAM)?;
+    let mut topo: h::hwloc_topology_t = std::ptr::null_mut();
+    // SAFETY: hwloc's documented sequence: init a topology, configure it, load it. On a
+    // failure after init, the topology is destroyed; `text` outlives the load, which copies
+    // what it keeps.
+    unsafe {
+        if h::hwloc_topology_init(&mut topo) != 0 {
+            return Err(Status::ERR_NOMEM);
+        }
+        let configured = h::hwloc_topology_set_io_types_filter(topo, h::HWLOC_TYPE_FILTER_KEEP_ALL)
+            == 0
+            && h::hwloc_topology_set_flags(topo, h::HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) == 0
+            && h::hwloc_topology_set_xmlbuffer(topo, text.as_ptr(), len) == 0
+            && h::hwloc_topology_load(topo) == 0;
+        if !configured {
+            h::hwloc_topology_destroy(topo);
+            return Err(Status::ERR_BAD_PARAM);
+        }
+    }
+    Ok(topo.cast())
+}
+
 /// Infos built by hand, for the calls made before the library can unpack (server and tool
-/// init): strings, booleans, 32-bit integers, pids, ranks, NULL pointers and flags with no
-/// value. The strings the infos point to are returned with them and must outlive them.
-pub(super) fn plain_infos(info: &[Info]) -> Result<(Vec<CString>, Vec<CInfo>), Status> {
-    let mut strings = Vec::new();
+/// init): strings, booleans, 32-bit integers, pids, ranks, NULL pointers, flags with no
+/// value, and hwloc topologies (given as XML). What the infos point to is returned with them
+/// and must outlive them.
+pub(super) fn plain_infos(info: &[Info]) -> Result<(Kept, Vec<CInfo>), Status> {
+    let mut kept = Kept::default();
     let mut out = Vec::new();
     for i in info {
         let k = c_key(i.key.as_str())?;
@@ -42,7 +88,20 @@ pub(super) fn plain_infos(info: &[Info]) -> Result<(Vec<CString>, Vec<CInfo>), S
                 let v = CString::new(text.as_str()).map_err(|_| Status::ERR_BAD_PARAM)?;
                 c.value.vtype = DataType::STRING.0;
                 c.value.data[0] = v.as_ptr() as u64;
-                strings.push(v);
+                kept.strings.push(v);
+            }
+            Value::Topo(t) => {
+                let xml = t.topology.as_deref().ok_or(Status::ERR_BAD_PARAM)?;
+                let source = CString::new(t.source.as_deref().unwrap_or("hwloc"))
+                    .map_err(|_| Status::ERR_BAD_PARAM)?;
+                let topo = Box::new(CTopology {
+                    source: source.as_ptr(),
+                    topology: hwloc_topology(xml)?,
+                });
+                c.value.vtype = DataType::TOPO.0;
+                c.value.data[0] = (&raw const *topo) as u64;
+                kept.strings.push(source);
+                kept.topologies.push(topo);
             }
             Value::Bool(b) => {
                 c.value.vtype = DataType::BOOL.0;
@@ -75,7 +134,7 @@ pub(super) fn plain_infos(info: &[Info]) -> Result<(Vec<CString>, Vec<CInfo>), S
         }
         out.push(c);
     }
-    Ok((strings, out))
+    Ok((kept, out))
 }
 
 /// `PMIx_server_init` with this host's callbacks; `host` receives every upcall.

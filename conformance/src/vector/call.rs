@@ -217,10 +217,12 @@ pub enum Call {
         nb: bool,
     },
     /// `PMIx_Validate_credential` of `credential` (hex), or of the caller's last credential
-    /// from `get_credential` when absent.
+    /// from `get_credential` when absent; with `altered`, its last byte changed.
     ValidateCredential {
         #[serde(default)]
         credential: Option<String>,
+        #[serde(default)]
+        altered: bool,
         #[serde(default)]
         info: Vec<InfoSpec>,
         #[serde(default)]
@@ -317,9 +319,12 @@ pub enum Call {
         locality1: String,
         locality2: String,
     },
-    /// `PMIx_Compute_distances` from the caller's cpuset in the loaded topology: the value
-    /// is the number of devices.
+    /// `PMIx_Compute_distances` in the loaded topology from `cpus` (an hwloc list of
+    /// processing units, `0`), or from the caller's cpuset (`PMIx_Get_cpuset`) when absent:
+    /// the value is the number of devices.
     ComputeDistances {
+        #[serde(default)]
+        cpus: Option<String>,
         #[serde(default)]
         info: Vec<InfoSpec>,
         #[serde(default)]

@@ -69,6 +69,7 @@ impl Vector {
         for n in &self.setup.nodes {
             saves.extend(node_presets(&n.name, "", "/", 1));
         }
+        saves.extend(run_presets());
         for (n, s) in self.steps.iter().enumerate() {
             let at = |what: String| format!("step {} (`{}`): {what}", n + 1, s.call.name());
             if let Callers::All(a) = &s.by
@@ -101,7 +102,7 @@ impl Vector {
                     }
                 }
             }
-            for name in saved_refs(&s.call) {
+            for name in step_refs(s) {
                 if !saves.contains_key(&name) {
                     return Err(at(format!("\"${name}\": no earlier step saves {name}")));
                 }
@@ -149,6 +150,10 @@ impl Vector {
             }
             for ev in s.expect.events.iter().flatten() {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;
+                for i in ev.info.iter().chain(&ev.results) {
+                    i.to_info(&self.setup.nspace)
+                        .map_err(|e| at(format!("field `expect.events`: {e}")))?;
+                }
             }
             for u in &s.expect.upcalls {
                 let field = |e: String| at(format!("field `expect.upcalls` ({}): {e}", u.upcall));

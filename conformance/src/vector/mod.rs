@@ -24,8 +24,8 @@ mod saved;
 mod value;
 pub use call::{AppSpec, Call, CodeArg, QuerySpec};
 pub use cite::check_citations;
-use saved::saved_refs;
-pub use saved::{Saved, record_saved};
+use saved::step_refs;
+pub use saved::{Saved, record_saved, run_presets};
 pub(crate) use value::from_hex;
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};
 
@@ -341,7 +341,7 @@ pub struct TargetSpec {
 }
 
 /// The required outcome of a step.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Expect {
     /// The status, or a list of the statuses the standard allows; default `PMIX_SUCCESS`.
@@ -369,7 +369,8 @@ pub struct Expect {
     /// Infos the call's results must hold (others may come too).
     #[serde(default)]
     pub results: Vec<InfoSpec>,
-    /// Keys a query's answers must hold (inside its `PMIX_QUERY_RESULTS`), whatever their values.
+    /// Keys the call's results must hold, whatever their values: for a query, inside its
+    /// `PMIX_QUERY_RESULTS`; for the other calls, in their flat list of results.
     #[serde(default)]
     pub result_keys: Vec<String>,
     /// The events an `events` step must have seen, in order (and no others).
@@ -382,7 +383,7 @@ pub struct Expect {
 
 /// One upcall the host must receive during a step: its type's name in the standard
 /// (`pmix_server_fencenb_fn_t`) and what it must carry (at least: more may come).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpcallSpec {
     pub upcall: String,
@@ -405,12 +406,15 @@ pub struct UpcallSpec {
 }
 
 /// One event a handler received: its status and, when given, its source.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
     pub status: String,
     #[serde(default)]
     pub source: Option<TargetSpec>,
+    /// Information the event must carry (others may come too).
+    #[serde(default)]
+    pub info: Vec<InfoSpec>,
     /// Results the handler must have been given by the handlers before it (others may come
     /// too).
     #[serde(default)]
@@ -418,7 +422,7 @@ pub struct EventSpec {
 }
 
 /// One datum of a lookup's answer.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LookupSpec {
     pub key: String,
@@ -428,7 +432,7 @@ pub struct LookupSpec {
 }
 
 /// A single item or a list of them.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum OneOrMany<T> {
     One(T),

@@ -1,7 +1,8 @@
 //! Values a step keeps for later steps: a step with `save = "NAME"` keeps its value (a
 //! string: a node map, a locality string), and a later step's argument `"$NAME"` stands for
-//! it. The runners substitute the values before a step travels to its caller, so a value one
-//! process produced can be handed to another (a server's locality string to a client).
+//! it, in its call or in its expectation. The runners substitute the values before a step
+//! travels to its caller, so a value one process produced can be handed to another (a
+//! server's locality string to a client), or be what another step must observe.
 //!
 //! Saved values are JSON values: the harness presets numbers too (a server's pid, for a
 //! `{ pid = "$pid_n0" }`). `"$NAME/rest"` appends to a saved string (a file in a server's
@@ -24,8 +25,15 @@ fn reference(s: &str) -> Option<(&str, &str)> {
     (!name.is_empty() && (rest.is_empty() || rest.starts_with('/'))).then_some((name, rest))
 }
 
-/// The names a call refers to with `"$NAME"`, for the values saved by earlier steps.
-pub(super) fn saved_refs(call: &Call) -> Vec<String> {
+/// The names a step refers to with `"$NAME"`, in its call and its expectation.
+pub(super) fn step_refs(step: &Step) -> Vec<String> {
+    let mut out = refs(&step.call);
+    out.extend(refs(&step.expect));
+    out
+}
+
+/// The names `x` refers to, wherever it holds a string.
+fn refs<T: serde::Serialize>(x: &T) -> Vec<String> {
     fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
         match v {
             serde_json::Value::String(s) => out.extend(reference(s).map(|(n, _)| n.to_owned())),
@@ -35,7 +43,7 @@ pub(super) fn saved_refs(call: &Call) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    if let Ok(v) = serde_json::to_value(call) {
+    if let Ok(v) = serde_json::to_value(x) {
         walk(&v, &mut out);
     }
     out
@@ -43,6 +51,14 @@ pub(super) fn saved_refs(call: &Call) -> Vec<String> {
 
 /// `call` with every reference replaced by the value saved under its name.
 fn with_saved(call: &Call, saved: &Saved) -> Result<Call, String> {
+    substituted(call, saved)
+}
+
+/// `x` with every reference replaced by the value saved under its name.
+fn substituted<T>(x: &T, saved: &Saved) -> Result<T, String>
+where
+    T: Clone + serde::Serialize + serde::de::DeserializeOwned,
+{
     fn walk(v: &mut serde_json::Value, saved: &Saved) -> Result<(), String> {
         match v {
             serde_json::Value::String(s) => {
@@ -73,22 +89,38 @@ fn with_saved(call: &Call, saved: &Saved) -> Result<Call, String> {
         }
         Ok(())
     }
-    if saved_refs(call).is_empty() {
-        return Ok(call.clone());
+    if refs(x).is_empty() {
+        return Ok(x.clone());
     }
-    let mut v = serde_json::to_value(call).map_err(|e| e.to_string())?;
+    let mut v = serde_json::to_value(x).map_err(|e| e.to_string())?;
     walk(&mut v, saved)?;
     serde_json::from_value(v).map_err(|e| format!("with the saved values: {e}"))
 }
 
 impl Step {
-    /// The step with every `"$NAME"` of its call replaced by the value saved under NAME.
+    /// The step with every `"$NAME"` of its call and its expectation replaced by the value
+    /// saved under NAME.
     pub fn with_saved(&self, saved: &Saved) -> Result<Step, String> {
         Ok(Step {
             call: with_saved(&self.call, saved)?,
+            expect: substituted(&self.expect, saved)?,
             ..self.clone()
         })
     }
+}
+
+/// The values saved for the whole run before the first step: `affinity`, the processing
+/// units the harness's process may run on as the kernel reports them, in hwloc's list form
+/// (`0-3,8`). Every rank inherits it: the harness binds none. Empty where the kernel does
+/// not say.
+pub fn run_presets() -> Saved {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let affinity = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(str::trim)
+        .unwrap_or_default();
+    Saved::from([("affinity".to_owned(), affinity.into())])
 }
 
 /// Keep the value of a step with `save` (a string) for the steps after it.
@@ -121,7 +153,7 @@ nspace = "mapped"
 info = [{ key = "PMIX_NODE_MAP", value = { string = "$nodes" } }]
 "#,
         );
-        assert_eq!(saved_refs(&c), vec!["nodes".to_owned()]);
+        assert_eq!(refs(&c), vec!["nodes".to_owned()]);
         let saved = Saved::from([("nodes".to_owned(), "pmix[n[1:0-2]]".into())]);
         let Call::ServerRegisterNspace { info, .. } = with_saved(&c, &saved).unwrap() else {
             panic!("the call changed kind");
@@ -135,9 +167,30 @@ info = [{ key = "PMIX_NODE_MAP", value = { string = "$nodes" } }]
     }
 
     #[test]
+    fn saved_values_replace_their_names_in_an_expectation() {
+        let step: Step = toml::from_str(
+            r#"
+proc = 0
+call = "get_cpuset"
+expect.value = { cpuset = { source = "hwloc", bitmap = "$affinity" } }
+"#,
+        )
+        .unwrap();
+        assert_eq!(step_refs(&step), vec!["affinity".to_owned()]);
+        let saved = Saved::from([("affinity".to_owned(), "0-3".into())]);
+        let Some(super::super::ValueSpec::Cpuset(c)) =
+            step.with_saved(&saved).unwrap().expect.value
+        else {
+            panic!("the expectation changed kind");
+        };
+        assert_eq!(c.bitmap, "0-3");
+        assert!(step.with_saved(&Saved::new()).is_err());
+    }
+
+    #[test]
     fn a_call_without_references_is_unchanged() {
         let c = call("call = \"get_relative_locality\"\nlocality1 = \"a\"\nlocality2 = \"$\"\n");
-        assert!(saved_refs(&c).is_empty(), "a lone `$` is text");
+        assert!(refs(&c).is_empty(), "a lone `$` is text");
         let Call::GetRelativeLocality { locality2, .. } = with_saved(&c, &Saved::new()).unwrap()
         else {
             panic!("the call changed kind");
@@ -157,10 +210,7 @@ info = [
 ]
 "#,
         );
-        assert_eq!(
-            saved_refs(&c),
-            vec!["pid_n0".to_owned(), "tmpdir_n0".to_owned()]
-        );
+        assert_eq!(refs(&c), vec!["pid_n0".to_owned(), "tmpdir_n0".to_owned()]);
         let saved = Saved::from([
             ("pid_n0".to_owned(), 42.into()),
             ("tmpdir_n0".to_owned(), "/t".into()),

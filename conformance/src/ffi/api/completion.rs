@@ -213,8 +213,8 @@ pub(super) unsafe extern "C" fn on_event(
     id: usize,
     status: i32,
     source: *const CProc,
-    _info: *const CInfo,
-    _ninfo: usize,
+    info: *const CInfo,
+    ninfo: usize,
     results: *mut CInfo,
     nresults: usize,
     done: Option<EventDoneCb>,
@@ -227,7 +227,10 @@ pub(super) unsafe extern "C" fn on_event(
         unsafe { *source }.to_proc().ok()
     };
     let lib = lib().ok();
-    // Results the library cannot hand over are recorded as none.
+    // Information and results the library cannot hand over are recorded as none.
+    let carried = lib
+        .and_then(|l| l.infos_from_c(info, ninfo).ok())
+        .unwrap_or_default();
     let given = lib
         .and_then(|l| l.infos_from_c(results, nresults).ok())
         .unwrap_or_default();
@@ -237,6 +240,7 @@ pub(super) unsafe extern "C" fn on_event(
         st.seen.entry(id).or_default().push(SeenEvent {
             status: Status(status),
             source,
+            info: carried,
             results: given,
         });
         st.replies.get(&id).cloned()

@@ -532,6 +532,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
         }
         ApiCall::ValidateCredential {
             credential,
+            altered,
             info,
             nb,
         } => {
@@ -542,6 +543,9 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                     .clone()
                     .ok_or(Status::ERR_BAD_PARAM)?,
             };
+            if altered {
+                crate::api::alter(&mut bytes);
+            }
             let bo = ByteObj {
                 bytes: bytes.as_mut_ptr().cast(),
                 size: bytes.len(),
@@ -774,7 +778,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             ApiOutput::value(Ok(Value::LocType(Locality(loc))))
         }
         ApiCall::Support(call) => support::run(l, s, call)?,
-        ApiCall::ComputeDistances { info, nb } => {
+        ApiCall::ComputeDistances { from, info, nb } => {
             let ci = l.infos_to_c(&info)?;
             let mut topo = CPair {
                 source: std::ptr::null_mut(),
@@ -786,9 +790,15 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             };
             // SAFETY: zeroed pmix_topology_t / pmix_cpuset_t the library fills (kept for the
             // process's life: the library may cache the topology).
-            unsafe {
-                check(need(s.load_topology)?(&mut topo))?;
-                check(need(s.get_cpuset)?(&mut cs, 0))?;
+            unsafe { check(need(s.load_topology)?(&mut topo))? };
+            match from {
+                Some(c) => {
+                    let bytes = l.encode(&[c])?;
+                    let rc = l.unpack_into(&bytes, (&raw mut cs).cast(), 1, DataType::PROC_CPUSET);
+                    check(rc.0)?;
+                }
+                // SAFETY: as above.
+                None => unsafe { check(need(s.get_cpuset)?(&mut cs, 0))? },
             }
             let (st, n) = if nb {
                 let f = need(s.distances_nb)?;
