@@ -1,7 +1,9 @@
 //! The resource manager between the nodes of a vector's job, shared by every target: fences
 //! across nodes (each node's data, concatenated in node order, handed back to every node),
-//! direct modex routed to the node that owns the process, a publish/lookup table, and the
-//! job information a launcher registers.
+//! direct modex routed to the node that owns the process, a publish/lookup table, the job
+//! information a launcher registers, and the processes' lives: it ends the ranks an abort or
+//! a job-control request names (through the target's [`RankEnder`]) and watches heartbeats,
+//! raising the standard's events for both.
 //!
 //! The host logic is target-independent: a node's server is anything that can answer a direct
 //! modex request for one of its processes ([`NodeServer`]), whether this crate's [`Server`]
