@@ -1,7 +1,9 @@
 //! The resource manager between the nodes of a vector's job, shared by every target: fences
 //! across nodes (each node's data, concatenated in node order, handed back to every node),
-//! direct modex routed to the node that owns the process, a publish/lookup table, and the
-//! job information a launcher registers.
+//! direct modex routed to the node that owns the process, a publish/lookup table, the job
+//! information a launcher registers, and the processes' lives: it ends the ranks an abort or
+//! a job-control request names (through the target's [`RankEnder`]) and watches heartbeats,
+//! raising the standard's events for both.
 //!
 //! Every upcall the host receives is recorded in [`Shared::upcalls`] before it is served, so
 //! that a step can check what the host was handed.
