@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::rust_target::{Observed, StepResult};
 use crate::upcall_log::HostUpcall;
-use crate::vector::{FailureKind, Listed, Step, UpcallSpec, Vector, status_named};
+use crate::vector::{FailureKind, Step, UpcallSpec, Vector, status_named};
 
 /// A vector's outcome on one target.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,35 +87,31 @@ impl Outcome {
         let Some((step, seen)) = self.failed_at().map(|(s, x)| (s, x.to_owned())) else {
             return match self {
                 Outcome::Pass => Outcome::UnexpectedPass {
-                    reason: listed.reason().to_owned(),
+                    reason: listed.reason.clone(),
                 },
                 o => o,
             };
         };
-        let expected = || Outcome::ExpectedFailure {
-            step,
-            seen: seen.clone(),
-            kind: listed.kind(),
-            reason: listed.reason().to_owned(),
+        if listed.step == step && listed.seen == seen {
+            return Outcome::ExpectedFailure {
+                step,
+                seen,
+                kind: listed.kind,
+                reason: listed.reason.clone(),
+            };
+        }
+        let detail = match &self {
+            Outcome::Fail { diff, .. } => diff.clone(),
+            Outcome::NotSupported { api, .. } => format!("{api}: {seen}"),
+            _ => String::new(),
         };
-        match listed {
-            Listed::Full(e) if e.step == step && e.seen == seen => expected(),
-            Listed::Reason(_) => expected(),
-            Listed::Full(e) => {
-                let detail = match &self {
-                    Outcome::Fail { diff, .. } => diff.clone(),
-                    Outcome::NotSupported { api, .. } => format!("{api}: {seen}"),
-                    _ => String::new(),
-                };
-                Outcome::Fail {
-                    step,
-                    seen: seen.clone(),
-                    diff: format!(
-                        "listed to fail at step {} seeing {} ({}), it fails at step {step} seeing {seen}\n{detail}",
-                        e.step, e.seen, e.reason
-                    ),
-                }
-            }
+        Outcome::Fail {
+            step,
+            diff: format!(
+                "listed to fail at step {} seeing {} ({}), it fails at step {step} seeing {seen}\n{detail}",
+                listed.step, listed.seen, listed.reason
+            ),
+            seen,
         }
     }
 }
@@ -137,6 +133,15 @@ impl Seen {
     pub const NO_SUCH_CALL: &'static str = "no such call";
     /// The host was not handed the upcalls the step expects.
     pub const UPCALLS: &'static str = "upcalls";
+    /// Every word above.
+    pub const WORDS: [&'static str; 6] = [
+        Seen::VALUE,
+        Seen::TIMEOUT,
+        Seen::CRASHED,
+        Seen::REFUSED,
+        Seen::NO_SUCH_CALL,
+        Seen::UPCALLS,
+    ];
 }
 
 /// A status as a failure's `seen` names it.

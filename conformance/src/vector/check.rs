@@ -63,6 +63,27 @@ impl Vector {
                 }
             }
         }
+        for (target, e) in &self.expected_failure {
+            let at = |what: String| format!("field `expected_failure.{target}`: {what}");
+            if e.step > self.steps.len() {
+                return Err(at(format!(
+                    "step {} is beyond the vector's {} steps",
+                    e.step,
+                    self.steps.len()
+                )));
+            }
+            let a_status = status_named(&e.seen).is_ok() || e.seen.parse::<i32>().is_ok();
+            if !a_status && !crate::outcome::Seen::WORDS.contains(&e.seen.as_str()) {
+                return Err(at(format!(
+                    "`seen` \"{}\" is neither a status nor one of {}",
+                    e.seen,
+                    crate::outcome::Seen::WORDS.join(", ")
+                )));
+            }
+            if e.reason.trim().is_empty() {
+                return Err(at("the reason is empty".into()));
+            }
+        }
         let mut handles: Vec<&str> = Vec::new();
         let mut handlers: Vec<&str> = Vec::new();
         let mut saves = Saved::new();

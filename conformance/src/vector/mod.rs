@@ -51,7 +51,7 @@ pub struct Vector {
     pub versions: Vec<String>,
     /// Per target (`rust`, `openpmix-4.2`, …): where and how the vector fails there, and why.
     #[serde(default)]
-    pub expected_failure: BTreeMap<String, Listed>,
+    pub expected_failure: BTreeMap<String, ExpectedFailure>,
     /// How long the whole vector may take, in seconds.
     #[serde(default = "default_timeout")]
     pub timeout_s: u64,
@@ -75,31 +75,6 @@ pub struct ExpectedFailure {
     #[serde(default)]
     pub kind: FailureKind,
     pub reason: String,
-}
-
-/// An `expected_failure` entry as written: in full, or (while the files are migrated) the
-/// older reason alone, which accepts any failure and reports where it happened.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum Listed {
-    Full(ExpectedFailure),
-    Reason(String),
-}
-
-impl Listed {
-    pub fn reason(&self) -> &str {
-        match self {
-            Listed::Full(e) => &e.reason,
-            Listed::Reason(r) => r,
-        }
-    }
-
-    pub fn kind(&self) -> FailureKind {
-        match self {
-            Listed::Full(e) => e.kind,
-            Listed::Reason(_) => FailureKind::Departure,
-        }
-    }
 }
 
 /// Why a target fails a vector: the three parts of the report's departure table.
