@@ -6,8 +6,9 @@
 //! - **passing**: a vector that passes on the target names it;
 //! - **verified**: a vector that passes on the target *observes* the item's effect. A step
 //!   observes when its expectation goes beyond success: a value, a lookup's data, results,
-//!   a query's answers, events, the host's upcalls, or a status other than `PMIX_SUCCESS`
-//!   (a `value_type` alone does not count). An observing step verifies its API, the
+//!   a query's answers, events, the host's upcalls, a text's prefix, or a status other than
+//!   `PMIX_SUCCESS` (a `value_type` alone does not count, nor does a text only required to be
+//!   non-empty). An observing step verifies its API, the
 //!   attributes it uses and those its expectation names, the upcalls it expects, and the
 //!   earlier steps whose effect it observes: a get verifies the puts, commits and fences
 //!   before it, a lookup the publishes and unpublishes of its keys, an `events` step its
@@ -105,6 +106,8 @@ pub fn observes(step: &Step) -> bool {
         || !e.result_keys.is_empty()
         || e.events.as_ref().is_some_and(|ev| !ev.is_empty())
         || !e.upcalls.is_empty()
+        // A text's prefix is observed; "any text that is not empty" is not.
+        || e.starts_with.as_ref().is_some_and(|s| !s.is_empty())
         || e.any_error
         || status_beyond_success
 }
