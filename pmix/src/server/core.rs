@@ -282,10 +282,14 @@ impl ServerCore {
         );
     }
 
-    /// `PMIx_server_deregister_client`.
+    /// `PMIx_server_deregister_client`: `proc` may no longer connect, and the data it posted
+    /// is purged (v5.0 §17.2.8), so a later direct-modex request for it finds nothing.
     pub fn deregister_client(&mut self, proc: &Proc) {
         self.clients.remove(proc);
         self.store.local.remove(proc);
+        self.store.gone.remove(proc);
+        self.store.modex.remove_proc(proc);
+        self.store.group_values.remove_proc(proc);
     }
 
     /// `PMIx_server_dmodex_request`: the data the local client `proc` committed, as the blob

@@ -185,6 +185,11 @@ impl ModexStore {
         })
     }
 
+    /// Forget the data of one process (`PMIx_server_deregister_client`).
+    pub fn remove_proc(&mut self, proc: &Proc) {
+        self.procs.remove(proc);
+    }
+
     /// Forget the data of a namespace (`PMIx_server_deregister_nspace`).
     pub fn remove_nspace(&mut self, nspace: &str) {
         self.procs.retain(|p, _| p.nspace.as_str() != nspace);

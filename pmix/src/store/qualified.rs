@@ -89,6 +89,11 @@ impl GroupValues {
     pub fn remove_nspace(&mut self, nspace: &str) {
         self.by_proc.retain(|p, _| p.nspace.as_str() != nspace);
     }
+
+    /// Forget the values one process posted for its groups.
+    pub fn remove_proc(&mut self, proc: &Proc) {
+        self.by_proc.remove(proc);
+    }
 }
 
 /// The value `kval` gives a get of `key` qualified by `context_id`: the value inside it when

@@ -80,6 +80,23 @@ fn dmodex_request_waits_for_the_commit() {
 }
 
 #[test]
+fn a_deregistered_client_leaves_no_data_for_direct_modex() {
+    let mut c = core_with(2);
+    let b = connect(&mut c, 1);
+    send(&mut c, b, 101, &commit_of(&[("k", 1)]));
+    while c.poll_action().is_some() {}
+    let op = c.dmodex_request(p(1), &[]);
+    assert!(matches!(&dmodex_replies(&mut c)[..], [(o, Ok(_))] if *o == op));
+    // v5.0 §17.2.8: the server purges all data relating to the client.
+    c.deregister_client(&p(1));
+    let op = c.dmodex_request(p(1), &[]);
+    assert_eq!(
+        dmodex_replies(&mut c),
+        vec![(op, Err(Status::ERR_NOT_FOUND))]
+    );
+}
+
+#[test]
 fn dmodex_request_with_a_required_key_waits_for_that_key() {
     let mut c = core_with(2);
     let b = connect(&mut c, 1);
