@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pmix::client::{Client, Pending};
-use pmix::codec::BufferType;
+use pmix::client::{Client, ClientConfig, Pending};
 use pmix::model::{Info, PData, Proc, Rank, Status, Value};
 use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
@@ -451,8 +450,14 @@ impl Cluster {
         let stream = self.connectors[node]
             .connect(Some(PeerCred::new(uid, gid)))
             .map_err(|e| e.to_string())?;
+        // The client learns who it is from the environment its server sets up for a forked
+        // process, as a launched process would (only its connection is in memory).
         let proc = Proc::try_new(&v.setup.nspace, rank).map_err(|e| e.to_string())?;
-        Client::init_over(stream, proc, BufferType::NonDescribed)
+        let env: BTreeMap<String, String> =
+            self.servers[node].setup_fork(&proc).into_iter().collect();
+        let config = ClientConfig::from_vars(|k| env.get(k).cloned())
+            .map_err(|e| format!("rank {rank}: the server's setup_fork environment: {e}"))?;
+        Client::init_over(stream, config.proc, config.buffer_type)
             .await
             .map_err(|e| Problem::Refused(format!("rank {rank} cannot init: {e}")))
     }

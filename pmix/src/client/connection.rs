@@ -38,7 +38,13 @@ pub struct ClientConfig {
 impl ClientConfig {
     /// The configuration a launcher gave this process through its environment.
     pub fn from_env() -> Result<Self, Error> {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// The configuration in the environment `get` reads, one variable at a time: what a
+    /// server's `PMIx_server_setup_fork` hands the host for the process it forks.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        let var = |k: &str| get(k).filter(|v| !v.is_empty());
         let nspace = var("PMIX_NAMESPACE").ok_or_else(|| {
             Error::Status(
                 Status::ERR_INIT,
