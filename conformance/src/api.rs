@@ -322,10 +322,9 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Run `call` on this crate's async client, whose per-process state is `me`. APIs the crate
-/// does not implement yet answer `PMIX_ERR_NOT_SUPPORTED`, as the project's rule for an API
-/// not yet implemented says (spawn, query, … come with issue 5; groups, topology and fabric
-/// with issue 7).
+/// Run `call` on this crate's async client, whose per-process state is `me`. A call the
+/// crate has no function for (I/O forwarding, the tool side) is `no such call`: the harness
+/// never answers for it.
 pub async fn run_rust(
     c: &pmix::client::Client,
     me: &std::sync::Arc<RustProc>,

@@ -5,18 +5,22 @@
 //!   attribute as a key, directive, qualifier or registered value, names the rule);
 //! - **passing**: a vector that passes on the target names it;
 //! - **verified**: a vector that passes on the target *observes* the item's effect. A step
-//!   observes when its expectation goes beyond success: a value, a lookup's data, results,
-//!   a query's answers, events, the host's upcalls, a text's prefix, or a status other than
+//!   observes when its expectation goes beyond success: a value, a lookup's data, results, a
+//!   query's answers, events, the host's upcalls, a text's prefix, or a status other than
 //!   `PMIX_SUCCESS` (a `value_type` alone does not count, nor does a text only required to be
-//!   non-empty). An observing step verifies its API, the
-//!   attributes it uses and those its expectation names, the upcalls it expects, and the
-//!   earlier steps whose effect it observes: a get verifies the puts, commits and fences
-//!   before it, a lookup the publishes and unpublishes of its keys, an `events` step its
-//!   handler's registration and the notifications before it, an `await` the call it
-//!   collects; and the calls the harness makes to set every vector's job up (see
-//!   [`SETUP_APIS`]), whose effect every observed value depends on. The generated `attribute-types/` vectors are only a type's round trip: they
-//!   name and pass, never verify. The retrieval rules a vector names are verified when it
-//!   passes and observes anything.
+//!   non-empty). An observing step verifies its API, the attributes it uses and those its
+//!   expectation names, the upcalls it expects, and the earlier steps whose effect it observes:
+//!   a get verifies the puts, commits, fences and namespace (de)registrations before it, a
+//!   server's direct-modex request the commits and client deregistrations, a server call the
+//!   server's finalization, a lookup the publishes and unpublishes of its keys, an `events`
+//!   step its handler's registration and the notifications before it, an `await` the call it
+//!   collects, and any step the earlier step whose value it uses (`"$NAME"` of a `save =
+//!   "NAME"`), each in turn with the steps whose effect *it* sees (a get sees a namespace
+//!   registered with a saved node map, and so the step that made the map); and the calls the
+//!   harness makes to set every vector's job up (see [`SETUP_APIS`]), whose effect every
+//!   observed value depends on. The generated `attribute-types/` vectors are only a type's
+//!   round trip: they name and pass, never verify. The retrieval rules a vector names are
+//!   verified when it passes and observes anything.
 //!
 //! Beyond single items, the standard lists for many APIs the attributes an implementation
 //! is *required* to support with them (the inventory's `required_for` column). Such a pair
@@ -62,8 +66,15 @@ impl Covered {
     /// The items of one step: its API, the upcalls it expects the host to be handed, the
     /// attributes it uses, and each (API, attribute).
     fn add_step(&mut self, step: &Step) {
-        self.apis
-            .extend(step.expect.upcalls.iter().map(|u| u.upcall.clone()));
+        for u in &step.expect.upcalls {
+            self.apis.insert(u.upcall.clone());
+            self.apis.extend(
+                HOST_ANSWERS
+                    .iter()
+                    .filter(|(upcall, _)| *upcall == u.upcall)
+                    .map(|(_, api)| (*api).to_owned()),
+            );
+        }
         let used = step.call.attributes();
         if let Some(api) = step.call.api() {
             self.apis.insert(api.to_owned());
@@ -83,14 +94,23 @@ pub struct Items {
 }
 
 /// The calls the harness makes on every target to set a vector's job up, before its first
-/// step: each node's server is initialised, registers the job and its clients, and each
-/// rank initialises.
-pub const SETUP_APIS: [&str; 4] = [
+/// step: each node's server is initialised, registers the job and its clients and sets up
+/// each client's environment, and each rank initialises from that environment (on `rust`
+/// too: its in-memory clients take their identity and buffer type from it).
+pub const SETUP_APIS: [&str; 5] = [
     "PMIx_server_init",
     "PMIx_server_register_nspace",
     "PMIx_server_register_client",
+    "PMIx_server_setup_fork",
     "PMIx_Init",
 ];
+
+/// Upcalls the harness's host answers, on every target, with a call to a server: the
+/// direct-modex request for a process of another node is answered with that node's
+/// `PMIx_server_dmodex_request`, so a step that expects the upcall and observes the value
+/// fetched sees that call's effect.
+pub const HOST_ANSWERS: [(&str, &str); 1] =
+    [("pmix_server_dmodex_req_fn_t", "PMIx_server_dmodex_request")];
 
 /// Whether a step's expectation observes more than success (see the module's doc).
 pub fn observes(step: &Step) -> bool {
@@ -136,47 +156,80 @@ fn expected_attributes(step: &Step) -> Vec<String> {
         .collect()
 }
 
-/// The earlier steps whose effect the observing step `at` sees (see the module's doc).
+/// The earlier steps whose effect step `at` sees directly (see the module's doc).
 fn producers(v: &Vector, at: usize) -> Vec<usize> {
     let step = &v.steps[at];
     let before = 0..at;
-    match &step.call {
-        Call::Get { .. } => before
-            .filter(|&i| {
-                matches!(
-                    v.steps[i].call,
-                    Call::Put { .. }
-                        | Call::StoreInternal { .. }
-                        | Call::Commit
-                        | Call::Fence { .. }
-                )
-            })
-            .collect(),
-        Call::Lookup { keys, .. } => before
-            .filter(|&i| match &v.steps[i].call {
-                Call::Publish { info, .. } => info.iter().any(|p| keys.contains(&p.key)),
-                Call::Unpublish { keys: gone, .. } => {
-                    gone.is_empty() || gone.iter().any(|k| keys.contains(k))
-                }
-                _ => false,
-            })
-            .collect(),
-        Call::Events { handler, .. } => before
-            .filter(|&i| match &v.steps[i].call {
-                Call::RegisterEventHandler { handler: h, .. } => h == handler,
-                Call::NotifyEvent { .. } => true,
-                _ => false,
-            })
-            .collect(),
-        Call::Await { handle } => before
-            .filter(|&i| {
-                let s = &v.steps[i];
-                s.start.as_deref() == Some(handle.as_str())
-                    || matches!(&s.call, Call::Get { handle: Some(h), .. } if h == handle)
-            })
-            .collect(),
-        _ => Vec::new(),
+    // A step that uses a value an earlier step saved sees that step's output.
+    let refs = crate::vector::step_refs(step);
+    let mut out: Vec<usize> = before
+        .clone()
+        .filter(|&i| v.steps[i].save.as_ref().is_some_and(|n| refs.contains(n)))
+        .collect();
+    out.extend(before.filter(|&i| sees(&step.call, &v.steps[i])));
+    out
+}
+
+/// Whether `call` sees the effect of the earlier step `earlier`: a get the data put,
+/// committed, fenced, registered or deregistered before it, a server's direct-modex request
+/// the data committed or purged with the client's deregistration, a lookup the publishes and
+/// unpublishes of its keys, an `events` step its handler's registration and the
+/// notifications, an `await` the call it collects, a server's call its finalization.
+fn sees(call: &Call, earlier: &Step) -> bool {
+    // A server's call after its finalization sees that finalization.
+    if matches!(earlier.call, Call::ServerFinalize)
+        && call.api().is_some_and(|a| a.starts_with("PMIx_server"))
+    {
+        return true;
     }
+    match call {
+        Call::Get { .. } => matches!(
+            earlier.call,
+            Call::Put { .. }
+                | Call::StoreInternal { .. }
+                | Call::Commit
+                | Call::Fence { .. }
+                | Call::ServerRegisterNspace { .. }
+                | Call::ServerDeregisterNspace { .. }
+        ),
+        Call::ServerDmodexRequest { .. } => matches!(
+            earlier.call,
+            Call::Put { .. } | Call::Commit | Call::ServerDeregisterClient { .. }
+        ),
+        Call::Lookup { keys, .. } => match &earlier.call {
+            Call::Publish { info, .. } => info.iter().any(|p| keys.contains(&p.key)),
+            Call::Unpublish { keys: gone, .. } => {
+                gone.is_empty() || gone.iter().any(|k| keys.contains(k))
+            }
+            _ => false,
+        },
+        Call::Events { handler, .. } => match &earlier.call {
+            Call::RegisterEventHandler { handler: h, .. } => h == handler,
+            Call::NotifyEvent { .. } => true,
+            _ => false,
+        },
+        Call::Await { handle } => {
+            earlier.start.as_deref() == Some(handle.as_str())
+                || matches!(&earlier.call, Call::Get { handle: Some(h), .. } if h == handle)
+        }
+        _ => false,
+    }
+}
+
+/// The observing step `at` and every earlier step whose effect it sees, directly or
+/// through a step it sees (a get sees a registration that uses a saved node map, and so the
+/// step that made the map).
+fn seen_through(v: &Vector, at: usize) -> BTreeSet<usize> {
+    let mut seen = BTreeSet::from([at]);
+    let mut todo = vec![at];
+    while let Some(i) = todo.pop() {
+        for p in producers(v, i) {
+            if seen.insert(p) {
+                todo.push(p);
+            }
+        }
+    }
+    seen
 }
 
 /// The items `v` names, and those it verifies when it passes.
@@ -226,8 +279,7 @@ pub fn items(v: &Vector) -> Items {
         .collect();
     let mut seen_steps = BTreeSet::new();
     for &i in &observing {
-        seen_steps.insert(i);
-        seen_steps.extend(producers(v, i));
+        seen_steps.extend(seen_through(v, i));
         verified.attributes.extend(expected_attributes(&v.steps[i]));
     }
     for &i in &seen_steps {
@@ -327,6 +379,24 @@ pub struct Line {
     pub named: usize,
     pub targets: Vec<TargetCount>,
 }
+
+/// v5.0 APIs whose effect the standard leaves to the implementation, so that no vector can
+/// observe one without inventing it: the report lists them apart, with the reason, and they
+/// stay out of *verified*.
+pub const NOTHING_DEFINED_TO_OBSERVE: [(&str, &str); 2] = [
+    (
+        "PMIx_server_setup_application",
+        "v5.0 §17.2.11 leaves what it returns to the library's subsystems (environment \
+         variables, fabric configuration, security credentials; harvesting them is optional \
+         for implementers) and this library has none: it completes with no data. A \
+         `PMIX_ALLOC_FABRIC` request would need a fabric allocator, which no issue brings yet",
+    ),
+    (
+        "PMIx_server_setup_local_support",
+        "v5.0 §17.2.13 defines it as the node's application-specific preparation from what \
+         `PMIx_server_setup_application` returned, which here is nothing",
+    ),
+];
 
 /// The kinds of API the table counts, as (line, the inventory's `kind`).
 pub const API_KINDS: [(&str, &str); 5] = [
@@ -594,5 +664,46 @@ info = [{ key = "PMIX_TIMEOUT", value = { int32 = 5 } }]
         let typed = format!("{PUT_GET}expect.value_type = \"PMIX_UINT8\"\n");
         let v = vector("x", &typed);
         assert!(!observes(&v.steps[3]));
+    }
+
+    #[test]
+    fn a_saved_value_credits_the_step_that_made_it_through_the_steps_that_use_it() {
+        let chain = r#"
+[[step]]
+proc = "server:n0"
+call = "generate_regex"
+input = "n0,n1"
+save = "nodes"
+
+[[step]]
+proc = "server:n0"
+call = "generate_ppn"
+input = "0;1"
+save = "unused"
+
+[[step]]
+proc = "server:n0"
+call = "server_register_nspace"
+nspace = "mapped"
+info = [{ key = "PMIX_NODE_MAP", value = { string = "$nodes" } }]
+
+[[step]]
+proc = 0
+call = "get"
+target = { nspace = "mapped", rank = "wildcard" }
+key = "PMIX_NODE_LIST"
+expect.value = { string = "n0,n1" }
+"#;
+        let i = items(&vector("server/x", chain));
+        for api in [
+            "PMIx_generate_regex",
+            "PMIx_server_register_nspace",
+            "PMIx_Get",
+        ] {
+            assert!(i.verified.apis.contains(api), "{api}");
+        }
+        // A saved value no observing step uses verifies nothing.
+        assert!(!i.verified.apis.contains("PMIx_generate_ppn"));
+        assert!(i.named.apis.contains("PMIx_generate_ppn"));
     }
 }

@@ -219,9 +219,8 @@ pub async fn run_step(server: &Server, call: &Call, nspace: &str) -> Result<ApiO
     Ok(run_rust(server, resolve(call, nspace)?).await)
 }
 
-/// Run `call` on this crate's server. What the crate lacks answers `PMIX_ERR_NOT_SUPPORTED`
-/// (process sets, locality and cpuset strings with issue 7; I/O forwarding and inventory, not
-/// in any issue yet).
+/// Run `call` on this crate's server. What the crate lacks (I/O forwarding, inventory,
+/// resources) is `no such call`: the harness never answers for it.
 pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
     let unit = |r: Result<(), pmix::Error>| {
         ApiOutput::status(r.err().map_or(Status::SUCCESS, |e| e.status()))

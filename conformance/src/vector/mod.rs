@@ -24,7 +24,7 @@ mod saved;
 mod value;
 pub use call::{AppSpec, Call, CodeArg, QuerySpec};
 pub use cite::check_citations;
-use saved::step_refs;
+pub(crate) use saved::step_refs;
 pub use saved::{Saved, record_saved, run_presets};
 pub(crate) use value::from_hex;
 pub use value::{ArraySpec, CpusetSpec, EnvarSpec, GeometrySpec, ValueSpec};

@@ -26,7 +26,7 @@ fn reference(s: &str) -> Option<(&str, &str)> {
 }
 
 /// The names a step refers to with `"$NAME"`, in its call and its expectation.
-pub(super) fn step_refs(step: &Step) -> Vec<String> {
+pub(crate) fn step_refs(step: &Step) -> Vec<String> {
     let mut out = refs(&step.call);
     out.extend(refs(&step.expect));
     out
