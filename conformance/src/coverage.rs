@@ -143,7 +143,8 @@ pub fn observes(step: &Step) -> bool {
 }
 
 /// The attribute names a step's expectation names: its results, a query's answer keys, the
-/// results handed on with events, the infos of an info-array value.
+/// information events carry and the results handed on with them, the infos of an
+/// info-array value.
 fn expected_attributes(step: &Step) -> Vec<String> {
     let e = &step.expect;
     let mut keys: Vec<&str> = Vec::new();
@@ -151,6 +152,7 @@ fn expected_attributes(step: &Step) -> Vec<String> {
     keys.extend(e.result_keys.iter().map(String::as_str));
     for ev in e.events.iter().flatten() {
         keys.extend(ev.results.iter().flat_map(|i| i.keys()));
+        keys.extend(ev.info.iter().flat_map(|i| i.keys()));
     }
     for d in &e.data {
         keys.push(&d.key);
