@@ -331,6 +331,15 @@ pub async fn run_rust(
     call: ApiCall,
 ) -> ApiOutput {
     let unit = |r: Result<(), Status>| ApiOutput::status(r.err().unwrap_or(Status::SUCCESS));
+    // A group formed: its status (a partial success too) and the results the call returned.
+    let formed = |r: Result<pmix::client::GroupConstructed, Status>| match r {
+        Ok(g) => ApiOutput {
+            status: g.status,
+            results: g.results,
+            ..ApiOutput::default()
+        },
+        Err(s) => ApiOutput::status(s),
+    };
     match call {
         ApiCall::FenceNb { procs, info } => unit(c.fence_nb(&procs, &info).await),
         ApiCall::PublishNb { info } => unit(c.publish_nb(&info).await),
@@ -560,18 +569,11 @@ pub async fn run_rust(
             procs,
             info,
             nb,
-        } => match if nb {
+        } => formed(if nb {
             c.group_construct_nb(&group, &procs, &info).await
         } else {
             c.group_construct(&group, &procs, &info).await
-        } {
-            Ok(formed) => ApiOutput {
-                status: formed.status,
-                results: formed.results,
-                ..ApiOutput::default()
-            },
-            Err(s) => ApiOutput::status(s),
-        },
+        }),
         ApiCall::GroupDestruct { group, info, nb } => unit(if nb {
             c.group_destruct_nb(&group, &info).await
         } else {
@@ -582,7 +584,7 @@ pub async fn run_rust(
             procs,
             info,
             nb,
-        } => unit(if nb {
+        } => formed(if nb {
             c.group_invite_nb(&group, &procs, &info).await
         } else {
             c.group_invite(&group, &procs, &info).await
@@ -599,7 +601,7 @@ pub async fn run_rust(
             } else {
                 pmix::client::GroupAnswer::Decline
             };
-            unit(if nb {
+            formed(if nb {
                 c.group_join_nb(&group, &leader, answer, &info).await
             } else {
                 c.group_join(&group, &leader, answer, &info).await

@@ -347,6 +347,15 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
             return false;
         }
     }
+    if !e.bits_set.is_empty() {
+        let Some(pmix::model::Value::LocType(l)) = &got.value else {
+            return false;
+        };
+        let want = locality_bits(&e.bits_set);
+        if want.is_none_or(|w| l.0 & w != w) {
+            return false;
+        }
+    }
     if !holds_infos(&e.results, &got.results, job) {
         return false;
     }
@@ -392,6 +401,13 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
     true
 }
 
+/// The mask of the locality bits `names` name; `None` if one names none (loading refuses it).
+fn locality_bits(names: &[String]) -> Option<u16> {
+    names.iter().try_fold(0u16, |mask, n| {
+        pmix::model::Locality::from_name(n).map(|l| mask | l.0)
+    })
+}
+
 fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> String {
     let mut out = format!(
         "{}: {}\n",
@@ -416,6 +432,13 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
         }
         if let Some(start) = &e.starts_with {
             let _ = writeln!(out, "  value: a string beginning {start:?}, and longer");
+        }
+        if !e.bits_set.is_empty() {
+            let _ = writeln!(
+                out,
+                "  value: a PMIX_LOCTYPE with at least {} set",
+                e.bits_set.join(" | ")
+            );
         }
         for r in &e.results {
             let _ = writeln!(out, "  result: {} = {}", r.key, spec_text(&r.value, job));
@@ -449,7 +472,11 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
     let _ = writeln!(out, "  status: {:?}", got.status);
     let e = &step.expect;
     if carries_data(got.status) {
-        if e.value.is_some() || !e.value_any.is_empty() || e.starts_with.is_some() {
+        if e.value.is_some()
+            || !e.value_any.is_empty()
+            || e.starts_with.is_some()
+            || !e.bits_set.is_empty()
+        {
             match &got.value {
                 Some(v) => {
                     let _ = writeln!(out, "  value: {v:?}");
@@ -757,6 +784,32 @@ mod tests {
         assert!(got(string("xab")).is_some());
         assert!(got(Some(pmix::model::Value::String(None))).is_some());
         assert!(got(Some(pmix::model::Value::Uint8(1))).is_some());
+        assert!(got(None).is_some());
+    }
+
+    #[test]
+    fn bits_set_asks_for_a_locality_with_at_least_those_bits() {
+        let text = "summary = \"s\"\nsection = \"v5.0 §12.4.2\"\n[[step]]\nproc = 0\ncall = \"get_relative_locality\"\nlocality1 = \"a\"\nlocality2 = \"a\"\nexpect.bits_set = [\"PMIX_LOCALITY_SHARE_NODE\", \"PMIX_LOCALITY_SHARE_CORE\"]\n";
+        let v: Vector = toml::from_str(text).expect("a step");
+        let got = |value: Option<pmix::model::Value>| {
+            let o = Observed {
+                value,
+                ..Observed::status(Status::SUCCESS)
+            };
+            judge(0, &v.steps[0], &vec![(0, o)], &[], "vjob")
+        };
+        let loc = |bits: u16| Some(pmix::model::Value::LocType(pmix::model::Locality(bits)));
+        assert!(got(loc(0x4002)).is_none());
+        assert!(
+            got(loc(0x4000 | 0x0002 | 0x0001 | 0x0010)).is_none(),
+            "more may be set"
+        );
+        assert!(got(loc(0x4000)).is_some(), "the core is missing");
+        assert!(got(loc(0)).is_some());
+        assert!(
+            got(Some(pmix::model::Value::Uint16(0x4002))).is_some(),
+            "not a PMIX_LOCTYPE"
+        );
         assert!(got(None).is_some());
     }
 }

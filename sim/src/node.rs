@@ -387,7 +387,8 @@ async fn invitation_work(
                 .collect();
             let timeout = i32::try_from(timeout_s).unwrap_or(i32::MAX);
             let info = [Info::new(attr::TIMEOUT, timeout)];
-            let invited = client.group_invite(crate::INVITED, &others, &info).await;
+            let invited =
+                (client.group_invite(crate::INVITED, &others, &info).await).and_then(whole_group);
             observer.grouped(rank, "invite", invited.map(|()| None));
             invited
         }
@@ -396,7 +397,10 @@ async fn invitation_work(
             let joined = match tokio::time::timeout(wait, rx.recv()).await {
                 Ok(Some(leader)) => {
                     let accept = pmix::client::GroupAnswer::Accept;
-                    (client.group_join(crate::INVITED, &leader, accept, &[])).await
+                    (client
+                        .group_join(crate::INVITED, &leader, accept, &[])
+                        .await)
+                        .and_then(whole_group)
                 }
                 _ => Err(Status::ERR_TIMEOUT),
             };
@@ -414,6 +418,16 @@ async fn invitation_work(
     observer.grouped(rank, "invited fence", fenced.map(|()| None));
     let destructed = client.group_destruct(crate::INVITED, &[]).await;
     observer.grouped(rank, "invited destruct", destructed.map(|()| None));
+}
+
+/// An invitation or a join that formed the group of every process invited; one formed
+/// short of some (`PMIX_ERR_PARTIAL_SUCCESS`) ends the workload's group phase as an error.
+fn whole_group(formed: pmix::client::GroupConstructed) -> Result<(), Status> {
+    if formed.status == Status::SUCCESS {
+        Ok(())
+    } else {
+        Err(formed.status)
+    }
 }
 
 /// Who takes part in a connect between a parent and the job it spawned.

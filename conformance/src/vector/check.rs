@@ -162,6 +162,13 @@ impl Vector {
                     "field `expect.value_type`: no type is named {t}"
                 )));
             }
+            for b in &s.expect.bits_set {
+                if pmix::model::Locality::from_name(b).is_none_or(|l| l.0 == 0) {
+                    return Err(at(format!(
+                        "field `expect.bits_set`: no locality bit is named {b}"
+                    )));
+                }
+            }
             for r in &s.expect.results {
                 r.to_info(&self.setup.nspace)
                     .map_err(|e| at(format!("field `expect.results`: {e}")))?;

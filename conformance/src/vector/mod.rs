@@ -341,6 +341,11 @@ pub struct Expect {
     /// string that is not empty), where the standard fixes part of a text or none of it.
     #[serde(default)]
     pub starts_with: Option<String>,
+    /// Bits the value, a `PMIX_LOCTYPE`, must have set, by their names
+    /// (`PMIX_LOCALITY_SHARE_NODE`); others may be set too: where the standard fixes some
+    /// levels of a relative locality and the machine decides the rest (its caches, NUMA).
+    #[serde(default)]
+    pub bits_set: Vec<String>,
     /// Infos the call's results must hold (others may come too).
     #[serde(default)]
     pub results: Vec<InfoSpec>,

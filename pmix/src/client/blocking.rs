@@ -270,7 +270,12 @@ impl Client {
     }
 
     /// `PMIx_Group_invite` (see [`super::Client::group_invite`]).
-    pub fn group_invite(&self, group: &str, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub fn group_invite(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> Result<super::GroupConstructed, Status> {
         self.runtime
             .block_on(self.inner.group_invite(group, procs, info))
     }
@@ -282,7 +287,7 @@ impl Client {
         leader: &Proc,
         answer: super::GroupAnswer,
         info: &[Info],
-    ) -> Result<(), Status> {
+    ) -> Result<super::GroupConstructed, Status> {
         self.runtime
             .block_on(self.inner.group_join(group, leader, answer, info))
     }

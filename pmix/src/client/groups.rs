@@ -17,10 +17,12 @@ pub enum GroupAnswer {
     Decline,
 }
 
-/// A group `PMIx_Group_construct` formed (v5.0 §14.2.6): `status` is `PMIX_SUCCESS` when
-/// every proposed member took part, and `PMIX_ERR_PARTIAL_SUCCESS` when, with
-/// `PMIX_GROUP_OPTIONAL`, some did not; `results` are the call's (then with the final
-/// membership, `PMIX_GROUP_MEMBERSHIP`). A construction that formed no group is an `Err`.
+/// A group `PMIx_Group_construct`, `PMIx_Group_invite` or `PMIx_Group_join` formed (v5.0
+/// §14.2.6, §14.2.10, §14.2.12): `status` is `PMIX_SUCCESS` when every proposed member took
+/// part, and `PMIX_ERR_PARTIAL_SUCCESS` when, with `PMIX_GROUP_OPTIONAL`, some did not;
+/// `results` are the call's (with the final membership, `PMIX_GROUP_MEMBERSHIP`, after a
+/// partial construction and after every invitation and join). A call that formed no group
+/// is an `Err`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupConstructed {
     pub status: Status,
@@ -104,33 +106,35 @@ impl Client {
 
     /// `PMIx_Group_invite`: invite `procs` into `group`, led by this process (§14.2.10).
     /// Each invitee hears `PMIX_GROUP_INVITED`; this call ends once every one of them has
-    /// answered, and the group is this process and those who accepted. When the
-    /// `PMIX_TIMEOUT` of `info` passes first it is `Err(PMIX_ERR_PARTIAL_SUCCESS)` with
-    /// `PMIX_GROUP_OPTIONAL` (the group is formed of those who accepted) and
+    /// answered, and the group is this process and those who accepted: the results hold its
+    /// members (`PMIX_GROUP_MEMBERSHIP`) and any context id the host assigned. When the
+    /// `PMIX_TIMEOUT` of `info` passes first, the status is `PMIX_ERR_PARTIAL_SUCCESS` with
+    /// `PMIX_GROUP_OPTIONAL` (the group is formed of those who accepted), and it is
     /// `Err(PMIX_ERR_TIMEOUT)` without.
     pub async fn group_invite(
         &self,
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<(), Status> {
+    ) -> Result<GroupConstructed, Status> {
         let req = Request::Op(Op::GroupInvite {
             group: group.to_owned(),
             procs: procs.to_vec(),
             info: info.to_vec(),
         });
-        self.status_of(&req).await
+        self.formed(&req).await
     }
 
     /// `PMIx_Group_join`: answer `leader`'s invitation into `group` (§14.2.12). Accepting
-    /// ends when the group is formed; declining at once.
+    /// ends when the group is formed, with its members (`PMIX_GROUP_MEMBERSHIP`) and any
+    /// context id in the results; declining ends at once, with none.
     pub async fn group_join(
         &self,
         group: &str,
         leader: &Proc,
         answer: GroupAnswer,
         info: &[Info],
-    ) -> Result<(), Status> {
+    ) -> Result<GroupConstructed, Status> {
         let mut info = info.to_vec();
         if answer == GroupAnswer::Decline {
             let decline = Info::with_key(GROUP_JOIN_DECLINES, crate::model::Value::Bool(true))
@@ -142,7 +146,24 @@ impl Client {
             procs: vec![leader.clone()],
             info,
         });
-        self.status_of(&req).await
+        self.formed(&req).await
+    }
+
+    /// An invitation's or a join's outcome: the group formed, as the server reports it.
+    async fn formed(&self, req: &Request) -> Result<GroupConstructed, Status> {
+        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+            Reply::Op(OpReply::Infos { status, info, .. })
+                if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS =>
+            {
+                Ok(GroupConstructed {
+                    status,
+                    results: info,
+                })
+            }
+            Reply::Op(OpReply::Infos { status, .. } | OpReply::Status { status, .. })
+            | Reply::Status(status) => Err(status),
+            _ => Err(Status::ERR_UNPACK_FAILURE),
+        }
     }
 
     /// `PMIx_Group_leave`: leave `group` at once (§14.2.14); the other members hear
@@ -180,7 +201,12 @@ impl Client {
     }
 
     /// `PMIx_Group_invite_nb` (see [`Client::group_invite`]).
-    pub fn group_invite_nb(&self, group: &str, procs: &[Proc], info: &[Info]) -> Pending<()> {
+    pub fn group_invite_nb(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> Pending<GroupConstructed> {
         let (c, g, p, i) = (
             self.clone(),
             group.to_owned(),
@@ -199,7 +225,7 @@ impl Client {
         leader: &Proc,
         answer: GroupAnswer,
         info: &[Info],
-    ) -> Pending<()> {
+    ) -> Pending<GroupConstructed> {
         let (c, g, l, i) = (
             self.clone(),
             group.to_owned(),

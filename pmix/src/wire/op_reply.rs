@@ -10,12 +10,12 @@
 //! |---|---|
 //! | `SPAWNNB` | STRING new namespace (NULL on failure), then on success KVAL... its job information until the end |
 //! | `CONNECTNB` | on success, BYTE_OBJECT... until the end, one per other namespace: STRING namespace, KVAL... its job information |
-//! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE` | SIZE n, INFO[n] (packed whatever the status) |
+//! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE`, and the group invite and join this library adds | SIZE n, INFO[n] (packed whatever the status; an invitation's and a join's are the group formed, `PMIX_GROUP_MEMBERSHIP` and any `PMIX_GROUP_CONTEXT_ID`) |
 //! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO[n] |
 //! | `IOF_PULL` | on success: SIZE the server's id of the registration |
 //! | `GROUP_CONSTRUCT` | SIZE context id (OpenPMIx packs it whatever the status; its client reads it if present) |
 //! | `COMPUTE_DEVICE_DISTANCES` | SIZE n, DEVICE_DIST[n] |
-//! | `DISCONNECTNB`, `LOG`, `IOF_PUSH`, `IOF_DEREG`, `GROUP_DESTRUCT`, and the group invite, join and leave this library adds | nothing |
+//! | `DISCONNECTNB`, `LOG`, `IOF_PUSH`, `IOF_DEREG`, `GROUP_DESTRUCT`, and the group leave this library adds | nothing |
 //! | `DEREGEVENTS` | no reply is sent |
 
 use crate::Error;
@@ -43,8 +43,8 @@ pub enum OpReply {
     },
     /// `CONNECTNB`: the job information of every other namespace taking part.
     Connect { status: Status, jobs: Vec<JobData> },
-    /// `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER` and
-    /// `FABRIC_UPDATE`: results as a list of infos.
+    /// `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`,
+    /// `FABRIC_UPDATE`, `GROUP_INVITE` and `GROUP_JOIN`: results as a list of infos.
     Infos {
         command: Command,
         status: Status,
@@ -76,7 +76,7 @@ pub enum OpReply {
 }
 
 /// Commands whose reply carries data besides the status, or whose reply this module types.
-const INFO_REPLIES: [Command; 7] = [
+const INFO_REPLIES: [Command; 9] = [
     Command::QUERY,
     Command::ALLOC,
     Command::JOB_CONTROL,
@@ -84,16 +84,16 @@ const INFO_REPLIES: [Command; 7] = [
     Command::VALIDATE_CRED,
     Command::FABRIC_REGISTER,
     Command::FABRIC_UPDATE,
+    Command::GROUP_INVITE,
+    Command::GROUP_JOIN,
 ];
 
-const STATUS_REPLIES: [Command; 8] = [
+const STATUS_REPLIES: [Command; 6] = [
     Command::DISCONNECTNB,
     Command::LOG,
     Command::IOF_PUSH,
     Command::IOF_DEREG,
     Command::GROUP_DESTRUCT,
-    Command::GROUP_INVITE,
-    Command::GROUP_JOIN,
     Command::GROUP_LEAVE,
 ];
 

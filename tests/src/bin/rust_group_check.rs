@@ -163,6 +163,7 @@ fn main() -> ExitCode {
         let others: Vec<Proc> = (1..4).map(peer).collect();
         client
             .group_invite("invited", &others, &[])
+            .map(|_| ())
             .map_err(|s| format!("{s:?}"))
     } else {
         let answer = if rank == 3 {
@@ -173,6 +174,7 @@ fn main() -> ExitCode {
         wait_for(Status::GROUP_INVITED).and_then(|leader| {
             client
                 .group_join("invited", &leader, answer, &[])
+                .map(|_| ())
                 .map_err(|s| format!("{s:?}"))
         })
     };

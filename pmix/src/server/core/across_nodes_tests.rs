@@ -47,6 +47,8 @@ fn node(name: &str, ranks: [u32; 2]) -> (ServerCore, Vec<ConnId>) {
 struct Seen {
     /// (connection, tag, status) of the invite and join replies.
     replies: Vec<(ConnId, u32, Status)>,
+    /// (connection, tag, members) of the replies that carry the group formed.
+    formed: Vec<(ConnId, u32, Vec<Proc>)>,
     /// (connection, event, source).
     events: Vec<(ConnId, Status, Proc)>,
 }
@@ -57,6 +59,12 @@ impl Seen {
             .filter(|(c, s, _)| *c == conn && *s == status)
             .map(|(_, _, src)| src.clone())
             .collect()
+    }
+
+    fn formed(&self, conn: ConnId, tag: u32) -> Option<Vec<Proc>> {
+        (self.formed.iter())
+            .find(|(c, t, _)| *c == conn && *t == tag)
+            .map(|(_, _, m)| m.clone())
     }
 
     fn answer(&self, conn: ConnId, tag: u32) -> Option<Status> {
@@ -93,11 +101,15 @@ fn step(from: &mut ServerCore, to: &mut ServerCore, seen: &mut Seen, host: Statu
                 } else {
                     Command::GROUP_JOIN
                 };
-                let status = match Reply::decode(command, &payload, BufferType::NonDescribed) {
-                    Ok(Reply::Op(OpReply::Status { status, .. })) => status,
-                    other => panic!("unexpected reply {other:?}"),
-                };
+                let (status, info) =
+                    match Reply::decode(command, &payload, BufferType::NonDescribed) {
+                        Ok(Reply::Op(OpReply::Infos { status, info, .. })) => (status, info),
+                        other => panic!("unexpected reply {other:?}"),
+                    };
                 seen.replies.push((conn, tag.0, status));
+                if let Some(m) = super::groups_tests::membership(&info) {
+                    seen.formed.push((conn, tag.0, m));
+                }
             }
             Action::Host {
                 op,
@@ -179,6 +191,12 @@ fn invitees_on_another_node_join_and_the_group_forms_on_both() {
         "invited once"
     );
     let group = vec![p(0), p(1), p(2)];
+    // The leader and each joiner, here and elsewhere, are handed the group formed; the
+    // decliner is not.
+    assert_eq!(sa.formed(ca[0], INVITE).as_ref(), Some(&group));
+    assert_eq!(sa.formed(ca[1], JOIN).as_ref(), Some(&group));
+    assert_eq!(sb.formed(cb[0], JOIN).as_ref(), Some(&group));
+    assert_eq!(sb.formed(cb[1], JOIN), None);
     assert_eq!(members(&a).as_ref(), Some(&group));
     assert_eq!(members(&b).as_ref(), Some(&group));
     assert!(b.groups.remote_invitations.is_empty());

@@ -67,6 +67,35 @@ pub(super) fn plain(command: Command, status: Status) -> Reply {
     Reply::Op(OpReply::Status { command, status })
 }
 
+/// An invitation's or a join's outcome: its status, and the members of the group formed when
+/// the reply carries them.
+pub(super) type Formed = (Status, Option<Vec<Proc>>);
+
+/// An invitation's or a join's reply as its requester decodes it.
+pub(super) fn formed(reply: &Reply) -> Formed {
+    match reply {
+        Reply::Op(OpReply::Infos { status, info, .. }) => (*status, membership(info)),
+        Reply::Op(OpReply::Status { status, .. }) => (*status, None),
+        other => panic!("not an invitation's or a join's reply: {other:?}"),
+    }
+}
+
+/// The members a `PMIX_GROUP_MEMBERSHIP` among `info` names.
+pub(super) fn membership(info: &[Info]) -> Option<Vec<Proc>> {
+    let i = info.iter().find(|i| i.is(attr::GROUP_MEMBERSHIP))?;
+    match &i.value {
+        Value::DataArray(a) => Some(
+            (a.elements.iter())
+                .filter_map(|e| match e {
+                    Value::Proc(p) => Some((*p).clone()),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 pub(super) fn group_fence(group: &str) -> Request {
     Request::Fence {
         procs: vec![Proc::try_new(group, Rank::WILDCARD).unwrap()],
@@ -304,15 +333,18 @@ fn an_invitation_ends_when_every_invitee_answered_and_forms_the_group_of_those_w
     // Rank 2 declines: answered at once; the leader hears it.
     send(&mut c, conns[2], 102, &join(true));
     let (r, ev) = drain(&mut c, Command::GROUP_JOIN);
+    assert_eq!(r.len(), 1);
+    assert_eq!((r[0].0, r[0].1), (conns[2], 102));
     assert_eq!(
-        r,
-        vec![(conns[2], 102, plain(Command::GROUP_JOIN, Status::SUCCESS))]
+        formed(&r[0].2),
+        (Status::SUCCESS, None),
+        "a decliner joins no group"
     );
     assert_eq!(ev, vec![(conns[0], Status::GROUP_INVITE_DECLINED, p(2))]);
     // Answering twice is refused.
     send(&mut c, conns[2], 103, &join(false));
     let (r, _) = drain(&mut c, Command::GROUP_JOIN);
-    assert_eq!(r[0].2, plain(Command::GROUP_JOIN, Status::ERR_EXISTS));
+    assert_eq!(formed(&r[0].2), (Status::ERR_EXISTS, None));
     // Rank 3 terminates before answering: the leader hears it failed, and the group forms.
     c.handle_closed(conns[3]);
     let mut out = Vec::new();
@@ -334,7 +366,7 @@ fn an_invitation_ends_when_every_invitee_answered_and_forms_the_group_of_those_w
                 Command::GROUP_JOIN
             };
             let r = Reply::decode(command, &payload, BufferType::NonDescribed).unwrap();
-            answered.push((conn, r));
+            answered.push((conn, formed(&r)));
         }
     }
     assert!(events.contains(&(conns[0], Status::GROUP_INVITE_FAILED, p(3))));
@@ -345,8 +377,10 @@ fn an_invitation_ends_when_every_invitee_answered_and_forms_the_group_of_those_w
             .iter()
             .any(|(conn, s, _)| *conn == conns[2] && *s == Status::GROUP_CONSTRUCT_COMPLETE)
     );
-    assert!(answered.contains(&(conns[0], plain(Command::GROUP_INVITE, Status::SUCCESS))));
-    assert!(answered.contains(&(conns[1], plain(Command::GROUP_JOIN, Status::SUCCESS))));
+    // The leader and the joiner are handed the group formed: ranks 0 and 1.
+    let group = Some(vec![p(0), p(1)]);
+    assert!(answered.contains(&(conns[0], (Status::SUCCESS, group.clone()))));
+    assert!(answered.contains(&(conns[1], (Status::SUCCESS, group))));
     // The group is ranks 0 and 1.
     send(&mut c, conns[0], 104, &group_fence("inv"));
     send(&mut c, conns[1], 104, &group_fence("inv"));
@@ -380,16 +414,21 @@ fn an_invitation_whose_timeout_passes_fails_unless_members_are_optional() {
                     Command::GROUP_JOIN
                 };
                 let r = Reply::decode(command, &payload, BufferType::NonDescribed).unwrap();
-                answers.push((conn, r));
+                answers.push((conn, formed(&r)));
             }
         }
+        // A partial success hands both the final membership (v5.0 §14.2.11).
         let (leader, joiner) = if optional {
-            (Status::ERR_PARTIAL_SUCCESS, Status::SUCCESS)
+            let group = Some(vec![p(0), p(1)]);
+            (
+                (Status::ERR_PARTIAL_SUCCESS, group.clone()),
+                (Status::SUCCESS, group),
+            )
         } else {
-            (Status::ERR_TIMEOUT, Status::ERR_TIMEOUT)
+            ((Status::ERR_TIMEOUT, None), (Status::ERR_TIMEOUT, None))
         };
-        assert!(answers.contains(&(conns[0], plain(Command::GROUP_INVITE, leader))));
-        assert!(answers.contains(&(conns[1], plain(Command::GROUP_JOIN, joiner))));
+        assert!(answers.contains(&(conns[0], leader)));
+        assert!(answers.contains(&(conns[1], joiner)));
     }
 }
 
@@ -588,9 +627,13 @@ fn an_inviting_leader_terminating_hands_the_invitation_to_the_first_who_accepted
     send(&mut c, conns[1], 125, &join(false));
     send(&mut c, conns[3], 125, &join(true));
     let (r, _) = drain(&mut c, Command::GROUP_JOIN);
-    let answered: Vec<(ConnId, Reply)> = r.into_iter().map(|(conn, _, x)| (conn, x)).collect();
-    assert!(answered.contains(&(conns[1], plain(Command::GROUP_JOIN, Status::SUCCESS))));
-    assert!(answered.contains(&(conns[2], plain(Command::GROUP_JOIN, Status::SUCCESS))));
+    let answered: Vec<(ConnId, Formed)> = r
+        .into_iter()
+        .map(|(conn, _, x)| (conn, formed(&x)))
+        .collect();
+    let group = Some(vec![p(2), p(1)]);
+    assert!(answered.contains(&(conns[1], (Status::SUCCESS, group.clone()))));
+    assert!(answered.contains(&(conns[2], (Status::SUCCESS, group))));
     assert_eq!(c.groups.live["inv"].members, vec![p(2), p(1)]);
 
     // Nobody accepted yet: the construction is aborted.
@@ -605,14 +648,9 @@ fn an_inviting_leader_terminating_hands_the_invitation_to_the_first_who_accepted
     );
     send(&mut c, conns[1], 125, &join(false));
     let (r, _) = drain(&mut c, Command::GROUP_JOIN);
-    assert_eq!(
-        r,
-        vec![(
-            conns[1],
-            125,
-            plain(Command::GROUP_JOIN, Status::ERR_NOT_FOUND)
-        )]
-    );
+    assert_eq!(r.len(), 1);
+    assert_eq!((r[0].0, r[0].1), (conns[1], 125));
+    assert_eq!(formed(&r[0].2), (Status::ERR_NOT_FOUND, None));
 }
 
 #[test]

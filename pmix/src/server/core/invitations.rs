@@ -28,8 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::events::{Event, procs_of};
 use crate::model::{DataArray, GroupOperation, Info, Proc, Rank, Status, Value, attr};
 use crate::retrieval::Directives;
+use crate::wire::op_reply::OpReply;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
-use crate::wire::{Command, Tag};
+use crate::wire::{Command, Reply, Tag};
 
 use super::super::fence::Waiter;
 use super::groups::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
@@ -358,7 +359,7 @@ impl ServerCore {
         };
         let members = inv.members();
         let leader = inv.leader.clone();
-        let status = match cid {
+        let outcome = match cid {
             Ok(cid) => {
                 let g = Group {
                     members: members.clone(),
@@ -371,12 +372,8 @@ impl ServerCore {
                     },
                 };
                 self.groups.live.insert(group.to_owned(), g);
-                let mut info = vec![Info::new(
-                    attr::GROUP_MEMBERSHIP,
-                    DataArray::of_procs(members.clone()),
-                )];
+                let info = formed_results(&members, cid);
                 if let Some(c) = cid {
-                    info.push(Info::new(attr::GROUP_CONTEXT_ID, c as usize));
                     self.context_id_assigned(group, &members, c);
                 }
                 let status = if inv.timed_out {
@@ -389,9 +386,9 @@ impl ServerCore {
                     &leader,
                     &members,
                     group,
-                    info,
+                    info.clone(),
                 );
-                status
+                (status, info)
             }
             Err(s) => {
                 // Every invitee still in hears of it, and their servers answer their joins.
@@ -406,17 +403,45 @@ impl ServerCore {
                     let abort = Status::GROUP_CONSTRUCT_ABORT;
                     self.group_event(abort, &leader, &still, group, info);
                 }
-                s
+                (s, Vec::new())
             }
         };
+        // The leader and the joiners are handed the group formed (§14.2.10, §14.2.12).
+        let (status, results) = outcome;
         let joined = joined_status(status);
         for w in inv.accepted.values().flatten() {
-            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), joined);
+            self.formed_reply(Command::GROUP_JOIN, w, joined, results.clone());
         }
-        if let Some(w) = inv.waiter {
-            self.plain_reply(Command::GROUP_INVITE, w.conn, Tag(w.tag), status);
+        if let Some(w) = &inv.waiter {
+            self.formed_reply(Command::GROUP_INVITE, w, status, results);
         }
     }
+
+    /// Answer an invitation or a join with its status and the group formed.
+    fn formed_reply(&mut self, command: Command, w: &Waiter, status: Status, info: Vec<Info>) {
+        let reply = OpReply::Infos {
+            command,
+            status,
+            info,
+        };
+        self.send(w.conn, Tag(w.tag), &Reply::Op(reply));
+    }
+}
+
+/// What an invitation and its joins return once the group formed: the final membership
+/// (v5.0 §14.2.2: the final list of participants goes to each member; §14.2.10: the
+/// completion's information is returned in the results; §14.2.13: a join's callback carries
+/// the membership) and the context id the host assigned, as `PMIX_GROUP_CONSTRUCT_COMPLETE`
+/// carries them.
+fn formed_results(members: &[Proc], cid: Option<u64>) -> Vec<Info> {
+    let mut info = vec![Info::new(
+        attr::GROUP_MEMBERSHIP,
+        DataArray::of_procs(members.to_vec()),
+    )];
+    if let Some(c) = cid {
+        info.push(Info::new(attr::GROUP_CONTEXT_ID, c as usize));
+    }
+    info
 }
 
 /// A joiner's answer once its invitation ended: the invitation's own, but a group formed
@@ -630,9 +655,10 @@ impl ServerCore {
                 excused: Vec::new(),
             },
         };
+        let results = formed_results(&g.members, cid);
         self.groups.live.insert(group.to_owned(), g);
         for w in inv.joined.values() {
-            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), Status::SUCCESS);
+            self.formed_reply(Command::GROUP_JOIN, w, Status::SUCCESS, results.clone());
         }
     }
 
