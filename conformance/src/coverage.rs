@@ -6,21 +6,22 @@
 //! - **passing**: a vector that passes on the target names it;
 //! - **verified**: a vector that passes on the target *observes* the item's effect. A step
 //!   observes when its expectation goes beyond success: a value, a lookup's data, results, a
-//!   query's answers, events, the host's upcalls, a text's prefix, or a status other than
-//!   `PMIX_SUCCESS` (a `value_type` alone does not count, nor does a text only required to be
-//!   non-empty). An observing step verifies its API, the attributes it uses and those its
-//!   expectation names, the upcalls it expects, and the earlier steps whose effect it observes:
-//!   a get verifies the puts, commits, fences and namespace (de)registrations before it, a
-//!   server's direct-modex request the commits and client deregistrations, a server call the
-//!   server's finalization, a lookup the publishes and unpublishes of its keys, an `events`
-//!   step its handler's registration and the notifications before it, an `await` the call it
-//!   collects, and any step the earlier step whose value it uses (`"$NAME"` of a `save =
-//!   "NAME"`), each in turn with the steps whose effect *it* sees (a get sees a namespace
-//!   registered with a saved node map, and so the step that made the map); and the calls the
-//!   harness makes to set every vector's job up (see [`SETUP_APIS`]), whose effect every
-//!   observed value depends on. The generated `attribute-types/` vectors are only a type's
-//!   round trip: they name and pass, never verify. The retrieval rules a vector names are
-//!   verified when it passes and observes anything.
+//!   query's answers, events, the host's upcalls, a locality's bits, a text's prefix, or a
+//!   status other than `PMIX_SUCCESS` (a `value_type` alone does not count, nor does a text
+//!   only required to be non-empty). An observing step verifies its API, the attributes it uses
+//!   and those its expectation names, the upcalls it expects, and the earlier steps whose
+//!   effect it observes: a get verifies the puts, commits, fences and namespace
+//!   (de)registrations before it, a server's direct-modex request the commits and client
+//!   deregistrations, a server call the server's finalization, a lookup the publishes and
+//!   unpublishes of its keys, an `events` step its handler's registration and the notifications
+//!   before it and the source's call that raises the event (a group invitation, join or leave),
+//!   an `await` the call it collects, and any step the earlier step whose value it uses
+//!   (`"$NAME"` of a `save = "NAME"`), each in turn with the steps whose effect *it* sees (a
+//!   get sees a namespace registered with a saved node map, and so the step that made the map);
+//!   and the calls the harness makes to set every vector's job up (see [`SETUP_APIS`]), whose
+//!   effect every observed value depends on. The generated `attribute-types/` vectors are only
+//!   a type's round trip: they name and pass, never verify. The retrieval rules a vector names
+//!   are verified when it passes and observes anything.
 //!
 //! Beyond single items, the standard lists for many APIs the attributes an implementation
 //! is *required* to support with them (the inventory's `required_for` column). Such a pair
@@ -42,7 +43,7 @@ use std::fmt::Write as _;
 use crate::inventory::{Inventory, Standard, Version};
 use crate::outcome::Outcome;
 use crate::report::Row;
-use crate::vector::{Call, Step, Vector};
+use crate::vector::{Call, RankSpec, Step, Vector};
 
 /// A set of items of the standard: names of APIs (host upcalls included) and attributes,
 /// ids of retrieval rules, and (API, attribute) pairs.
@@ -138,6 +139,7 @@ pub fn observes(step: &Step) -> bool {
         || !e.upcalls.is_empty()
         // A text's prefix is observed; "any text that is not empty" is not.
         || e.starts_with.as_ref().is_some_and(|s| !s.is_empty())
+        || !e.bits_set.is_empty()
         || e.any_error
         || status_beyond_success
 }
@@ -179,7 +181,35 @@ fn producers(v: &Vector, at: usize) -> Vec<usize> {
         .filter(|&i| v.steps[i].save.as_ref().is_some_and(|n| refs.contains(n)))
         .collect();
     out.extend(before.filter(|&i| sees(&step.call, &v.steps[i])));
+    // An expected event whose source is the caller of an earlier step that raises it.
+    if let Some(events) = &step.expect.events {
+        for ev in events {
+            let Some(rank) = ev.source.as_ref().and_then(|s| match (&s.nspace, &s.rank) {
+                (None, RankSpec::Number(r)) => Some(*r),
+                _ => None,
+            }) else {
+                continue;
+            };
+            out.extend((0..at).filter(|&i| {
+                let earlier = &v.steps[i];
+                raises(&earlier.call).contains(&ev.status.as_str())
+                    && v.callers(earlier).contains(&rank)
+            }));
+        }
+    }
     out
+}
+
+/// The events the standard has a call raise at other processes (v5.0 §14.2): an invitation
+/// `PMIX_GROUP_INVITED` at the invitees, a join the leader's `PMIX_GROUP_INVITE_ACCEPTED` or
+/// `_DECLINED`, a leave `PMIX_GROUP_LEFT` at the other members.
+fn raises(call: &Call) -> &'static [&'static str] {
+    match call {
+        Call::GroupInvite { .. } => &["PMIX_GROUP_INVITED"],
+        Call::GroupJoin { .. } => &["PMIX_GROUP_INVITE_ACCEPTED", "PMIX_GROUP_INVITE_DECLINED"],
+        Call::GroupLeave { .. } => &["PMIX_GROUP_LEFT"],
+        _ => &[],
+    }
 }
 
 /// Whether `call` sees the effect of the earlier step `earlier`: a get the data put,
@@ -399,7 +429,25 @@ const UNFIXED_TEXT: &str = "v5.0 §3.5 asks for a string representation of the v
 /// v5.0 APIs whose effect the standard leaves to the implementation, so that no vector can
 /// observe one without inventing it: the report lists them apart, with the reason, and they
 /// stay out of *verified*.
-pub const NOTHING_DEFINED_TO_OBSERVE: [(&str, &str); 14] = [
+pub const NOTHING_DEFINED_TO_OBSERVE: [(&str, &str); 18] = [
+    (
+        "PMIx_Get_version",
+        "v5.0 §4.2 returns a statically defined version string whose format it does not fix",
+    ),
+    (
+        "PMIx_Progress",
+        "v5.0 §4.5 lets the caller progress the library; it matters only to a library \
+         initialised with PMIX_EXTERNAL_PROGRESS, and this one progresses itself",
+    ),
+    (
+        "PMIx_Fabric_deregister",
+        "v5.0 §15.4.5 lets the library release what it holds for the fabric object, whose \
+         contents are invalid afterwards; it names no status for a later use of it",
+    ),
+    (
+        "PMIx_Fabric_deregister_nb",
+        "v5.0 §15.4.6, as PMIx_Fabric_deregister: the library's own state is released",
+    ),
     ("PMIx_Alloc_directive_string", UNFIXED_TEXT),
     ("PMIx_Data_range_string", UNFIXED_TEXT),
     ("PMIx_Data_type_string", UNFIXED_TEXT),
@@ -733,5 +781,39 @@ expect.value = { string = "n0,n1" }
         // A saved value no observing step uses verifies nothing.
         assert!(!i.verified.apis.contains("PMIx_generate_ppn"));
         assert!(i.named.apis.contains("PMIx_generate_ppn"));
+    }
+
+    #[test]
+    fn an_expected_event_credits_the_call_of_its_source_that_raises_it() {
+        let leave = r#"
+[[step]]
+proc = 0
+call = "register_event_handler"
+handler = "left"
+codes = ["PMIX_GROUP_LEFT"]
+
+[[step]]
+proc = 0
+call = "group_leave"
+nb = true
+group = "g"
+
+[[step]]
+proc = 1
+call = "group_leave"
+group = "g"
+
+[[step]]
+proc = 0
+call = "events"
+handler = "left"
+count = 1
+expect.events = [{ status = "PMIX_GROUP_LEFT", source = { rank = 1 } }]
+"#;
+        let i = items(&vector("groups/x", leave));
+        assert!(i.verified.apis.contains("PMIx_Group_leave"));
+        // Rank 0's own leave is not the source of the event observed.
+        assert!(!i.verified.apis.contains("PMIx_Group_leave_nb"));
+        assert!(i.named.apis.contains("PMIx_Group_leave_nb"));
     }
 }
