@@ -29,7 +29,8 @@
 //! non-blocking twin (`PMIx_Fence` and `PMIx_Fence_nb` share their description of the
 //! attribute), and verified when an observing step does. Registration counts as
 //! `PMIx_server_register_nspace`: every key the harness registers for a vector's jobs,
-//! nested arrays included, verified where a step of the vector observes that key's value.
+//! nested arrays included, verified where a step of the vector observes that key's value (an
+//! array, such as `PMIX_NODE_INFO_ARRAY`, where it observes a key the array carries).
 //! `PMIx_server_init` pairs are the harness's infos and the vector's `server_info`, the
 //! latter verified when the vector observes anything. Pairs whose API is a host upcall or a
 //! structure are not counted here: they are the host's side, like the upcalls line. Nor are
@@ -290,7 +291,8 @@ pub fn items(v: &Vector) -> Items {
     for job in &v.setup.jobs {
         registered.extend(job.info.iter().filter_map(|i| i.to_info(&job.nspace).ok()));
     }
-    let registered = nested_names(&registered);
+    let registered_infos = registered;
+    let registered = nested_names(&registered_infos);
     for name in &registered {
         named
             .pairs
@@ -330,6 +332,11 @@ pub fn items(v: &Vector) -> Items {
     if !observing.is_empty() {
         verified.rules.extend(v.rules.iter().cloned());
         verified.apis.extend(SETUP_APIS.map(str::to_owned));
+        // An array registered for a realm (`PMIX_NODE_INFO_ARRAY`) is observed through the
+        // keys it carries.
+        for name in arrays_holding(&registered_infos, &verified.attributes) {
+            verified.attributes.insert(name.to_owned());
+        }
         for name in &registered {
             if verified.attributes.contains(*name) {
                 verified
@@ -347,6 +354,34 @@ pub fn items(v: &Vector) -> Items {
         }
     }
     Items { named, verified }
+}
+
+/// The attribute names of the info arrays among `infos` (nested ones included) that carry,
+/// at any depth, an attribute of `observed`.
+fn arrays_holding(infos: &[pmix::model::Info], observed: &BTreeSet<String>) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&pmix::model::Info> = infos.iter().collect();
+    while let Some(i) = stack.pop() {
+        let pmix::model::Value::DataArray(a) = &i.value else {
+            continue;
+        };
+        let inner: Vec<pmix::model::Info> = (a.elements.iter())
+            .filter_map(|e| match e {
+                pmix::model::Value::Info(inner) => Some((**inner).clone()),
+                _ => None,
+            })
+            .collect();
+        let carries = nested_names(&inner).iter().any(|n| observed.contains(*n));
+        if carries && let Some(d) = pmix::model::attr::by_key(i.key.as_str()) {
+            out.push(d.name);
+        }
+        for e in &a.elements {
+            if let pmix::model::Value::Info(inner) = e {
+                stack.push(inner);
+            }
+        }
+    }
+    out
 }
 
 /// The attribute names of `infos` and of the infos nested in their arrays.
@@ -815,5 +850,29 @@ expect.events = [{ status = "PMIX_GROUP_LEFT", source = { rank = 1 } }]
         // Rank 0's own leave is not the source of the event observed.
         assert!(!i.verified.apis.contains("PMIx_Group_leave_nb"));
         assert!(i.named.apis.contains("PMIx_Group_leave_nb"));
+    }
+
+    #[test]
+    fn a_registered_array_is_verified_through_the_keys_it_carries() {
+        let node = r#"
+[[setup.info]]
+key = "PMIX_NODE_INFO_ARRAY"
+value = { info_array = [{ key = "PMIX_HOSTNAME", value = { string = "n0" } }, { key = "PMIX_MAX_PROCS", value = { uint32 = 8 } }] }
+
+[[step]]
+proc = 0
+call = "get"
+target = { rank = "wildcard" }
+key = "PMIX_MAX_PROCS"
+"#;
+        let success = items(&vector("realms/x", node));
+        assert!(!success.verified.attributes.contains("PMIX_NODE_INFO_ARRAY"));
+        let observed = format!("{node}expect.value = {{ uint32 = 8 }}\n");
+        let i = items(&vector("realms/x", &observed));
+        assert!(i.verified.attributes.contains("PMIX_NODE_INFO_ARRAY"));
+        assert!(i.verified.pairs.contains(&(
+            "PMIx_server_register_nspace".to_owned(),
+            "PMIX_NODE_INFO_ARRAY".to_owned()
+        )));
     }
 }
