@@ -246,7 +246,7 @@ fn main() -> ExitCode {
         .unwrap_or_default()
         .trim_start_matches("# Conformance report\n\n");
     println!("\n{summary}");
-    // The three parts of the departure table, as the report has them.
+    // The parts of the departure table, as the report has them.
     if let (Some(from), Some(to)) = (
         md.find("## Where each target departs from the standard"),
         md.find("\n## Departures, expected failures and unsupported calls")

@@ -79,6 +79,7 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
     let departed = departures(rows);
     for kind in [
         FailureKind::Departure,
+        FailureKind::Allowed,
         FailureKind::Harness,
         FailureKind::Unimplemented,
     ] {
@@ -170,6 +171,7 @@ fn part_title(kind: FailureKind) -> &'static str {
         FailureKind::Departure => "Where each target departs from the standard",
         FailureKind::Harness => "Where the harness cannot yet drive a target",
         FailureKind::Unimplemented => "What this crate does not implement yet",
+        FailureKind::Allowed => "Where a target takes another path the standard allows",
     }
 }
 
@@ -335,6 +337,7 @@ pub fn html(rows: &[Row]) -> String {
     let departed = departures(rows);
     for kind in [
         FailureKind::Departure,
+        FailureKind::Allowed,
         FailureKind::Harness,
         FailureKind::Unimplemented,
     ] {
