@@ -35,7 +35,7 @@ use crate::model::{
 };
 use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
-use crate::server::jobinfo::realms_from_kvals;
+use crate::server::jobinfo::{is_job_data, realms_from_kvals};
 use crate::store::JobRealms;
 use crate::store::qualified::{QUALIFIED_VALUE, value_for};
 use crate::wire::op_reply::OpReply;
@@ -214,10 +214,21 @@ impl Client {
         if status != Status::SUCCESS {
             return Err(status);
         }
+        let buffer_type = self.inner.conn.buffer_type();
         let mut state = self.state();
         let mut found = None;
         let context_id = d.qualifiers.context_id;
         for mut of_proc in data {
+            // Another namespace's job information, sent ahead of the answer: kept for the
+            // local gets of that namespace's reserved keys, as a spawn or connect's is.
+            if is_job_data(&of_proc) && of_proc.proc.nspace != me.nspace {
+                let nspace = of_proc.proc.nspace.clone();
+                let mut realms = JobRealms::new(nspace.clone());
+                realms_from_kvals(&mut realms, &of_proc.kvals, buffer_type)
+                    .map_err(|e| e.status())?;
+                state.cache.realms.insert(nspace, realms);
+                continue;
+            }
             if found.is_none() {
                 found = (of_proc.kvals.iter()).find_map(|k| value_for(k, key, context_id));
             }

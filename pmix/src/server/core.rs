@@ -17,7 +17,7 @@ use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
 use super::fence::{Fences, LOST_PARTICIPANT};
-use super::jobinfo::job_info_kvals;
+use super::jobinfo::{get_reply_job_data, job_info_kvals};
 
 pub use interface::{Action, ConnId, HostCall, HostResult, PeerCred};
 
@@ -718,7 +718,16 @@ impl ServerCore {
 
     fn answer_get(&mut self, mut get: HeldGet, step: ServerStep) {
         match step {
-            ServerStep::Reply { status, data } => {
+            ServerStep::Reply { status, mut data } => {
+                // A found answer about another namespace comes after that namespace's job
+                // information, which OpenPMIx 4.2's client needs in hand (see
+                // `get_reply_job_data`).
+                if status == Status::SUCCESS
+                    && get.target.nspace != get.requester.nspace
+                    && let Some(realms) = self.store.realms(get.target.nspace.as_str())
+                {
+                    data.insert(0, get_reply_job_data(realms));
+                }
                 self.send(get.conn, get.tag, &Reply::Get { status, data });
             }
             ServerStep::Wait => {

@@ -6,12 +6,20 @@
 //! one `pmix.app.arr` per application (its number first), and one `pmix.pblob` per process: a
 //! byte object holding the rank (`PMIX_PROC_RANK`) and that process's key-value pairs. The
 //! client files each under the realm the array names; loose keys go to the job realm.
+//!
+//! A get reply about another namespace carries the same information ([`get_reply_job_data`])
+//! in the layout OpenPMIx 4.2's client files a get reply with: its hash store's handler of
+//! fetched data knows the realm arrays and `pmix.pdata` (`PMIX_PROC_INFO_ARRAY`: an info
+//! array whose first element is the rank) but keeps a `pmix.pblob` as an opaque value. So
+//! there each process's values travel as `pmix.pdata`, and `pmix.bfrops.mod` (read only when
+//! a client connects) is left out.
 
 use crate::Error;
 use crate::codec::{BufferType, DataBuffer};
-use crate::model::{ByteObject, Info, Key, Kval, Rank, Value, attr};
+use crate::model::{ByteObject, Info, Key, Kval, Proc, Rank, Value, attr};
 use crate::store::JobRealms;
 use crate::store::realm::{info, info_array};
+use crate::wire::ProcData;
 
 /// `PMIX_PROC_BLOB`: the per-process byte object of the job-info reply (OpenPMIx internal).
 pub const PROC_BLOB_KEY: &str = "pmix.pblob";
@@ -24,8 +32,72 @@ pub fn job_info_kvals(
     buffer_type: BufferType,
     version: &str,
 ) -> Result<Vec<Kval>, Error> {
+    let mut out = realm_kvals(realms);
+    out.insert(
+        realms.job.len(),
+        kval(BFROPS_MODULE_KEY, Value::string(version)),
+    );
+    for (rank, proc) in &realms.procs {
+        let mut b = DataBuffer::with_type(buffer_type);
+        b.pack(&[Rank(*rank)])?;
+        for i in proc
+            .iter()
+            .filter(|i| i.key.as_str() != attr::RANK.wire_key())
+        {
+            b.pack(&[to_kval(i)])?;
+        }
+        out.push(kval(
+            PROC_BLOB_KEY,
+            Value::ByteObject(ByteObject(b.unload())),
+        ));
+    }
+    Ok(out)
+}
+
+/// The job information of `realms` as the first entry of a get reply about that namespace
+/// from a process of another one: the values of the namespace under its wildcard rank.
+///
+/// OpenPMIx 4.2's server answers a get of a process of another namespace this way (the job
+/// data, then the process's values), and its client keeps all of it and answers that
+/// namespace's keys from it afterwards. Its client never asks a server for a node-realm key
+/// of a process, such as the `PMIX_HOSTNAME` of a rank: it looks that up in what it holds,
+/// and fails if the namespace's process values are not there. So this server sends them
+/// with a get of a wildcard-rank key too, which OpenPMIx's own answers with the key alone:
+/// for a namespace registered at run time that is often a client's first get of it.
+pub fn get_reply_job_data(realms: &JobRealms) -> ProcData {
+    let mut kvals = realm_kvals(realms);
+    for (rank, proc) in &realms.procs {
+        let mut infos = vec![info(attr::RANK.wire_key(), Value::Rank(Rank(*rank)))];
+        infos.extend(
+            proc.iter()
+                .filter(|i| i.key.as_str() != attr::RANK.wire_key())
+                .cloned(),
+        );
+        kvals.push(kval(attr::PROC_INFO_ARRAY.wire_key(), info_array(infos)));
+    }
+    ProcData {
+        proc: Proc::new(realms.nspace.clone(), Rank::WILDCARD),
+        kvals,
+    }
+}
+
+/// Whether the values a get reply carries for `data.proc` are a namespace's job information
+/// ([`get_reply_job_data`], or OpenPMIx's) rather than the answer: values of a wildcard rank
+/// that hold realm arrays.
+pub fn is_job_data(data: &ProcData) -> bool {
+    data.proc.rank == Rank::WILDCARD
+        && data.kvals.iter().any(|k| {
+            let key = k.key.as_str();
+            key == attr::SESSION_INFO_ARRAY.wire_key()
+                || key == attr::NODE_INFO_ARRAY.wire_key()
+                || key == attr::APP_INFO_ARRAY.wire_key()
+                || key == attr::PROC_INFO_ARRAY.wire_key()
+        })
+}
+
+/// The job-realm keys, then the session, node and application arrays of `realms`.
+fn realm_kvals(realms: &JobRealms) -> Vec<Kval> {
     let mut out: Vec<Kval> = realms.job.iter().map(to_kval).collect();
-    out.push(kval(BFROPS_MODULE_KEY, Value::string(version)));
 
     let mut session = vec![info(
         attr::SESSION_ID.wire_key(),
@@ -66,25 +138,11 @@ pub fn job_info_kvals(
         );
         out.push(kval(attr::APP_INFO_ARRAY.wire_key(), info_array(infos)));
     }
-
-    for (rank, proc) in &realms.procs {
-        let mut b = DataBuffer::with_type(buffer_type);
-        b.pack(&[Rank(*rank)])?;
-        for i in proc
-            .iter()
-            .filter(|i| i.key.as_str() != attr::RANK.wire_key())
-        {
-            b.pack(&[to_kval(i)])?;
-        }
-        out.push(kval(
-            PROC_BLOB_KEY,
-            Value::ByteObject(ByteObject(b.unload())),
-        ));
-    }
-    Ok(out)
+    out
 }
 
-/// Rebuild realms from a job-info reply (the client side of [`job_info_kvals`]).
+/// Rebuild realms from a job-info reply (the client side of [`job_info_kvals`] and of
+/// [`get_reply_job_data`]).
 pub fn realms_from_kvals(
     realms: &mut JobRealms,
     kvals: &[Kval],

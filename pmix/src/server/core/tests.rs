@@ -668,3 +668,99 @@ fn maps_that_do_not_parse_or_disagree_register_nothing() {
         assert!(c.store.realms("job").is_none());
     }
 }
+
+/// The namespace "mapped": three ranks, one on each of the nodes n0, n1 and n2.
+fn register_mapped(c: &mut ServerCore) {
+    c.register_nspace(
+        Nspace::new("mapped").unwrap(),
+        &[
+            info(attr::NODE_MAP.wire_key(), Value::string("n0,n1,n2")),
+            info(attr::PROC_MAP.wire_key(), Value::string("0;1;2")),
+        ],
+    )
+    .unwrap();
+}
+
+fn get_of(nspace: &str, rank: Rank, key: &str) -> Request {
+    Request::Get {
+        nspace: nspace.into(),
+        rank,
+        info: vec![],
+        key: Some(key.into()),
+    }
+}
+
+#[test]
+fn get_of_reserved_key_in_foreign_nspace_carries_the_whole_nspace() {
+    use crate::server::jobinfo::{is_job_data, realms_from_kvals};
+    use crate::store::{JobRealms, Qualifiers};
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    register_mapped(&mut c);
+    drain(&mut c);
+    send(
+        &mut c,
+        a,
+        102,
+        &get_of("mapped", Rank::WILDCARD, attr::NODE_LIST.wire_key()),
+    );
+    let r = replies(&mut c, Command::GETNB);
+    let [(_, 102, Reply::Get { status, data })] = &r[..] else {
+        panic!("{r:?}")
+    };
+    assert_eq!(*status, Status::SUCCESS);
+    // The job information first, the answer last (an OpenPMIx client keeps the last value
+    // it files for a key).
+    let [job, answer] = &data[..] else {
+        panic!("{data:?}")
+    };
+    let wildcard = Proc::try_new("mapped", Rank::WILDCARD.0).unwrap();
+    assert_eq!(job.proc, wildcard);
+    assert!(is_job_data(job));
+    assert!(!is_job_data(answer));
+    assert_eq!(answer.proc, wildcard);
+    assert_eq!(answer.kvals[0].value, Value::string("n0,n1,n2"));
+    // Every process's values travel as `pmix.pdata`, never as an opaque `pmix.pblob`.
+    let per_process = |key: &str| job.kvals.iter().filter(|k| k.key.as_str() == key).count();
+    assert_eq!(per_process(attr::PROC_INFO_ARRAY.wire_key()), 3);
+    assert_eq!(per_process(crate::server::jobinfo::PROC_BLOB_KEY), 0);
+    // What a client rebuilds from it says where rank 2 runs.
+    let mut realms = JobRealms::new(Nspace::new("mapped").unwrap());
+    realms_from_kvals(&mut realms, &job.kvals, BufferType::NonDescribed).unwrap();
+    let q = Qualifiers::default();
+    let host = realms.lookup(attr::HOSTNAME.wire_key(), Rank(2), &q, None, Some("n0"));
+    assert_eq!(host, Some(&Value::string("n2")));
+}
+
+#[test]
+fn get_in_own_nspace_or_not_found_carries_no_job_information() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    register_mapped(&mut c);
+    drain(&mut c);
+    // Its own namespace's information a client received when it connected.
+    send(
+        &mut c,
+        a,
+        102,
+        &get_of("job", Rank::WILDCARD, attr::JOB_SIZE.wire_key()),
+    );
+    // A failed get carries nothing (an OpenPMIx client reads nothing after the status).
+    send(
+        &mut c,
+        a,
+        103,
+        &get_of("mapped", Rank::WILDCARD, "pmix.nothing"),
+    );
+    let r = replies(&mut c, Command::GETNB);
+    let [(_, 102, Reply::Get { status, data }), (_, 103, failed)] = &r[..] else {
+        panic!("{r:?}")
+    };
+    assert_eq!(*status, Status::SUCCESS);
+    assert_eq!(data.len(), 1);
+    assert_eq!(data[0].kvals[0].value, Value::Uint32(2));
+    assert!(matches!(
+        failed,
+        Reply::Get { status, data } if *status == Status::ERR_NOT_FOUND && data.is_empty()
+    ));
+}
