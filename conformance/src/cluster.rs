@@ -699,6 +699,22 @@ impl Host for ClusterHost {
         server.dmodex(proc, info).await
     }
 
+    /// Accepted: the cluster raises the environmental events it knows of (a process's
+    /// termination) to every job whatever was asked, and records the request.
+    async fn register_events(&self, codes: Vec<Status>, info: Vec<Info>) -> Result<(), Status> {
+        let seen = self.upcall("pmix_server_register_events_fn_t");
+        self.record(seen.codes(&codes).info(&info));
+        Ok(())
+    }
+
+    async fn deregister_events(&self, codes: Vec<Status>) -> Result<(), Status> {
+        self.record(
+            self.upcall("pmix_server_deregister_events_fn_t")
+                .codes(&codes),
+        );
+        Ok(())
+    }
+
     /// Relay a local process's event to every other node; each node's server picks the
     /// processes in range.
     async fn notify_event(

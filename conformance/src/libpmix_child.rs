@@ -322,6 +322,16 @@ fn upcall_msg(u: Upcall) -> UpcallMsg {
             error,
             info: pack_list(&info),
         },
+        Upcall::ClientConnected { proc } => UpcallMsg::ClientConnected {
+            proc: proc_id(&proc),
+        },
+        Upcall::RegisterEvents { codes, info } => UpcallMsg::RegisterEvents {
+            codes: codes.iter().map(|c| c.0).collect(),
+            info: pack_list(&info),
+        },
+        Upcall::DeregisterEvents { codes } => UpcallMsg::DeregisterEvents {
+            codes: codes.iter().map(|c| c.0).collect(),
+        },
         Upcall::ClientFinalized { proc } => UpcallMsg::ClientFinalized {
             proc: proc_id(&proc),
         },

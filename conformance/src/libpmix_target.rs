@@ -132,7 +132,7 @@ where
         lock(&children.0).insert(r, c.child.clone());
         procs.insert(r, c);
     }
-    shared.set_ender(children);
+    shared.set_ender(children.clone());
 
     let mut saved = presets(v, &envs, &rust_servers, &nodes, &tmp.0);
     let mut tool: Option<ClientProc> = None;
@@ -191,6 +191,19 @@ where
                     (None, None) => return Err(format!("no server for node #{i}").into()),
                 };
                 callers.iter().map(|c| (*c, got.clone())).collect()
+            }
+            Call::Init => {
+                let r = callers.first().copied().unwrap_or(0);
+                let env = envs.get(&r).ok_or(format!("no environment for rank {r}"))?;
+                let o = match ClientProc::launch(exe, &client_args, r, env).await? {
+                    Ok(c) => {
+                        lock(&children.0).insert(r, c.child.clone());
+                        procs.insert(r, c);
+                        Observed::status(Status::SUCCESS)
+                    }
+                    Err(s) => Observed::status(s),
+                };
+                vec![(r, o)]
             }
             _ if step.start.is_some() => {
                 let r = callers.first().copied().unwrap_or(0);
@@ -768,12 +781,27 @@ impl crate::cluster::RankEnder for Children {
 }
 
 impl ClientProc {
+    /// A rank started with the job: its `PMIx_Init` failing is the target's refusal of the
+    /// setup.
     async fn start(
         exe: &Path,
         args: &[String],
         rank: u32,
         env: &BTreeMap<String, String>,
     ) -> Result<ClientProc, Problem> {
+        Self::launch(exe, args, rank, env)
+            .await?
+            .map_err(|s| Problem::Refused(format!("rank {rank}: PMIx_Init: {s:?}")))
+    }
+
+    /// Start the rank's process and wait for its `PMIx_Init`: the outer error is the
+    /// harness's (or a crash), the inner the status `PMIx_Init` answered.
+    async fn launch(
+        exe: &Path,
+        args: &[String],
+        rank: u32,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Result<ClientProc, Status>, Problem> {
         let mut child = Command::new(exe)
             .args(args)
             .envs(env)
@@ -792,10 +820,8 @@ impl ClientProc {
             .await
             .map_err(|e| format!("rank {rank} during PMIx_Init: {e}"))?;
         if first.status != 0 {
-            return Err(Problem::Refused(format!(
-                "rank {rank}: PMIx_Init: {:?}",
-                Status(first.status)
-            )));
+            let _ = child.kill().await;
+            return Ok(Err(Status(first.status)));
         }
         let (tx, mut rx) =
             mpsc::unbounded_channel::<(ClientCall, oneshot::Sender<Result<ClientResult, String>>)>(
@@ -815,10 +841,10 @@ impl ClientProc {
                 let _ = answer.send(r.await);
             }
         });
-        Ok(ClientProc {
+        Ok(Ok(ClientProc {
             child: Arc::new(tokio::sync::Mutex::new(child)),
             tx,
-        })
+        }))
     }
 
     async fn call(&self, call: ClientCall) -> Result<ClientResult, String> {

@@ -251,8 +251,13 @@ pub fn missing_upcalls<'a>(
             .asked
             .iter()
             .all(|k| crate::vector::key_string(k).is_ok_and(|k| u.asked.contains(&k)));
+        let codes_ok = w
+            .codes
+            .iter()
+            .all(|c| crate::vector::status_named(c).is_ok_and(|c| u.codes.contains(&c)));
         w.upcall == u.upcall
             && proc_ok
+            && codes_ok
             && procs_ok
             && keys_ok
             && asked_ok
@@ -294,6 +299,9 @@ fn upcall_text(u: &UpcallSpec, job: &str, self_rank: u32) -> String {
     }
     for k in &u.asked {
         let _ = writeln!(out, "    asking: {k}");
+    }
+    for c in &u.codes {
+        let _ = writeln!(out, "    code: {c}");
     }
     out
 }
@@ -592,6 +600,22 @@ mod tests {
         );
         let v: Vector = toml::from_str(&text).expect("a step");
         v.steps[0].clone()
+    }
+
+    #[test]
+    fn an_expected_registration_needs_each_code_it_names() {
+        use pmix::model::Status;
+        let step = fence_step(
+            "expect.upcalls = [{ upcall = \"pmix_server_register_events_fn_t\", codes = [\"PMIX_EVENT_NODE_DOWN\"] }]\n",
+        );
+        let want = &step.expect.upcalls;
+        let seen = HostUpcall::new(0, "pmix_server_register_events_fn_t");
+        let with = seen
+            .clone()
+            .codes(&[Status::EVENT_NODE_OFFLINE, Status::EVENT_NODE_DOWN]);
+        assert!(missing_upcalls(want, &[with], "vjob", 1).is_empty());
+        let without = seen.codes(&[Status::EVENT_NODE_OFFLINE]);
+        assert_eq!(missing_upcalls(want, &[without], "vjob", 1).len(), 1);
     }
 
     #[test]

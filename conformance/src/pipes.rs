@@ -162,6 +162,16 @@ pub enum UpcallMsg {
         error: i32,
         info: Vec<u8>,
     },
+    ClientConnected {
+        proc: ProcId,
+    },
+    RegisterEvents {
+        codes: Vec<i32>,
+        info: Vec<u8>,
+    },
+    DeregisterEvents {
+        codes: Vec<i32>,
+    },
     ClientFinalized {
         proc: ProcId,
     },

@@ -115,6 +115,18 @@ where
                 let o = crate::server_api::run_step(server, &step.call, &v.setup.nspace).await?;
                 callers.iter().map(|c| (*c, o.clone().into())).collect()
             }
+            Call::Init => {
+                let r = callers.first().copied().unwrap_or(0);
+                let o = match cluster.init(v, r).await? {
+                    Ok(c) => {
+                        clients.insert(r, c);
+                        procs.insert(r, Arc::default());
+                        Observed::status(Status::SUCCESS)
+                    }
+                    Err(e) => Observed::status(e.status()),
+                };
+                vec![(r, o)]
+            }
             _ if step.start.is_some() => {
                 let r = callers.first().copied().unwrap_or(0);
                 let c = clients.get(r)?;
@@ -401,7 +413,9 @@ pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
             nb: false,
         } => Prepared::Unpublish(keys(k)?, infos(info)?),
         Call::Finalize => Prepared::Finalize,
-        Call::Await { .. } | Call::Vanish => return Err("not a direct call".into()),
+        Call::Await { .. } | Call::Vanish | Call::Init => {
+            return Err("not a direct call".into());
+        }
         other => Prepared::Api(
             crate::api::resolve(other, ns, rank)?.ok_or("a data-access call without its path")?,
         ),
@@ -444,7 +458,16 @@ impl Cluster {
         })
     }
 
+    /// A rank started with the job: its init failing is the target's refusal of the setup.
     async fn connect(&self, v: &Vector, rank: u32) -> Result<Client, Problem> {
+        self.init(v, rank)
+            .await?
+            .map_err(|e| Problem::Refused(format!("rank {rank} cannot init: {e}")))
+    }
+
+    /// Connect `rank` to its node's server (its `PMIx_Init`); the outer error is the
+    /// harness's, the inner the client's.
+    async fn init(&self, v: &Vector, rank: u32) -> Result<Result<Client, pmix::Error>, Problem> {
         let node = *self.node_of.get(&rank).ok_or("rank on no node")?;
         let (uid, gid) = uid_gid();
         let stream = self.connectors[node]
@@ -457,9 +480,7 @@ impl Cluster {
             self.servers[node].setup_fork(&proc).into_iter().collect();
         let config = ClientConfig::from_vars(|k| env.get(k).cloned())
             .map_err(|e| format!("rank {rank}: the server's setup_fork environment: {e}"))?;
-        Client::init_over(stream, config.proc, config.buffer_type)
-            .await
-            .map_err(|e| Problem::Refused(format!("rank {rank} cannot init: {e}")))
+        Ok(Client::init_over(stream, config.proc, config.buffer_type).await)
     }
 
     fn stop(self) {

@@ -16,7 +16,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use pmix::model::{Info, Proc};
+use pmix::model::{Info, Proc, Status};
 
 use crate::cluster::lock;
 use crate::vector::Step;
@@ -44,6 +44,8 @@ pub struct HostUpcall {
     /// The keys it asks about, in argument order: every query's keys, a lookup's or an
     /// unpublish's keys.
     pub asked: Vec<String>,
+    /// The event codes it carries: those of an event registration or deregistration.
+    pub codes: Vec<Status>,
     /// What else the upcall carried, for a reader of a diff (an operation, keys, a status).
     pub detail: String,
 }
@@ -58,6 +60,7 @@ impl HostUpcall {
             procs: Vec::new(),
             info: Vec::new(),
             asked: Vec::new(),
+            codes: Vec::new(),
             detail: String::new(),
         }
     }
@@ -83,6 +86,11 @@ impl HostUpcall {
         self
     }
 
+    pub fn codes(mut self, codes: &[Status]) -> HostUpcall {
+        self.codes.extend_from_slice(codes);
+        self
+    }
+
     pub fn detail(mut self, detail: impl Into<String>) -> HostUpcall {
         self.detail = detail.into();
         self
@@ -97,6 +105,9 @@ impl HostUpcall {
         }
         if !self.procs.is_empty() {
             out.push_str(&format!(" procs {:?}", self.procs));
+        }
+        if !self.codes.is_empty() {
+            out.push_str(&format!(" codes {:?}", self.codes));
         }
         if !self.detail.is_empty() {
             out.push_str(&format!(" {}", self.detail));

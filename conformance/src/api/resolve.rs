@@ -51,6 +51,7 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
         | Call::Publish { nb: false, .. }
         | Call::Lookup { nb: false, .. }
         | Call::Unpublish { nb: false, .. }
+        | Call::Init
         | Call::Finalize
         | Call::Vanish => return Ok(None),
         Call::Fence { procs: p, info, .. } => ApiCall::FenceNb {

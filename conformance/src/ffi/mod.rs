@@ -250,8 +250,10 @@ struct ServerModule {
     spawn: usize,
     connect: Option<ConnectUp>,
     disconnect: Option<ConnectUp>,
-    /// Slots 12 to 14 (register_events, deregister_events, listener), unused.
-    event_registration: [usize; 3],
+    register_events: Option<RegisterEventsUp>,
+    deregister_events: Option<DeregisterEventsUp>,
+    /// Slot 14 (listener), unused.
+    listener: usize,
     notify_event: Option<NotifyUp>,
     /// Slot 16.
     query: Option<QueryUp>,
@@ -270,8 +272,8 @@ struct ServerModule {
     group: Option<GroupUp>,
     /// Slot 27.
     fabric: Option<FabricUp>,
-    /// Slot 28 (client_connected2).
-    last: usize,
+    /// Slot 28.
+    client_connected2: Option<Connected2Up>,
 }
 
 /// `pmix_credential_cbfunc_t`: status, the credential, infos describing it, the cookie. The
@@ -311,6 +313,14 @@ type QueryUp = unsafe extern "C" fn(*mut CProc, *mut CQuery, usize, UpInfoCb, *m
 /// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.
 type ConnectUp =
     unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
+/// `pmix_server_register_events_fn_t`: the codes, the infos.
+type RegisterEventsUp =
+    unsafe extern "C" fn(*mut i32, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
+/// `pmix_server_deregister_events_fn_t`: the codes.
+type DeregisterEventsUp = unsafe extern "C" fn(*mut i32, usize, OpCb, *mut c_void) -> i32;
+/// `pmix_server_client_connected2_fn_t`: the client, its server object, the infos.
+type Connected2Up =
+    unsafe extern "C" fn(*const CProc, *mut c_void, *const CInfo, usize, OpCb, *mut c_void) -> i32;
 /// `pmix_server_notify_event_fn_t`: the event's code, source, range and infos.
 type NotifyUp =
     unsafe extern "C" fn(i32, *const CProc, u8, *const CInfo, usize, OpCb, *mut c_void) -> i32;

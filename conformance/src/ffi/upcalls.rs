@@ -73,6 +73,19 @@ pub enum Upcall {
         error: i32,
         info: Vec<Info>,
     },
+    /// A local client connected (its `PMIx_Init`).
+    ClientConnected {
+        proc: Proc,
+    },
+    /// Codes a local client registered for that the library asks its host to watch.
+    RegisterEvents {
+        codes: Vec<Status>,
+        info: Vec<Info>,
+    },
+    /// Codes the library no longer needs its host to watch.
+    DeregisterEvents {
+        codes: Vec<Status>,
+    },
     /// A local client called `PMIx_Finalize`.
     ClientFinalized {
         proc: Proc,
@@ -685,6 +698,64 @@ unsafe extern "C" fn up_query(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+/// A copy of the `n` codes the library passes at `codes` (none when NULL).
+fn codes_from_c(codes: *const i32, n: usize) -> Vec<Status> {
+    if codes.is_null() || n == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the library passes an array of `n` status codes.
+    let s = unsafe { std::slice::from_raw_parts(codes, n) };
+    s.iter().map(|c| Status(*c)).collect()
+}
+
+/// A client's connection, taken over at once (`PMIX_OPERATION_SUCCEEDED`: the host accepts
+/// every client) and recorded in the background. Completed through its callback instead,
+/// OpenPMIx 4.2's server made the client's `PMIx_Init` answer `PMIX_ERROR` (measured). The
+/// host's `client_connected` takes the client alone: the infos the library adds are not read.
+unsafe extern "C" fn up_client_connected2(
+    client: *const CProc,
+    _server_object: *mut c_void,
+    _info: *const CInfo,
+    _ninfo: usize,
+    _cbfunc: OpCb,
+    _cbdata: *mut c_void,
+) -> i32 {
+    let upcall = proc_from_c(client).map(|proc| Upcall::ClientConnected { proc });
+    match up(upcall, CompletionKind::Op(release_op), std::ptr::null_mut()) {
+        PMIX_SUCCESS => Status::OPERATION_SUCCEEDED.0,
+        refused => refused,
+    }
+}
+
+unsafe extern "C" fn up_register_events(
+    codes: *mut i32,
+    ncodes: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(Upcall::RegisterEvents {
+            codes: codes_from_c(codes, ncodes),
+            info: infos_in(info, ninfo)?,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+unsafe extern "C" fn up_deregister_events(
+    codes: *mut i32,
+    ncodes: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = Ok(Upcall::DeregisterEvents {
+        codes: codes_from_c(codes, ncodes),
+    });
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
 unsafe extern "C" fn up_client_finalized(
     client: *const CProc,
     _server_object: *mut c_void,
@@ -784,7 +855,9 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
         spawn: 0,
         connect: Some(up_connect as ConnectUp),
         disconnect: Some(up_disconnect as ConnectUp),
-        event_registration: [0; 3],
+        register_events: Some(up_register_events as RegisterEventsUp),
+        deregister_events: Some(up_deregister_events as DeregisterEventsUp),
+        listener: 0,
         notify_event: Some(up_notify_event as NotifyUp),
         query: Some(up_query as QueryUp),
         tool_connected_to_log: [0; 2],
@@ -796,6 +869,6 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
         iof_to_stdin: [0; 2],
         group: Some(up_group as GroupUp),
         fabric: Some(up_fabric as FabricUp),
-        last: 0,
+        client_connected2: Some(up_client_connected2 as Connected2Up),
     }
 }

@@ -157,6 +157,20 @@ pub(super) async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -
                     ..done()
                 })
             }
+            UpcallMsg::ClientConnected { proc } => {
+                host.client_connected(from_id(&proc)?).await?;
+                Ok(done())
+            }
+            UpcallMsg::RegisterEvents { codes, info } => {
+                let codes = codes.into_iter().map(Status).collect();
+                host.register_events(codes, infos(&info)?).await?;
+                Ok(done())
+            }
+            UpcallMsg::DeregisterEvents { codes } => {
+                host.deregister_events(codes.into_iter().map(Status).collect())
+                    .await?;
+                Ok(done())
+            }
             UpcallMsg::ClientFinalized { proc } => {
                 host.client_finalized(from_id(&proc)?).await?;
                 Ok(done())

@@ -76,6 +76,8 @@ pub enum Call {
         #[serde(default)]
         nb: bool,
     },
+    /// `PMIx_Init` of a rank listed in `setup.started_by_step`: its process starts now.
+    Init,
     /// `PMIx_Finalize`.
     Finalize,
     /// The client process exits without finalizing (its connection closes).
@@ -599,6 +601,7 @@ impl Call {
             Call::Publish { .. } => "publish",
             Call::Lookup { .. } => "lookup",
             Call::Unpublish { .. } => "unpublish",
+            Call::Init => "init",
             Call::Finalize => "finalize",
             Call::Vanish => "vanish",
             Call::Initialized => "initialized",
@@ -726,6 +729,7 @@ impl Call {
             Call::Publish { nb, .. } => pick(*nb, "PMIx_Publish", "PMIx_Publish_nb"),
             Call::Lookup { nb, .. } => pick(*nb, "PMIx_Lookup", "PMIx_Lookup_nb"),
             Call::Unpublish { nb, .. } => pick(*nb, "PMIx_Unpublish", "PMIx_Unpublish_nb"),
+            Call::Init => "PMIx_Init",
             Call::Finalize => "PMIx_Finalize",
             Call::Initialized => "PMIx_Initialized",
             Call::GetVersion => "PMIx_Get_version",
@@ -902,6 +906,7 @@ impl Call {
             Call::Abort { .. }
             | Call::Commit
             | Call::Await { .. }
+            | Call::Init
             | Call::Finalize
             | Call::Vanish
             | Call::Initialized
@@ -1067,7 +1072,9 @@ impl Call {
                 }
                 infos(info)
             }
-            Call::Commit | Call::Await { .. } | Call::Finalize | Call::Vanish => Ok(()),
+            Call::Commit | Call::Await { .. } | Call::Init | Call::Finalize | Call::Vanish => {
+                Ok(())
+            }
             _ if self.by_server() => crate::server_api::resolve(self, nspace).map(|_| ()),
             _ if self.by_tool() => crate::tool_api::resolve(self, nspace).map(|_| ()),
             _ => crate::api::resolve(self, nspace, 0).map(|_| ()),

@@ -32,6 +32,13 @@ impl Vector {
                 ));
             }
         }
+        for r in &self.setup.started_by_step {
+            if !ranks.contains(r) || self.setup.not_started.contains(r) {
+                return Err(format!(
+                    "field `setup.started_by_step`: rank {r} is not in the job, or never starts"
+                ));
+            }
+        }
         for i in &self.setup.info {
             i.to_info(&self.setup.nspace)
                 .map_err(|e| format!("field `setup.info`: {e}"))?;
@@ -86,6 +93,8 @@ impl Vector {
         }
         let mut handles: Vec<&str> = Vec::new();
         let mut handlers: Vec<&str> = Vec::new();
+        // The ranks of `setup.started_by_step` started by an earlier step.
+        let mut late: Vec<u32> = Vec::new();
         let mut saves = Saved::new();
         for n in &self.setup.nodes {
             saves.extend(node_presets(&n.name, "", "/", 1));
@@ -117,9 +126,28 @@ impl Vector {
                 }));
             }
             if self.server_of(s).is_none() && !self.by_tool(s) {
-                for r in self.callers(s) {
-                    if !self.started().contains(&r) {
-                        return Err(at(format!("field `proc`: rank {r} does not run a client")));
+                let callers = self.callers(s);
+                if matches!(s.call, Call::Init) {
+                    // An `init` starts one rank of `setup.started_by_step`, once.
+                    let [r] = callers[..] else {
+                        return Err(at("field `proc`: an init starts one rank".into()));
+                    };
+                    if !self.setup.started_by_step.contains(&r) || late.contains(&r) {
+                        return Err(at(format!(
+                            "field `proc`: rank {r} is not in `setup.started_by_step`, or is started already"
+                        )));
+                    }
+                    if s.start.is_some() {
+                        return Err(at("field `start`: an init is not started".into()));
+                    }
+                    late.push(r);
+                } else {
+                    for r in callers {
+                        if !self.started().contains(&r) && !late.contains(&r) {
+                            return Err(at(format!(
+                                "field `proc`: rank {r} does not run a client (yet)"
+                            )));
+                        }
                     }
                 }
             }
@@ -194,6 +222,9 @@ impl Vector {
                 }
                 for k in u.keys.iter().chain(&u.asked) {
                     key_string(k).map_err(field)?;
+                }
+                for c in &u.codes {
+                    status_named(c).map_err(field)?;
                 }
             }
             if !s.expect.upcalls.is_empty() && s.start.is_some() {

@@ -138,6 +138,10 @@ pub struct Setup {
     /// clients that have not connected).
     #[serde(default)]
     pub not_started: Vec<u32>,
+    /// Ranks that start later: registered, and started by an `init` step of their own (their
+    /// `PMIx_Init`), so that the step sees what connecting does.
+    #[serde(default)]
+    pub started_by_step: Vec<u32>,
     /// Other jobs the host registers (no local processes): namespaces a client may ask
     /// about.
     #[serde(default, rename = "job")]
@@ -171,6 +175,7 @@ impl Default for Setup {
             info: Vec::new(),
             host: HostSetup::default(),
             not_started: Vec::new(),
+            started_by_step: Vec::new(),
             jobs: Vec::new(),
             server_info: Vec::new(),
         }
@@ -388,6 +393,10 @@ pub struct UpcallSpec {
     /// unpublish's.
     #[serde(default)]
     pub asked: Vec<String>,
+    /// Event codes it must carry, by name (`PMIX_EVENT_NODE_DOWN`): the codes of an event
+    /// registration or deregistration.
+    #[serde(default)]
+    pub codes: Vec<String>,
 }
 
 /// One event a handler received: its status and, when given, its source.
@@ -546,11 +555,13 @@ impl Vector {
         r
     }
 
-    /// The ranks that run a client.
+    /// The ranks whose client starts with the job (not those that never start, nor those an
+    /// `init` step starts).
     pub fn started(&self) -> Vec<u32> {
         self.ranks()
             .into_iter()
             .filter(|r| !self.setup.not_started.contains(r))
+            .filter(|r| !self.setup.started_by_step.contains(r))
             .collect()
     }
 
@@ -719,6 +730,28 @@ expect.value = { uint32 = 2 }
             v.steps[0].call.attributes(),
             vec!["PMIX_JOB_SIZE".to_owned()]
         );
+    }
+
+    /// A vector whose rank 1 starts at an `init` step, with `steps` after the setup.
+    fn late_start(steps: &str) -> Result<Vector, String> {
+        parse(&format!(
+            "summary = \"late\"\nsection = \"v5.0 §4.3\"\n\n[setup]\nstarted_by_step = [1]\n{steps}"
+        ))
+    }
+
+    #[test]
+    fn a_rank_started_by_a_step_calls_only_after_its_init() {
+        let init = "[[step]]\nproc = 1\ncall = \"init\"\n";
+        let commit = "[[step]]\nproc = 1\ncall = \"commit\"\n";
+        let v = late_start(&format!("{init}{commit}")).unwrap();
+        assert_eq!(v.started(), vec![0], "rank 1 does not start with the job");
+        assert_eq!(v.steps[0].call.api(), Some("PMIx_Init"));
+        let early = late_start(&format!("{commit}{init}")).unwrap_err();
+        assert!(early.contains("does not run a client"), "{early}");
+        let twice = late_start(&format!("{init}{init}")).unwrap_err();
+        assert!(twice.contains("started already"), "{twice}");
+        let other = late_start("[[step]]\nproc = 0\ncall = \"init\"\n").unwrap_err();
+        assert!(other.contains("started_by_step"), "{other}");
     }
 
     const API_CALLS: &str = r#"

@@ -116,6 +116,8 @@ enum Pending {
         proc: Proc,
         credential: Vec<u8>,
     },
+    /// A client's event registration, waiting for the host to watch its codes.
+    RegisterEvents(events::HeldRegistration),
     /// A reply of a status and the host's infos.
     Infos {
         conn: ConnId,
@@ -396,7 +398,7 @@ impl ServerCore {
             r.conn = None;
         }
         self.held.retain(|h| h.conn != conn);
-        self.events.forget(conn);
+        self.forget_registrations(conn);
         self.fences.drop_conn(conn);
         self.connect_conn_closed(conn);
         self.groups_conn_closed(conn);
@@ -413,6 +415,13 @@ impl ServerCore {
         };
         match pending {
             Pending::Ignore => {}
+            Pending::RegisterEvents(held) => {
+                let status = match result {
+                    HostResult::Status(s) => s,
+                    other => other.failure(),
+                };
+                self.host_answered_registration(held, status);
+            }
             Pending::Reply { conn, tag } => {
                 let status = match result {
                     HostResult::Status(s) => s,
@@ -703,7 +712,9 @@ impl ServerCore {
                 };
                 self.call_host(Pending::Reply { conn, tag }, call);
             }
-            Request::RegisterEvents { codes, .. } => self.register_events(conn, tag, codes),
+            Request::RegisterEvents { codes, info } => {
+                self.register_events(conn, tag, codes, info);
+            }
             Request::Notify {
                 status,
                 range,
@@ -887,6 +898,8 @@ mod announced_tests;
 mod bootstrap;
 mod connect;
 mod events;
+#[cfg(test)]
+mod events_tests;
 mod fencing;
 mod group_values;
 #[cfg(test)]

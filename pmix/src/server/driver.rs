@@ -532,6 +532,8 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
             range,
             info,
         } => status(host.notify_event(source, s, range, info).await),
+        HostCall::RegisterEvents { codes, info } => status(host.register_events(codes, info).await),
+        HostCall::DeregisterEvents { codes } => status(host.deregister_events(codes).await),
         HostCall::Query { proc, queries } => HostResult::Infos(host.query(proc, queries).await),
         HostCall::Spawn {
             proc,

@@ -114,6 +114,33 @@ pub trait Host: Send + Sync + 'static {
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 
+    /// `register_events`: watch `codes` and send this server their events
+    /// ([`crate::server::Server::notify_event`]) (§17.3.14). The server asks once per code,
+    /// and only for environmental codes (`PMIX_EVENT_SYS_BASE` to `PMIX_EVENT_SYS_OTHER`) and
+    /// codes outside the standard's range, the first time a local client registers for one;
+    /// `info` holds the client's directives with its `PMIX_USERID` and `PMIX_GRPID`. The
+    /// events of a job's own processes are the host's to send unasked. An error fails the
+    /// client's registration; the default, `PMIX_ERR_NOT_SUPPORTED`, says the host watches
+    /// no codes on request, and the library serves the registration alone.
+    fn register_events(
+        &self,
+        codes: Vec<Status>,
+        info: Vec<Info>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (codes, info);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `deregister_events`: stop watching `codes`, for which no local client is registered
+    /// any more (§17.3.15). The server ignores the answer.
+    fn deregister_events(
+        &self,
+        codes: Vec<Status>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = codes;
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
     /// `spawn`: start the job `proc` asks for (§12.2, §17.3): `job_info` holds the job-level
     /// directives (with what the library adds, §17.3.11: the requester's `PMIX_USERID` and
     /// `PMIX_GRPID`, `PMIX_REQUESTOR_IS_TOOL`, `PMIX_REQUESTOR_IS_CLIENT`, `PMIX_SPAWNED` and

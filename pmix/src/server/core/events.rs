@@ -11,6 +11,16 @@
 //! - A client's event whose range reaches beyond this node (`RM`, `NAMESPACE`, `SESSION`,
 //!   `GLOBAL`, `CUSTOM`) also goes to the host's `notify_event`; an event the host injected
 //!   ([`ServerCore::notify_event`]) is never sent back to it.
+//! - The host is asked to watch a code (`register_events`, v5.0 §17.3.14) the first time a
+//!   client registers for it, when it is an environmental code (`PMIX_EVENT_SYS_BASE` down to
+//!   `PMIX_EVENT_SYS_OTHER`) or lies outside the standard's codes (positive, or below
+//!   `PMIX_EXTERNAL_ERR_BASE`): the host sends the other events of a job unasked. The
+//!   client's registration is answered once the host has answered; a host that does not
+//!   watch codes (`PMIX_ERR_NOT_SUPPORTED`, the default) leaves the library serving the
+//!   registration alone, another error fails it and leaves nothing registered. When no
+//!   client is registered for such a code any more (deregistered, or gone), the host is told
+//!   (`deregister_events`, §17.3.15). A default handler names no code and asks nothing of the
+//!   host.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -29,6 +39,28 @@ pub(super) struct ServerEvents {
     /// The code lists each connection registered (an empty list: every code).
     registrations: BTreeMap<ConnId, Vec<Vec<Status>>>,
     cache: VecDeque<Cached>,
+    /// The codes the host was asked to watch and not yet told to forget (§17.3.14: "only
+    /// once a given unique code value").
+    host_codes: BTreeSet<Status>,
+}
+
+/// A registration waiting for the host to answer `register_events`.
+#[derive(Clone, Debug)]
+pub(super) struct HeldRegistration {
+    conn: ConnId,
+    tag: Tag,
+    /// The client's codes, in normal form.
+    codes: Vec<Status>,
+    /// The codes this registration asked the host for.
+    asked: Vec<Status>,
+}
+
+/// Whether the host must be asked to watch `code` (v5.0 §17.3.14): an environmental code,
+/// or one outside the standard's range of constants.
+pub(crate) fn host_watches(code: Status) -> bool {
+    let environmental = (Status::EVENT_SYS_OTHER.0..=Status::EVENT_SYS_BASE.0).contains(&code.0);
+    let outside = code.0 > 0 || code.0 < Status::EXTERNAL_ERR_BASE.0;
+    environmental || outside
 }
 
 #[derive(Debug)]
@@ -50,10 +82,6 @@ impl ServerEvents {
             })
         })
     }
-
-    pub(super) fn forget(&mut self, conn: ConnId) {
-        self.registrations.remove(&conn);
-    }
 }
 
 /// A code list in the one form registrations are compared in: sorted, each code once (as
@@ -65,14 +93,66 @@ fn normal_form(mut codes: Vec<Status>) -> Vec<Status> {
 }
 
 impl ServerCore {
-    /// `REGEVENTS`: note the codes, accept, then replay the cached events the new
-    /// registration wants.
-    pub(super) fn register_events(&mut self, conn: ConnId, tag: Tag, codes: Vec<Status>) {
+    /// `REGEVENTS`: ask the host to watch the codes it must and does not yet watch, with
+    /// the client's infos and ids (§17.3.14); then, or at once when there are none, note the
+    /// codes, accept, and replay the cached events the new registration wants.
+    pub(super) fn register_events(
+        &mut self,
+        conn: ConnId,
+        tag: Tag,
+        codes: Vec<Status>,
+        info: Vec<Info>,
+    ) {
+        let codes = normal_form(codes);
+        let asked: Vec<Status> = codes
+            .iter()
+            .copied()
+            .filter(|c| host_watches(*c) && !self.events.host_codes.contains(c))
+            .collect();
+        if asked.is_empty() {
+            self.registered(conn, tag, codes);
+            return;
+        }
+        self.events.host_codes.extend(asked.iter().copied());
+        let call = HostCall::RegisterEvents {
+            codes: asked.clone(),
+            info: self.with_ids(conn, info),
+        };
+        let held = HeldRegistration {
+            conn,
+            tag,
+            codes,
+            asked,
+        };
+        self.call_host(Pending::RegisterEvents(held), call);
+    }
+
+    /// The host answered `register_events` for `held`: success, or no support for watching
+    /// codes, registers the client; another error fails its registration and forgets the
+    /// codes asked, so that a later registration asks again.
+    pub(super) fn host_answered_registration(&mut self, held: HeldRegistration, status: Status) {
+        if status.is_success() || status == Status::ERR_NOT_SUPPORTED {
+            if self.conns.contains_key(&held.conn) {
+                self.registered(held.conn, held.tag, held.codes);
+            } else {
+                // The client left while the host was asked.
+                self.release_host_codes();
+            }
+        } else {
+            for c in &held.asked {
+                self.events.host_codes.remove(c);
+            }
+            self.send(held.conn, held.tag, &Reply::Status(status));
+        }
+    }
+
+    /// Note `codes` for `conn`, accept, then replay the cached events they want.
+    fn registered(&mut self, conn: ConnId, tag: Tag, codes: Vec<Status>) {
         self.events
             .registrations
             .entry(conn)
             .or_default()
-            .push(normal_form(codes));
+            .push(codes);
         self.send(conn, tag, &Reply::Status(Status::SUCCESS));
         let Some(me) = self.conns.get(&conn).map(|c| c.proc.clone()) else {
             return;
@@ -101,6 +181,46 @@ impl ServerCore {
         {
             regs.remove(at);
         }
+        self.release_host_codes();
+    }
+
+    /// The connection is gone: so are its registrations.
+    pub(super) fn forget_registrations(&mut self, conn: ConnId) {
+        self.events.registrations.remove(&conn);
+        self.release_host_codes();
+    }
+
+    /// Tell the host to stop watching the codes no client is registered for any more, nor
+    /// waits to be (§17.3.15: only when no registration against a code remains).
+    fn release_host_codes(&mut self) {
+        let mut held: BTreeSet<Status> = self
+            .events
+            .registrations
+            .values()
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
+        for p in self.pending.values() {
+            if let Pending::RegisterEvents(r) = p {
+                held.extend(r.codes.iter().copied());
+            }
+        }
+        let released: Vec<Status> = self
+            .events
+            .host_codes
+            .iter()
+            .copied()
+            .filter(|c| !held.contains(c))
+            .collect();
+        if released.is_empty() {
+            return;
+        }
+        for c in &released {
+            self.events.host_codes.remove(c);
+        }
+        let call = HostCall::DeregisterEvents { codes: released };
+        self.call_host(Pending::Ignore, call);
     }
 
     /// `NOTIFY` from client `me`: accept (or refuse a malformed range), pass it to the local

@@ -489,14 +489,20 @@ fn notified(c: &mut ServerCore) -> Vec<ConnId> {
 fn events_go_to_registrants_in_range_until_they_deregister() {
     let mut c = core_with(3);
     let conns: Vec<ConnId> = (0..3).map(|r| connect(&mut c, r)).collect();
-    let code = Status(77);
+    // Codes of a job's own processes: the host is not asked to watch them.
+    let code = Status::ERR_PROC_ABORTED;
     let register = |codes: Vec<Status>| Request::RegisterEvents {
         codes,
         info: vec![],
     };
     // Rank 1 registers with the code twice over, rank 2 for another code only.
     send(&mut c, conns[1], 101, &register(vec![code, code]));
-    send(&mut c, conns[2], 101, &register(vec![Status(78)]));
+    send(
+        &mut c,
+        conns[2],
+        101,
+        &register(vec![Status::ERR_PROC_ABORTING]),
+    );
     let notify = Request::Notify {
         status: code,
         range: DataRange::NAMESPACE,

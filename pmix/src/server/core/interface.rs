@@ -72,6 +72,18 @@ pub enum HostCall {
     ToolConnected {
         info: Vec<Info>,
     },
+    /// `register_events`: watch environmental or non-standard event codes a local client
+    /// registered for, none of which the host was asked before (§17.3.14); `info` is the
+    /// client's, with its `PMIX_USERID` and `PMIX_GRPID`.
+    RegisterEvents {
+        codes: Vec<Status>,
+        info: Vec<Info>,
+    },
+    /// `deregister_events`: stop watching codes no local client is registered for any more
+    /// (§17.3.15).
+    DeregisterEvents {
+        codes: Vec<Status>,
+    },
     /// `notify_event`: an event of a local client whose range reaches beyond this node.
     NotifyEvent {
         status: Status,
