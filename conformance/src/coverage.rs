@@ -234,6 +234,8 @@ fn sees(call: &Call, earlier: &Step) -> bool {
                 | Call::Fence { .. }
                 | Call::ServerRegisterNspace { .. }
                 | Call::ServerDeregisterNspace { .. }
+                | Call::ServerRegisterResources { .. }
+                | Call::ServerDeregisterResources { .. }
         ),
         Call::ServerDmodexRequest { .. } => matches!(
             earlier.call,

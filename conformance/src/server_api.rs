@@ -219,8 +219,8 @@ pub async fn run_step(server: &Server, call: &Call, nspace: &str) -> Result<ApiO
     Ok(run_rust(server, resolve(call, nspace)?).await)
 }
 
-/// Run `call` on this crate's server. What the crate lacks (I/O forwarding, inventory,
-/// resources) is `no such call`: the harness never answers for it.
+/// Run `call` on this crate's server. What the crate lacks (I/O forwarding, inventory) is
+/// `no such call`: the harness never answers for it.
 pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
     let unit = |r: Result<(), pmix::Error>| {
         ApiOutput::status(r.err().map_or(Status::SUCCESS, |e| e.status()))
@@ -315,9 +315,9 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         ),
         ServerCall::IofDeliver { .. }
         | ServerCall::CollectInventory { .. }
-        | ServerCall::DeliverInventory { .. }
-        | ServerCall::RegisterResources { .. }
-        | ServerCall::DeregisterResources { .. } => ApiOutput::no_such_call(),
+        | ServerCall::DeliverInventory { .. } => ApiOutput::no_such_call(),
+        ServerCall::RegisterResources { info } => unit(server.register_resources(info).await),
+        ServerCall::DeregisterResources { info } => unit(server.deregister_resources(info).await),
         ServerCall::GenerateLocalityString { cpus } => ApiOutput::value(
             server
                 .generate_locality_string(&hwloc_cpus(cpus))

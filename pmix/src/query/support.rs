@@ -134,6 +134,8 @@ pub const SERVER: &[Support] = &[
         ],
     ),
     ("PMIx_server_deregister_nspace", &[]),
+    ("PMIx_server_register_resources", &[]),
+    ("PMIx_server_deregister_resources", &[]),
     ("PMIx_server_register_client", &[]),
     ("PMIx_server_deregister_client", &[]),
     ("PMIx_server_setup_fork", &[]),

@@ -406,9 +406,25 @@ fn unqualified_get(
             caller,
             store.hostname.as_deref(),
         );
-        // A non-reserved key with a wildcard rank may have been posted by the host.
+        // Resources registered apart from any namespace are every job's, unless its own
+        // registration says otherwise (v5.0 §17.2.5); a non-reserved key with a wildcard
+        // rank may have been posted by the host.
         let found = found
             .map(|v| d.qualifiers.answer(key, v.clone()))
+            .or_else(|| {
+                if store.resources.is_empty() {
+                    return None;
+                }
+                let resources = store.resource_realms(realms.nspace.clone());
+                let v = resources.lookup(
+                    key,
+                    target.rank,
+                    &d.qualifiers,
+                    caller,
+                    store.hostname.as_deref(),
+                )?;
+                Some(d.qualifiers.answer(key, v.clone()))
+            })
             .or_else(|| {
                 store
                     .modex

@@ -260,6 +260,18 @@ impl ServerCore {
         Ok(())
     }
 
+    /// `PMIx_server_register_resources`: information not tied to a namespace, which every
+    /// job's processes then find among their job's information (v5.0 §17.2.5).
+    pub fn register_resources(&mut self, info: &[Info]) {
+        self.store.register_resources(info);
+    }
+
+    /// `PMIx_server_deregister_resources`: the keys named are no longer any job's (v5.0
+    /// §17.2.6).
+    pub fn deregister_resources(&mut self, info: &[Info]) {
+        self.store.deregister_resources(info);
+    }
+
     /// `PMIx_server_deregister_nspace`.
     pub fn deregister_nspace(&mut self, nspace: &str) {
         self.store.namespaces.retain(|n, _| n.as_str() != nspace);
@@ -599,8 +611,8 @@ impl ServerCore {
         }
         match request {
             Request::JobInfo => {
-                let reply = match self.store.realms(me.nspace.as_str()) {
-                    Some(realms) => match job_info_kvals(realms, c.buffer_type, &self.version) {
+                let reply = match self.store.job_view(me.nspace.as_str()) {
+                    Some(realms) => match job_info_kvals(&realms, c.buffer_type, &self.version) {
                         Ok(kvals) => Reply::JobInfo {
                             nspace: me.nspace.clone(),
                             kvals,
@@ -735,9 +747,9 @@ impl ServerCore {
                 // `get_reply_job_data`).
                 if status == Status::SUCCESS
                     && get.target.nspace != get.requester.nspace
-                    && let Some(realms) = self.store.realms(get.target.nspace.as_str())
+                    && let Some(realms) = self.store.job_view(get.target.nspace.as_str())
                 {
-                    data.insert(0, get_reply_job_data(realms));
+                    data.insert(0, get_reply_job_data(&realms));
                 }
                 self.send(get.conn, get.tag, &Reply::Get { status, data });
             }

@@ -220,6 +220,17 @@ impl Server {
             .await
     }
 
+    /// `PMIx_server_register_resources`.
+    pub async fn register_resources(&self, info: Vec<Info>) -> Result<(), Error> {
+        self.call(move |core| core.register_resources(&info)).await
+    }
+
+    /// `PMIx_server_deregister_resources`.
+    pub async fn deregister_resources(&self, info: Vec<Info>) -> Result<(), Error> {
+        self.call(move |core| core.deregister_resources(&info))
+            .await
+    }
+
     /// `PMIx_server_register_client`.
     pub async fn register_client(&self, proc: Proc, uid: u32, gid: u32) -> Result<(), Error> {
         self.call(move |core| core.register_client(proc, uid, gid))

@@ -1,24 +1,29 @@
-//! What a server knows: the realms of each registered namespace, the committed data of
-//! processes, the values processes posted for their groups, and which processes are its
-//! local clients. Sans-IO.
+//! What a server knows: the realms of each registered namespace, the resources registered
+//! apart from any namespace, the committed data of processes, the values processes posted
+//! for their groups, and which processes are its local clients. Sans-IO.
 
 pub mod modex;
 pub mod published;
 pub mod qualified;
 pub mod realm;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use modex::{Found, ModexStore};
 pub use qualified::GroupValues;
 pub use realm::{JobRealms, Qualifiers, Realm, default_realm, is_reserved};
 
-use crate::model::{Nspace, Proc};
+use crate::model::{Info, Nspace, Proc, Value};
 
 /// The server's data: namespaces, committed values, local clients.
 #[derive(Clone, Debug, Default)]
 pub struct ServerStore {
     pub namespaces: BTreeMap<Nspace, JobRealms>,
+    /// What the host registered with `PMIx_server_register_resources`: information not tied
+    /// to a namespace, part of every job's job-level information where the job's own
+    /// registration does not say otherwise (v5.0 §17.2.5).
+    pub resources: Vec<Info>,
     pub modex: ModexStore,
     /// What processes posted for the groups they constructed, by context id.
     pub group_values: GroupValues,
@@ -38,6 +43,77 @@ impl ServerStore {
             .iter()
             .find(|(n, _)| n.as_str() == nspace)
             .map(|(_, r)| r)
+    }
+
+    /// The realms of `nspace` as its processes see them: its own registration over the
+    /// resources registered apart from any namespace.
+    pub fn job_view(&self, nspace: &str) -> Option<Cow<'_, JobRealms>> {
+        let own = self.realms(nspace)?;
+        if self.resources.is_empty() {
+            return Some(Cow::Borrowed(own));
+        }
+        Some(Cow::Owned(
+            own.over(&self.resource_realms(own.nspace.clone())),
+        ))
+    }
+
+    /// The resources as realms of their own, for `nspace`.
+    pub fn resource_realms(&self, nspace: Nspace) -> JobRealms {
+        let mut r = JobRealms::new(nspace);
+        r.register(&self.resources);
+        r
+    }
+
+    /// `PMIx_server_register_resources`: a key registered again replaces its value; an
+    /// array (a node's, an application's) is added beside those before it.
+    pub fn register_resources(&mut self, info: &[Info]) {
+        for i in info {
+            let is_array = matches!(i.value, Value::DataArray(_));
+            match self.resources.iter_mut().find(|r| r.key == i.key) {
+                Some(slot) if !is_array => *slot = i.clone(),
+                _ => self.resources.push(i.clone()),
+            }
+        }
+    }
+
+    /// `PMIx_server_deregister_resources`: only keys count (v5.0 §17.2.6). A plain key goes
+    /// with its value; an array names, by its first element (a node's hostname or id, an
+    /// application's number), which registered array loses the keys it lists after that.
+    pub fn deregister_resources(&mut self, info: &[Info]) {
+        for i in info {
+            let Some(asked) = array_infos(&i.value) else {
+                self.resources.retain(|r| r.key != i.key);
+                continue;
+            };
+            let Some((id, keys)) = asked.split_first() else {
+                continue;
+            };
+            self.resources.retain_mut(|r| {
+                if r.key != i.key {
+                    return true;
+                }
+                let Some(held) = array_infos(&r.value) else {
+                    return true;
+                };
+                if held
+                    .first()
+                    .is_none_or(|h| h.key != id.key || h.value != id.value)
+                {
+                    return true;
+                }
+                let kept: Vec<Info> = (held.iter().skip(1))
+                    .filter(|h| keys.iter().all(|k| k.key != h.key))
+                    .cloned()
+                    .collect();
+                if kept.is_empty() || keys.is_empty() {
+                    return false;
+                }
+                let mut all = vec![held[0].clone()];
+                all.extend(kept);
+                r.value = realm::info_array(all);
+                true
+            });
+        }
     }
 
     /// Whether a process is a client of this server (on this node).
@@ -77,5 +153,82 @@ impl ServerStore {
             .filter(|p| p.nspace.as_str() == nspace)
             .cloned()
             .collect()
+    }
+}
+
+/// The infos of an info array.
+fn array_infos(v: &Value) -> Option<Vec<Info>> {
+    let Value::DataArray(a) = v else {
+        return None;
+    };
+    Some(
+        a.elements
+            .iter()
+            .filter_map(|e| match e {
+                Value::Info(i) => Some((**i).clone()),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Rank, attr};
+    use crate::store::realm::{info, info_array};
+
+    fn value_of(s: &ServerStore, key: &str) -> Option<Value> {
+        let view = s.job_view("job")?;
+        view.lookup(key, Rank::WILDCARD, &Qualifiers::default(), None, None)
+            .cloned()
+    }
+
+    #[test]
+    fn resources_are_every_jobs_unless_its_registration_says_otherwise() {
+        let mut s = ServerStore::default();
+        let mut own = JobRealms::new(Nspace::new("job").unwrap());
+        own.register(&[info(attr::RM_NAME.wire_key(), Value::string("own rm"))]);
+        s.namespaces.insert(Nspace::new("job").unwrap(), own);
+        s.register_resources(&[
+            info(attr::CLUSTER_ID.wire_key(), Value::string("c1")),
+            info(attr::RM_NAME.wire_key(), Value::string("resource rm")),
+        ]);
+        let cluster = attr::CLUSTER_ID.wire_key();
+        assert_eq!(value_of(&s, cluster), Some(Value::string("c1")));
+        // §17.2.5: the namespace's own registration wins for that namespace.
+        assert_eq!(
+            value_of(&s, attr::RM_NAME.wire_key()),
+            Some(Value::string("own rm"))
+        );
+        // A key registered again replaces its value.
+        s.register_resources(&[info(cluster, Value::string("c2"))]);
+        assert_eq!(value_of(&s, cluster), Some(Value::string("c2")));
+        s.deregister_resources(&[info(cluster, Value::Undef)]);
+        assert_eq!(value_of(&s, cluster), None);
+    }
+
+    #[test]
+    fn deregistering_a_node_array_key_keeps_the_nodes_other_keys() {
+        let mut s = ServerStore::default();
+        let host = attr::HOSTNAME.wire_key();
+        let node = |keys: Vec<Info>| {
+            let mut all = vec![info(host, Value::string("n0"))];
+            all.extend(keys);
+            info(attr::NODE_INFO_ARRAY.wire_key(), info_array(all))
+        };
+        let mem = attr::AVAIL_PHYS_MEMORY.wire_key();
+        let aliases = attr::HOSTNAME_ALIASES.wire_key();
+        s.register_resources(&[node(vec![
+            info(mem, Value::Uint64(64)),
+            info(aliases, Value::string("a0")),
+        ])]);
+        s.deregister_resources(&[node(vec![info(mem, Value::Undef)])]);
+        let held = array_infos(&s.resources[0].value).unwrap();
+        assert!(held.iter().all(|i| i.key.as_str() != mem));
+        assert!(held.iter().any(|i| i.key.as_str() == aliases));
+        // Naming the node alone removes all of it.
+        s.deregister_resources(&[node(Vec::new())]);
+        assert!(s.resources.is_empty());
     }
 }

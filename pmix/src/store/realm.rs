@@ -263,6 +263,41 @@ impl JobRealms {
         }
     }
 
+    /// These realms over `base`: what `self` holds wins, what only `base` holds is added
+    /// (the resources a host registers apart from any namespace, v5.0 §17.2.5).
+    pub fn over(&self, base: &JobRealms) -> JobRealms {
+        let mut out = base.clone();
+        out.nspace = self.nspace.clone();
+        if self.session_id.is_some() {
+            out.session_id = self.session_id;
+        }
+        for i in &self.session {
+            upsert(&mut out.session, i.clone());
+        }
+        for i in &self.job {
+            upsert(&mut out.job, i.clone());
+        }
+        for (n, infos) in &self.apps {
+            let slot = out.apps.entry(*n).or_default();
+            for i in infos {
+                upsert(slot, i.clone());
+            }
+        }
+        for node in &self.nodes {
+            let slot = out.node_entry(node.hostname.clone(), node.nodeid);
+            for i in &node.info {
+                upsert(&mut slot.info, i.clone());
+            }
+        }
+        for (r, infos) in &self.procs {
+            let slot = out.procs.entry(*r).or_default();
+            for i in infos {
+                upsert(slot, i.clone());
+            }
+        }
+        out
+    }
+
     /// Sort a registration's infos into realms (rule DM-05).
     pub fn register(&mut self, info: &[Info]) {
         for i in info {

@@ -202,8 +202,8 @@ impl ServerCore {
         namespaces
             .into_iter()
             .filter_map(|n| {
-                let realms = self.store.realms(n)?;
-                let kvals = job_info_kvals(realms, c.buffer_type, &self.version).ok()?;
+                let realms = self.store.job_view(n)?;
+                let kvals = job_info_kvals(&realms, c.buffer_type, &self.version).ok()?;
                 Some(JobData {
                     nspace: n.to_owned(),
                     kvals,

@@ -272,9 +272,9 @@ impl ServerCore {
                 let buffer_type = self.conns.get(&conn).map(|c| c.buffer_type);
                 let job_info = self
                     .store
-                    .realms(nspace.as_str())
+                    .job_view(nspace.as_str())
                     .zip(buffer_type)
-                    .and_then(|(r, b)| job_info_kvals(r, b, &self.version).ok())
+                    .and_then(|(r, b)| job_info_kvals(&r, b, &self.version).ok())
                     .unwrap_or_default();
                 crate::wire::OpReply::Spawn {
                     status: Status::SUCCESS,
