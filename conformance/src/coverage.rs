@@ -362,26 +362,16 @@ pub fn items(v: &Vector) -> Items {
 /// at any depth, an attribute of `observed`.
 fn arrays_holding(infos: &[pmix::model::Info], observed: &BTreeSet<String>) -> Vec<&'static str> {
     let mut out = Vec::new();
-    let mut stack: Vec<&pmix::model::Info> = infos.iter().collect();
+    let mut stack: Vec<pmix::model::Info> = infos.to_vec();
     while let Some(i) = stack.pop() {
-        let pmix::model::Value::DataArray(a) = &i.value else {
+        let Some(inner) = pmix::store::realm::info_array_items(&i.value) else {
             continue;
         };
-        let inner: Vec<pmix::model::Info> = (a.elements.iter())
-            .filter_map(|e| match e {
-                pmix::model::Value::Info(inner) => Some((**inner).clone()),
-                _ => None,
-            })
-            .collect();
         let carries = nested_names(&inner).iter().any(|n| observed.contains(*n));
         if carries && let Some(d) = pmix::model::attr::by_key(i.key.as_str()) {
             out.push(d.name);
         }
-        for e in &a.elements {
-            if let pmix::model::Value::Info(inner) = e {
-                stack.push(inner);
-            }
-        }
+        stack.extend(inner);
     }
     out
 }

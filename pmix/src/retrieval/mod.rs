@@ -399,31 +399,24 @@ fn unqualified_get(
             };
         };
         let caller = (requester.nspace == target.nspace).then_some(requester.rank);
-        let found = realms.lookup(
-            key,
-            target.rank,
-            &d.qualifiers,
-            caller,
-            store.hostname.as_deref(),
-        );
+        let answer = |r: &JobRealms| {
+            r.lookup(
+                key,
+                target.rank,
+                &d.qualifiers,
+                caller,
+                store.hostname.as_deref(),
+            )
+            .map(|v| d.qualifiers.answer(key, v.clone()))
+        };
         // Resources registered apart from any namespace are every job's, unless its own
         // registration says otherwise (v5.0 §17.2.5); a non-reserved key with a wildcard
         // rank may have been posted by the host.
-        let found = found
-            .map(|v| d.qualifiers.answer(key, v.clone()))
+        let found = answer(realms)
             .or_else(|| {
-                if store.resources.is_empty() {
-                    return None;
-                }
-                let resources = store.resource_realms(realms.nspace.clone());
-                let v = resources.lookup(
-                    key,
-                    target.rank,
-                    &d.qualifiers,
-                    caller,
-                    store.hostname.as_deref(),
-                )?;
-                Some(d.qualifiers.answer(key, v.clone()))
+                (!store.resources.is_empty())
+                    .then(|| answer(&store.resource_realms(realms.nspace.clone())))
+                    .flatten()
             })
             .or_else(|| {
                 store

@@ -81,7 +81,7 @@ impl ServerStore {
     /// application's number), which registered array loses the keys it lists after that.
     pub fn deregister_resources(&mut self, info: &[Info]) {
         for i in info {
-            let Some(asked) = array_infos(&i.value) else {
+            let Some(asked) = realm::info_array_items(&i.value) else {
                 self.resources.retain(|r| r.key != i.key);
                 continue;
             };
@@ -92,7 +92,7 @@ impl ServerStore {
                 if r.key != i.key {
                     return true;
                 }
-                let Some(held) = array_infos(&r.value) else {
+                let Some(held) = realm::info_array_items(&r.value) else {
                     return true;
                 };
                 if held
@@ -156,22 +156,6 @@ impl ServerStore {
     }
 }
 
-/// The infos of an info array.
-fn array_infos(v: &Value) -> Option<Vec<Info>> {
-    let Value::DataArray(a) = v else {
-        return None;
-    };
-    Some(
-        a.elements
-            .iter()
-            .filter_map(|e| match e {
-                Value::Info(i) => Some((**i).clone()),
-                _ => None,
-            })
-            .collect(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,7 +208,7 @@ mod tests {
             info(aliases, Value::string("a0")),
         ])]);
         s.deregister_resources(&[node(vec![info(mem, Value::Undef)])]);
-        let held = array_infos(&s.resources[0].value).unwrap();
+        let held = realm::info_array_items(&s.resources[0].value).unwrap();
         assert!(held.iter().all(|i| i.key.as_str() != mem));
         assert!(held.iter().any(|i| i.key.as_str() == aliases));
         // Naming the node alone removes all of it.

@@ -307,19 +307,7 @@ impl JobRealms {
 
     fn register_one(&mut self, i: &Info, inside: Option<Realm>) {
         let k = i.key.as_str();
-        let array = i
-            .value
-            .as_data_array()
-            .filter(|a| a.data_type == DataType::INFO);
-        if let Some(array) = array {
-            let infos: Vec<Info> = array
-                .elements
-                .iter()
-                .filter_map(|v| match v {
-                    Value::Info(i) => Some((**i).clone()),
-                    _ => None,
-                })
-                .collect();
+        if let Some(infos) = info_array_items(&i.value) {
             if k == attr::SESSION_INFO_ARRAY.wire_key() {
                 for j in &infos {
                     if j.key.as_str() == attr::SESSION_ID.wire_key() {
@@ -679,6 +667,21 @@ pub(crate) fn info(key: &str, value: impl Into<Value>) -> Info {
 }
 
 /// An info array value (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
+/// The infos of an info array (a data array of `PMIX_INFO`); `None` for any other value.
+pub fn info_array_items(v: &Value) -> Option<Vec<Info>> {
+    let array = v
+        .as_data_array()
+        .filter(|a| a.data_type == DataType::INFO)?;
+    Some(
+        (array.elements.iter())
+            .filter_map(|e| match e {
+                Value::Info(i) => Some((**i).clone()),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
 pub fn info_array(infos: Vec<Info>) -> Value {
     Value::DataArray(Box::new(crate::model::DataArray {
         data_type: DataType::INFO,
