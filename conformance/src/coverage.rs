@@ -214,7 +214,7 @@ fn raises(call: &Call) -> &'static [&'static str] {
 }
 
 /// Whether `call` sees the effect of the earlier step `earlier`: a get the data put,
-/// committed, fenced, registered or deregistered before it, a server's direct-modex request
+/// committed, fenced, registered, deregistered or delivered as inventory before it, a server's direct-modex request
 /// the data committed or purged with the client's deregistration, a lookup the publishes and
 /// unpublishes of its keys, an `events` step its handler's registration and the
 /// notifications, an `await` the call it collects, a server's call its finalization.
@@ -236,6 +236,7 @@ fn sees(call: &Call, earlier: &Step) -> bool {
                 | Call::ServerDeregisterNspace { .. }
                 | Call::ServerRegisterResources { .. }
                 | Call::ServerDeregisterResources { .. }
+                | Call::ServerDeliverInventory { .. }
         ),
         Call::ServerDmodexRequest { .. } => matches!(
             earlier.call,

@@ -313,9 +313,11 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
                 .err()
                 .unwrap_or(Status::SUCCESS),
         ),
-        ServerCall::IofDeliver { .. }
-        | ServerCall::CollectInventory { .. }
-        | ServerCall::DeliverInventory { .. } => ApiOutput::no_such_call(),
+        ServerCall::IofDeliver { .. } => ApiOutput::no_such_call(),
+        ServerCall::CollectInventory { info } => {
+            ApiOutput::results(Ok(server.collect_inventory(&info)))
+        }
+        ServerCall::DeliverInventory { info } => unit(server.deliver_inventory(info, &[]).await),
         ServerCall::RegisterResources { info } => unit(server.register_resources(info).await),
         ServerCall::DeregisterResources { info } => unit(server.deregister_resources(info).await),
         ServerCall::GenerateLocalityString { cpus } => ApiOutput::value(

@@ -160,6 +160,11 @@ impl Machine {
         })
     }
 
+    /// The machine's physical memory in bytes, as hwloc counts it under its root.
+    pub fn total_memory(&self) -> u64 {
+        self.hwloc.root_object().total_memory()
+    }
+
     /// Every processing unit of the machine that this process may use.
     pub fn all(&self) -> Cpuset {
         hwloc_cpuset(&self.hwloc.cpuset())

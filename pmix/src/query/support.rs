@@ -145,6 +145,8 @@ pub const SERVER: &[Support] = &[
     ),
     ("PMIx_server_setup_application", &[]),
     ("PMIx_server_setup_local_support", &[]),
+    ("PMIx_server_collect_inventory", &[]),
+    ("PMIx_server_deliver_inventory", &[]),
     ("PMIx_Register_attributes", &[]),
     ("PMIx_generate_regex", &[]),
     ("PMIx_generate_ppn", &[]),

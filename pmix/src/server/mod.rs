@@ -28,6 +28,8 @@ mod driver;
 #[cfg(feature = "runtime")]
 pub mod host;
 #[cfg(feature = "runtime")]
+mod inventory;
+#[cfg(feature = "runtime")]
 pub mod launch;
 #[cfg(feature = "runtime")]
 pub mod log;

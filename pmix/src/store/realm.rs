@@ -666,7 +666,6 @@ pub(crate) fn info(key: &str, value: impl Into<Value>) -> Info {
     }
 }
 
-/// An info array value (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
 /// The infos of an info array (a data array of `PMIX_INFO`); `None` for any other value.
 pub fn info_array_items(v: &Value) -> Option<Vec<Info>> {
     let array = v
@@ -682,6 +681,7 @@ pub fn info_array_items(v: &Value) -> Option<Vec<Info>> {
     )
 }
 
+/// An info array value (`PMIX_DATA_ARRAY` of `PMIX_INFO`).
 pub fn info_array(infos: Vec<Info>) -> Value {
     Value::DataArray(Box::new(crate::model::DataArray {
         data_type: DataType::INFO,
