@@ -8,12 +8,14 @@
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
+//! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
 //! `apt-get` command otherwise (`sysdeps`, one list per command).
 
 mod attribute_vectors;
 mod bench;
+mod layers;
 mod outside;
 mod sysdeps;
 mod vectors;
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         "bench" => bench::run(&root, rest),
         "fuzz" => fuzz(&root, rest),
         "sim" => sim(&root, rest),
+        "layers" => layers::run(&root, rest),
         "help" | "--help" | "-h" => {
             println!("{}", HELP);
             Ok(())
@@ -64,6 +67,8 @@ const HELP: &str = "usage: cargo xtask <command>
                        attribute-type vectors
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
   fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)
+  layers               list pmix's files that import from a layer above them or import
+                       each other
   sim [--scenario F] [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B]
       [--fanout K] [--modex full|direct] [--collective tree|ring] [--limit-s T]
       [--json PATH] [--record PATH | --replay PATH] [--planted-bug]
