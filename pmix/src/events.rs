@@ -29,7 +29,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{DataRange, Info, Proc, Rank, Status, Value, attr};
+use crate::model::{DataRange, Info, Proc, Status, Value, attr};
 use crate::wire::Notification;
 
 /// The identifier `PMIx_Register_event_handler` returns.
@@ -90,7 +90,7 @@ impl Event {
             }
             DataRange::CUSTOM => self
                 .custom_range()
-                .is_some_and(|list| list.iter().any(|p| same_proc(p, target))),
+                .is_some_and(|list| list.iter().any(|p| p.matches(target))),
             DataRange::RM | DataRange::INVALID => false,
             _ => true,
         }
@@ -130,12 +130,6 @@ impl From<&Event> for Notification {
             range: e.range,
         }
     }
-}
-
-/// Whether two process names denote the same process, a wildcard rank matching any rank.
-pub fn same_proc(a: &Proc, b: &Proc) -> bool {
-    a.nspace == b.nspace
-        && (a.rank == b.rank || a.rank == Rank::WILDCARD || b.rank == Rank::WILDCARD)
 }
 
 pub(crate) fn procs_of(v: &Value) -> Vec<Proc> {
@@ -268,12 +262,12 @@ impl Registration {
             event
                 .affected()
                 .iter()
-                .any(|a| mine.iter().any(|m| same_proc(m, a)))
+                .any(|a| mine.iter().any(|m| m.matches(a)))
         });
         let source = self
             .sources
             .as_ref()
-            .is_none_or(|list| list.iter().any(|p| same_proc(p, &event.source)));
+            .is_none_or(|list| list.iter().any(|p| p.matches(&event.source)));
         let range = match self.range {
             Some(DataRange::PROC_LOCAL) => event.source == *me,
             Some(DataRange::NAMESPACE) => event.source.nspace == me.nspace,

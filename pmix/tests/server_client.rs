@@ -163,7 +163,7 @@ async fn client_disconnecting_mid_fence_fails_the_fence_and_the_server_keeps_ser
 /// Connect over TCP, send `bytes`, and return what the server sent back before closing.
 async fn raw(server: &Server, bytes: &[u8]) -> Vec<u8> {
     let uri = server.uri().unwrap();
-    let (_, addr) = pmix::server::env::parse_uri(&uri).unwrap();
+    let (_, addr) = pmix::wire::uri::parse_uri(&uri).unwrap();
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.write_all(bytes).await.unwrap();
     let mut out = Vec::new();
@@ -250,7 +250,7 @@ async fn bad_connections_are_refused_and_the_server_keeps_serving() {
         .unwrap(),
     );
     let uri = server.uri().unwrap();
-    let (_, addr) = pmix::server::env::parse_uri(&uri).unwrap();
+    let (_, addr) = pmix::wire::uri::parse_uri(&uri).unwrap();
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.write_all(&bytes).await.unwrap();
     let mut reply = [0u8; 8 + 16 + 2];
@@ -300,7 +300,7 @@ async fn client_disconnecting_in_the_middle_of_a_commit_fails_its_collectives_on
     // Rank 1 connects over TCP, starts a commit frame announcing 100 bytes, sends 10 and
     // goes away.
     let uri = server.uri().unwrap();
-    let (_, addr) = pmix::server::env::parse_uri(&uri).unwrap();
+    let (_, addr) = pmix::wire::uri::parse_uri(&uri).unwrap();
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.write_all(&hello("testjob", 1, uid, gid)).await.unwrap();
     let mut accepted = [0u8; 8];

@@ -18,9 +18,9 @@ use crate::Error;
 use crate::codec::BufferType;
 use crate::events::Event;
 use crate::model::{DataRange, Proc, Rank, Status};
-use crate::server::env::parse_uri;
 use crate::transport::{BoxStream, connect_tcp, connect_unix, uid_gid};
 use crate::wire::handshake::{ConnectRequest, decode_status};
+use crate::wire::uri::parse_uri;
 use crate::wire::{Command, Frame, FrameDecoder, Notification, Reply, Request, Tag};
 
 /// Where a client finds its server: what the launcher put in the environment.

@@ -35,8 +35,8 @@ use crate::model::{
 };
 use crate::query;
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
-use crate::server::jobinfo::{is_job_data, realms_from_kvals};
 use crate::store::JobRealms;
+use crate::store::jobinfo::{is_job_data, realms_from_kvals};
 use crate::store::qualified::{QUALIFIED_VALUE, value_for};
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;

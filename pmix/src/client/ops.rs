@@ -7,8 +7,8 @@ use crate::model::{
     AllocDirective, App, ByteObject, Info, Kval, Nspace, Proc, Query, Status, attr,
 };
 use crate::query;
-use crate::server::jobinfo::realms_from_kvals;
 use crate::store::JobRealms;
+use crate::store::jobinfo::realms_from_kvals;
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
 use crate::wire::{Reply, Request};

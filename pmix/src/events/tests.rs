@@ -203,7 +203,7 @@ fn affected_and_source_filters() {
     add(&mut r, "affects-3-or-4", &[A], vec![many]);
     let from = Info::new(attr::EVENT_CUSTOM_RANGE, procs(&[peer(1)]));
     add(&mut r, "from-1", &[A], vec![from]);
-    let wildcard = Proc::new(me().nspace, Rank::WILDCARD);
+    let wildcard = Proc::new(me().nspace, crate::model::Rank::WILDCARD);
     let job = Info::new(attr::EVENT_AFFECTED_PROC, wildcard);
     add(&mut r, "affects-job", &[A], vec![job]);
 

@@ -210,6 +210,15 @@ impl Proc {
             rank: rank.into(),
         })
     }
+
+    /// Whether the two names denote the same process, a wildcard rank on either side
+    /// matching any rank of its namespace.
+    pub fn matches(&self, other: &Proc) -> bool {
+        self.nspace == other.nspace
+            && (self.rank == other.rank
+                || self.rank == Rank::WILDCARD
+                || other.rank == Rank::WILDCARD)
+    }
 }
 
 impl fmt::Debug for Proc {

@@ -17,7 +17,7 @@ use crate::store::{Found, JobRealms, ServerStore, is_reserved};
 use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
 use super::fence::{Fences, LOST_PARTICIPANT};
-use super::jobinfo::{get_reply_job_data, job_info_kvals};
+use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
 
 pub use interface::{Action, ConnId, HostCall, HostResult, PeerCred};
 
@@ -89,7 +89,7 @@ enum Pending {
     ToolConnected(ConnectingTool),
     Query(query::HeldQuery),
     Connect(connect::Kind, u64),
-    Group(groups::Kind, u64),
+    Group(group::Kind, u64),
     /// The context id for the group an invitation formed.
     Invitation(String),
     /// A group event the host carries to the servers of `targets`.
@@ -913,6 +913,7 @@ mod events;
 #[cfg(test)]
 mod events_tests;
 mod fencing;
+mod group;
 mod group_values;
 #[cfg(test)]
 mod group_values_tests;

@@ -181,7 +181,8 @@ impl Server {
 
     /// The URI clients connect to (`<nspace>.<rank>;tcp4://127.0.0.1:<port>`).
     pub fn uri(&self) -> Option<String> {
-        self.tcp_addr.map(|a| env::server_uri(&self.config.id, a))
+        self.tcp_addr
+            .map(|a| crate::wire::uri::server_uri(&self.config.id, a))
     }
 
     /// The Unix socket's path, if the server listens on one.

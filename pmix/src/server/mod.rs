@@ -20,7 +20,6 @@ pub mod credential;
 pub mod env;
 pub mod fabric;
 pub mod fence;
-pub mod jobinfo;
 pub mod regex;
 
 #[cfg(feature = "runtime")]

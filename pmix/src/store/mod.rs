@@ -2,6 +2,7 @@
 //! apart from any namespace, the committed data of processes, the values processes posted
 //! for their groups, and which processes are its local clients. Sans-IO.
 
+pub mod jobinfo;
 pub mod modex;
 pub mod published;
 pub mod qualified;

@@ -217,8 +217,8 @@ impl ModexStore {
     pub fn store_blob(&mut self, blob: &[u8], skip: impl Fn(&Proc) -> bool) -> Result<(), Error> {
         let mut b = DataBuffer::load(blob.to_vec(), BufferType::NonDescribed);
         while !b.is_exhausted() {
-            let proc: Proc = crate::wire::message::one(&mut b, "modex process")?;
-            let bo: ByteObject = crate::wire::message::one(&mut b, "modex data")?;
+            let proc: Proc = crate::wire::fields::one(&mut b, "modex process")?;
+            let bo: ByteObject = crate::wire::fields::one(&mut b, "modex data")?;
             let kvals = unpack_kvals(bo.0, BufferType::NonDescribed)?;
             if !skip(&proc) {
                 self.store_remote(&proc, kvals);

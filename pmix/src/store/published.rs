@@ -104,7 +104,7 @@ fn within(
         DataRange::PROC_LOCAL => of == other,
         DataRange::LOCAL => topology.same_node(of, other),
         DataRange::NAMESPACE => of.nspace == other.nspace,
-        DataRange::CUSTOM => custom.iter().any(|p| crate::events::same_proc(p, other)),
+        DataRange::CUSTOM => custom.iter().any(|p| p.matches(other)),
         // Meant for the host environment, or published by it: no process here.
         DataRange::RM => false,
         _ => true,

@@ -11,13 +11,14 @@
 //! in [`super::op_reply`].
 
 use crate::Error;
-use crate::codec::{BufferType, Codec, DataBuffer, Size};
+use crate::codec::{BufferType, DataBuffer, Size};
 use crate::model::{
     Buffer, ByteObject, DataRange, DataType, Info, Kval, Nspace, PData, Proc, Rank, Scope, Status,
     Value,
 };
 
 use super::command::Command;
+use super::fields::{count, malformed, one, pack_info_list, unpack_info_list};
 use super::op_reply::OpReply;
 use super::ops::Op;
 
@@ -449,49 +450,6 @@ impl Notification {
             range,
         })
     }
-}
-
-/// Pack an info count (`PMIX_SIZE`) and, when non-empty, the infos.
-pub fn pack_info_list(b: &mut DataBuffer, info: &[Info]) -> Result<(), Error> {
-    b.pack(&[Size(info.len() as u64)])?;
-    if !info.is_empty() {
-        b.pack(info)?;
-    }
-    Ok(())
-}
-
-/// Unpack what [`pack_info_list`] packed.
-pub fn unpack_info_list(b: &mut DataBuffer) -> Result<Vec<Info>, Error> {
-    let n = count(b, "info count")?;
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    b.unpack(n)
-}
-
-/// Unpack one value of a pack call that must hold exactly one.
-pub fn one<T: Codec>(b: &mut DataBuffer, what: &str) -> Result<T, Error> {
-    b.unpack::<T>(1)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| malformed(&format!("{what} is missing")))
-}
-
-/// Unpack a `PMIX_SIZE` count, bounded by the bytes left (each element takes at least one).
-fn count(b: &mut DataBuffer, what: &str) -> Result<usize, Error> {
-    let n: Size = one(b, what)?;
-    let n = usize::try_from(n.0).map_err(|_| malformed(&format!("{what} too large")))?;
-    if n > b.unread().len() {
-        return Err(Error::decode(
-            Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER,
-            format!("{what} of {n} exceeds the bytes left"),
-        ));
-    }
-    Ok(n)
-}
-
-fn malformed(why: &str) -> Error {
-    Error::decode(Status::ERR_UNPACK_FAILURE, why.to_owned())
 }
 
 #[cfg(test)]

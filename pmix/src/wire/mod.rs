@@ -13,11 +13,13 @@
 //! - [`op_reply`]: the typed replies to those commands.
 
 pub mod command;
+pub mod fields;
 pub mod frame;
 pub mod handshake;
 pub mod message;
 pub mod op_reply;
 pub mod ops;
+pub mod uri;
 
 pub use command::Command;
 pub use frame::{Frame, FrameDecoder, Header, Tag};

@@ -23,7 +23,7 @@ use crate::codec::{BufferType, DataBuffer, Size};
 use crate::model::{ByteObject, DeviceDistance, Info, Kval, Status};
 
 use super::command::Command;
-use super::message::{one, pack_info_list, unpack_info_list};
+use super::fields::{one, pack_info_list, unpack_info_list};
 
 /// The job information of one namespace, as a connect reply carries it.
 #[derive(Clone, Debug, PartialEq)]

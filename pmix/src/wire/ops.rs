@@ -39,7 +39,7 @@ use crate::model::{
 };
 
 use super::command::Command;
-use super::message::{one, pack_info_list, unpack_info_list};
+use super::fields::{one, pack_info_list, unpack_info_list};
 
 /// The key, in a `GROUP_JOIN`'s information, of the joiner's answer: `true` declines the
 /// invitation. This library's own (OpenPMIx 4.2 sends no `GROUP_JOIN`, and `PMIx_Group_join`'s

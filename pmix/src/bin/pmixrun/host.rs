@@ -196,9 +196,7 @@ impl HostState {
         lock(&self.procs)
             .iter()
             .filter(|(p, r)| {
-                r.pid > 0
-                    && r.state == ProcState::RUNNING
-                    && targets.iter().any(|t| pmix::events::same_proc(t, p))
+                r.pid > 0 && r.state == ProcState::RUNNING && targets.iter().any(|t| t.matches(p))
             })
             .map(|(p, r)| (p.clone(), r.pid))
             .collect()

@@ -25,7 +25,7 @@ use crate::events::{Event, procs_of};
 use crate::model::{Status, attr};
 
 use super::ServerCore;
-use super::groups::{Group, Roles, context_id_of, has_duplicates};
+use super::group::{Group, Roles, context_id_of, has_duplicates};
 
 impl ServerCore {
     /// `event`, raised by a client, announces a group (see the module doc): record it unless

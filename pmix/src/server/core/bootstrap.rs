@@ -25,7 +25,7 @@ use crate::model::{Info, Proc, Status, attr};
 use crate::retrieval::Directives;
 
 use super::super::fence::Waiter;
-use super::groups::{Kind, Roles, tolerates_losses};
+use super::group::{Kind, Roles, tolerates_losses};
 use crate::wire::Tag;
 
 use super::{Action, ConnId, ServerCore};

@@ -21,8 +21,8 @@ use crate::wire::op_reply::{JobData, OpReply};
 use crate::wire::{Command, Reply, Tag};
 
 use super::super::fence::{FenceStep, LOST_PARTICIPANT, Tracker, Waiter};
-use super::super::jobinfo::job_info_kvals;
 use super::{Action, ConnId, HostCall, Pending, ServerCore};
+use crate::store::jobinfo::job_info_kvals;
 
 /// Which of the two collectives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -76,41 +76,9 @@ use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
 use super::bootstrap::Bootstrap;
+use super::group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};
 use super::invitations::{Invitation, RemoteInvitation};
 use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
-
-/// A group that exists on this server.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct Group {
-    /// In group-rank order, as the construction listed them (ranks may be wildcards).
-    pub(super) members: Vec<Proc>,
-    pub(super) context_id: Option<u64>,
-    pub(super) roles: Roles,
-}
-
-/// Who leads a group and who hears of its members' failures (v5.0 §14.2.6).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(super) struct Roles {
-    /// The member that declared itself leader (`PMIX_GROUP_LEADER`), or was selected when
-    /// the leader failed.
-    pub(super) leader: Option<Proc>,
-    /// `PMIX_GROUP_NOTIFY_TERMINATION`: a member that terminates is reported
-    /// (`PMIX_GROUP_MEMBER_FAILED`, …).
-    pub(super) notify: bool,
-    /// A member that terminates is left out and the operation goes on without it, instead of
-    /// failing: with `PMIX_GROUP_NOTIFY_TERMINATION`, or `PMIX_GROUP_FT_COLLECTIVE` (which
-    /// adjusts the tracking without reporting).
-    pub(super) tolerant: bool,
-    /// Members left out of the construction because they terminated.
-    pub(super) excused: Vec<Proc>,
-}
-
-/// A construct or a destruct.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
-    Construct,
-    Destruct,
-}
 
 /// The groups of one server.
 #[derive(Debug, Default)]
@@ -130,23 +98,6 @@ pub(super) struct Groups {
     /// What the local members of the constructions in progress posted for their group, by
     /// group and member ([`super::group_values`]).
     pub(super) posted: BTreeMap<String, BTreeMap<Proc, Vec<Info>>>,
-}
-
-pub(super) fn has_duplicates(procs: &[Proc]) -> bool {
-    let set: BTreeSet<&Proc> = procs.iter().collect();
-    set.len() != procs.len()
-}
-
-/// Whether a group operation's directives ask it to go on without members that terminate
-/// (`PMIX_GROUP_NOTIFY_TERMINATION` or `PMIX_GROUP_FT_COLLECTIVE`).
-pub(super) fn tolerates_losses(info: &[Info]) -> bool {
-    Info::flag(info, attr::GROUP_NOTIFY_TERMINATION) || Info::flag(info, attr::GROUP_FT_COLLECTIVE)
-}
-
-pub(super) fn context_id_of(info: &[Info]) -> Option<u64> {
-    info.iter()
-        .find(|i| i.key.as_str() == attr::GROUP_CONTEXT_ID.wire_key())
-        .and_then(|i| i.value.to_u64())
 }
 
 impl ServerCore {
@@ -693,7 +644,7 @@ impl ServerCore {
             return None;
         }
         let names: Vec<Value> = (self.groups.live.iter())
-            .filter(|(_, g)| (g.members.iter()).any(|m| crate::events::same_proc(m, proc)))
+            .filter(|(_, g)| (g.members.iter()).any(|m| m.matches(proc)))
             .map(|(name, _)| Value::string(name.clone()))
             .collect();
         if names.is_empty() {

@@ -33,7 +33,7 @@ use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Reply, Tag};
 
 use super::super::fence::Waiter;
-use super::groups::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
+use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
 use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
 
 /// An invitation in progress.
@@ -558,7 +558,7 @@ impl ServerCore {
                     .find(|i| i.is(attr::GROUP_MEMBERSHIP))
                     .map(|i| procs_of(&i.value))
                     .unwrap_or_default();
-                let cid = super::groups::context_id_of(&event.info);
+                let cid = context_id_of(&event.info);
                 self.invited_group_formed(&group, source, members, cid);
             }
             Status::GROUP_CONSTRUCT_ABORT => {

@@ -11,8 +11,8 @@ use crate::server::credential;
 use crate::wire::ops::Op;
 use crate::wire::{Reply, Tag};
 
-use super::super::jobinfo::job_info_kvals;
 use super::{ConnId, HostCall, HostResult, Pending, ServerCore, connect};
+use crate::store::jobinfo::job_info_kvals;
 
 impl ServerCore {
     pub(super) fn handle_op(&mut self, conn: ConnId, me: &Proc, tag: Tag, op: Op) {

@@ -692,7 +692,7 @@ fn get_of(nspace: &str, rank: Rank, key: &str) -> Request {
 
 #[test]
 fn get_of_reserved_key_in_foreign_nspace_carries_the_whole_nspace() {
-    use crate::server::jobinfo::{is_job_data, realms_from_kvals};
+    use crate::store::jobinfo::{is_job_data, realms_from_kvals};
     use crate::store::{JobRealms, Qualifiers};
     let mut c = core_with(1);
     let a = connect(&mut c, 0);
@@ -723,7 +723,7 @@ fn get_of_reserved_key_in_foreign_nspace_carries_the_whole_nspace() {
     // Every process's values travel as `pmix.pdata`, never as an opaque `pmix.pblob`.
     let per_process = |key: &str| job.kvals.iter().filter(|k| k.key.as_str() == key).count();
     assert_eq!(per_process(attr::PROC_INFO_ARRAY.wire_key()), 3);
-    assert_eq!(per_process(crate::server::jobinfo::PROC_BLOB_KEY), 0);
+    assert_eq!(per_process(crate::store::jobinfo::PROC_BLOB_KEY), 0);
     // What a client rebuilds from it says where rank 2 runs.
     let mut realms = JobRealms::new(Nspace::new("mapped").unwrap());
     realms_from_kvals(&mut realms, &job.kvals, BufferType::NonDescribed).unwrap();

@@ -14,11 +14,11 @@
 //! there each process's values travel as `pmix.pdata`, and `pmix.bfrops.mod` (read only when
 //! a client connects) is left out.
 
+use super::JobRealms;
+use super::realm::{info, info_array};
 use crate::Error;
 use crate::codec::{BufferType, DataBuffer};
 use crate::model::{ByteObject, Info, Key, Kval, Proc, Rank, Value, attr};
-use crate::store::JobRealms;
-use crate::store::realm::{info, info_array};
 use crate::wire::ProcData;
 
 /// `PMIX_PROC_BLOB`: the per-process byte object of the job-info reply (OpenPMIx internal).
@@ -156,7 +156,7 @@ pub fn realms_from_kvals(
                 continue;
             };
             let mut b = DataBuffer::load(bytes.to_vec(), buffer_type);
-            let rank: Rank = crate::wire::message::one(&mut b, "blob rank")?;
+            let rank: Rank = crate::wire::fields::one(&mut b, "blob rank")?;
             let mut infos = vec![info(attr::RANK.wire_key(), Value::Rank(rank))];
             while !b.is_exhausted() {
                 for kv in b.unpack::<Kval>(usize::MAX)? {
