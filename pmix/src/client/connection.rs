@@ -1,15 +1,15 @@
 //! The client's connection to its server: rendezvous, handshake, and requests matched to
 //! replies by tag.
 //!
-//! One task reads frames and hands each reply to the request waiting for its tag, and each
-//! event notification (tag 0) to the client's event queue; requests are written under a lock
-//! so frames never interleave. A lost connection completes every waiting request with
+//! The protocol is the client's core's (`core.rs`); this is its I/O. One task reads the
+//! socket into the core and hands each reply the core completes to the request waiting for
+//! its tag, and each event to the client's event queue; frames are written whole under a
+//! lock, so they never interleave. A lost connection completes every waiting request with
 //! `PMIX_ERR_LOST_CONNECTION` and raises that event in the process (PMIx v5.0 §10.1).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, WriteHalf};
 use tokio::sync::{mpsc, oneshot};
@@ -17,11 +17,13 @@ use tokio::sync::{mpsc, oneshot};
 use crate::Error;
 use crate::codec::BufferType;
 use crate::events::Event;
-use crate::model::{DataRange, Proc, Rank, Status};
+use crate::model::{Proc, Rank, Status};
 use crate::transport::{BoxStream, connect_tcp, connect_unix, uid_gid};
 use crate::wire::handshake::{ConnectRequest, decode_status};
 use crate::wire::uri::parse_uri;
-use crate::wire::{Command, Frame, FrameDecoder, Notification, Reply, Request, Tag};
+use crate::wire::{Reply, Request};
+
+use super::core::ClientCore;
 
 /// Where a client finds its server: what the launcher put in the environment.
 #[derive(Clone, Debug)]
@@ -80,15 +82,14 @@ impl ClientConfig {
     }
 }
 
-type Waiters = Arc<Mutex<BTreeMap<u32, oneshot::Sender<Vec<u8>>>>>;
+type Waiters = Arc<Mutex<BTreeMap<u32, oneshot::Sender<Result<Reply, Status>>>>>;
 
-/// A connection to a server.
+/// A connection to a server: the socket, and the client's core that every byte goes
+/// through.
 pub(crate) struct Connection {
+    core: Arc<Mutex<ClientCore>>,
     writer: tokio::sync::Mutex<WriteHalf<BoxStream>>,
     waiters: Waiters,
-    next_tag: AtomicU32,
-    pindex: i32,
-    buffer_type: BufferType,
     uid: u32,
     reader: tokio::task::JoinHandle<()>,
 }
@@ -96,13 +97,19 @@ pub(crate) struct Connection {
 impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
-            .field("pindex", &self.pindex)
+            .field("uid", &self.uid)
             .finish()
     }
 }
 
 fn lost(why: impl std::fmt::Display) -> Error {
     Error::Status(Status::ERR_LOST_CONNECTION, why.to_string())
+}
+
+/// Lock the core. It is plain data changed by whole steps; a panic elsewhere cannot leave
+/// it half-updated.
+fn lock(core: &Mutex<ClientCore>) -> MutexGuard<'_, ClientCore> {
+    core.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Connection {
@@ -152,127 +159,123 @@ impl Connection {
         }
         stream.read_exact(&mut word).await.map_err(lost)?;
         let pindex = u32::from_be_bytes(word) as i32;
+        let core = Arc::new(Mutex::new(ClientCore::new(
+            proc.clone(),
+            buffer_type,
+            pindex,
+        )));
         let (mut reader, writer) = tokio::io::split(stream);
         let waiters: Waiters = Arc::default();
-        let w = waiters.clone();
-        let me = proc.clone();
+        let (c, w) = (core.clone(), waiters.clone());
         let reader = tokio::spawn(async move {
-            let mut decoder = FrameDecoder::default();
             let mut chunk = vec![0u8; 64 * 1024];
             loop {
                 let n = match reader.read(&mut chunk).await {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) | Err(_) => 0,
                     Ok(n) => n,
                 };
-                decoder.handle_bytes(&chunk[..n]);
-                while let Ok(Some(frame)) = decoder.next_frame() {
-                    if frame.tag.is_dynamic() {
-                        let waiter = w
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .remove(&frame.tag.0);
-                        if let Some(tx) = waiter {
-                            let _ = tx.send(frame.payload);
-                        }
-                    } else if frame.tag == Tag::NOTIFY {
-                        // A notification that does not decode is dropped: the server's bug
-                        // must not end the connection.
-                        if let Ok(n) = Notification::decode(&frame.payload, buffer_type) {
-                            let _ = events.send(n.into());
-                        }
-                    }
+                let mut core = lock(&c);
+                if n == 0 {
+                    core.handle_lost();
+                } else {
+                    core.handle_bytes(&chunk[..n]);
+                }
+                deliver(&mut core, &w, &events);
+                if core.is_lost() {
+                    break;
                 }
             }
-            // Lost: wake every waiter with an empty reply, and tell the process.
-            w.lock().unwrap_or_else(PoisonError::into_inner).clear();
-            let _ = events.send(Event {
-                status: Status::ERR_LOST_CONNECTION,
-                source: me.clone(),
-                range: DataRange::PROC_LOCAL,
-                info: Vec::new(),
-            });
         });
         Ok(Connection {
+            core,
             writer: tokio::sync::Mutex::new(writer),
             waiters,
-            next_tag: AtomicU32::new(Tag::FIRST_DYNAMIC.0),
-            pindex,
-            buffer_type,
             uid,
             reader,
         })
     }
 
-    pub(crate) fn buffer_type(&self) -> BufferType {
-        self.buffer_type
+    /// The client's core, locked: its state and rules.
+    pub(crate) fn core(&self) -> MutexGuard<'_, ClientCore> {
+        lock(&self.core)
     }
 
     pub(crate) fn uid(&self) -> u32 {
         self.uid
     }
 
-    fn tag(&self) -> Tag {
-        loop {
-            let t = self.next_tag.fetch_add(1, Ordering::Relaxed);
-            if Tag(t).is_dynamic() {
-                return Tag(t);
-            }
-            // Wrapped around: start again above the reserved tags.
-            let _ = self.next_tag.compare_exchange(
-                t.wrapping_add(1),
-                Tag::FIRST_DYNAMIC.0,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
-    }
-
     /// Send a request and wait for its reply.
     pub(crate) async fn request(&self, req: &Request) -> Result<Reply, Error> {
-        let tag = self.tag();
-        let (tx, rx) = oneshot::channel();
-        self.waiters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(tag.0, tx);
-        self.write(tag, req).await?;
-        let payload = rx
+        let (rx, frames) = {
+            let mut core = self.core();
+            let tag = core
+                .send_request(req)
+                .map_err(|s| Error::Status(s, format!("cannot send {:?}", req.command())))?;
+            let (tx, rx) = oneshot::channel();
+            // Registered under the core's lock, which the reader takes to file replies: the
+            // reply cannot come before its waiter.
+            (self.waiters.lock().unwrap_or_else(PoisonError::into_inner)).insert(tag.0, tx);
+            (rx, drain(&mut core))
+        };
+        self.write(frames).await?;
+        let reply = rx
             .await
             .map_err(|_| lost("the server closed the connection"))?;
-        let command: Command = req.command();
-        Reply::decode(command, &payload, self.buffer_type)
+        reply.map_err(|s| Error::Status(s, format!("no reply to {:?}", req.command())))
     }
 
     /// Send a request that has no reply.
     pub(crate) async fn send(&self, req: &Request) -> Result<(), Error> {
-        self.write(self.tag(), req).await
+        let frames = {
+            let mut core = self.core();
+            core.send_oneway(req)
+                .map_err(|s| Error::Status(s, format!("cannot send {:?}", req.command())))?;
+            drain(&mut core)
+        };
+        self.write(frames).await
     }
 
-    /// A heartbeat: an empty frame under `PMIX_PTL_TAG_HEARTBEAT`, as OpenPMIx's clients send
-    /// it and its servers' heartbeat sensor reads it. No reply.
+    /// A heartbeat, which the server does not answer.
     pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
-        self.write_payload(Tag::HEARTBEAT, Vec::new()).await
+        let frames = {
+            let mut core = self.core();
+            core.send_heartbeat()
+                .map_err(|s| Error::Status(s, "cannot send a heartbeat".into()))?;
+            drain(&mut core)
+        };
+        self.write(frames).await
     }
 
-    /// Frame `req` under `tag` and write it whole.
-    async fn write(&self, tag: Tag, req: &Request) -> Result<(), Error> {
-        self.write_payload(tag, req.encode(self.buffer_type)?).await
-    }
-
-    async fn write_payload(&self, tag: Tag, payload: Vec<u8>) -> Result<(), Error> {
-        let frame = Frame {
-            pindex: self.pindex,
-            tag,
-            payload,
-        }
-        .encode()?;
+    /// Write frames whole, in order.
+    async fn write(&self, frames: Vec<Vec<u8>>) -> Result<(), Error> {
         let mut w = self.writer.lock().await;
-        w.write_all(&frame).await.map_err(lost)
+        for f in frames {
+            w.write_all(&f).await.map_err(lost)?;
+        }
+        Ok(())
     }
 
     /// Stop reading; the server sees the connection close.
     pub(crate) fn close(&self) {
         self.reader.abort();
+    }
+}
+
+/// The frames the core has to write.
+fn drain(core: &mut ClientCore) -> Vec<Vec<u8>> {
+    std::iter::from_fn(|| core.poll_transmit()).collect()
+}
+
+/// Hand the core's completed replies to their waiters and its events to the event queue.
+fn deliver(core: &mut ClientCore, waiters: &Waiters, events: &mpsc::UnboundedSender<Event>) {
+    while let Some((tag, reply)) = core.poll_reply() {
+        let waiter = (waiters.lock().unwrap_or_else(PoisonError::into_inner)).remove(&tag.0);
+        if let Some(tx) = waiter {
+            let _ = tx.send(reply);
+        }
+    }
+    while let Some(event) = core.poll_event() {
+        let _ = events.send(event);
     }
 }
 

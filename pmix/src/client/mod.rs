@@ -4,14 +4,16 @@
 //! expect. Both work against this crate's server and against OpenPMIx 4.2 servers: the client
 //! speaks OpenPMIx's protocol and asks for the `hash` store.
 //!
-//! Gets follow the retrieval rules (`crate::retrieval`): values the client holds — its job's
-//! information from the job-info reply, values it fetched before, its own puts — are answered
-//! from its cache without a round trip; everything else goes to the server. Commits send only
-//! the values put since the previous commit. Spawn, connect, query, logging, job management
-//! and credentials are in `ops.rs`.
+//! The client's state and rules live in its sans-IO core ([`core::ClientCore`]); `Client`
+//! drives it over a connection. Gets follow the retrieval rules (`crate::retrieval`): values
+//! the client holds — its job's information from the job-info reply, values it fetched
+//! before, its own puts — are answered from its cache without a round trip; everything else
+//! goes to the server. Commits send only the values put since the previous commit. Spawn,
+//! connect, query, logging, job management and credentials are in `ops.rs`.
 
 pub mod blocking;
 mod connection;
+pub mod core;
 mod events;
 mod fabric;
 mod groups;
@@ -24,24 +26,21 @@ pub use groups::{GroupAnswer, GroupConstructed};
 pub use connection::ClientConfig;
 pub use events::{EventCompletion, EventHandler, EventNotice};
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+#[cfg(feature = "topology")]
+use std::sync::Mutex;
+use std::sync::{Arc, MutexGuard};
 
 use crate::Error;
 use crate::codec::BufferType;
-use crate::codec::compress::decompress_string;
 use crate::events::{Event, HandlerId, Registration};
-use crate::model::{
-    DataRange, Info, Key, Kval, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr,
-};
+use crate::model::{DataRange, Info, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr};
 use crate::query;
-use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::store::JobRealms;
-use crate::store::jobinfo::{is_job_data, realms_from_kvals};
-use crate::store::qualified::{QUALIFIED_VALUE, value_for};
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
-use crate::wire::{CommitBucket, Reply, Request};
+use crate::wire::{Reply, Request};
 
+use self::core::{ClientCore, GetStart};
 use connection::Connection;
 use events::Events;
 
@@ -81,20 +80,9 @@ struct Inner {
     me: Proc,
     conn: Connection,
     events: Events,
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    cache: ClientCache,
-    /// Values put and not yet committed, by scope.
-    staged: Vec<(Scope, Kval)>,
-    finalized: bool,
-    /// The indexes of the fabrics registered and not yet deregistered.
-    fabrics: std::collections::BTreeSet<u64>,
     /// The machine's topology, once loaded (`PMIx_Load_topology`).
     #[cfg(feature = "topology")]
-    machine: Option<Arc<crate::topology::Machine>>,
+    machine: Mutex<Option<Arc<crate::topology::Machine>>>,
 }
 
 impl Client {
@@ -130,7 +118,8 @@ impl Client {
                 me,
                 conn,
                 events,
-                state: Mutex::new(State::default()),
+                #[cfg(feature = "topology")]
+                machine: Mutex::new(None),
             }),
         };
         client.fetch_job_info().await?;
@@ -139,24 +128,12 @@ impl Client {
 
     async fn fetch_job_info(&self) -> Result<(), Error> {
         let reply = self.inner.conn.request(&Request::JobInfo).await?;
-        let Reply::JobInfo { nspace, kvals } = reply else {
-            return Err(Error::Status(
-                Status::ERR_UNPACK_FAILURE,
-                "unexpected job-info reply".into(),
-            ));
-        };
-        let mut realms = JobRealms::new(nspace.clone());
-        realms_from_kvals(&mut realms, &kvals, self.inner.conn.buffer_type())?;
-        self.state().cache.realms.insert(nspace, realms);
-        Ok(())
+        self.state().job_info_received(reply)
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        // The state is plain data; a panic elsewhere cannot leave it half-updated.
-        self.inner
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// The client's core: its state and the standard's client-side rules.
+    fn state(&self) -> MutexGuard<'_, ClientCore> {
+        self.inner.conn.core()
     }
 
     /// This process's identifier.
@@ -181,63 +158,13 @@ impl Client {
         key: &str,
         info: &[Info],
     ) -> Result<Value, Status> {
-        let me = self.inner.me.clone();
-        let target = crate::retrieval::get_target(proc, &me);
-        if Key::new(key).is_err() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        let d = Directives::from_info(info);
-        let step = client_get(&self.state().cache, &me, &target, key, &d);
-        let add_immediate = match step {
-            ClientStep::Done(r) => return r.map(inflate),
-            ClientStep::AskServer { add_immediate } => add_immediate,
+        let target = crate::retrieval::get_target(proc, &self.inner.me);
+        let req = match self.state().get_start(&target, key, info) {
+            GetStart::Done(r) => return r,
+            GetStart::Ask(req) => req,
         };
-        let mut info = info.to_vec();
-        if add_immediate && !d.immediate {
-            info.push(Info::new(attr::IMMEDIATE, true));
-        }
-        let req = Request::Get {
-            nspace: target.nspace.as_str().to_owned(),
-            rank: target.rank,
-            info,
-            key: Some(key.to_owned()),
-        };
-        let reply = self
-            .inner
-            .conn
-            .request(&req)
-            .await
-            .map_err(|e| e.status())?;
-        let Reply::Get { status, data } = reply else {
-            return Err(Status::ERR_UNPACK_FAILURE);
-        };
-        if status != Status::SUCCESS {
-            return Err(status);
-        }
-        let buffer_type = self.inner.conn.buffer_type();
-        let mut state = self.state();
-        let mut found = None;
-        let context_id = d.qualifiers.context_id;
-        for mut of_proc in data {
-            // Another namespace's job information, sent ahead of the answer: kept for the
-            // local gets of that namespace's reserved keys, as a spawn or connect's is.
-            if is_job_data(&of_proc) && of_proc.proc.nspace != me.nspace {
-                let nspace = of_proc.proc.nspace.clone();
-                let mut realms = JobRealms::new(nspace.clone());
-                realms_from_kvals(&mut realms, &of_proc.kvals, buffer_type)
-                    .map_err(|e| e.status())?;
-                state.cache.realms.insert(nspace, realms);
-                continue;
-            }
-            if found.is_none() {
-                found = (of_proc.kvals.iter()).find_map(|k| value_for(k, key, context_id));
-            }
-            // A value posted for a group comes in OpenPMIx's qualified form: handed to the
-            // caller plain, and asked again next time (the cache keeps no qualifiers).
-            of_proc.kvals.retain(|k| k.key.as_str() != QUALIFIED_VALUE);
-            (state.cache).store_answer(&of_proc.proc, of_proc.kvals, key, &d.qualifiers);
-        }
-        found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
+        let reply = (self.inner.conn.request(&req).await).map_err(|e| e.status());
+        self.state().get_finish(key, info, reply)
     }
 
     /// `PMIx_Resolve_peers`: the processes of `nspace` on `node` (this node when `None`),
@@ -330,55 +257,21 @@ impl Client {
 
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).
     pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
-        let key = crate::retrieval::check_put(scope, key)?;
-        let kv = Kval { key, value };
-        let mut state = self.state();
-        let me = self.inner.me.clone();
-        state.cache.store(&me, vec![kv.clone()]);
-        if scope != Scope::INTERNAL {
-            state.staged.retain(|(_, k)| k.key != kv.key);
-            state.staged.push((scope, kv));
-        }
-        Ok(())
+        self.state().put(scope, key, value)
     }
 
     /// `PMIx_Store_internal`: cache a value for this process only (rule P-08).
     pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Status> {
-        let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
-        self.state().cache.store(proc, vec![Kval { key, value }]);
-        Ok(())
+        self.state().store_internal(proc, key, value)
     }
 
     /// `PMIx_Commit`: send the values put since the last commit.
     pub async fn commit(&self) -> Result<(), Status> {
-        let staged = std::mem::take(&mut self.state().staged);
-        if staged.is_empty() {
-            return Ok(());
+        let commit = self.state().take_commit();
+        match commit {
+            Some(req) => self.status_of(&req).await,
+            None => Ok(()),
         }
-        let mut local = Vec::new();
-        let mut remote = Vec::new();
-        for (scope, kv) in staged {
-            if scope != Scope::REMOTE {
-                local.push(kv.clone());
-            }
-            if scope != Scope::LOCAL {
-                remote.push(kv);
-            }
-        }
-        let mut buckets = Vec::new();
-        if !local.is_empty() {
-            buckets.push(CommitBucket {
-                scope: Scope::LOCAL,
-                kvals: local,
-            });
-        }
-        if !remote.is_empty() {
-            buckets.push(CommitBucket {
-                scope: Scope::REMOTE,
-                kvals: remote,
-            });
-        }
-        self.status_of(&Request::Commit { buckets }).await
     }
 
     /// `PMIx_Fence` over `procs` (this process's whole namespace when empty).
@@ -620,29 +513,17 @@ impl Client {
 
     /// The namespace's realms as received at init (for inspection and tests).
     pub fn job_realms(&self) -> Option<JobRealms> {
-        self.state()
-            .cache
-            .realms(self.inner.me.nspace.as_str())
-            .cloned()
+        let nspace = self.inner.me.nspace.as_str();
+        self.state().job_realms(nspace).cloned()
     }
 
     /// The buffer type the connection uses.
     pub fn buffer_type(&self) -> BufferType {
-        self.inner.conn.buffer_type()
+        self.state().buffer_type()
     }
 
     /// This process's namespace.
     pub fn nspace(&self) -> &Nspace {
         &self.inner.me.nspace
-    }
-}
-
-/// OpenPMIx clients compress long strings on put; hand them back as strings.
-fn inflate(v: Value) -> Value {
-    match v {
-        Value::CompressedString(bo) => decompress_string(&bo.0)
-            .map(|s| Value::String(Some(s)))
-            .unwrap_or(Value::CompressedString(bo)),
-        other => other,
     }
 }

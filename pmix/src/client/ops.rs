@@ -7,8 +7,6 @@ use crate::model::{
     AllocDirective, App, ByteObject, Info, Kval, Nspace, Proc, Query, Status, attr,
 };
 use crate::query;
-use crate::store::JobRealms;
-use crate::store::jobinfo::realms_from_kvals;
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
 use crate::wire::{Reply, Request};
@@ -68,11 +66,7 @@ impl Client {
 
     /// Keep another job's information (from a spawn or a connect) for local gets.
     fn keep_job_info(&self, nspace: &Nspace, kvals: &[Kval]) -> Result<(), Status> {
-        let mut realms = JobRealms::new(nspace.clone());
-        realms_from_kvals(&mut realms, kvals, self.inner.conn.buffer_type())
-            .map_err(|e| e.status())?;
-        self.state().cache.realms.insert(nspace.clone(), realms);
-        Ok(())
+        (self.state().keep_job_info(nspace, kvals)).map_err(|e| e.status())
     }
 
     /// `PMIx_Log`: log `data` (each info a channel, such as `PMIX_LOG_STDERR`, and its

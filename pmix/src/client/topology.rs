@@ -11,12 +11,16 @@ use crate::topology::{HWLOC_XML_V2, Machine};
 use super::{Client, Pending};
 
 impl Client {
+    fn machine(&self) -> std::sync::MutexGuard<'_, Option<Arc<Machine>>> {
+        (self.inner.machine.lock()).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// `PMIx_Load_topology`: this machine's topology, loaded once per client. The server's
     /// shared copy comes first (`PMIX_TOPOLOGY2` in the job's information, then the hwloc XML
     /// an OpenPMIx server shares), so that the processes of a node do not each rediscover
     /// it; without one, the client discovers the machine itself.
     pub async fn load_topology(&self) -> Result<Arc<Machine>, Status> {
-        if let Some(m) = &self.state().machine {
+        if let Some(m) = &*self.machine() {
             return Ok(Arc::clone(m));
         }
         let machine = Arc::new(match self.shared_topology().await {
@@ -27,7 +31,7 @@ impl Client {
             })?,
         });
         // Two loads at once both finish; the first one kept is the one every caller sees.
-        Ok(Arc::clone(self.state().machine.get_or_insert(machine)))
+        Ok(Arc::clone(self.machine().get_or_insert(machine)))
     }
 
     /// `PMIx_Load_topology` with the `source` field set: the description must come from
