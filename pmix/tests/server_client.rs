@@ -40,6 +40,33 @@ async fn non_blocking_get_and_fence_are_under_way_before_they_are_awaited() {
     assert_eq!(b.fence(&[], &[]).await, Ok(()));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_blocking_calls_start_from_a_thread_outside_any_runtime() {
+    let (server, ns) = server(false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    let (a, b) = (clients[0].clone(), clients[1].clone());
+    // A plain thread, as a C caller's: the calls run on the client's runtime.
+    let outside = std::thread::spawn(move || {
+        assert!(tokio::runtime::Handle::try_current().is_err());
+        a.put(Scope::GLOBAL, "from-outside", Value::Uint32(3))
+            .unwrap();
+        let fence = a.fence_nb(&[], &[]);
+        (a, fence)
+    });
+    let fence_b = b.fence_nb(&[], &[]);
+    let (a, fence_a) = tokio::task::spawn_blocking(move || outside.join().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(fence_a.await, Ok(()));
+    assert_eq!(fence_b.await, Ok(()));
+    let p0 = Proc::new(ns.clone(), Rank(0));
+    a.commit().await.unwrap();
+    assert_eq!(
+        b.get(Some(&p0), "from-outside", &[]).await,
+        Ok(Value::Uint32(3))
+    );
+}
+
 #[tokio::test]
 async fn clients_exchange_data_through_fence_and_get() {
     let (server, ns) = server(false, 4).await;

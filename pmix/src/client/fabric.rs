@@ -59,23 +59,19 @@ impl Client {
     /// `PMIx_Fabric_register_nb` (see [`Client::fabric_register`]).
     pub fn fabric_register_nb(&self, directives: &[Info]) -> Pending<Fabric> {
         let (c, d) = (self.clone(), directives.to_vec());
-        Pending(tokio::spawn(async move { c.fabric_register(&d).await }))
+        Pending(self.run_nb(async move { c.fabric_register(&d).await }))
     }
 
     /// `PMIx_Fabric_update_nb`: the updated fabric comes back with the result.
     pub fn fabric_update_nb(&self, mut fabric: Fabric) -> Pending<Fabric> {
         let c = self.clone();
-        Pending(tokio::spawn(async move {
-            c.fabric_update(&mut fabric).await.map(|()| fabric)
-        }))
+        Pending(self.run_nb(async move { c.fabric_update(&mut fabric).await.map(|()| fabric) }))
     }
 
     /// `PMIx_Fabric_deregister_nb` (see [`Client::fabric_deregister`]).
     pub fn fabric_deregister_nb(&self, mut fabric: Fabric) -> Pending<()> {
         let c = self.clone();
-        Pending(tokio::spawn(async move {
-            c.fabric_deregister(&mut fabric).await
-        }))
+        Pending(self.run_nb(async move { c.fabric_deregister(&mut fabric).await }))
     }
 
     async fn fabric_request(&self, req: &Request) -> Result<Vec<Info>, Status> {

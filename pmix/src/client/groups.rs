@@ -189,15 +189,13 @@ impl Client {
             procs.to_vec(),
             info.to_vec(),
         );
-        Pending(tokio::spawn(
-            async move { c.group_construct(&g, &p, &i).await },
-        ))
+        Pending(self.run_nb(async move { c.group_construct(&g, &p, &i).await }))
     }
 
     /// `PMIx_Group_destruct_nb` (see [`Client::group_destruct`]).
     pub fn group_destruct_nb(&self, group: &str, info: &[Info]) -> Pending<()> {
         let (c, g, i) = (self.clone(), group.to_owned(), info.to_vec());
-        Pending(tokio::spawn(async move { c.group_destruct(&g, &i).await }))
+        Pending(self.run_nb(async move { c.group_destruct(&g, &i).await }))
     }
 
     /// `PMIx_Group_invite_nb` (see [`Client::group_invite`]).
@@ -213,9 +211,7 @@ impl Client {
             procs.to_vec(),
             info.to_vec(),
         );
-        Pending(tokio::spawn(
-            async move { c.group_invite(&g, &p, &i).await },
-        ))
+        Pending(self.run_nb(async move { c.group_invite(&g, &p, &i).await }))
     }
 
     /// `PMIx_Group_join_nb` (see [`Client::group_join`]).
@@ -232,14 +228,12 @@ impl Client {
             leader.clone(),
             info.to_vec(),
         );
-        Pending(tokio::spawn(async move {
-            c.group_join(&g, &l, answer, &i).await
-        }))
+        Pending(self.run_nb(async move { c.group_join(&g, &l, answer, &i).await }))
     }
 
     /// `PMIx_Group_leave_nb` (see [`Client::group_leave`]).
     pub fn group_leave_nb(&self, group: &str, info: &[Info]) -> Pending<()> {
         let (c, g, i) = (self.clone(), group.to_owned(), info.to_vec());
-        Pending(tokio::spawn(async move { c.group_leave(&g, &i).await }))
+        Pending(self.run_nb(async move { c.group_leave(&g, &i).await }))
     }
 }

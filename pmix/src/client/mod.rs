@@ -80,6 +80,9 @@ struct Inner {
     me: Proc,
     conn: Connection,
     events: Events,
+    /// The runtime the client was made in, where the `_nb` calls run: they may be called
+    /// from any thread, in a runtime or not.
+    runtime: tokio::runtime::Handle,
     /// The machine's topology, once loaded (`PMIx_Load_topology`).
     #[cfg(feature = "topology")]
     machine: Mutex<Option<Arc<crate::topology::Machine>>>,
@@ -118,6 +121,7 @@ impl Client {
                 me,
                 conn,
                 events,
+                runtime: tokio::runtime::Handle::current(),
                 #[cfg(feature = "topology")]
                 machine: Mutex::new(None),
             }),
@@ -129,6 +133,15 @@ impl Client {
     async fn fetch_job_info(&self) -> Result<(), Error> {
         let reply = self.inner.conn.request(&Request::JobInfo).await?;
         self.state().job_info_received(reply)
+    }
+
+    /// Run `call` on the client's runtime: the task of a non-blocking call.
+    fn run_nb<T, F>(&self, call: F) -> tokio::task::JoinHandle<Result<T, Status>>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T, Status>> + Send + 'static,
+    {
+        self.inner.runtime.spawn(call)
     }
 
     /// The client's core: its state and the standard's client-side rules.
@@ -347,29 +360,26 @@ impl Client {
 
     /// `PMIx_Get_nb`: start the get now, on the client's runtime, and return its eventual
     /// result. The request is sent whether or not the result is awaited; dropping the
-    /// [`Pending`] only discards the answer. Must be called within a tokio runtime.
+    /// [`Pending`] only discards the answer. It may be called from any thread, inside a
+    /// runtime or not.
     pub fn get_nb(&self, proc: Option<&Proc>, key: &str, info: &[Info]) -> Pending<Value> {
         let (client, proc, key, info) =
             (self.clone(), proc.cloned(), key.to_owned(), info.to_vec());
-        Pending(tokio::spawn(async move {
-            client.get(proc.as_ref(), &key, &info).await
-        }))
+        Pending(self.run_nb(async move { client.get(proc.as_ref(), &key, &info).await }))
     }
 
     /// `PMIx_Fence_nb`: start the fence now and return its eventual result (see
     /// [`Client::get_nb`]).
     pub fn fence_nb(&self, procs: &[Proc], info: &[Info]) -> Pending<()> {
         let (client, procs, info) = (self.clone(), procs.to_vec(), info.to_vec());
-        Pending(tokio::spawn(
-            async move { client.fence(&procs, &info).await },
-        ))
+        Pending(self.run_nb(async move { client.fence(&procs, &info).await }))
     }
 
     /// `PMIx_Publish_nb`: start the publish now and return its eventual result (see
     /// [`Client::get_nb`]).
     pub fn publish_nb(&self, info: &[Info]) -> Pending<()> {
         let (client, info) = (self.clone(), info.to_vec());
-        Pending(tokio::spawn(async move { client.publish(&info).await }))
+        Pending(self.run_nb(async move { client.publish(&info).await }))
     }
 
     /// `PMIx_Lookup_nb`: start the lookup now and return its eventual result (see
@@ -377,7 +387,7 @@ impl Client {
     pub fn lookup_nb(&self, keys: &[&str], info: &[Info]) -> Pending<Vec<PData>> {
         let keys: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
         let (client, info) = (self.clone(), info.to_vec());
-        Pending(tokio::spawn(async move {
+        Pending(self.run_nb(async move {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             client.lookup(&keys, &info).await
         }))
@@ -388,7 +398,7 @@ impl Client {
     pub fn unpublish_nb(&self, keys: &[&str], info: &[Info]) -> Pending<()> {
         let keys: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
         let (client, info) = (self.clone(), info.to_vec());
-        Pending(tokio::spawn(async move {
+        Pending(self.run_nb(async move {
             let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             client.unpublish(&keys, &info).await
         }))

@@ -59,9 +59,7 @@ impl Client {
     /// [`Client::get_nb`]).
     pub fn spawn_nb(&self, job_info: &[Info], apps: &[App]) -> Pending<Nspace> {
         let (client, job_info, apps) = (self.clone(), job_info.to_vec(), apps.to_vec());
-        Pending(tokio::spawn(
-            async move { client.spawn(&job_info, &apps).await },
-        ))
+        Pending(self.run_nb(async move { client.spawn(&job_info, &apps).await }))
     }
 
     /// Keep another job's information (from a spawn or a connect) for local gets.
@@ -93,9 +91,7 @@ impl Client {
     /// [`Client::get_nb`]).
     pub fn log_nb(&self, data: &[Info], directives: &[Info]) -> Pending<()> {
         let (client, data, directives) = (self.clone(), data.to_vec(), directives.to_vec());
-        Pending(tokio::spawn(
-            async move { client.log(&data, &directives).await },
-        ))
+        Pending(self.run_nb(async move { client.log(&data, &directives).await }))
     }
 
     /// `PMIx_Allocation_request`: ask the host for a new allocation, or to extend, release or
@@ -159,17 +155,13 @@ impl Client {
         info: &[Info],
     ) -> Pending<Vec<Info>> {
         let (client, info) = (self.clone(), info.to_vec());
-        Pending(tokio::spawn(async move {
-            client.allocation_request(directive, &info).await
-        }))
+        Pending(self.run_nb(async move { client.allocation_request(directive, &info).await }))
     }
 
     /// `PMIx_Job_control_nb` (see [`Client::get_nb`]).
     pub fn job_control_nb(&self, targets: &[Proc], directives: &[Info]) -> Pending<Vec<Info>> {
         let (client, targets, directives) = (self.clone(), targets.to_vec(), directives.to_vec());
-        Pending(tokio::spawn(async move {
-            client.job_control(&targets, &directives).await
-        }))
+        Pending(self.run_nb(async move { client.job_control(&targets, &directives).await }))
     }
 
     /// `PMIx_Process_monitor_nb` (see [`Client::get_nb`]).
@@ -180,9 +172,9 @@ impl Client {
         directives: &[Info],
     ) -> Pending<Vec<Info>> {
         let (client, monitor, directives) = (self.clone(), monitor.clone(), directives.to_vec());
-        Pending(tokio::spawn(async move {
-            client.process_monitor(&monitor, error, &directives).await
-        }))
+        Pending(
+            self.run_nb(async move { client.process_monitor(&monitor, error, &directives).await }),
+        )
     }
 
     /// `PMIx_Get_credential`: a credential vouching for this process, and what comes with it
@@ -233,9 +225,7 @@ impl Client {
     /// `PMIx_Get_credential_nb` (see [`Client::get_nb`]).
     pub fn get_credential_nb(&self, info: &[Info]) -> Pending<(ByteObject, Vec<Info>)> {
         let (client, info) = (self.clone(), info.to_vec());
-        Pending(tokio::spawn(
-            async move { client.get_credential(&info).await },
-        ))
+        Pending(self.run_nb(async move { client.get_credential(&info).await }))
     }
 
     /// `PMIx_Validate_credential_nb` (see [`Client::get_nb`]).
@@ -246,9 +236,9 @@ impl Client {
     ) -> Pending<Vec<Info>> {
         let (client, credential, directives) =
             (self.clone(), credential.to_vec(), directives.to_vec());
-        Pending(tokio::spawn(async move {
-            client.validate_credential(&credential, &directives).await
-        }))
+        Pending(
+            self.run_nb(async move { client.validate_credential(&credential, &directives).await }),
+        )
     }
 
     /// A request answered by a status and infos.
@@ -310,18 +300,14 @@ impl Client {
     /// [`Client::get_nb`]).
     pub fn connect_nb(&self, procs: &[Proc], info: &[Info]) -> Pending<()> {
         let (client, procs, info) = (self.clone(), procs.to_vec(), info.to_vec());
-        Pending(tokio::spawn(
-            async move { client.connect(&procs, &info).await },
-        ))
+        Pending(self.run_nb(async move { client.connect(&procs, &info).await }))
     }
 
     /// `PMIx_Disconnect_nb`: start the disconnect now and return its eventual result (see
     /// [`Client::get_nb`]).
     pub fn disconnect_nb(&self, procs: &[Proc], info: &[Info]) -> Pending<()> {
         let (client, procs, info) = (self.clone(), procs.to_vec(), info.to_vec());
-        Pending(tokio::spawn(async move {
-            client.disconnect(&procs, &info).await
-        }))
+        Pending(self.run_nb(async move { client.disconnect(&procs, &info).await }))
     }
 
     /// `PMIx_Query_info`: answer `queries` (v5.0 §7.1.2) with one `PMIX_QUERY_RESULTS` per
@@ -394,8 +380,8 @@ impl Client {
     pub fn query_nb(&self, queries: &[Query]) -> Result<Pending<query::Answered>, Status> {
         query::check(queries)?;
         let (client, queries) = (self.clone(), queries.to_vec());
-        Ok(Pending(tokio::spawn(async move {
-            client.query(&queries).await
-        })))
+        Ok(Pending(
+            self.run_nb(async move { client.query(&queries).await }),
+        ))
     }
 }
