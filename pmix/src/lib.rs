@@ -32,6 +32,8 @@
 //! # Ok::<(), pmix::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 #[cfg(feature = "runtime")]
 pub mod client;
 pub mod codec;

@@ -21,6 +21,8 @@
 //! - no threads, randomness only from the seed;
 //! - `select!` with `biased;`.
 
+#![forbid(unsafe_code)]
+
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};

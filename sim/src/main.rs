@@ -4,6 +4,8 @@
 //! size given) and report it (see the crate's docs and `docs/simulation.md`). A failed
 //! invariant prints the seed and the command that replays it, and exits non-zero.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 use std::time::Duration;
 

@@ -27,6 +27,8 @@
 //!   process that never finalized) as each process ends, `PMIX_MONITOR_HEARTBEAT_ALERT` for a
 //!   silent one, `PMIX_EVENT_JOB_END` when the job is over.
 
+#![forbid(unsafe_code)]
+
 mod ending;
 mod host;
 
