@@ -251,7 +251,7 @@ impl Host for ClusterHost {
     }
 
     /// The listed processes of the vector's job are ended (SIGKILL) before the request is
-    /// answered, and their termination announced ([`ClusterHost::end`]). A request that
+    /// answered, and their termination announced (`ClusterHost::end`). A request that
     /// includes the requester (no processes: its whole job) is accepted without ending it:
     /// the harness must see its call return to judge it. Other jobs' processes run nowhere.
     async fn abort(
@@ -453,7 +453,7 @@ impl Host for ClusterHost {
 
     /// A request the standard's directives allow, for ranks of the job, is accepted: a kill
     /// (SIGKILL), a termination (SIGTERM) or either signal asked for by number ends the
-    /// targets other than the requester ([`ClusterHost::end`]); a checkpoint without a
+    /// targets other than the requester (`ClusterHost::end`); a checkpoint without a
     /// signal is the `PMIX_JCTRL_CHECKPOINT` event to its targets; other signals, pausing,
     /// resuming and cleanups are accepted and not carried out. Restarting from a checkpoint
     /// and provisioning need what the harness does not have.
@@ -510,7 +510,7 @@ impl Host for ClusterHost {
         Ok(Vec::new())
     }
 
-    /// Heartbeat monitors are watched ([`ClusterHost::watch`]) and beats counted; file
+    /// Heartbeat monitors are watched (`ClusterHost::watch`) and beats counted; file
     /// monitors are accepted and not carried out.
     async fn monitor(
         &self,

@@ -1,6 +1,6 @@
 //! The `rust` target: a vector run in-process against this project's `pmix` crate.
 //!
-//! Each node of the vector gets its own [`Server`]; a [`ClusterHost`] per node plays the
+//! Each node of the vector gets its own [`Server`]; a [`crate::cluster::ClusterHost`] per node plays the
 //! resource manager between them (fences across nodes, direct modex to the owning node's
 //! server, a shared publish/lookup table), so multi-node retrieval rules run for real. Each
 //! started rank is an async [`Client`] connected to its node's server over the in-memory

@@ -14,9 +14,9 @@
 //! a child process of its own (see [`crate::libpmix_target`]).
 //!
 //! - this file: the C structs, opening the library, moving values across through its codec;
-//! - [`client`]: the data-access calls a vector's steps make;
-//! - [`api`]: the client calls of the other chapters;
-//! - [`server`]: the server calls a host makes, and the host callbacks.
+//! - `client`: the data-access calls a vector's steps make;
+//! - `api`: the client calls of the other chapters;
+//! - `server`: the server calls a host makes, and the host callbacks.
 
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char, c_void};
@@ -39,7 +39,7 @@ pub use upcalls::*;
 
 // ---- the C structs (ABI.md §2.4) ----
 
-/// `pmix_proc_t`: nspace[256], rank at 256; 260 bytes, align 4.
+/// `pmix_proc_t`: `nspace[256]`, rank at 256; 260 bytes, align 4.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CProc {

@@ -70,7 +70,7 @@ pub struct ExpectedFailure {
     /// The step that fails (1-based; 0 is the job's setup).
     pub step: usize,
     /// What that step sees: a status by name (`PMIX_ERR_NOT_FOUND`), or one of
-    /// [`Seen`]'s words (`value`, `timeout`, `crashed`, `refused`, `no such call`).
+    /// [`crate::outcome::Seen`]'s words (`value`, `timeout`, `crashed`, `refused`, `no such call`).
     pub seen: String,
     #[serde(default)]
     pub kind: FailureKind,

@@ -6,7 +6,7 @@
 //! | [`types`] | the [`Codec`] of every data type, and the dynamic payload codec of [`Value`](crate::model::Value) |
 //! | [`buffer`] | [`DataBuffer`]: pack, unpack, load, unload, copy_payload, both buffer types |
 //! | [`compress`] | `PMIx_Data_compress` / `decompress` and the compressed value types |
-//! | [`print`] | `PMIx_Data_print`: values as text |
+//! | `print` | `PMIx_Data_print`: values as text |
 //!
 //! Byte-exactness is checked against the golden vectors that OpenPMIx 4.2.2 produced
 //! (`tests/golden.rs`). Decoding never panics and never allocates more than the input could

@@ -14,7 +14,7 @@ use crate::wire::CommitBucket;
 
 /// Values in the order they were first posted. A process with few keys (most of them) is
 /// searched in place, which keeps a server that holds every process of a large job small (a
-/// map per process would cost a node allocation each); past [`INDEX_FROM`] keys an index by
+/// map per process would cost a node allocation each); past `INDEX_FROM` keys an index by
 /// key keeps a commit of one key O(log n) however many the process posted before (OpenPMIx
 /// clients resend every key on every commit).
 #[derive(Clone, Debug, Default, PartialEq)]

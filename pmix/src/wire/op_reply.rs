@@ -10,11 +10,11 @@
 //! |---|---|
 //! | `SPAWNNB` | STRING new namespace (NULL on failure), then on success KVAL... its job information until the end |
 //! | `CONNECTNB` | on success, BYTE_OBJECT... until the end, one per other namespace: STRING namespace, KVAL... its job information |
-//! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE`, and the group invite and join this library adds | SIZE n, INFO[n] (packed whatever the status; an invitation's and a join's are the group formed, `PMIX_GROUP_MEMBERSHIP` and any `PMIX_GROUP_CONTEXT_ID`) |
-//! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO[n] |
+//! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE`, and the group invite and join this library adds | SIZE n, INFO\[n\] (packed whatever the status; an invitation's and a join's are the group formed, `PMIX_GROUP_MEMBERSHIP` and any `PMIX_GROUP_CONTEXT_ID`) |
+//! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO\[n\] |
 //! | `IOF_PULL` | on success: SIZE the server's id of the registration |
 //! | `GROUP_CONSTRUCT` | SIZE context id (OpenPMIx packs it whatever the status; its client reads it if present) |
-//! | `COMPUTE_DEVICE_DISTANCES` | SIZE n, DEVICE_DIST[n] |
+//! | `COMPUTE_DEVICE_DISTANCES` | SIZE n, DEVICE_DIST\[n\] |
 //! | `DISCONNECTNB`, `LOG`, `IOF_PUSH`, `IOF_DEREG`, `GROUP_DESTRUCT`, and the group leave this library adds | nothing |
 //! | `DEREGEVENTS` | no reply is sent |
 

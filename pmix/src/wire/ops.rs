@@ -8,28 +8,28 @@
 //!
 //! | command | fields after the command code |
 //! |---|---|
-//! | `SPAWNNB` | SIZE njob, INFO[njob], SIZE napps, APP[napps] |
-//! | `CONNECTNB`, `DISCONNECTNB` | SIZE nprocs, PROC[nprocs], SIZE ninfo, INFO[ninfo] |
+//! | `SPAWNNB` | SIZE njob, INFO\[njob\], SIZE napps, APP\[napps\] |
+//! | `CONNECTNB`, `DISCONNECTNB` | SIZE nprocs, PROC\[nprocs\], SIZE ninfo, INFO\[ninfo\] |
 //! | `DEREGEVENTS` | STATUS per event code removed, no count, until the end |
-//! | `QUERY` | SIZE nqueries, QUERY[nqueries] |
-//! | `LOG` | TIME timestamp, SIZE ndata, INFO[ndata], SIZE ndirs, INFO[ndirs] |
-//! | `ALLOC` | ALLOC_DIRECTIVE, SIZE ninfo, INFO[ninfo] |
-//! | `JOB_CONTROL` | SIZE ntargets, PROC[ntargets], SIZE ndirs, INFO[ndirs] |
-//! | `MONITOR` | INFO monitor, STATUS error, SIZE ndirs, INFO[ndirs] |
-//! | `GET_CREDENTIAL` | SIZE ninfo, INFO[ninfo] |
-//! | `VALIDATE_CRED` | BYTE_OBJECT credential, SIZE ndirs, INFO[ndirs] |
-//! | `IOF_PULL` | SIZE nprocs, PROC[nprocs], SIZE ndirs, INFO[ndirs], IOF_CHANNEL, SIZE local id |
-//! | `IOF_PUSH` | SIZE ntargets, PROC[ntargets], SIZE ndirs, INFO[ndirs], optional BYTE_OBJECT |
-//! | `IOF_DEREG` | SIZE ndirs, INFO[ndirs], SIZE remote id |
-//! | `GROUP_CONSTRUCT` | STRING group, SIZE nprocs, PROC[nprocs], SIZE ninfo, INFO[ninfo] |
+//! | `QUERY` | SIZE nqueries, QUERY\[nqueries\] |
+//! | `LOG` | TIME timestamp, SIZE ndata, INFO\[ndata\], SIZE ndirs, INFO\[ndirs\] |
+//! | `ALLOC` | ALLOC_DIRECTIVE, SIZE ninfo, INFO\[ninfo\] |
+//! | `JOB_CONTROL` | SIZE ntargets, PROC\[ntargets\], SIZE ndirs, INFO\[ndirs\] |
+//! | `MONITOR` | INFO monitor, STATUS error, SIZE ndirs, INFO\[ndirs\] |
+//! | `GET_CREDENTIAL` | SIZE ninfo, INFO\[ninfo\] |
+//! | `VALIDATE_CRED` | BYTE_OBJECT credential, SIZE ndirs, INFO\[ndirs\] |
+//! | `IOF_PULL` | SIZE nprocs, PROC\[nprocs\], SIZE ndirs, INFO\[ndirs\], IOF_CHANNEL, SIZE local id |
+//! | `IOF_PUSH` | SIZE ntargets, PROC\[ntargets\], SIZE ndirs, INFO\[ndirs\], optional BYTE_OBJECT |
+//! | `IOF_DEREG` | SIZE ndirs, INFO\[ndirs\], SIZE remote id |
+//! | `GROUP_CONSTRUCT` | STRING group, SIZE nprocs, PROC\[nprocs\], SIZE ninfo, INFO\[ninfo\] |
 //! | `GROUP_INVITE`, `GROUP_JOIN` | not sent by OpenPMIx 4.2; this library uses the construct layout (a join's procs: the leader; a decline: [`GROUP_JOIN_DECLINES`] in its info) |
-//! | `GROUP_LEAVE`, `GROUP_DESTRUCT` | STRING group, SIZE ninfo, INFO[ninfo] |
-//! | `FABRIC_REGISTER` | SIZE ndirs, INFO[ndirs] |
+//! | `GROUP_LEAVE`, `GROUP_DESTRUCT` | STRING group, SIZE ninfo, INFO\[ninfo\] |
+//! | `FABRIC_REGISTER` | SIZE ndirs, INFO\[ndirs\] |
 //! | `FABRIC_UPDATE` | SIZE fabric index |
-//! | `COMPUTE_DEVICE_DISTANCES` | TOPO, PROC_CPUSET, SIZE ninfo, INFO[ninfo] |
+//! | `COMPUTE_DEVICE_DISTANCES` | TOPO, PROC_CPUSET, SIZE ninfo, INFO\[ninfo\] |
 //!
 //! The I/O-forwarding message a server pushes to a client or tool that pulled output (tag 2)
-//! is: PROC source, IOF_CHANNEL, SIZE the puller's id, SIZE ninfo, INFO[ninfo], BYTE_OBJECT
+//! is: PROC source, IOF_CHANNEL, SIZE the puller's id, SIZE ninfo, INFO\[ninfo\], BYTE_OBJECT
 //! the bytes.
 
 use crate::Error;

@@ -329,7 +329,7 @@ pub(crate) fn owner_uid(path: &str) -> Option<u32> {
 }
 
 impl Host for RunHost {
-    /// One fabric: the machine's interfaces (see [`machine_fabric`]), read again at each
+    /// One fabric: the machine's interfaces (see `machine_fabric`), read again at each
     /// update. A registration naming another identifier, a vendor or a plane is
     /// `PMIX_ERR_NOT_FOUND`, as is an update of another index.
     async fn fabric(

@@ -212,7 +212,7 @@ pub enum Action {
         reply: Vec<u8>,
         refused: Option<String>,
     },
-    /// The answer to the host's direct-modex request `op` (see [`ServerCore::dmodex_request`]).
+    /// The answer to the host's direct-modex request `op` (see [`super::ServerCore::dmodex_request`]).
     DmodexReply {
         op: u64,
         result: Result<Vec<u8>, Status>,
@@ -226,12 +226,12 @@ pub enum Action {
         conn: ConnId,
         reason: String,
     },
-    /// Call the host; answer with [`ServerCore::handle_host`] and the same `op`.
+    /// Call the host; answer with [`super::ServerCore::handle_host`] and the same `op`.
     Host {
         op: u64,
         call: HostCall,
     },
-    /// Call [`ServerCore::handle_timeout`] with `op` after `after_s` seconds.
+    /// Call [`super::ServerCore::handle_timeout`] with `op` after `after_s` seconds.
     Timer {
         op: u64,
         after_s: u32,
