@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use pmix::events::Event;
 use pmix::model::{
@@ -29,7 +29,7 @@ use pmix::server::{Host, Server, control, credential, launch};
 use pmix::store::published::Topology;
 use tokio::sync::oneshot;
 
-use crate::runner::Problem;
+use crate::step::{Problem, lock};
 use crate::upcall_log::{HostUpcall, UpcallLog};
 use crate::vector::Vector;
 
@@ -86,10 +86,6 @@ impl NodeServer for Arc<Server> {
                 .await
         })
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// What every node's host shares: the servers, fences in progress, published data.

@@ -37,6 +37,7 @@ pub mod report;
 pub mod runner;
 pub mod rust_target;
 pub mod server_api;
+pub mod step;
 pub mod tool_api;
 pub mod upcall_log;
 pub mod vector;

@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 use pmix::model::{DataRange, Info, PData, Proc, Rank, Scope, Status, Value};
 
 use crate::api::{ApiCall, ApiOutput};
-use crate::cluster::lock;
 use crate::ffi::{self, Answer, Completion, Upcall};
 use crate::libpmix_target::{
     ClientCall, ClientResult, FromNode, ToNode, UpcallMsg, from_id, pack_list, proc_id, unpack_list,
 };
+use crate::step::lock;
 
 /// One line of JSON to stdout, whole (several threads write).
 fn emit<T: serde::Serialize>(out: &Mutex<std::io::Stdout>, msg: &T) {

@@ -34,11 +34,10 @@ mod upcalls;
 
 use crate::api::SeenEvent;
 use crate::cluster::{
-    ClusterHost, ModexFuture, NodeServer, Shared, StatusFuture, lock, registration,
-    start_rust_servers,
+    ClusterHost, ModexFuture, NodeServer, Shared, StatusFuture, registration, start_rust_servers,
 };
-use crate::runner::Problem;
-use crate::rust_target::{Observed, Prepared, StepResult, prepare};
+use crate::rust_target::{Prepared, prepare};
+use crate::step::{Observed, Problem, Side, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
 use upcalls::serve_upcall;
@@ -46,24 +45,6 @@ use upcalls::serve_upcall;
 pub use crate::pipes::*;
 
 // ---- the harness ----
-
-/// One side of a process target: this crate or a `libpmix.so`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// This project's crate (servers in the harness, clients in child processes).
-    Rust,
-    /// A library through its C API, as given (a path or a name for the dynamic loader).
-    Library(String),
-}
-
-impl std::fmt::Display for Side {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Side::Rust => f.write_str("this crate"),
-            Side::Library(l) => f.write_str(l),
-        }
-    }
-}
 
 /// What the library calls itself, and the target name derived from it ("OpenPMIx 4.2.2 ..."
 /// gives `openpmix-4.2`).

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use pmix::model::Status;
 use serde::Serialize;
 
-use crate::rust_target::{Observed, StepResult};
+use crate::step::{Observed, StepResult};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{FailureKind, Step, UpcallSpec, Vector, status_named};
 
@@ -576,7 +576,7 @@ pub fn diff(expected: &str, actual: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rust_target::Observed;
+    use crate::step::Observed;
 
     fn step(expect: &str) -> Step {
         let text = format!(

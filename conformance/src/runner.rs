@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-pub use crate::libpmix_target::Side;
+use crate::step::Problem;
+pub use crate::step::Side;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -37,32 +38,6 @@ impl Target {
             Target::Rust => "rust",
             Target::Processes { name, .. } => name,
         }
-    }
-}
-
-/// Why a vector could not run its steps.
-#[derive(Debug)]
-pub enum Problem {
-    /// The harness failed (a process did not start, a protocol error): the vector's outcome
-    /// is an error, whatever the target.
-    Harness(String),
-    /// The target refused to set the job up as the vector registers it (its server's init or
-    /// registration answered an error status): a departure of the target, judged as a
-    /// failure of the setup, which an expected failure can name.
-    Refused(String),
-    /// A target process died during a step: a failure of that step.
-    Crashed(String),
-}
-
-impl From<String> for Problem {
-    fn from(message: String) -> Self {
-        Problem::Harness(message)
-    }
-}
-
-impl From<&str> for Problem {
-    fn from(message: &str) -> Self {
-        Problem::Harness(message.to_owned())
     }
 }
 

@@ -15,63 +15,12 @@ use pmix::model::{Info, PData, Proc, Rank, Status, Value};
 use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
-use crate::api::{ApiCall, ApiOutput, RustProc, SeenEvent};
+use crate::api::{ApiCall, RustProc};
 use crate::cluster::{Shared, start_rust_servers};
-use crate::runner::Problem;
+use crate::step::{Observed, Problem, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
 use pmix::transport::uid_gid;
-
-/// What one caller got from one step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Observed {
-    pub status: Status,
-    pub value: Option<Value>,
-    pub data: Vec<PData>,
-    /// The infos a call returned as its results.
-    pub results: Vec<Info>,
-    /// The events an `events` step saw.
-    pub events: Vec<SeenEvent>,
-    /// The target has no function for the call (see [`ApiOutput::no_such_call`]).
-    pub no_such_call: bool,
-}
-
-impl Observed {
-    pub fn status(status: Status) -> Self {
-        Observed {
-            status,
-            value: None,
-            data: Vec::new(),
-            results: Vec::new(),
-            events: Vec::new(),
-            no_such_call: false,
-        }
-    }
-
-    /// The target has no function for the call.
-    pub fn no_such_call() -> Self {
-        Observed {
-            no_such_call: true,
-            ..Observed::status(Status::ERR_NOT_SUPPORTED)
-        }
-    }
-}
-
-impl From<ApiOutput> for Observed {
-    fn from(o: ApiOutput) -> Self {
-        Observed {
-            status: o.status,
-            value: o.value,
-            data: o.data,
-            results: o.results,
-            events: o.events,
-            no_such_call: o.no_such_call,
-        }
-    }
-}
-
-/// A step's observations, one per caller, in caller order.
-pub type StepResult = Vec<(u32, Observed)>;
 
 /// Run the vector's steps, calling `check` after each with what the callers got and the
 /// upcalls the host received during the step; stops at the first step `check` rejects.
@@ -199,22 +148,22 @@ struct Ranks(std::sync::Mutex<BTreeMap<u32, Client>>);
 
 impl Ranks {
     fn insert(&self, rank: u32, client: Client) {
-        crate::cluster::lock(&self.0).insert(rank, client);
+        lock(&self.0).insert(rank, client);
     }
 
     fn get(&self, rank: u32) -> Result<Client, String> {
-        crate::cluster::lock(&self.0)
+        lock(&self.0)
             .get(&rank)
             .cloned()
             .ok_or(format!("rank {rank} has vanished or was ended"))
     }
 
     fn remove(&self, rank: u32) -> Option<Client> {
-        crate::cluster::lock(&self.0).remove(&rank)
+        lock(&self.0).remove(&rank)
     }
 
     fn clear(&self) {
-        crate::cluster::lock(&self.0).clear();
+        lock(&self.0).clear();
     }
 }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use pmix::model::{Info, Proc, Status};
 
-use crate::cluster::lock;
+use crate::step::lock;
 use crate::vector::Step;
 
 /// One upcall the host received.

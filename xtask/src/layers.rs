@@ -71,22 +71,42 @@ struct Module {
     code: String,
 }
 
+/// `cargo xtask layers [--crate NAME] [--imports]`: the findings in `pmix` (or, for another
+/// crate of the workspace, its circles: the layers are `pmix`'s), or every import.
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let src = root.join("pmix/src");
-    match args {
-        [] => {}
-        [a] if a == "--imports" => {
-            let modules = load(&src)?;
-            for (from, tos) in imports(&modules) {
-                for to in tos {
-                    println!("{} -> {}", modules[from].file, modules[to].file);
-                }
+    let (mut name, mut list_imports) = ("pmix", false);
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        match a.as_str() {
+            "--imports" => list_imports = true,
+            "--crate" => {
+                name = rest
+                    .next()
+                    .ok_or("`--crate` needs the name of a crate's folder")?;
             }
-            return Ok(());
+            other => {
+                return Err(format!(
+                    "`layers` takes `--crate NAME` and `--imports`, not `{other}`"
+                ));
+            }
         }
-        _ => return Err(format!("`layers` takes only `--imports`, not {args:?}")),
     }
-    let findings = findings(&src)?;
+    let src = root.join(name).join("src");
+    if list_imports {
+        let modules = load(&src)?;
+        for (from, tos) in imports(&modules) {
+            for to in tos {
+                println!("{} -> {}", modules[from].file, modules[to].file);
+            }
+        }
+        return Ok(());
+    }
+    let findings = if name == "pmix" {
+        findings(&src)?
+    } else {
+        let modules = load(&src)?;
+        circle_findings(&modules, &imports(&modules))
+    };
     print!("{}", report(&findings));
     if findings.is_empty() {
         Ok(())
@@ -124,12 +144,19 @@ pub(crate) fn findings(src: &Path) -> Result<Vec<String>, String> {
             }
         }
     }
-    for circle in circles(&graph) {
-        let files: Vec<&str> = circle.iter().map(|&m| modules[m].file.as_str()).collect();
-        out.push(format!("{}: import each other", files.join(" <-> ")));
-    }
+    out.extend(circle_findings(&modules, &graph));
     out.sort();
     Ok(out)
+}
+
+fn circle_findings(modules: &[Module], graph: &BTreeMap<usize, BTreeSet<usize>>) -> Vec<String> {
+    circles(graph)
+        .iter()
+        .map(|circle| {
+            let files: Vec<&str> = circle.iter().map(|&m| modules[m].file.as_str()).collect();
+            format!("{}: import each other", files.join(" <-> "))
+        })
+        .collect()
 }
 
 fn report(findings: &[String]) -> String {

@@ -67,8 +67,9 @@ const HELP: &str = "usage: cargo xtask <command>
                        attribute-type vectors
   bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
   fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)
-  layers               list pmix's files that import from a layer above them or import
-                       each other
+  layers [--crate NAME] [--imports]
+                       list pmix's files that import from a layer above them or import
+                       each other (another crate's: the circles); --imports lists every import
   sim [--scenario F] [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B]
       [--fanout K] [--modex full|direct] [--collective tree|ring] [--limit-s T]
       [--json PATH] [--record PATH | --replay PATH] [--planted-bug]

@@ -25,7 +25,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use pmix::codec::{BufferType, Codec, DataBuffer};
 use pmix::model::{DataType, Info, PData, Proc, Rank, Scope, Status, Value};
 
-use crate::cluster::lock;
+use crate::step::lock;
 
 mod api;
 mod client;

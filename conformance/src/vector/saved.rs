@@ -124,11 +124,7 @@ pub fn run_presets() -> Saved {
 }
 
 /// Keep the value of a step with `save` (a string) for the steps after it.
-pub fn record_saved(
-    step: &Step,
-    result: &[(u32, crate::rust_target::Observed)],
-    saved: &mut Saved,
-) {
+pub fn record_saved(step: &Step, result: &[(u32, crate::step::Observed)], saved: &mut Saved) {
     if let (Some(name), Some((_, o))) = (&step.save, result.first())
         && let Some(pmix::model::Value::String(Some(text))) = &o.value
     {
