@@ -715,8 +715,8 @@ impl Host for ClusterHost {
     /// processes in range.
     async fn notify_event(
         &self,
-        source: Proc,
         status: Status,
+        source: Proc,
         range: DataRange,
         info: Vec<Info>,
     ) -> Result<(), Status> {

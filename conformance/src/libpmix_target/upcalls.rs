@@ -100,7 +100,7 @@ pub(super) async fn serve_upcall(host: &ClusterHost, id: u64, call: UpcallMsg) -
                 info,
             } => {
                 let range = DataRange(range);
-                host.notify_event(from_id(&source)?, Status(status), range, infos(&info)?)
+                host.notify_event(Status(status), from_id(&source)?, range, infos(&info)?)
                     .await?;
                 Ok(done())
             }

@@ -543,7 +543,7 @@ async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
             source,
             range,
             info,
-        } => status(host.notify_event(source, s, range, info).await),
+        } => status(host.notify_event(s, source, range, info).await),
         HostCall::RegisterEvents { codes, info } => status(host.register_events(codes, info).await),
         HostCall::DeregisterEvents { codes } => status(host.deregister_events(codes).await),
         HostCall::Query { proc, queries } => HostResult::Infos(host.query(proc, queries).await),

@@ -105,12 +105,12 @@ pub trait Host: Send + Sync + 'static {
     /// [`crate::server::Server::notify_event`]); this server already delivered it locally.
     fn notify_event(
         &self,
-        source: Proc,
         status: Status,
+        source: Proc,
         range: DataRange,
         info: Vec<Info>,
     ) -> impl Future<Output = Result<(), Status>> + Send {
-        let _ = (source, status, range, info);
+        let _ = (status, source, range, info);
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
 

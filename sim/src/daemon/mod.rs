@@ -757,8 +757,8 @@ impl Host for Daemon {
     /// `PMIX_EVENT_NODE_DOWN` raised everywhere says so.
     async fn notify_event(
         &self,
-        source: Proc,
         status: Status,
+        source: Proc,
         range: DataRange,
         info: Vec<Info>,
     ) -> Result<(), Status> {

@@ -465,8 +465,8 @@ impl Host for RunHost {
     /// One machine: the server has delivered the event to every process already.
     async fn notify_event(
         &self,
-        _source: Proc,
         _status: Status,
+        _source: Proc,
         _range: DataRange,
         _info: Vec<Info>,
     ) -> Result<(), Status> {
