@@ -68,6 +68,19 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A status the standard names is the error of every call that fails without more to say;
+/// it reads as its name (`PMIX_ERR_NOT_FOUND`), or its number when no name is known.
+impl std::error::Error for Status {}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "status {}", self.0),
+        }
+    }
+}
+
 impl From<Error> for Status {
     fn from(e: Error) -> Status {
         e.status()

@@ -31,6 +31,62 @@
 //! assert_eq!(infos[0].value.to_u64(), Some(4));
 //! # Ok::<(), pmix::Error>(())
 //! ```
+//!
+//! A host embeds the server ([`server::Server`], its upcalls a [`server::Host`]), registers
+//! a job and its processes, and each process's application uses the client
+//! ([`client::Client`], or [`client::blocking::Client`] on plain threads). A process the host
+//! launches finds its server through the environment `Server::setup_fork` gives it
+//! (`Client::init()`); here the client is in the same program, over the in-memory transport:
+//!
+//! ```
+//! use pmix::client::Client;
+//! use pmix::codec::BufferType;
+//! use pmix::model::{Info, Nspace, Proc, Rank, Scope, Value, attr};
+//! use pmix::server::{NoHost, Server, ServerConfig};
+//! use pmix::transport::{PeerCred, memory, uid_gid};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! // The host: a server for this node, without a socket, and a job of two processes.
+//! let dir = std::env::temp_dir().join(format!("pmix-doc-{}", std::process::id()));
+//! let mut config = ServerConfig::new(dir, "node0".into());
+//! (config.tcp, config.unix_socket) = (false, false);
+//! let server = Server::start(config, NoHost).await?;
+//! let job = Nspace::new("job")?;
+//! let info = vec![Info::new(attr::JOB_SIZE, 2), Info::new(attr::LOCAL_PEERS, "0,1".into())];
+//! server.register_nspace(job.clone(), info).await?;
+//! let (uid, gid) = uid_gid();
+//! let (acceptor, connector) = memory();
+//! server.serve(acceptor);
+//!
+//! // Each process: connect, put, commit, fence, get.
+//! let mut clients = Vec::new();
+//! for rank in 0..2 {
+//!     let me = Proc::new(job.clone(), Rank(rank));
+//!     server.register_client(me.clone(), uid, gid).await?;
+//!     let stream = connector.connect(Some(PeerCred::new(uid, gid)))?;
+//!     let client = Client::init_over(stream, me, BufferType::NonDescribed).await?;
+//!     client.put(Scope::GLOBAL, "endpoint", Value::string(format!("ep-{rank}")))?;
+//!     client.commit().await?;
+//!     clients.push(client);
+//! }
+//! let fences: Vec<_> = clients.iter().map(|c| c.fence_nb(&[], &[])).collect();
+//! for f in fences {
+//!     f.await?;
+//! }
+//! let peer = Proc::new(job.clone(), Rank(1));
+//! let endpoint = clients[0].get(Some(&peer), "endpoint", &[]).await?;
+//! assert_eq!(endpoint, Value::string("ep-1"));
+//! let everyone = Proc::new(job, Rank::WILDCARD);
+//! let size = clients[1].get(Some(&everyone), attr::JOB_SIZE.wire_key(), &[]).await?;
+//! assert_eq!(size, Value::Uint32(2));
+//! for c in &clients {
+//!     c.finalize().await?;
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
 

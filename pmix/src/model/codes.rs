@@ -8,7 +8,7 @@
 
 use super::generated::constants::*;
 
-/// Define a code-set newtype with `name()` and `Display` backed by a generated table.
+/// Define a code-set newtype with `name()` and `Debug` backed by a generated table.
 macro_rules! code_set {
     ($(#[$doc:meta])* $name:ident($repr:ty), $table:ident) => {
         $(#[$doc])*
