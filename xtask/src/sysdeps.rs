@@ -286,16 +286,16 @@ mod tests {
     }
 
     #[test]
-    fn readme_gives_the_command_that_installs_what_pmixrun_needs() {
-        let readme = std::fs::read_to_string(crate::workspace_root().join("README.md"))
-            .expect("the workspace has a README");
+    fn pmixruns_page_gives_the_command_that_installs_what_it_needs() {
+        let page = std::fs::read_to_string(crate::workspace_root().join("docs/pmixrun.md"))
+            .expect("the workspace documents pmixrun");
         let command = format!(
             "apt-get install -y --no-install-recommends {}",
             PMIXRUN.join(" ")
         );
         assert!(
-            readme.contains(&command),
-            "README.md should give `{command}`"
+            page.contains(&command),
+            "docs/pmixrun.md should give `{command}`"
         );
     }
 
