@@ -11,64 +11,73 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::{Parser, ValueEnum};
+
 use conformance::inventory::{Inventory, Version};
 use conformance::outcome::Outcome;
 use conformance::runner::{self, Side, Target};
 use conformance::{report, vector};
 
-/// The command line.
-#[derive(Debug, Default)]
+/// Check the PMIx Standard's inventory against the `pmix` crate's tables, run the behavioural
+/// vectors of `spec-vectors/vectors/` on one or more targets, and report what each verifiably
+/// does.
+#[derive(Debug, Parser)]
+#[command(name = "conformance", version)]
 struct Options {
-    /// The `--target`s and `--pairing`s, in order (`rust` when none is given).
+    /// A target to run the vectors on: `rust` (this crate, in process) or any libpmix.so (a
+    /// path, or a name such as libpmix.so.2 for the dynamic loader). Repeat for a matrix;
+    /// `rust` when neither a target nor a pairing is given.
+    #[arg(long = "target", value_name = "rust|LIBPMIX")]
     targets: Vec<String>,
-    /// The C library of the pairings (`--library`, default `libpmix.so.2`).
+    /// This crate on one side and the library (`--library`) on the other, run after the
+    /// targets. Repeat for both.
+    #[arg(long = "pairing", value_enum, value_name = "PAIRING")]
+    pairings: Vec<Pairing>,
+    /// The C library of the pairings.
+    #[arg(long, value_name = "LIBPMIX", default_value = "libpmix.so.2")]
     library: String,
+    /// Run only the vectors whose id matches (`*` matches any run of characters).
+    #[arg(long, value_name = "GLOB")]
     filter: Option<String>,
-    /// Another folder of vectors (`--vectors DIR`): run without the baselines.
+    /// Another folder of vectors, judged without the baselines: any vector that does not
+    /// pass makes the exit status non-zero.
+    #[arg(long, value_name = "DIR")]
     vectors: Option<PathBuf>,
+    /// Write the Markdown and HTML matrix and JUnit here.
+    #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
+    /// Write the results and coverage as JSON here.
+    #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Write each target's results as its committed baseline (spec-vectors/baseline/).
+    #[arg(long)]
     update_baseline: bool,
 }
 
-const USAGE: &str = "usage: conformance [--target rust|LIBPMIX]... [--pairing rust-server:c-client|c-server:rust-client]... [--library LIBPMIX] [--filter GLOB] [--vectors DIR] [--report DIR] [--json PATH] [--update-baseline]";
+/// The two ways of pairing this crate with a library.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Pairing {
+    /// This crate's servers, the library's clients.
+    #[value(name = "rust-server:c-client")]
+    RustServer,
+    /// The library's servers, this crate's clients.
+    #[value(name = "c-server:rust-client")]
+    CServer,
+}
 
-fn parse_args() -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
-        match a.as_str() {
-            "--filter" => o.filter = Some(value("--filter")?),
-            "--vectors" => o.vectors = Some(PathBuf::from(value("--vectors")?)),
-            "--report" => o.report = Some(PathBuf::from(value("--report")?)),
-            "--json" => o.json = Some(PathBuf::from(value("--json")?)),
-            "--update-baseline" => o.update_baseline = true,
-            "--target" => {
-                let t = value("--target")?;
-                o.targets.push(t);
-            }
-            "--pairing" => {
-                let p = value("--pairing")?;
-                if p != "rust-server:c-client" && p != "c-server:rust-client" {
-                    return Err(format!(
-                        "--pairing {p}: the pairings are rust-server:c-client and c-server:rust-client"
-                    ));
-                }
-                o.targets.push(p);
-            }
-            "--library" => o.library = value("--library")?,
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+impl Options {
+    /// The targets and then the pairings, by the names `resolve_target` reads.
+    fn all_targets(&self) -> Vec<String> {
+        let mut all = self.targets.clone();
+        all.extend(self.pairings.iter().map(|p| match p {
+            Pairing::RustServer => "rust-server:c-client".to_owned(),
+            Pairing::CServer => "c-server:rust-client".to_owned(),
+        }));
+        if all.is_empty() {
+            all.push("rust".into());
         }
+        all
     }
-    if o.targets.is_empty() {
-        o.targets.push("rust".into());
-    }
-    if o.library.is_empty() {
-        o.library = "libpmix.so.2".into();
-    }
-    Ok(o)
 }
 
 /// `*` matches any run of characters; everything else matches itself.
@@ -111,13 +120,7 @@ fn main() -> ExitCode {
             _ => {}
         }
     }
-    let opts = match parse_args() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("conformance: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let opts = Options::parse();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let dir = root.join("spec-vectors/inventory");
     let inventory = match Inventory::load(&dir) {
@@ -190,7 +193,7 @@ fn main() -> ExitCode {
         }
     };
     let mut targets = Vec::new();
-    for t in &opts.targets {
+    for t in &opts.all_targets() {
         match resolve_target(&runtime, t, &opts.library) {
             Ok(target) => targets.push(target),
             Err(e) => {

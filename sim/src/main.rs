@@ -7,93 +7,107 @@
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
+
+use clap::Parser;
 use std::time::Duration;
 
 use sim::cluster::Layout;
 use sim::scenario::{Scenario, default_modex, default_racks};
 use sim::{Collective, Config, Modex, Report};
 
-#[derive(Default)]
+/// Run a virtual cluster under turmoil (a scenario file's, or a fault-free wire-up of the size
+/// given) and report it; a failed invariant prints the seed and the command that replays it,
+/// and exits non-zero. See docs/simulation.md.
+#[derive(Debug, Parser)]
+#[command(name = "sim", version)]
 struct Options {
+    /// A scenario file (sim/scenarios/*.toml): its cluster, faults and checks.
+    #[arg(long, value_name = "FILE")]
     scenario: Option<String>,
+    /// Virtual nodes (a scenario's own by default, else 64).
+    #[arg(long, value_name = "N")]
     nodes: Option<u32>,
+    /// Racks the nodes are spread over.
+    #[arg(long, value_name = "R")]
     racks: Option<u32>,
+    /// Clients per node.
+    #[arg(long, value_name = "C")]
     clients: Option<u32>,
-    fanout: Option<u32>,
+    /// The run's seed: every run is reproducible from it.
+    #[arg(long, value_name = "S", conflicts_with = "seeds")]
+    seed: Option<u64>,
+    /// A sweep of seeds (A..B, B excluded): the failing seeds are listed.
+    #[arg(long, value_name = "A..B", value_parser = seed_range)]
     seeds: Option<std::ops::Range<u64>>,
-    limit_s: Option<u64>,
-    json: Option<String>,
+    /// The fan-out of the collective tree.
+    #[arg(long, value_name = "K")]
+    fanout: Option<u32>,
+    /// How the job's data is exchanged.
+    #[arg(long, value_name = "full|direct", value_parser = modex)]
     modex: Option<Modex>,
+    /// How collectives travel between the nodes' daemons.
+    #[arg(long, value_name = "tree|ring", value_parser = collective)]
     collective: Option<Collective>,
+    /// Stop the simulation after this many virtual seconds.
+    #[arg(long, value_name = "T")]
+    limit_s: Option<u64>,
+    /// Write the run's report as JSON here.
+    #[arg(long, value_name = "PATH")]
+    json: Option<String>,
+    /// Record the run's trace here (one seed).
+    #[arg(long, value_name = "PATH", conflicts_with = "replay")]
     record: Option<String>,
+    /// Replay a recorded trace and report the first divergence (one seed).
+    #[arg(long, value_name = "PATH")]
     replay: Option<String>,
+    /// Run with the simulator's deliberate bug (only in a build with the `planted-bug`
+    /// feature: `cargo xtask sim --planted-bug`).
+    #[arg(long)]
+    planted_bug: bool,
 }
 
-const USAGE: &str = "usage: sim [--scenario FILE] [--nodes N] [--racks R] [--clients C] \
-                     [--seed S | --seeds A..B] [--fanout K] [--modex full|direct] [--collective tree|ring] \
-                     [--limit-s T] [--json PATH] [--record PATH | --replay PATH] [--planted-bug]";
+fn seed_range(v: &str) -> Result<std::ops::Range<u64>, String> {
+    let (a, b) = v.split_once("..").ok_or(format!("A..B, not {v}"))?;
+    let number = |n: &str| n.parse::<u64>().map_err(|_| format!("not a number: {n}"));
+    Ok(number(a)?..number(b)?)
+}
 
-fn parse() -> Result<Options, String> {
-    let mut o = Options::default();
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = || args.next().ok_or(format!("{a} needs a value\n{USAGE}"));
-        let number = |v: String| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{a}: not a number: {v}"))
-        };
-        let small = |v: u64| u32::try_from(v).map_err(|_| format!("{a}: too large"));
-        match a.as_str() {
-            "--scenario" => o.scenario = Some(value()?),
-            "--nodes" => o.nodes = Some(small(number(value()?)?)?),
-            "--racks" => o.racks = Some(small(number(value()?)?)?),
-            "--clients" => o.clients = Some(small(number(value()?)?)?),
-            "--fanout" => o.fanout = Some(small(number(value()?)?)?),
-            "--seed" => {
-                let s = number(value()?)?;
-                o.seeds = Some(s..s.saturating_add(1));
-            }
-            "--seeds" => {
-                let v = value()?;
-                let (a, b) = v
-                    .split_once("..")
-                    .ok_or(format!("--seeds takes A..B, not {v}"))?;
-                o.seeds = Some(number(a.to_owned())?..number(b.to_owned())?);
-            }
-            "--limit-s" => o.limit_s = Some(number(value()?)?),
-            "--json" => o.json = Some(value()?),
-            "--record" => o.record = Some(value()?),
-            "--replay" => o.replay = Some(value()?),
-            "--modex" => {
-                o.modex = Some(match value()?.as_str() {
-                    "full" => Modex::Full,
-                    "direct" => Modex::Direct,
-                    other => return Err(format!("--modex takes full or direct, not {other}")),
-                });
-            }
-            "--planted-bug" if cfg!(feature = "planted-bug") => {}
-            "--planted-bug" => {
-                return Err(
-                    "this build has no planted bug: run `cargo xtask sim --planted-bug`".into(),
-                );
-            }
-            "--collective" => {
-                o.collective = Some(match value()?.as_str() {
-                    "tree" => Collective::Tree,
-                    "ring" => Collective::Ring,
-                    other => return Err(format!("--collective takes tree or ring, not {other}")),
-                });
-            }
-            "-h" | "--help" => return Err(USAGE.to_owned()),
-            other => return Err(format!("unknown option {other}\n{USAGE}")),
+fn modex(v: &str) -> Result<Modex, String> {
+    match v {
+        "full" => Ok(Modex::Full),
+        "direct" => Ok(Modex::Direct),
+        other => Err(format!("full or direct, not {other}")),
+    }
+}
+
+fn collective(v: &str) -> Result<Collective, String> {
+    match v {
+        "tree" => Ok(Collective::Tree),
+        "ring" => Ok(Collective::Ring),
+        other => Err(format!("tree or ring, not {other}")),
+    }
+}
+
+impl Options {
+    /// The seeds to run: `--seed`, `--seeds`, or seed 1.
+    fn seeds(&self) -> std::ops::Range<u64> {
+        match (&self.seeds, self.seed) {
+            (Some(r), _) => r.clone(),
+            (None, Some(s)) => s..s.saturating_add(1),
+            (None, None) => 1..2,
         }
     }
-    let seeds = o.seeds.clone().unwrap_or(1..2);
+}
+
+/// The options, with the checks clap does not make.
+fn parse() -> Result<Options, String> {
+    let o = Options::parse();
+    if o.planted_bug && !cfg!(feature = "planted-bug") {
+        return Err("this build has no planted bug: run `cargo xtask sim --planted-bug`".into());
+    }
+    let seeds = o.seeds();
     if (o.record.is_some() || o.replay.is_some()) && seeds.end - seeds.start != 1 {
         return Err("--record and --replay take one seed".to_owned());
-    }
-    if o.record.is_some() && o.replay.is_some() {
-        return Err("--record or --replay, not both".to_owned());
     }
     Ok(o)
 }
@@ -267,7 +281,7 @@ fn main() -> ExitCode {
         },
         None => None,
     };
-    let seeds = o.seeds.clone().unwrap_or(1..2);
+    let seeds = o.seeds();
     let sweep = seeds.end - seeds.start > 1;
     let mut failing = Vec::new();
     let mut lines = Vec::new();

@@ -16,14 +16,9 @@ use std::process::Command;
 
 const BENCHES: &[&str] = &["codec", "core"];
 
-pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
+pub(crate) fn run(root: &Path, which: &[String], quick: bool) -> Result<(), String> {
     crate::sysdeps::ensure(crate::sysdeps::CONFORMANCE)?;
-    let quick = args.iter().any(|a| a == "--quick");
-    let chosen: Vec<&str> = args
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let chosen: Vec<&str> = which.iter().map(String::as_str).collect();
     if let Some(unknown) = chosen.iter().find(|b| !BENCHES.contains(b)) {
         return Err(format!(
             "unknown benchmark `{unknown}`; available: {}",

@@ -23,61 +23,139 @@ mod vectors;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use clap::{Parser, Subcommand};
+
+/// Developer commands for the workspace.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// The main job: run the conformance vectors (the Rust target by default) and report.
+    /// Its options are the runner's: `cargo xtask conformance -- --help`.
+    Conformance {
+        /// Passed to the conformance runner (--target, --pairing, --filter, --report, ...).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+    /// The test suite through cargo nextest, after fetching the outside programs it runs; as
+    /// root also the tests that need root.
+    Test {
+        /// The `ci` profile (JUnit); also when CI is set in the environment.
+        #[arg(long)]
+        ci: bool,
+        /// Passed to cargo nextest (a filter, ...).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "NEXTEST_ARGS"
+        )]
+        nextest: Vec<String>,
+    },
+    /// Build target/release/pmixrun (installing hwloc's packages as root).
+    BuildPmixrun,
+    /// Regenerate spec-vectors/inventory, the code's tables and the attribute-type vectors
+    /// from the reference material.
+    Vectors {
+        /// Fail on stale files instead of writing them.
+        #[arg(long)]
+        check: bool,
+        /// The reference material (default: $PMIX_SHARED_DIR, or ../shared).
+        #[arg(long, value_name = "DIR")]
+        shared: Option<PathBuf>,
+    },
+    /// Benchmarks beside OpenPMIx's libpmix.so.2 (docs/benchmarks.md).
+    Bench {
+        /// Which benchmarks (all when none is named).
+        #[arg(value_parser = ["codec", "core"])]
+        which: Vec<String>,
+        /// A short run, to see that they work.
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Run a fuzz target briefly with cargo fuzz (--sanitizer none), seeded from the golden
+    /// vectors.
+    Fuzz {
+        /// The fuzz target.
+        #[arg(default_value = "unpack")]
+        target: String,
+        /// How long to run.
+        #[arg(default_value_t = 30)]
+        seconds: u64,
+    },
+    /// The deterministic cluster simulation: prints the run (or a sweep's failing seeds) with
+    /// its trace hash and the command that replays it. Its options are the simulator's:
+    /// `cargo xtask sim -- --help`.
+    Sim {
+        /// Check that a seed sweep catches the simulator's planted bug and that the printed
+        /// command replays it.
+        #[arg(long, exclusive = true)]
+        check_planted_bug: bool,
+        /// Build the simulator with its planted bug.
+        #[arg(long)]
+        planted_bug: bool,
+        /// Passed to the simulator (--scenario, --nodes, --seeds, ...).
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+    /// List the files of pmix that import from a layer above them or import each other
+    /// (another crate's: its circles).
+    Layers {
+        /// The crate's folder.
+        #[arg(long = "crate", value_name = "NAME", default_value = "pmix")]
+        krate: String,
+        /// List every import instead.
+        #[arg(long)]
+        imports: bool,
+    },
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cli = Cli::parse();
     let root = workspace_root();
-    let (cmd, rest) = match args.split_first() {
-        Some((c, r)) => (c.as_str(), r),
-        None => ("help", &[][..]),
-    };
-    let result = match cmd {
-        "conformance" => conformance(&root, rest),
-        "test" => test(&root, rest),
-        "build-pmixrun" => build_pmixrun(&root),
-        "vectors" => vectors::run(&root, rest),
-        "bench" => bench::run(&root, rest),
-        "fuzz" => fuzz(&root, rest),
-        "sim" => sim(&root, rest),
-        "layers" => layers::run(&root, rest),
-        "help" | "--help" | "-h" => {
-            println!("{}", HELP);
-            Ok(())
+    let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
+    let (name, result) = match cli.command {
+        Cmd::Conformance { args } => ("conformance", conformance(&root, &args)),
+        Cmd::Test { ci, nextest } => ("test", test(&root, ci, &nextest)),
+        Cmd::BuildPmixrun => ("build-pmixrun", build_pmixrun(&root)),
+        Cmd::Vectors { check, shared } => ("vectors", vectors::run(&root, check, shared)),
+        Cmd::Bench { which, quick } => ("bench", bench::run(&root, &which, quick)),
+        Cmd::Fuzz { target, seconds } => ("fuzz", fuzz(&root, &target, seconds)),
+        Cmd::Sim {
+            check_planted_bug: true,
+            ..
+        } => ("sim", sim_planted_check(&root)),
+        Cmd::Sim {
+            planted_bug, args, ..
+        } => ("sim", sim(&root, planted_bug, &args)),
+        Cmd::Layers { krate, imports } => {
+            let mut args = strings(&["--crate", &krate]);
+            if imports {
+                args.push("--imports".into());
+            }
+            ("layers", layers::run(&root, &args))
         }
-        other => Err(format!("unknown command `{other}`\n\n{HELP}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("xtask {cmd}: {message}");
+            eprintln!("xtask {name}: {message}");
             ExitCode::FAILURE
         }
     }
 }
-
-const HELP: &str = "usage: cargo xtask <command>
-
-  conformance [--target rust|LIBPMIX]... [--pairing rust-server:c-client|c-server:rust-client]...
-              [--library LIBPMIX] [--filter GLOB] [--vectors DIR] [--report DIR] [--json PATH]
-              [--update-baseline]
-                       run the conformance vectors (Rust target by default; LIBPMIX is any
-                       libpmix.so, e.g. libpmix.so.2)
-  test [--ci]          run the test suite with cargo nextest
-  build-pmixrun        build target/release/pmixrun
-  vectors [--check]    regenerate spec-vectors/inventory, the code's tables and the
-                       attribute-type vectors
-  bench [codec|core]   benchmarks beside OpenPMIx (libpmix.so.2)
-  fuzz [TARGET] [SECS] run fuzz targets briefly (cargo fuzz, --sanitizer none)
-  layers [--crate NAME] [--imports]
-                       list pmix's files that import from a layer above them or import
-                       each other (another crate's: the circles); --imports lists every import
-  sim [--scenario F] [--nodes N] [--racks R] [--clients C] [--seed S | --seeds A..B]
-      [--fanout K] [--modex full|direct] [--collective tree|ring] [--limit-s T]
-      [--json PATH] [--record PATH | --replay PATH] [--planted-bug]
-                       the deterministic cluster simulation: prints the run (or the failing
-                       seeds of a sweep) with its trace hash and the command that replays it
-  sim --check-planted-bug
-                       check that a seed sweep catches the simulator's planted bug and that
-                       the printed command replays it";
 
 fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -129,11 +207,9 @@ fn sim_cargo(planted: bool) -> Vec<&'static str> {
     args
 }
 
-fn sim(root: &Path, args: &[String]) -> Result<(), String> {
-    if args.first().is_some_and(|a| a == "--check-planted-bug") {
-        return sim_planted_check(root);
-    }
-    let planted = args.iter().any(|a| a == "--planted-bug");
+fn sim(root: &Path, planted: bool, args: &[String]) -> Result<(), String> {
+    // `--planted-bug` chooses the build, wherever it is written.
+    let planted = planted || args.iter().any(|a| a == "--planted-bug");
     let mut cargo_args = sim_cargo(planted);
     cargo_args.extend(
         args.iter()
@@ -216,22 +292,17 @@ fn build_pmixrun(root: &Path) -> Result<(), String> {
     )
 }
 
-fn test(root: &Path, args: &[String]) -> Result<(), String> {
+fn test(root: &Path, ci: bool, passthrough: &[String]) -> Result<(), String> {
     sysdeps::ensure(sysdeps::TESTS)?;
     sysdeps::ensure_deb_src()?;
     outside::fetch(root)?;
-    let ci = args.iter().any(|a| a == "--ci") || std::env::var_os("CI").is_some();
+    let ci = ci || std::env::var_os("CI").is_some();
     let profile = if ci { "ci" } else { "default" };
     if which("cargo-nextest").is_none() {
         return Err(
             "cargo-nextest is not installed: run `cargo install cargo-nextest --locked`".into(),
         );
     }
-    let passthrough: Vec<&str> = args
-        .iter()
-        .map(String::as_str)
-        .filter(|a| *a != "--ci")
-        .collect();
     // The interoperability tests launch programs through `pmixrun`, a binary of `pmix`:
     // nextest builds test targets only, so build the binaries of the same profile first.
     run_cmd(root, "cargo", &["build", "-p", "pmix", "--bins"])?;
@@ -240,15 +311,15 @@ fn test(root: &Path, args: &[String]) -> Result<(), String> {
     if sysdeps::is_root() {
         nextest.extend(["--run-ignored", "all"]);
     }
-    nextest.extend(passthrough);
+    nextest.extend(passthrough.iter().map(String::as_str));
     run_cmd(root, "cargo", &nextest)?;
     // Doctests are not run by nextest.
     run_cmd(root, "cargo", &["test", "--workspace", "--doc", "--quiet"])
 }
 
-fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
-    let target = args.first().map_or("unpack", String::as_str);
-    let seconds = args.get(1).map_or("30", String::as_str);
+fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
+    let seconds = seconds.to_string();
+    let seconds = seconds.as_str();
     if which("cargo-fuzz").is_none() {
         return Err("cargo-fuzz is not installed: run `cargo install cargo-fuzz --locked`".into());
     }

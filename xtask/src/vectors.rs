@@ -34,9 +34,8 @@ pub(crate) struct Output {
 /// The standard versions the inventory covers, as (source folder, our folder name).
 const VERSIONS: [(&str, &str); 2] = [("v5.0", "v5.0"), ("latest", "draft")];
 
-pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let check = args.iter().any(|a| a == "--check");
-    let shared = shared_dir(root, args)?;
+pub(crate) fn run(root: &Path, check: bool, shared: Option<PathBuf>) -> Result<(), String> {
+    let shared = shared_dir(root, shared)?;
     let outputs = generate(&shared)?;
     if check {
         let stale = stale_outputs(root, &outputs);
@@ -68,12 +67,8 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
 }
 
 /// Where the reference material lives: `--shared DIR`, `$PMIX_SHARED_DIR`, or `../shared`.
-pub(crate) fn shared_dir(root: &Path, args: &[String]) -> Result<PathBuf, String> {
-    let given = args
-        .windows(2)
-        .find(|w| w[0] == "--shared")
-        .map(|w| PathBuf::from(&w[1]))
-        .or_else(|| std::env::var_os("PMIX_SHARED_DIR").map(PathBuf::from));
+pub(crate) fn shared_dir(root: &Path, given: Option<PathBuf>) -> Result<PathBuf, String> {
+    let given = given.or_else(|| std::env::var_os("PMIX_SHARED_DIR").map(PathBuf::from));
     let dir = given.unwrap_or_else(|| root.join("..").join("shared"));
     if dir.join("spec/inventory").is_dir() {
         Ok(dir)
@@ -907,7 +902,7 @@ mod tests {
     #[test]
     fn inventory_is_fresh() {
         let root = crate::workspace_root();
-        let shared = shared_dir(&root, &[]).expect("reference material present");
+        let shared = shared_dir(&root, None).expect("reference material present");
         let outputs = generate(&shared).expect("generation succeeds");
         let stale = stale_outputs(&root, &outputs);
         assert!(

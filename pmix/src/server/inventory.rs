@@ -27,15 +27,28 @@ impl Server {
             tracing::debug!("inventory directives ignored: {directives:?}");
         }
         let mut inventory = vec![Info::new(attr::HOSTNAME, self.config.hostname.clone())];
-        #[cfg(feature = "topology")]
-        if let Ok(machine) = self.topology() {
-            inventory.push(Info::new(attr::AVAIL_PHYS_MEMORY, machine.total_memory()));
-            match machine.to_topology() {
-                Ok(t) => inventory.push(Info::new(attr::TOPOLOGY2, t)),
-                Err(e) => tracing::warn!("the inventory lacks the topology: {e}"),
-            }
-        }
+        inventory.extend(self.machine_inventory());
         inventory
+    }
+
+    /// The node's memory and topology, when the server has a topology.
+    #[cfg(feature = "topology")]
+    fn machine_inventory(&self) -> Vec<Info> {
+        let Ok(machine) = self.topology() else {
+            return Vec::new();
+        };
+        let mut found = vec![Info::new(attr::AVAIL_PHYS_MEMORY, machine.total_memory())];
+        match machine.to_topology() {
+            Ok(t) => found.push(Info::new(attr::TOPOLOGY2, t)),
+            Err(e) => tracing::warn!("the inventory lacks the topology: {e}"),
+        }
+        found
+    }
+
+    /// Without hwloc the server knows no more of its machine than its name.
+    #[cfg(not(feature = "topology"))]
+    fn machine_inventory(&self) -> Vec<Info> {
+        Vec::new()
     }
 
     /// `PMIx_server_deliver_inventory`: `inventory` becomes information of the node it names

@@ -36,6 +36,8 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
+
 use pmix::model::{
     App, Cpuset, DataArray, DataRange, Info, Nspace, Proc, Rank, Status, Time, attr,
 };
@@ -51,85 +53,69 @@ use nix::sys::signal::Signal;
 use pmix::server::control::Authority;
 use pmix::transport::uid_gid;
 
-const USAGE: &str = "usage: pmixrun -n N [--timeout SECONDS] [--pset NAME] \
-                     [--bind-to none|core|hwthread] [--enable-recovery] [--] PROGRAM [ARGS...]";
-
+/// Run N copies of a program on this machine under a PMIx server: one job, with complete job,
+/// node, application and process information; the run ends with the worst exit status.
+#[derive(Debug, Parser)]
+#[command(name = "pmixrun", version)]
 struct Options {
+    /// How many processes (`-np` and `--np` are read as `-n`).
+    #[arg(short = 'n', value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     n: u32,
+    /// End a job that runs longer than this (exit status 124).
+    #[arg(long = "timeout", value_name = "SECONDS")]
     timeout_s: Option<u64>,
-    /// The process set the job's processes form.
+    /// The process set the job's processes form (in each one's PMIX_PSET_NAMES).
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pset: Option<String>,
-    /// Bind each process to one core (`Some(false)`) or hardware thread (`Some(true)`).
-    bind: Option<bool>,
-    /// `--enable-recovery`: a failed process does not end the job.
+    /// Bind each process to one core or hardware thread, round robin.
+    #[arg(long = "bind-to", value_name = "none|core|hwthread", value_parser = binding, default_value = "none")]
+    bind: Binding,
+    /// A failed process does not end the job (for fault-tolerant jobs).
+    #[arg(long = "enable-recovery")]
     recover: bool,
-    program: String,
-    args: Vec<String>,
+    /// The program, then its arguments (everything after the program is its own).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM"
+    )]
+    command: Vec<String>,
 }
 
-fn parse_args() -> Result<Options, String> {
-    let mut n = 1;
-    let mut timeout_s = None;
-    let mut pset = None;
-    let mut bind = None;
-    let mut recover = false;
-    let mut args = std::env::args().skip(1);
-    let mut rest = Vec::new();
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "-n" | "-np" | "--np" => {
-                n = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .filter(|v| *v > 0)
-                    .ok_or("-n needs a positive number")?;
-            }
-            "--timeout" => {
-                timeout_s = Some(
-                    args.next()
-                        .and_then(|v| v.parse().ok())
-                        .ok_or("--timeout needs a number of seconds")?,
-                );
-            }
-            "--pset" => {
-                pset = Some(
-                    args.next()
-                        .filter(|v| !v.is_empty())
-                        .ok_or("--pset needs a name")?,
-                );
-            }
-            "--bind-to" => {
-                bind = match args.next().as_deref() {
-                    Some("none") => None,
-                    Some("core") => Some(false),
-                    Some("hwthread") => Some(true),
-                    _ => return Err("--bind-to needs none, core or hwthread".into()),
-                };
-            }
-            "--enable-recovery" => recover = true,
-            "-h" | "--help" => return Err(USAGE.into()),
-            "--" => {
-                rest.extend(args.by_ref());
-                break;
-            }
-            _ => {
-                rest.push(a);
-                rest.extend(args.by_ref());
-                break;
-            }
-        }
+/// Bind each process to one core (`Some(false)`) or hardware thread (`Some(true)`).
+#[derive(Clone, Copy, Debug)]
+struct Binding(Option<bool>);
+
+fn binding(v: &str) -> Result<Binding, String> {
+    match v {
+        "none" => Ok(Binding(None)),
+        "core" => Ok(Binding(Some(false))),
+        "hwthread" => Ok(Binding(Some(true))),
+        other => Err(format!("none, core or hwthread, not {other}")),
     }
-    let mut rest = rest.into_iter();
-    let program = rest.next().ok_or(USAGE)?;
-    Ok(Options {
-        n,
-        timeout_s,
-        pset,
-        bind,
-        recover,
-        program,
-        args: rest.collect(),
-    })
+}
+
+impl Options {
+    /// The command line, with mpirun's `-np N` read as `-n N`.
+    fn from_args() -> Options {
+        let args = std::env::args().enumerate().map(|(i, a)| {
+            if i > 0 && (a == "-np" || a == "--np") {
+                "-n".to_owned()
+            } else {
+                a
+            }
+        });
+        Options::parse_from(args)
+    }
+
+    fn program(&self) -> &str {
+        &self.command[0]
+    }
+
+    fn args(&self) -> &[String] {
+        &self.command[1..]
+    }
 }
 
 /// Variables MPI runtimes check to decide they were direct-launched by a resource manager,
@@ -358,9 +344,9 @@ async fn run(opts: Options) -> Result<u8, String> {
     let nspace = Nspace::new(format!("job.{pid}")).map_err(|e| e.to_string())?;
     *lock(&host.nspace) = Some(nspace.clone());
     let app = App {
-        cmd: Some(opts.program.clone()),
-        argv: std::iter::once(opts.program.clone())
-            .chain(opts.args.iter().cloned())
+        cmd: Some(opts.program().to_owned()),
+        argv: std::iter::once(opts.program().to_owned())
+            .chain(opts.args().iter().cloned())
             .map(Some)
             .collect(),
         maxprocs: i32::try_from(opts.n).map_err(|_| "-n is too large")?,
@@ -372,7 +358,7 @@ async fn run(opts: Options) -> Result<u8, String> {
         ..App::default()
     };
     let job = launch::plan(nspace.clone(), &host_name, None, &[], &[app], &tmp)
-        .map_err(|s| format!("cannot start {}: {s:?}", opts.program))?;
+        .map_err(|s| format!("cannot start {}: {s:?}", opts.program()))?;
 
     // Each process's exit arrives as it happens, so the others hear of it at once.
     let (exits_tx, mut exits) = mpsc::unbounded_channel::<Exit>();
@@ -380,7 +366,7 @@ async fn run(opts: Options) -> Result<u8, String> {
         server: &server,
         host: &host,
         exits: exits_tx,
-        bind: opts.bind,
+        bind: opts.bind.0,
     };
     launcher
         .start(&job)
@@ -778,13 +764,7 @@ async fn announce_job_end(
 }
 
 fn main() -> ExitCode {
-    let opts = match parse_args() {
-        Ok(o) => o,
-        Err(msg) => {
-            eprintln!("{msg}");
-            return ExitCode::from(2);
-        }
-    };
+    let opts = Options::from_args();
     // Warnings (refused or closed connections) always go to stderr; PMIXRUN_LOG=debug says more.
     let level = match std::env::var("PMIXRUN_LOG").as_deref() {
         Ok("debug") => tracing::Level::DEBUG,
