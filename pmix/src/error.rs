@@ -8,6 +8,7 @@ use crate::model::Status;
 ///
 /// Every variant maps to one PMIx status code ([`Error::status`]); the message says why.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The caller passed an invalid argument (too long a key, an empty name, …).
     BadParam(String),

@@ -78,8 +78,8 @@
 //! let endpoint = clients[0].get(Some(&peer), "endpoint", &[]).await?;
 //! assert_eq!(endpoint, Value::string("ep-1"));
 //! let everyone = Proc::new(job, Rank::WILDCARD);
-//! let size = clients[1].get(Some(&everyone), attr::JOB_SIZE.wire_key(), &[]).await?;
-//! assert_eq!(size, Value::Uint32(2));
+//! let size: u32 = clients[1].get_attr(Some(&everyone), attr::JOB_SIZE, &[]).await?;
+//! assert_eq!(size, 2);
 //! for c in &clients {
 //!     c.finalize().await?;
 //! }

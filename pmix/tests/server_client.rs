@@ -77,6 +77,13 @@ async fn clients_exchange_data_through_fence_and_get() {
             c.get(Some(&wildcard), attr::JOB_SIZE.wire_key(), &[]).await,
             Ok(Value::Uint32(4))
         );
+        // The same, in the attribute's type; a string attribute as a string.
+        assert_eq!(
+            c.get_attr(Some(&wildcard), attr::JOB_SIZE, &[]).await,
+            Ok(4)
+        );
+        let peers = c.get_attr(Some(&wildcard), attr::LOCAL_PEERS, &[]).await;
+        assert_eq!(peers.as_deref(), Ok("0,1,2,3"));
         let r = c.proc().rank.0;
         c.put(Scope::GLOBAL, "k", Value::Uint32(r * 10)).unwrap();
         c.commit().await.unwrap();

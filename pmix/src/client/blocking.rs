@@ -49,6 +49,17 @@ impl Client {
         self.runtime.block_on(self.inner.get(proc, key, info))
     }
 
+    /// `PMIx_Get` of a standard attribute, in its declared type (see
+    /// [`super::Client::get_attr`]).
+    pub fn get_attr<T: crate::model::value::FromValue>(
+        &self,
+        proc: Option<&Proc>,
+        attr: crate::model::attr::Attr<T>,
+        info: &[Info],
+    ) -> Result<T, Status> {
+        self.runtime.block_on(self.inner.get_attr(proc, attr, info))
+    }
+
     /// `PMIx_Get_nb`: the callback runs on the client's runtime when the value is known.
     pub fn get_nb(
         &self,

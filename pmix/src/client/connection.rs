@@ -27,6 +27,7 @@ use super::core::ClientCore;
 
 /// Where a client finds its server: what the launcher put in the environment.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ClientConfig {
     /// This process's identifier (`PMIX_NAMESPACE`, `PMIX_RANK`).
     pub proc: Proc,

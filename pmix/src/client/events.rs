@@ -18,6 +18,7 @@ use crate::model::{Info, Proc, Status};
 
 /// What a handler is told of an event.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct EventNotice {
     /// The identifier its registration returned.
     pub handler: HandlerId,

@@ -24,6 +24,7 @@ pub enum GroupAnswer {
 /// partial construction and after every invitation and join). A call that formed no group
 /// is an `Err`.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct GroupConstructed {
     pub status: Status,
     pub results: Vec<Info>,

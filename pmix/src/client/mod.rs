@@ -33,6 +33,8 @@ use std::sync::{Arc, MutexGuard};
 use crate::Error;
 use crate::codec::BufferType;
 use crate::events::{Event, HandlerId, Registration};
+use crate::model::attr::Attr;
+use crate::model::value::FromValue;
 use crate::model::{DataRange, Info, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr};
 use crate::query;
 use crate::store::JobRealms;
@@ -178,6 +180,19 @@ impl Client {
         };
         let reply = (self.inner.conn.request(&req).await).map_err(|e| e.status());
         self.state().get_finish(key, info, reply)
+    }
+
+    /// `PMIx_Get` of a standard attribute, in the attribute's declared type:
+    /// `get_attr(Some(&job), attr::JOB_SIZE, &[])` is a `u32`. A value of another type is
+    /// `PMIX_ERR_TYPE_MISMATCH`.
+    pub async fn get_attr<T: FromValue>(
+        &self,
+        proc: Option<&Proc>,
+        attr: Attr<T>,
+        info: &[Info],
+    ) -> Result<T, Status> {
+        let value = self.get(proc, attr.wire_key(), info).await?;
+        T::from_value(&value).ok_or(Status::ERR_TYPE_MISMATCH)
     }
 
     /// `PMIx_Resolve_peers`: the processes of `nspace` on `node` (this node when `None`),

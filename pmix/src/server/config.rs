@@ -7,6 +7,7 @@ use crate::model::{Info, Proc, Rank, Status, attr};
 
 /// How a server is set up.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The server's own identifier (clients see it in the URI; `PMIX_SERVER_NSPACE`,
     /// `PMIX_SERVER_RANK`).
@@ -63,6 +64,7 @@ impl std::fmt::Debug for CredentialKey {
 /// The roles a host declares for its server at init (§17.1.3). They describe the server to
 /// its host's peers; the library's behaviour towards clients does not depend on them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Roles {
     /// `PMIX_SERVER_SESSION_SUPPORT`: the host is a session-level daemon that tools may
     /// attach to for the whole session.
