@@ -165,9 +165,7 @@ where
                             .map_err(Problem::Crashed)?,
                     )?,
                     (None, Some(server)) => {
-                        crate::server_api::run_step(server, &step.call, &v.setup.nspace)
-                            .await?
-                            .into()
+                        crate::server_api::run_step(server, &step.call, &v.setup.nspace).await?
                     }
                     (None, None) => return Err(format!("no server for node #{i}").into()),
                 };

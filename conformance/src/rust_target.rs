@@ -62,7 +62,7 @@ where
             _ if v.server_of(step).is_some() => {
                 let server = &cluster.servers[v.server_of(step).unwrap_or(0)];
                 let o = crate::server_api::run_step(server, &step.call, &v.setup.nspace).await?;
-                callers.iter().map(|c| (*c, o.clone().into())).collect()
+                callers.iter().map(|c| (*c, o.clone())).collect()
             }
             Call::Init => {
                 let r = callers.first().copied().unwrap_or(0);
@@ -283,7 +283,7 @@ fn one_call(
                 observe_unit(c.unpublish(&keys, &info).await)
             }
             Prepared::Finalize => observe_unit(c.finalize().await),
-            Prepared::Api(call) => crate::api::run_rust(&c, &me, call).await.into(),
+            Prepared::Api(call) => crate::api::run_rust(&c, &me, call).await,
         })
     }
 }

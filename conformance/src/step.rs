@@ -5,57 +5,10 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use pmix::model::{Info, PData, Status, Value};
+use crate::api::ApiOutput;
 
-use crate::api::{ApiOutput, SeenEvent};
-
-/// What one caller got from one step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Observed {
-    pub status: Status,
-    pub value: Option<Value>,
-    pub data: Vec<PData>,
-    /// The infos a call returned as its results.
-    pub results: Vec<Info>,
-    /// The events an `events` step saw.
-    pub events: Vec<SeenEvent>,
-    /// The target has no function for the call (see [`ApiOutput::no_such_call`]).
-    pub no_such_call: bool,
-}
-
-impl Observed {
-    pub fn status(status: Status) -> Self {
-        Observed {
-            status,
-            value: None,
-            data: Vec::new(),
-            results: Vec::new(),
-            events: Vec::new(),
-            no_such_call: false,
-        }
-    }
-
-    /// The target has no function for the call.
-    pub fn no_such_call() -> Self {
-        Observed {
-            no_such_call: true,
-            ..Observed::status(Status::ERR_NOT_SUPPORTED)
-        }
-    }
-}
-
-impl From<ApiOutput> for Observed {
-    fn from(o: ApiOutput) -> Self {
-        Observed {
-            status: o.status,
-            value: o.value,
-            data: o.data,
-            results: o.results,
-            events: o.events,
-            no_such_call: o.no_such_call,
-        }
-    }
-}
+/// What one caller got from one step: what the call returned, as every target reports it.
+pub type Observed = ApiOutput;
 
 /// A step's observations, one per caller, in caller order.
 pub type StepResult = Vec<(u32, Observed)>;
