@@ -73,24 +73,7 @@ struct Module {
 
 /// `cargo xtask layers [--crate NAME] [--imports]`: the findings in `pmix` (or, for another
 /// crate of the workspace, its circles: the layers are `pmix`'s), or every import.
-pub(crate) fn run(root: &Path, args: &[String]) -> Result<(), String> {
-    let (mut name, mut list_imports) = ("pmix", false);
-    let mut rest = args.iter();
-    while let Some(a) = rest.next() {
-        match a.as_str() {
-            "--imports" => list_imports = true,
-            "--crate" => {
-                name = rest
-                    .next()
-                    .ok_or("`--crate` needs the name of a crate's folder")?;
-            }
-            other => {
-                return Err(format!(
-                    "`layers` takes `--crate NAME` and `--imports`, not `{other}`"
-                ));
-            }
-        }
-    }
+pub(crate) fn run(root: &Path, name: &str, list_imports: bool) -> Result<(), String> {
     let src = root.join(name).join("src");
     if list_imports {
         let modules = load(&src)?;

@@ -125,7 +125,6 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = workspace_root();
-    let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<String>>();
     let (name, result) = match cli.command {
         Cmd::Conformance { args } => ("conformance", conformance(&root, &args)),
         Cmd::Test { ci, nextest } => ("test", test(&root, ci, &nextest)),
@@ -140,13 +139,7 @@ fn main() -> ExitCode {
         Cmd::Sim {
             planted_bug, args, ..
         } => ("sim", sim(&root, planted_bug, &args)),
-        Cmd::Layers { krate, imports } => {
-            let mut args = strings(&["--crate", &krate]);
-            if imports {
-                args.push("--imports".into());
-            }
-            ("layers", layers::run(&root, &args))
-        }
+        Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

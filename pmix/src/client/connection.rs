@@ -207,18 +207,16 @@ impl Connection {
 
     /// Send a request and wait for its reply.
     pub(crate) async fn request(&self, req: &Request) -> Result<Reply, Error> {
-        let (rx, frames) = {
-            let mut core = self.core();
-            let tag = core
-                .send_request(req)
-                .map_err(|s| Error::Status(s, format!("cannot send {:?}", req.command())))?;
-            let (tx, rx) = oneshot::channel();
-            // Registered under the core's lock, which the reader takes to file replies: the
-            // reply cannot come before its waiter.
-            (self.waiters.lock().unwrap_or_else(PoisonError::into_inner)).insert(tag.0, tx);
-            (rx, drain(&mut core))
-        };
-        self.write(frames).await?;
+        let rx = self
+            .queue(|core| {
+                let tag = core.send_request(req).map_err(|s| cannot_send(s, req))?;
+                let (tx, rx) = oneshot::channel();
+                // Registered under the core's lock, which the reader takes to file replies:
+                // the reply cannot come before its waiter.
+                (self.waiters.lock().unwrap_or_else(PoisonError::into_inner)).insert(tag.0, tx);
+                Ok(rx)
+            })
+            .await?;
         let reply = rx
             .await
             .map_err(|_| lost("the server closed the connection"))?;
@@ -227,24 +225,30 @@ impl Connection {
 
     /// Send a request that has no reply.
     pub(crate) async fn send(&self, req: &Request) -> Result<(), Error> {
-        let frames = {
-            let mut core = self.core();
-            core.send_oneway(req)
-                .map_err(|s| Error::Status(s, format!("cannot send {:?}", req.command())))?;
-            drain(&mut core)
-        };
-        self.write(frames).await
+        self.queue(|core| core.send_oneway(req).map_err(|s| cannot_send(s, req)))
+            .await
     }
 
     /// A heartbeat, which the server does not answer.
     pub(crate) async fn heartbeat(&self) -> Result<(), Error> {
-        let frames = {
+        self.queue(|core| {
+            (core.send_heartbeat()).map_err(|s| Error::Status(s, "cannot send a heartbeat".into()))
+        })
+        .await
+    }
+
+    /// Let the core queue frames, under its lock, then write them.
+    async fn queue<T>(
+        &self,
+        queue: impl FnOnce(&mut ClientCore) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let (out, frames) = {
             let mut core = self.core();
-            core.send_heartbeat()
-                .map_err(|s| Error::Status(s, "cannot send a heartbeat".into()))?;
-            drain(&mut core)
+            let out = queue(&mut core)?;
+            (out, drain(&mut core))
         };
-        self.write(frames).await
+        self.write(frames).await?;
+        Ok(out)
     }
 
     /// Write frames whole, in order.
@@ -260,6 +264,10 @@ impl Connection {
     pub(crate) fn close(&self) {
         self.reader.abort();
     }
+}
+
+fn cannot_send(s: Status, req: &Request) -> Error {
+    Error::Status(s, format!("cannot send {:?}", req.command()))
 }
 
 /// The frames the core has to write.
