@@ -1,5 +1,7 @@
 //! Blocking forms of the client API, for plain threads (what C callers and simple programs
-//! expect). Each call runs the async form on the client's own runtime.
+//! expect). Each call runs the async form on the calling thread, which also performs the
+//! call's socket I/O (`blocking_io.rs`): no thread hand-off between the caller and the
+//! server's answer. The client's runtime runs the event handlers and the `_nb` calls.
 
 use super::{EventCompletion, EventNotice};
 use crate::Error;
@@ -16,14 +18,20 @@ pub struct Client {
 }
 
 impl Client {
-    /// `PMIx_Init`.
+    /// `PMIx_Init` for a process launched by a PMIx server (see [`super::Client::init`]).
     pub fn init() -> Result<Client, Error> {
+        Client::init_with(&super::ClientConfig::from_env()?)
+    }
+
+    /// `PMIx_Init` with an explicit configuration instead of the environment. Call it
+    /// outside any tokio runtime: the client brings its own.
+    pub fn init_with(config: &super::ClientConfig) -> Result<Client, Error> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|e| Error::Status(Status::ERR_INIT, e.to_string()))?;
-        let inner = runtime.block_on(super::Client::init())?;
+        let inner = runtime.block_on(super::Client::init_blocking_io(config))?;
         Ok(Client { runtime, inner })
     }
 
@@ -35,6 +43,13 @@ impl Client {
     /// Run a future (typically a call of [`Client::as_async`]) on this client's runtime.
     pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.runtime.block_on(f)
+    }
+
+    /// Run a non-blocking call's work on a thread of the runtime's blocking pool: its I/O
+    /// blocks that thread, not the caller's and not a worker's.
+    fn run_nb(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        let runtime = self.runtime.handle().clone();
+        self.runtime.spawn_blocking(move || runtime.block_on(work));
     }
 
     pub fn proc(&self) -> &Proc {
@@ -74,7 +89,7 @@ impl Client {
             key.to_owned(),
             info.to_vec(),
         );
-        self.runtime.spawn(async move {
+        self.run_nb(async move {
             callback(client.get(proc.as_ref(), &key, &info).await);
         });
     }
@@ -103,7 +118,7 @@ impl Client {
         callback: impl FnOnce(Result<(), Status>) + Send + 'static,
     ) {
         let (client, procs, info) = (self.inner.clone(), procs.to_vec(), info.to_vec());
-        self.runtime.spawn(async move {
+        self.run_nb(async move {
             callback(client.fence(&procs, &info).await);
         });
     }

@@ -23,7 +23,8 @@ use crate::wire::handshake::{ConnectRequest, decode_status};
 use crate::wire::uri::parse_uri;
 use crate::wire::{Reply, Request};
 
-use super::core::ClientCore;
+use super::blocking_io::{SyncIo, SyncStream};
+use super::core::{ClientCore, cannot_send, lock};
 
 /// Where a client finds its server: what the launcher put in the environment.
 #[derive(Clone, Debug)]
@@ -89,10 +90,20 @@ type Waiters = Arc<Mutex<BTreeMap<u32, oneshot::Sender<Result<Reply, Status>>>>>
 /// through.
 pub(crate) struct Connection {
     core: Arc<Mutex<ClientCore>>,
-    writer: tokio::sync::Mutex<WriteHalf<BoxStream>>,
-    waiters: Waiters,
+    io: Io,
     uid: u32,
-    reader: tokio::task::JoinHandle<()>,
+}
+
+/// Who reads and writes the socket.
+enum Io {
+    /// Tasks of the runtime: a reader task, and writes awaited by the caller.
+    Tasks {
+        writer: tokio::sync::Mutex<WriteHalf<BoxStream>>,
+        waiters: Waiters,
+        reader: tokio::task::JoinHandle<()>,
+    },
+    /// The calling threads themselves (`blocking_io.rs`).
+    Blocking(SyncIo),
 }
 
 impl std::fmt::Debug for Connection {
@@ -105,12 +116,6 @@ impl std::fmt::Debug for Connection {
 
 fn lost(why: impl std::fmt::Display) -> Error {
     Error::Status(Status::ERR_LOST_CONNECTION, why.to_string())
-}
-
-/// Lock the core. It is plain data changed by whole steps; a panic elsewhere cannot leave
-/// it half-updated.
-fn lock(core: &Mutex<ClientCore>) -> MutexGuard<'_, ClientCore> {
-    core.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Connection {
@@ -139,6 +144,47 @@ impl Connection {
         Self::handshake(stream, &env.proc, env.buffer_type, events).await
     }
 
+    /// Connect and handshake as [`Connection::connect`] does, for a client whose calls do
+    /// their own I/O on the calling thread (the blocking client, `blocking_io.rs`).
+    pub(crate) fn connect_blocking(
+        env: &ClientConfig,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<Self, Error> {
+        let unreachable = |e: std::io::Error| Error::Status(Status::ERR_UNREACH, e.to_string());
+        let stream = match (&env.unix_socket, &env.uri) {
+            (Some(path), _) => SyncStream::Unix(
+                std::os::unix::net::UnixStream::connect(path).map_err(unreachable)?,
+            ),
+            (None, Some(uri)) => {
+                let (_, addr) = parse_uri(uri).ok_or_else(|| {
+                    Error::Status(Status::ERR_INIT, format!("cannot parse server URI {uri:?}"))
+                })?;
+                let tcp = std::net::TcpStream::connect(addr).map_err(unreachable)?;
+                tcp.set_nodelay(true).map_err(unreachable)?;
+                SyncStream::Tcp(tcp)
+            }
+            (None, None) => {
+                return Err(Error::Status(
+                    Status::ERR_INIT,
+                    "no PMIX_SERVER_URI* in the environment".into(),
+                ));
+            }
+        };
+        let (hello, uid) = hello(&env.proc, env.buffer_type)?;
+        stream.write_all(&hello).map_err(lost)?;
+        let mut answer = [[0u8; 4]; 2];
+        stream.read_exact(&mut answer[0]).map_err(lost)?;
+        accepted(answer[0])?;
+        stream.read_exact(&mut answer[1]).map_err(lost)?;
+        let core = Arc::new(Mutex::new(ClientCore::new(
+            env.proc.clone(),
+            env.buffer_type,
+            pindex(answer[1]),
+        )));
+        let io = Io::Blocking(SyncIo::start(stream, core.clone(), events)?);
+        Ok(Connection { core, io, uid })
+    }
+
     /// Handshake over an already connected stream.
     pub(crate) async fn handshake(
         mut stream: BoxStream,
@@ -146,24 +192,16 @@ impl Connection {
         buffer_type: BufferType,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Self, Error> {
-        let (uid, gid) = uid_gid();
-        let hello = ConnectRequest::simple_client(proc.clone(), uid, gid, buffer_type).encode()?;
+        let (hello, uid) = hello(proc, buffer_type)?;
         stream.write_all(&hello).await.map_err(lost)?;
         let mut word = [0u8; 4];
         stream.read_exact(&mut word).await.map_err(lost)?;
-        let status = decode_status(word);
-        if status != Status::SUCCESS {
-            return Err(Error::Status(
-                status,
-                "the server refused the connection".into(),
-            ));
-        }
+        accepted(word)?;
         stream.read_exact(&mut word).await.map_err(lost)?;
-        let pindex = u32::from_be_bytes(word) as i32;
         let core = Arc::new(Mutex::new(ClientCore::new(
             proc.clone(),
             buffer_type,
-            pindex,
+            pindex(word),
         )));
         let (mut reader, writer) = tokio::io::split(stream);
         let waiters: Waiters = Arc::default();
@@ -189,10 +227,12 @@ impl Connection {
         });
         Ok(Connection {
             core,
-            writer: tokio::sync::Mutex::new(writer),
-            waiters,
+            io: Io::Tasks {
+                writer: tokio::sync::Mutex::new(writer),
+                waiters,
+                reader,
+            },
             uid,
-            reader,
         })
     }
 
@@ -207,20 +247,25 @@ impl Connection {
 
     /// Send a request and wait for its reply.
     pub(crate) async fn request(&self, req: &Request) -> Result<Reply, Error> {
+        let no_reply = |s| Error::Status(s, format!("no reply to {:?}", req.command()));
+        let waiters = match &self.io {
+            Io::Tasks { waiters, .. } => waiters,
+            Io::Blocking(io) => return io.request(req)?.map_err(no_reply),
+        };
         let rx = self
             .queue(|core| {
                 let tag = core.send_request(req).map_err(|s| cannot_send(s, req))?;
                 let (tx, rx) = oneshot::channel();
                 // Registered under the core's lock, which the reader takes to file replies:
                 // the reply cannot come before its waiter.
-                (self.waiters.lock().unwrap_or_else(PoisonError::into_inner)).insert(tag.0, tx);
+                (waiters.lock().unwrap_or_else(PoisonError::into_inner)).insert(tag.0, tx);
                 Ok(rx)
             })
             .await?;
         let reply = rx
             .await
             .map_err(|_| lost("the server closed the connection"))?;
-        reply.map_err(|s| Error::Status(s, format!("no reply to {:?}", req.command())))
+        reply.map_err(no_reply)
     }
 
     /// Send a request that has no reply.
@@ -242,37 +287,65 @@ impl Connection {
         &self,
         queue: impl FnOnce(&mut ClientCore) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        let writer = match &self.io {
+            Io::Tasks { writer, .. } => writer,
+            Io::Blocking(io) => {
+                let mut out = None;
+                io.send(|core| {
+                    out = Some(queue(core)?);
+                    Ok(())
+                })?;
+                return out.ok_or_else(|| lost("nothing queued"));
+            }
+        };
         let (out, frames) = {
             let mut core = self.core();
             let out = queue(&mut core)?;
-            (out, drain(&mut core))
+            (out, core.drain_transmit())
         };
-        self.write(frames).await?;
-        Ok(out)
-    }
-
-    /// Write frames whole, in order.
-    async fn write(&self, frames: Vec<Vec<u8>>) -> Result<(), Error> {
-        let mut w = self.writer.lock().await;
+        let mut w = writer.lock().await;
         for f in frames {
             w.write_all(&f).await.map_err(lost)?;
         }
-        Ok(())
+        Ok(out)
+    }
+
+    /// Whether calls do their own I/O on the calling thread.
+    pub(crate) fn is_blocking(&self) -> bool {
+        matches!(self.io, Io::Blocking(_))
     }
 
     /// Stop reading; the server sees the connection close.
     pub(crate) fn close(&self) {
-        self.reader.abort();
+        match &self.io {
+            Io::Tasks { reader, .. } => reader.abort(),
+            Io::Blocking(io) => io.close(),
+        }
     }
 }
 
-fn cannot_send(s: Status, req: &Request) -> Error {
-    Error::Status(s, format!("cannot send {:?}", req.command()))
+/// The first message of a client, and the uid it claims (the server checks it against the
+/// kernel's peer credentials).
+fn hello(proc: &Proc, buffer_type: BufferType) -> Result<(Vec<u8>, u32), Error> {
+    let (uid, gid) = uid_gid();
+    let hello = ConnectRequest::simple_client(proc.clone(), uid, gid, buffer_type).encode()?;
+    Ok((hello, uid))
 }
 
-/// The frames the core has to write.
-fn drain(core: &mut ClientCore) -> Vec<Vec<u8>> {
-    std::iter::from_fn(|| core.poll_transmit()).collect()
+/// The server's first word: whether it accepted the connection.
+fn accepted(word: [u8; 4]) -> Result<(), Error> {
+    match decode_status(word) {
+        Status::SUCCESS => Ok(()),
+        status => Err(Error::Status(
+            status,
+            "the server refused the connection".into(),
+        )),
+    }
+}
+
+/// The server's second word: the index it gave this peer.
+fn pindex(word: [u8; 4]) -> i32 {
+    u32::from_be_bytes(word) as i32
 }
 
 /// Hand the core's completed replies to their waiters and its events to the event queue.
@@ -290,6 +363,6 @@ fn deliver(core: &mut ClientCore, waiters: &Waiters, events: &mpsc::UnboundedSen
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.reader.abort();
+        self.close();
     }
 }

@@ -13,6 +13,7 @@
 //! with no server at all.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::Error;
 use crate::codec::BufferType;
@@ -151,6 +152,11 @@ impl ClientCore {
     /// The next frame to write, whole.
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         self.transmit.pop_front()
+    }
+
+    /// Every frame there is to write, in order.
+    pub fn drain_transmit(&mut self) -> Vec<Vec<u8>> {
+        self.transmit.drain(..).collect()
     }
 
     /// Bytes the server sent: each complete frame is a reply to a waiting request (by its
@@ -354,6 +360,17 @@ impl ClientCore {
         }
         found.map(inflate).ok_or(Status::ERR_NOT_FOUND)
     }
+}
+
+/// Lock a core its drivers share between threads. It is plain data changed by whole steps;
+/// a panic elsewhere cannot leave it half-updated.
+pub(crate) fn lock(core: &Mutex<ClientCore>) -> MutexGuard<'_, ClientCore> {
+    core.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A request the core could not queue, as the caller hears of it.
+pub(crate) fn cannot_send(s: Status, req: &Request) -> Error {
+    Error::Status(s, format!("cannot send {:?}", req.command()))
 }
 
 /// OpenPMIx clients compress long strings on put; hand them back as strings.

@@ -12,6 +12,7 @@
 //! connect, query, logging, job management and credentials are in `ops.rs`.
 
 pub mod blocking;
+mod blocking_io;
 mod connection;
 pub mod core;
 mod events;
@@ -117,6 +118,14 @@ impl Client {
         Client::start(conn, events, proc).await
     }
 
+    /// `PMIx_Init` for the blocking client: its calls do their own I/O on the calling thread
+    /// (`blocking_io.rs`).
+    pub(crate) async fn init_blocking_io(config: &ClientConfig) -> Result<Client, Error> {
+        let events = Events::start(config.proc.clone());
+        let conn = Connection::connect_blocking(config, events.sender())?;
+        Client::start(conn, events, config.proc.clone()).await
+    }
+
     async fn start(conn: Connection, events: Events, me: Proc) -> Result<Client, Error> {
         let client = Client {
             inner: Arc::new(Inner {
@@ -143,6 +152,14 @@ impl Client {
         T: Send + 'static,
         F: std::future::Future<Output = Result<T, Status>> + Send + 'static,
     {
+        if self.inner.conn.is_blocking() {
+            // Its I/O blocks the thread it runs on: not one of the runtime's workers.
+            let runtime = self.inner.runtime.clone();
+            return self
+                .inner
+                .runtime
+                .spawn_blocking(move || runtime.block_on(call));
+        }
         self.inner.runtime.spawn(call)
     }
 
