@@ -843,20 +843,20 @@ fn constants_rs(tsvs: &[Tsv; 3]) -> Result<String, String> {
                 strip(t, name)
             );
         }
-        out.push_str("}\n\n");
+        // The table is an associated item, so `codes.rs`, which defines the type, reads it
+        // as `Self::NAMES` without importing this file (which imports the type).
         let _ = writeln!(
             out,
-            "/// Every named `{t}`: (C name, value, deprecated alias), in header order.\npub(crate) static {}_NAMES: &[(&str, {t}, bool)] = &[",
-            upper_snake(t)
+            "\n    /// Every named `{t}`: (C name, value, deprecated alias), in header order.\n    pub(crate) const NAMES: &'static [(&'static str, {t}, bool)] = &["
         );
         for (name, _, deprecated, _) in items {
             let _ = writeln!(
                 out,
-                "    ({name:?}, {t}::{}, {deprecated}),",
+                "        ({name:?}, {t}::{}, {deprecated}),",
                 strip(t, name)
             );
         }
-        out.push_str("];\n\n");
+        out.push_str("    ];\n}\n\n");
     }
     for kind in ["limit", "version"] {
         for (name, value, _, _) in by_type.get(kind).into_iter().flatten() {
@@ -879,17 +879,6 @@ fn constants_rs(tsvs: &[Tsv; 3]) -> Result<String, String> {
     out = out.trim_end().to_string();
     out.push('\n');
     Ok(out)
-}
-
-fn upper_snake(camel: &str) -> String {
-    let mut s = String::new();
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            s.push('_');
-        }
-        s.push(c.to_ascii_uppercase());
-    }
-    s
 }
 
 #[cfg(test)]

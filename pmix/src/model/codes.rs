@@ -6,11 +6,9 @@
 //! Several names can share a number (deprecated aliases); [`name`](Status::name) returns the
 //! current one.
 
-use super::generated::constants::*;
-
 /// Define a code-set newtype with `name()` and `Debug` backed by a generated table.
 macro_rules! code_set {
-    ($(#[$doc:meta])* $name:ident($repr:ty), $table:ident) => {
+    ($(#[$doc:meta])* $name:ident($repr:ty)) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         pub struct $name(pub $repr);
@@ -20,7 +18,7 @@ macro_rules! code_set {
             /// Deprecated aliases are only returned when no current name has this value.
             pub fn name(self) -> Option<&'static str> {
                 let mut alias = None;
-                for (name, value, deprecated) in $table {
+                for (name, value, deprecated) in Self::NAMES {
                     if *value == self {
                         if !*deprecated {
                             return Some(name);
@@ -33,12 +31,12 @@ macro_rules! code_set {
 
             /// The value with the given C name, aliases included.
             pub fn from_name(name: &str) -> Option<Self> {
-                $table.iter().find(|(n, _, _)| *n == name).map(|(_, v, _)| *v)
+                Self::NAMES.iter().find(|(n, _, _)| *n == name).map(|(_, v, _)| *v)
             }
 
             /// Every named value, in header order (aliases included).
             pub fn all() -> impl Iterator<Item = (&'static str, Self)> {
-                $table.iter().map(|(n, v, _)| (*n, *v))
+                Self::NAMES.iter().map(|(n, v, _)| (*n, *v))
             }
         }
 
@@ -67,91 +65,91 @@ macro_rules! code_set {
 
 code_set!(
     /// `pmix_status_t`: a return status or an event code (PMIx v5.0 §3.1.1).
-    Status(i32), STATUS_NAMES
+    Status(i32)
 );
 code_set!(
     /// `pmix_data_type_t`: the type code of a value (PMIx v5.0 §3.3).
-    DataType(u16), DATA_TYPE_NAMES
+    DataType(u16)
 );
 code_set!(
     /// `pmix_scope_t`: who may see a `PMIx_Put` value (PMIx v5.0 §5.2.1.1).
-    Scope(u8), SCOPE_NAMES
+    Scope(u8)
 );
 code_set!(
     /// `pmix_data_range_t`: the range of published data and events (PMIx v5.0 §9.5.1).
-    DataRange(u8), DATA_RANGE_NAMES
+    DataRange(u8)
 );
 code_set!(
     /// `pmix_persistence_t`: how long published data lives (PMIx v5.0 §9.5.2).
-    Persistence(u8), PERSISTENCE_NAMES
+    Persistence(u8)
 );
 code_set!(
     /// `pmix_proc_state_t`: the state of a process (PMIx v5.0 §3.2.5).
-    ProcState(u8), PROC_STATE_NAMES
+    ProcState(u8)
 );
 code_set!(
     /// `pmix_job_state_t`: the state of a job (PMIx v5.0 §3.2.7).
-    JobState(u8), JOB_STATE_NAMES
+    JobState(u8)
 );
 code_set!(
     /// `pmix_alloc_directive_t`: the kind of an allocation request (PMIx v5.0 §13.1.4).
-    AllocDirective(u8), ALLOC_DIRECTIVE_NAMES
+    AllocDirective(u8)
 );
 code_set!(
     /// `pmix_iof_channel_t`: I/O forwarding channels, a bit set (PMIx v5.0 §18.3.3).
-    IofChannel(u16), IOF_CHANNEL_NAMES
+    IofChannel(u16)
 );
 code_set!(
     /// `pmix_coord_view_t`: logical or physical fabric coordinates (PMIx v5.0 §15.2.7).
-    CoordView(u8), COORD_VIEW_NAMES
+    CoordView(u8)
 );
 code_set!(
     /// `pmix_link_state_t`: the state of a fabric link (PMIx v5.0 §15.2.8).
-    LinkState(u8), LINK_STATE_NAMES
+    LinkState(u8)
 );
 code_set!(
     /// `pmix_bind_envelope_t`: process or thread binding (PMIx v5.0 §12.4.4.1).
-    BindEnvelope(u8), BIND_ENVELOPE_NAMES
+    BindEnvelope(u8)
 );
 code_set!(
     /// `pmix_locality_t`: relative locality of two processes, a bit set (PMIx v5.0 §12.4.2.3).
-    Locality(u16), LOCALITY_NAMES
+    Locality(u16)
 );
 code_set!(
     /// `pmix_device_type_t`: kinds of devices, a bit set (PMIx v5.0 §12.4.8).
-    DeviceType(u64), DEVICE_TYPE_NAMES
+    DeviceType(u64)
 );
 code_set!(
     /// `pmix_storage_medium_t` (provisional, PMIx v5.0 §19.1), a bit set.
-    StorageMedium(u64), STORAGE_MEDIUM_NAMES
+    StorageMedium(u64)
 );
 code_set!(
     /// `pmix_storage_accessibility_t` (provisional, PMIx v5.0 §19.1), a bit set.
-    StorageAccessibility(u64), STORAGE_ACCESSIBILITY_NAMES
+    StorageAccessibility(u64)
 );
 code_set!(
     /// `pmix_storage_persistence_t` (provisional, PMIx v5.0 §19.1), a bit set.
-    StoragePersistence(u64), STORAGE_PERSISTENCE_NAMES
+    StoragePersistence(u64)
 );
 code_set!(
     /// `pmix_storage_access_type_t` (provisional, PMIx v5.0 §19.1), a bit set.
-    StorageAccessType(u16), STORAGE_ACCESS_TYPE_NAMES
+    StorageAccessType(u16)
 );
 code_set!(
     /// `pmix_info_directives_t`: the flags of a `pmix_info_t` (PMIx v5.0 §3.2.10).
-    InfoDirectives(u32), INFO_DIRECTIVES_NAMES
+    InfoDirectives(u32)
 );
 code_set!(
     /// `pmix_group_opt_t`: accept or decline a group invitation (PMIx v5.0 §14.2.13.1).
-    GroupOpt(i32), GROUP_OPT_NAMES
+    GroupOpt(i32)
 );
 code_set!(
     /// `pmix_group_operation_t`: construct or destruct, for the host's group upcall.
-    GroupOperation(i32), GROUP_OPERATION_NAMES
+    GroupOperation(i32)
 );
 code_set!(
     /// `pmix_fabric_operation_t`: request or update fabric information (PMIx v5.0 §15.2.9).
-    FabricOperation(i32), FABRIC_OPERATION_NAMES
+    FabricOperation(i32)
 );
 
 impl Status {

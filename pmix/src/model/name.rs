@@ -160,7 +160,7 @@ impl Rank {
         if self.is_valid() {
             return None;
         }
-        super::generated::constants::RANK_NAMES
+        Self::NAMES
             .iter()
             .find(|(_, v, _)| *v == self)
             .map(|(n, _, _)| *n)

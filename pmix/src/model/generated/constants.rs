@@ -14,29 +14,29 @@ impl AllocDirective {
     pub const REAQUIRE: AllocDirective = AllocDirective(4);
     /// `PMIX_ALLOC_EXTERNAL`.
     pub const EXTERNAL: AllocDirective = AllocDirective(128);
-}
 
-/// Every named `AllocDirective`: (C name, value, deprecated alias), in header order.
-pub(crate) static ALLOC_DIRECTIVE_NAMES: &[(&str, AllocDirective, bool)] = &[
-    ("PMIX_ALLOC_NEW", AllocDirective::NEW, false),
-    ("PMIX_ALLOC_EXTEND", AllocDirective::EXTEND, false),
-    ("PMIX_ALLOC_RELEASE", AllocDirective::RELEASE, false),
-    ("PMIX_ALLOC_REAQUIRE", AllocDirective::REAQUIRE, false),
-    ("PMIX_ALLOC_EXTERNAL", AllocDirective::EXTERNAL, false),
-];
+    /// Every named `AllocDirective`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, AllocDirective, bool)] = &[
+        ("PMIX_ALLOC_NEW", AllocDirective::NEW, false),
+        ("PMIX_ALLOC_EXTEND", AllocDirective::EXTEND, false),
+        ("PMIX_ALLOC_RELEASE", AllocDirective::RELEASE, false),
+        ("PMIX_ALLOC_REAQUIRE", AllocDirective::REAQUIRE, false),
+        ("PMIX_ALLOC_EXTERNAL", AllocDirective::EXTERNAL, false),
+    ];
+}
 
 impl BindEnvelope {
     /// `PMIX_CPUBIND_PROCESS`.
     pub const PROCESS: BindEnvelope = BindEnvelope(0);
     /// `PMIX_CPUBIND_THREAD`.
     pub const THREAD: BindEnvelope = BindEnvelope(1);
-}
 
-/// Every named `BindEnvelope`: (C name, value, deprecated alias), in header order.
-pub(crate) static BIND_ENVELOPE_NAMES: &[(&str, BindEnvelope, bool)] = &[
-    ("PMIX_CPUBIND_PROCESS", BindEnvelope::PROCESS, false),
-    ("PMIX_CPUBIND_THREAD", BindEnvelope::THREAD, false),
-];
+    /// Every named `BindEnvelope`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, BindEnvelope, bool)] = &[
+        ("PMIX_CPUBIND_PROCESS", BindEnvelope::PROCESS, false),
+        ("PMIX_CPUBIND_THREAD", BindEnvelope::THREAD, false),
+    ];
+}
 
 impl CoordView {
     /// `PMIX_COORD_VIEW_UNDEF`.
@@ -45,14 +45,14 @@ impl CoordView {
     pub const LOGICAL_VIEW: CoordView = CoordView(1);
     /// `PMIX_COORD_PHYSICAL_VIEW`.
     pub const PHYSICAL_VIEW: CoordView = CoordView(2);
-}
 
-/// Every named `CoordView`: (C name, value, deprecated alias), in header order.
-pub(crate) static COORD_VIEW_NAMES: &[(&str, CoordView, bool)] = &[
-    ("PMIX_COORD_VIEW_UNDEF", CoordView::VIEW_UNDEF, false),
-    ("PMIX_COORD_LOGICAL_VIEW", CoordView::LOGICAL_VIEW, false),
-    ("PMIX_COORD_PHYSICAL_VIEW", CoordView::PHYSICAL_VIEW, false),
-];
+    /// Every named `CoordView`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, CoordView, bool)] = &[
+        ("PMIX_COORD_VIEW_UNDEF", CoordView::VIEW_UNDEF, false),
+        ("PMIX_COORD_LOGICAL_VIEW", CoordView::LOGICAL_VIEW, false),
+        ("PMIX_COORD_PHYSICAL_VIEW", CoordView::PHYSICAL_VIEW, false),
+    ];
+}
 
 impl DataRange {
     /// `PMIX_RANGE_UNDEF`.
@@ -73,20 +73,20 @@ impl DataRange {
     pub const PROC_LOCAL: DataRange = DataRange(7);
     /// `PMIX_RANGE_INVALID`.
     pub const INVALID: DataRange = DataRange(255);
-}
 
-/// Every named `DataRange`: (C name, value, deprecated alias), in header order.
-pub(crate) static DATA_RANGE_NAMES: &[(&str, DataRange, bool)] = &[
-    ("PMIX_RANGE_UNDEF", DataRange::UNDEF, false),
-    ("PMIX_RANGE_RM", DataRange::RM, false),
-    ("PMIX_RANGE_LOCAL", DataRange::LOCAL, false),
-    ("PMIX_RANGE_NAMESPACE", DataRange::NAMESPACE, false),
-    ("PMIX_RANGE_SESSION", DataRange::SESSION, false),
-    ("PMIX_RANGE_GLOBAL", DataRange::GLOBAL, false),
-    ("PMIX_RANGE_CUSTOM", DataRange::CUSTOM, false),
-    ("PMIX_RANGE_PROC_LOCAL", DataRange::PROC_LOCAL, false),
-    ("PMIX_RANGE_INVALID", DataRange::INVALID, false),
-];
+    /// Every named `DataRange`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, DataRange, bool)] = &[
+        ("PMIX_RANGE_UNDEF", DataRange::UNDEF, false),
+        ("PMIX_RANGE_RM", DataRange::RM, false),
+        ("PMIX_RANGE_LOCAL", DataRange::LOCAL, false),
+        ("PMIX_RANGE_NAMESPACE", DataRange::NAMESPACE, false),
+        ("PMIX_RANGE_SESSION", DataRange::SESSION, false),
+        ("PMIX_RANGE_GLOBAL", DataRange::GLOBAL, false),
+        ("PMIX_RANGE_CUSTOM", DataRange::CUSTOM, false),
+        ("PMIX_RANGE_PROC_LOCAL", DataRange::PROC_LOCAL, false),
+        ("PMIX_RANGE_INVALID", DataRange::INVALID, false),
+    ];
+}
 
 impl DataType {
     /// `PMIX_UNDEF`.
@@ -229,81 +229,81 @@ impl DataType {
     pub const LINK_STATE: DataType = DataType(51);
     /// `PMIX_NODE_PID` (5.1 draft only; number from the standard's text).
     pub const NODE_PID: DataType = DataType(73);
-}
 
-/// Every named `DataType`: (C name, value, deprecated alias), in header order.
-pub(crate) static DATA_TYPE_NAMES: &[(&str, DataType, bool)] = &[
-    ("PMIX_UNDEF", DataType::UNDEF, false),
-    ("PMIX_BOOL", DataType::BOOL, false),
-    ("PMIX_BYTE", DataType::BYTE, false),
-    ("PMIX_STRING", DataType::STRING, false),
-    ("PMIX_SIZE", DataType::SIZE, false),
-    ("PMIX_PID", DataType::PID, false),
-    ("PMIX_INT", DataType::INT, false),
-    ("PMIX_INT8", DataType::INT8, false),
-    ("PMIX_INT16", DataType::INT16, false),
-    ("PMIX_INT32", DataType::INT32, false),
-    ("PMIX_INT64", DataType::INT64, false),
-    ("PMIX_UINT", DataType::UINT, false),
-    ("PMIX_UINT8", DataType::UINT8, false),
-    ("PMIX_UINT16", DataType::UINT16, false),
-    ("PMIX_UINT32", DataType::UINT32, false),
-    ("PMIX_UINT64", DataType::UINT64, false),
-    ("PMIX_FLOAT", DataType::FLOAT, false),
-    ("PMIX_DOUBLE", DataType::DOUBLE, false),
-    ("PMIX_TIMEVAL", DataType::TIMEVAL, false),
-    ("PMIX_TIME", DataType::TIME, false),
-    ("PMIX_STATUS", DataType::STATUS, false),
-    ("PMIX_VALUE", DataType::VALUE, false),
-    ("PMIX_PROC", DataType::PROC, false),
-    ("PMIX_APP", DataType::APP, false),
-    ("PMIX_INFO", DataType::INFO, false),
-    ("PMIX_PDATA", DataType::PDATA, false),
-    ("PMIX_BYTE_OBJECT", DataType::BYTE_OBJECT, false),
-    ("PMIX_KVAL", DataType::KVAL, false),
-    ("PMIX_PERSIST", DataType::PERSIST, false),
-    ("PMIX_POINTER", DataType::POINTER, false),
-    ("PMIX_SCOPE", DataType::SCOPE, false),
-    ("PMIX_DATA_RANGE", DataType::DATA_RANGE, false),
-    ("PMIX_COMMAND", DataType::COMMAND, false),
-    ("PMIX_DATA_TYPE", DataType::DATA_TYPE, false),
-    ("PMIX_PROC_STATE", DataType::PROC_STATE, false),
-    ("PMIX_PROC_INFO", DataType::PROC_INFO, false),
-    ("PMIX_DATA_ARRAY", DataType::DATA_ARRAY, false),
-    ("PMIX_PROC_RANK", DataType::PROC_RANK, false),
-    ("PMIX_QUERY", DataType::QUERY, false),
-    ("PMIX_COMPRESSED_STRING", DataType::COMPRESSED_STRING, false),
-    ("PMIX_IOF_CHANNEL", DataType::IOF_CHANNEL, false),
-    ("PMIX_ENVAR", DataType::ENVAR, false),
-    ("PMIX_COORD", DataType::COORD, false),
-    ("PMIX_REGATTR", DataType::REGATTR, false),
-    ("PMIX_REGEX", DataType::REGEX, false),
-    ("PMIX_JOB_STATE", DataType::JOB_STATE, false),
-    ("PMIX_PROC_CPUSET", DataType::PROC_CPUSET, false),
-    ("PMIX_GEOMETRY", DataType::GEOMETRY, false),
-    ("PMIX_DEVICE_DIST", DataType::DEVICE_DIST, false),
-    ("PMIX_ENDPOINT", DataType::ENDPOINT, false),
-    ("PMIX_TOPO", DataType::TOPO, false),
-    ("PMIX_DEVTYPE", DataType::DEVTYPE, false),
-    ("PMIX_LOCTYPE", DataType::LOCTYPE, false),
-    ("PMIX_COMPRESSED_BYTE_OBJECT", DataType::COMPRESSED_BYTE_OBJECT, false),
-    ("PMIX_PROC_NSPACE", DataType::PROC_NSPACE, false),
-    ("PMIX_PROC_STATS", DataType::PROC_STATS, false),
-    ("PMIX_DISK_STATS", DataType::DISK_STATS, false),
-    ("PMIX_NET_STATS", DataType::NET_STATS, false),
-    ("PMIX_NODE_STATS", DataType::NODE_STATS, false),
-    ("PMIX_DATA_BUFFER", DataType::DATA_BUFFER, false),
-    ("PMIX_STOR_MEDIUM", DataType::STOR_MEDIUM, false),
-    ("PMIX_STOR_ACCESS", DataType::STOR_ACCESS, false),
-    ("PMIX_STOR_PERSIST", DataType::STOR_PERSIST, false),
-    ("PMIX_STOR_ACCESS_TYPE", DataType::STOR_ACCESS_TYPE, false),
-    ("PMIX_DATA_TYPE_MAX", DataType::DATA_TYPE_MAX, false),
-    ("PMIX_BUFFER", DataType::BUFFER, true),
-    ("PMIX_INFO_DIRECTIVES", DataType::INFO_DIRECTIVES, false),
-    ("PMIX_ALLOC_DIRECTIVE", DataType::ALLOC_DIRECTIVE, false),
-    ("PMIX_LINK_STATE", DataType::LINK_STATE, false),
-    ("PMIX_NODE_PID", DataType::NODE_PID, false),
-];
+    /// Every named `DataType`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, DataType, bool)] = &[
+        ("PMIX_UNDEF", DataType::UNDEF, false),
+        ("PMIX_BOOL", DataType::BOOL, false),
+        ("PMIX_BYTE", DataType::BYTE, false),
+        ("PMIX_STRING", DataType::STRING, false),
+        ("PMIX_SIZE", DataType::SIZE, false),
+        ("PMIX_PID", DataType::PID, false),
+        ("PMIX_INT", DataType::INT, false),
+        ("PMIX_INT8", DataType::INT8, false),
+        ("PMIX_INT16", DataType::INT16, false),
+        ("PMIX_INT32", DataType::INT32, false),
+        ("PMIX_INT64", DataType::INT64, false),
+        ("PMIX_UINT", DataType::UINT, false),
+        ("PMIX_UINT8", DataType::UINT8, false),
+        ("PMIX_UINT16", DataType::UINT16, false),
+        ("PMIX_UINT32", DataType::UINT32, false),
+        ("PMIX_UINT64", DataType::UINT64, false),
+        ("PMIX_FLOAT", DataType::FLOAT, false),
+        ("PMIX_DOUBLE", DataType::DOUBLE, false),
+        ("PMIX_TIMEVAL", DataType::TIMEVAL, false),
+        ("PMIX_TIME", DataType::TIME, false),
+        ("PMIX_STATUS", DataType::STATUS, false),
+        ("PMIX_VALUE", DataType::VALUE, false),
+        ("PMIX_PROC", DataType::PROC, false),
+        ("PMIX_APP", DataType::APP, false),
+        ("PMIX_INFO", DataType::INFO, false),
+        ("PMIX_PDATA", DataType::PDATA, false),
+        ("PMIX_BYTE_OBJECT", DataType::BYTE_OBJECT, false),
+        ("PMIX_KVAL", DataType::KVAL, false),
+        ("PMIX_PERSIST", DataType::PERSIST, false),
+        ("PMIX_POINTER", DataType::POINTER, false),
+        ("PMIX_SCOPE", DataType::SCOPE, false),
+        ("PMIX_DATA_RANGE", DataType::DATA_RANGE, false),
+        ("PMIX_COMMAND", DataType::COMMAND, false),
+        ("PMIX_DATA_TYPE", DataType::DATA_TYPE, false),
+        ("PMIX_PROC_STATE", DataType::PROC_STATE, false),
+        ("PMIX_PROC_INFO", DataType::PROC_INFO, false),
+        ("PMIX_DATA_ARRAY", DataType::DATA_ARRAY, false),
+        ("PMIX_PROC_RANK", DataType::PROC_RANK, false),
+        ("PMIX_QUERY", DataType::QUERY, false),
+        ("PMIX_COMPRESSED_STRING", DataType::COMPRESSED_STRING, false),
+        ("PMIX_IOF_CHANNEL", DataType::IOF_CHANNEL, false),
+        ("PMIX_ENVAR", DataType::ENVAR, false),
+        ("PMIX_COORD", DataType::COORD, false),
+        ("PMIX_REGATTR", DataType::REGATTR, false),
+        ("PMIX_REGEX", DataType::REGEX, false),
+        ("PMIX_JOB_STATE", DataType::JOB_STATE, false),
+        ("PMIX_PROC_CPUSET", DataType::PROC_CPUSET, false),
+        ("PMIX_GEOMETRY", DataType::GEOMETRY, false),
+        ("PMIX_DEVICE_DIST", DataType::DEVICE_DIST, false),
+        ("PMIX_ENDPOINT", DataType::ENDPOINT, false),
+        ("PMIX_TOPO", DataType::TOPO, false),
+        ("PMIX_DEVTYPE", DataType::DEVTYPE, false),
+        ("PMIX_LOCTYPE", DataType::LOCTYPE, false),
+        ("PMIX_COMPRESSED_BYTE_OBJECT", DataType::COMPRESSED_BYTE_OBJECT, false),
+        ("PMIX_PROC_NSPACE", DataType::PROC_NSPACE, false),
+        ("PMIX_PROC_STATS", DataType::PROC_STATS, false),
+        ("PMIX_DISK_STATS", DataType::DISK_STATS, false),
+        ("PMIX_NET_STATS", DataType::NET_STATS, false),
+        ("PMIX_NODE_STATS", DataType::NODE_STATS, false),
+        ("PMIX_DATA_BUFFER", DataType::DATA_BUFFER, false),
+        ("PMIX_STOR_MEDIUM", DataType::STOR_MEDIUM, false),
+        ("PMIX_STOR_ACCESS", DataType::STOR_ACCESS, false),
+        ("PMIX_STOR_PERSIST", DataType::STOR_PERSIST, false),
+        ("PMIX_STOR_ACCESS_TYPE", DataType::STOR_ACCESS_TYPE, false),
+        ("PMIX_DATA_TYPE_MAX", DataType::DATA_TYPE_MAX, false),
+        ("PMIX_BUFFER", DataType::BUFFER, true),
+        ("PMIX_INFO_DIRECTIVES", DataType::INFO_DIRECTIVES, false),
+        ("PMIX_ALLOC_DIRECTIVE", DataType::ALLOC_DIRECTIVE, false),
+        ("PMIX_LINK_STATE", DataType::LINK_STATE, false),
+        ("PMIX_NODE_PID", DataType::NODE_PID, false),
+    ];
+}
 
 impl DeviceType {
     /// `PMIX_DEVTYPE_UNKNOWN`.
@@ -320,57 +320,57 @@ impl DeviceType {
     pub const DMA: DeviceType = DeviceType(16);
     /// `PMIX_DEVTYPE_COPROC`.
     pub const COPROC: DeviceType = DeviceType(32);
-}
 
-/// Every named `DeviceType`: (C name, value, deprecated alias), in header order.
-pub(crate) static DEVICE_TYPE_NAMES: &[(&str, DeviceType, bool)] = &[
-    ("PMIX_DEVTYPE_UNKNOWN", DeviceType::UNKNOWN, false),
-    ("PMIX_DEVTYPE_BLOCK", DeviceType::BLOCK, false),
-    ("PMIX_DEVTYPE_GPU", DeviceType::GPU, false),
-    ("PMIX_DEVTYPE_NETWORK", DeviceType::NETWORK, false),
-    ("PMIX_DEVTYPE_OPENFABRICS", DeviceType::OPENFABRICS, false),
-    ("PMIX_DEVTYPE_DMA", DeviceType::DMA, false),
-    ("PMIX_DEVTYPE_COPROC", DeviceType::COPROC, false),
-];
+    /// Every named `DeviceType`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, DeviceType, bool)] = &[
+        ("PMIX_DEVTYPE_UNKNOWN", DeviceType::UNKNOWN, false),
+        ("PMIX_DEVTYPE_BLOCK", DeviceType::BLOCK, false),
+        ("PMIX_DEVTYPE_GPU", DeviceType::GPU, false),
+        ("PMIX_DEVTYPE_NETWORK", DeviceType::NETWORK, false),
+        ("PMIX_DEVTYPE_OPENFABRICS", DeviceType::OPENFABRICS, false),
+        ("PMIX_DEVTYPE_DMA", DeviceType::DMA, false),
+        ("PMIX_DEVTYPE_COPROC", DeviceType::COPROC, false),
+    ];
+}
 
 impl FabricOperation {
     /// `PMIX_FABRIC_REQUEST_INFO` (standard v5.0 only; number from the standard's text).
     pub const REQUEST_INFO: FabricOperation = FabricOperation(0);
     /// `PMIX_FABRIC_UPDATE_INFO` (standard v5.0 only; number from the standard's text).
     pub const UPDATE_INFO: FabricOperation = FabricOperation(1);
-}
 
-/// Every named `FabricOperation`: (C name, value, deprecated alias), in header order.
-pub(crate) static FABRIC_OPERATION_NAMES: &[(&str, FabricOperation, bool)] = &[
-    ("PMIX_FABRIC_REQUEST_INFO", FabricOperation::REQUEST_INFO, false),
-    ("PMIX_FABRIC_UPDATE_INFO", FabricOperation::UPDATE_INFO, false),
-];
+    /// Every named `FabricOperation`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, FabricOperation, bool)] = &[
+        ("PMIX_FABRIC_REQUEST_INFO", FabricOperation::REQUEST_INFO, false),
+        ("PMIX_FABRIC_UPDATE_INFO", FabricOperation::UPDATE_INFO, false),
+    ];
+}
 
 impl GroupOperation {
     /// `PMIX_GROUP_CONSTRUCT` (standard v5.0 only; number from the standard's text).
     pub const CONSTRUCT: GroupOperation = GroupOperation(0);
     /// `PMIX_GROUP_DESTRUCT` (standard v5.0 only; number from the standard's text).
     pub const DESTRUCT: GroupOperation = GroupOperation(1);
-}
 
-/// Every named `GroupOperation`: (C name, value, deprecated alias), in header order.
-pub(crate) static GROUP_OPERATION_NAMES: &[(&str, GroupOperation, bool)] = &[
-    ("PMIX_GROUP_CONSTRUCT", GroupOperation::CONSTRUCT, false),
-    ("PMIX_GROUP_DESTRUCT", GroupOperation::DESTRUCT, false),
-];
+    /// Every named `GroupOperation`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, GroupOperation, bool)] = &[
+        ("PMIX_GROUP_CONSTRUCT", GroupOperation::CONSTRUCT, false),
+        ("PMIX_GROUP_DESTRUCT", GroupOperation::DESTRUCT, false),
+    ];
+}
 
 impl GroupOpt {
     /// `PMIX_GROUP_ACCEPT` (standard v5.0 only; number from the standard's text).
     pub const ACCEPT: GroupOpt = GroupOpt(1);
     /// `PMIX_GROUP_DECLINE` (standard v5.0 only; number from the standard's text).
     pub const DECLINE: GroupOpt = GroupOpt(0);
-}
 
-/// Every named `GroupOpt`: (C name, value, deprecated alias), in header order.
-pub(crate) static GROUP_OPT_NAMES: &[(&str, GroupOpt, bool)] = &[
-    ("PMIX_GROUP_ACCEPT", GroupOpt::ACCEPT, false),
-    ("PMIX_GROUP_DECLINE", GroupOpt::DECLINE, false),
-];
+    /// Every named `GroupOpt`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, GroupOpt, bool)] = &[
+        ("PMIX_GROUP_ACCEPT", GroupOpt::ACCEPT, false),
+        ("PMIX_GROUP_DECLINE", GroupOpt::DECLINE, false),
+    ];
+}
 
 impl InfoDirectives {
     /// `PMIX_INFO_REQD`.
@@ -385,17 +385,17 @@ impl InfoDirectives {
     pub const PERSISTENT: InfoDirectives = InfoDirectives(16);
     /// `PMIX_INFO_DIR_RESERVED`.
     pub const DIR_RESERVED: InfoDirectives = InfoDirectives(4294901760);
-}
 
-/// Every named `InfoDirectives`: (C name, value, deprecated alias), in header order.
-pub(crate) static INFO_DIRECTIVES_NAMES: &[(&str, InfoDirectives, bool)] = &[
-    ("PMIX_INFO_REQD", InfoDirectives::REQD, false),
-    ("PMIX_INFO_ARRAY_END", InfoDirectives::ARRAY_END, false),
-    ("PMIX_INFO_REQD_PROCESSED", InfoDirectives::REQD_PROCESSED, false),
-    ("PMIX_INFO_QUALIFIER", InfoDirectives::QUALIFIER, false),
-    ("PMIX_INFO_PERSISTENT", InfoDirectives::PERSISTENT, false),
-    ("PMIX_INFO_DIR_RESERVED", InfoDirectives::DIR_RESERVED, false),
-];
+    /// Every named `InfoDirectives`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, InfoDirectives, bool)] = &[
+        ("PMIX_INFO_REQD", InfoDirectives::REQD, false),
+        ("PMIX_INFO_ARRAY_END", InfoDirectives::ARRAY_END, false),
+        ("PMIX_INFO_REQD_PROCESSED", InfoDirectives::REQD_PROCESSED, false),
+        ("PMIX_INFO_QUALIFIER", InfoDirectives::QUALIFIER, false),
+        ("PMIX_INFO_PERSISTENT", InfoDirectives::PERSISTENT, false),
+        ("PMIX_INFO_DIR_RESERVED", InfoDirectives::DIR_RESERVED, false),
+    ];
+}
 
 impl IofChannel {
     /// `PMIX_FWD_NO_CHANNELS`.
@@ -410,17 +410,17 @@ impl IofChannel {
     pub const STDDIAG_CHANNEL: IofChannel = IofChannel(8);
     /// `PMIX_FWD_ALL_CHANNELS`.
     pub const ALL_CHANNELS: IofChannel = IofChannel(255);
-}
 
-/// Every named `IofChannel`: (C name, value, deprecated alias), in header order.
-pub(crate) static IOF_CHANNEL_NAMES: &[(&str, IofChannel, bool)] = &[
-    ("PMIX_FWD_NO_CHANNELS", IofChannel::NO_CHANNELS, false),
-    ("PMIX_FWD_STDIN_CHANNEL", IofChannel::STDIN_CHANNEL, false),
-    ("PMIX_FWD_STDOUT_CHANNEL", IofChannel::STDOUT_CHANNEL, false),
-    ("PMIX_FWD_STDERR_CHANNEL", IofChannel::STDERR_CHANNEL, false),
-    ("PMIX_FWD_STDDIAG_CHANNEL", IofChannel::STDDIAG_CHANNEL, false),
-    ("PMIX_FWD_ALL_CHANNELS", IofChannel::ALL_CHANNELS, false),
-];
+    /// Every named `IofChannel`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, IofChannel, bool)] = &[
+        ("PMIX_FWD_NO_CHANNELS", IofChannel::NO_CHANNELS, false),
+        ("PMIX_FWD_STDIN_CHANNEL", IofChannel::STDIN_CHANNEL, false),
+        ("PMIX_FWD_STDOUT_CHANNEL", IofChannel::STDOUT_CHANNEL, false),
+        ("PMIX_FWD_STDERR_CHANNEL", IofChannel::STDERR_CHANNEL, false),
+        ("PMIX_FWD_STDDIAG_CHANNEL", IofChannel::STDDIAG_CHANNEL, false),
+        ("PMIX_FWD_ALL_CHANNELS", IofChannel::ALL_CHANNELS, false),
+    ];
+}
 
 impl JobState {
     /// `PMIX_JOB_STATE_UNDEF`.
@@ -443,21 +443,21 @@ impl JobState {
     pub const TERMINATED_WITH_ERROR: JobState = JobState(50);
     /// `PMIX_JOB_STATE_PREPPED` (deprecated alias, from `pmix_deprecated.h`).
     pub const PREPPED: JobState = JobState(1);
-}
 
-/// Every named `JobState`: (C name, value, deprecated alias), in header order.
-pub(crate) static JOB_STATE_NAMES: &[(&str, JobState, bool)] = &[
-    ("PMIX_JOB_STATE_UNDEF", JobState::UNDEF, false),
-    ("PMIX_JOB_STATE_AWAITING_ALLOC", JobState::AWAITING_ALLOC, false),
-    ("PMIX_JOB_STATE_LAUNCH_UNDERWAY", JobState::LAUNCH_UNDERWAY, false),
-    ("PMIX_JOB_STATE_RUNNING", JobState::RUNNING, false),
-    ("PMIX_JOB_STATE_SUSPENDED", JobState::SUSPENDED, false),
-    ("PMIX_JOB_STATE_CONNECTED", JobState::CONNECTED, false),
-    ("PMIX_JOB_STATE_UNTERMINATED", JobState::UNTERMINATED, false),
-    ("PMIX_JOB_STATE_TERMINATED", JobState::TERMINATED, false),
-    ("PMIX_JOB_STATE_TERMINATED_WITH_ERROR", JobState::TERMINATED_WITH_ERROR, false),
-    ("PMIX_JOB_STATE_PREPPED", JobState::PREPPED, true),
-];
+    /// Every named `JobState`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, JobState, bool)] = &[
+        ("PMIX_JOB_STATE_UNDEF", JobState::UNDEF, false),
+        ("PMIX_JOB_STATE_AWAITING_ALLOC", JobState::AWAITING_ALLOC, false),
+        ("PMIX_JOB_STATE_LAUNCH_UNDERWAY", JobState::LAUNCH_UNDERWAY, false),
+        ("PMIX_JOB_STATE_RUNNING", JobState::RUNNING, false),
+        ("PMIX_JOB_STATE_SUSPENDED", JobState::SUSPENDED, false),
+        ("PMIX_JOB_STATE_CONNECTED", JobState::CONNECTED, false),
+        ("PMIX_JOB_STATE_UNTERMINATED", JobState::UNTERMINATED, false),
+        ("PMIX_JOB_STATE_TERMINATED", JobState::TERMINATED, false),
+        ("PMIX_JOB_STATE_TERMINATED_WITH_ERROR", JobState::TERMINATED_WITH_ERROR, false),
+        ("PMIX_JOB_STATE_PREPPED", JobState::PREPPED, true),
+    ];
+}
 
 impl LinkState {
     /// `PMIX_LINK_STATE_UNKNOWN`.
@@ -466,14 +466,14 @@ impl LinkState {
     pub const DOWN: LinkState = LinkState(1);
     /// `PMIX_LINK_UP`.
     pub const UP: LinkState = LinkState(2);
-}
 
-/// Every named `LinkState`: (C name, value, deprecated alias), in header order.
-pub(crate) static LINK_STATE_NAMES: &[(&str, LinkState, bool)] = &[
-    ("PMIX_LINK_STATE_UNKNOWN", LinkState::STATE_UNKNOWN, false),
-    ("PMIX_LINK_DOWN", LinkState::DOWN, false),
-    ("PMIX_LINK_UP", LinkState::UP, false),
-];
+    /// Every named `LinkState`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, LinkState, bool)] = &[
+        ("PMIX_LINK_STATE_UNKNOWN", LinkState::STATE_UNKNOWN, false),
+        ("PMIX_LINK_DOWN", LinkState::DOWN, false),
+        ("PMIX_LINK_UP", LinkState::UP, false),
+    ];
+}
 
 impl Locality {
     /// `PMIX_LOCALITY_UNKNOWN`.
@@ -496,21 +496,21 @@ impl Locality {
     pub const SHARE_NUMA: Locality = Locality(64);
     /// `PMIX_LOCALITY_SHARE_NODE`.
     pub const SHARE_NODE: Locality = Locality(16384);
-}
 
-/// Every named `Locality`: (C name, value, deprecated alias), in header order.
-pub(crate) static LOCALITY_NAMES: &[(&str, Locality, bool)] = &[
-    ("PMIX_LOCALITY_UNKNOWN", Locality::UNKNOWN, false),
-    ("PMIX_LOCALITY_NONLOCAL", Locality::NONLOCAL, false),
-    ("PMIX_LOCALITY_SHARE_HWTHREAD", Locality::SHARE_HWTHREAD, false),
-    ("PMIX_LOCALITY_SHARE_CORE", Locality::SHARE_CORE, false),
-    ("PMIX_LOCALITY_SHARE_L1CACHE", Locality::SHARE_L1CACHE, false),
-    ("PMIX_LOCALITY_SHARE_L2CACHE", Locality::SHARE_L2CACHE, false),
-    ("PMIX_LOCALITY_SHARE_L3CACHE", Locality::SHARE_L3CACHE, false),
-    ("PMIX_LOCALITY_SHARE_PACKAGE", Locality::SHARE_PACKAGE, false),
-    ("PMIX_LOCALITY_SHARE_NUMA", Locality::SHARE_NUMA, false),
-    ("PMIX_LOCALITY_SHARE_NODE", Locality::SHARE_NODE, false),
-];
+    /// Every named `Locality`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, Locality, bool)] = &[
+        ("PMIX_LOCALITY_UNKNOWN", Locality::UNKNOWN, false),
+        ("PMIX_LOCALITY_NONLOCAL", Locality::NONLOCAL, false),
+        ("PMIX_LOCALITY_SHARE_HWTHREAD", Locality::SHARE_HWTHREAD, false),
+        ("PMIX_LOCALITY_SHARE_CORE", Locality::SHARE_CORE, false),
+        ("PMIX_LOCALITY_SHARE_L1CACHE", Locality::SHARE_L1CACHE, false),
+        ("PMIX_LOCALITY_SHARE_L2CACHE", Locality::SHARE_L2CACHE, false),
+        ("PMIX_LOCALITY_SHARE_L3CACHE", Locality::SHARE_L3CACHE, false),
+        ("PMIX_LOCALITY_SHARE_PACKAGE", Locality::SHARE_PACKAGE, false),
+        ("PMIX_LOCALITY_SHARE_NUMA", Locality::SHARE_NUMA, false),
+        ("PMIX_LOCALITY_SHARE_NODE", Locality::SHARE_NODE, false),
+    ];
+}
 
 impl Persistence {
     /// `PMIX_PERSIST_INDEF`.
@@ -525,17 +525,17 @@ impl Persistence {
     pub const SESSION: Persistence = Persistence(4);
     /// `PMIX_PERSIST_INVALID`.
     pub const INVALID: Persistence = Persistence(255);
-}
 
-/// Every named `Persistence`: (C name, value, deprecated alias), in header order.
-pub(crate) static PERSISTENCE_NAMES: &[(&str, Persistence, bool)] = &[
-    ("PMIX_PERSIST_INDEF", Persistence::INDEF, false),
-    ("PMIX_PERSIST_FIRST_READ", Persistence::FIRST_READ, false),
-    ("PMIX_PERSIST_PROC", Persistence::PROC, false),
-    ("PMIX_PERSIST_APP", Persistence::APP, false),
-    ("PMIX_PERSIST_SESSION", Persistence::SESSION, false),
-    ("PMIX_PERSIST_INVALID", Persistence::INVALID, false),
-];
+    /// Every named `Persistence`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, Persistence, bool)] = &[
+        ("PMIX_PERSIST_INDEF", Persistence::INDEF, false),
+        ("PMIX_PERSIST_FIRST_READ", Persistence::FIRST_READ, false),
+        ("PMIX_PERSIST_PROC", Persistence::PROC, false),
+        ("PMIX_PERSIST_APP", Persistence::APP, false),
+        ("PMIX_PERSIST_SESSION", Persistence::SESSION, false),
+        ("PMIX_PERSIST_INVALID", Persistence::INVALID, false),
+    ];
+}
 
 impl ProcState {
     /// `PMIX_PROC_STATE_UNDEF`.
@@ -584,34 +584,34 @@ impl ProcState {
     pub const TERM_NON_ZERO: ProcState = ProcState(62);
     /// `PMIX_PROC_STATE_FAILED_TO_LAUNCH`.
     pub const FAILED_TO_LAUNCH: ProcState = ProcState(63);
-}
 
-/// Every named `ProcState`: (C name, value, deprecated alias), in header order.
-pub(crate) static PROC_STATE_NAMES: &[(&str, ProcState, bool)] = &[
-    ("PMIX_PROC_STATE_UNDEF", ProcState::UNDEF, false),
-    ("PMIX_PROC_STATE_PREPPED", ProcState::PREPPED, false),
-    ("PMIX_PROC_STATE_LAUNCH_UNDERWAY", ProcState::LAUNCH_UNDERWAY, false),
-    ("PMIX_PROC_STATE_RESTART", ProcState::RESTART, false),
-    ("PMIX_PROC_STATE_TERMINATE", ProcState::TERMINATE, false),
-    ("PMIX_PROC_STATE_RUNNING", ProcState::RUNNING, false),
-    ("PMIX_PROC_STATE_CONNECTED", ProcState::CONNECTED, false),
-    ("PMIX_PROC_STATE_UNTERMINATED", ProcState::UNTERMINATED, false),
-    ("PMIX_PROC_STATE_TERMINATED", ProcState::TERMINATED, false),
-    ("PMIX_PROC_STATE_ERROR", ProcState::ERROR, false),
-    ("PMIX_PROC_STATE_KILLED_BY_CMD", ProcState::KILLED_BY_CMD, false),
-    ("PMIX_PROC_STATE_ABORTED", ProcState::ABORTED, false),
-    ("PMIX_PROC_STATE_FAILED_TO_START", ProcState::FAILED_TO_START, false),
-    ("PMIX_PROC_STATE_ABORTED_BY_SIG", ProcState::ABORTED_BY_SIG, false),
-    ("PMIX_PROC_STATE_TERM_WO_SYNC", ProcState::TERM_WO_SYNC, false),
-    ("PMIX_PROC_STATE_COMM_FAILED", ProcState::COMM_FAILED, false),
-    ("PMIX_PROC_STATE_SENSOR_BOUND_EXCEEDED", ProcState::SENSOR_BOUND_EXCEEDED, false),
-    ("PMIX_PROC_STATE_CALLED_ABORT", ProcState::CALLED_ABORT, false),
-    ("PMIX_PROC_STATE_HEARTBEAT_FAILED", ProcState::HEARTBEAT_FAILED, false),
-    ("PMIX_PROC_STATE_MIGRATING", ProcState::MIGRATING, false),
-    ("PMIX_PROC_STATE_CANNOT_RESTART", ProcState::CANNOT_RESTART, false),
-    ("PMIX_PROC_STATE_TERM_NON_ZERO", ProcState::TERM_NON_ZERO, false),
-    ("PMIX_PROC_STATE_FAILED_TO_LAUNCH", ProcState::FAILED_TO_LAUNCH, false),
-];
+    /// Every named `ProcState`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, ProcState, bool)] = &[
+        ("PMIX_PROC_STATE_UNDEF", ProcState::UNDEF, false),
+        ("PMIX_PROC_STATE_PREPPED", ProcState::PREPPED, false),
+        ("PMIX_PROC_STATE_LAUNCH_UNDERWAY", ProcState::LAUNCH_UNDERWAY, false),
+        ("PMIX_PROC_STATE_RESTART", ProcState::RESTART, false),
+        ("PMIX_PROC_STATE_TERMINATE", ProcState::TERMINATE, false),
+        ("PMIX_PROC_STATE_RUNNING", ProcState::RUNNING, false),
+        ("PMIX_PROC_STATE_CONNECTED", ProcState::CONNECTED, false),
+        ("PMIX_PROC_STATE_UNTERMINATED", ProcState::UNTERMINATED, false),
+        ("PMIX_PROC_STATE_TERMINATED", ProcState::TERMINATED, false),
+        ("PMIX_PROC_STATE_ERROR", ProcState::ERROR, false),
+        ("PMIX_PROC_STATE_KILLED_BY_CMD", ProcState::KILLED_BY_CMD, false),
+        ("PMIX_PROC_STATE_ABORTED", ProcState::ABORTED, false),
+        ("PMIX_PROC_STATE_FAILED_TO_START", ProcState::FAILED_TO_START, false),
+        ("PMIX_PROC_STATE_ABORTED_BY_SIG", ProcState::ABORTED_BY_SIG, false),
+        ("PMIX_PROC_STATE_TERM_WO_SYNC", ProcState::TERM_WO_SYNC, false),
+        ("PMIX_PROC_STATE_COMM_FAILED", ProcState::COMM_FAILED, false),
+        ("PMIX_PROC_STATE_SENSOR_BOUND_EXCEEDED", ProcState::SENSOR_BOUND_EXCEEDED, false),
+        ("PMIX_PROC_STATE_CALLED_ABORT", ProcState::CALLED_ABORT, false),
+        ("PMIX_PROC_STATE_HEARTBEAT_FAILED", ProcState::HEARTBEAT_FAILED, false),
+        ("PMIX_PROC_STATE_MIGRATING", ProcState::MIGRATING, false),
+        ("PMIX_PROC_STATE_CANNOT_RESTART", ProcState::CANNOT_RESTART, false),
+        ("PMIX_PROC_STATE_TERM_NON_ZERO", ProcState::TERM_NON_ZERO, false),
+        ("PMIX_PROC_STATE_FAILED_TO_LAUNCH", ProcState::FAILED_TO_LAUNCH, false),
+    ];
+}
 
 impl Rank {
     /// `PMIX_RANK_UNDEF`.
@@ -626,17 +626,17 @@ impl Rank {
     pub const INVALID: Rank = Rank(4294967292);
     /// `PMIX_RANK_VALID`.
     pub const VALID: Rank = Rank(4294967245);
-}
 
-/// Every named `Rank`: (C name, value, deprecated alias), in header order.
-pub(crate) static RANK_NAMES: &[(&str, Rank, bool)] = &[
-    ("PMIX_RANK_UNDEF", Rank::UNDEF, false),
-    ("PMIX_RANK_WILDCARD", Rank::WILDCARD, false),
-    ("PMIX_RANK_LOCAL_NODE", Rank::LOCAL_NODE, false),
-    ("PMIX_RANK_LOCAL_PEERS", Rank::LOCAL_PEERS, false),
-    ("PMIX_RANK_INVALID", Rank::INVALID, false),
-    ("PMIX_RANK_VALID", Rank::VALID, false),
-];
+    /// Every named `Rank`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, Rank, bool)] = &[
+        ("PMIX_RANK_UNDEF", Rank::UNDEF, false),
+        ("PMIX_RANK_WILDCARD", Rank::WILDCARD, false),
+        ("PMIX_RANK_LOCAL_NODE", Rank::LOCAL_NODE, false),
+        ("PMIX_RANK_LOCAL_PEERS", Rank::LOCAL_PEERS, false),
+        ("PMIX_RANK_INVALID", Rank::INVALID, false),
+        ("PMIX_RANK_VALID", Rank::VALID, false),
+    ];
+}
 
 impl Scope {
     /// `PMIX_SCOPE_UNDEF`.
@@ -649,16 +649,16 @@ impl Scope {
     pub const GLOBAL: Scope = Scope(3);
     /// `PMIX_INTERNAL`.
     pub const INTERNAL: Scope = Scope(4);
-}
 
-/// Every named `Scope`: (C name, value, deprecated alias), in header order.
-pub(crate) static SCOPE_NAMES: &[(&str, Scope, bool)] = &[
-    ("PMIX_SCOPE_UNDEF", Scope::UNDEF, false),
-    ("PMIX_LOCAL", Scope::LOCAL, false),
-    ("PMIX_REMOTE", Scope::REMOTE, false),
-    ("PMIX_GLOBAL", Scope::GLOBAL, false),
-    ("PMIX_INTERNAL", Scope::INTERNAL, false),
-];
+    /// Every named `Scope`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, Scope, bool)] = &[
+        ("PMIX_SCOPE_UNDEF", Scope::UNDEF, false),
+        ("PMIX_LOCAL", Scope::LOCAL, false),
+        ("PMIX_REMOTE", Scope::REMOTE, false),
+        ("PMIX_GLOBAL", Scope::GLOBAL, false),
+        ("PMIX_INTERNAL", Scope::INTERNAL, false),
+    ];
+}
 
 impl Status {
     /// `PMIX_SUCCESS`.
@@ -991,176 +991,176 @@ impl Status {
     pub const ERR_LOST_PRECISION: Status = Status(-400);
     /// `PMIX_MONITOR_RESUSAGE_UPDATE` (5.1 draft only; number from the standard's text).
     pub const MONITOR_RESUSAGE_UPDATE: Status = Status(-112);
-}
 
-/// Every named `Status`: (C name, value, deprecated alias), in header order.
-pub(crate) static STATUS_NAMES: &[(&str, Status, bool)] = &[
-    ("PMIX_SUCCESS", Status::SUCCESS, false),
-    ("PMIX_ERROR", Status::ERROR, false),
-    ("PMIX_ERR_PROC_RESTART", Status::ERR_PROC_RESTART, false),
-    ("PMIX_ERR_PROC_CHECKPOINT", Status::ERR_PROC_CHECKPOINT, false),
-    ("PMIX_ERR_PROC_MIGRATE", Status::ERR_PROC_MIGRATE, false),
-    ("PMIX_ERR_EXISTS", Status::ERR_EXISTS, false),
-    ("PMIX_ERR_INVALID_CRED", Status::ERR_INVALID_CRED, false),
-    ("PMIX_ERR_WOULD_BLOCK", Status::ERR_WOULD_BLOCK, false),
-    ("PMIX_ERR_UNKNOWN_DATA_TYPE", Status::ERR_UNKNOWN_DATA_TYPE, false),
-    ("PMIX_ERR_TYPE_MISMATCH", Status::ERR_TYPE_MISMATCH, false),
-    ("PMIX_ERR_UNPACK_INADEQUATE_SPACE", Status::ERR_UNPACK_INADEQUATE_SPACE, false),
-    ("PMIX_ERR_UNPACK_FAILURE", Status::ERR_UNPACK_FAILURE, false),
-    ("PMIX_ERR_PACK_FAILURE", Status::ERR_PACK_FAILURE, false),
-    ("PMIX_ERR_NO_PERMISSIONS", Status::ERR_NO_PERMISSIONS, false),
-    ("PMIX_ERR_TIMEOUT", Status::ERR_TIMEOUT, false),
-    ("PMIX_ERR_UNREACH", Status::ERR_UNREACH, false),
-    ("PMIX_ERR_BAD_PARAM", Status::ERR_BAD_PARAM, false),
-    ("PMIX_ERR_RESOURCE_BUSY", Status::ERR_RESOURCE_BUSY, false),
-    ("PMIX_ERR_OUT_OF_RESOURCE", Status::ERR_OUT_OF_RESOURCE, false),
-    ("PMIX_ERR_INIT", Status::ERR_INIT, false),
-    ("PMIX_ERR_NOMEM", Status::ERR_NOMEM, false),
-    ("PMIX_ERR_NOT_FOUND", Status::ERR_NOT_FOUND, false),
-    ("PMIX_ERR_NOT_SUPPORTED", Status::ERR_NOT_SUPPORTED, false),
-    ("PMIX_ERR_PARAM_VALUE_NOT_SUPPORTED", Status::ERR_PARAM_VALUE_NOT_SUPPORTED, false),
-    ("PMIX_ERR_COMM_FAILURE", Status::ERR_COMM_FAILURE, false),
-    ("PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER", Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER, false),
-    ("PMIX_ERR_CONFLICTING_CLEANUP_DIRECTIVES", Status::ERR_CONFLICTING_CLEANUP_DIRECTIVES, false),
-    ("PMIX_ERR_PARTIAL_SUCCESS", Status::ERR_PARTIAL_SUCCESS, false),
-    ("PMIX_ERR_DUPLICATE_KEY", Status::ERR_DUPLICATE_KEY, false),
-    ("PMIX_ERR_EMPTY", Status::ERR_EMPTY, false),
-    ("PMIX_ERR_LOST_CONNECTION", Status::ERR_LOST_CONNECTION, false),
-    ("PMIX_ERR_EXISTS_OUTSIDE_SCOPE", Status::ERR_EXISTS_OUTSIDE_SCOPE, false),
-    ("PMIX_PROCESS_SET_DEFINE", Status::PROCESS_SET_DEFINE, false),
-    ("PMIX_PROCESS_SET_DELETE", Status::PROCESS_SET_DELETE, false),
-    ("PMIX_DEBUGGER_RELEASE", Status::DEBUGGER_RELEASE, false),
-    ("PMIX_READY_FOR_DEBUG", Status::READY_FOR_DEBUG, false),
-    ("PMIX_QUERY_PARTIAL_SUCCESS", Status::QUERY_PARTIAL_SUCCESS, false),
-    ("PMIX_JCTRL_CHECKPOINT", Status::JCTRL_CHECKPOINT, false),
-    ("PMIX_JCTRL_CHECKPOINT_COMPLETE", Status::JCTRL_CHECKPOINT_COMPLETE, false),
-    ("PMIX_JCTRL_PREEMPT_ALERT", Status::JCTRL_PREEMPT_ALERT, false),
-    ("PMIX_MONITOR_HEARTBEAT_ALERT", Status::MONITOR_HEARTBEAT_ALERT, false),
-    ("PMIX_MONITOR_FILE_ALERT", Status::MONITOR_FILE_ALERT, false),
-    ("PMIX_PROC_TERMINATED", Status::PROC_TERMINATED, false),
-    ("PMIX_ERR_EVENT_REGISTRATION", Status::ERR_EVENT_REGISTRATION, false),
-    ("PMIX_MODEL_DECLARED", Status::MODEL_DECLARED, false),
-    ("PMIX_MODEL_RESOURCES", Status::MODEL_RESOURCES, false),
-    ("PMIX_OPENMP_PARALLEL_ENTERED", Status::OPENMP_PARALLEL_ENTERED, false),
-    ("PMIX_OPENMP_PARALLEL_EXITED", Status::OPENMP_PARALLEL_EXITED, false),
-    ("PMIX_LAUNCHER_READY", Status::LAUNCHER_READY, false),
-    ("PMIX_OPERATION_IN_PROGRESS", Status::OPERATION_IN_PROGRESS, false),
-    ("PMIX_OPERATION_SUCCEEDED", Status::OPERATION_SUCCEEDED, false),
-    ("PMIX_ERR_INVALID_OPERATION", Status::ERR_INVALID_OPERATION, false),
-    ("PMIX_GROUP_INVITED", Status::GROUP_INVITED, false),
-    ("PMIX_GROUP_LEFT", Status::GROUP_LEFT, false),
-    ("PMIX_GROUP_INVITE_ACCEPTED", Status::GROUP_INVITE_ACCEPTED, false),
-    ("PMIX_GROUP_INVITE_DECLINED", Status::GROUP_INVITE_DECLINED, false),
-    ("PMIX_GROUP_INVITE_FAILED", Status::GROUP_INVITE_FAILED, false),
-    ("PMIX_GROUP_MEMBERSHIP_UPDATE", Status::GROUP_MEMBERSHIP_UPDATE, false),
-    ("PMIX_GROUP_CONSTRUCT_ABORT", Status::GROUP_CONSTRUCT_ABORT, false),
-    ("PMIX_GROUP_CONSTRUCT_COMPLETE", Status::GROUP_CONSTRUCT_COMPLETE, false),
-    ("PMIX_GROUP_LEADER_SELECTED", Status::GROUP_LEADER_SELECTED, false),
-    ("PMIX_GROUP_LEADER_FAILED", Status::GROUP_LEADER_FAILED, false),
-    ("PMIX_GROUP_CONTEXT_ID_ASSIGNED", Status::GROUP_CONTEXT_ID_ASSIGNED, false),
-    ("PMIX_GROUP_MEMBER_FAILED", Status::GROUP_MEMBER_FAILED, false),
-    ("PMIX_ERR_REPEAT_ATTR_REGISTRATION", Status::ERR_REPEAT_ATTR_REGISTRATION, false),
-    ("PMIX_ERR_IOF_FAILURE", Status::ERR_IOF_FAILURE, false),
-    ("PMIX_ERR_IOF_COMPLETE", Status::ERR_IOF_COMPLETE, false),
-    ("PMIX_LAUNCH_COMPLETE", Status::LAUNCH_COMPLETE, false),
-    ("PMIX_FABRIC_UPDATED", Status::FABRIC_UPDATED, false),
-    ("PMIX_FABRIC_UPDATE_PENDING", Status::FABRIC_UPDATE_PENDING, false),
-    ("PMIX_FABRIC_UPDATE_ENDPOINTS", Status::FABRIC_UPDATE_ENDPOINTS, false),
-    ("PMIX_ERR_JOB_APP_NOT_EXECUTABLE", Status::ERR_JOB_APP_NOT_EXECUTABLE, false),
-    ("PMIX_ERR_JOB_NO_EXE_SPECIFIED", Status::ERR_JOB_NO_EXE_SPECIFIED, false),
-    ("PMIX_ERR_JOB_FAILED_TO_MAP", Status::ERR_JOB_FAILED_TO_MAP, false),
-    ("PMIX_ERR_JOB_CANCELED", Status::ERR_JOB_CANCELED, false),
-    ("PMIX_ERR_JOB_FAILED_TO_LAUNCH", Status::ERR_JOB_FAILED_TO_LAUNCH, false),
-    ("PMIX_ERR_JOB_ABORTED", Status::ERR_JOB_ABORTED, false),
-    ("PMIX_ERR_JOB_KILLED_BY_CMD", Status::ERR_JOB_KILLED_BY_CMD, false),
-    ("PMIX_ERR_JOB_ABORTED_BY_SIG", Status::ERR_JOB_ABORTED_BY_SIG, false),
-    ("PMIX_ERR_JOB_TERM_WO_SYNC", Status::ERR_JOB_TERM_WO_SYNC, false),
-    ("PMIX_ERR_JOB_SENSOR_BOUND_EXCEEDED", Status::ERR_JOB_SENSOR_BOUND_EXCEEDED, false),
-    ("PMIX_ERR_JOB_NON_ZERO_TERM", Status::ERR_JOB_NON_ZERO_TERM, false),
-    ("PMIX_ERR_JOB_ALLOC_FAILED", Status::ERR_JOB_ALLOC_FAILED, false),
-    ("PMIX_ERR_JOB_ABORTED_BY_SYS_EVENT", Status::ERR_JOB_ABORTED_BY_SYS_EVENT, false),
-    ("PMIX_ERR_JOB_EXE_NOT_FOUND", Status::ERR_JOB_EXE_NOT_FOUND, false),
-    ("PMIX_ERR_JOB_WDIR_NOT_FOUND", Status::ERR_JOB_WDIR_NOT_FOUND, false),
-    ("PMIX_ERR_JOB_INSUFFICIENT_RESOURCES", Status::ERR_JOB_INSUFFICIENT_RESOURCES, false),
-    ("PMIX_ERR_JOB_SYS_OP_FAILED", Status::ERR_JOB_SYS_OP_FAILED, false),
-    ("PMIX_EVENT_JOB_START", Status::EVENT_JOB_START, false),
-    ("PMIX_EVENT_JOB_END", Status::EVENT_JOB_END, false),
-    ("PMIX_EVENT_SESSION_START", Status::EVENT_SESSION_START, false),
-    ("PMIX_EVENT_SESSION_END", Status::EVENT_SESSION_END, false),
-    ("PMIX_ERR_PROC_REQUESTED_ABORT", Status::ERR_PROC_REQUESTED_ABORT, false),
-    ("PMIX_ERR_PROC_TERM_WO_SYNC", Status::ERR_PROC_TERM_WO_SYNC, false),
-    ("PMIX_EVENT_PROC_TERMINATED", Status::EVENT_PROC_TERMINATED, false),
-    ("PMIX_ERR_PROC_KILLED_BY_CMD", Status::ERR_PROC_KILLED_BY_CMD, false),
-    ("PMIX_ERR_PROC_FAILED_TO_START", Status::ERR_PROC_FAILED_TO_START, false),
-    ("PMIX_ERR_PROC_ABORTED_BY_SIG", Status::ERR_PROC_ABORTED_BY_SIG, false),
-    ("PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED", Status::ERR_PROC_SENSOR_BOUND_EXCEEDED, false),
-    ("PMIX_ERR_EXIT_NONZERO_TERM", Status::ERR_EXIT_NONZERO_TERM, false),
-    ("PMIX_EVENT_SYS_BASE", Status::EVENT_SYS_BASE, false),
-    ("PMIX_EVENT_NODE_DOWN", Status::EVENT_NODE_DOWN, false),
-    ("PMIX_EVENT_NODE_OFFLINE", Status::EVENT_NODE_OFFLINE, false),
-    ("PMIX_EVENT_SYS_OTHER", Status::EVENT_SYS_OTHER, false),
-    ("PMIX_EVENT_NO_ACTION_TAKEN", Status::EVENT_NO_ACTION_TAKEN, false),
-    ("PMIX_EVENT_PARTIAL_ACTION_TAKEN", Status::EVENT_PARTIAL_ACTION_TAKEN, false),
-    ("PMIX_EVENT_ACTION_DEFERRED", Status::EVENT_ACTION_DEFERRED, false),
-    ("PMIX_EVENT_ACTION_COMPLETE", Status::EVENT_ACTION_COMPLETE, false),
-    ("PMIX_EXTERNAL_ERR_BASE", Status::EXTERNAL_ERR_BASE, false),
-    ("PMIX_ERR_SILENT", Status::ERR_SILENT, true),
-    ("PMIX_ERR_DEBUGGER_RELEASE", Status::ERR_DEBUGGER_RELEASE, true),
-    ("PMIX_ERR_PROC_ABORTED", Status::ERR_PROC_ABORTED, true),
-    ("PMIX_ERR_PROC_ABORTING", Status::ERR_PROC_ABORTING, true),
-    ("PMIX_ERR_SERVER_FAILED_REQUEST", Status::ERR_SERVER_FAILED_REQUEST, true),
-    ("PMIX_EXISTS", Status::EXISTS, true),
-    ("PMIX_ERR_HANDSHAKE_FAILED", Status::ERR_HANDSHAKE_FAILED, true),
-    ("PMIX_ERR_READY_FOR_HANDSHAKE", Status::ERR_READY_FOR_HANDSHAKE, true),
-    ("PMIX_ERR_PROC_ENTRY_NOT_FOUND", Status::ERR_PROC_ENTRY_NOT_FOUND, true),
-    ("PMIX_ERR_PACK_MISMATCH", Status::ERR_PACK_MISMATCH, true),
-    ("PMIX_ERR_IN_ERRNO", Status::ERR_IN_ERRNO, true),
-    ("PMIX_ERR_DATA_VALUE_NOT_FOUND", Status::ERR_DATA_VALUE_NOT_FOUND, true),
-    ("PMIX_ERR_INVALID_ARG", Status::ERR_INVALID_ARG, true),
-    ("PMIX_ERR_INVALID_KEY", Status::ERR_INVALID_KEY, true),
-    ("PMIX_ERR_INVALID_KEY_LENGTH", Status::ERR_INVALID_KEY_LENGTH, true),
-    ("PMIX_ERR_INVALID_VAL", Status::ERR_INVALID_VAL, true),
-    ("PMIX_ERR_INVALID_VAL_LENGTH", Status::ERR_INVALID_VAL_LENGTH, true),
-    ("PMIX_ERR_INVALID_LENGTH", Status::ERR_INVALID_LENGTH, true),
-    ("PMIX_ERR_INVALID_NUM_ARGS", Status::ERR_INVALID_NUM_ARGS, true),
-    ("PMIX_ERR_INVALID_ARGS", Status::ERR_INVALID_ARGS, true),
-    ("PMIX_ERR_INVALID_NUM_PARSED", Status::ERR_INVALID_NUM_PARSED, true),
-    ("PMIX_ERR_INVALID_KEYVALP", Status::ERR_INVALID_KEYVALP, true),
-    ("PMIX_ERR_INVALID_SIZE", Status::ERR_INVALID_SIZE, true),
-    ("PMIX_ERR_INVALID_NAMESPACE", Status::ERR_INVALID_NAMESPACE, true),
-    ("PMIX_ERR_SERVER_NOT_AVAIL", Status::ERR_SERVER_NOT_AVAIL, true),
-    ("PMIX_ERR_NOT_IMPLEMENTED", Status::ERR_NOT_IMPLEMENTED, true),
-    ("PMIX_DEBUG_WAITING_FOR_NOTIFY", Status::DEBUG_WAITING_FOR_NOTIFY, true),
-    ("PMIX_ERR_FATAL", Status::ERR_FATAL, true),
-    ("PMIX_ERR_NOT_AVAILABLE", Status::ERR_NOT_AVAILABLE, true),
-    ("PMIX_ERR_VALUE_OUT_OF_BOUNDS", Status::ERR_VALUE_OUT_OF_BOUNDS, true),
-    ("PMIX_ERR_FILE_OPEN_FAILURE", Status::ERR_FILE_OPEN_FAILURE, true),
-    ("PMIX_ERR_FILE_READ_FAILURE", Status::ERR_FILE_READ_FAILURE, true),
-    ("PMIX_ERR_FILE_WRITE_FAILURE", Status::ERR_FILE_WRITE_FAILURE, true),
-    ("PMIX_ERR_SYS_LIMITS_PIPES", Status::ERR_SYS_LIMITS_PIPES, true),
-    ("PMIX_ERR_SYS_LIMITS_CHILDREN", Status::ERR_SYS_LIMITS_CHILDREN, true),
-    ("PMIX_ERR_PIPE_SETUP_FAILURE", Status::ERR_PIPE_SETUP_FAILURE, true),
-    ("PMIX_ERR_EXE_NOT_ACCESSIBLE", Status::ERR_EXE_NOT_ACCESSIBLE, true),
-    ("PMIX_ERR_JOB_WDIR_NOT_ACCESSIBLE", Status::ERR_JOB_WDIR_NOT_ACCESSIBLE, true),
-    ("PMIX_ERR_SYS_LIMITS_FILES", Status::ERR_SYS_LIMITS_FILES, true),
-    ("PMIX_ERR_LOST_CONNECTION_TO_SERVER", Status::ERR_LOST_CONNECTION_TO_SERVER, true),
-    ("PMIX_ERR_LOST_PEER_CONNECTION", Status::ERR_LOST_PEER_CONNECTION, true),
-    ("PMIX_ERR_LOST_CONNECTION_TO_CLIENT", Status::ERR_LOST_CONNECTION_TO_CLIENT, true),
-    ("PMIX_NOTIFY_ALLOC_COMPLETE", Status::NOTIFY_ALLOC_COMPLETE, true),
-    ("PMIX_ERR_INVALID_TERMINATION", Status::ERR_INVALID_TERMINATION, true),
-    ("PMIX_ERR_JOB_TERMINATED", Status::ERR_JOB_TERMINATED, true),
-    ("PMIX_ERR_UPDATE_ENDPOINTS", Status::ERR_UPDATE_ENDPOINTS, true),
-    ("PMIX_GDS_ACTION_COMPLETE", Status::GDS_ACTION_COMPLETE, true),
-    ("PMIX_PROC_HAS_CONNECTED", Status::PROC_HAS_CONNECTED, true),
-    ("PMIX_CONNECT_REQUESTED", Status::CONNECT_REQUESTED, true),
-    ("PMIX_ERR_NODE_DOWN", Status::ERR_NODE_DOWN, true),
-    ("PMIX_ERR_NODE_OFFLINE", Status::ERR_NODE_OFFLINE, true),
-    ("PMIX_ERR_SYS_BASE", Status::ERR_SYS_BASE, true),
-    ("PMIX_ERR_SYS_OTHER", Status::ERR_SYS_OTHER, true),
-    ("PMIX_ERR_CHANGE_SIGN", Status::ERR_CHANGE_SIGN, false),
-    ("PMIX_ERR_LOST_PRECISION", Status::ERR_LOST_PRECISION, false),
-    ("PMIX_MONITOR_RESUSAGE_UPDATE", Status::MONITOR_RESUSAGE_UPDATE, false),
-];
+    /// Every named `Status`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, Status, bool)] = &[
+        ("PMIX_SUCCESS", Status::SUCCESS, false),
+        ("PMIX_ERROR", Status::ERROR, false),
+        ("PMIX_ERR_PROC_RESTART", Status::ERR_PROC_RESTART, false),
+        ("PMIX_ERR_PROC_CHECKPOINT", Status::ERR_PROC_CHECKPOINT, false),
+        ("PMIX_ERR_PROC_MIGRATE", Status::ERR_PROC_MIGRATE, false),
+        ("PMIX_ERR_EXISTS", Status::ERR_EXISTS, false),
+        ("PMIX_ERR_INVALID_CRED", Status::ERR_INVALID_CRED, false),
+        ("PMIX_ERR_WOULD_BLOCK", Status::ERR_WOULD_BLOCK, false),
+        ("PMIX_ERR_UNKNOWN_DATA_TYPE", Status::ERR_UNKNOWN_DATA_TYPE, false),
+        ("PMIX_ERR_TYPE_MISMATCH", Status::ERR_TYPE_MISMATCH, false),
+        ("PMIX_ERR_UNPACK_INADEQUATE_SPACE", Status::ERR_UNPACK_INADEQUATE_SPACE, false),
+        ("PMIX_ERR_UNPACK_FAILURE", Status::ERR_UNPACK_FAILURE, false),
+        ("PMIX_ERR_PACK_FAILURE", Status::ERR_PACK_FAILURE, false),
+        ("PMIX_ERR_NO_PERMISSIONS", Status::ERR_NO_PERMISSIONS, false),
+        ("PMIX_ERR_TIMEOUT", Status::ERR_TIMEOUT, false),
+        ("PMIX_ERR_UNREACH", Status::ERR_UNREACH, false),
+        ("PMIX_ERR_BAD_PARAM", Status::ERR_BAD_PARAM, false),
+        ("PMIX_ERR_RESOURCE_BUSY", Status::ERR_RESOURCE_BUSY, false),
+        ("PMIX_ERR_OUT_OF_RESOURCE", Status::ERR_OUT_OF_RESOURCE, false),
+        ("PMIX_ERR_INIT", Status::ERR_INIT, false),
+        ("PMIX_ERR_NOMEM", Status::ERR_NOMEM, false),
+        ("PMIX_ERR_NOT_FOUND", Status::ERR_NOT_FOUND, false),
+        ("PMIX_ERR_NOT_SUPPORTED", Status::ERR_NOT_SUPPORTED, false),
+        ("PMIX_ERR_PARAM_VALUE_NOT_SUPPORTED", Status::ERR_PARAM_VALUE_NOT_SUPPORTED, false),
+        ("PMIX_ERR_COMM_FAILURE", Status::ERR_COMM_FAILURE, false),
+        ("PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER", Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER, false),
+        ("PMIX_ERR_CONFLICTING_CLEANUP_DIRECTIVES", Status::ERR_CONFLICTING_CLEANUP_DIRECTIVES, false),
+        ("PMIX_ERR_PARTIAL_SUCCESS", Status::ERR_PARTIAL_SUCCESS, false),
+        ("PMIX_ERR_DUPLICATE_KEY", Status::ERR_DUPLICATE_KEY, false),
+        ("PMIX_ERR_EMPTY", Status::ERR_EMPTY, false),
+        ("PMIX_ERR_LOST_CONNECTION", Status::ERR_LOST_CONNECTION, false),
+        ("PMIX_ERR_EXISTS_OUTSIDE_SCOPE", Status::ERR_EXISTS_OUTSIDE_SCOPE, false),
+        ("PMIX_PROCESS_SET_DEFINE", Status::PROCESS_SET_DEFINE, false),
+        ("PMIX_PROCESS_SET_DELETE", Status::PROCESS_SET_DELETE, false),
+        ("PMIX_DEBUGGER_RELEASE", Status::DEBUGGER_RELEASE, false),
+        ("PMIX_READY_FOR_DEBUG", Status::READY_FOR_DEBUG, false),
+        ("PMIX_QUERY_PARTIAL_SUCCESS", Status::QUERY_PARTIAL_SUCCESS, false),
+        ("PMIX_JCTRL_CHECKPOINT", Status::JCTRL_CHECKPOINT, false),
+        ("PMIX_JCTRL_CHECKPOINT_COMPLETE", Status::JCTRL_CHECKPOINT_COMPLETE, false),
+        ("PMIX_JCTRL_PREEMPT_ALERT", Status::JCTRL_PREEMPT_ALERT, false),
+        ("PMIX_MONITOR_HEARTBEAT_ALERT", Status::MONITOR_HEARTBEAT_ALERT, false),
+        ("PMIX_MONITOR_FILE_ALERT", Status::MONITOR_FILE_ALERT, false),
+        ("PMIX_PROC_TERMINATED", Status::PROC_TERMINATED, false),
+        ("PMIX_ERR_EVENT_REGISTRATION", Status::ERR_EVENT_REGISTRATION, false),
+        ("PMIX_MODEL_DECLARED", Status::MODEL_DECLARED, false),
+        ("PMIX_MODEL_RESOURCES", Status::MODEL_RESOURCES, false),
+        ("PMIX_OPENMP_PARALLEL_ENTERED", Status::OPENMP_PARALLEL_ENTERED, false),
+        ("PMIX_OPENMP_PARALLEL_EXITED", Status::OPENMP_PARALLEL_EXITED, false),
+        ("PMIX_LAUNCHER_READY", Status::LAUNCHER_READY, false),
+        ("PMIX_OPERATION_IN_PROGRESS", Status::OPERATION_IN_PROGRESS, false),
+        ("PMIX_OPERATION_SUCCEEDED", Status::OPERATION_SUCCEEDED, false),
+        ("PMIX_ERR_INVALID_OPERATION", Status::ERR_INVALID_OPERATION, false),
+        ("PMIX_GROUP_INVITED", Status::GROUP_INVITED, false),
+        ("PMIX_GROUP_LEFT", Status::GROUP_LEFT, false),
+        ("PMIX_GROUP_INVITE_ACCEPTED", Status::GROUP_INVITE_ACCEPTED, false),
+        ("PMIX_GROUP_INVITE_DECLINED", Status::GROUP_INVITE_DECLINED, false),
+        ("PMIX_GROUP_INVITE_FAILED", Status::GROUP_INVITE_FAILED, false),
+        ("PMIX_GROUP_MEMBERSHIP_UPDATE", Status::GROUP_MEMBERSHIP_UPDATE, false),
+        ("PMIX_GROUP_CONSTRUCT_ABORT", Status::GROUP_CONSTRUCT_ABORT, false),
+        ("PMIX_GROUP_CONSTRUCT_COMPLETE", Status::GROUP_CONSTRUCT_COMPLETE, false),
+        ("PMIX_GROUP_LEADER_SELECTED", Status::GROUP_LEADER_SELECTED, false),
+        ("PMIX_GROUP_LEADER_FAILED", Status::GROUP_LEADER_FAILED, false),
+        ("PMIX_GROUP_CONTEXT_ID_ASSIGNED", Status::GROUP_CONTEXT_ID_ASSIGNED, false),
+        ("PMIX_GROUP_MEMBER_FAILED", Status::GROUP_MEMBER_FAILED, false),
+        ("PMIX_ERR_REPEAT_ATTR_REGISTRATION", Status::ERR_REPEAT_ATTR_REGISTRATION, false),
+        ("PMIX_ERR_IOF_FAILURE", Status::ERR_IOF_FAILURE, false),
+        ("PMIX_ERR_IOF_COMPLETE", Status::ERR_IOF_COMPLETE, false),
+        ("PMIX_LAUNCH_COMPLETE", Status::LAUNCH_COMPLETE, false),
+        ("PMIX_FABRIC_UPDATED", Status::FABRIC_UPDATED, false),
+        ("PMIX_FABRIC_UPDATE_PENDING", Status::FABRIC_UPDATE_PENDING, false),
+        ("PMIX_FABRIC_UPDATE_ENDPOINTS", Status::FABRIC_UPDATE_ENDPOINTS, false),
+        ("PMIX_ERR_JOB_APP_NOT_EXECUTABLE", Status::ERR_JOB_APP_NOT_EXECUTABLE, false),
+        ("PMIX_ERR_JOB_NO_EXE_SPECIFIED", Status::ERR_JOB_NO_EXE_SPECIFIED, false),
+        ("PMIX_ERR_JOB_FAILED_TO_MAP", Status::ERR_JOB_FAILED_TO_MAP, false),
+        ("PMIX_ERR_JOB_CANCELED", Status::ERR_JOB_CANCELED, false),
+        ("PMIX_ERR_JOB_FAILED_TO_LAUNCH", Status::ERR_JOB_FAILED_TO_LAUNCH, false),
+        ("PMIX_ERR_JOB_ABORTED", Status::ERR_JOB_ABORTED, false),
+        ("PMIX_ERR_JOB_KILLED_BY_CMD", Status::ERR_JOB_KILLED_BY_CMD, false),
+        ("PMIX_ERR_JOB_ABORTED_BY_SIG", Status::ERR_JOB_ABORTED_BY_SIG, false),
+        ("PMIX_ERR_JOB_TERM_WO_SYNC", Status::ERR_JOB_TERM_WO_SYNC, false),
+        ("PMIX_ERR_JOB_SENSOR_BOUND_EXCEEDED", Status::ERR_JOB_SENSOR_BOUND_EXCEEDED, false),
+        ("PMIX_ERR_JOB_NON_ZERO_TERM", Status::ERR_JOB_NON_ZERO_TERM, false),
+        ("PMIX_ERR_JOB_ALLOC_FAILED", Status::ERR_JOB_ALLOC_FAILED, false),
+        ("PMIX_ERR_JOB_ABORTED_BY_SYS_EVENT", Status::ERR_JOB_ABORTED_BY_SYS_EVENT, false),
+        ("PMIX_ERR_JOB_EXE_NOT_FOUND", Status::ERR_JOB_EXE_NOT_FOUND, false),
+        ("PMIX_ERR_JOB_WDIR_NOT_FOUND", Status::ERR_JOB_WDIR_NOT_FOUND, false),
+        ("PMIX_ERR_JOB_INSUFFICIENT_RESOURCES", Status::ERR_JOB_INSUFFICIENT_RESOURCES, false),
+        ("PMIX_ERR_JOB_SYS_OP_FAILED", Status::ERR_JOB_SYS_OP_FAILED, false),
+        ("PMIX_EVENT_JOB_START", Status::EVENT_JOB_START, false),
+        ("PMIX_EVENT_JOB_END", Status::EVENT_JOB_END, false),
+        ("PMIX_EVENT_SESSION_START", Status::EVENT_SESSION_START, false),
+        ("PMIX_EVENT_SESSION_END", Status::EVENT_SESSION_END, false),
+        ("PMIX_ERR_PROC_REQUESTED_ABORT", Status::ERR_PROC_REQUESTED_ABORT, false),
+        ("PMIX_ERR_PROC_TERM_WO_SYNC", Status::ERR_PROC_TERM_WO_SYNC, false),
+        ("PMIX_EVENT_PROC_TERMINATED", Status::EVENT_PROC_TERMINATED, false),
+        ("PMIX_ERR_PROC_KILLED_BY_CMD", Status::ERR_PROC_KILLED_BY_CMD, false),
+        ("PMIX_ERR_PROC_FAILED_TO_START", Status::ERR_PROC_FAILED_TO_START, false),
+        ("PMIX_ERR_PROC_ABORTED_BY_SIG", Status::ERR_PROC_ABORTED_BY_SIG, false),
+        ("PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED", Status::ERR_PROC_SENSOR_BOUND_EXCEEDED, false),
+        ("PMIX_ERR_EXIT_NONZERO_TERM", Status::ERR_EXIT_NONZERO_TERM, false),
+        ("PMIX_EVENT_SYS_BASE", Status::EVENT_SYS_BASE, false),
+        ("PMIX_EVENT_NODE_DOWN", Status::EVENT_NODE_DOWN, false),
+        ("PMIX_EVENT_NODE_OFFLINE", Status::EVENT_NODE_OFFLINE, false),
+        ("PMIX_EVENT_SYS_OTHER", Status::EVENT_SYS_OTHER, false),
+        ("PMIX_EVENT_NO_ACTION_TAKEN", Status::EVENT_NO_ACTION_TAKEN, false),
+        ("PMIX_EVENT_PARTIAL_ACTION_TAKEN", Status::EVENT_PARTIAL_ACTION_TAKEN, false),
+        ("PMIX_EVENT_ACTION_DEFERRED", Status::EVENT_ACTION_DEFERRED, false),
+        ("PMIX_EVENT_ACTION_COMPLETE", Status::EVENT_ACTION_COMPLETE, false),
+        ("PMIX_EXTERNAL_ERR_BASE", Status::EXTERNAL_ERR_BASE, false),
+        ("PMIX_ERR_SILENT", Status::ERR_SILENT, true),
+        ("PMIX_ERR_DEBUGGER_RELEASE", Status::ERR_DEBUGGER_RELEASE, true),
+        ("PMIX_ERR_PROC_ABORTED", Status::ERR_PROC_ABORTED, true),
+        ("PMIX_ERR_PROC_ABORTING", Status::ERR_PROC_ABORTING, true),
+        ("PMIX_ERR_SERVER_FAILED_REQUEST", Status::ERR_SERVER_FAILED_REQUEST, true),
+        ("PMIX_EXISTS", Status::EXISTS, true),
+        ("PMIX_ERR_HANDSHAKE_FAILED", Status::ERR_HANDSHAKE_FAILED, true),
+        ("PMIX_ERR_READY_FOR_HANDSHAKE", Status::ERR_READY_FOR_HANDSHAKE, true),
+        ("PMIX_ERR_PROC_ENTRY_NOT_FOUND", Status::ERR_PROC_ENTRY_NOT_FOUND, true),
+        ("PMIX_ERR_PACK_MISMATCH", Status::ERR_PACK_MISMATCH, true),
+        ("PMIX_ERR_IN_ERRNO", Status::ERR_IN_ERRNO, true),
+        ("PMIX_ERR_DATA_VALUE_NOT_FOUND", Status::ERR_DATA_VALUE_NOT_FOUND, true),
+        ("PMIX_ERR_INVALID_ARG", Status::ERR_INVALID_ARG, true),
+        ("PMIX_ERR_INVALID_KEY", Status::ERR_INVALID_KEY, true),
+        ("PMIX_ERR_INVALID_KEY_LENGTH", Status::ERR_INVALID_KEY_LENGTH, true),
+        ("PMIX_ERR_INVALID_VAL", Status::ERR_INVALID_VAL, true),
+        ("PMIX_ERR_INVALID_VAL_LENGTH", Status::ERR_INVALID_VAL_LENGTH, true),
+        ("PMIX_ERR_INVALID_LENGTH", Status::ERR_INVALID_LENGTH, true),
+        ("PMIX_ERR_INVALID_NUM_ARGS", Status::ERR_INVALID_NUM_ARGS, true),
+        ("PMIX_ERR_INVALID_ARGS", Status::ERR_INVALID_ARGS, true),
+        ("PMIX_ERR_INVALID_NUM_PARSED", Status::ERR_INVALID_NUM_PARSED, true),
+        ("PMIX_ERR_INVALID_KEYVALP", Status::ERR_INVALID_KEYVALP, true),
+        ("PMIX_ERR_INVALID_SIZE", Status::ERR_INVALID_SIZE, true),
+        ("PMIX_ERR_INVALID_NAMESPACE", Status::ERR_INVALID_NAMESPACE, true),
+        ("PMIX_ERR_SERVER_NOT_AVAIL", Status::ERR_SERVER_NOT_AVAIL, true),
+        ("PMIX_ERR_NOT_IMPLEMENTED", Status::ERR_NOT_IMPLEMENTED, true),
+        ("PMIX_DEBUG_WAITING_FOR_NOTIFY", Status::DEBUG_WAITING_FOR_NOTIFY, true),
+        ("PMIX_ERR_FATAL", Status::ERR_FATAL, true),
+        ("PMIX_ERR_NOT_AVAILABLE", Status::ERR_NOT_AVAILABLE, true),
+        ("PMIX_ERR_VALUE_OUT_OF_BOUNDS", Status::ERR_VALUE_OUT_OF_BOUNDS, true),
+        ("PMIX_ERR_FILE_OPEN_FAILURE", Status::ERR_FILE_OPEN_FAILURE, true),
+        ("PMIX_ERR_FILE_READ_FAILURE", Status::ERR_FILE_READ_FAILURE, true),
+        ("PMIX_ERR_FILE_WRITE_FAILURE", Status::ERR_FILE_WRITE_FAILURE, true),
+        ("PMIX_ERR_SYS_LIMITS_PIPES", Status::ERR_SYS_LIMITS_PIPES, true),
+        ("PMIX_ERR_SYS_LIMITS_CHILDREN", Status::ERR_SYS_LIMITS_CHILDREN, true),
+        ("PMIX_ERR_PIPE_SETUP_FAILURE", Status::ERR_PIPE_SETUP_FAILURE, true),
+        ("PMIX_ERR_EXE_NOT_ACCESSIBLE", Status::ERR_EXE_NOT_ACCESSIBLE, true),
+        ("PMIX_ERR_JOB_WDIR_NOT_ACCESSIBLE", Status::ERR_JOB_WDIR_NOT_ACCESSIBLE, true),
+        ("PMIX_ERR_SYS_LIMITS_FILES", Status::ERR_SYS_LIMITS_FILES, true),
+        ("PMIX_ERR_LOST_CONNECTION_TO_SERVER", Status::ERR_LOST_CONNECTION_TO_SERVER, true),
+        ("PMIX_ERR_LOST_PEER_CONNECTION", Status::ERR_LOST_PEER_CONNECTION, true),
+        ("PMIX_ERR_LOST_CONNECTION_TO_CLIENT", Status::ERR_LOST_CONNECTION_TO_CLIENT, true),
+        ("PMIX_NOTIFY_ALLOC_COMPLETE", Status::NOTIFY_ALLOC_COMPLETE, true),
+        ("PMIX_ERR_INVALID_TERMINATION", Status::ERR_INVALID_TERMINATION, true),
+        ("PMIX_ERR_JOB_TERMINATED", Status::ERR_JOB_TERMINATED, true),
+        ("PMIX_ERR_UPDATE_ENDPOINTS", Status::ERR_UPDATE_ENDPOINTS, true),
+        ("PMIX_GDS_ACTION_COMPLETE", Status::GDS_ACTION_COMPLETE, true),
+        ("PMIX_PROC_HAS_CONNECTED", Status::PROC_HAS_CONNECTED, true),
+        ("PMIX_CONNECT_REQUESTED", Status::CONNECT_REQUESTED, true),
+        ("PMIX_ERR_NODE_DOWN", Status::ERR_NODE_DOWN, true),
+        ("PMIX_ERR_NODE_OFFLINE", Status::ERR_NODE_OFFLINE, true),
+        ("PMIX_ERR_SYS_BASE", Status::ERR_SYS_BASE, true),
+        ("PMIX_ERR_SYS_OTHER", Status::ERR_SYS_OTHER, true),
+        ("PMIX_ERR_CHANGE_SIGN", Status::ERR_CHANGE_SIGN, false),
+        ("PMIX_ERR_LOST_PRECISION", Status::ERR_LOST_PRECISION, false),
+        ("PMIX_MONITOR_RESUSAGE_UPDATE", Status::MONITOR_RESUSAGE_UPDATE, false),
+    ];
+}
 
 impl StorageAccessType {
     /// `PMIX_STORAGE_ACCESS_RD`.
@@ -1169,14 +1169,14 @@ impl StorageAccessType {
     pub const WR: StorageAccessType = StorageAccessType(2);
     /// `PMIX_STORAGE_ACCESS_RDWR`.
     pub const RDWR: StorageAccessType = StorageAccessType(3);
-}
 
-/// Every named `StorageAccessType`: (C name, value, deprecated alias), in header order.
-pub(crate) static STORAGE_ACCESS_TYPE_NAMES: &[(&str, StorageAccessType, bool)] = &[
-    ("PMIX_STORAGE_ACCESS_RD", StorageAccessType::RD, false),
-    ("PMIX_STORAGE_ACCESS_WR", StorageAccessType::WR, false),
-    ("PMIX_STORAGE_ACCESS_RDWR", StorageAccessType::RDWR, false),
-];
+    /// Every named `StorageAccessType`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, StorageAccessType, bool)] = &[
+        ("PMIX_STORAGE_ACCESS_RD", StorageAccessType::RD, false),
+        ("PMIX_STORAGE_ACCESS_WR", StorageAccessType::WR, false),
+        ("PMIX_STORAGE_ACCESS_RDWR", StorageAccessType::RDWR, false),
+    ];
+}
 
 impl StorageAccessibility {
     /// `PMIX_STORAGE_ACCESSIBILITY_NODE`.
@@ -1191,17 +1191,17 @@ impl StorageAccessibility {
     pub const CLUSTER: StorageAccessibility = StorageAccessibility(16);
     /// `PMIX_STORAGE_ACCESSIBILITY_REMOTE`.
     pub const REMOTE: StorageAccessibility = StorageAccessibility(32);
-}
 
-/// Every named `StorageAccessibility`: (C name, value, deprecated alias), in header order.
-pub(crate) static STORAGE_ACCESSIBILITY_NAMES: &[(&str, StorageAccessibility, bool)] = &[
-    ("PMIX_STORAGE_ACCESSIBILITY_NODE", StorageAccessibility::NODE, false),
-    ("PMIX_STORAGE_ACCESSIBILITY_SESSION", StorageAccessibility::SESSION, false),
-    ("PMIX_STORAGE_ACCESSIBILITY_JOB", StorageAccessibility::JOB, false),
-    ("PMIX_STORAGE_ACCESSIBILITY_RACK", StorageAccessibility::RACK, false),
-    ("PMIX_STORAGE_ACCESSIBILITY_CLUSTER", StorageAccessibility::CLUSTER, false),
-    ("PMIX_STORAGE_ACCESSIBILITY_REMOTE", StorageAccessibility::REMOTE, false),
-];
+    /// Every named `StorageAccessibility`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, StorageAccessibility, bool)] = &[
+        ("PMIX_STORAGE_ACCESSIBILITY_NODE", StorageAccessibility::NODE, false),
+        ("PMIX_STORAGE_ACCESSIBILITY_SESSION", StorageAccessibility::SESSION, false),
+        ("PMIX_STORAGE_ACCESSIBILITY_JOB", StorageAccessibility::JOB, false),
+        ("PMIX_STORAGE_ACCESSIBILITY_RACK", StorageAccessibility::RACK, false),
+        ("PMIX_STORAGE_ACCESSIBILITY_CLUSTER", StorageAccessibility::CLUSTER, false),
+        ("PMIX_STORAGE_ACCESSIBILITY_REMOTE", StorageAccessibility::REMOTE, false),
+    ];
+}
 
 impl StorageMedium {
     /// `PMIX_STORAGE_MEDIUM_UNKNOWN`.
@@ -1218,18 +1218,18 @@ impl StorageMedium {
     pub const PMEM: StorageMedium = StorageMedium(32);
     /// `PMIX_STORAGE_MEDIUM_RAM`.
     pub const RAM: StorageMedium = StorageMedium(64);
-}
 
-/// Every named `StorageMedium`: (C name, value, deprecated alias), in header order.
-pub(crate) static STORAGE_MEDIUM_NAMES: &[(&str, StorageMedium, bool)] = &[
-    ("PMIX_STORAGE_MEDIUM_UNKNOWN", StorageMedium::UNKNOWN, false),
-    ("PMIX_STORAGE_MEDIUM_TAPE", StorageMedium::TAPE, false),
-    ("PMIX_STORAGE_MEDIUM_HDD", StorageMedium::HDD, false),
-    ("PMIX_STORAGE_MEDIUM_SSD", StorageMedium::SSD, false),
-    ("PMIX_STORAGE_MEDIUM_NVME", StorageMedium::NVME, false),
-    ("PMIX_STORAGE_MEDIUM_PMEM", StorageMedium::PMEM, false),
-    ("PMIX_STORAGE_MEDIUM_RAM", StorageMedium::RAM, false),
-];
+    /// Every named `StorageMedium`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, StorageMedium, bool)] = &[
+        ("PMIX_STORAGE_MEDIUM_UNKNOWN", StorageMedium::UNKNOWN, false),
+        ("PMIX_STORAGE_MEDIUM_TAPE", StorageMedium::TAPE, false),
+        ("PMIX_STORAGE_MEDIUM_HDD", StorageMedium::HDD, false),
+        ("PMIX_STORAGE_MEDIUM_SSD", StorageMedium::SSD, false),
+        ("PMIX_STORAGE_MEDIUM_NVME", StorageMedium::NVME, false),
+        ("PMIX_STORAGE_MEDIUM_PMEM", StorageMedium::PMEM, false),
+        ("PMIX_STORAGE_MEDIUM_RAM", StorageMedium::RAM, false),
+    ];
+}
 
 impl StoragePersistence {
     /// `PMIX_STORAGE_PERSISTENCE_TEMPORARY`.
@@ -1246,18 +1246,18 @@ impl StoragePersistence {
     pub const PROJECT: StoragePersistence = StoragePersistence(32);
     /// `PMIX_STORAGE_PERSISTENCE_ARCHIVE`.
     pub const ARCHIVE: StoragePersistence = StoragePersistence(64);
-}
 
-/// Every named `StoragePersistence`: (C name, value, deprecated alias), in header order.
-pub(crate) static STORAGE_PERSISTENCE_NAMES: &[(&str, StoragePersistence, bool)] = &[
-    ("PMIX_STORAGE_PERSISTENCE_TEMPORARY", StoragePersistence::TEMPORARY, false),
-    ("PMIX_STORAGE_PERSISTENCE_NODE", StoragePersistence::NODE, false),
-    ("PMIX_STORAGE_PERSISTENCE_SESSION", StoragePersistence::SESSION, false),
-    ("PMIX_STORAGE_PERSISTENCE_JOB", StoragePersistence::JOB, false),
-    ("PMIX_STORAGE_PERSISTENCE_SCRATCH", StoragePersistence::SCRATCH, false),
-    ("PMIX_STORAGE_PERSISTENCE_PROJECT", StoragePersistence::PROJECT, false),
-    ("PMIX_STORAGE_PERSISTENCE_ARCHIVE", StoragePersistence::ARCHIVE, false),
-];
+    /// Every named `StoragePersistence`: (C name, value, deprecated alias), in header order.
+    pub(crate) const NAMES: &'static [(&'static str, StoragePersistence, bool)] = &[
+        ("PMIX_STORAGE_PERSISTENCE_TEMPORARY", StoragePersistence::TEMPORARY, false),
+        ("PMIX_STORAGE_PERSISTENCE_NODE", StoragePersistence::NODE, false),
+        ("PMIX_STORAGE_PERSISTENCE_SESSION", StoragePersistence::SESSION, false),
+        ("PMIX_STORAGE_PERSISTENCE_JOB", StoragePersistence::JOB, false),
+        ("PMIX_STORAGE_PERSISTENCE_SCRATCH", StoragePersistence::SCRATCH, false),
+        ("PMIX_STORAGE_PERSISTENCE_PROJECT", StoragePersistence::PROJECT, false),
+        ("PMIX_STORAGE_PERSISTENCE_ARCHIVE", StoragePersistence::ARCHIVE, false),
+    ];
+}
 
 /// `PMIX_MAX_NSLEN`.
 pub const MAX_NSLEN: u32 = 255;
