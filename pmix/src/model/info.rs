@@ -7,15 +7,7 @@
 //! `PMIX_INFO_CREATE`).
 
 use super::attr::Attr;
-use super::{InfoDirectives, Key, Value};
-
-/// A key, directive flags and a value.
-#[derive(Clone, Debug, PartialEq, PartialOrd)]
-pub struct Info {
-    pub key: Key,
-    pub flags: InfoDirectives,
-    pub value: Value,
-}
+use super::{Info, InfoDirectives, Key, Value};
 
 impl Info {
     /// An info for a standard attribute, with the value in the attribute's declared type.

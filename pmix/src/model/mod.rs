@@ -4,9 +4,9 @@
 //! |---|---|
 //! | [`codes`] | open code sets: [`Status`], [`DataType`], scopes, ranges, states, bit sets |
 //! | [`name`] | [`Nspace`], [`Rank`] with the special ranks, [`Proc`], [`Key`] |
-//! | [`value`] | [`Value`], one variant per data type, with typed accessors and numeric conversion |
-//! | [`info`] | [`Info`] and its directive flags |
-//! | [`structs`] | [`App`], [`Query`], [`PData`], [`Envar`], [`ByteObject`], [`DataArray`], [`ProcInfo`], [`RegAttr`], [`Fabric`], … |
+//! | [`value`] | [`Value`], one variant per data type, with typed accessors and numeric conversion; the structures that hold values or infos: [`Info`], [`DataArray`], [`App`], [`Query`], [`PData`], [`Kval`], [`Fabric`] |
+//! | [`info`] | what an [`Info`] does: its constructors and directive flags |
+//! | [`structs`] | the structures that hold no value: [`Envar`], [`ByteObject`], [`ProcInfo`], [`RegAttr`], … |
 //! | [`topology`] | cpusets, topologies, coordinates, geometry, endpoints, device distances |
 //! | [`stats`] | process, disk, network and node statistics |
 //! | [`attr`] | every attribute of the standard as a typed constant ([`attr::JOB_SIZE`], …) |
@@ -31,12 +31,8 @@ pub use generated::constants::{
     APP_WILDCARD, MAX_KEYLEN, MAX_NSLEN, NUMERIC_VERSION, VERSION_MAJOR, VERSION_MINOR,
     VERSION_RELEASE,
 };
-pub use info::Info;
 pub use name::{Key, Nspace, Proc, Rank};
 pub use stats::{DiskStats, NetStats, NodeStats, ProcStats};
-pub use structs::{
-    App, Buffer, ByteObject, DataArray, Envar, Fabric, Kval, PData, Pointer, ProcInfo, Query,
-    RegAttr, Time, Timeval,
-};
+pub use structs::{Buffer, ByteObject, Envar, Pointer, ProcInfo, RegAttr, Time, Timeval};
 pub use topology::{Coord, Cpuset, DeviceDistance, Endpoint, Geometry, Topology};
-pub use value::{Pid, Value};
+pub use value::{App, DataArray, Fabric, Info, Kval, PData, Pid, Query, Value};

@@ -1,4 +1,7 @@
-//! `pmix_value_t`: a value of any of the standard's data types (PMIx v5.0 §3.2.8).
+//! `pmix_value_t`: a value of any of the standard's data types (PMIx v5.0 §3.2.8), and the
+//! structures that hold values or infos and are held by values in turn: [`Info`] (its
+//! methods in `info.rs`), [`DataArray`], [`App`], [`Query`], [`PData`], [`Kval`], and
+//! [`Fabric`]. The type is recursive, so they are defined in one place.
 //!
 //! [`Value`] has one variant per `PMIX_*` data type code that can be packed, so it is also
 //! what the codec produces when it decodes a type known only at run time, and what a
@@ -10,12 +13,11 @@
 //!   when the number fits, as `PMIx_Value_get_number` does, and return `None` otherwise.
 
 use super::{
-    AllocDirective, App, Buffer, ByteObject, Coord, Cpuset, DataArray, DataRange, DataType,
-    DeviceDistance, DeviceType, DiskStats, Endpoint, Envar, Geometry, Info, InfoDirectives,
-    IofChannel, JobState, Kval, LinkState, Locality, NetStats, NodeStats, Nspace, PData,
-    Persistence, Pointer, Proc, ProcInfo, ProcState, ProcStats, Query, Rank, RegAttr, Scope,
-    Status, StorageAccessType, StorageAccessibility, StorageMedium, StoragePersistence, Time,
-    Timeval, Topology,
+    AllocDirective, Buffer, ByteObject, Coord, Cpuset, DataRange, DataType, DeviceDistance,
+    DeviceType, DiskStats, Endpoint, Envar, Geometry, InfoDirectives, IofChannel, JobState, Key,
+    LinkState, Locality, NetStats, NodeStats, Nspace, Persistence, Pointer, Proc, ProcInfo,
+    ProcState, ProcStats, Rank, RegAttr, Scope, Status, StorageAccessType, StorageAccessibility,
+    StorageMedium, StoragePersistence, Time, Timeval, Topology,
 };
 
 /// `pid_t`: a process id (`PMIX_PID`).
@@ -460,6 +462,137 @@ from_value_boxed! {
     Geometry => Geometry,
 }
 
+// --- the structures that hold values or infos: pmix_value_t is recursive, so they are
+// defined with it ---
+
+/// A key, directive flags and a value.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub struct Info {
+    pub key: Key,
+    pub flags: InfoDirectives,
+    pub value: Value,
+}
+
+/// `pmix_data_array_t`: a typed array of values (PMIx v5.0 §3.2.13).
+///
+/// Every element has the array's type; [`DataArray::new`] checks it, and the codec refuses
+/// arrays whose elements disagree with their declared type.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub struct DataArray {
+    pub data_type: DataType,
+    pub elements: Vec<Value>,
+}
+
+impl DataArray {
+    /// An array of `data_type`, or `TypeMismatch` if an element has another type.
+    pub fn new(data_type: DataType, elements: Vec<Value>) -> Result<Self, crate::Error> {
+        if let Some(bad) = elements.iter().find(|v| v.data_type() != data_type) {
+            return Err(crate::Error::TypeMismatch {
+                expected: super::strings::data_type_string(data_type).to_string(),
+                found: super::strings::data_type_string(bad.data_type()).to_string(),
+            });
+        }
+        Ok(DataArray {
+            data_type,
+            elements,
+        })
+    }
+
+    /// An array of `Info`s, the most common kind.
+    pub fn of_infos(infos: Vec<Info>) -> Self {
+        DataArray {
+            data_type: DataType::INFO,
+            elements: infos
+                .into_iter()
+                .map(|i| Value::Info(Box::new(i)))
+                .collect(),
+        }
+    }
+
+    /// An array of process names (custom ranges, affected processes, group members).
+    pub fn of_procs(procs: Vec<Proc>) -> Self {
+        DataArray {
+            data_type: DataType::PROC,
+            elements: procs.into_iter().map(Value::Proc).collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.elements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+
+    /// The elements as `Info`s, if this is an array of `PMIX_INFO`.
+    pub fn infos(&self) -> Option<impl Iterator<Item = &Info>> {
+        (self.data_type == DataType::INFO).then(|| {
+            self.elements.iter().filter_map(|v| match v {
+                Value::Info(i) => Some(&**i),
+                _ => None,
+            })
+        })
+    }
+}
+
+/// `pmix_app_t`: one application of a spawn request (PMIx v5.0 §12.2.5).
+#[derive(Clone, Debug, Default, PartialEq, PartialOrd)]
+pub struct App {
+    pub cmd: Option<String>,
+    pub argv: Vec<Option<String>>,
+    pub env: Vec<Option<String>>,
+    pub cwd: Option<String>,
+    pub maxprocs: i32,
+    pub info: Vec<Info>,
+}
+
+/// `pmix_query_t`: a query for the keys, with qualifiers (PMIx v5.0 §7.1.1).
+#[derive(Clone, Debug, Default, PartialEq, PartialOrd)]
+pub struct Query {
+    pub keys: Vec<Option<String>>,
+    pub qualifiers: Vec<Info>,
+}
+
+/// `pmix_pdata_t`: published data: who published it, its key and value (PMIx v5.0 §9.7.1).
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub struct PData {
+    pub proc: Proc,
+    pub key: Key,
+    pub value: Value,
+}
+
+impl PData {
+    /// The status of a lookup of `keys` that found `found` (v5.0 §9.6): `PMIX_SUCCESS` when
+    /// every key was found, `PMIX_ERR_PARTIAL_SUCCESS` when some were, `PMIX_ERR_NOT_FOUND`
+    /// when none were.
+    pub fn lookup_status<K: AsRef<str>>(keys: &[K], found: &[PData]) -> super::Status {
+        let hit = |k: &K| found.iter().any(|d| d.key.as_str() == k.as_ref());
+        match keys.iter().filter(|k| hit(k)).count() {
+            0 => super::Status::ERR_NOT_FOUND,
+            n if n < keys.len() => super::Status::ERR_PARTIAL_SUCCESS,
+            _ => super::Status::SUCCESS,
+        }
+    }
+}
+
+/// `pmix_kval_t` (OpenPMIx internal, `PMIX_KVAL`): a key and a value, as stored and sent by
+/// the key-value store.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub struct Kval {
+    pub key: Key,
+    pub value: Value,
+}
+
+/// `pmix_fabric_t`: a handle on a fabric and what is known of it (PMIx v5.0 §15.2.10).
+/// The `module` pointer of the C struct is the implementation's business and is not kept.
+#[derive(Clone, Debug, Default, PartialEq, PartialOrd)]
+pub struct Fabric {
+    pub name: Option<String>,
+    pub index: u64,
+    pub info: Vec<Info>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,5 +635,21 @@ mod tests {
             Some("abc")
         );
         assert_eq!(bool::from_value(&Value::Uint8(1)), None);
+    }
+
+    #[test]
+    fn a_lookup_finding_some_keys_is_a_partial_success() {
+        let found = vec![PData {
+            proc: Proc::new(Nspace::new("job").expect("a namespace"), 0),
+            key: Key::new("a").expect("a key"),
+            value: Value::Uint32(1),
+        }];
+        assert_eq!(PData::lookup_status(&["a"], &found), Status::SUCCESS);
+        assert_eq!(
+            PData::lookup_status(&["a", "b"], &found),
+            Status::ERR_PARTIAL_SUCCESS
+        );
+        assert_eq!(PData::lookup_status(&["b"], &found), Status::ERR_NOT_FOUND);
+        assert_eq!(PData::lookup_status(&["b"], &[]), Status::ERR_NOT_FOUND);
     }
 }
