@@ -95,11 +95,28 @@ fn measure(cmd: &mut Command) -> Result<BTreeMap<String, f64>, String> {
         .collect())
 }
 
-/// Run `f` `rounds` times and keep, for every metric, the median of the values.
+/// A metric over several runs: the median, and the lowest and highest value.
+#[derive(Clone, Copy, Debug)]
+struct Spread {
+    median: f64,
+    low: f64,
+    high: f64,
+}
+
+impl std::fmt::Display for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.low == self.high {
+            return write!(f, "{:.2}", self.median);
+        }
+        write!(f, "{:.2} ({:.2}–{:.2})", self.median, self.low, self.high)
+    }
+}
+
+/// Run `f` `rounds` times and keep, for every metric, the median and the spread.
 fn median_of(
     rounds: usize,
     mut f: impl FnMut() -> Result<BTreeMap<String, f64>, String>,
-) -> Result<BTreeMap<String, f64>, String> {
+) -> Result<BTreeMap<String, Spread>, String> {
     let mut all: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for _ in 0..rounds {
         for (k, v) in f()? {
@@ -108,10 +125,15 @@ fn median_of(
     }
     Ok(all
         .into_iter()
+        .filter(|(_, v)| !v.is_empty())
         .map(|(k, mut v)| {
             v.sort_by(f64::total_cmp);
-            let m = v[v.len() / 2];
-            (k, m)
+            let spread = Spread {
+                median: v[v.len() / 2],
+                low: v[0],
+                high: v[v.len() - 1],
+            };
+            (k, spread)
         })
         .collect())
 }
@@ -152,8 +174,9 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
         ("fence_us", "fence with data"),
     ];
     // Runs on a shared machine vary a lot (OpenPMIx's progress threads compete for the
-    // cores): each configuration runs `rounds` times and the table shows the median.
-    let rounds = if quick { 1 } else { 3 };
+    // cores): each configuration runs `rounds` times and the table shows the median, with
+    // the lowest and highest value in parentheses; the ratios are of the medians.
+    let rounds = if quick { 1 } else { 5 };
     println!(
         "| operation | N | Rust client, our server (µs) | OpenPMIx client, our server (µs) | OpenPMIx client, OpenPMIx server (µs) | Rust/ours vs OpenPMIx/OpenPMIx | same OpenPMIx client: our server vs theirs |"
     );
@@ -190,16 +213,16 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
             if key != "fence_us" && n != sizes[0] {
                 continue;
             }
-            let get = |m: &BTreeMap<String, f64>| {
+            let get = |m: &BTreeMap<String, Spread>| {
                 m.get(key)
                     .copied()
                     .ok_or_else(|| format!("no {key} in the benchmark output"))
             };
             let (a, b, c) = (get(&ours_rust)?, get(&ours_c)?, get(&theirs)?);
             println!(
-                "| {label} | {n} | {a:.2} | {b:.2} | {c:.2} | {:.1}× | {:.1}× |",
-                c / a.max(1e-9),
-                c / b.max(1e-9)
+                "| {label} | {n} | {a} | {b} | {c} | {:.1}× | {:.1}× |",
+                c.median / a.median.max(1e-9),
+                c.median / b.median.max(1e-9)
             );
         }
     }
