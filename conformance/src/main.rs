@@ -221,16 +221,23 @@ fn main() -> ExitCode {
                 );
             }
         }
+        let bar = progress(total);
         for (i, v) in vectors.iter().enumerate() {
+            bar.set_message(v.id.clone());
             let outcome = runtime.block_on(runner::run(v, target));
-            println!(
-                "{} {:>3}/{total} {:<16} {:<14} {}",
-                progress_bar(i + 1, total),
+            let line = format!(
+                "{:>3}/{total} {:<16} {:<14} {}",
                 i + 1,
                 outcome.label(),
                 target.name(),
                 v.id
             );
+            if bar.is_hidden() {
+                println!("{line}");
+            } else {
+                bar.println(line);
+            }
+            bar.inc(1);
             rows.push(report::Row {
                 id: v.id.clone(),
                 section: v.section.clone(),
@@ -239,6 +246,7 @@ fn main() -> ExitCode {
                 outcome,
             });
         }
+        bar.finish_and_clear();
     }
     runtime.shutdown_background();
 
@@ -290,7 +298,7 @@ fn main() -> ExitCode {
         let written = std::fs::create_dir_all(dir)
             .and_then(|()| std::fs::write(dir.join("report.md"), &md))
             .and_then(|()| std::fs::write(dir.join("report.html"), report::html(&rows)))
-            .and_then(|()| std::fs::write(dir.join("junit.xml"), report::junit(&rows)));
+            .and_then(|()| std::fs::write(dir.join("junit.xml"), report::junit(&rows)?));
         match written {
             Ok(()) => println!("\nreport written to {}", dir.display()),
             Err(e) => {
@@ -370,11 +378,17 @@ fn resolve_target(runtime: &tokio::runtime::Runtime, t: &str, lib: &str) -> Resu
     })
 }
 
-/// A 20-column bar for `done` of `total`.
-fn progress_bar(done: usize, total: usize) -> String {
-    let width = 20;
-    let filled = (done * width).checked_div(total).unwrap_or(width);
-    format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
+/// A bar of the vectors done, drawn on a terminal; hidden when the output goes to a file or
+/// a pipe (as in CI), where each vector's line is the progress.
+fn progress(total: usize) -> indicatif::ProgressBar {
+    let target = indicatif::ProgressDrawTarget::stdout();
+    let bar = indicatif::ProgressBar::with_draw_target(Some(total as u64), target);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("[{bar:20}] {pos:>3}/{len} {wide_msg}")
+    {
+        bar.set_style(style.progress_chars("#."));
+    }
+    bar
 }
 
 /// Compare the attribute and constant tables compiled into `pmix` with the inventory.

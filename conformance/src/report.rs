@@ -406,49 +406,51 @@ fn detail_text(o: &Outcome) -> String {
     }
 }
 
-/// JUnit XML: one test case per vector and target; failures and errors carry their detail,
-/// expected failures and unsupported calls are skipped with their reason.
-pub fn junit(rows: &[Row]) -> String {
-    let failures = rows.iter().filter(|r| r.outcome.is_bad()).count();
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"conformance\" tests=\"{}\" failures=\"{failures}\">\n",
-        rows.len()
-    );
+/// JUnit XML: a test suite per target, a test case per vector; failures and errors carry
+/// their detail, expected failures and unsupported calls are skipped with their reason.
+pub fn junit(rows: &[Row]) -> std::io::Result<String> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
     for r in rows {
-        let _ = write!(
-            out,
-            "  <testcase classname=\"{}\" name=\"{}\"",
-            escape(&r.target),
-            escape(&r.id)
-        );
-        let body = match &r.outcome {
-            Outcome::Pass => None,
-            Outcome::Fail { diff, .. } => Some(format!(
-                "<failure message=\"departs from the standard\">{}</failure>",
-                escape(diff)
-            )),
-            Outcome::UnexpectedPass { reason } => Some(format!(
-                "<failure message=\"passed but listed as an expected failure\">{}</failure>",
-                escape(reason)
-            )),
-            Outcome::Error { message } => Some(format!("<error message=\"{}\"/>", escape(message))),
-            Outcome::NotSupported { api, .. } => Some(format!(
-                "<skipped message=\"{} not supported\"/>",
-                escape(api)
-            )),
+        let status = match &r.outcome {
+            Outcome::Pass => TestCaseStatus::success(),
+            Outcome::Fail { diff, .. } => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message("departs from the standard")
+                    .set_description(diff.as_str());
+                s
+            }
+            Outcome::UnexpectedPass { reason } => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message("passed but listed as an expected failure")
+                    .set_description(reason.as_str());
+                s
+            }
+            Outcome::Error { message } => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                s.set_message(message.as_str());
+                s
+            }
+            Outcome::NotSupported { api, .. } => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(format!("{api} not supported"));
+                s
+            }
             Outcome::ExpectedFailure { reason, .. } => {
-                Some(format!("<skipped message=\"{}\"/>", escape(reason)))
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(reason.as_str());
+                s
             }
         };
-        match body {
-            None => out.push_str("/>\n"),
-            Some(b) => {
-                let _ = writeln!(out, ">{b}</testcase>");
-            }
-        }
+        let mut case = TestCase::new(r.id.as_str(), status);
+        case.set_classname(r.target.as_str());
+        (suites.entry(&r.target))
+            .or_insert_with(|| TestSuite::new(r.target.as_str()))
+            .add_test_case(case);
     }
-    out.push_str("</testsuite>\n");
-    out
+    let mut report = Report::new("conformance");
+    report.add_test_suites(suites.into_values());
+    report.to_string().map_err(std::io::Error::other)
 }
 
 /// The JSON summary.
@@ -518,4 +520,68 @@ pub fn regressions(rows: &[Row], baseline: &str) -> Vec<String> {
         .filter(|r| passed.contains(r.id.as_str()) && r.outcome != Outcome::Pass)
         .map(|r| format!("{}: {}", r.id, r.outcome.label()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, target: &str, outcome: Outcome) -> Row {
+        Row {
+            id: id.into(),
+            section: String::new(),
+            rules: Vec::new(),
+            target: target.into(),
+            outcome,
+        }
+    }
+
+    #[test]
+    fn junit_has_a_suite_per_target_and_says_why_a_case_failed_or_was_skipped() {
+        let rows = [
+            row("a/pass", "rust", Outcome::Pass),
+            row(
+                "a/fail",
+                "rust",
+                Outcome::Fail {
+                    step: 1,
+                    seen: "PMIX_ERR_NOT_FOUND".into(),
+                    diff: "expected <42> & saw nothing".into(),
+                },
+            ),
+            row(
+                "a/broken",
+                "openpmix-4.2",
+                Outcome::Error {
+                    message: "timed out".into(),
+                },
+            ),
+            row(
+                "a/unsupported",
+                "openpmix-4.2",
+                Outcome::NotSupported {
+                    step: 0,
+                    api: "PMIx_Fabric_register".into(),
+                    seen: "not supported".into(),
+                },
+            ),
+        ];
+        let xml = junit(&rows).expect("the report serializes");
+        assert!(
+            xml.contains(r#"<testsuite name="openpmix-4.2" tests="2""#),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"<testsuite name="rust" tests="2""#), "{xml}");
+        assert!(xml.contains(r#"failures="1""#), "{xml}");
+        // The detail is escaped, not written raw into the XML.
+        assert!(
+            xml.contains("expected &lt;42&gt; &amp; saw nothing"),
+            "{xml}"
+        );
+        assert!(xml.contains(r#"<error message="timed out""#), "{xml}");
+        assert!(
+            xml.contains(r#"<skipped message="PMIx_Fabric_register not supported""#),
+            "{xml}"
+        );
+    }
 }
