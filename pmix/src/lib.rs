@@ -97,7 +97,7 @@ mod error;
 pub mod events;
 pub mod model;
 pub mod query;
-pub mod retrieval;
+pub(crate) mod retrieval;
 pub mod server;
 pub mod store;
 #[cfg(feature = "topology")]

@@ -24,7 +24,7 @@ use crate::wire::ProcData;
 
 /// The directives of a get's info array that change where the search stops.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Directives {
+pub(crate) struct Directives {
     /// `PMIX_OPTIONAL`: stop after the client's cache (N-03).
     pub optional: bool,
     /// `PMIX_IMMEDIATE`: stop after the local server (N-05, R-04).
@@ -68,7 +68,7 @@ const GET_DIRECTIVES: &[&str] = &[
 ];
 
 impl Directives {
-    pub fn from_info(info: &[Info]) -> Directives {
+    pub(crate) fn from_info(info: &[Info]) -> Directives {
         let mut d = Directives {
             qualifiers: Qualifiers::from_info(info),
             ..Directives::default()
@@ -106,7 +106,7 @@ impl Directives {
 
 /// The client's decision.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ClientStep {
+pub(crate) enum ClientStep {
     /// The get completes here.
     Done(Result<Value, Status>),
     /// Ask the server; `add_immediate` when the server must not wait (N-01).
@@ -116,7 +116,7 @@ pub enum ClientStep {
 /// What a client holds locally: the realms of namespaces it received, the values of other
 /// processes it fetched, and its own posted and internal values.
 #[derive(Clone, Debug, Default)]
-pub struct ClientCache {
+pub(crate) struct ClientCache {
     pub realms: BTreeMap<Nspace, JobRealms>,
     pub procs: BTreeMap<Proc, Vec<Kval>>,
 }
@@ -124,7 +124,7 @@ pub struct ClientCache {
 /// The registration a reserved key is searched in: the target's namespace, or with a
 /// `PMIX_SESSION_ID` qualifier the session it names (RS-03, RS-06); a namespace of another
 /// session than the one named is not searched (RJ-03, RP-04).
-pub fn realms_for<'a>(
+pub(crate) fn realms_for<'a>(
     all: &'a BTreeMap<Nspace, JobRealms>,
     nspace: &str,
     key: &str,
@@ -152,7 +152,7 @@ pub fn realms_for<'a>(
 
 /// Check a `PMIx_Put` (P-01, P-02): a reserved key is refused, a scope this library does not
 /// know is not supported.
-pub fn check_put(scope: Scope, key: &str) -> Result<Key, Status> {
+pub(crate) fn check_put(scope: Scope, key: &str) -> Result<Key, Status> {
     let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
     if is_reserved(key.as_str()) {
         return Err(Status::ERR_BAD_PARAM); // P-01
@@ -167,12 +167,12 @@ pub fn check_put(scope: Scope, key: &str) -> Result<Key, Status> {
 }
 
 /// The target of a get: `proc`, or the caller itself when none is given (G-01).
-pub fn get_target(proc: Option<&Proc>, me: &Proc) -> Proc {
+pub(crate) fn get_target(proc: Option<&Proc>, me: &Proc) -> Proc {
     proc.cloned().unwrap_or_else(|| me.clone())
 }
 
 impl ClientCache {
-    pub fn realms(&self, nspace: &str) -> Option<&JobRealms> {
+    pub(crate) fn realms(&self, nspace: &str) -> Option<&JobRealms> {
         self.realms
             .iter()
             .find(|(n, _)| n.as_str() == nspace)
@@ -180,7 +180,7 @@ impl ClientCache {
     }
 
     /// Store (or replace) values of a process.
-    pub fn store(&mut self, proc: &Proc, kvals: Vec<Kval>) {
+    pub(crate) fn store(&mut self, proc: &Proc, kvals: Vec<Kval>) {
         let slot = self.procs.entry(proc.clone()).or_default();
         for kv in kvals {
             match slot.iter_mut().find(|k| k.key == kv.key) {
@@ -195,7 +195,13 @@ impl ClientCache {
     /// devices) need not be the key's value for the process named: kept under the process,
     /// it would answer later gets of other realms (an application other than the one asked
     /// for, RA-01..RA-04), so it is not kept.
-    pub fn store_answer(&mut self, proc: &Proc, mut kvals: Vec<Kval>, key: &str, q: &Qualifiers) {
+    pub(crate) fn store_answer(
+        &mut self,
+        proc: &Proc,
+        mut kvals: Vec<Kval>,
+        key: &str,
+        q: &Qualifiers,
+    ) {
         if q.narrows() {
             kvals.retain(|k| k.key.as_str() != key);
         }
@@ -210,7 +216,7 @@ impl ClientCache {
     }
 
     /// Search a reserved key by the realm rules.
-    pub fn find_reserved(
+    pub(crate) fn find_reserved(
         &self,
         me: &Proc,
         target: &Proc,
@@ -240,7 +246,7 @@ impl ClientCache {
 }
 
 /// The client's step of a get of `key` from `target` by `me` (v5.0 §5.3 steps 1–2, §6.2).
-pub fn client_get(
+pub(crate) fn client_get(
     cache: &ClientCache,
     me: &Proc,
     target: &Proc,
@@ -318,7 +324,7 @@ pub fn client_get(
 
 /// The server's decision.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ServerStep {
+pub(crate) enum ServerStep {
     /// Answer now.
     Reply { status: Status, data: Vec<ProcData> },
     /// Hold the request until the target posts data, or until the timeout (N-06, N-07).
@@ -343,7 +349,7 @@ impl ServerStep {
 /// A value `target` posted for a group (latest draft §14.2.5, [`crate::store::qualified`]) is
 /// found by a get qualified with the group's `PMIX_GROUP_CONTEXT_ID`, which looks nowhere
 /// else and never waits, or by an unqualified get that finds the key nowhere else.
-pub fn server_get(
+pub(crate) fn server_get(
     store: &ServerStore,
     requester: &Proc,
     target: &Proc,

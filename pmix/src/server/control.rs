@@ -171,7 +171,7 @@ pub fn request_id(directives: &[Info]) -> Option<String> {
 /// Who may act on which job, for a host whose jobs all run as one user (a launcher such as
 /// `pmixrun`). The standard leaves authorization to the host; the library gives it the
 /// requester's identifier and the `PMIX_USERID` the kernel vouched for (see
-/// [`crate::server::core`]'s connect rules). The rules:
+/// the server core's connect rules). The rules:
 ///
 /// - a tool of a user the host admitted may act on every job: it attached to all of them;
 /// - a process may act on its own job and on the jobs it or its job spawned, down the

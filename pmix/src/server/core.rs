@@ -19,7 +19,9 @@ use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 use super::fence::{Fences, LOST_PARTICIPANT};
 use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
 
-pub use interface::{Action, ConnId, HostCall, HostResult, PeerCred};
+pub(crate) use interface::{Action, ConnId, HostCall, HostResult};
+// What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
+pub use interface::PeerCred;
 
 #[derive(Clone, Debug)]
 struct Conn {
@@ -128,7 +130,7 @@ enum Pending {
 
 /// The server's state.
 #[derive(Debug)]
-pub struct ServerCore {
+pub(crate) struct ServerCore {
     pub store: ServerStore,
     conns: BTreeMap<ConnId, Conn>,
     clients: BTreeMap<Proc, Registration>,
@@ -161,7 +163,7 @@ pub struct ServerCore {
 
 impl ServerCore {
     /// A server on `hostname`, whose host does (or does not) answer direct-modex requests.
-    pub fn new(hostname: Option<String>, host_has_dmodex: bool, version: &str) -> Self {
+    pub(crate) fn new(hostname: Option<String>, host_has_dmodex: bool, version: &str) -> Self {
         ServerCore {
             store: ServerStore {
                 hostname,
@@ -195,27 +197,27 @@ impl ServerCore {
     }
 
     /// Name the server (tools receive its identifier in the handshake reply).
-    pub fn with_id(mut self, id: Proc) -> Self {
+    pub(crate) fn with_id(mut self, id: Proc) -> Self {
         self.id = id;
         self
     }
 
     /// Seal this server's credentials with `key` (the driver draws it from the operating
     /// system's randomness; without it, credentials are sealed with zeros and prove nothing).
-    pub fn with_credential_key(mut self, key: [u8; 32]) -> Self {
+    pub(crate) fn with_credential_key(mut self, key: [u8; 32]) -> Self {
         self.credential_key = key;
         self
     }
 
     /// Admit tools and launchers that run as one of `uids` (none are admitted otherwise):
     /// a tool can spawn, signal and query, so only the users the host trusts may connect one.
-    pub fn with_tool_uids(mut self, uids: Vec<u32>) -> Self {
+    pub(crate) fn with_tool_uids(mut self, uids: Vec<u32>) -> Self {
         self.tool_uids = uids;
         self
     }
 
     /// The next action to perform, in order.
-    pub fn poll_action(&mut self) -> Option<Action> {
+    pub(crate) fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
 
@@ -225,7 +227,7 @@ impl ServerCore {
     /// what its `PMIX_NODE_MAP` and `PMIX_PROC_MAP` imply where nothing explicit was given
     /// ([`JobRealms::apply_maps`]). A map that does not parse, or maps that disagree, are
     /// `PMIX_ERR_BAD_PARAM` and register nothing.
-    pub fn register_nspace(&mut self, nspace: Nspace, info: &[Info]) -> Result<(), Status> {
+    pub(crate) fn register_nspace(&mut self, nspace: Nspace, info: &[Info]) -> Result<(), Status> {
         let map = |a: &str| {
             info.iter()
                 .find(|i| i.key.as_str() == a)
@@ -262,18 +264,18 @@ impl ServerCore {
 
     /// `PMIx_server_register_resources`: information not tied to a namespace, which every
     /// job's processes then find among their job's information (v5.0 §17.2.5).
-    pub fn register_resources(&mut self, info: &[Info]) {
+    pub(crate) fn register_resources(&mut self, info: &[Info]) {
         self.store.register_resources(info);
     }
 
     /// `PMIx_server_deregister_resources`: the keys named are no longer any job's (v5.0
     /// §17.2.6).
-    pub fn deregister_resources(&mut self, info: &[Info]) {
+    pub(crate) fn deregister_resources(&mut self, info: &[Info]) {
         self.store.deregister_resources(info);
     }
 
     /// `PMIx_server_deregister_nspace`.
-    pub fn deregister_nspace(&mut self, nspace: &str) {
+    pub(crate) fn deregister_nspace(&mut self, nspace: &str) {
         self.store.namespaces.retain(|n, _| n.as_str() != nspace);
         self.store.modex.remove_nspace(nspace);
         self.store.group_values.remove_nspace(nspace);
@@ -284,7 +286,7 @@ impl ServerCore {
     }
 
     /// `PMIx_server_register_client`: `proc` may connect, with this uid and gid.
-    pub fn register_client(&mut self, proc: Proc, uid: u32, gid: u32) {
+    pub(crate) fn register_client(&mut self, proc: Proc, uid: u32, gid: u32) {
         self.store.local.insert(proc.clone());
         self.clients.insert(
             proc,
@@ -298,7 +300,7 @@ impl ServerCore {
 
     /// `PMIx_server_deregister_client`: `proc` may no longer connect, and the data it posted
     /// is purged (v5.0 §17.2.8), so a later direct-modex request for it finds nothing.
-    pub fn deregister_client(&mut self, proc: &Proc) {
+    pub(crate) fn deregister_client(&mut self, proc: &Proc) {
         self.clients.remove(proc);
         self.store.local.remove(proc);
         self.store.gone.remove(proc);
@@ -313,7 +315,7 @@ impl ServerCore {
     /// `PMIX_ERR_NOT_FOUND` for a process that is not a local client or that ends without
     /// posting it, and with `PMIX_IMMEDIATE` (a refresh: N-01) for one that has posted
     /// nothing yet.
-    pub fn dmodex_request(&mut self, proc: Proc, info: &[Info]) -> u64 {
+    pub(crate) fn dmodex_request(&mut self, proc: Proc, info: &[Info]) -> u64 {
         let op = self.op();
         let required_key = info
             .iter()
@@ -364,7 +366,7 @@ impl ServerCore {
     }
 
     /// Whether every registered client of `nspace` has finalized or disconnected.
-    pub fn all_gone(&self, nspace: &str) -> bool {
+    pub(crate) fn all_gone(&self, nspace: &str) -> bool {
         self.clients
             .keys()
             .filter(|p| p.nspace.as_str() == nspace)
@@ -374,7 +376,7 @@ impl ServerCore {
     // ---- inputs from peers ----
 
     /// A frame from a connected peer.
-    pub fn handle_frame(&mut self, conn: ConnId, frame: Frame) {
+    pub(crate) fn handle_frame(&mut self, conn: ConnId, frame: Frame) {
         let Some(c) = self.conns.get(&conn).cloned() else {
             return;
         };
@@ -400,7 +402,7 @@ impl ServerCore {
     }
 
     /// The connection closed (or was closed for an error).
-    pub fn handle_closed(&mut self, conn: ConnId) {
+    pub(crate) fn handle_closed(&mut self, conn: ConnId) {
         let Some(c) = self.conns.remove(&conn) else {
             return;
         };
@@ -421,7 +423,7 @@ impl ServerCore {
     }
 
     /// The host answered the call `op`.
-    pub fn handle_host(&mut self, op: u64, result: HostResult) {
+    pub(crate) fn handle_host(&mut self, op: u64, result: HostResult) {
         let Some(pending) = self.pending.remove(&op) else {
             return;
         };
@@ -565,7 +567,7 @@ impl ServerCore {
     }
 
     /// The timer `op` expired.
-    pub fn handle_timeout(&mut self, op: u64) {
+    pub(crate) fn handle_timeout(&mut self, op: u64) {
         if let Some(i) = self.held_dmodex.iter().position(|d| d.op == op) {
             self.held_dmodex.remove(i);
             self.actions.push_back(Action::DmodexReply {

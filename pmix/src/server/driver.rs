@@ -278,7 +278,7 @@ impl Server {
     }
 
     /// `PMIx_server_define_process_set`: define the process set `name` of `members` and
-    /// announce it to the local clients (see [`super::core::ServerCore::define_process_set`]).
+    /// announce it to the local clients (`ServerCore::define_process_set`).
     pub async fn define_process_set(&self, name: &str, members: Vec<Proc>) -> Result<(), Status> {
         let name = name.to_owned();
         self.call(move |core| core.define_process_set(&name, members))

@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::model::Proc;
 
 /// The environment variables a client process needs.
-pub fn client_env(
+pub(crate) fn client_env(
     proc: &Proc,
     uri: &str,
     unix_socket: Option<&Path>,

@@ -27,14 +27,14 @@ use crate::model::{Info, Proc, Status, attr};
 
 /// Identifies one contribution: the connection and the request tag to answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Waiter {
+pub(crate) struct Waiter {
     pub conn: u64,
     pub tag: u32,
 }
 
 /// One generation of a fence over one participant set.
 #[derive(Clone, Debug)]
-pub struct Tracker {
+pub(crate) struct Tracker {
     pub id: u64,
     /// The collective's name besides its set (a group's; empty otherwise).
     pub label: String,
@@ -58,21 +58,21 @@ pub struct Tracker {
 
 impl Tracker {
     /// The participants not excused, in order.
-    pub fn still_in(&self) -> Vec<Proc> {
+    pub(crate) fn still_in(&self) -> Vec<Proc> {
         (self.procs.iter())
             .filter(|p| !self.excused.contains(*p))
             .cloned()
             .collect()
     }
 
-    pub fn is_locally_complete(&self) -> bool {
+    pub(crate) fn is_locally_complete(&self) -> bool {
         self.lost.is_some() || self.local.iter().all(|p| self.contributed.contains_key(p))
     }
 }
 
 /// What a contribution led to.
 #[derive(Clone, Debug, PartialEq)]
-pub enum FenceStep {
+pub(crate) enum FenceStep {
     /// Still waiting for local participants of the tracker.
     Pending(u64),
     /// All local participants are in: complete, or hand over to the host.
@@ -81,7 +81,7 @@ pub enum FenceStep {
 
 /// All fences in progress on a server.
 #[derive(Clone, Debug, Default)]
-pub struct Fences {
+pub(crate) struct Fences {
     next_id: u64,
     /// Trackers by label (a group's name; empty for fences, connects and disconnects) and
     /// participant set, oldest generation first.
@@ -90,7 +90,7 @@ pub struct Fences {
 
 impl Fences {
     /// Record `proc`'s contribution to a fence over `procs`, whose local members are `local`.
-    pub fn contribute(
+    pub(crate) fn contribute(
         &mut self,
         procs: &[Proc],
         local: BTreeSet<Proc>,
@@ -103,7 +103,7 @@ impl Fences {
 
     /// As [`Fences::contribute`], to a collective named `label` as well as by its set (a
     /// group's construction is matched by the group's name).
-    pub fn contribute_to(
+    pub(crate) fn contribute_to(
         &mut self,
         label: &str,
         procs: &[Proc],
@@ -151,7 +151,7 @@ impl Fences {
     }
 
     /// The tracker whose timer is `op`.
-    pub fn by_timer(&self, op: u64) -> Option<u64> {
+    pub(crate) fn by_timer(&self, op: u64) -> Option<u64> {
         self.sets
             .values()
             .flat_map(|g| g.iter())
@@ -159,7 +159,7 @@ impl Fences {
             .map(|t| t.id)
     }
 
-    pub fn get_mut(&mut self, id: u64) -> Option<&mut Tracker> {
+    pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut Tracker> {
         self.sets
             .values_mut()
             .flat_map(|g| g.iter_mut())
@@ -168,7 +168,7 @@ impl Fences {
 
     /// Remove a finished tracker and return it, with the id of the next generation of the same
     /// set if that one is now locally complete.
-    pub fn finish(&mut self, id: u64) -> Option<(Tracker, Option<u64>)> {
+    pub(crate) fn finish(&mut self, id: u64) -> Option<(Tracker, Option<u64>)> {
         for gens in self.sets.values_mut() {
             if let Some(i) = gens.iter().position(|t| t.id == id) {
                 let t = gens.remove(i);
@@ -186,7 +186,7 @@ impl Fences {
     /// `proc` is gone: every tracker still waiting for it fails with `status`. Returns the
     /// ones that may now complete (the oldest generation of their set). A tracker already at
     /// the host has every local contribution, `proc`'s included, and goes on.
-    pub fn lose(&mut self, proc: &Proc, status: Status) -> Vec<u64> {
+    pub(crate) fn lose(&mut self, proc: &Proc, status: Status) -> Vec<u64> {
         let mut ready = Vec::new();
         for gens in self.sets.values_mut() {
             for (i, t) in gens.iter_mut().enumerate() {
@@ -207,7 +207,7 @@ impl Fences {
     /// by, so that the host matches it with the other servers' part. Returns the ones that
     /// may now complete, and the participants still in of the oldest one `proc` was in
     /// (`None`: none was waiting for it). A tracker already at the host goes on unchanged.
-    pub fn excuse(&mut self, label: &str, proc: &Proc) -> (Vec<u64>, Option<Vec<Proc>>) {
+    pub(crate) fn excuse(&mut self, label: &str, proc: &Proc) -> (Vec<u64>, Option<Vec<Proc>>) {
         let (mut ready, mut left) = (Vec::new(), None);
         for ((l, _), gens) in self.sets.iter_mut() {
             if l != label {
@@ -233,7 +233,7 @@ impl Fences {
     }
 
     /// Forget a connection's contributions (it closed); returns nothing to answer.
-    pub fn drop_conn(&mut self, conn: u64) {
+    pub(crate) fn drop_conn(&mut self, conn: u64) {
         for gens in self.sets.values_mut() {
             for t in gens.iter_mut() {
                 t.contributed.retain(|_, w| w.conn != conn);
@@ -241,21 +241,25 @@ impl Fences {
         }
     }
 
-    pub fn len(&self) -> usize {
+    /// How many fences are open, over every set of participants (for the tests).
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.sets.values().map(Vec::len).sum()
     }
 
-    pub fn is_empty(&self) -> bool {
+    /// Whether no fence is open (for the tests).
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.sets.is_empty()
     }
 }
 
 /// The status a fence ends with when a participant is lost.
-pub const LOST_PARTICIPANT: Status = Status::ERR_LOST_CONNECTION;
+pub(crate) const LOST_PARTICIPANT: Status = Status::ERR_LOST_CONNECTION;
 
 impl Tracker {
     /// The information for the host: the contributions' own, and the local failure if any.
-    pub fn host_info(&self) -> Vec<Info> {
+    pub(crate) fn host_info(&self) -> Vec<Info> {
         let mut info = self.info.clone();
         if let Some(status) = self.lost {
             info.retain(|i| i.key.as_str() != attr::LOCAL_COLLECTIVE_STATUS.wire_key());
@@ -266,7 +270,7 @@ impl Tracker {
 
     /// How the collective ends once the host answered `host`: a local failure stands even if
     /// the host ignored it.
-    pub fn outcome(&self, host: Status) -> Status {
+    pub(crate) fn outcome(&self, host: Status) -> Status {
         match self.lost {
             Some(lost) if host == Status::SUCCESS => lost,
             _ => host,

@@ -1,8 +1,9 @@
 //! The server side: what a resource manager embeds to serve its local clients.
 //!
-//! The logic is the sans-IO [`core::ServerCore`] (connections, requests, fences, held gets);
-//! [`Server`] is the tokio driver that owns the sockets, timers and host upcalls and feeds the
-//! core one event at a time from a single task, so the core needs no locks.
+//! The logic is the sans-IO `ServerCore` of `server/core.rs`, internal to the crate
+//! (connections, requests, fences, held gets); [`Server`] is the tokio driver that owns the
+//! sockets, timers and host upcalls and feeds the core one event at a time from a single
+//! task, so the core needs no locks.
 //!
 //! ```text
 //!   accept loops ──► connection tasks ──(handshake, frames)──► driver task ──► ServerCore
@@ -15,11 +16,11 @@
 #[cfg(feature = "runtime")]
 mod config;
 pub mod control;
-pub mod core;
+pub(crate) mod core;
 pub mod credential;
-pub mod env;
+pub(crate) mod env;
 pub mod fabric;
-pub mod fence;
+pub(crate) mod fence;
 pub mod regex;
 
 #[cfg(feature = "runtime")]

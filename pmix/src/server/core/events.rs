@@ -271,7 +271,7 @@ impl ServerCore {
     /// A group event another server raised, and the host's word that processes terminated
     /// elsewhere, also move this server's groups and invitations on
     /// (`ServerCore::relayed_group_event`).
-    pub fn notify_event(&mut self, event: Event) -> Result<(), Status> {
+    pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
         event.check()?;
         self.distribute(event.clone());
         self.relayed_group_event(&event);

@@ -34,7 +34,12 @@ impl ServerCore {
     /// A peer's connect message, of any peer type: answered by an [`Action::Handshake`], at
     /// once for clients and after the host's `tool_connected` for tools and launchers.
     /// `peer` is who the operating system says the peer is (`None`: it cannot say).
-    pub fn handle_hello(&mut self, conn: ConnId, req: &ConnectRequest, peer: Option<PeerCred>) {
+    pub(crate) fn handle_hello(
+        &mut self,
+        conn: ConnId,
+        req: &ConnectRequest,
+        peer: Option<PeerCred>,
+    ) {
         let checked = Self::verified(req, peer).and_then(|peer| {
             if req.peer_type.gets_tool_reply() {
                 self.tool_hello(conn, req, peer)
@@ -168,7 +173,7 @@ impl ServerCore {
     /// A simple client's connect message from a peer the kernel vouches for: accept it
     /// (returning its peer index) or refuse it (rules 3 and 4 of the module's doc). Drivers
     /// call [`ServerCore::handle_hello`], which answers every peer.
-    pub fn handle_connect(
+    pub(crate) fn handle_connect(
         &mut self,
         conn: ConnId,
         req: &ConnectRequest,

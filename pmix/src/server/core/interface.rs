@@ -8,7 +8,7 @@ use crate::model::{
 use crate::wire::Tag;
 
 /// A connection, numbered by the driver.
-pub type ConnId = u64;
+pub(crate) type ConnId = u64;
 
 /// Who a connecting peer is, as the operating system vouches for it, never as the peer says:
 /// the uid always; the gid and pid where the transport can tell (a Unix socket's
@@ -34,7 +34,7 @@ impl PeerCred {
 
 /// An upcall the driver must make to the host.
 #[derive(Clone, Debug, PartialEq)]
-pub enum HostCall {
+pub(crate) enum HostCall {
     ClientConnected(Proc),
     ClientFinalized(Proc),
     Abort {
@@ -169,7 +169,7 @@ pub enum HostCall {
 
 /// The host's answer to a [`HostCall`].
 #[derive(Clone, Debug, PartialEq)]
-pub enum HostResult {
+pub(crate) enum HostResult {
     Status(Status),
     Data(Result<Vec<u8>, Status>),
     Lookup(Result<Vec<PData>, Status>),
@@ -204,7 +204,7 @@ impl HostResult {
 
 /// What the driver must do.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Answer a peer's connect message with `reply`, raw bytes written before any frame. When
     /// `refused` gives a reason, close the connection after writing.
     Handshake {

@@ -16,7 +16,11 @@ impl ServerCore {
     /// `PMIx_server_define_process_set`: an empty name or member list is
     /// `PMIX_ERR_BAD_PARAM`; a name already defined is `PMIX_ERR_EXISTS` (sets are immutable:
     /// delete it first).
-    pub fn define_process_set(&mut self, name: &str, members: Vec<Proc>) -> Result<(), Status> {
+    pub(crate) fn define_process_set(
+        &mut self,
+        name: &str,
+        members: Vec<Proc>,
+    ) -> Result<(), Status> {
         if name.is_empty() || members.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -32,7 +36,7 @@ impl ServerCore {
     }
 
     /// `PMIx_server_delete_process_set`: a name not defined is `PMIX_ERR_NOT_FOUND`.
-    pub fn delete_process_set(&mut self, name: &str) -> Result<(), Status> {
+    pub(crate) fn delete_process_set(&mut self, name: &str) -> Result<(), Status> {
         if self.psets.remove(name).is_none() {
             return Err(Status::ERR_NOT_FOUND);
         }

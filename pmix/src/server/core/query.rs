@@ -45,7 +45,7 @@ impl ServerCore {
     /// `PMIx_Register_attributes`: the host declares the attributes `function` (a server-module
     /// function such as `"allocate"`) supports. A second registration for one function is
     /// `PMIX_ERR_REPEAT_ATTR_REGISTRATION`.
-    pub fn register_attributes(
+    pub(crate) fn register_attributes(
         &mut self,
         function: &str,
         attrs: Vec<RegAttr>,
