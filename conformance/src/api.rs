@@ -231,9 +231,10 @@ impl ApiOutput {
         }
     }
 
-    pub fn status(status: Status) -> ApiOutput {
+    /// The outcome of a call that returned `status` (or an error that reports it).
+    pub fn status(status: impl Into<Status>) -> ApiOutput {
         ApiOutput {
-            status,
+            status: status.into(),
             ..ApiOutput::default()
         }
     }
@@ -325,14 +326,21 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Run `call` on this crate's async client, whose per-process state is `me`. A call the
 /// crate has no function for (I/O forwarding, the tool side) is `no such call`: the harness
 /// never answers for it.
+/// A result of this crate's client, as the status the report compares.
+pub(crate) fn st<T>(r: Result<T, pmix::Error>) -> Result<T, Status> {
+    r.map_err(Status::from)
+}
+
 pub async fn run_rust(
     c: &pmix::client::Client,
     me: &std::sync::Arc<RustProc>,
     call: ApiCall,
 ) -> ApiOutput {
-    let unit = |r: Result<(), Status>| ApiOutput::status(r.err().unwrap_or(Status::SUCCESS));
+    let unit = |r: Result<(), pmix::Error>| {
+        ApiOutput::status(r.err().map_or(Status::SUCCESS, |e| e.status()))
+    };
     // A group formed: its status (a partial success too) and the results the call returned.
-    let formed = |r: Result<pmix::client::GroupConstructed, Status>| match r {
+    let formed = |r: Result<pmix::client::GroupConstructed, pmix::Error>| match r {
         Ok(g) => ApiOutput {
             status: g.status,
             results: g.results,
@@ -368,7 +376,7 @@ pub async fn run_rust(
             c.abort(status, &message, &procs)
                 .await
                 .err()
-                .unwrap_or(Status::SUCCESS),
+                .map_or(Status::SUCCESS, |e| e.status()),
         ),
         ApiCall::RegisterEventHandler {
             handler,
@@ -440,7 +448,9 @@ pub async fn run_rust(
             } else {
                 c.spawn(&job_info, &apps).await
             };
-            ApiOutput::value(spawned.map(|ns| Value::String(Some(ns.as_str().to_owned()))))
+            ApiOutput::value(st(
+                spawned.map(|ns| Value::String(Some(ns.as_str().to_owned())))
+            ))
         }
         ApiCall::Log {
             data,
@@ -455,30 +465,30 @@ pub async fn run_rust(
             directive,
             info,
             nb,
-        } => ApiOutput::results(if nb {
+        } => ApiOutput::results(st(if nb {
             c.allocation_request_nb(directive, &info).await
         } else {
             c.allocation_request(directive, &info).await
-        }),
+        })),
         ApiCall::JobControl {
             targets,
             directives,
             nb,
-        } => ApiOutput::results(if nb {
+        } => ApiOutput::results(st(if nb {
             c.job_control_nb(&targets, &directives).await
         } else {
             c.job_control(&targets, &directives).await
-        }),
+        })),
         ApiCall::ProcessMonitor {
             monitor,
             error,
             directives,
             nb,
-        } => ApiOutput::results(if nb {
+        } => ApiOutput::results(st(if nb {
             c.process_monitor_nb(&monitor, error, &directives).await
         } else {
             c.process_monitor(&monitor, error, &directives).await
-        }),
+        })),
         ApiCall::GetCredential { info, nb } => {
             let got = if nb {
                 c.get_credential_nb(&info).await
@@ -505,11 +515,11 @@ pub async fn run_rust(
             if altered {
                 alter(&mut bytes);
             }
-            ApiOutput::results(if nb {
+            ApiOutput::results(st(if nb {
                 c.validate_credential_nb(&bytes, &info).await
             } else {
                 c.validate_credential(&bytes, &info).await
-            })
+            }))
         }
         ApiCall::Connect { procs, info, nb } => unit(if nb {
             c.connect_nb(&procs, &info).await
@@ -630,11 +640,10 @@ pub async fn run_rust(
                 Err(s) => ApiOutput::status(s),
             }
         }
-        ApiCall::GetCpuset { thread } => ApiOutput::value(
-            c.get_cpuset(thread)
-                .await
-                .map(|cs| Value::ProcCpuset(Box::new(cs))),
-        ),
+        ApiCall::GetCpuset { thread } => ApiOutput::value(st(c
+            .get_cpuset(thread)
+            .await
+            .map(|cs| Value::ProcCpuset(Box::new(cs))))),
         ApiCall::GetRelativeLocality {
             locality1,
             locality2,
@@ -657,20 +666,22 @@ pub async fn run_rust(
                 Ok((m, cs)) => pmix::client::Client::compute_distances(&m, &cs, &info),
                 Err(s) => Err(s),
             };
-            ApiOutput::value(distances.map(|d| Value::Size(d.len() as u64)))
+            ApiOutput::value(st(distances.map(|d| Value::Size(d.len() as u64))))
         }
         // An empty namespace: every namespace at once.
-        ApiCall::ResolvePeers { node, nspace } if nspace.is_empty() => ApiOutput::value(
-            c.resolve_peers_of_every_job(Some(&node))
-                .await
-                .map(sorted_procs),
-        ),
+        ApiCall::ResolvePeers { node, nspace } if nspace.is_empty() => ApiOutput::value(st(c
+            .resolve_peers_of_every_job(Some(&node))
+            .await
+            .map(sorted_procs))),
         ApiCall::ResolvePeers { node, nspace } => match Nspace::new(&nspace) {
-            Ok(ns) => ApiOutput::value(c.resolve_peers(Some(&node), &ns).await.map(sorted_procs)),
+            Ok(ns) => ApiOutput::value(st(c
+                .resolve_peers(Some(&node), &ns)
+                .await
+                .map(sorted_procs))),
             Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
         ApiCall::ResolveNodes { nspace } => match Nspace::new(&nspace) {
-            Ok(ns) => ApiOutput::value(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l))),
+            Ok(ns) => ApiOutput::value(st(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l)))),
             Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
         // I/O forwarding: this crate has no client API for it yet.

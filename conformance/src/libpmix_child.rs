@@ -642,16 +642,18 @@ struct RustClient(pmix::client::blocking::Client, Arc<crate::api::RustProc>);
 
 impl Api for RustClient {
     fn put(&self, scope: Scope, key: &str, value: &Value) -> Result<(), Status> {
-        self.0.put(scope, key, value.clone())
+        self.0.put(scope, key, value.clone()).map_err(Status::from)
     }
     fn store_internal(&self, target: &Proc, key: &str, value: &Value) -> Result<(), Status> {
-        self.0.store_internal(target, key, value.clone())
+        self.0
+            .store_internal(target, key, value.clone())
+            .map_err(Status::from)
     }
     fn commit(&self) -> Result<(), Status> {
-        self.0.commit()
+        self.0.commit().map_err(Status::from)
     }
     fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
-        self.0.fence(procs, info)
+        self.0.fence(procs, info).map_err(Status::from)
     }
     fn get(
         &self,
@@ -661,7 +663,7 @@ impl Api for RustClient {
         _no_storage: bool,
     ) -> Result<Value, Status> {
         // The crate's values are always the caller's: there is no storage to give.
-        self.0.get(target, key, info)
+        self.0.get(target, key, info).map_err(Status::from)
     }
     fn get_nb(
         &self,
@@ -672,13 +674,13 @@ impl Api for RustClient {
         let slot: ffi::GetSlot = Arc::new((Mutex::new(None), std::sync::Condvar::new()));
         let done = slot.clone();
         self.0.get_nb(target, key, info, move |r| {
-            *lock(&done.0) = Some(r);
+            *lock(&done.0) = Some(r.map_err(Status::from));
             done.1.notify_all();
         });
         Ok(slot)
     }
     fn publish(&self, info: &[Info]) -> Result<(), Status> {
-        self.0.publish(info)
+        self.0.publish(info).map_err(Status::from)
     }
     fn lookup(&self, keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), Status> {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
@@ -687,10 +689,10 @@ impl Api for RustClient {
     }
     fn unpublish(&self, keys: &[String], info: &[Info]) -> Result<(), Status> {
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        self.0.unpublish(&keys, info)
+        self.0.unpublish(&keys, info).map_err(Status::from)
     }
     fn finalize(&self) -> Result<(), Status> {
-        self.0.finalize()
+        self.0.finalize().map_err(Status::from)
     }
     fn api(&self, call: ApiCall) -> ApiOutput {
         self.0

@@ -227,7 +227,7 @@ pub(crate) fn get_args(
     Ok((target, key, info))
 }
 
-fn observe_value(r: Result<Value, Status>) -> Observed {
+fn observe_value(r: Result<Value, pmix::Error>) -> Observed {
     match r {
         Ok(v) => Observed {
             value: Some(v),
@@ -237,8 +237,8 @@ fn observe_value(r: Result<Value, Status>) -> Observed {
     }
 }
 
-fn observe_unit(r: Result<(), Status>) -> Observed {
-    Observed::status(r.err().unwrap_or(Status::SUCCESS))
+fn observe_unit(r: Result<(), pmix::Error>) -> Observed {
+    Observed::status(r.err().map_or(Status::SUCCESS, |e| e.status()))
 }
 
 /// One caller's call, as a `'static` future so that callers run at the same time.

@@ -7,6 +7,11 @@ use crate::model::Status;
 /// An error of this library, classified by who caused it (STYLE 10).
 ///
 /// Every variant maps to one PMIx status code ([`Error::status`]); the message says why.
+/// It is the one error type of the client's calls, blocking and async, and of the codec.
+/// An error never reports `PMIX_SUCCESS`: a success is an `Ok`. A partial success
+/// (`PMIX_ERR_PARTIAL_SUCCESS`) keeps its results: a lookup that found some of its keys
+/// returns them (`PData::lookup_status` names the partial success), and a group
+/// construction returns its members and results with the status beside them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
@@ -33,8 +38,14 @@ impl Error {
             Error::Decode { status, .. } | Error::Encode { status, .. } => *status,
             Error::TypeMismatch { .. } => Status::ERR_TYPE_MISMATCH,
             Error::NotSupported(_) => Status::ERR_NOT_SUPPORTED,
+            // An error never reports success, whatever a caller put in it.
+            Error::Status(status, _) if *status == Status::SUCCESS => Status::ERROR,
             Error::Status(status, _) => *status,
         }
+    }
+
+    pub(crate) fn bad_param(reason: impl Into<String>) -> Self {
+        Error::BadParam(reason.into())
     }
 
     pub(crate) fn decode(status: Status, reason: impl Into<String>) -> Self {
@@ -62,6 +73,7 @@ impl fmt::Display for Error {
                 write!(f, "expected {expected}, found {found}")
             }
             Error::NotSupported(what) => write!(f, "not supported: {what}"),
+            Error::Status(status, why) if why.is_empty() => write!(f, "{status:?}"),
             Error::Status(status, why) => write!(f, "{status:?}: {why}"),
         }
     }
@@ -82,8 +94,48 @@ impl fmt::Display for Status {
     }
 }
 
+/// A status a peer or a lower layer reported as the failure of a call, with no more to say.
+impl From<Status> for Error {
+    fn from(status: Status) -> Error {
+        let reason = match status {
+            Status::SUCCESS => "success reported as a failure",
+            _ => "",
+        };
+        Error::Status(status, reason.to_owned())
+    }
+}
+
 impl From<Error> for Status {
     fn from(e: Error) -> Status {
         e.status()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_never_reports_success() {
+        assert_eq!(Error::from(Status::SUCCESS).status(), Status::ERROR);
+        assert_eq!(
+            Error::Status(Status::SUCCESS, "a bug".into()).status(),
+            Status::ERROR
+        );
+        assert_eq!(
+            Error::from(Status::ERR_NOT_FOUND).status(),
+            Status::ERR_NOT_FOUND
+        );
+    }
+
+    #[test]
+    fn an_error_reads_as_its_status_and_reason() {
+        assert_eq!(
+            Error::from(Status::ERR_TIMEOUT).to_string(),
+            "PMIX_ERR_TIMEOUT"
+        );
+        let e = Error::Status(Status::ERR_LOST_CONNECTION, "the server closed".into());
+        assert_eq!(e.to_string(), "PMIX_ERR_LOST_CONNECTION: the server closed");
+        assert_eq!(Status::from(e), Status::ERR_LOST_CONNECTION);
     }
 }

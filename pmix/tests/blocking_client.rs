@@ -157,11 +157,17 @@ fn a_server_that_goes_away_fails_the_waiting_call_and_tells_the_process() {
     server.shutdown();
     drop(rt);
     let (result, client) = fence.join().unwrap();
-    assert_eq!(result, Err(Status::ERR_LOST_CONNECTION));
+    assert_eq!(
+        result.map_err(|e| e.status()),
+        Err(Status::ERR_LOST_CONNECTION)
+    );
     assert_eq!(rx.recv_timeout(PATIENCE), Ok(Status::ERR_LOST_CONNECTION));
     // Later calls fail at once.
     on_thread(move || {
         client.put(Scope::GLOBAL, "late", Value::Uint32(1)).unwrap();
-        assert_eq!(client.commit(), Err(Status::ERR_LOST_CONNECTION));
+        assert_eq!(
+            client.commit().map_err(|e| e.status()),
+            Err(Status::ERR_LOST_CONNECTION)
+        );
     });
 }

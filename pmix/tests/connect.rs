@@ -25,7 +25,10 @@ async fn every_process_of_the_set_connects_and_disconnects_once() {
     }
     // Disconnected already: an invalid operation, answered at once.
     assert_eq!(
-        clients[0].disconnect(&job, &[]).await,
+        clients[0]
+            .disconnect(&job, &[])
+            .await
+            .map_err(|e| e.status()),
         Err(Status::ERR_INVALID_OPERATION)
     );
     // A set the caller is not in is a bad parameter.
@@ -34,7 +37,10 @@ async fn every_process_of_the_set_connects_and_disconnects_once() {
         Proc::new(ns.clone(), Rank(2)),
     ];
     assert_eq!(
-        clients[0].connect(&others, &[]).await,
+        clients[0]
+            .connect(&others, &[])
+            .await
+            .map_err(|e| e.status()),
         Err(Status::ERR_BAD_PARAM)
     );
 }
@@ -49,12 +55,18 @@ async fn a_connect_someone_never_joins_ends_at_its_timeout() {
     ];
     let timeout = [Info::new(attr::TIMEOUT, 1i32)];
     assert_eq!(
-        clients[0].connect(&pair, &timeout).await,
+        clients[0]
+            .connect(&pair, &timeout)
+            .await
+            .map_err(|e| e.status()),
         Err(Status::ERR_TIMEOUT)
     );
     // The set is not connected, and the next connect of it starts afresh.
     assert_eq!(
-        clients[0].disconnect(&pair, &[]).await,
+        clients[0]
+            .disconnect(&pair, &[])
+            .await
+            .map_err(|e| e.status()),
         Err(Status::ERR_INVALID_OPERATION)
     );
     let (a, b) = tokio::join!(

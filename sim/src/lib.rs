@@ -402,7 +402,13 @@ impl Observer {
         s.crash_log.push((node, now()));
     }
 
-    pub(crate) fn fenced(&self, rank: u32, started: Duration, result: Result<(), Status>) {
+    pub(crate) fn fenced(
+        &self,
+        rank: u32,
+        started: Duration,
+        result: Result<(), impl Into<Status>>,
+    ) {
+        let result = result.map_err(Into::into);
         let status = result.err().unwrap_or(Status::SUCCESS).0;
         self.record(u32::MAX, format!("rank {rank} fenced {status}").as_bytes());
         let mut s = self.lock();
@@ -411,7 +417,8 @@ impl Observer {
         }
     }
 
-    pub(crate) fn got(&self, rank: u32, result: Result<(), Status>) {
+    pub(crate) fn got(&self, rank: u32, result: Result<(), impl Into<Status>>) {
+        let result = result.map_err(Into::into);
         let status = result.err().unwrap_or(Status::SUCCESS).0;
         self.record(u32::MAX, format!("rank {rank} got {status}").as_bytes());
         let mut s = self.lock();
@@ -420,7 +427,8 @@ impl Observer {
         }
     }
 
-    pub(crate) fn published(&self, rank: u32, result: Result<(), Status>) {
+    pub(crate) fn published(&self, rank: u32, result: Result<(), impl Into<Status>>) {
+        let result = result.map_err(Into::into);
         let status = result.err().unwrap_or(Status::SUCCESS).0;
         self.record(
             u32::MAX,
@@ -432,7 +440,13 @@ impl Observer {
         }
     }
 
-    pub(crate) fn looked_up(&self, rank: u32, started: Duration, result: Result<(), Status>) {
+    pub(crate) fn looked_up(
+        &self,
+        rank: u32,
+        started: Duration,
+        result: Result<(), impl Into<Status>>,
+    ) {
+        let result = result.map_err(Into::into);
         let status = result.err().unwrap_or(Status::SUCCESS).0;
         self.record(
             u32::MAX,
@@ -444,8 +458,12 @@ impl Observer {
         }
     }
 
-    pub(crate) fn spawned(&self, rank: u32, result: Result<pmix::model::Nspace, Status>) {
-        let result = result.map(|ns| ns.as_str().to_owned());
+    pub(crate) fn spawned(
+        &self,
+        rank: u32,
+        result: Result<pmix::model::Nspace, impl Into<Status>>,
+    ) {
+        let result = result.map(|ns| ns.as_str().to_owned()).map_err(Into::into);
         let what = match &result {
             Ok(ns) => format!("rank {rank} spawned {ns}"),
             Err(s) => format!("rank {rank} spawn failed {}", s.0),
@@ -459,8 +477,9 @@ impl Observer {
         job: &pmix::model::Nspace,
         who: node::Party,
         op: &'static str,
-        result: Result<(), Status>,
+        result: Result<(), impl Into<Status>>,
     ) {
+        let result = result.map_err(Into::into);
         let status = result.err().unwrap_or(Status::SUCCESS).0;
         let what = format!("{who:?} {op} {} {status}", job.as_str());
         self.record(u32::MAX, what.as_bytes());
@@ -471,7 +490,13 @@ impl Observer {
             .push((who, result));
     }
 
-    pub(crate) fn grouped(&self, rank: u32, op: &'static str, result: Result<Option<u64>, Status>) {
+    pub(crate) fn grouped(
+        &self,
+        rank: u32,
+        op: &'static str,
+        result: Result<Option<u64>, impl Into<Status>>,
+    ) {
+        let result = result.map_err(Into::into);
         let what = match &result {
             Ok(cid) => format!("rank {rank} group {op} ok {cid:?}"),
             Err(s) => format!("rank {rank} group {op} failed {}", s.0),

@@ -354,7 +354,7 @@ async fn group_work(
             .and_then(|c| u64::try_from(c).ok())
     };
     let built = built.map(|formed| cid(&formed.results));
-    observer.grouped(rank, "construct", built);
+    observer.grouped(rank, "construct", built.clone());
     if built.is_err() {
         return;
     }
@@ -389,7 +389,7 @@ async fn invitation_work(
             let info = [Info::new(attr::TIMEOUT, timeout)];
             let invited =
                 (client.group_invite(crate::INVITED, &others, &info).await).and_then(whole_group);
-            observer.grouped(rank, "invite", invited.map(|()| None));
+            observer.grouped(rank, "invite", invited.clone().map(|()| None));
             invited
         }
         Some(mut rx) => {
@@ -402,9 +402,9 @@ async fn invitation_work(
                         .await)
                         .and_then(whole_group)
                 }
-                _ => Err(Status::ERR_TIMEOUT),
+                _ => Err(Status::ERR_TIMEOUT.into()),
             };
-            observer.grouped(rank, "join", joined.map(|()| None));
+            observer.grouped(rank, "join", joined.clone().map(|()| None));
             joined
         }
     };
@@ -422,11 +422,11 @@ async fn invitation_work(
 
 /// An invitation or a join that formed the group of every process invited; one formed
 /// short of some (`PMIX_ERR_PARTIAL_SUCCESS`) ends the workload's group phase as an error.
-fn whole_group(formed: pmix::client::GroupConstructed) -> Result<(), Status> {
+fn whole_group(formed: pmix::client::GroupConstructed) -> Result<(), pmix::Error> {
     if formed.status == Status::SUCCESS {
         Ok(())
     } else {
-        Err(formed.status)
+        Err(formed.status.into())
     }
 }
 
@@ -450,8 +450,8 @@ async fn connect_to(
 ) {
     let procs = [parent.clone(), Proc::new(job.clone(), Rank::WILDCARD)];
     let connected = client.connect(&procs, &[]).await;
-    observer.connected(job, who, "connect", connected);
-    if let (Ok(()), Some(want)) = (connected, size) {
+    observer.connected(job, who, "connect", connected.clone());
+    if let (Ok(()), Some(want)) = (&connected, size) {
         // Connected, the parent reads the job information of the job it spawned (§12.3.1).
         let size = client
             .get(Some(&procs[1]), attr::JOB_SIZE.wire_key(), &[])
@@ -459,7 +459,7 @@ async fn connect_to(
         let read = match size.map(|v| v.to_u64()) {
             Ok(Some(n)) if n == u64::from(want) => Ok(()),
             Ok(_) => Err(Status::ERR_BAD_PARAM),
-            Err(s) => Err(s),
+            Err(e) => Err(e.status()),
         };
         observer.connected(job, who, "job info", read);
     }
@@ -504,7 +504,10 @@ async fn child(
         .map_err(|s| format!("{who}: commit: {s:?}"))?;
     let collect = [Info::new(attr::COLLECT_DATA, true)];
     if let Err(s) = client.fence(&[], &collect).await {
-        observer.record(u32::MAX, format!("{who} fenced {}", s.0).as_bytes());
+        observer.record(
+            u32::MAX,
+            format!("{who} fenced {}", s.status().0).as_bytes(),
+        );
         if let Some(parent) = parent {
             // Still join the connect, as the parent does: it fails everywhere alike.
             connect_to(
@@ -518,7 +521,7 @@ async fn child(
             .await;
         }
         let _ = client.finalize().await;
-        return Ok(Some(s));
+        return Ok(Some(s.status()));
     }
     if let Some(parent) = &parent {
         connect_to(
@@ -722,7 +725,7 @@ async fn wire_up(
     }
     let started = now();
     let fenced = client.fence(&[], &directives).await;
-    observer.fenced(rank, started, fenced);
+    observer.fenced(rank, started, fenced.clone());
     observer.step(node, rank, Step::Fence);
 
     if fenced.is_ok() {
@@ -785,8 +788,8 @@ async fn wire_up(
                     return Err(format!("rank {rank}: fabric: {wrong}"));
                 }
             }
-            Err(Status::ERR_LOST_CONNECTION) => {}
-            Err(s) => return Err(format!("rank {rank}: fabric registration failed: {s:?}")),
+            Err(e) if e.status() == Status::ERR_LOST_CONNECTION => {}
+            Err(e) => return Err(format!("rank {rank}: fabric registration failed: {e}")),
         }
     }
 

@@ -455,11 +455,9 @@ pub async fn run_rust(c: &pmix::client::Client, call: SupportCall) -> ApiOutput 
                 Some(s) => c.load_topology_of(&s).await,
                 None => c.load_topology().await,
             };
-            ApiOutput::value(machine.and_then(|m| {
-                m.to_topology()
-                    .map(|t| Value::Topo(Box::new(t)))
-                    .map_err(|e| e.status())
-            }))
+            ApiOutput::value(super::st(
+                machine.and_then(|m| m.to_topology().map(|t| Value::Topo(Box::new(t)))),
+            ))
         }
         SupportCall::TopologyDestruct => {
             // The model's `Topology` is the `pmix_topology_t`; a copy the caller owns is

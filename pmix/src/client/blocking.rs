@@ -60,7 +60,7 @@ impl Client {
         self.inner.initialized()
     }
 
-    pub fn get(&self, proc: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Status> {
+    pub fn get(&self, proc: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Error> {
         self.runtime.block_on(self.inner.get(proc, key, info))
     }
 
@@ -71,7 +71,7 @@ impl Client {
         proc: Option<&Proc>,
         attr: crate::model::attr::Attr<T>,
         info: &[Info],
-    ) -> Result<T, Status> {
+    ) -> Result<T, Error> {
         self.runtime.block_on(self.inner.get_attr(proc, attr, info))
     }
 
@@ -81,7 +81,7 @@ impl Client {
         proc: Option<&Proc>,
         key: &str,
         info: &[Info],
-        callback: impl FnOnce(Result<Value, Status>) + Send + 'static,
+        callback: impl FnOnce(Result<Value, Error>) + Send + 'static,
     ) {
         let (client, proc, key, info) = (
             self.inner.clone(),
@@ -94,19 +94,19 @@ impl Client {
         });
     }
 
-    pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
+    pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Error> {
         self.inner.put(scope, key, value)
     }
 
-    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Status> {
+    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Error> {
         self.inner.store_internal(proc, key, value)
     }
 
-    pub fn commit(&self) -> Result<(), Status> {
+    pub fn commit(&self) -> Result<(), Error> {
         self.runtime.block_on(self.inner.commit())
     }
 
-    pub fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.fence(procs, info))
     }
 
@@ -115,7 +115,7 @@ impl Client {
         &self,
         procs: &[Proc],
         info: &[Info],
-        callback: impl FnOnce(Result<(), Status>) + Send + 'static,
+        callback: impl FnOnce(Result<(), Error>) + Send + 'static,
     ) {
         let (client, procs, info) = (self.inner.clone(), procs.to_vec(), info.to_vec());
         self.run_nb(async move {
@@ -123,19 +123,19 @@ impl Client {
         });
     }
 
-    pub fn publish(&self, info: &[Info]) -> Result<(), Status> {
+    pub fn publish(&self, info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.publish(info))
     }
 
-    pub fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Status> {
+    pub fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Error> {
         self.runtime.block_on(self.inner.lookup(keys, info))
     }
 
-    pub fn unpublish(&self, keys: &[&str], info: &[Info]) -> Result<(), Status> {
+    pub fn unpublish(&self, keys: &[&str], info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.unpublish(keys, info))
     }
 
-    pub fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Status> {
+    pub fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Error> {
         self.runtime
             .block_on(self.inner.abort(status, message, procs))
     }
@@ -147,7 +147,7 @@ impl Client {
         codes: &[Status],
         info: &[Info],
         handler: F,
-    ) -> Result<HandlerId, Status>
+    ) -> Result<HandlerId, Error>
     where
         F: Fn(EventNotice, EventCompletion) + Send + Sync + 'static,
     {
@@ -155,7 +155,7 @@ impl Client {
             .block_on(self.inner.register_event_handler(codes, info, handler))
     }
 
-    pub fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Status> {
+    pub fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Error> {
         self.runtime
             .block_on(self.inner.deregister_event_handler(id))
     }
@@ -166,13 +166,13 @@ impl Client {
         source: Option<&Proc>,
         range: DataRange,
         info: &[Info],
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         self.runtime
             .block_on(self.inner.notify_event(status, source, range, info))
     }
 
     /// `PMIx_Spawn` (see [`super::Client::spawn`]).
-    pub fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Status> {
+    pub fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Error> {
         self.runtime.block_on(self.inner.spawn(job_info, apps))
     }
 
@@ -181,13 +181,13 @@ impl Client {
         &self,
         directive: AllocDirective,
         info: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         self.runtime
             .block_on(self.inner.allocation_request(directive, info))
     }
 
     /// `PMIx_Job_control` (see [`super::Client::job_control`]).
-    pub fn job_control(&self, targets: &[Proc], directives: &[Info]) -> Result<Vec<Info>, Status> {
+    pub fn job_control(&self, targets: &[Proc], directives: &[Info]) -> Result<Vec<Info>, Error> {
         self.runtime
             .block_on(self.inner.job_control(targets, directives))
     }
@@ -198,13 +198,13 @@ impl Client {
         monitor: &Info,
         error: Status,
         directives: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         self.runtime
             .block_on(self.inner.process_monitor(monitor, error, directives))
     }
 
     /// `PMIx_Heartbeat` (see [`super::Client::heartbeat`]).
-    pub fn heartbeat(&self) -> Result<(), Status> {
+    pub fn heartbeat(&self) -> Result<(), Error> {
         self.runtime.block_on(self.inner.heartbeat())
     }
 
@@ -212,7 +212,7 @@ impl Client {
     pub fn get_credential(
         &self,
         info: &[Info],
-    ) -> Result<(crate::model::ByteObject, Vec<Info>), Status> {
+    ) -> Result<(crate::model::ByteObject, Vec<Info>), Error> {
         self.runtime.block_on(self.inner.get_credential(info))
     }
 
@@ -221,29 +221,29 @@ impl Client {
         &self,
         credential: &[u8],
         directives: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         self.runtime
             .block_on(self.inner.validate_credential(credential, directives))
     }
 
     /// `PMIx_Log` (see [`super::Client::log`]).
-    pub fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Status> {
+    pub fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.log(data, directives))
     }
 
     /// `PMIx_Connect` (see [`super::Client::connect`]).
-    pub fn connect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub fn connect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.connect(procs, info))
     }
 
     /// `PMIx_Disconnect` (see [`super::Client::disconnect`]).
-    pub fn disconnect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub fn disconnect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.disconnect(procs, info))
     }
 
     /// `PMIx_Load_topology` (see [`super::Client::load_topology`]).
     #[cfg(feature = "topology")]
-    pub fn load_topology(&self) -> Result<std::sync::Arc<crate::topology::Machine>, Status> {
+    pub fn load_topology(&self) -> Result<std::sync::Arc<crate::topology::Machine>, Error> {
         self.runtime.block_on(self.inner.load_topology())
     }
 
@@ -252,29 +252,29 @@ impl Client {
     pub fn load_topology_of(
         &self,
         source: &str,
-    ) -> Result<std::sync::Arc<crate::topology::Machine>, Status> {
+    ) -> Result<std::sync::Arc<crate::topology::Machine>, Error> {
         self.runtime.block_on(self.inner.load_topology_of(source))
     }
 
     /// `PMIx_Get_cpuset` (see [`super::Client::get_cpuset`]).
     #[cfg(feature = "topology")]
-    pub fn get_cpuset(&self, thread: bool) -> Result<crate::model::Cpuset, Status> {
+    pub fn get_cpuset(&self, thread: bool) -> Result<crate::model::Cpuset, Error> {
         self.runtime.block_on(self.inner.get_cpuset(thread))
     }
 
     /// `PMIx_Fabric_register` (see [`super::Client::fabric_register`]).
-    pub fn fabric_register(&self, directives: &[Info]) -> Result<crate::model::Fabric, Status> {
+    pub fn fabric_register(&self, directives: &[Info]) -> Result<crate::model::Fabric, Error> {
         self.runtime
             .block_on(self.inner.fabric_register(directives))
     }
 
     /// `PMIx_Fabric_update` (see [`super::Client::fabric_update`]).
-    pub fn fabric_update(&self, fabric: &mut crate::model::Fabric) -> Result<(), Status> {
+    pub fn fabric_update(&self, fabric: &mut crate::model::Fabric) -> Result<(), Error> {
         self.runtime.block_on(self.inner.fabric_update(fabric))
     }
 
     /// `PMIx_Fabric_deregister` (see [`super::Client::fabric_deregister`]).
-    pub fn fabric_deregister(&self, fabric: &mut crate::model::Fabric) -> Result<(), Status> {
+    pub fn fabric_deregister(&self, fabric: &mut crate::model::Fabric) -> Result<(), Error> {
         self.runtime.block_on(self.inner.fabric_deregister(fabric))
     }
 
@@ -284,13 +284,13 @@ impl Client {
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<super::GroupConstructed, Status> {
+    ) -> Result<super::GroupConstructed, Error> {
         self.runtime
             .block_on(self.inner.group_construct(group, procs, info))
     }
 
     /// `PMIx_Group_destruct` (see [`super::Client::group_destruct`]).
-    pub fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+    pub fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Error> {
         self.runtime
             .block_on(self.inner.group_destruct(group, info))
     }
@@ -301,7 +301,7 @@ impl Client {
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<super::GroupConstructed, Status> {
+    ) -> Result<super::GroupConstructed, Error> {
         self.runtime
             .block_on(self.inner.group_invite(group, procs, info))
     }
@@ -313,29 +313,29 @@ impl Client {
         leader: &Proc,
         answer: super::GroupAnswer,
         info: &[Info],
-    ) -> Result<super::GroupConstructed, Status> {
+    ) -> Result<super::GroupConstructed, Error> {
         self.runtime
             .block_on(self.inner.group_join(group, leader, answer, info))
     }
 
     /// `PMIx_Group_leave` (see [`super::Client::group_leave`]).
-    pub fn group_leave(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+    pub fn group_leave(&self, group: &str, info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.group_leave(group, info))
     }
 
     /// `PMIx_Query_info` (see [`super::Client::query`]).
-    pub fn query(&self, queries: &[Query]) -> Result<crate::query::Answered, Status> {
+    pub fn query(&self, queries: &[Query]) -> Result<crate::query::Answered, Error> {
         self.runtime.block_on(self.inner.query(queries))
     }
 
     pub fn progress(&self) {}
 
-    pub fn finalize(&self) -> Result<(), Status> {
+    pub fn finalize(&self) -> Result<(), Error> {
         self.runtime.block_on(self.inner.finalize())
     }
 
     /// `PMIx_Finalize` with directives (`PMIX_EMBED_BARRIER`).
-    pub fn finalize_with(&self, info: &[Info]) -> Result<(), Status> {
+    pub fn finalize_with(&self, info: &[Info]) -> Result<(), Error> {
         self.runtime.block_on(self.inner.finalize_with(info))
     }
 }

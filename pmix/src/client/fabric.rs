@@ -3,6 +3,7 @@
 //! the client keeps which fabrics it registered, so a fabric deregistered (or never
 //! registered) is refused with `PMIX_ERR_BAD_PARAM`.
 
+use crate::Error;
 use crate::model::{Fabric, Info, Status, attr};
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
@@ -16,7 +17,7 @@ impl Client {
     /// default). The fabric's name is its `PMIX_FABRIC_IDENTIFIER` and its index the host's
     /// `PMIX_FABRIC_INDEX` (or one of this client's when the server names none); its
     /// information is all the host said of it.
-    pub async fn fabric_register(&self, directives: &[Info]) -> Result<Fabric, Status> {
+    pub async fn fabric_register(&self, directives: &[Info]) -> Result<Fabric, Error> {
         let req = Request::Op(Op::FabricRegister {
             directives: directives.to_vec(),
         });
@@ -35,9 +36,9 @@ impl Client {
     }
 
     /// `PMIx_Fabric_update`: the host's description of `fabric` now.
-    pub async fn fabric_update(&self, fabric: &mut Fabric) -> Result<(), Status> {
+    pub async fn fabric_update(&self, fabric: &mut Fabric) -> Result<(), Error> {
         if !self.state().fabrics.contains(&fabric.index) {
-            return Err(Status::ERR_BAD_PARAM);
+            return Err(Status::ERR_BAD_PARAM.into());
         }
         let req = Request::Op(Op::FabricUpdate {
             index: fabric.index,
@@ -48,9 +49,9 @@ impl Client {
 
     /// `PMIx_Fabric_deregister`: forget `fabric` (nothing to tell the server: it keeps no
     /// registration).
-    pub async fn fabric_deregister(&self, fabric: &mut Fabric) -> Result<(), Status> {
+    pub async fn fabric_deregister(&self, fabric: &mut Fabric) -> Result<(), Error> {
         if !self.state().fabrics.remove(&fabric.index) {
-            return Err(Status::ERR_BAD_PARAM);
+            return Err(Status::ERR_BAD_PARAM.into());
         }
         fabric.info.clear();
         Ok(())
@@ -74,13 +75,13 @@ impl Client {
         Pending(self.run_nb(async move { c.fabric_deregister(&mut fabric).await }))
     }
 
-    async fn fabric_request(&self, req: &Request) -> Result<Vec<Info>, Status> {
-        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+    async fn fabric_request(&self, req: &Request) -> Result<Vec<Info>, Error> {
+        match self.inner.conn.request(req).await? {
             Reply::Op(OpReply::Infos { status, info, .. }) if status == Status::SUCCESS => Ok(info),
             Reply::Op(OpReply::Infos { status, .. })
             | Reply::Op(OpReply::Status { status, .. })
-            | Reply::Status(status) => Err(status),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            | Reply::Status(status) => Err(status.into()),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! `core/groups.rs` for what each does). A group's id can then stand for its members in a
 //! fence: `Proc::new(group, Rank::WILDCARD)`.
 
+use crate::Error;
 use crate::model::{Info, Proc, Query, Status, attr};
 use crate::wire::op_reply::OpReply;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
@@ -44,22 +45,16 @@ impl Client {
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<GroupConstructed, Status> {
+    ) -> Result<GroupConstructed, Error> {
         let req = Request::Op(Op::GroupConstruct {
             group: group.to_owned(),
             procs: procs.to_vec(),
             info: info.to_vec(),
         });
-        match self
-            .inner
-            .conn
-            .request(&req)
-            .await
-            .map_err(|e| e.status())?
-        {
+        match self.inner.conn.request(&req).await? {
             Reply::Op(OpReply::GroupConstruct { status, context_id }) => {
                 if status != Status::SUCCESS && status != Status::ERR_PARTIAL_SUCCESS {
-                    return Err(status);
+                    return Err(status.into());
                 }
                 let mut results = Vec::new();
                 if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
@@ -70,8 +65,8 @@ impl Client {
                 }
                 Ok(GroupConstructed { status, results })
             }
-            Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => Err(status),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => Err(status.into()),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
@@ -97,7 +92,7 @@ impl Client {
 
     /// `PMIx_Group_destruct`: end the group with every other member (§14.2.8), a
     /// collective. An unknown group is `PMIX_ERR_NOT_FOUND`.
-    pub async fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+    pub async fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Error> {
         let req = Request::Op(Op::GroupDestruct {
             group: group.to_owned(),
             info: info.to_vec(),
@@ -117,7 +112,7 @@ impl Client {
         group: &str,
         procs: &[Proc],
         info: &[Info],
-    ) -> Result<GroupConstructed, Status> {
+    ) -> Result<GroupConstructed, Error> {
         let req = Request::Op(Op::GroupInvite {
             group: group.to_owned(),
             procs: procs.to_vec(),
@@ -135,7 +130,7 @@ impl Client {
         leader: &Proc,
         answer: GroupAnswer,
         info: &[Info],
-    ) -> Result<GroupConstructed, Status> {
+    ) -> Result<GroupConstructed, Error> {
         let mut info = info.to_vec();
         if answer == GroupAnswer::Decline {
             let decline = Info::with_key(GROUP_JOIN_DECLINES, crate::model::Value::Bool(true))
@@ -151,8 +146,8 @@ impl Client {
     }
 
     /// An invitation's or a join's outcome: the group formed, as the server reports it.
-    async fn formed(&self, req: &Request) -> Result<GroupConstructed, Status> {
-        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+    async fn formed(&self, req: &Request) -> Result<GroupConstructed, Error> {
+        match self.inner.conn.request(req).await? {
             Reply::Op(OpReply::Infos { status, info, .. })
                 if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS =>
             {
@@ -162,14 +157,14 @@ impl Client {
                 })
             }
             Reply::Op(OpReply::Infos { status, .. } | OpReply::Status { status, .. })
-            | Reply::Status(status) => Err(status),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            | Reply::Status(status) => Err(status.into()),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
     /// `PMIx_Group_leave`: leave `group` at once (§14.2.14); the other members hear
     /// `PMIX_GROUP_LEFT`.
-    pub async fn group_leave(&self, group: &str, info: &[Info]) -> Result<(), Status> {
+    pub async fn group_leave(&self, group: &str, info: &[Info]) -> Result<(), Error> {
         let req = Request::Op(Op::GroupLeave {
             group: group.to_owned(),
             info: info.to_vec(),

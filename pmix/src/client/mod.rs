@@ -56,10 +56,10 @@ pub const VERSION: &str = concat!(
 
 /// The result of a non-blocking call, already under way: await it for the outcome.
 #[derive(Debug)]
-pub struct Pending<T>(tokio::task::JoinHandle<Result<T, Status>>);
+pub struct Pending<T>(tokio::task::JoinHandle<Result<T, Error>>);
 
 impl<T> std::future::Future for Pending<T> {
-    type Output = Result<T, Status>;
+    type Output = Result<T, Error>;
 
     fn poll(
         mut self: std::pin::Pin<&mut Self>,
@@ -67,7 +67,7 @@ impl<T> std::future::Future for Pending<T> {
     ) -> std::task::Poll<Self::Output> {
         std::pin::Pin::new(&mut self.0).poll(cx).map(|joined| {
             // The task ends only by finishing or by its runtime shutting down.
-            joined.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+            joined.unwrap_or(Err(Status::ERR_LOST_CONNECTION.into()))
         })
     }
 }
@@ -147,10 +147,10 @@ impl Client {
     }
 
     /// Run `call` on the client's runtime: the task of a non-blocking call.
-    fn run_nb<T, F>(&self, call: F) -> tokio::task::JoinHandle<Result<T, Status>>
+    fn run_nb<T, F>(&self, call: F) -> tokio::task::JoinHandle<Result<T, Error>>
     where
         T: Send + 'static,
-        F: std::future::Future<Output = Result<T, Status>> + Send + 'static,
+        F: std::future::Future<Output = Result<T, Error>> + Send + 'static,
     {
         if self.inner.conn.is_blocking() {
             // Its I/O blocks the thread it runs on: not one of the runtime's workers.
@@ -184,19 +184,14 @@ impl Client {
     }
 
     /// `PMIx_Get`: a value of `proc` (this process when `None`, rule G-01).
-    pub async fn get(
-        &self,
-        proc: Option<&Proc>,
-        key: &str,
-        info: &[Info],
-    ) -> Result<Value, Status> {
+    pub async fn get(&self, proc: Option<&Proc>, key: &str, info: &[Info]) -> Result<Value, Error> {
         let target = crate::retrieval::get_target(proc, &self.inner.me);
         let req = match self.state().get_start(&target, key, info) {
-            GetStart::Done(r) => return r,
+            GetStart::Done(r) => return Ok(r?),
             GetStart::Ask(req) => req,
         };
         let reply = (self.inner.conn.request(&req).await).map_err(|e| e.status());
-        self.state().get_finish(key, info, reply)
+        Ok(self.state().get_finish(key, info, reply)?)
     }
 
     /// `PMIx_Get` of a standard attribute, in the attribute's declared type:
@@ -207,9 +202,12 @@ impl Client {
         proc: Option<&Proc>,
         attr: Attr<T>,
         info: &[Info],
-    ) -> Result<T, Status> {
+    ) -> Result<T, Error> {
         let value = self.get(proc, attr.wire_key(), info).await?;
-        T::from_value(&value).ok_or(Status::ERR_TYPE_MISMATCH)
+        T::from_value(&value).ok_or_else(|| Error::TypeMismatch {
+            expected: std::any::type_name::<T>().to_owned(),
+            found: crate::model::strings::data_type_string(value.data_type()).to_owned(),
+        })
     }
 
     /// `PMIx_Resolve_peers`: the processes of `nspace` on `node` (this node when `None`),
@@ -220,7 +218,7 @@ impl Client {
         &self,
         node: Option<&str>,
         nspace: &Nspace,
-    ) -> Result<Vec<Proc>, Status> {
+    ) -> Result<Vec<Proc>, Error> {
         let job = Proc::new(nspace.clone(), Rank::WILDCARD);
         let info: Vec<Info> = node
             .map(|n| Info::new(attr::HOSTNAME, n.to_owned()))
@@ -231,8 +229,8 @@ impl Client {
             .await
         {
             Ok(Value::String(Some(s))) => s,
-            Ok(_) => return Err(Status::ERR_TYPE_MISMATCH),
-            Err(Status::ERR_NOT_FOUND) => return Ok(Vec::new()),
+            Ok(_) => return Err(Status::ERR_TYPE_MISMATCH.into()),
+            Err(e) if e.status() == Status::ERR_NOT_FOUND => return Ok(Vec::new()),
             Err(s) => return Err(s),
         };
         peers
@@ -249,10 +247,7 @@ impl Client {
     /// `node`, job by job: the active namespaces `PMIX_QUERY_NAMESPACES` lists, and those
     /// this client holds the information of (its own, those it spawned or connected to),
     /// which is all there is when the server cannot answer the query.
-    pub async fn resolve_peers_of_every_job(
-        &self,
-        node: Option<&str>,
-    ) -> Result<Vec<Proc>, Status> {
+    pub async fn resolve_peers_of_every_job(&self, node: Option<&str>) -> Result<Vec<Proc>, Error> {
         let namespaces = Query {
             keys: vec![Some(attr::QUERY_NAMESPACES.wire_key().to_owned())],
             qualifiers: Vec::new(),
@@ -280,7 +275,7 @@ impl Client {
             match self.resolve_peers(node, &nspace).await {
                 Ok(procs) => out.extend(procs),
                 // A namespace the server lists but holds no map of has no peers to give.
-                Err(Status::ERR_NOT_FOUND) => {}
+                Err(e) if e.status() == Status::ERR_NOT_FOUND => {}
                 Err(s) => return Err(s),
             }
         }
@@ -289,29 +284,29 @@ impl Client {
 
     /// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`'s
     /// processes (the job's `PMIX_NODE_LIST`).
-    pub async fn resolve_nodes(&self, nspace: &Nspace) -> Result<String, Status> {
+    pub async fn resolve_nodes(&self, nspace: &Nspace) -> Result<String, Error> {
         let job = Proc::new(nspace.clone(), Rank::WILDCARD);
         match self
             .get(Some(&job), attr::NODE_LIST.wire_key(), &[])
             .await?
         {
             Value::String(Some(s)) => Ok(s),
-            _ => Err(Status::ERR_TYPE_MISMATCH),
+            _ => Err(Status::ERR_TYPE_MISMATCH.into()),
         }
     }
 
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).
-    pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
-        self.state().put(scope, key, value)
+    pub fn put(&self, scope: Scope, key: &str, value: Value) -> Result<(), Error> {
+        Ok(self.state().put(scope, key, value)?)
     }
 
     /// `PMIx_Store_internal`: cache a value for this process only (rule P-08).
-    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Status> {
-        self.state().store_internal(proc, key, value)
+    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Error> {
+        Ok(self.state().store_internal(proc, key, value)?)
     }
 
     /// `PMIx_Commit`: send the values put since the last commit.
-    pub async fn commit(&self) -> Result<(), Status> {
+    pub async fn commit(&self) -> Result<(), Error> {
         let commit = self.state().take_commit();
         match commit {
             Some(req) => self.status_of(&req).await,
@@ -320,7 +315,7 @@ impl Client {
     }
 
     /// `PMIx_Fence` over `procs` (this process's whole namespace when empty).
-    pub async fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub async fn fence(&self, procs: &[Proc], info: &[Info]) -> Result<(), Error> {
         let procs = if procs.is_empty() {
             vec![Proc::new(self.inner.me.nspace.clone(), Rank::WILDCARD)]
         } else {
@@ -334,7 +329,7 @@ impl Client {
     }
 
     /// `PMIx_Publish`.
-    pub async fn publish(&self, info: &[Info]) -> Result<(), Status> {
+    pub async fn publish(&self, info: &[Info]) -> Result<(), Error> {
         self.status_of(&Request::Publish {
             uid: self.inner.conn.uid(),
             info: info.to_vec(),
@@ -346,32 +341,26 @@ impl Client {
     /// result holds those (v5.0 §9.6's `PMIX_ERR_PARTIAL_SUCCESS`; see
     /// [`PData::lookup_status`]); an OpenPMIx 4.2 server reports a partial success without
     /// its data, which comes back as `Err(PMIX_ERR_PARTIAL_SUCCESS)`.
-    pub async fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Status> {
+    pub async fn lookup(&self, keys: &[&str], info: &[Info]) -> Result<Vec<PData>, Error> {
         let req = Request::Lookup {
             uid: self.inner.conn.uid(),
             keys: keys.iter().map(|k| (*k).to_owned()).collect(),
             info: info.to_vec(),
         };
-        match self
-            .inner
-            .conn
-            .request(&req)
-            .await
-            .map_err(|e| e.status())?
-        {
+        match self.inner.conn.request(&req).await? {
             Reply::Lookup { status, data }
                 if status == Status::SUCCESS
                     || (status == Status::ERR_PARTIAL_SUCCESS && !data.is_empty()) =>
             {
                 Ok(data)
             }
-            Reply::Lookup { status, .. } | Reply::Status(status) => Err(status),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            Reply::Lookup { status, .. } | Reply::Status(status) => Err(status.into()),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
     /// `PMIx_Unpublish`.
-    pub async fn unpublish(&self, keys: &[&str], info: &[Info]) -> Result<(), Status> {
+    pub async fn unpublish(&self, keys: &[&str], info: &[Info]) -> Result<(), Error> {
         self.status_of(&Request::Unpublish {
             uid: self.inner.conn.uid(),
             keys: keys.iter().map(|k| (*k).to_owned()).collect(),
@@ -381,7 +370,7 @@ impl Client {
     }
 
     /// `PMIx_Abort`: ask the host to abort `procs` (this process's namespace when empty).
-    pub async fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Status> {
+    pub async fn abort(&self, status: Status, message: &str, procs: &[Proc]) -> Result<(), Error> {
         self.status_of(&Request::Abort {
             status,
             message: Some(message.to_owned()),
@@ -448,7 +437,7 @@ impl Client {
         codes: &[Status],
         info: &[Info],
         handler: F,
-    ) -> Result<HandlerId, Status>
+    ) -> Result<HandlerId, Error>
     where
         F: Fn(EventNotice, EventCompletion) + Send + Sync + 'static,
     {
@@ -467,7 +456,7 @@ impl Client {
 
     /// `PMIx_Deregister_event_handler`: the handler is not called again; an identifier this
     /// process does not hold is `PMIX_ERR_BAD_PARAM` (§10.1.7).
-    pub async fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Status> {
+    pub async fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Error> {
         let reg = self.inner.events.deregister(id)?;
         // The server answers nothing (as OpenPMIx 4.2 servers do not): a lost connection
         // only means there is nothing left to tell.
@@ -489,7 +478,7 @@ impl Client {
         source: Option<&Proc>,
         range: DataRange,
         info: &[Info],
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         let event = Event {
             status,
             source: source.cloned().unwrap_or_else(|| self.inner.me.clone()),
@@ -515,14 +504,14 @@ impl Client {
     pub fn progress(&self) {}
 
     /// `PMIx_Finalize`: tell the server, then close the connection.
-    pub async fn finalize(&self) -> Result<(), Status> {
+    pub async fn finalize(&self) -> Result<(), Error> {
         self.finalize_with(&[]).await
     }
 
     /// `PMIx_Finalize` with directives. `PMIX_EMBED_BARRIER` makes it fence with the whole
     /// job first (v5.0 §4.4.1: finalize has no barrier by default); a failed fence fails the
     /// finalize, which then leaves the connection open.
-    pub async fn finalize_with(&self, info: &[Info]) -> Result<(), Status> {
+    pub async fn finalize_with(&self, info: &[Info]) -> Result<(), Error> {
         if self.state().finalized {
             return Ok(());
         }
@@ -541,15 +530,15 @@ impl Client {
 
     /// A request answered by a status alone (typed as an op's status for the commands of
     /// `wire::ops`, such as `LOG` and `DISCONNECTNB`).
-    async fn status_of(&self, req: &Request) -> Result<(), Status> {
-        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+    async fn status_of(&self, req: &Request) -> Result<(), Error> {
+        match self.inner.conn.request(req).await? {
             Reply::Status(s) | Reply::Op(OpReply::Status { status: s, .. })
                 if s == Status::SUCCESS =>
             {
                 Ok(())
             }
-            Reply::Status(s) | Reply::Op(OpReply::Status { status: s, .. }) => Err(s),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            Reply::Status(s) | Reply::Op(OpReply::Status { status: s, .. }) => Err(s.into()),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 

@@ -3,6 +3,7 @@
 //! monitoring and credentials. Each sends one request of `wire::ops` and reads its typed
 //! reply; the rules of queries themselves are in [`crate::query`].
 
+use crate::Error;
 use crate::model::{
     AllocDirective, App, ByteObject, Info, Kval, Nspace, Proc, Query, Status, attr,
 };
@@ -18,21 +19,15 @@ impl Client {
     /// `job_info` (v5.0 §12.2.1); the new job's namespace. Its job information comes with the
     /// answer and is kept, so gets of it are answered locally. A job that cannot start fails
     /// with the standard's status (`PMIX_ERR_JOB_EXE_NOT_FOUND`, …).
-    pub async fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Status> {
+    pub async fn spawn(&self, job_info: &[Info], apps: &[App]) -> Result<Nspace, Error> {
         if apps.is_empty() || apps.iter().any(|a| a.maxprocs <= 0) {
-            return Err(Status::ERR_BAD_PARAM);
+            return Err(Status::ERR_BAD_PARAM.into());
         }
         let req = Request::Op(Op::Spawn {
             job_info: job_info.to_vec(),
             apps: apps.to_vec(),
         });
-        match self
-            .inner
-            .conn
-            .request(&req)
-            .await
-            .map_err(|e| e.status())?
-        {
+        match self.inner.conn.request(&req).await? {
             Reply::Op(OpReply::Spawn {
                 status,
                 nspace: Some(ns),
@@ -46,12 +41,12 @@ impl Client {
             }
             Reply::Op(OpReply::Spawn { status, .. }) | Reply::Status(status) => {
                 Err(if status == Status::SUCCESS {
-                    Status::ERR_BAD_PARAM
+                    Error::bad_param("the server answered the spawn with no namespace")
                 } else {
-                    status
+                    Error::Status(status, "the spawn failed".into())
                 })
             }
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
@@ -63,16 +58,16 @@ impl Client {
     }
 
     /// Keep another job's information (from a spawn or a connect) for local gets.
-    fn keep_job_info(&self, nspace: &Nspace, kvals: &[Kval]) -> Result<(), Status> {
-        (self.state().keep_job_info(nspace, kvals)).map_err(|e| e.status())
+    fn keep_job_info(&self, nspace: &Nspace, kvals: &[Kval]) -> Result<(), Error> {
+        self.state().keep_job_info(nspace, kvals)
     }
 
     /// `PMIx_Log`: log `data` (each info a channel, such as `PMIX_LOG_STDERR`, and its
     /// message) as `directives` say, through the server and its host (v5.0 §12.4.1). The
     /// request carries `PMIX_LOG_TIMESTAMP` when the directives give one.
-    pub async fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Status> {
+    pub async fn log(&self, data: &[Info], directives: &[Info]) -> Result<(), Error> {
         if data.is_empty() {
-            return Err(Status::ERR_BAD_PARAM);
+            return Err(Status::ERR_BAD_PARAM.into());
         }
         let timestamp = directives
             .iter()
@@ -100,7 +95,7 @@ impl Client {
         &self,
         directive: AllocDirective,
         info: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         self.infos_of(&Request::Op(Op::Alloc {
             directive,
             info: info.to_vec(),
@@ -114,7 +109,7 @@ impl Client {
         &self,
         targets: &[Proc],
         directives: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         self.infos_of(&Request::Op(Op::JobControl {
             targets: targets.to_vec(),
             directives: directives.to_vec(),
@@ -129,7 +124,7 @@ impl Client {
         monitor: &Info,
         error: Status,
         directives: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         if monitor.key.as_str() == attr::SEND_HEARTBEAT.wire_key() {
             return self.heartbeat().await.map(|()| Vec::new());
         }
@@ -144,8 +139,8 @@ impl Client {
     /// `PMIx_Heartbeat`: one heartbeat for a `PMIX_MONITOR_HEARTBEAT` monitor of this process
     /// (the standard's macro: `PMIx_Process_monitor_nb` with `PMIX_SEND_HEARTBEAT`). Sent
     /// one way, as OpenPMIx's clients do: an empty message under the heartbeat tag.
-    pub async fn heartbeat(&self) -> Result<(), Status> {
-        self.inner.conn.heartbeat().await.map_err(|e| e.status())
+    pub async fn heartbeat(&self) -> Result<(), Error> {
+        self.inner.conn.heartbeat().await
     }
 
     /// `PMIx_Allocation_request_nb` (see [`Client::get_nb`]).
@@ -180,17 +175,11 @@ impl Client {
     /// `PMIx_Get_credential`: a credential vouching for this process, and what comes with it
     /// (`PMIX_CRED_TYPE`, …) (v5.0 §16.1.1). This crate's server seals its own (see
     /// [`crate::server::credential`]).
-    pub async fn get_credential(&self, info: &[Info]) -> Result<(ByteObject, Vec<Info>), Status> {
+    pub async fn get_credential(&self, info: &[Info]) -> Result<(ByteObject, Vec<Info>), Error> {
         let req = Request::Op(Op::GetCredential {
             info: info.to_vec(),
         });
-        match self
-            .inner
-            .conn
-            .request(&req)
-            .await
-            .map_err(|e| e.status())?
-        {
+        match self.inner.conn.request(&req).await? {
             Reply::Op(OpReply::Credential {
                 status,
                 credential: Some(c),
@@ -198,12 +187,15 @@ impl Client {
             }) if status == Status::SUCCESS => Ok((c, info)),
             Reply::Op(OpReply::Credential { status, .. }) | Reply::Status(status) => {
                 Err(if status == Status::SUCCESS {
-                    Status::ERR_UNPACK_FAILURE
+                    Error::decode(
+                        Status::ERR_UNPACK_FAILURE,
+                        "a credential reply without a credential",
+                    )
                 } else {
-                    status
+                    Error::Status(status, "no credential".into())
                 })
             }
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
@@ -214,7 +206,7 @@ impl Client {
         &self,
         credential: &[u8],
         directives: &[Info],
-    ) -> Result<Vec<Info>, Status> {
+    ) -> Result<Vec<Info>, Error> {
         self.infos_of(&Request::Op(Op::ValidateCredential {
             credential: ByteObject(credential.to_vec()),
             directives: directives.to_vec(),
@@ -242,17 +234,17 @@ impl Client {
     }
 
     /// A request answered by a status and infos.
-    async fn infos_of(&self, req: &Request) -> Result<Vec<Info>, Status> {
-        match self.inner.conn.request(req).await.map_err(|e| e.status())? {
+    async fn infos_of(&self, req: &Request) -> Result<Vec<Info>, Error> {
+        match self.inner.conn.request(req).await? {
             Reply::Op(OpReply::Infos { status, info, .. }) => {
                 if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS {
                     Ok(info)
                 } else {
-                    Err(status)
+                    Err(status.into())
                 }
             }
-            Reply::Status(s) if s != Status::SUCCESS => Err(s),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            Reply::Status(s) if s != Status::SUCCESS => Err(s.into()),
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
@@ -260,18 +252,12 @@ impl Client {
     /// completes when every process of the set has called it. The job information of the
     /// other namespaces in the set comes back with the answer and is kept, so gets of it are
     /// answered locally.
-    pub async fn connect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub async fn connect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Error> {
         let req = Request::Op(Op::Connect {
             procs: procs.to_vec(),
             info: info.to_vec(),
         });
-        match self
-            .inner
-            .conn
-            .request(&req)
-            .await
-            .map_err(|e| e.status())?
-        {
+        match self.inner.conn.request(&req).await? {
             Reply::Op(OpReply::Connect { status, jobs }) if status == Status::SUCCESS => {
                 for job in jobs {
                     if let Ok(nspace) = Nspace::new(&job.nspace) {
@@ -280,15 +266,17 @@ impl Client {
                 }
                 Ok(())
             }
-            Reply::Op(OpReply::Connect { status, .. }) | Reply::Status(status) => Err(status),
-            _ => Err(Status::ERR_UNPACK_FAILURE),
+            Reply::Op(OpReply::Connect { status, .. }) | Reply::Status(status) => {
+                Err(status.into())
+            }
+            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
     }
 
     /// `PMIx_Disconnect`: end the connection of `procs` made by [`Client::connect`]
     /// (§12.3.3), a collective as well. Processes never connected are
     /// `PMIX_ERR_INVALID_OPERATION`.
-    pub async fn disconnect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Status> {
+    pub async fn disconnect(&self, procs: &[Proc], info: &[Info]) -> Result<(), Error> {
         let req = Request::Op(Op::Disconnect {
             procs: procs.to_vec(),
             info: info.to_vec(),
@@ -316,7 +304,7 @@ impl Client {
     /// attribute support are answered by this library; everything else goes to the server,
     /// which answers what it holds and asks its host for the rest. Answers are not cached, so
     /// every query is fresh, as `PMIX_QUERY_REFRESH_CACHE` asks.
-    pub async fn query(&self, queries: &[Query]) -> Result<query::Answered, Status> {
+    pub async fn query(&self, queries: &[Query]) -> Result<query::Answered, Error> {
         query::check(queries)?;
         let mut answers: Vec<Vec<Info>> = queries
             .iter()
@@ -367,7 +355,7 @@ impl Client {
             }
         }
         match query::status_of(queries, &answers) {
-            Status::ERR_NOT_FOUND => Err(server_error.unwrap_or(Status::ERR_NOT_FOUND)),
+            Status::ERR_NOT_FOUND => Err(server_error.unwrap_or(Status::ERR_NOT_FOUND).into()),
             status => Ok(query::Answered {
                 status,
                 results: query::results(queries, answers),
@@ -377,7 +365,7 @@ impl Client {
 
     /// `PMIx_Query_info_nb`: start the query now and return its eventual result (see
     /// [`Client::get_nb`]). Bad queries are refused before anything starts.
-    pub fn query_nb(&self, queries: &[Query]) -> Result<Pending<query::Answered>, Status> {
+    pub fn query_nb(&self, queries: &[Query]) -> Result<Pending<query::Answered>, Error> {
         query::check(queries)?;
         let (client, queries) = (self.clone(), queries.to_vec());
         Ok(Pending(

@@ -3,6 +3,7 @@
 //! no topology are [`crate::model::topology::relative_locality`] (`PMIx_Get_relative_locality`)
 //! and [`crate::model::topology::parse_cpuset_string`] (`PMIx_Parse_cpuset_string`).
 
+use crate::Error;
 use std::sync::Arc;
 
 use crate::model::{Cpuset, DeviceDistance, Info, Proc, Rank, Status, Value, attr};
@@ -19,7 +20,7 @@ impl Client {
     /// shared copy comes first (`PMIX_TOPOLOGY2` in the job's information, then the hwloc XML
     /// an OpenPMIx server shares), so that the processes of a node do not each rediscover
     /// it; without one, the client discovers the machine itself.
-    pub async fn load_topology(&self) -> Result<Arc<Machine>, Status> {
+    pub async fn load_topology(&self) -> Result<Arc<Machine>, Error> {
         if let Some(m) = &*self.machine() {
             return Ok(Arc::clone(m));
         }
@@ -38,9 +39,9 @@ impl Client {
     /// that implementation, else the call is `PMIX_ERR_NOT_SUPPORTED` (v5.0 §12.4.1). This
     /// crate's descriptions are hwloc's, so `"hwloc"` (compared without case, as the
     /// standard's `pmix_topology_t` says) is the one source available.
-    pub async fn load_topology_of(&self, source: &str) -> Result<Arc<Machine>, Status> {
+    pub async fn load_topology_of(&self, source: &str) -> Result<Arc<Machine>, Error> {
         if !source.eq_ignore_ascii_case("hwloc") {
-            return Err(Status::ERR_NOT_SUPPORTED);
+            return Err(Status::ERR_NOT_SUPPORTED.into());
         }
         self.load_topology().await
     }
@@ -74,9 +75,9 @@ impl Client {
 
     /// `PMIx_Get_cpuset`: the processing units this process (or, with `thread`, the calling
     /// thread) is bound to.
-    pub async fn get_cpuset(&self, thread: bool) -> Result<Cpuset, Status> {
+    pub async fn get_cpuset(&self, thread: bool) -> Result<Cpuset, Error> {
         let machine = self.load_topology().await?;
-        machine.binding(thread).map_err(|e| e.status())
+        machine.binding(thread)
     }
 
     /// `PMIx_Compute_distances`: the distances from `cpuset` to the devices of `machine`
@@ -85,10 +86,8 @@ impl Client {
         machine: &Machine,
         cpuset: &Cpuset,
         directives: &[Info],
-    ) -> Result<Vec<DeviceDistance>, Status> {
-        machine
-            .compute_distances(cpuset, directives)
-            .map_err(|e| e.status())
+    ) -> Result<Vec<DeviceDistance>, Error> {
+        machine.compute_distances(cpuset, directives)
     }
 
     /// `PMIx_Compute_distances_nb` (see [`Client::compute_distances`]).

@@ -51,7 +51,7 @@ fn parent(client: &Client, args: &[String]) -> ExitCode {
         client.job_control(&[], &ask).map(|_| ())
     };
     let own = cleanup(mine).map_err(|s| format!("{s:?}"));
-    let other = match cleanup(theirs) {
+    let other = match cleanup(theirs).map_err(|e| e.status()) {
         Err(Status::ERR_NO_PERMISSIONS) => Ok(()),
         other => Err(format!("{other:?}")),
     };
@@ -109,7 +109,7 @@ fn child(client: &Client) -> ExitCode {
     };
     let job = Proc::new(parent.nspace, Rank::WILDCARD);
     let ask = [Info::new(attr::JOB_CTRL_TERMINATE, true)];
-    match client.job_control(&[job], &ask) {
+    match client.job_control(&[job], &ask).map_err(|e| e.status()) {
         Err(Status::ERR_NO_PERMISSIONS) => {
             println!("ok child may not terminate its parent's job");
             ExitCode::SUCCESS

@@ -222,7 +222,10 @@ fn main() -> ExitCode {
         client.fence(&[], &[]).map_err(|s| format!("{s:?}")),
     );
     if r == 0 {
-        match client.unpublish(&["check.port"], &[]) {
+        match client
+            .unpublish(&["check.port"], &[])
+            .map_err(|e| e.status())
+        {
             Ok(()) | Err(Status::ERR_NOT_SUPPORTED) => println!("ok unpublish"),
             Err(s) => c
                 .step::<()>("unpublish", Err(format!("{s:?}")))

@@ -50,7 +50,7 @@ fn main() -> ExitCode {
             let again = client.fabric_deregister(&mut fabric);
             step(
                 "deregister",
-                match (first, again) {
+                match (first, again.map_err(|e| e.status())) {
                     (Ok(()), Err(Status::ERR_BAD_PARAM)) => Ok(()),
                     other => Err(format!("{other:?}")),
                 },
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     )];
     step(
         "unknown fabric",
-        match client.fabric_register(&other) {
+        match client.fabric_register(&other).map_err(|e| e.status()) {
             Err(Status::ERR_NOT_FOUND) => Ok(()),
             other => Err(format!("{other:?}, wanted PMIX_ERR_NOT_FOUND")),
         },

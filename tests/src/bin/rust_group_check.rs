@@ -144,7 +144,7 @@ fn main() -> ExitCode {
             .and_then(|()| client.group_destruct("pair", &[]));
         failed |= !step("pair", r.map_err(|s| format!("{s:?}")));
     } else {
-        let r = match client.fence(&group("pair"), &[]) {
+        let r = match client.fence(&group("pair"), &[]).map_err(|e| e.status()) {
             Err(Status::ERR_BAD_PARAM) => Ok(()),
             other => Err(format!("{other:?}, wanted PMIX_ERR_BAD_PARAM")),
         };

@@ -101,12 +101,12 @@ fn cancel_and_restart(client: &Client, keep: &str) -> Result<(), String> {
     client
         .job_control(&[], &cancel)
         .map_err(|s| format!("cancel: {s:?}"))?;
-    match client.job_control(&[], &cancel) {
+    match client.job_control(&[], &cancel).map_err(|e| e.status()) {
         Err(Status::ERR_NOT_FOUND) => {}
         other => return Err(format!("a second cancel answered {other:?}")),
     }
     let restart = [Info::new(attr::JOB_CTRL_RESTART, "ckpt-7".to_owned())];
-    match client.job_control(&[], &restart) {
+    match client.job_control(&[], &restart).map_err(|e| e.status()) {
         Err(Status::ERR_NOT_SUPPORTED) => {}
         other => return Err(format!("restart answered {other:?}")),
     }

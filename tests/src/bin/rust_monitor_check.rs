@@ -67,7 +67,9 @@ fn main() -> ExitCode {
         let started = std::fs::write(&file, "still")
             .map_err(|_| Status::ERROR)
             .and_then(|()| {
-                client.process_monitor(&file_watch, Status::MONITOR_FILE_ALERT, &every_second)
+                client
+                    .process_monitor(&file_watch, Status::MONITOR_FILE_ALERT, &every_second)
+                    .map_err(|e| e.status())
             });
         if let Err(s) = started {
             println!("FAIL file monitor: {s:?}");

@@ -70,7 +70,10 @@ fn main() -> ExitCode {
         Info::new(attr::PROCID, me.clone()),
         Info::new(attr::RANK, Rank(0)),
     ];
-    match client.query(&[query(&[attr::JOB_SIZE.wire_key()], bad)]) {
+    match client
+        .query(&[query(&[attr::JOB_SIZE.wire_key()], bad)])
+        .map_err(|e| e.status())
+    {
         Err(Status::ERR_BAD_PARAM) => println!("ok procid with rank refused"),
         other => fail(format!("FAIL procid with rank: {other:?}")),
     }
