@@ -75,7 +75,12 @@ impl NodeServer for Arc<Server> {
 
     fn dmodex(&self, proc: Proc, info: Vec<Info>) -> ModexFuture {
         let server = self.clone();
-        Box::pin(async move { server.dmodex_request(proc, info).await })
+        Box::pin(async move {
+            server
+                .dmodex_request(proc, info)
+                .await
+                .map_err(Status::from)
+        })
     }
 
     fn notify(&self, e: Event) -> StatusFuture {
@@ -84,6 +89,7 @@ impl NodeServer for Arc<Server> {
             server
                 .notify_event(e.status, Some(e.source), e.range, e.info)
                 .await
+                .map_err(Status::from)
         })
     }
 }

@@ -253,10 +253,11 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
             server
                 .dmodex_request(proc, Vec::new())
                 .await
-                .map(|d| Value::ByteObject(d.into())),
+                .map(|d| Value::ByteObject(d.into()))
+                .map_err(Status::from),
         ),
         ServerCall::SetupApplication { nspace: n, info } => match nspace(&n) {
-            Ok(n) => ApiOutput::results(server.setup_application(&n, &info)),
+            Ok(n) => ApiOutput::results(server.setup_application(&n, &info).map_err(Status::from)),
             Err(s) => ApiOutput::status(s),
         },
         ServerCall::SetupLocalSupport { nspace: n, info } => match nspace(&n) {
@@ -264,7 +265,7 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
                 server
                     .setup_local_support(&n, &info)
                     .err()
-                    .unwrap_or(Status::SUCCESS),
+                    .map_or(Status::SUCCESS, |e| e.status()),
             ),
             Err(s) => ApiOutput::status(s),
         },
@@ -292,7 +293,7 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
                     .register_attributes(&function, attrs)
                     .await
                     .err()
-                    .unwrap_or(Status::SUCCESS),
+                    .map_or(Status::SUCCESS, |e| e.status()),
             )
         }
         ServerCall::Finalize => {
@@ -304,14 +305,14 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
                 .define_process_set(&name, members)
                 .await
                 .err()
-                .unwrap_or(Status::SUCCESS),
+                .map_or(Status::SUCCESS, |e| e.status()),
         ),
         ServerCall::DeleteProcessSet { name } => ApiOutput::status(
             server
                 .delete_process_set(&name)
                 .await
                 .err()
-                .unwrap_or(Status::SUCCESS),
+                .map_or(Status::SUCCESS, |e| e.status()),
         ),
         ServerCall::IofDeliver { .. } => ApiOutput::no_such_call(),
         ServerCall::CollectInventory { info } => {
@@ -323,12 +324,14 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         ServerCall::GenerateLocalityString { cpus } => ApiOutput::value(
             server
                 .generate_locality_string(&hwloc_cpus(cpus))
-                .map(|s| Value::String(Some(s))),
+                .map(|s| Value::String(Some(s)))
+                .map_err(Status::from),
         ),
         ServerCall::GenerateCpusetString { cpus } => ApiOutput::value(
             server
                 .generate_cpuset_string(&hwloc_cpus(cpus))
-                .map(|s| Value::String(Some(s))),
+                .map(|s| Value::String(Some(s)))
+                .map_err(Status::from),
         ),
     }
 }

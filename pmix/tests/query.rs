@@ -182,7 +182,7 @@ async fn attribute_support_spans_the_client_the_server_and_what_the_host_registe
         .await
         .unwrap();
     assert_eq!(
-        server.register_attributes("allocate", vec![alloc]).await,
+        (server.register_attributes("allocate", vec![alloc]).await).map_err(|e| e.status()),
         Err(Status::ERR_REPEAT_ATTR_REGISTRATION)
     );
     let clients = memory_clients(&server, &ns, 1).await;

@@ -75,7 +75,7 @@ pub struct Server {
     rendezvous: Vec<PathBuf>,
     /// The machine's topology, loaded when first needed.
     #[cfg(feature = "topology")]
-    pub(super) machine: std::sync::OnceLock<Result<Arc<crate::topology::Machine>, Status>>,
+    pub(super) machine: std::sync::OnceLock<Result<Arc<crate::topology::Machine>, Error>>,
 }
 
 impl std::fmt::Debug for Event {
@@ -265,33 +265,31 @@ impl Server {
         source: Option<Proc>,
         range: DataRange,
         info: Vec<Info>,
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         let event = crate::events::Event {
             status,
             source: source.unwrap_or_else(|| Proc::new(Nspace::default(), Rank::UNDEF)),
             range,
             info,
         };
-        self.call(move |core| core.notify_event(event))
-            .await
-            .map_err(|e| e.status())?
+        Ok(self.call(move |core| core.notify_event(event)).await??)
     }
 
     /// `PMIx_server_define_process_set`: define the process set `name` of `members` and
     /// announce it to the local clients (`ServerCore::define_process_set`).
-    pub async fn define_process_set(&self, name: &str, members: Vec<Proc>) -> Result<(), Status> {
+    pub async fn define_process_set(&self, name: &str, members: Vec<Proc>) -> Result<(), Error> {
         let name = name.to_owned();
-        self.call(move |core| core.define_process_set(&name, members))
-            .await
-            .map_err(|e| e.status())?
+        Ok(self
+            .call(move |core| core.define_process_set(&name, members))
+            .await??)
     }
 
     /// `PMIx_server_delete_process_set`: delete the process set `name` and announce it.
-    pub async fn delete_process_set(&self, name: &str) -> Result<(), Status> {
+    pub async fn delete_process_set(&self, name: &str) -> Result<(), Error> {
         let name = name.to_owned();
-        self.call(move |core| core.delete_process_set(&name))
-            .await
-            .map_err(|e| e.status())?
+        Ok(self
+            .call(move |core| core.delete_process_set(&name))
+            .await??)
     }
 
     /// `PMIx_Register_attributes`: declare the attributes the host's `function` (a
@@ -302,11 +300,11 @@ impl Server {
         &self,
         function: &str,
         attrs: Vec<crate::model::RegAttr>,
-    ) -> Result<(), Status> {
+    ) -> Result<(), Error> {
         let function = function.to_owned();
-        self.call(move |core| core.register_attributes(&function, attrs))
-            .await
-            .map_err(|e| e.status())?
+        Ok(self
+            .call(move |core| core.register_attributes(&function, attrs))
+            .await??)
     }
 
     /// `PMIx_server_setup_fork`: the environment a client process needs.
@@ -326,12 +324,14 @@ impl Server {
     /// `PMIX_REQUIRED_KEY` in `info`, once that key is there (DM-03). `PMIX_TIMEOUT` bounds the
     /// wait; a process that is not a local client, or ends without posting, is
     /// `PMIX_ERR_NOT_FOUND`.
-    pub async fn dmodex_request(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
+    pub async fn dmodex_request(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Error> {
         let (answer, rx) = oneshot::channel();
         self.events
             .send(Event::Dmodex { proc, info, answer })
-            .map_err(|_| Status::ERR_INIT)?;
-        rx.await.map_err(|_| Status::ERR_INIT)?
+            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))?;
+        let answer = rx.await;
+        Ok(answer
+            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))??)
     }
 
     /// `PMIx_server_setup_application`: the information the library's fabric and
@@ -339,7 +339,7 @@ impl Server {
     /// `setup_local_support` on every node. This library has no such components (no fabric
     /// plugin assigns endpoints or security keys), so the answer is empty; the directives
     /// (`PMIX_SETUP_APP_ENVARS`, …) select among contributions there are none of.
-    pub fn setup_application(&self, nspace: &Nspace, info: &[Info]) -> Result<Vec<Info>, Status> {
+    pub fn setup_application(&self, nspace: &Nspace, info: &[Info]) -> Result<Vec<Info>, Error> {
         let _ = (nspace, info);
         Ok(Vec::new())
     }
@@ -347,7 +347,7 @@ impl Server {
     /// `PMIx_server_setup_local_support`: prepare this node for `nspace`'s processes with what
     /// `setup_application` returned. With no fabric or environment components there is
     /// nothing to prepare.
-    pub fn setup_local_support(&self, nspace: &Nspace, info: &[Info]) -> Result<(), Status> {
+    pub fn setup_local_support(&self, nspace: &Nspace, info: &[Info]) -> Result<(), Error> {
         let _ = (nspace, info);
         Ok(())
     }

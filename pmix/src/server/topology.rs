@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::model::{Cpuset, Info, Status, attr, topology};
+use crate::Error;
+use crate::model::{Cpuset, Info, attr, topology};
 use crate::topology::{HWLOC_XML_V2, Machine};
 
 use super::Server;
@@ -12,16 +13,15 @@ use super::Server;
 impl Server {
     /// The machine's topology: the one the host gave at init (`PMIX_TOPOLOGY2`), else this
     /// machine, discovered once on first use.
-    pub fn topology(&self) -> Result<Arc<Machine>, Status> {
+    pub fn topology(&self) -> Result<Arc<Machine>, Error> {
         self.machine
             .get_or_init(|| {
                 let loaded = match &self.config.topology {
                     Some(t) => Machine::from_topology(t),
                     None => Machine::discover(),
                 };
-                loaded.map(Arc::new).map_err(|e| {
+                loaded.map(Arc::new).inspect_err(|e| {
                     tracing::warn!("the server has no topology: {e}");
-                    e.status()
                 })
             })
             .clone()
@@ -29,16 +29,14 @@ impl Server {
 
     /// `PMIx_server_generate_locality_string`: the locality string of a process bound to
     /// `cpuset` on this server's machine (format: [`crate::topology`]).
-    pub fn generate_locality_string(&self, cpuset: &Cpuset) -> Result<String, Status> {
-        self.topology()?
-            .locality_string(cpuset)
-            .map_err(|e| e.status())
+    pub fn generate_locality_string(&self, cpuset: &Cpuset) -> Result<String, Error> {
+        self.topology()?.locality_string(cpuset)
     }
 
     /// `PMIx_server_generate_cpuset_string`: `cpuset` as a `PMIX_CPUSET` string
     /// (`hwloc:0-3`).
-    pub fn generate_cpuset_string(&self, cpuset: &Cpuset) -> Result<String, Status> {
-        topology::cpuset_string(cpuset).map_err(|e| e.status())
+    pub fn generate_cpuset_string(&self, cpuset: &Cpuset) -> Result<String, Error> {
+        topology::cpuset_string(cpuset)
     }
 
     /// `info` with the shared topology added, when this server shares it and the host gave

@@ -197,7 +197,10 @@ impl Daemon {
         let proc = Proc::new(self.0.setup.nspace.clone(), Rank(rank));
         let server = lock(&self.0.server).upgrade();
         let result = match server {
-            Some(s) => s.dmodex_request(proc, Vec::new()).await,
+            Some(s) => s
+                .dmodex_request(proc, Vec::new())
+                .await
+                .map_err(Status::from),
             None => Err(Status::ERR_INIT),
         };
         let (status, data) = match result {
@@ -214,7 +217,7 @@ impl Daemon {
             (None, _) => Err(Status::ERR_UNPACK_FAILURE),
             (Some(_), None) => Err(Status::ERR_INIT),
             (Some((source, range, info)), Some(s)) => {
-                s.notify_event(status, Some(source), range, info).await
+                (s.notify_event(status, Some(source), range, info).await).map_err(Status::from)
             }
         };
         self.reply(from, key, result.err().map_or(0, |s| s.0), Vec::new());
