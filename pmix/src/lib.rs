@@ -49,8 +49,7 @@
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! // The host: a server for this node, without a socket, and a job of two processes.
 //! let dir = std::env::temp_dir().join(format!("pmix-doc-{}", std::process::id()));
-//! let mut config = ServerConfig::new(dir, "node0".into());
-//! (config.tcp, config.unix_socket) = (false, false);
+//! let config = ServerConfig::new(dir, "node0".into()).tcp(false).unix_socket(false);
 //! let server = Server::start(config, NoHost).await?;
 //! let job = Nspace::new("job")?;
 //! let info = vec![Info::new(attr::JOB_SIZE, 2), Info::new(attr::LOCAL_PEERS, "0,1".into())];

@@ -30,8 +30,7 @@ fn server(n: u32) -> (tokio::runtime::Runtime, Server, Vec<ClientConfig>) {
         rand_suffix()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut config = ServerConfig::new(dir, "testhost".into());
-    config.tcp = false;
+    let config = ServerConfig::new(dir, "testhost".into()).tcp(false);
     let server = runtime.block_on(async {
         let server = Server::start(config, NoHost).await.unwrap();
         let ns = pmix::model::Nspace::new("blockingjob").unwrap();

@@ -97,6 +97,85 @@ impl ServerConfig {
         }
     }
 
+    // --- the builder: `ServerConfig::new(dir, host).tcp(false).share_topology(true)` ---
+
+    /// The server's identifier.
+    #[must_use]
+    pub fn id(mut self, id: Proc) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// Where a system-level server leaves its rendezvous file.
+    #[must_use]
+    pub fn system_tmpdir(mut self, dir: PathBuf) -> Self {
+        self.system_tmpdir = dir;
+        self
+    }
+
+    /// Listen on TCP loopback, or not.
+    #[must_use]
+    pub fn tcp(mut self, on: bool) -> Self {
+        self.tcp = on;
+        self
+    }
+
+    /// Listen on a Unix socket in `tmpdir`, or not.
+    #[must_use]
+    pub fn unix_socket(mut self, on: bool) -> Self {
+        self.unix_socket = on;
+        self
+    }
+
+    /// Write the tool rendezvous files (`PMIX_SERVER_TOOL_SUPPORT`).
+    #[must_use]
+    pub fn tool_rendezvous(mut self, on: bool) -> Self {
+        self.tool_rendezvous = on;
+        self
+    }
+
+    /// Act as the node's system-level server (`PMIX_SERVER_SYSTEM_SUPPORT`).
+    #[must_use]
+    pub fn system_rendezvous(mut self, on: bool) -> Self {
+        self.system_rendezvous = on;
+        self
+    }
+
+    /// The roles the host declares.
+    #[must_use]
+    pub fn roles(mut self, roles: Roles) -> Self {
+        self.roles = roles;
+        self
+    }
+
+    /// The key that seals the server's credentials.
+    #[must_use]
+    pub fn credential_key(mut self, key: CredentialKey) -> Self {
+        self.credential_key = Some(key);
+        self
+    }
+
+    /// The machine's topology as the host gives it (`PMIX_TOPOLOGY2`).
+    #[must_use]
+    pub fn topology(mut self, topology: crate::model::Topology) -> Self {
+        self.topology = Some(topology);
+        self
+    }
+
+    /// Share the topology with clients (`PMIX_SERVER_SHARE_TOPOLOGY`).
+    #[must_use]
+    pub fn share_topology(mut self, on: bool) -> Self {
+        self.share_topology = on;
+        self
+    }
+
+    /// The users whose tools and launchers may connect.
+    #[must_use]
+    pub fn tool_uids(mut self, uids: Vec<u32>) -> Self {
+        self.tool_uids = uids;
+        self
+    }
+
     /// The configuration the attributes of `PMIx_server_init` describe: `PMIX_SERVER_NSPACE`
     /// and `PMIX_SERVER_RANK` (the server's identifier), `PMIX_SERVER_TMPDIR` and
     /// `PMIX_SYSTEM_TMPDIR` (default: `$TMPDIR`, else `/tmp`), `PMIX_HOSTNAME` (default: the

@@ -43,9 +43,9 @@ pub(crate) async fn server_configured<H: Host>(
         rand_suffix()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut config = ServerConfig::new(dir, "testhost".into());
-    config.tcp = tcp;
-    config.unix_socket = false;
+    let mut config = ServerConfig::new(dir, "testhost".into())
+        .tcp(tcp)
+        .unix_socket(false);
     configure(&mut config);
     let server = Server::start(config, host).await.unwrap();
     let ns = Nspace::new("testjob").unwrap();
