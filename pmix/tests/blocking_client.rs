@@ -170,3 +170,37 @@ fn a_server_that_goes_away_fails_the_waiting_call_and_tells_the_process() {
         );
     });
 }
+
+#[test]
+fn finalize_from_another_thread_ends_a_call_waiting_on_the_socket() {
+    let (_rt, server, configs) = server(2);
+    let config = configs[0].clone();
+    let (tx, rx) = mpsc::channel();
+    let client = std::sync::Arc::new(on_thread(move || {
+        let c = Client::init_with(&config).unwrap();
+        c.register_event_handler(&[Status::ERR_LOST_CONNECTION], &[], move |n, done| {
+            let _ = tx.send(n.status);
+            drop(done);
+        })
+        .unwrap();
+        c
+    }));
+    // A fence rank 1 never joins: this thread reads the socket, waiting.
+    let (done_tx, done_rx) = mpsc::channel();
+    let waiting = client.clone();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(waiting.fence(&[], &[]).map_err(|e| e.status()));
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    // Another thread finalizes: the fence ends instead of reading a closed socket for ever,
+    // and the process hears of no lost connection, since it closed the connection itself.
+    let finalizing = client.clone();
+    assert_eq!(on_thread(move || finalizing.finalize()), Ok(()));
+    assert_eq!(
+        done_rx.recv_timeout(PATIENCE),
+        Ok(Err(Status::ERR_LOST_CONNECTION))
+    );
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+    on_thread(move || drop(client));
+    server.shutdown();
+}

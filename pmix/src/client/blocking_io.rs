@@ -15,13 +15,13 @@
 //! the server pushes.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::io::{self, ErrorKind, Read};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::socket::{MsgFlags, recv};
+use nix::sys::socket::{MsgFlags, recv, send};
 use tokio::sync::mpsc;
 
 use crate::Error;
@@ -59,11 +59,19 @@ impl SyncStream {
         }
     }
 
-    pub(crate) fn write_all(&self, buf: &[u8]) -> io::Result<()> {
-        match self {
-            SyncStream::Unix(s) => (&*s).write_all(buf),
-            SyncStream::Tcp(s) => (&*s).write_all(buf),
+    /// Write all of `buf`. A server gone raises no `SIGPIPE`, which would end a process
+    /// that has not ignored it (a C program has not): the write fails with `EPIPE`.
+    pub(crate) fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        let fd = self.fd().as_raw_fd();
+        while !buf.is_empty() {
+            match send(fd, buf, MsgFlags::MSG_NOSIGNAL) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => buf = buf.get(n..).unwrap_or_default(),
+                Err(Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
+        Ok(())
     }
 
     fn fd(&self) -> BorrowedFd<'_> {
@@ -238,21 +246,21 @@ impl Shared {
         {
             let mut chunk = self.chunk.lock().unwrap_or_else(PoisonError::into_inner);
             let n = read(&mut chunk);
-            // The end of a connection this side closed is no loss.
             let closed = self.turn().closed;
             let mut core = lock(&self.core);
             match n {
-                Ok(0) | Err(_) if closed => {}
-                Ok(0) => core.handle_lost(),
-                Ok(n) => core.handle_bytes(&chunk[..n]),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock
-                    ) => {}
-                Err(e) => {
-                    tracing::debug!("reading from the server: {e}");
+                Ok(n) if n > 0 => core.handle_bytes(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock) => {}
+                end => {
+                    // The socket is done: every call still waiting fails. When this side
+                    // closed it (finalize), that is no loss for the process to hear of.
+                    if let Err(e) = end {
+                        tracing::debug!("reading from the server: {e}");
+                    }
                     core.handle_lost();
+                    if closed {
+                        while core.poll_event().is_some() {}
+                    }
                 }
             }
         }
