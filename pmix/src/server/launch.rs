@@ -34,7 +34,8 @@ pub struct JobLaunch {
     pub apps: Vec<AppLaunch>,
     /// The process that asked for the job, for a spawned one.
     pub parent: Option<Proc>,
-    /// The session's temporary directory (`PMIX_TMPDIR`, `PMIX_NSDIR`).
+    /// The session's temporary directory (`PMIX_TMPDIR`); each job's own (`PMIX_NSDIR`) is
+    /// the folder named after its namespace under it.
     pub tmpdir: String,
     /// Where each process runs on the node, by rank (empty: not described).
     pub placement: Vec<Placement>,
@@ -284,7 +285,13 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
         info(attr::LOCAL_PEERS.wire_key(), Value::string(peers.clone())),
         info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
         info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
-        info(attr::NSDIR.wire_key(), Value::string(job.tmpdir.clone())),
+        // The job's own directory, under the session's (v5.0 §6.1.2): jobs that shared one
+        // shared their processes' directories too (Open MPI names them by rank in it), so a
+        // spawned job ending removed the directory of a rank of the next one starting.
+        info(
+            attr::NSDIR.wire_key(),
+            Value::string(format!("{}/{}", job.tmpdir, job.nspace.as_str())),
+        ),
         info(attr::CMD_LINE.wire_key(), Value::string(cmd_line)),
         info(
             attr::NODE_INFO_ARRAY.wire_key(),
@@ -474,6 +481,11 @@ mod tests {
         assert_eq!(
             find(attr::CMD_LINE.wire_key()).and_then(|i| i.value.as_str()),
             Some("sh x:/bin/true x")
+        );
+        // The job's directory is its own, under the session's.
+        assert_eq!(
+            find(attr::NSDIR.wire_key()).and_then(|i| i.value.as_str()),
+            Some("/tmp/child")
         );
         // The parent is in each process's realm, with PMIX_SPAWNED.
         let realms: Vec<&Info> = info
