@@ -24,7 +24,7 @@
 //! that the category does not hold (the standard leaves both open; refusing says so at once
 //! rather than placing the handler somewhere the caller did not ask for).
 //!
-//! A [`Chain`] walks the handlers in order, accumulating the results each returns for the
+//! A chain (`Chain`, internal) walks the handlers in order, accumulating the results each returns for the
 //! handlers after it; `PMIX_EVENT_ACTION_COMPLETE` ends it.
 
 use std::collections::BTreeMap;
@@ -307,7 +307,7 @@ impl Lineup {
 
 /// A process's registered handlers.
 #[derive(Clone, Debug, Default)]
-pub struct Registry {
+pub(crate) struct Registry {
     next: HandlerId,
     entries: BTreeMap<HandlerId, Registration>,
     first: Option<HandlerId>,
@@ -316,13 +316,14 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new() -> Registry {
+    #[cfg(test)]
+    pub(crate) fn new() -> Registry {
         Registry::default()
     }
 
     /// Place a handler; its identifier, or `PMIX_ERR_EVENT_REGISTRATION` when the place it
     /// asks for is taken or names no handler of its category. A refusal changes nothing.
-    pub fn register(&mut self, reg: Registration) -> Result<HandlerId, Status> {
+    pub(crate) fn register(&mut self, reg: Registration) -> Result<HandlerId, Status> {
         let id = self.next;
         let taken = Err(Status::ERR_EVENT_REGISTRATION);
         let position = |line: &Lineup, name: &str| {
@@ -362,7 +363,7 @@ impl Registry {
 
     /// Remove a handler: its registration, or `PMIX_ERR_BAD_PARAM` for an identifier this
     /// registry does not hold (§10.1.7).
-    pub fn deregister(&mut self, id: HandlerId) -> Result<Registration, Status> {
+    pub(crate) fn deregister(&mut self, id: HandlerId) -> Result<Registration, Status> {
         let reg = self.entries.remove(&id).ok_or(Status::ERR_BAD_PARAM)?;
         if self.first == Some(id) {
             self.first = None;
@@ -376,16 +377,12 @@ impl Registry {
         Ok(reg)
     }
 
-    pub fn get(&self, id: HandlerId) -> Option<&Registration> {
+    pub(crate) fn get(&self, id: HandlerId) -> Option<&Registration> {
         self.entries.get(&id)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// The handlers `event` reaches in process `me`, in the order they run.
-    pub fn chain(&self, me: &Proc, event: &Event) -> Vec<HandlerId> {
+    pub(crate) fn chain(&self, me: &Proc, event: &Event) -> Vec<HandlerId> {
         let ordered = self
             .first
             .into_iter()
@@ -399,7 +396,7 @@ impl Registry {
 
 /// One event's walk along its chain: hand out the next handler, take its completion.
 #[derive(Clone, Debug)]
-pub struct Chain {
+pub(crate) struct Chain {
     pub event: Event,
     handlers: Vec<HandlerId>,
     next: usize,
@@ -408,7 +405,7 @@ pub struct Chain {
 }
 
 impl Chain {
-    pub fn new(event: Event, handlers: Vec<HandlerId>) -> Chain {
+    pub(crate) fn new(event: Event, handlers: Vec<HandlerId>) -> Chain {
         Chain {
             event,
             handlers,
@@ -418,7 +415,7 @@ impl Chain {
     }
 
     /// The next handler to call, or `None` when the chain is over.
-    pub fn next_handler(&mut self) -> Option<HandlerId> {
+    pub(crate) fn next_handler(&mut self) -> Option<HandlerId> {
         let h = self.handlers.get(self.next).copied();
         self.next += 1;
         h
@@ -426,7 +423,7 @@ impl Chain {
 
     /// A handler finished with `status` and `results`. `PMIX_EVENT_ACTION_COMPLETE` ends the
     /// chain; any other status lets it go on.
-    pub fn handler_done(&mut self, status: Status, results: Vec<Info>) {
+    pub(crate) fn handler_done(&mut self, status: Status, results: Vec<Info>) {
         self.results.extend(results);
         if status == Status::EVENT_ACTION_COMPLETE {
             self.next = self.handlers.len();
