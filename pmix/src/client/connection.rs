@@ -8,7 +8,8 @@
 //! `PMIX_ERR_LOST_CONNECTION` and raises that event in the process (PMIx v5.0 §10.1).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, WriteHalf};
@@ -118,6 +119,34 @@ fn lost(why: impl std::fmt::Display) -> Error {
     Error::Status(Status::ERR_LOST_CONNECTION, why.to_string())
 }
 
+fn unreachable(e: std::io::Error) -> Error {
+    Error::Status(Status::ERR_UNREACH, e.to_string())
+}
+
+/// Where the server listens.
+enum Address<'a> {
+    Unix(&'a Path),
+    Tcp(SocketAddr),
+}
+
+/// The server's address from the client's configuration: its Unix socket when it has one,
+/// else the TCP address of its URI.
+fn server_address(env: &ClientConfig) -> Result<Address<'_>, Error> {
+    match (&env.unix_socket, &env.uri) {
+        (Some(path), _) => Ok(Address::Unix(path)),
+        (None, Some(uri)) => {
+            let (_, addr) = parse_uri(uri).ok_or_else(|| {
+                Error::Status(Status::ERR_INIT, format!("cannot parse server URI {uri:?}"))
+            })?;
+            Ok(Address::Tcp(addr))
+        }
+        (None, None) => Err(Error::Status(
+            Status::ERR_INIT,
+            "no PMIX_SERVER_URI* in the environment".into(),
+        )),
+    }
+}
+
 impl Connection {
     /// Connect to the server named by `env` (its Unix socket when it has one) and handshake;
     /// events the server pushes go to `events`.
@@ -125,22 +154,11 @@ impl Connection {
         env: &ClientConfig,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Self, Error> {
-        let unreachable = |e: std::io::Error| Error::Status(Status::ERR_UNREACH, e.to_string());
-        let stream = match (&env.unix_socket, &env.uri) {
-            (Some(path), _) => connect_unix(path).await.map_err(unreachable)?,
-            (None, Some(uri)) => {
-                let (_, addr) = parse_uri(uri).ok_or_else(|| {
-                    Error::Status(Status::ERR_INIT, format!("cannot parse server URI {uri:?}"))
-                })?;
-                connect_tcp(addr).await.map_err(unreachable)?
-            }
-            (None, None) => {
-                return Err(Error::Status(
-                    Status::ERR_INIT,
-                    "no PMIX_SERVER_URI* in the environment".into(),
-                ));
-            }
+        let stream = match server_address(env)? {
+            Address::Unix(path) => connect_unix(path).await,
+            Address::Tcp(addr) => connect_tcp(addr).await,
         };
+        let stream = stream.map_err(unreachable)?;
         Self::handshake(stream, &env.proc, env.buffer_type, events).await
     }
 
@@ -150,26 +168,14 @@ impl Connection {
         env: &ClientConfig,
         events: mpsc::UnboundedSender<Event>,
     ) -> Result<Self, Error> {
-        let unreachable = |e: std::io::Error| Error::Status(Status::ERR_UNREACH, e.to_string());
-        let stream = match (&env.unix_socket, &env.uri) {
-            (Some(path), _) => SyncStream::Unix(
-                std::os::unix::net::UnixStream::connect(path).map_err(unreachable)?,
-            ),
-            (None, Some(uri)) => {
-                let (_, addr) = parse_uri(uri).ok_or_else(|| {
-                    Error::Status(Status::ERR_INIT, format!("cannot parse server URI {uri:?}"))
-                })?;
-                let tcp = std::net::TcpStream::connect(addr).map_err(unreachable)?;
-                tcp.set_nodelay(true).map_err(unreachable)?;
-                SyncStream::Tcp(tcp)
+        let stream = match server_address(env)? {
+            Address::Unix(path) => {
+                std::os::unix::net::UnixStream::connect(path).map(SyncStream::Unix)
             }
-            (None, None) => {
-                return Err(Error::Status(
-                    Status::ERR_INIT,
-                    "no PMIX_SERVER_URI* in the environment".into(),
-                ));
-            }
+            Address::Tcp(addr) => std::net::TcpStream::connect(addr)
+                .and_then(|tcp| tcp.set_nodelay(true).map(|()| SyncStream::Tcp(tcp))),
         };
+        let stream = stream.map_err(unreachable)?;
         let (hello, uid) = hello(&env.proc, env.buffer_type)?;
         stream.write_all(&hello).map_err(lost)?;
         let mut answer = [[0u8; 4]; 2];
