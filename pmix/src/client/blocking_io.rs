@@ -181,18 +181,20 @@ impl SyncIo {
         Ok(reply)
     }
 
-    /// Queue frames in the core and write them (requests the server does not answer).
-    pub(crate) fn send(
+    /// Let the core queue frames, under its lock, and write them; answers what `queue`
+    /// answered (requests the server does not answer).
+    pub(crate) fn send<T>(
         &self,
-        queue: impl FnOnce(&mut ClientCore) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        let frames = {
+        queue: impl FnOnce(&mut ClientCore) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let (out, frames) = {
             let mut core = lock(&self.shared.core);
-            queue(&mut core)?;
-            core.drain_transmit()
+            let out = queue(&mut core)?;
+            (out, core.drain_transmit())
         };
         (self.shared.write(&frames))
-            .map_err(|e| Error::Status(Status::ERR_LOST_CONNECTION, e.to_string()))
+            .map_err(|e| Error::Status(Status::ERR_LOST_CONNECTION, e.to_string()))?;
+        Ok(out)
     }
 
     /// Close the connection: the server sees it end and the background thread stops.

@@ -295,14 +295,7 @@ impl Connection {
     ) -> Result<T, Error> {
         let writer = match &self.io {
             Io::Tasks { writer, .. } => writer,
-            Io::Blocking(io) => {
-                let mut out = None;
-                io.send(|core| {
-                    out = Some(queue(core)?);
-                    Ok(())
-                })?;
-                return out.ok_or_else(|| lost("nothing queued"));
-            }
+            Io::Blocking(io) => return io.send(queue),
         };
         let (out, frames) = {
             let mut core = self.core();
