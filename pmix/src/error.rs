@@ -44,10 +44,6 @@ impl Error {
         }
     }
 
-    pub(crate) fn bad_param(reason: impl Into<String>) -> Self {
-        Error::BadParam(reason.into())
-    }
-
     pub(crate) fn decode(status: Status, reason: impl Into<String>) -> Self {
         Error::Decode {
             status,

@@ -41,7 +41,7 @@ impl Client {
             }
             Reply::Op(OpReply::Spawn { status, .. }) | Reply::Status(status) => {
                 Err(if status == Status::SUCCESS {
-                    Error::bad_param("the server answered the spawn with no namespace")
+                    Error::BadParam("the server answered the spawn with no namespace".into())
                 } else {
                     Error::Status(status, "the spawn failed".into())
                 })
