@@ -199,9 +199,8 @@ impl Server {
             .send(Event::Api(Box::new(move |core| {
                 let _ = tx.send(f(core));
             })))
-            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))?;
-        rx.await
-            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))
+            .map_err(|_| stopped())?;
+        rx.await.map_err(|_| stopped())
     }
 
     /// `PMIx_server_register_nspace`. A server that shares its topology
@@ -328,10 +327,8 @@ impl Server {
         let (answer, rx) = oneshot::channel();
         self.events
             .send(Event::Dmodex { proc, info, answer })
-            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))?;
-        let answer = rx.await;
-        Ok(answer
-            .map_err(|_| Error::Status(Status::ERR_INIT, "the server has stopped".into()))??)
+            .map_err(|_| stopped())?;
+        Ok(rx.await.map_err(|_| stopped())??)
     }
 
     /// `PMIx_server_setup_application`: the information the library's fabric and
@@ -697,4 +694,9 @@ async fn read_connect(stream: &mut BoxStream) -> Result<ConnectRequest, Error> {
     let mut payload = vec![0u8; n];
     stream.read_exact(&mut payload).await.map_err(io_err)?;
     ConnectRequest::decode(&payload)
+}
+
+/// A call made after the server's event loop has ended.
+fn stopped() -> Error {
+    Error::Status(Status::ERR_INIT, "the server has stopped".into())
 }
