@@ -11,11 +11,11 @@ use std::time::Duration;
 use pmix::client::ClientConfig;
 use pmix::client::blocking::Client;
 use pmix::model::{DataRange, Proc, Rank, Scope, Status, Value};
-use pmix::server::{NoHost, Server, ServerConfig};
+use pmix::server::{NoHost, Server};
 
 mod common;
 
-use common::{job_info, rand_suffix, uid_gid};
+use common::server_configured;
 
 /// Long enough for any step on a loaded machine; a hang fails the test instead of the run.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -24,36 +24,33 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// configuration each rank's process would find in its environment.
 fn server(n: u32) -> (tokio::runtime::Runtime, Server, Vec<ClientConfig>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let dir = std::env::temp_dir().join(format!(
-        "pmix-blocking-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = ServerConfig::new(dir, "testhost".into()).tcp(false);
-    let server = runtime.block_on(async {
-        let server = Server::start(config, NoHost).await.unwrap();
-        let ns = pmix::model::Nspace::new("blockingjob").unwrap();
-        server
-            .register_nspace(ns.clone(), job_info(n))
-            .await
-            .unwrap();
-        let (uid, gid) = uid_gid();
-        for r in 0..n {
-            let p = Proc::new(ns.clone(), Rank(r));
-            server.register_client(p, uid, gid).await.unwrap();
-        }
-        server
-    });
+    let (server, ns) = runtime.block_on(server_configured(NoHost, false, n, |c| {
+        c.unix_socket = true;
+    }));
     let configs = (0..n)
         .map(|r| {
-            let p = Proc::new(pmix::model::Nspace::new("blockingjob").unwrap(), Rank(r));
-            let env = server.setup_fork(&p);
+            let env = server.setup_fork(&Proc::new(ns.clone(), Rank(r)));
             ClientConfig::from_vars(|k| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
                 .unwrap()
         })
         .collect();
     (runtime, server, configs)
+}
+
+/// A client of `config`, started on a plain thread, with a handler that sends the status of
+/// every `code` event it hears to the receiver.
+fn client_hearing(config: ClientConfig, code: Status) -> (Client, mpsc::Receiver<Status>) {
+    let (tx, rx) = mpsc::channel();
+    let client = on_thread(move || {
+        let c = Client::init_with(&config).unwrap();
+        c.register_event_handler(&[code], &[], move |notice, done| {
+            let _ = tx.send(notice.status);
+            drop(done);
+        })
+        .unwrap();
+        c
+    });
+    (client, rx)
 }
 
 /// Run `f` on a plain thread (a blocking client must live outside any runtime) and wait for
@@ -117,17 +114,7 @@ fn threads_of_one_client_wait_for_their_own_replies_at_once() {
 #[test]
 fn an_event_pushed_while_no_call_is_in_flight_reaches_its_handler() {
     let (rt, server, configs) = server(1);
-    let config = configs[0].clone();
-    let (tx, rx) = mpsc::channel();
-    let client = on_thread(move || {
-        let c = Client::init_with(&config).unwrap();
-        c.register_event_handler(&[Status(5101)], &[], move |notice, done| {
-            let _ = tx.send(notice.status);
-            drop(done);
-        })
-        .unwrap();
-        c
-    });
+    let (client, rx) = client_hearing(configs[0].clone(), Status(5101));
     // The client makes no call from here on: only its background thread reads the socket.
     rt.block_on(server.notify_event(Status(5101), None, DataRange::SESSION, vec![]))
         .unwrap();
@@ -139,17 +126,7 @@ fn an_event_pushed_while_no_call_is_in_flight_reaches_its_handler() {
 #[test]
 fn a_server_that_goes_away_fails_the_waiting_call_and_tells_the_process() {
     let (rt, server, configs) = server(2);
-    let config = configs[0].clone();
-    let (tx, rx) = mpsc::channel();
-    let client = on_thread(move || {
-        let c = Client::init_with(&config).unwrap();
-        c.register_event_handler(&[Status::ERR_LOST_CONNECTION], &[], move |n, done| {
-            let _ = tx.send(n.status);
-            drop(done);
-        })
-        .unwrap();
-        c
-    });
+    let (client, rx) = client_hearing(configs[0].clone(), Status::ERR_LOST_CONNECTION);
     // A fence rank 1 never joins: the call waits, reading the socket, until the server ends.
     let fence = std::thread::spawn(move || (client.fence(&[], &[]), client));
     std::thread::sleep(Duration::from_millis(100));
@@ -174,17 +151,8 @@ fn a_server_that_goes_away_fails_the_waiting_call_and_tells_the_process() {
 #[test]
 fn finalize_from_another_thread_ends_a_call_waiting_on_the_socket() {
     let (_rt, server, configs) = server(2);
-    let config = configs[0].clone();
-    let (tx, rx) = mpsc::channel();
-    let client = std::sync::Arc::new(on_thread(move || {
-        let c = Client::init_with(&config).unwrap();
-        c.register_event_handler(&[Status::ERR_LOST_CONNECTION], &[], move |n, done| {
-            let _ = tx.send(n.status);
-            drop(done);
-        })
-        .unwrap();
-        c
-    }));
+    let (client, rx) = client_hearing(configs[0].clone(), Status::ERR_LOST_CONNECTION);
+    let client = std::sync::Arc::new(client);
     // A fence rank 1 never joins: this thread reads the socket, waiting.
     let (done_tx, done_rx) = mpsc::channel();
     let waiting = client.clone();
