@@ -1,6 +1,6 @@
-//! Field helpers every message of the protocol is read and written with: an info list (its
-//! count, then the infos), one value of a pack call that must hold exactly one, a count
-//! bounded by the bytes left. The typed messages (`message.rs`, `ops.rs`, `op_reply.rs`) build
+//! Field helpers every message of the protocol is read and written with: a list (its count,
+//! then the values; an info list is one), one value of a pack call that must hold exactly
+//! one, a count bounded by the bytes left. The typed messages (`message.rs`, `ops.rs`, `op_reply.rs`) build
 //! on them and not on each other.
 
 use crate::Error;
@@ -9,16 +9,26 @@ use crate::model::{Info, Status};
 
 /// Pack an info count (`PMIX_SIZE`) and, when non-empty, the infos.
 pub fn pack_info_list(b: &mut DataBuffer, info: &[Info]) -> Result<(), Error> {
-    b.pack(&[Size(info.len() as u64)])?;
-    if !info.is_empty() {
-        b.pack(info)?;
-    }
-    Ok(())
+    pack_list(b, info)
 }
 
 /// Unpack what [`pack_info_list`] packed.
 pub fn unpack_info_list(b: &mut DataBuffer) -> Result<Vec<Info>, Error> {
-    let n = count(b, "info count")?;
+    unpack_list(b, "info count")
+}
+
+/// Pack a count (`PMIX_SIZE`) and, when non-empty, the values in one pack call.
+pub(crate) fn pack_list<T: Codec>(b: &mut DataBuffer, values: &[T]) -> Result<(), Error> {
+    b.pack(&[Size(values.len() as u64)])?;
+    if !values.is_empty() {
+        b.pack(values)?;
+    }
+    Ok(())
+}
+
+/// Unpack what [`pack_list`] packed; `what` names the list in an error.
+pub(crate) fn unpack_list<T: Codec>(b: &mut DataBuffer, what: &str) -> Result<Vec<T>, Error> {
+    let n = count(b, what)?;
     if n == 0 {
         return Ok(Vec::new());
     }

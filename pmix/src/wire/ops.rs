@@ -33,13 +33,13 @@
 //! the bytes.
 
 use crate::Error;
-use crate::codec::{Codec, DataBuffer, Size};
+use crate::codec::{DataBuffer, Size};
 use crate::model::{
     AllocDirective, App, ByteObject, Cpuset, Info, IofChannel, Proc, Query, Status, Time, Topology,
 };
 
 use super::command::Command;
-use super::fields::{one, pack_info_list, unpack_info_list};
+use super::fields::{one, pack_info_list, pack_list, unpack_info_list, unpack_list};
 
 /// The key, in a `GROUP_JOIN`'s information, of the joiner's answer: `true` declines the
 /// invitation. This library's own (OpenPMIx 4.2 sends no `GROUP_JOIN`, and `PMIx_Group_join`'s
@@ -431,30 +431,6 @@ impl IofDelivery {
 }
 
 /// A `PMIX_SIZE` count and, when non-empty, the values.
-fn pack_list<T: Codec>(b: &mut DataBuffer, values: &[T]) -> Result<(), Error> {
-    b.pack(&[Size(values.len() as u64)])?;
-    if !values.is_empty() {
-        b.pack(values)?;
-    }
-    Ok(())
-}
-
-fn unpack_list<T: Codec>(b: &mut DataBuffer, what: &str) -> Result<Vec<T>, Error> {
-    let n: Size = one(b, what)?;
-    let n = usize::try_from(n.0).unwrap_or(usize::MAX);
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    // Every element takes at least one byte: a count beyond what is left is malformed.
-    if n > b.unread().len() {
-        return Err(Error::decode(
-            Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER,
-            format!("{what}: {n} elements exceed the bytes left"),
-        ));
-    }
-    b.unpack(n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
