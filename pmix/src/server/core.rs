@@ -19,7 +19,8 @@ use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 use super::fence::{Fences, LOST_PARTICIPANT};
 use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
 
-pub(crate) use interface::{Action, ConnId, HostCall, HostResult};
+pub(crate) use interface::{Action, ConnId};
+pub(crate) use upcall::{HostCall, HostResult};
 // What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
 pub use interface::PeerCred;
 
@@ -932,3 +933,4 @@ mod psets;
 mod query;
 #[cfg(test)]
 mod tests;
+mod upcall;
