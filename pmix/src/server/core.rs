@@ -20,7 +20,7 @@ use super::fence::{Fences, LOST_PARTICIPANT};
 use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
 
 pub(crate) use interface::{Action, ConnId};
-pub(crate) use upcall::{HostCall, HostResult};
+pub use upcall::{HostCall, HostResult};
 // What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
 pub use interface::PeerCred;
 

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::ServerConfig;
-use super::core::{Action, ConnId, HostCall, HostResult, PeerCred, ServerCore};
+use super::core::{Action, ConnId, HostResult, PeerCred, ServerCore};
 use super::env;
 use super::host::Host;
 use crate::Error;
@@ -478,7 +478,7 @@ async fn drive<H: Host>(
                     let host = host.clone();
                     let tx = tx.clone();
                     tokio::spawn(async move {
-                        let result = call_host(&*host, call).await;
+                        let result = call.call(&*host).await;
                         let _ = tx.send(Event::Host(op, result));
                     });
                 }
@@ -510,89 +510,6 @@ fn credential_key() -> Result<[u8; 32], Error> {
             )
         })?;
     Ok(key)
-}
-
-async fn call_host<H: Host>(host: &H, call: HostCall) -> HostResult {
-    let status = |r: Result<(), Status>| HostResult::Status(r.err().unwrap_or(Status::SUCCESS));
-    match call {
-        HostCall::ClientConnected(p) => status(host.client_connected(p).await),
-        HostCall::ClientFinalized(p) => status(host.client_finalized(p).await),
-        HostCall::Abort {
-            proc,
-            status: s,
-            message,
-            procs,
-        } => status(host.abort(proc, s, message, procs).await),
-        HostCall::Fence { procs, info, data } => {
-            HostResult::Data(host.fence_nb(procs, info, data).await)
-        }
-        HostCall::DirectModex { proc, info } => {
-            HostResult::Data(host.direct_modex(proc, info).await)
-        }
-        HostCall::Publish { proc, info } => status(host.publish(proc, info).await),
-        HostCall::Lookup { proc, keys, info } => {
-            HostResult::Lookup(host.lookup(proc, keys, info).await)
-        }
-        HostCall::Unpublish { proc, keys, info } => status(host.unpublish(proc, keys, info).await),
-        HostCall::ToolConnected { info } => HostResult::Proc(host.tool_connected(info).await),
-        HostCall::NotifyEvent {
-            status: s,
-            source,
-            range,
-            info,
-        } => status(host.notify_event(s, source, range, info).await),
-        HostCall::RegisterEvents { codes, info } => status(host.register_events(codes, info).await),
-        HostCall::DeregisterEvents { codes } => status(host.deregister_events(codes).await),
-        HostCall::Query { proc, queries } => HostResult::Infos(host.query(proc, queries).await),
-        HostCall::Spawn {
-            proc,
-            job_info,
-            apps,
-        } => HostResult::Nspace(host.spawn(proc, job_info, apps).await),
-        HostCall::Log {
-            proc,
-            timestamp,
-            data,
-            directives,
-        } => status(host.log(proc, timestamp, data, directives).await),
-        HostCall::Allocate {
-            proc,
-            directive,
-            info,
-        } => HostResult::Infos(host.allocate(proc, directive, info).await),
-        HostCall::JobControl {
-            proc,
-            targets,
-            directives,
-        } => HostResult::Infos(host.job_control(proc, targets, directives).await),
-        HostCall::Monitor {
-            proc,
-            monitor,
-            error,
-            directives,
-        } => HostResult::Infos(host.monitor(proc, monitor, error, directives).await),
-        HostCall::Connect { procs, info } => status(host.connect(procs, info).await),
-        HostCall::Disconnect { procs, info } => status(host.disconnect(procs, info).await),
-        HostCall::Fabric {
-            proc,
-            op,
-            directives,
-        } => HostResult::Infos(host.fabric(proc, op, directives).await),
-        HostCall::Group {
-            op,
-            group,
-            procs,
-            info,
-        } => HostResult::Infos(host.group(op, group, procs, info).await),
-        HostCall::GetCredential { proc, info } => {
-            HostResult::Credential(host.get_credential(proc, info).await)
-        }
-        HostCall::ValidateCredential {
-            proc,
-            credential,
-            directives,
-        } => HostResult::Infos(host.validate_credential(proc, credential, directives).await),
-    }
 }
 
 /// One connection: handshake, then frames in and out until either side closes.

@@ -44,3 +44,5 @@ pub use config::{CredentialKey, Roles, ServerConfig};
 pub use driver::{SERVER_VERSION, Server};
 #[cfg(feature = "runtime")]
 pub use host::{Host, NoHost};
+// The upcalls as messages, for a host in another process.
+pub use core::{HostCall, HostResult};
