@@ -9,11 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pmix::model::{DataRange, Info, PData, Proc, Rank, Scope, Status, Value};
+use pmix::server::{HostCall, HostResult};
 
 use crate::api::{ApiCall, ApiOutput};
-use crate::ffi::{self, Answer, Completion, Upcall};
+use crate::ffi::{self, Completion};
 use crate::libpmix_target::{
-    ClientCall, ClientResult, FromNode, ToNode, UpcallMsg, from_id, pack_list, proc_id, unpack_list,
+    ClientCall, ClientResult, FromNode, ToNode, from_id, pack_list, unpack_list,
 };
 use crate::step::lock;
 
@@ -74,16 +75,19 @@ pub fn node_main(lib: &str) -> ExitCode {
     let next = Arc::new(AtomicU64::new(0));
     let host = {
         let (out, pending, next) = (out.clone(), pending.clone(), next.clone());
-        Box::new(move |u: Upcall, c: Completion| {
+        Box::new(move |call: HostCall, c: Completion| {
+            let call = match call.to_bytes() {
+                Ok(call) => call,
+                // A value with no byte form (a pointer): the library hears why, from another
+                // thread as every answer comes.
+                Err(e) => {
+                    std::thread::spawn(move || c.finish(HostResult::Status(e.status())));
+                    return;
+                }
+            };
             let id = next.fetch_add(1, Ordering::Relaxed);
             lock(&pending).insert(id, c);
-            emit(
-                &out,
-                &FromNode::Upcall {
-                    id,
-                    call: upcall_msg(u),
-                },
-            );
+            emit(&out, &FromNode::Upcall { id, call });
         })
     };
     let caps = ffi::HostCaps {
@@ -138,40 +142,12 @@ pub fn node_main(lib: &str) -> ExitCode {
     for line in lines {
         let Ok(line) = line else { break };
         match serde_json::from_str::<ToNode>(&line) {
-            Ok(ToNode::HostReply {
-                id,
-                status,
-                data,
-                found,
-                infos,
-            }) => {
+            Ok(ToNode::HostReply { id, answer }) => {
                 let Some(c) = lock(&pending).remove(&id) else {
                     continue;
                 };
-                let answer = if let (Some(d), Some(i), 0) = (&data, &infos, status) {
-                    // A credential and the infos that describe it.
-                    match unpack_list::<Info>(i) {
-                        Ok(list) => Answer::Credential(d.clone(), list),
-                        Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
-                    }
-                } else if let Some(i) = infos {
-                    match unpack_list::<Info>(&i) {
-                        Ok(list) if status == 0 => Answer::Infos(Ok(list)),
-                        Ok(_) => Answer::Infos(Err(Status(status))),
-                        Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
-                    }
-                } else if let Some(f) = found {
-                    match unpack_list::<PData>(&f) {
-                        Ok(data) => Answer::Found(Status(status), data),
-                        Err(_) => Answer::Status(Status::ERR_BAD_PARAM),
-                    }
-                } else if status != 0 {
-                    Answer::Status(Status(status))
-                } else if let Some(d) = data {
-                    Answer::Data(Ok(d))
-                } else {
-                    Answer::Status(Status::SUCCESS)
-                };
+                let answer = HostResult::from_bytes(&answer)
+                    .unwrap_or(HostResult::Status(Status::ERR_BAD_PARAM));
                 c.finish(answer);
             }
             Ok(ToNode::Dmodex { id, proc, .. }) => {
@@ -230,139 +206,6 @@ fn ready_error(s: Status, error: String) -> FromNode {
         error,
         env: BTreeMap::new(),
         version: String::new(),
-    }
-}
-
-fn upcall_msg(u: Upcall) -> UpcallMsg {
-    match u {
-        Upcall::Fence { procs, info, data } => UpcallMsg::Fence {
-            procs: procs.iter().map(proc_id).collect(),
-            info: pack_list(&info),
-            data,
-        },
-        Upcall::DirectModex { proc, info } => UpcallMsg::DirectModex {
-            proc: proc_id(&proc),
-            info: pack_list(&info),
-        },
-        Upcall::Publish { proc, info } => UpcallMsg::Publish {
-            proc: proc_id(&proc),
-            info: pack_list(&info),
-        },
-        Upcall::Lookup { proc, keys, info } => UpcallMsg::Lookup {
-            proc: proc_id(&proc),
-            keys,
-            info: pack_list(&info),
-        },
-        Upcall::Unpublish { proc, keys, info } => UpcallMsg::Unpublish {
-            proc: proc_id(&proc),
-            keys,
-            info: pack_list(&info),
-        },
-        Upcall::Group {
-            op,
-            group,
-            procs,
-            info,
-        } => UpcallMsg::Group {
-            op,
-            group,
-            procs: procs.iter().map(proc_id).collect(),
-            info: pack_list(&info),
-        },
-        Upcall::Fabric { proc, op, info } => UpcallMsg::Fabric {
-            proc: proc_id(&proc),
-            op,
-            info: pack_list(&info),
-        },
-        Upcall::NotifyEvent {
-            status,
-            source,
-            range,
-            info,
-        } => UpcallMsg::NotifyEvent {
-            status: status.0,
-            source: proc_id(&source),
-            range,
-            info: pack_list(&info),
-        },
-        Upcall::Connect { procs, info } => UpcallMsg::Connect {
-            procs: procs.iter().map(proc_id).collect(),
-            info: pack_list(&info),
-        },
-        Upcall::Disconnect { procs, info } => UpcallMsg::Disconnect {
-            procs: procs.iter().map(proc_id).collect(),
-            info: pack_list(&info),
-        },
-        Upcall::Allocate {
-            proc,
-            directive,
-            info,
-        } => UpcallMsg::Allocate {
-            proc: proc_id(&proc),
-            directive,
-            info: pack_list(&info),
-        },
-        Upcall::JobControl {
-            proc,
-            targets,
-            info,
-        } => UpcallMsg::JobControl {
-            proc: proc_id(&proc),
-            targets: targets.iter().map(proc_id).collect(),
-            info: pack_list(&info),
-        },
-        Upcall::Monitor {
-            proc,
-            monitor,
-            error,
-            info,
-        } => UpcallMsg::Monitor {
-            proc: proc_id(&proc),
-            monitor: pack_list(&[monitor]),
-            error,
-            info: pack_list(&info),
-        },
-        Upcall::ClientConnected { proc } => UpcallMsg::ClientConnected {
-            proc: proc_id(&proc),
-        },
-        Upcall::RegisterEvents { codes, info } => UpcallMsg::RegisterEvents {
-            codes: codes.iter().map(|c| c.0).collect(),
-            info: pack_list(&info),
-        },
-        Upcall::DeregisterEvents { codes } => UpcallMsg::DeregisterEvents {
-            codes: codes.iter().map(|c| c.0).collect(),
-        },
-        Upcall::ClientFinalized { proc } => UpcallMsg::ClientFinalized {
-            proc: proc_id(&proc),
-        },
-        Upcall::Abort {
-            proc,
-            status,
-            message,
-            procs,
-        } => UpcallMsg::Abort {
-            proc: proc_id(&proc),
-            status: status.0,
-            message,
-            procs: procs.iter().map(proc_id).collect(),
-        },
-        Upcall::Query { proc, queries } => UpcallMsg::Query {
-            proc: proc_id(&proc),
-            queries: pack_list(&queries),
-        },
-        Upcall::GetCredential { proc, info } => UpcallMsg::GetCredential {
-            proc: proc_id(&proc),
-            info: pack_list(&info),
-        },
-        Upcall::ValidateCredential {
-            proc,
-            credential,
-            info,
-        } => UpcallMsg::ValidateCredential {
-            proc: proc_id(&proc),
-            credential,
-            info: pack_list(&info),
-        },
     }
 }
 

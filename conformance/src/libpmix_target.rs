@@ -26,11 +26,10 @@ use std::time::Duration;
 
 use pmix::events::Event;
 use pmix::model::{Info, Nspace, PData, Proc, Rank, Status, Value};
+use pmix::server::{HostCall, HostResult};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
-
-mod upcalls;
 
 use crate::api::SeenEvent;
 use crate::cluster::{
@@ -40,7 +39,6 @@ use crate::rust_target::{Prepared, prepare};
 use crate::step::{Observed, Problem, Side, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
-use upcalls::serve_upcall;
 
 pub use crate::pipes::*;
 
@@ -683,8 +681,8 @@ impl NodeProc {
                         let host = host.clone();
                         let to = reader.clone();
                         tokio::spawn(async move {
-                            let reply = serve_upcall(&host, id, call).await;
-                            to.send(&reply);
+                            let answer = serve_upcall(&host, &call).await;
+                            to.send(&ToNode::HostReply { id, answer });
                         });
                     }
                     Err(_) => {} // not ours: ignore stray output
@@ -870,6 +868,20 @@ async fn next_result(
             Err(e) => return Err(e.to_string()),
         }
     }
+}
+
+/// Answer the bytes of a node's upcall with the cluster host: the call the C library's
+/// server made, read back into the crate's [`HostCall`] and made of the same host the
+/// Rust target's servers call. Bytes that are no call, or an answer with no byte form,
+/// answer the library with the status of the failure, which the step then shows.
+async fn serve_upcall(host: &ClusterHost, call: &[u8]) -> Vec<u8> {
+    let answer = match HostCall::from_bytes(call) {
+        Ok(call) => call.call(host).await,
+        Err(e) => HostResult::Status(e.status()),
+    };
+    (answer.to_bytes())
+        .or_else(|e| HostResult::Status(e.status()).to_bytes())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -33,16 +33,8 @@ pub enum ToNode {
         #[serde(default)]
         jobs: Vec<(String, Vec<u8>)>,
     },
-    /// The host's answer to upcall `id`: a status, modex data, or packed lookup results.
-    HostReply {
-        id: u64,
-        status: i32,
-        data: Option<Vec<u8>>,
-        found: Option<Vec<u8>>,
-        /// The infos of a group or fabric answer, packed.
-        #[serde(default)]
-        infos: Option<Vec<u8>>,
-    },
+    /// The host's answer to upcall `id`: the bytes of a [`pmix::server::HostResult`].
+    HostReply { id: u64, answer: Vec<u8> },
     /// Ask the node's server for a local process's data (a direct modex from another node).
     Dmodex {
         id: u64,
@@ -73,9 +65,10 @@ pub enum FromNode {
         env: BTreeMap<u32, BTreeMap<String, String>>,
         version: String,
     },
+    /// An upcall of the node's server: the bytes of a [`pmix::server::HostCall`].
     Upcall {
         id: u64,
-        call: UpcallMsg,
+        call: Vec<u8>,
     },
     DmodexDone {
         id: u64,
@@ -91,109 +84,6 @@ pub enum FromNode {
     CallDone {
         id: u64,
         result: ClientResult,
-    },
-}
-
-/// An upcall of a node's server, as sent to the harness.
-#[derive(Debug, Serialize, Deserialize)]
-pub enum UpcallMsg {
-    Fence {
-        procs: Vec<ProcId>,
-        info: Vec<u8>,
-        data: Vec<u8>,
-    },
-    DirectModex {
-        proc: ProcId,
-        info: Vec<u8>,
-    },
-    Publish {
-        proc: ProcId,
-        info: Vec<u8>,
-    },
-    Lookup {
-        proc: ProcId,
-        keys: Vec<String>,
-        info: Vec<u8>,
-    },
-    Unpublish {
-        proc: ProcId,
-        keys: Vec<String>,
-        info: Vec<u8>,
-    },
-    Group {
-        op: i32,
-        group: String,
-        procs: Vec<ProcId>,
-        info: Vec<u8>,
-    },
-    Fabric {
-        proc: ProcId,
-        op: i32,
-        info: Vec<u8>,
-    },
-    NotifyEvent {
-        status: i32,
-        source: ProcId,
-        range: u8,
-        info: Vec<u8>,
-    },
-    Connect {
-        procs: Vec<ProcId>,
-        info: Vec<u8>,
-    },
-    Disconnect {
-        procs: Vec<ProcId>,
-        info: Vec<u8>,
-    },
-    Allocate {
-        proc: ProcId,
-        directive: u8,
-        info: Vec<u8>,
-    },
-    JobControl {
-        proc: ProcId,
-        targets: Vec<ProcId>,
-        info: Vec<u8>,
-    },
-    /// `monitor` is the packed list of the one info to monitor.
-    Monitor {
-        proc: ProcId,
-        monitor: Vec<u8>,
-        error: i32,
-        info: Vec<u8>,
-    },
-    ClientConnected {
-        proc: ProcId,
-    },
-    RegisterEvents {
-        codes: Vec<i32>,
-        info: Vec<u8>,
-    },
-    DeregisterEvents {
-        codes: Vec<i32>,
-    },
-    ClientFinalized {
-        proc: ProcId,
-    },
-    Abort {
-        proc: ProcId,
-        status: i32,
-        message: Option<String>,
-        procs: Vec<ProcId>,
-    },
-    /// `queries` is the packed list of the queries.
-    Query {
-        proc: ProcId,
-        queries: Vec<u8>,
-    },
-    GetCredential {
-        proc: ProcId,
-        info: Vec<u8>,
-    },
-    ValidateCredential {
-        proc: ProcId,
-        credential: Vec<u8>,
-        info: Vec<u8>,
     },
 }
 

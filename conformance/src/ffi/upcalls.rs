@@ -1,132 +1,10 @@
-//! The library's calls into its host (`pmix_server_module_t`): each upcall read into an
-//! [`Upcall`] for the host, and the [`Completion`] through which the host's [`Answer`]
-//! goes back to the library.
+//! The library's calls into its host (`pmix_server_module_t`): each upcall read into the
+//! crate's [`HostCall`] for the host, and the [`Completion`] through which the host's
+//! [`HostResult`] goes back to the library.
 
 use super::*;
-use pmix::model::Query;
-
-/// What the library asks of its host.
-#[derive(Debug)]
-pub enum Upcall {
-    Fence {
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-        data: Vec<u8>,
-    },
-    DirectModex {
-        proc: Proc,
-        info: Vec<Info>,
-    },
-    Publish {
-        proc: Proc,
-        info: Vec<Info>,
-    },
-    Lookup {
-        proc: Proc,
-        keys: Vec<String>,
-        info: Vec<Info>,
-    },
-    Unpublish {
-        proc: Proc,
-        keys: Vec<String>,
-        info: Vec<Info>,
-    },
-    Group {
-        op: i32,
-        group: String,
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    Fabric {
-        proc: Proc,
-        op: i32,
-        info: Vec<Info>,
-    },
-    /// A local process's event whose range reaches beyond this node.
-    NotifyEvent {
-        status: Status,
-        source: Proc,
-        range: u8,
-        info: Vec<Info>,
-    },
-    Connect {
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    Disconnect {
-        procs: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    Allocate {
-        proc: Proc,
-        directive: u8,
-        info: Vec<Info>,
-    },
-    JobControl {
-        proc: Proc,
-        targets: Vec<Proc>,
-        info: Vec<Info>,
-    },
-    Monitor {
-        proc: Proc,
-        monitor: Info,
-        error: i32,
-        info: Vec<Info>,
-    },
-    /// A local client connected (its `PMIx_Init`).
-    ClientConnected {
-        proc: Proc,
-    },
-    /// Codes a local client registered for that the library asks its host to watch.
-    RegisterEvents {
-        codes: Vec<Status>,
-        info: Vec<Info>,
-    },
-    /// Codes the library no longer needs its host to watch.
-    DeregisterEvents {
-        codes: Vec<Status>,
-    },
-    /// A local client called `PMIx_Finalize`.
-    ClientFinalized {
-        proc: Proc,
-    },
-    /// `PMIx_Abort` of a local process.
-    Abort {
-        proc: Proc,
-        status: Status,
-        message: Option<String>,
-        procs: Vec<Proc>,
-    },
-    /// The queries of a local process the library passes on.
-    Query {
-        proc: Proc,
-        queries: Vec<Query>,
-    },
-    /// A credential for a local process.
-    GetCredential {
-        proc: Proc,
-        info: Vec<Info>,
-    },
-    /// A credential a local process presents.
-    ValidateCredential {
-        proc: Proc,
-        credential: Vec<u8>,
-        info: Vec<Info>,
-    },
-}
-
-/// The host's answer to an upcall.
-#[derive(Debug)]
-pub enum Answer {
-    Status(Status),
-    Data(Result<Vec<u8>, Status>),
-    /// A lookup's data, with its status (success or partial success).
-    Found(Status, Vec<PData>),
-    /// A group or fabric answer.
-    Infos(Result<Vec<Info>, Status>),
-    /// A credential with the infos that describe it.
-    Credential(Vec<u8>, Vec<Info>),
-}
+use pmix::model::{AllocDirective, DataRange, FabricOperation, GroupOperation, Query};
+use pmix::server::{HostCall, HostResult};
 
 /// How to tell the library an upcall is done: its callback and cookie.
 #[derive(Debug)]
@@ -139,7 +17,8 @@ pub struct Completion {
 enum CompletionKind {
     Op(OpCb),
     Modex(ModexCb),
-    Lookup(LookupCb),
+    /// A lookup, with the keys it asked for: the library is told how many were found.
+    Lookup(LookupCb, Vec<String>),
     Info(UpInfoCb),
     Credential(CredCb),
     Validation(ValidationCb),
@@ -155,41 +34,52 @@ unsafe extern "C" fn release_bytes(cbdata: *mut c_void) {
     drop(unsafe { Box::from_raw(cbdata.cast::<Vec<u8>>()) });
 }
 
-impl Answer {
-    /// The infos of an answer that carries infos, or its status.
-    fn into_infos(self) -> Result<Vec<Info>, Status> {
-        match self {
-            Answer::Infos(r) => r,
-            Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
-            Answer::Data(Ok(_)) | Answer::Credential(..) => Err(Status::ERR_BAD_PARAM),
-        }
+/// The status of an answer: its error, `PMIX_SUCCESS` for data.
+fn status_of(answer: &HostResult) -> Status {
+    match answer {
+        HostResult::Status(s)
+        | HostResult::Data(Err(s))
+        | HostResult::Lookup(Err(s))
+        | HostResult::Proc(Err(s))
+        | HostResult::Infos(Err(s))
+        | HostResult::Nspace(Err(s))
+        | HostResult::Credential(Err(s)) => *s,
+        _ => Status::SUCCESS,
+    }
+}
+
+/// The status of an answer that does not carry what the upcall wants: its error, or
+/// `PMIX_ERR_BAD_PARAM` for data of another kind.
+fn failure(answer: &HostResult) -> Status {
+    match status_of(answer) {
+        Status::SUCCESS => Status::ERR_BAD_PARAM,
+        s => s,
+    }
+}
+
+/// The infos of an answer that carries infos, or its status.
+fn into_infos(answer: HostResult) -> Result<Vec<Info>, Status> {
+    match answer {
+        HostResult::Infos(r) => r,
+        other => Err(failure(&other)),
     }
 }
 
 impl Completion {
     /// Call the library back with the host's answer (from any thread: the library
     /// thread-shifts its callbacks).
-    pub fn finish(self, answer: Answer) {
+    pub fn finish(self, answer: HostResult) {
         let cbdata = self.cbdata as *mut c_void;
         match (self.kind, answer) {
             (CompletionKind::Op(cb), a) => {
-                let s = match a {
-                    Answer::Status(s) => s,
-                    Answer::Data(r) => r.err().unwrap_or(Status::SUCCESS),
-                    Answer::Found(s, _) => s,
-                    Answer::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
-                    Answer::Credential(..) => Status::ERR_BAD_PARAM,
-                };
+                let s = status_of(&a);
                 // SAFETY: the library's op callback with the cookie it gave.
                 unsafe { cb(s.0, cbdata) };
             }
             (CompletionKind::Modex(cb), a) => {
                 let r = match a {
-                    Answer::Data(r) => r,
-                    Answer::Status(s) => Err(s),
-                    Answer::Found(..) | Answer::Infos(_) | Answer::Credential(..) => {
-                        Err(Status::ERR_BAD_PARAM)
-                    }
+                    HostResult::Data(r) => r,
+                    other => Err(failure(&other)),
                 };
                 match r {
                     Ok(bytes) => {
@@ -206,13 +96,13 @@ impl Completion {
                     }
                 }
             }
-            (CompletionKind::Lookup(cb), a) => {
+            (CompletionKind::Lookup(cb, keys), a) => {
                 let r = match a {
-                    Answer::Found(s, found) => Ok((s, found)),
-                    Answer::Status(s) | Answer::Data(Err(s)) => Err(s),
-                    Answer::Data(Ok(_)) | Answer::Infos(_) | Answer::Credential(..) => {
-                        Err(Status::ERR_BAD_PARAM)
+                    // The host tells the library how much it found (v5.0 §9.6).
+                    HostResult::Lookup(Ok(found)) => {
+                        Ok((PData::lookup_status(&keys, &found), found))
                     }
+                    other => Err(failure(&other)),
                 };
                 let converted = r.and_then(|(s, found)| Ok((s, pdata_to_c(&found)?)));
                 match converted {
@@ -225,7 +115,7 @@ impl Completion {
                 }
             }
             (CompletionKind::Info(cb), a) => {
-                let r = a.into_infos();
+                let r = into_infos(a);
                 let converted = r.and_then(|info| ready()?.infos_to_c(&info));
                 match converted {
                     Ok(infos) => {
@@ -258,10 +148,8 @@ impl Completion {
             }
             (CompletionKind::Credential(cb), a) => {
                 let r = match a {
-                    Answer::Credential(bytes, info) => Ok((bytes, info)),
-                    Answer::Status(s) | Answer::Data(Err(s)) | Answer::Found(s, _) => Err(s),
-                    Answer::Infos(Err(s)) => Err(s),
-                    Answer::Data(Ok(_)) | Answer::Infos(Ok(_)) => Err(Status::ERR_BAD_PARAM),
+                    HostResult::Credential(r) => r,
+                    other => Err(failure(&other)),
                 };
                 let converted =
                     r.and_then(|(bytes, info)| Ok((bytes, ready()?.infos_to_c(&info)?)));
@@ -284,7 +172,7 @@ impl Completion {
                 }
             }
             (CompletionKind::Validation(cb), a) => {
-                let r = a.into_infos();
+                let r = into_infos(a);
                 match r.and_then(|info| ready()?.infos_to_c(&info)) {
                     Ok(mut infos) => {
                         let (ptr, n) = (infos.v.as_mut_ptr(), infos.v.len());
@@ -340,13 +228,13 @@ fn pdata_to_c(found: &[PData]) -> Result<CPdatas, Status> {
 }
 
 /// The host: receives every upcall with the completion to call when done.
-pub type HostFn = Box<dyn Fn(Upcall, Completion) + Send + Sync>;
+pub type HostFn = Box<dyn Fn(HostCall, Completion) + Send + Sync>;
 
 static HOST: OnceLock<HostFn> = OnceLock::new();
 
 /// Hand an upcall to the host with the callback that completes it; the library is told
 /// `PMIX_SUCCESS` (the callback will run) or why the upcall was refused.
-fn up(upcall: Result<Upcall, Status>, kind: CompletionKind, cbdata: *mut c_void) -> i32 {
+fn up(upcall: Result<HostCall, Status>, kind: CompletionKind, cbdata: *mut c_void) -> i32 {
     match (upcall, HOST.get()) {
         (Ok(u), Some(host)) => {
             host(
@@ -418,7 +306,7 @@ unsafe extern "C" fn up_fence(
 ) -> i32 {
     let bytes = bytes_from_c(data.cast_const(), ndata);
     let upcall = (|| {
-        Ok(Upcall::Fence {
+        Ok(HostCall::Fence {
             procs: procs_from_c(procs, nprocs)?,
             info: infos_in(info, ninfo)?,
             data: bytes,
@@ -435,7 +323,7 @@ unsafe extern "C" fn up_dmodex(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::DirectModex {
+        Ok(HostCall::DirectModex {
             proc: proc_from_c(proc)?,
             info: infos_in(info, ninfo)?,
         })
@@ -451,7 +339,7 @@ unsafe extern "C" fn up_publish(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::Publish {
+        Ok(HostCall::Publish {
             proc: proc_from_c(proc)?,
             info: infos_in(info, ninfo)?,
         })
@@ -467,14 +355,16 @@ unsafe extern "C" fn up_lookup(
     cbfunc: LookupCb,
     cbdata: *mut c_void,
 ) -> i32 {
+    let keys = keys_from_c(keys);
+    let asked = keys.clone();
     let upcall = (|| {
-        Ok(Upcall::Lookup {
+        Ok(HostCall::Lookup {
             proc: proc_from_c(proc)?,
-            keys: keys_from_c(keys),
+            keys,
             info: infos_in(info, ninfo)?,
         })
     })();
-    up(upcall, CompletionKind::Lookup(cbfunc), cbdata)
+    up(upcall, CompletionKind::Lookup(cbfunc, asked), cbdata)
 }
 
 unsafe extern "C" fn up_unpublish(
@@ -486,7 +376,7 @@ unsafe extern "C" fn up_unpublish(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::Unpublish {
+        Ok(HostCall::Unpublish {
             proc: proc_from_c(proc)?,
             keys: keys_from_c(keys),
             info: infos_in(info, ninfo)?,
@@ -513,8 +403,8 @@ unsafe extern "C" fn up_group(
         let group = unsafe { CStr::from_ptr(grp) }
             .to_string_lossy()
             .into_owned();
-        Ok(Upcall::Group {
-            op,
+        Ok(HostCall::Group {
+            op: GroupOperation(op),
             group,
             procs: procs_from_c(procs, nprocs)?,
             info: infos_in(directives, ndirs)?,
@@ -532,10 +422,10 @@ unsafe extern "C" fn up_fabric(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::Fabric {
+        Ok(HostCall::Fabric {
             proc: proc_from_c(requestor)?,
-            op,
-            info: infos_in(directives, ndirs)?,
+            op: FabricOperation(op),
+            directives: infos_in(directives, ndirs)?,
         })
     })();
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
@@ -556,10 +446,10 @@ unsafe extern "C" fn up_notify_event(
     _cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::NotifyEvent {
+        Ok(HostCall::NotifyEvent {
             status: Status(code),
             source: proc_from_c(source)?,
-            range,
+            range: DataRange(range),
             info: infos_in(info, ninfo)?,
         })
     })();
@@ -581,7 +471,7 @@ unsafe extern "C" fn up_connect(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::Connect {
+        Ok(HostCall::Connect {
             procs: procs_from_c(procs, nprocs)?,
             info: infos_in(info, ninfo)?,
         })
@@ -598,7 +488,7 @@ unsafe extern "C" fn up_disconnect(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::Disconnect {
+        Ok(HostCall::Disconnect {
             procs: procs_from_c(procs, nprocs)?,
             info: infos_in(info, ninfo)?,
         })
@@ -615,9 +505,9 @@ unsafe extern "C" fn up_allocate(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::Allocate {
+        Ok(HostCall::Allocate {
             proc: proc_from_c(requestor)?,
-            directive,
+            directive: AllocDirective(directive),
             info: infos_in(data, ndata)?,
         })
     })();
@@ -634,10 +524,10 @@ unsafe extern "C" fn up_job_control(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::JobControl {
+        Ok(HostCall::JobControl {
             proc: proc_from_c(requestor)?,
             targets: procs_from_c(targets, ntargets)?,
-            info: infos_in(directives, ndirs)?,
+            directives: infos_in(directives, ndirs)?,
         })
     })();
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
@@ -657,11 +547,11 @@ unsafe extern "C" fn up_monitor(
             return Err(Status::ERR_BAD_PARAM);
         }
         let monitor = infos_in(monitor, 1)?.pop().ok_or(Status::ERR_BAD_PARAM)?;
-        Ok(Upcall::Monitor {
+        Ok(HostCall::Monitor {
             proc: proc_from_c(requestor)?,
             monitor,
-            error,
-            info: infos_in(directives, ndirs)?,
+            error: Status(error),
+            directives: infos_in(directives, ndirs)?,
         })
     })();
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
@@ -690,7 +580,7 @@ unsafe extern "C" fn up_query(
                 })
             })
             .collect::<Result<Vec<_>, Status>>()?;
-        Ok(Upcall::Query {
+        Ok(HostCall::Query {
             proc: proc_from_c(requestor)?,
             queries,
         })
@@ -720,7 +610,7 @@ unsafe extern "C" fn up_client_connected2(
     _cbfunc: OpCb,
     _cbdata: *mut c_void,
 ) -> i32 {
-    let upcall = proc_from_c(client).map(|proc| Upcall::ClientConnected { proc });
+    let upcall = proc_from_c(client).map(HostCall::ClientConnected);
     match up(upcall, CompletionKind::Op(release_op), std::ptr::null_mut()) {
         PMIX_SUCCESS => Status::OPERATION_SUCCEEDED.0,
         refused => refused,
@@ -736,7 +626,7 @@ unsafe extern "C" fn up_register_events(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::RegisterEvents {
+        Ok(HostCall::RegisterEvents {
             codes: codes_from_c(codes, ncodes),
             info: infos_in(info, ninfo)?,
         })
@@ -750,7 +640,7 @@ unsafe extern "C" fn up_deregister_events(
     cbfunc: OpCb,
     cbdata: *mut c_void,
 ) -> i32 {
-    let upcall = Ok(Upcall::DeregisterEvents {
+    let upcall = Ok(HostCall::DeregisterEvents {
         codes: codes_from_c(codes, ncodes),
     });
     up(upcall, CompletionKind::Op(cbfunc), cbdata)
@@ -762,7 +652,7 @@ unsafe extern "C" fn up_client_finalized(
     cbfunc: OpCb,
     cbdata: *mut c_void,
 ) -> i32 {
-    let upcall = proc_from_c(client).map(|proc| Upcall::ClientFinalized { proc });
+    let upcall = proc_from_c(client).map(HostCall::ClientFinalized);
     up(upcall, CompletionKind::Op(cbfunc), cbdata)
 }
 
@@ -783,7 +673,7 @@ unsafe extern "C" fn up_abort(
             .into_owned()
     });
     let upcall = (|| {
-        Ok(Upcall::Abort {
+        Ok(HostCall::Abort {
             proc: proc_from_c(requestor)?,
             status: Status(status),
             message,
@@ -801,7 +691,7 @@ unsafe extern "C" fn up_get_credential(
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
-        Ok(Upcall::GetCredential {
+        Ok(HostCall::GetCredential {
             proc: proc_from_c(requestor)?,
             info: infos_in(directives, ndirs)?,
         })
@@ -821,10 +711,10 @@ unsafe extern "C" fn up_validate_credential(
         // SAFETY: a NULL credential is refused; otherwise the library's byte object.
         let cred = unsafe { cred.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
         let credential = bytes_from_c(cred.bytes, cred.size);
-        Ok(Upcall::ValidateCredential {
+        Ok(HostCall::ValidateCredential {
             proc: proc_from_c(requestor)?,
             credential,
-            info: infos_in(directives, ndirs)?,
+            directives: infos_in(directives, ndirs)?,
         })
     })();
     up(upcall, CompletionKind::Validation(cbfunc), cbdata)
