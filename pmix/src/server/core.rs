@@ -8,7 +8,7 @@
 //! blocks, reads a clock or touches a socket, so the whole server logic runs the same under
 //! tokio, under the simulator and in unit tests.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::codec::BufferType;
 use crate::model::{Info, Key, Nspace, PData, Proc, Rank, RegAttr, Status, attr};
@@ -20,21 +20,10 @@ use super::fence::{Fences, LOST_PARTICIPANT};
 use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
 
 pub(crate) use interface::{Action, ConnId};
+use shared::{Conn, Registration, Shared};
 pub use upcall::{HostCall, HostResult};
 // What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
 pub use interface::PeerCred;
-
-#[derive(Clone, Debug)]
-struct Conn {
-    proc: Proc,
-    buffer_type: BufferType,
-    /// A tool or launcher rather than a registered client.
-    tool: bool,
-    /// Who the peer is: the uid the kernel vouched for, the gid it vouched for or the host
-    /// registered (a tool's over TCP is unknown).
-    uid: u32,
-    gid: Option<u32>,
-}
 
 /// A tool or launcher whose connection waits for the host's `tool_connected`.
 #[derive(Clone, Debug)]
@@ -46,13 +35,6 @@ struct ConnectingTool {
     buffer_type: BufferType,
     /// Who the kernel says it is.
     peer: PeerCred,
-}
-
-#[derive(Clone, Debug)]
-struct Registration {
-    uid: u32,
-    gid: u32,
-    conn: Option<ConnId>,
 }
 
 #[derive(Clone, Debug)]
@@ -132,20 +114,16 @@ enum Pending {
 /// The server's state.
 #[derive(Debug)]
 pub(crate) struct ServerCore {
-    pub store: ServerStore,
-    conns: BTreeMap<ConnId, Conn>,
-    clients: BTreeMap<Proc, Registration>,
+    /// What every chapter reads and writes: the store, connections, clients, the outbox.
+    cx: Shared,
     fences: Fences,
     held: Vec<HeldGet>,
     held_dmodex: Vec<HeldDmodex>,
     pending: BTreeMap<u64, Pending>,
-    next_op: u64,
     next_pindex: u32,
     /// The server's own identifier, sent to tools.
     id: Proc,
     host_has_dmodex: bool,
-    version: String,
-    actions: VecDeque<Action>,
     events: events::ServerEvents,
     /// The attributes the host registered, by server-module function.
     host_attrs: BTreeMap<String, Vec<RegAttr>>,
@@ -166,25 +144,23 @@ impl ServerCore {
     /// A server on `hostname`, whose host does (or does not) answer direct-modex requests.
     pub(crate) fn new(hostname: Option<String>, host_has_dmodex: bool, version: &str) -> Self {
         ServerCore {
-            store: ServerStore {
-                hostname,
-                ..ServerStore::default()
-            },
-            conns: BTreeMap::new(),
-            clients: BTreeMap::new(),
+            cx: Shared::new(
+                ServerStore {
+                    hostname,
+                    ..ServerStore::default()
+                },
+                version,
+            ),
             fences: Fences::default(),
             held: Vec::new(),
             held_dmodex: Vec::new(),
             pending: BTreeMap::new(),
-            next_op: 0,
             next_pindex: 0,
             id: Proc {
                 nspace: Nspace::new("pmix-rs-server").expect("a short ASCII namespace is valid"),
                 rank: Rank(0),
             },
             host_has_dmodex,
-            version: version.to_owned(),
-            actions: VecDeque::new(),
             events: events::ServerEvents::default(),
             host_attrs: BTreeMap::new(),
             connects: Fences::default(),
@@ -219,7 +195,7 @@ impl ServerCore {
 
     /// The next action to perform, in order.
     pub(crate) fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        self.cx.poll_action()
     }
 
     // ---- the host's API ----
@@ -249,6 +225,7 @@ impl ServerCore {
             _ => None,
         };
         let mut realms = self
+            .cx
             .store
             .namespaces
             .get(&nspace)
@@ -258,38 +235,38 @@ impl ServerCore {
         if let Some((nodes, ppn)) = maps {
             realms.apply_maps(&nodes, &ppn)?;
         }
-        self.store.namespaces.insert(nspace.clone(), realms);
-        self.store.add_registered_local_peers(&nspace);
+        self.cx.store.namespaces.insert(nspace.clone(), realms);
+        self.cx.store.add_registered_local_peers(&nspace);
         Ok(())
     }
 
     /// `PMIx_server_register_resources`: information not tied to a namespace, which every
     /// job's processes then find among their job's information (v5.0 §17.2.5).
     pub(crate) fn register_resources(&mut self, info: &[Info]) {
-        self.store.register_resources(info);
+        self.cx.store.register_resources(info);
     }
 
     /// `PMIx_server_deregister_resources`: the keys named are no longer any job's (v5.0
     /// §17.2.6).
     pub(crate) fn deregister_resources(&mut self, info: &[Info]) {
-        self.store.deregister_resources(info);
+        self.cx.store.deregister_resources(info);
     }
 
     /// `PMIx_server_deregister_nspace`.
     pub(crate) fn deregister_nspace(&mut self, nspace: &str) {
-        self.store.namespaces.retain(|n, _| n.as_str() != nspace);
-        self.store.modex.remove_nspace(nspace);
-        self.store.group_values.remove_nspace(nspace);
-        self.clients.retain(|p, _| p.nspace.as_str() != nspace);
-        self.store.local.retain(|p| p.nspace.as_str() != nspace);
-        self.store.gone.retain(|p| p.nspace.as_str() != nspace);
+        self.cx.store.namespaces.retain(|n, _| n.as_str() != nspace);
+        self.cx.store.modex.remove_nspace(nspace);
+        self.cx.store.group_values.remove_nspace(nspace);
+        self.cx.clients.retain(|p, _| p.nspace.as_str() != nspace);
+        self.cx.store.local.retain(|p| p.nspace.as_str() != nspace);
+        self.cx.store.gone.retain(|p| p.nspace.as_str() != nspace);
         (self.groups.gone_elsewhere).retain(|p| p.nspace.as_str() != nspace);
     }
 
     /// `PMIx_server_register_client`: `proc` may connect, with this uid and gid.
     pub(crate) fn register_client(&mut self, proc: Proc, uid: u32, gid: u32) {
-        self.store.local.insert(proc.clone());
-        self.clients.insert(
+        self.cx.store.local.insert(proc.clone());
+        self.cx.clients.insert(
             proc,
             Registration {
                 uid,
@@ -302,11 +279,11 @@ impl ServerCore {
     /// `PMIx_server_deregister_client`: `proc` may no longer connect, and the data it posted
     /// is purged (v5.0 §17.2.8), so a later direct-modex request for it finds nothing.
     pub(crate) fn deregister_client(&mut self, proc: &Proc) {
-        self.clients.remove(proc);
-        self.store.local.remove(proc);
-        self.store.gone.remove(proc);
-        self.store.modex.remove_proc(proc);
-        self.store.group_values.remove_proc(proc);
+        self.cx.clients.remove(proc);
+        self.cx.store.local.remove(proc);
+        self.cx.store.gone.remove(proc);
+        self.cx.store.modex.remove_proc(proc);
+        self.cx.store.group_values.remove_proc(proc);
     }
 
     /// `PMIx_server_dmodex_request`: the data the local client `proc` committed, as the blob
@@ -330,14 +307,14 @@ impl ServerCore {
         };
         if !self.try_answer_dmodex(&held) {
             if directives.immediate {
-                self.actions.push_back(Action::DmodexReply {
+                self.cx.push(Action::DmodexReply {
                     op,
                     result: Err(Status::ERR_NOT_FOUND),
                 });
                 return op;
             }
             if let Some(after_s) = directives.timeout_s {
-                self.actions.push_back(Action::Timer { op, after_s });
+                self.cx.push(Action::Timer { op, after_s });
             }
             self.held_dmodex.push(held);
         }
@@ -346,39 +323,45 @@ impl ServerCore {
 
     /// Answer a direct-modex request if it can be: returns whether it was answered.
     fn try_answer_dmodex(&mut self, d: &HeldDmodex) -> bool {
-        let ready = self.store.modex.has_data(&d.proc)
+        let ready = self.cx.store.modex.has_data(&d.proc)
             && d.required_key.as_deref().is_none_or(|k| {
-                matches!(self.store.modex.find(&d.proc, k, false), Found::Value(_))
-                    || matches!(self.store.modex.find(&d.proc, k, true), Found::Value(_))
+                matches!(self.cx.store.modex.find(&d.proc, k, false), Found::Value(_))
+                    || matches!(self.cx.store.modex.find(&d.proc, k, true), Found::Value(_))
             });
         let result = if ready {
-            self.store
+            self.cx
+                .store
                 .modex
                 .encode_blob(std::slice::from_ref(&d.proc))
                 .map_err(|e| e.status())
-        } else if !self.store.is_local(&d.proc) || self.store.gone.contains(&d.proc) {
+        } else if !self.cx.store.is_local(&d.proc) || self.cx.store.gone.contains(&d.proc) {
             Err(Status::ERR_NOT_FOUND)
         } else {
             return false;
         };
-        self.actions
-            .push_back(Action::DmodexReply { op: d.op, result });
+        self.cx.push(Action::DmodexReply { op: d.op, result });
         true
+    }
+
+    /// The local clients that have ended.
+    pub(crate) fn gone(&self) -> Vec<Proc> {
+        self.cx.store.gone.iter().cloned().collect()
     }
 
     /// Whether every registered client of `nspace` has finalized or disconnected.
     pub(crate) fn all_gone(&self, nspace: &str) -> bool {
-        self.clients
+        self.cx
+            .clients
             .keys()
             .filter(|p| p.nspace.as_str() == nspace)
-            .all(|p| self.store.gone.contains(p))
+            .all(|p| self.cx.store.gone.contains(p))
     }
 
     // ---- inputs from peers ----
 
     /// A frame from a connected peer.
     pub(crate) fn handle_frame(&mut self, conn: ConnId, frame: Frame) {
-        let Some(c) = self.conns.get(&conn).cloned() else {
+        let Some(c) = self.cx.conns.get(&conn).cloned() else {
             return;
         };
         if frame.tag == Tag::HEARTBEAT {
@@ -404,10 +387,10 @@ impl ServerCore {
 
     /// The connection closed (or was closed for an error).
     pub(crate) fn handle_closed(&mut self, conn: ConnId) {
-        let Some(c) = self.conns.remove(&conn) else {
+        let Some(c) = self.cx.conns.remove(&conn) else {
             return;
         };
-        if let Some(r) = self.clients.get_mut(&c.proc)
+        if let Some(r) = self.cx.clients.get_mut(&c.proc)
             && r.conn == Some(conn)
         {
             r.conn = None;
@@ -542,7 +525,7 @@ impl ServerCore {
             Pending::DirectModex(get) => {
                 let status = match result {
                     HostResult::Data(Ok(blob)) => {
-                        match self.store.modex.store_blob(&blob, |_| false) {
+                        match self.cx.store.modex.store_blob(&blob, |_| false) {
                             Ok(()) => Status::SUCCESS,
                             Err(e) => e.status(),
                         }
@@ -555,7 +538,7 @@ impl ServerCore {
                 }
                 // Decide again with what the host brought; never ask it twice.
                 let step = server_get(
-                    &self.store,
+                    &self.cx.store,
                     &get.requester,
                     &get.target,
                     get.key.as_deref(),
@@ -571,7 +554,7 @@ impl ServerCore {
     pub(crate) fn handle_timeout(&mut self, op: u64) {
         if let Some(i) = self.held_dmodex.iter().position(|d| d.op == op) {
             self.held_dmodex.remove(i);
-            self.actions.push_back(Action::DmodexReply {
+            self.cx.push(Action::DmodexReply {
                 op,
                 result: Err(Status::ERR_TIMEOUT),
             });
@@ -614,17 +597,19 @@ impl ServerCore {
         }
         match request {
             Request::JobInfo => {
-                let reply = match self.store.job_view(me.nspace.as_str()) {
-                    Some(realms) => match job_info_kvals(&realms, c.buffer_type, &self.version) {
-                        Ok(kvals) => Reply::JobInfo {
-                            nspace: me.nspace.clone(),
-                            kvals,
-                        },
-                        Err(e) => {
-                            self.close(conn, format!("cannot encode job info: {e}"));
-                            return;
+                let reply = match self.cx.store.job_view(me.nspace.as_str()) {
+                    Some(realms) => {
+                        match job_info_kvals(&realms, c.buffer_type, &self.cx.version) {
+                            Ok(kvals) => Reply::JobInfo {
+                                nspace: me.nspace.clone(),
+                                kvals,
+                            },
+                            Err(e) => {
+                                self.close(conn, format!("cannot encode job info: {e}"));
+                                return;
+                            }
                         }
-                    },
+                    }
                     None => Reply::JobInfo {
                         nspace: me.nspace.clone(),
                         kvals: Vec::new(),
@@ -633,7 +618,7 @@ impl ServerCore {
                 self.send(conn, tag, &reply);
             }
             Request::Commit { buckets } => {
-                self.store.modex.commit(me, buckets);
+                self.cx.store.modex.commit(me, buckets);
                 self.send(conn, tag, &Reply::Status(Status::SUCCESS));
                 self.wake(me);
             }
@@ -673,7 +658,7 @@ impl ServerCore {
                     return;
                 }
                 let step = server_get(
-                    &self.store,
+                    &self.cx.store,
                     me,
                     &get.target,
                     get.key.as_deref(),
@@ -750,7 +735,7 @@ impl ServerCore {
                 // `get_reply_job_data`).
                 if status == Status::SUCCESS
                     && get.target.nspace != get.requester.nspace
-                    && let Some(realms) = self.store.job_view(get.target.nspace.as_str())
+                    && let Some(realms) = self.cx.store.job_view(get.target.nspace.as_str())
                 {
                     data.insert(0, get_reply_job_data(&realms));
                 }
@@ -759,7 +744,7 @@ impl ServerCore {
             ServerStep::Wait => {
                 get.op = self.op();
                 if let Some(t) = get.directives.timeout_s {
-                    self.actions.push_back(Action::Timer {
+                    self.cx.push(Action::Timer {
                         op: get.op,
                         after_s: t,
                     });
@@ -807,7 +792,7 @@ impl ServerCore {
         self.held = rest;
         for get in mine {
             let step = server_get(
-                &self.store,
+                &self.cx.store,
                 &get.requester,
                 &get.target,
                 get.key.as_deref(),
@@ -830,10 +815,10 @@ impl ServerCore {
     }
 
     fn process_gone(&mut self, proc: &Proc) {
-        if !self.store.local.contains(proc) {
+        if !self.cx.store.local.contains(proc) {
             return;
         }
-        self.store.gone.insert(proc.clone());
+        self.cx.store.gone.insert(proc.clone());
         for id in self.fences.lose(proc, LOST_PARTICIPANT) {
             self.complete_fence(id);
         }
@@ -845,28 +830,27 @@ impl ServerCore {
     // ---- outputs ----
 
     fn op(&mut self) -> u64 {
-        self.next_op += 1;
-        self.next_op
+        self.cx.op()
     }
 
     fn call_host(&mut self, pending: Pending, call: HostCall) {
         let op = self.op();
         self.pending.insert(op, pending);
-        self.actions.push_back(Action::Host { op, call });
+        self.cx.push(Action::Host { op, call });
     }
 
     fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
-        let Some(c) = self.conns.get(&conn) else {
+        let Some(c) = self.cx.conns.get(&conn) else {
             return; // the requester is gone; nothing to answer
         };
         match reply.encode(c.buffer_type) {
-            Ok(payload) => self.actions.push_back(Action::Send { conn, tag, payload }),
+            Ok(payload) => self.cx.push(Action::Send { conn, tag, payload }),
             Err(e) => self.close(conn, format!("cannot encode a reply: {e}")),
         }
     }
 
     fn close(&mut self, conn: ConnId, reason: String) {
-        self.actions.push_back(Action::Close { conn, reason });
+        self.cx.push(Action::Close { conn, reason });
         self.handle_closed(conn);
     }
 }
@@ -931,6 +915,7 @@ mod invitations;
 mod ops;
 mod psets;
 mod query;
+mod shared;
 #[cfg(test)]
 mod tests;
 mod upcall;

@@ -250,8 +250,7 @@ impl Server {
     /// The processes of `nspace` that are gone without finalizing cleanly are not tracked
     /// separately yet; this returns the set of gone processes.
     pub async fn gone(&self) -> Result<Vec<Proc>, Error> {
-        self.call(|core| core.store.gone.iter().cloned().collect())
-            .await
+        self.call(|core| core.gone()).await
     }
 
     /// `PMIx_Notify_event` in the server: raise `status` to the local clients in `range`

@@ -110,7 +110,7 @@ impl ServerCore {
             if let Some(b) = self.groups.bootstraps.get_mut(&group) {
                 b.timer = Some(op);
             }
-            self.actions.push_back(Action::Timer { op, after_s });
+            self.cx.push(Action::Timer { op, after_s });
         }
         self.bootstrap_progress(&group);
     }
@@ -128,8 +128,8 @@ impl ServerCore {
             self.end_bootstrap(group, Status::ERR_LOST_CONNECTION);
             return;
         }
-        let serves = self.store.local.len();
-        let elsewhere = b.listed.iter().any(|p| !self.store.is_local(p))
+        let serves = self.cx.store.local.len();
+        let elsewhere = b.listed.iter().any(|p| !self.cx.store.is_local(p))
             || b.leaders_expected.is_some_and(|n| n > serves);
         if elsewhere {
             tracing::warn!("bootstrap construction of {group:?} reaches beyond this node");

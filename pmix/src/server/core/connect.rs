@@ -67,7 +67,7 @@ impl ServerCore {
         match step {
             FenceStep::LocallyComplete(id) => self.complete_connect(kind, id),
             FenceStep::Pending(_) => {
-                let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
+                let gone: Vec<Proc> = self.cx.store.gone.iter().cloned().collect();
                 for g in gone {
                     for id in self.collective(kind).lose(&g, LOST_PARTICIPANT) {
                         self.complete_connect(kind, id);
@@ -99,7 +99,7 @@ impl ServerCore {
         if let Some(t) = self.collective(kind).get_mut(id) {
             t.timer = Some(op);
         }
-        self.actions.push_back(Action::Timer { op, after_s });
+        self.cx.push(Action::Timer { op, after_s });
     }
 
     /// The timer `op` bounded a connect or disconnect: fail it. Whether it did.
@@ -190,7 +190,7 @@ impl ServerCore {
     /// The job information of the namespaces in the set other than `proc`'s, encoded for the
     /// connection `conn`.
     fn other_jobs(&self, t: &Tracker, proc: &Proc, conn: ConnId) -> Vec<JobData> {
-        let Some(c) = self.conns.get(&conn) else {
+        let Some(c) = self.cx.conns.get(&conn) else {
             return Vec::new();
         };
         let namespaces: BTreeSet<&str> = t
@@ -202,8 +202,8 @@ impl ServerCore {
         namespaces
             .into_iter()
             .filter_map(|n| {
-                let realms = self.store.job_view(n)?;
-                let kvals = job_info_kvals(&realms, c.buffer_type, &self.version).ok()?;
+                let realms = self.cx.store.job_view(n)?;
+                let kvals = job_info_kvals(&realms, c.buffer_type, &self.cx.version).ok()?;
                 Some(JobData {
                     nspace: n.to_owned(),
                     kvals,
@@ -235,8 +235,8 @@ impl ServerCore {
         let mut local = BTreeSet::new();
         for p in procs {
             if p.rank == Rank::WILDCARD {
-                local.extend(self.store.local_ranks(p.nspace.as_str()));
-            } else if self.store.is_local(p) {
+                local.extend(self.cx.store.local_ranks(p.nspace.as_str()));
+            } else if self.cx.store.is_local(p) {
                 local.insert(p.clone());
             }
         }
@@ -249,13 +249,13 @@ impl ServerCore {
     pub(super) fn all_local(&self, procs: &[Proc]) -> bool {
         procs.iter().all(|p| {
             if p.rank == Rank::WILDCARD {
-                let Some(realms) = self.store.realms(p.nspace.as_str()) else {
+                let Some(realms) = self.cx.store.realms(p.nspace.as_str()) else {
                     return false;
                 };
-                let local = self.store.local_ranks(p.nspace.as_str()).len();
+                let local = self.cx.store.local_ranks(p.nspace.as_str()).len();
                 realms.job_size().is_none_or(|s| s as usize <= local)
             } else {
-                self.store.is_local(p)
+                self.cx.store.is_local(p)
             }
         })
     }

@@ -132,7 +132,7 @@ impl ServerCore {
     /// codes asked, so that a later registration asks again.
     pub(super) fn host_answered_registration(&mut self, held: HeldRegistration, status: Status) {
         if status.is_success() || status == Status::ERR_NOT_SUPPORTED {
-            if self.conns.contains_key(&held.conn) {
+            if self.cx.conns.contains_key(&held.conn) {
                 self.registered(held.conn, held.tag, held.codes);
             } else {
                 // The client left while the host was asked.
@@ -154,7 +154,7 @@ impl ServerCore {
             .or_default()
             .push(codes);
         self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-        let Some(me) = self.conns.get(&conn).map(|c| c.proc.clone()) else {
+        let Some(me) = self.cx.conns.get(&conn).map(|c| c.proc.clone()) else {
             return;
         };
         let wanted: Vec<usize> = (0..self.events.cache.len())
@@ -280,6 +280,7 @@ impl ServerCore {
 
     pub(super) fn distribute(&mut self, event: Event) {
         let targets: Vec<(ConnId, Proc)> = self
+            .cx
             .conns
             .iter()
             .filter(|(_, c)| c.proc != event.source && event.reaches(&c.proc))
@@ -300,11 +301,11 @@ impl ServerCore {
     }
 
     fn push_event(&mut self, conn: ConnId, event: &Event) {
-        let Some(c) = self.conns.get(&conn) else {
+        let Some(c) = self.cx.conns.get(&conn) else {
             return;
         };
         match Notification::from(event).encode(c.buffer_type) {
-            Ok(payload) => self.actions.push_back(Action::Send {
+            Ok(payload) => self.cx.push(Action::Send {
                 conn,
                 tag: Tag::NOTIFY,
                 payload,

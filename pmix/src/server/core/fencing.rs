@@ -36,7 +36,7 @@ impl ServerCore {
             FenceStep::LocallyComplete(id) => self.complete_fence(id),
             FenceStep::Pending(_) => {
                 // A participant that is already gone can never contribute.
-                let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
+                let gone: Vec<Proc> = self.cx.store.gone.iter().cloned().collect();
                 for g in gone {
                     for id in self.fences.lose(&g, LOST_PARTICIPANT) {
                         self.complete_fence(id);
@@ -59,7 +59,7 @@ impl ServerCore {
         if let Some(t) = self.fences.get_mut(id) {
             t.timer = Some(op);
         }
-        self.actions.push_back(Action::Timer { op, after_s });
+        self.cx.push(Action::Timer { op, after_s });
     }
 
     /// All local participants are in, or one was lost: complete here, or hand the fence to
@@ -81,7 +81,7 @@ impl ServerCore {
         let info = t.host_info();
         let local: Vec<Proc> = t.local.iter().cloned().collect();
         let data = if t.collect && lost.is_none() {
-            self.store.modex.encode_blob(&local).unwrap_or_default()
+            self.cx.store.modex.encode_blob(&local).unwrap_or_default()
         } else {
             Vec::new()
         };
@@ -109,8 +109,8 @@ impl ServerCore {
             HostResult::Data(Ok(blob)) => match lost {
                 Some(lost) => lost,
                 None => {
-                    let local = self.store.local.clone();
-                    match self.store.modex.store_blob(&blob, |p| local.contains(p)) {
+                    let local = self.cx.store.local.clone();
+                    match self.cx.store.modex.store_blob(&blob, |p| local.contains(p)) {
                         Ok(()) => Status::SUCCESS,
                         Err(e) => e.status(),
                     }

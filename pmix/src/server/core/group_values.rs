@@ -67,7 +67,7 @@ impl ServerCore {
             return;
         };
         for (proc, values) in posted {
-            self.store.group_values.post(&proc, id, &values);
+            self.cx.store.group_values.post(&proc, id, &values);
         }
     }
 }

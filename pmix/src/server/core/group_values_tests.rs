@@ -161,5 +161,5 @@ fn a_deregistered_namespace_takes_its_posted_values_with_it() {
     let (mut c, _) = constructed(&assign);
     c.deregister_nspace("job");
     let key = attr::GROUP_LOCAL_CID.wire_key();
-    assert!(c.store.group_values.find(&p(0), key, None).is_none());
+    assert!(c.cx.store.group_values.find(&p(0), key, None).is_none());
 }

@@ -239,13 +239,13 @@ impl ServerCore {
             if let Some(t) = self.groups_of(kind).get_mut(id) {
                 t.timer = Some(op);
             }
-            self.actions.push_back(Action::Timer { op, after_s });
+            self.cx.push(Action::Timer { op, after_s });
         }
         match step {
             FenceStep::LocallyComplete(id) => self.complete_group(kind, id),
             FenceStep::Pending(_) => {
                 // Members already gone: left out if the group asked to be told, else lost.
-                let gone: Vec<Proc> = self.store.gone.iter().cloned().collect();
+                let gone: Vec<Proc> = self.cx.store.gone.iter().cloned().collect();
                 let told = match kind {
                     Kind::Construct => self.groups.roles.get(group).is_some_and(|r| r.tolerant),
                     Kind::Destruct => self
@@ -375,7 +375,7 @@ impl ServerCore {
                     // members it serves.
                     let source = self.id.clone();
                     let here: Vec<Proc> = (members.iter())
-                        .filter(|m| self.store.is_local(m))
+                        .filter(|m| self.cx.store.is_local(m))
                         .cloned()
                         .collect();
                     self.group_event(
@@ -457,10 +457,10 @@ impl ServerCore {
                 out.push(p.clone());
                 continue;
             }
-            let size = (self.store.realms(p.nspace.as_str())).and_then(|r| r.job_size());
+            let size = (self.cx.store.realms(p.nspace.as_str())).and_then(|r| r.job_size());
             match size {
                 Some(n) => out.extend((0..n).map(|r| Proc::new(p.nspace.clone(), Rank(r)))),
-                None => out.extend(self.store.local_ranks(p.nspace.as_str())),
+                None => out.extend(self.cx.store.local_ranks(p.nspace.as_str())),
             }
         }
         out
@@ -559,7 +559,9 @@ impl ServerCore {
         // Every member's server hears of the loss (from its host when it happened
         // elsewhere) and tells the members it serves.
         let here = |to: Vec<Proc>| -> Vec<Proc> {
-            to.into_iter().filter(|p| self.store.is_local(p)).collect()
+            to.into_iter()
+                .filter(|p| self.cx.store.is_local(p))
+                .collect()
         };
         if roles.leader.as_ref() != Some(lost) {
             let to = here(match &roles.leader {
@@ -583,14 +585,14 @@ impl ServerCore {
 
     /// Whether `proc` is known to have terminated: here, or elsewhere as the host told.
     pub(super) fn is_gone(&self, proc: &Proc) -> bool {
-        self.store.gone.contains(proc) || self.groups.gone_elsewhere.contains(proc)
+        self.cx.store.gone.contains(proc) || self.groups.gone_elsewhere.contains(proc)
     }
 
     /// `PMIX_GROUP_CONTEXT_ID_ASSIGNED` (§14.2.4) at the members of `group` this server
     /// serves (every member's server raises it for its own), with the id.
     pub(super) fn context_id_assigned(&mut self, group: &str, members: &[Proc], id: u64) {
         let here: Vec<Proc> = (members.iter())
-            .filter(|m| self.store.is_local(m))
+            .filter(|m| self.cx.store.is_local(m))
             .cloned()
             .collect();
         if here.is_empty() {
@@ -688,7 +690,7 @@ impl ServerCore {
             DataArray::of_procs(targets.to_vec()),
         ));
         let elsewhere: Vec<Proc> = (targets.iter())
-            .filter(|p| !self.store.is_local(p))
+            .filter(|p| !self.cx.store.is_local(p))
             .cloned()
             .collect();
         if !elsewhere.is_empty() {

@@ -45,7 +45,7 @@ impl ServerCore {
                 self.tool_hello(conn, req, peer)
             } else {
                 self.handle_connect(conn, req, peer).map(|pindex| {
-                    self.actions.push_back(Action::Handshake {
+                    self.cx.push(Action::Handshake {
                         conn,
                         reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
                         refused: None,
@@ -139,12 +139,12 @@ impl ServerCore {
             server: self.id.clone(),
             security_status: Status::SUCCESS,
         };
-        self.actions.push_back(Action::Handshake {
+        self.cx.push(Action::Handshake {
             conn: tool.conn,
             reply: reply.encode(),
             refused: None,
         });
-        self.conns.insert(
+        self.cx.conns.insert(
             tool.conn,
             Conn {
                 proc,
@@ -163,7 +163,7 @@ impl ServerCore {
         } else {
             status
         };
-        self.actions.push_back(Action::Handshake {
+        self.cx.push(Action::Handshake {
             conn,
             reply: encode_client_reply(status, 0)[..4].to_vec(),
             refused: Some(format!("{why}: {status:?}")),
@@ -187,7 +187,7 @@ impl ServerCore {
             Status::ERR_BAD_PARAM,
             "a client connect message names no process".to_owned(),
         ))?;
-        let reg = self.clients.get(&proc).ok_or_else(|| {
+        let reg = self.cx.clients.get(&proc).ok_or_else(|| {
             let why = format!("client {proc} is not registered here");
             (Status::ERR_NOT_FOUND, why)
         })?;
@@ -200,8 +200,8 @@ impl ServerCore {
         }
         // A finalized process is in `gone` while its connection is still open.
         if let Some(old) = reg.conn
-            && self.conns.contains_key(&old)
-            && !self.store.gone.contains(&proc)
+            && self.cx.conns.contains_key(&old)
+            && !self.cx.store.gone.contains(&proc)
         {
             let why = format!("client {proc} is already connected (connection {old})");
             return Err((Status::ERR_EXISTS, why));
@@ -209,13 +209,13 @@ impl ServerCore {
         let gid = Some(reg.gid);
         if let Some(old) = reg.conn {
             // A process that re-inits after finalize replaces its old connection.
-            self.conns.remove(&old);
+            self.cx.conns.remove(&old);
         }
-        if let Some(r) = self.clients.get_mut(&proc) {
+        if let Some(r) = self.cx.clients.get_mut(&proc) {
             r.conn = Some(conn);
         }
-        self.store.gone.remove(&proc);
-        self.conns.insert(
+        self.cx.store.gone.remove(&proc);
+        self.cx.conns.insert(
             conn,
             Conn {
                 proc: proc.clone(),

@@ -219,7 +219,7 @@ impl ServerCore {
         }
         let timer = Directives::from_info(&info).timeout_s.map(|after_s| {
             let op = self.op();
-            self.actions.push_back(Action::Timer { op, after_s });
+            self.cx.push(Action::Timer { op, after_s });
             op
         });
         let gone: Vec<Proc> = procs.iter().filter(|p| self.is_gone(p)).cloned().collect();
@@ -591,7 +591,7 @@ impl ServerCore {
     /// `PMIX_GROUP_INVITED` from elsewhere: the invitees here may join.
     fn invited_from_elsewhere(&mut self, group: &str, event: &Event) {
         let here: BTreeSet<Proc> = (event.custom_range().unwrap_or_default().into_iter())
-            .filter(|p| self.store.is_local(p) && !self.is_gone(p))
+            .filter(|p| self.cx.store.is_local(p) && !self.is_gone(p))
             .collect();
         if here.is_empty() {
             return;
@@ -691,7 +691,7 @@ impl ServerCore {
     /// was on a node that went down is lost: its invitees here hear
     /// `PMIX_GROUP_LEADER_FAILED` and `PMIX_GROUP_CONSTRUCT_ABORT`, and their joins end.
     pub(super) fn lost_elsewhere(&mut self, proc: &Proc, node_down: bool) {
-        if self.store.is_local(proc) || !self.groups.gone_elsewhere.insert(proc.clone()) {
+        if self.cx.store.is_local(proc) || !self.groups.gone_elsewhere.insert(proc.clone()) {
             return;
         }
         self.group_lost_elsewhere(proc);

@@ -32,7 +32,7 @@ impl ServerCore {
                 // v5.0 §17.3.11: the requester's ids, whether it is a tool or a client, and
                 // that the new processes are spawned with the requester as their parent.
                 let mut job_info = self.with_ids(conn, job_info);
-                let tool = self.conns.get(&conn).is_some_and(|c| c.tool);
+                let tool = self.cx.conns.get(&conn).is_some_and(|c| c.tool);
                 job_info.push(Info::new(attr::REQUESTOR_IS_TOOL, tool));
                 job_info.push(Info::new(attr::REQUESTOR_IS_CLIENT, !tool));
                 job_info.push(Info::new(attr::SPAWNED, true));
@@ -202,7 +202,7 @@ impl ServerCore {
 
     fn own_credential(&self, proc: &Proc) -> Result<(Vec<u8>, Vec<Info>), Status> {
         // A tool's identity is not registered: nothing to vouch for.
-        let r = self.clients.get(proc).ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let r = self.cx.clients.get(proc).ok_or(Status::ERR_NOT_SUPPORTED)?;
         let who = credential::Identity {
             proc: proc.clone(),
             uid: r.uid,
@@ -256,7 +256,7 @@ impl ServerCore {
     /// Ids the requester wrote itself are dropped: they would be claims.
     pub(super) fn with_ids(&self, conn: ConnId, mut info: Vec<Info>) -> Vec<Info> {
         info.retain(|i| !i.is(attr::USERID) && !i.is(attr::GRPID));
-        if let Some(c) = self.conns.get(&conn) {
+        if let Some(c) = self.cx.conns.get(&conn) {
             info.push(Info::new(attr::USERID, c.uid));
             if let Some(gid) = c.gid {
                 info.push(Info::new(attr::GRPID, gid));
@@ -269,12 +269,13 @@ impl ServerCore {
     pub(super) fn spawned(&mut self, conn: ConnId, tag: Tag, result: Result<Nspace, Status>) {
         let reply = match result {
             Ok(nspace) => {
-                let buffer_type = self.conns.get(&conn).map(|c| c.buffer_type);
+                let buffer_type = self.cx.conns.get(&conn).map(|c| c.buffer_type);
                 let job_info = self
+                    .cx
                     .store
                     .job_view(nspace.as_str())
                     .zip(buffer_type)
-                    .and_then(|(r, b)| job_info_kvals(&r, b, &self.version).ok())
+                    .and_then(|(r, b)| job_info_kvals(&r, b, &self.cx.version).ok())
                     .unwrap_or_default();
                 crate::wire::OpReply::Spawn {
                     status: Status::SUCCESS,

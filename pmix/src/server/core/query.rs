@@ -82,7 +82,7 @@ impl ServerCore {
                 continue;
             }
             let mut qualifiers = query.qualifiers.clone();
-            if let Some(r) = self.clients.get(me) {
+            if let Some(r) = self.cx.clients.get(me) {
                 qualifiers.push(Info::new(attr::USERID, r.uid));
                 qualifiers.push(Info::new(attr::GRPID, r.gid));
             }
@@ -146,7 +146,13 @@ impl ServerCore {
             if q::asked(query).contains(&namespaces)
                 && !answers.iter().any(|a| a.key.as_str() == namespaces)
             {
-                let list: Vec<&str> = self.store.namespaces.keys().map(|n| n.as_str()).collect();
+                let list: Vec<&str> = self
+                    .cx
+                    .store
+                    .namespaces
+                    .keys()
+                    .map(|n| n.as_str())
+                    .collect();
                 answers.push(Info::new(attr::QUERY_NAMESPACES, list.join(",")));
             }
         }
@@ -189,7 +195,7 @@ impl ServerCore {
             if crate::model::Key::new(key).is_err() {
                 continue;
             }
-            let step = server_get(&self.store, me, &target, Some(key), &directives, false);
+            let step = server_get(&self.cx.store, me, &target, Some(key), &directives, false);
             if let ServerStep::Reply { status, data } = step
                 && status == Status::SUCCESS
                 && let Some(kv) = data

@@ -593,7 +593,7 @@ fn node_and_proc_maps_alone_give_node_and_process_information() {
         ],
     )
     .unwrap();
-    let realms = c.store.realms("job").unwrap();
+    let realms = c.cx.store.realms("job").unwrap();
     let q = Qualifiers::default();
     let get =
         |key: &str, rank: Rank, host: &str| realms.lookup(key, rank, &q, None, Some(host)).cloned();
@@ -643,7 +643,7 @@ fn node_and_proc_maps_alone_give_node_and_process_information() {
         Some(Value::Uint16(1))
     );
     // The server's own node's peers are local: fences among them complete here.
-    assert_eq!(c.store.local_ranks("job"), vec![p(0), p(2)]);
+    assert_eq!(c.cx.store.local_ranks("job"), vec![p(0), p(2)]);
 }
 
 #[test]
@@ -665,7 +665,7 @@ fn maps_that_do_not_parse_or_disagree_register_nothing() {
             ],
         );
         assert_eq!(r, Err(Status::ERR_BAD_PARAM), "{nodes} / {procs}");
-        assert!(c.store.realms("job").is_none());
+        assert!(c.cx.store.realms("job").is_none());
     }
 }
 
