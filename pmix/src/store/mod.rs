@@ -15,7 +15,7 @@ pub use modex::{Found, ModexStore};
 pub use qualified::GroupValues;
 pub use realm::{JobRealms, Qualifiers, Realm, default_realm, is_reserved};
 
-use crate::model::{Info, Nspace, Proc, Value};
+use crate::model::{Info, Nspace, Proc, Rank, Value};
 
 /// The server's data: namespaces, committed values, local clients.
 #[derive(Clone, Debug, Default)]
@@ -129,7 +129,7 @@ impl ServerStore {
         };
         let peers = realms.lookup(
             crate::model::attr::LOCAL_PEERS.wire_key(),
-            crate::model::Rank::WILDCARD,
+            Rank::WILDCARD,
             &Qualifiers::default(),
             None,
             self.hostname.as_deref(),
@@ -145,6 +145,36 @@ impl ServerStore {
             self.local
                 .insert(Proc::new(nspace.clone(), crate::model::Rank(r)));
         }
+    }
+
+    /// The participants of `procs` that run on this node.
+    pub fn local_participants(&self, procs: &[Proc]) -> BTreeSet<Proc> {
+        let mut local = BTreeSet::new();
+        for p in procs {
+            if p.rank == Rank::WILDCARD {
+                local.extend(self.local_ranks(p.nspace.as_str()));
+            } else if self.is_local(p) {
+                local.insert(p.clone());
+            }
+        }
+        local
+    }
+
+    /// Whether every participant of `procs` runs on this node. A whole namespace this server
+    /// does not hold is not local: it runs elsewhere (a job spawned onto other nodes), and
+    /// only the host knows where.
+    pub fn all_local(&self, procs: &[Proc]) -> bool {
+        procs.iter().all(|p| {
+            if p.rank == Rank::WILDCARD {
+                let Some(realms) = self.realms(p.nspace.as_str()) else {
+                    return false;
+                };
+                let local = self.local_ranks(p.nspace.as_str()).len();
+                realms.job_size().is_none_or(|s| s as usize <= local)
+            } else {
+                self.is_local(p)
+            }
+        })
     }
 
     /// The local processes of a namespace, in rank order.

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::{Info, Proc, Rank, Status};
+use crate::model::{Info, Proc, Status};
 use crate::retrieval::Directives;
 use crate::wire::op_reply::{JobData, OpReply};
 use crate::wire::{Command, Reply, Tag};
@@ -53,7 +53,7 @@ impl ServerCore {
             self.reply_connect(kind, conn, tag, Status::ERR_INVALID_OPERATION, Vec::new());
             return;
         }
-        let local = self.local_participants(&procs);
+        let local = self.cx.store.local_participants(&procs);
         if !local.contains(me) {
             self.reply_connect(kind, conn, tag, Status::ERR_BAD_PARAM, Vec::new());
             return;
@@ -135,7 +135,7 @@ impl ServerCore {
         else {
             return;
         };
-        if self.all_local(&procs) {
+        if self.cx.store.all_local(&procs) {
             self.finish_connect(kind, id, lost.unwrap_or(Status::SUCCESS));
             return;
         }
@@ -228,35 +228,5 @@ impl ServerCore {
             },
         };
         self.send(conn, tag, &Reply::Op(reply));
-    }
-
-    /// The participants of `procs` that run on this node.
-    pub(super) fn local_participants(&self, procs: &[Proc]) -> BTreeSet<Proc> {
-        let mut local = BTreeSet::new();
-        for p in procs {
-            if p.rank == Rank::WILDCARD {
-                local.extend(self.cx.store.local_ranks(p.nspace.as_str()));
-            } else if self.cx.store.is_local(p) {
-                local.insert(p.clone());
-            }
-        }
-        local
-    }
-
-    /// Whether every participant of `procs` runs on this node. A whole namespace this server
-    /// does not hold is not local: it runs elsewhere (a job spawned onto other nodes), and
-    /// only the host knows where.
-    pub(super) fn all_local(&self, procs: &[Proc]) -> bool {
-        procs.iter().all(|p| {
-            if p.rank == Rank::WILDCARD {
-                let Some(realms) = self.cx.store.realms(p.nspace.as_str()) else {
-                    return false;
-                };
-                let local = self.cx.store.local_ranks(p.nspace.as_str()).len();
-                realms.job_size().is_none_or(|s| s as usize <= local)
-            } else {
-                self.cx.store.is_local(p)
-            }
-        })
     }
 }

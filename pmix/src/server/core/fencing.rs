@@ -23,7 +23,7 @@ impl ServerCore {
             // A group id stands for the group's members (§14.2).
             self.expand_groups(&procs)
         };
-        let local = self.local_participants(&procs);
+        let local = self.cx.store.local_participants(&procs);
         if !local.contains(me) {
             self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
             return;
@@ -70,7 +70,7 @@ impl ServerCore {
         };
         let procs = t.procs.clone();
         let lost = t.lost;
-        if self.all_local(&procs) {
+        if self.cx.store.all_local(&procs) {
             self.finish_fence(id, lost.unwrap_or(Status::SUCCESS));
             return;
         }

@@ -164,7 +164,7 @@ impl ServerCore {
             self.bootstrap_construct(conn, me, tag, group, procs, info);
             return;
         }
-        let local = self.local_participants(&procs);
+        let local = self.cx.store.local_participants(&procs);
         let bad =
             group.is_empty() || procs.is_empty() || has_duplicates(&procs) || !local.contains(me);
         let status = if bad {
@@ -205,7 +205,7 @@ impl ServerCore {
             return;
         };
         let procs = g.members.clone();
-        let local = self.local_participants(&procs);
+        let local = self.cx.store.local_participants(&procs);
         if !local.contains(me) {
             self.group_reply(Kind::Destruct, conn, tag, Status::ERR_BAD_PARAM, None);
             return;
@@ -224,7 +224,7 @@ impl ServerCore {
         procs: &[Proc],
         info: &[Info],
     ) {
-        let local = self.local_participants(procs);
+        let local = self.cx.store.local_participants(procs);
         let step = self
             .groups_of(kind)
             .contribute_to(group, procs, local, me, waiter, info);
@@ -285,7 +285,7 @@ impl ServerCore {
         }
         let local_only = Info::flag(&info, attr::GROUP_LOCAL_ONLY);
         let wants_id = kind == Kind::Construct && Info::flag(&info, attr::GROUP_ASSIGN_CONTEXT_ID);
-        let here = self.all_local(&procs) || local_only;
+        let here = self.cx.store.all_local(&procs) || local_only;
         if here && (lost.is_some() || !wants_id) {
             self.finish_group(kind, id, lost.unwrap_or(Status::SUCCESS), None);
             return;
