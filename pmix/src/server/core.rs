@@ -73,7 +73,6 @@ enum Pending {
     },
     ToolConnected(ConnectingTool),
     Query(query::HeldQuery),
-    Connect(connect::Kind, u64),
     Group(group::Kind, u64),
     /// The context id for the group an invitation formed.
     Invitation(String),
@@ -127,11 +126,8 @@ pub(crate) struct ServerCore {
     events: events::ServerEvents,
     /// The attributes the host registered, by server-module function.
     host_attrs: BTreeMap<String, Vec<RegAttr>>,
-    connects: Fences,
-    disconnects: Fences,
+    connects: connect::Connects,
     groups: groups::Groups,
-    /// The process sets connected here and not yet disconnected.
-    connected: BTreeSet<Vec<Proc>>,
     /// The key that seals this server's credentials ([`super::credential`]).
     credential_key: [u8; 32],
     /// The process sets the host defined, by name ([`psets`]).
@@ -163,10 +159,8 @@ impl ServerCore {
             host_has_dmodex,
             events: events::ServerEvents::default(),
             host_attrs: BTreeMap::new(),
-            connects: Fences::default(),
-            disconnects: Fences::default(),
+            connects: connect::Connects::default(),
             groups: groups::Groups::default(),
-            connected: BTreeSet::new(),
             credential_key: [0; 32],
             psets: BTreeMap::new(),
             tool_uids: Vec::new(),
@@ -195,6 +189,7 @@ impl ServerCore {
 
     /// The next action to perform, in order.
     pub(crate) fn poll_action(&mut self) -> Option<Action> {
+        self.forget_closed();
         self.cx.poll_action()
     }
 
@@ -398,7 +393,7 @@ impl ServerCore {
         self.held.retain(|h| h.conn != conn);
         self.forget_registrations(conn);
         self.fences.drop_conn(conn);
-        self.connect_conn_closed(conn);
+        self.connects.conn_closed(conn);
         self.groups_conn_closed(conn);
         // A tool may carry a process's identifier; its going is not that process's.
         if !c.tool {
@@ -408,6 +403,10 @@ impl ServerCore {
 
     /// The host answered the call `op`.
     pub(crate) fn handle_host(&mut self, op: u64, result: HostResult) {
+        if self.connects.awaits_host(op) {
+            self.connects.host_answered(&mut self.cx, op, result);
+            return;
+        }
         let Some(pending) = self.pending.remove(&op) else {
             return;
         };
@@ -501,13 +500,6 @@ impl ServerCore {
                 };
                 self.spawned(conn, tag, result);
             }
-            Pending::Connect(kind, id) => {
-                let status = match result {
-                    HostResult::Status(s) => s,
-                    _ => Status::ERR_BAD_PARAM,
-                };
-                self.host_answered_connect(kind, id, status);
-            }
             Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
             Pending::Invitation(group) => self.host_answered_invitation(&group, result),
             Pending::GroupRelay {
@@ -574,7 +566,7 @@ impl ServerCore {
         if self.group_timed_out(op) {
             return;
         }
-        self.connect_timed_out(op);
+        self.connects.timed_out(&mut self.cx, op);
     }
 
     // ---- requests ----
@@ -822,7 +814,7 @@ impl ServerCore {
         for id in self.fences.lose(proc, LOST_PARTICIPANT) {
             self.complete_fence(id);
         }
-        self.connect_lost(proc);
+        self.connects.lost(&mut self.cx, proc);
         self.group_lost(proc);
         self.wake(proc);
     }
@@ -834,24 +826,24 @@ impl ServerCore {
     }
 
     fn call_host(&mut self, pending: Pending, call: HostCall) {
-        let op = self.op();
+        let op = self.cx.call_host(call);
         self.pending.insert(op, pending);
-        self.cx.push(Action::Host { op, call });
     }
 
     fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
-        let Some(c) = self.cx.conns.get(&conn) else {
-            return; // the requester is gone; nothing to answer
-        };
-        match reply.encode(c.buffer_type) {
-            Ok(payload) => self.cx.push(Action::Send { conn, tag, payload }),
-            Err(e) => self.close(conn, format!("cannot encode a reply: {e}")),
-        }
+        self.cx.send(conn, tag, reply);
     }
 
     fn close(&mut self, conn: ConnId, reason: String) {
-        self.cx.push(Action::Close { conn, reason });
-        self.handle_closed(conn);
+        self.cx.close(conn, reason);
+        self.forget_closed();
+    }
+
+    /// Let every chapter forget the connections closed while an input was handled.
+    fn forget_closed(&mut self) {
+        while let Some(conn) = self.cx.take_closed() {
+            self.handle_closed(conn);
+        }
     }
 }
 

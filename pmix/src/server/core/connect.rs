@@ -13,16 +13,18 @@
 //!   (§12.3.3, §17.3.13); a completed disconnect forgets the set.
 //! - A connect or disconnect whose caller is not in its set is `PMIX_ERR_BAD_PARAM`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{Info, Proc, Status};
 use crate::retrieval::Directives;
+use crate::store::jobinfo::job_info_kvals;
 use crate::wire::op_reply::{JobData, OpReply};
 use crate::wire::{Command, Reply, Tag};
 
-use super::super::fence::{FenceStep, LOST_PARTICIPANT, Tracker, Waiter};
-use super::{Action, ConnId, HostCall, Pending, ServerCore};
-use crate::store::jobinfo::job_info_kvals;
+use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Tracker, Waiter};
+use super::interface::ConnId;
+use super::shared::Shared;
+use super::upcall::{HostCall, HostResult};
 
 /// Which of the two collectives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,9 +33,23 @@ pub(super) enum Kind {
     Disconnect,
 }
 
-impl ServerCore {
-    pub(super) fn connect(
+/// The connects and disconnects of this server's clients, and the sets they connected.
+#[derive(Debug, Default)]
+pub(super) struct Connects {
+    connects: Fences,
+    disconnects: Fences,
+    /// The process sets connected here and not yet disconnected.
+    connected: BTreeSet<Vec<Proc>>,
+    /// The collectives the host is completing, by the op of its call.
+    at_host: BTreeMap<u64, (Kind, u64)>,
+}
+
+impl Connects {
+    /// A client's `PMIx_Connect` or `PMIx_Disconnect` of `procs`.
+    #[allow(clippy::too_many_arguments)] // the request's fields, as the wire gives them
+    pub(super) fn request(
         &mut self,
+        cx: &mut Shared,
         kind: Kind,
         conn: ConnId,
         me: &Proc,
@@ -42,7 +58,7 @@ impl ServerCore {
         info: &[Info],
     ) {
         if procs.is_empty() {
-            self.reply_connect(kind, conn, tag, Status::ERR_BAD_PARAM, Vec::new());
+            reply(cx, kind, conn, tag, Status::ERR_BAD_PARAM, Vec::new());
             return;
         }
         let mut key = procs.clone();
@@ -50,12 +66,19 @@ impl ServerCore {
         key.dedup();
         if kind == Kind::Disconnect && !self.connected.contains(&key) {
             tracing::debug!("{me}: disconnect of processes never connected");
-            self.reply_connect(kind, conn, tag, Status::ERR_INVALID_OPERATION, Vec::new());
+            reply(
+                cx,
+                kind,
+                conn,
+                tag,
+                Status::ERR_INVALID_OPERATION,
+                Vec::new(),
+            );
             return;
         }
-        let local = self.cx.store.local_participants(&procs);
+        let local = cx.store.local_participants(&procs);
         if !local.contains(me) {
-            self.reply_connect(kind, conn, tag, Status::ERR_BAD_PARAM, Vec::new());
+            reply(cx, kind, conn, tag, Status::ERR_BAD_PARAM, Vec::new());
             return;
         }
         let waiter = Waiter { conn, tag: tag.0 };
@@ -63,50 +86,44 @@ impl ServerCore {
             .collective(kind)
             .contribute(&procs, local, me, waiter, info);
         let (FenceStep::LocallyComplete(id) | FenceStep::Pending(id)) = step;
-        self.start_connect_timer(kind, id, info);
+        self.start_timer(cx, kind, id, info);
         match step {
-            FenceStep::LocallyComplete(id) => self.complete_connect(kind, id),
+            FenceStep::LocallyComplete(id) => self.complete(cx, kind, id),
             FenceStep::Pending(_) => {
-                let gone: Vec<Proc> = self.cx.store.gone.iter().cloned().collect();
+                let gone: Vec<Proc> = cx.store.gone.iter().cloned().collect();
                 for g in gone {
                     for id in self.collective(kind).lose(&g, LOST_PARTICIPANT) {
-                        self.complete_connect(kind, id);
+                        self.complete(cx, kind, id);
                     }
                 }
             }
         }
     }
 
-    fn collective(&mut self, kind: Kind) -> &mut super::super::fence::Fences {
+    fn collective(&mut self, kind: Kind) -> &mut Fences {
         match kind {
             Kind::Connect => &mut self.connects,
             Kind::Disconnect => &mut self.disconnects,
         }
     }
 
-    fn start_connect_timer(&mut self, kind: Kind, id: u64, info: &[Info]) {
+    fn start_timer(&mut self, cx: &mut Shared, kind: Kind, id: u64, info: &[Info]) {
         let Some(after_s) = Directives::from_info(info).timeout_s else {
             return;
         };
-        if self
-            .collective(kind)
-            .get_mut(id)
-            .is_none_or(|t| t.timer.is_some())
-        {
+        let Some(t) = self.collective(kind).get_mut(id) else {
             return;
+        };
+        if t.timer.is_none() {
+            t.timer = Some(cx.timer(after_s));
         }
-        let op = self.op();
-        if let Some(t) = self.collective(kind).get_mut(id) {
-            t.timer = Some(op);
-        }
-        self.cx.push(Action::Timer { op, after_s });
     }
 
     /// The timer `op` bounded a connect or disconnect: fail it. Whether it did.
-    pub(super) fn connect_timed_out(&mut self, op: u64) -> bool {
+    pub(super) fn timed_out(&mut self, cx: &mut Shared, op: u64) -> bool {
         for kind in [Kind::Connect, Kind::Disconnect] {
             if let Some(id) = self.collective(kind).by_timer(op) {
-                self.finish_connect(kind, id, Status::ERR_TIMEOUT);
+                self.finish(cx, kind, id, Status::ERR_TIMEOUT);
                 return true;
             }
         }
@@ -114,20 +131,20 @@ impl ServerCore {
     }
 
     /// `proc` will never contribute: fail the collectives waiting for it.
-    pub(super) fn connect_lost(&mut self, proc: &Proc) {
+    pub(super) fn lost(&mut self, cx: &mut Shared, proc: &Proc) {
         for kind in [Kind::Connect, Kind::Disconnect] {
             for id in self.collective(kind).lose(proc, LOST_PARTICIPANT) {
-                self.complete_connect(kind, id);
+                self.complete(cx, kind, id);
             }
         }
     }
 
-    pub(super) fn connect_conn_closed(&mut self, conn: ConnId) {
+    pub(super) fn conn_closed(&mut self, conn: ConnId) {
         self.connects.drop_conn(conn);
         self.disconnects.drop_conn(conn);
     }
 
-    fn complete_connect(&mut self, kind: Kind, id: u64) {
+    fn complete(&mut self, cx: &mut Shared, kind: Kind, id: u64) {
         let Some((procs, lost)) = self
             .collective(kind)
             .get_mut(id)
@@ -135,8 +152,8 @@ impl ServerCore {
         else {
             return;
         };
-        if self.cx.store.all_local(&procs) {
-            self.finish_connect(kind, id, lost.unwrap_or(Status::SUCCESS));
+        if cx.store.all_local(&procs) {
+            self.finish(cx, kind, id, lost.unwrap_or(Status::SUCCESS));
             return;
         }
         let Some(t) = self.collective(kind).get_mut(id) else {
@@ -148,19 +165,32 @@ impl ServerCore {
             Kind::Connect => HostCall::Connect { procs, info },
             Kind::Disconnect => HostCall::Disconnect { procs, info },
         };
-        self.call_host(Pending::Connect(kind, id), call);
+        let op = cx.call_host(call);
+        self.at_host.insert(op, (kind, id));
     }
 
-    /// The host answered the collective `id`.
-    pub(super) fn host_answered_connect(&mut self, kind: Kind, id: u64, status: Status) {
+    /// Whether the host call `op` is one of these collectives'.
+    pub(super) fn awaits_host(&self, op: u64) -> bool {
+        self.at_host.contains_key(&op)
+    }
+
+    /// The host answered the call `op`: its status is the collective's.
+    pub(super) fn host_answered(&mut self, cx: &mut Shared, op: u64, result: HostResult) {
+        let Some((kind, id)) = self.at_host.remove(&op) else {
+            return;
+        };
+        let status = match result {
+            HostResult::Status(s) => s,
+            _ => Status::ERR_BAD_PARAM,
+        };
         let status = match self.collective(kind).get_mut(id) {
             Some(t) => t.outcome(status),
             None => status,
         };
-        self.finish_connect(kind, id, status);
+        self.finish(cx, kind, id, status);
     }
 
-    fn finish_connect(&mut self, kind: Kind, id: u64, status: Status) {
+    fn finish(&mut self, cx: &mut Shared, kind: Kind, id: u64, status: Status) {
         let Some((t, next)) = self.collective(kind).finish(id) else {
             return;
         };
@@ -176,57 +206,50 @@ impl ServerCore {
         }
         for (proc, w) in &t.contributed {
             let jobs = if kind == Kind::Connect && status == Status::SUCCESS {
-                self.other_jobs(&t, proc, w.conn)
+                other_jobs(cx, &t, proc, w.conn)
             } else {
                 Vec::new()
             };
-            self.reply_connect(kind, w.conn, Tag(w.tag), status, jobs);
+            reply(cx, kind, w.conn, Tag(w.tag), status, jobs);
         }
         if let Some(next) = next {
-            self.complete_connect(kind, next);
+            self.complete(cx, kind, next);
         }
     }
+}
 
-    /// The job information of the namespaces in the set other than `proc`'s, encoded for the
-    /// connection `conn`.
-    fn other_jobs(&self, t: &Tracker, proc: &Proc, conn: ConnId) -> Vec<JobData> {
-        let Some(c) = self.cx.conns.get(&conn) else {
-            return Vec::new();
-        };
-        let namespaces: BTreeSet<&str> = t
-            .procs
-            .iter()
-            .map(|p| p.nspace.as_str())
-            .filter(|n| *n != proc.nspace.as_str())
-            .collect();
-        namespaces
-            .into_iter()
-            .filter_map(|n| {
-                let realms = self.cx.store.job_view(n)?;
-                let kvals = job_info_kvals(&realms, c.buffer_type, &self.cx.version).ok()?;
-                Some(JobData {
-                    nspace: n.to_owned(),
-                    kvals,
-                })
+/// The job information of the namespaces in the set other than `proc`'s, encoded for the
+/// connection `conn`.
+fn other_jobs(cx: &Shared, t: &Tracker, proc: &Proc, conn: ConnId) -> Vec<JobData> {
+    let Some(c) = cx.conns.get(&conn) else {
+        return Vec::new();
+    };
+    let namespaces: BTreeSet<&str> = t
+        .procs
+        .iter()
+        .map(|p| p.nspace.as_str())
+        .filter(|n| *n != proc.nspace.as_str())
+        .collect();
+    namespaces
+        .into_iter()
+        .filter_map(|n| {
+            let realms = cx.store.job_view(n)?;
+            let kvals = job_info_kvals(&realms, c.buffer_type, &cx.version).ok()?;
+            Some(JobData {
+                nspace: n.to_owned(),
+                kvals,
             })
-            .collect()
-    }
+        })
+        .collect()
+}
 
-    fn reply_connect(
-        &mut self,
-        kind: Kind,
-        conn: ConnId,
-        tag: Tag,
-        status: Status,
-        jobs: Vec<JobData>,
-    ) {
-        let reply = match kind {
-            Kind::Connect => OpReply::Connect { status, jobs },
-            Kind::Disconnect => OpReply::Status {
-                command: Command::DISCONNECTNB,
-                status,
-            },
-        };
-        self.send(conn, tag, &Reply::Op(reply));
-    }
+fn reply(cx: &mut Shared, kind: Kind, conn: ConnId, tag: Tag, status: Status, jobs: Vec<JobData>) {
+    let reply = match kind {
+        Kind::Connect => OpReply::Connect { status, jobs },
+        Kind::Disconnect => OpReply::Status {
+            command: Command::DISCONNECTNB,
+            status,
+        },
+    };
+    cx.send(conn, tag, &Reply::Op(reply));
 }

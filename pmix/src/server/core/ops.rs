@@ -128,10 +128,26 @@ impl ServerCore {
                 self.call_host(pending, call);
             }
             Op::Connect { procs, info } => {
-                self.connect(connect::Kind::Connect, conn, me, tag, procs, &info);
+                (self.connects).request(
+                    &mut self.cx,
+                    connect::Kind::Connect,
+                    conn,
+                    me,
+                    tag,
+                    procs,
+                    &info,
+                );
             }
             Op::Disconnect { procs, info } => {
-                self.connect(connect::Kind::Disconnect, conn, me, tag, procs, &info);
+                (self.connects).request(
+                    &mut self.cx,
+                    connect::Kind::Disconnect,
+                    conn,
+                    me,
+                    tag,
+                    procs,
+                    &info,
+                );
             }
             Op::GroupConstruct { group, procs, info } => {
                 self.group_construct(conn, me, tag, group, procs, &info);

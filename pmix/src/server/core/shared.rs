@@ -7,7 +7,10 @@ use crate::codec::BufferType;
 use crate::model::Proc;
 use crate::store::ServerStore;
 
+use crate::wire::{Reply, Tag};
+
 use super::interface::{Action, ConnId};
+use super::upcall::HostCall;
 
 #[derive(Clone, Debug)]
 pub(super) struct Conn {
@@ -38,6 +41,9 @@ pub(super) struct Shared {
     pub(super) version: String,
     actions: VecDeque<Action>,
     next_op: u64,
+    /// Connections closed while an input was handled, whose state the chapters have yet to
+    /// forget ([`Shared::take_closed`]).
+    closed: Vec<ConnId>,
 }
 
 impl Shared {
@@ -49,6 +55,7 @@ impl Shared {
             version: version.to_owned(),
             actions: VecDeque::new(),
             next_op: 0,
+            closed: Vec::new(),
         }
     }
 
@@ -61,6 +68,43 @@ impl Shared {
     /// Queue an action for the driver.
     pub(super) fn push(&mut self, action: Action) {
         self.actions.push_back(action);
+    }
+
+    /// Ask the host for `call`; its answer comes back with the returned op.
+    pub(super) fn call_host(&mut self, call: HostCall) -> u64 {
+        let op = self.op();
+        self.push(Action::Host { op, call });
+        op
+    }
+
+    /// Arm a timer of `after_s` seconds; it expires with the returned op.
+    pub(super) fn timer(&mut self, after_s: u32) -> u64 {
+        let op = self.op();
+        self.push(Action::Timer { op, after_s });
+        op
+    }
+
+    /// Send `reply` to the request `tag` of `conn`, encoded as that peer reads. A peer gone
+    /// is not answered; a reply that cannot be encoded closes the connection.
+    pub(super) fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
+        let Some(c) = self.conns.get(&conn) else {
+            return; // the requester is gone; nothing to answer
+        };
+        match reply.encode(c.buffer_type) {
+            Ok(payload) => self.push(Action::Send { conn, tag, payload }),
+            Err(e) => self.close(conn, format!("cannot encode a reply: {e}")),
+        }
+    }
+
+    /// Close `conn`. The chapters forget it once the current input is handled.
+    pub(super) fn close(&mut self, conn: ConnId, reason: String) {
+        self.push(Action::Close { conn, reason });
+        self.closed.push(conn);
+    }
+
+    /// A connection closed by [`Shared::close`] that the chapters have not forgotten yet.
+    pub(super) fn take_closed(&mut self) -> Option<ConnId> {
+        self.closed.pop()
     }
 
     /// The next action to perform, in order.
