@@ -8,16 +8,15 @@
 //! blocks, reads a clock or touches a socket, so the whole server logic runs the same under
 //! tokio, under the simulator and in unit tests.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::codec::BufferType;
 use crate::model::{Info, Key, Nspace, PData, Proc, Rank, RegAttr, Status, attr};
-use crate::retrieval::{Directives, ServerStep, server_get};
-use crate::store::{Found, JobRealms, ServerStore, is_reserved};
+use crate::store::{JobRealms, ServerStore, is_reserved};
 use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
 use super::fence::{Fences, LOST_PARTICIPANT};
-use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
+use crate::store::jobinfo::job_info_kvals;
 
 pub(crate) use interface::{Action, ConnId};
 use shared::{Conn, Registration, Shared};
@@ -38,29 +37,9 @@ struct ConnectingTool {
 }
 
 #[derive(Clone, Debug)]
-struct HeldGet {
-    op: u64,
-    conn: ConnId,
-    tag: Tag,
-    requester: Proc,
-    target: Proc,
-    key: Option<String>,
-    directives: Directives,
-}
-
-/// A host's `PMIx_server_dmodex_request` waiting for a local client's data (DM-01, DM-03).
-#[derive(Clone, Debug)]
-struct HeldDmodex {
-    op: u64,
-    proc: Proc,
-    required_key: Option<String>,
-}
-
-#[derive(Clone, Debug)]
 enum Pending {
     Ignore,
     Fence(u64),
-    DirectModex(HeldGet),
     Reply {
         conn: ConnId,
         tag: Tag,
@@ -116,13 +95,11 @@ pub(crate) struct ServerCore {
     /// What every chapter reads and writes: the store, connections, clients, the outbox.
     cx: Shared,
     fences: Fences,
-    held: Vec<HeldGet>,
-    held_dmodex: Vec<HeldDmodex>,
+    gets: gets::Gets,
     pending: BTreeMap<u64, Pending>,
     next_pindex: u32,
     /// The server's own identifier, sent to tools.
     id: Proc,
-    host_has_dmodex: bool,
     events: events::ServerEvents,
     /// The attributes the host registered, by server-module function.
     host_attrs: BTreeMap<String, Vec<RegAttr>>,
@@ -148,15 +125,13 @@ impl ServerCore {
                 version,
             ),
             fences: Fences::default(),
-            held: Vec::new(),
-            held_dmodex: Vec::new(),
+            gets: gets::Gets::new(host_has_dmodex),
             pending: BTreeMap::new(),
             next_pindex: 0,
             id: Proc {
                 nspace: Nspace::new("pmix-rs-server").expect("a short ASCII namespace is valid"),
                 rank: Rank(0),
             },
-            host_has_dmodex,
             events: events::ServerEvents::default(),
             host_attrs: BTreeMap::new(),
             connects: connect::Connects::default(),
@@ -289,53 +264,7 @@ impl ServerCore {
     /// posting it, and with `PMIX_IMMEDIATE` (a refresh: N-01) for one that has posted
     /// nothing yet.
     pub(crate) fn dmodex_request(&mut self, proc: Proc, info: &[Info]) -> u64 {
-        let op = self.op();
-        let required_key = info
-            .iter()
-            .find(|i| i.key.as_str() == attr::REQUIRED_KEY.wire_key())
-            .and_then(|i| i.value.as_str().map(str::to_owned));
-        let directives = Directives::from_info(info);
-        let held = HeldDmodex {
-            op,
-            proc,
-            required_key,
-        };
-        if !self.try_answer_dmodex(&held) {
-            if directives.immediate {
-                self.cx.push(Action::DmodexReply {
-                    op,
-                    result: Err(Status::ERR_NOT_FOUND),
-                });
-                return op;
-            }
-            if let Some(after_s) = directives.timeout_s {
-                self.cx.push(Action::Timer { op, after_s });
-            }
-            self.held_dmodex.push(held);
-        }
-        op
-    }
-
-    /// Answer a direct-modex request if it can be: returns whether it was answered.
-    fn try_answer_dmodex(&mut self, d: &HeldDmodex) -> bool {
-        let ready = self.cx.store.modex.has_data(&d.proc)
-            && d.required_key.as_deref().is_none_or(|k| {
-                matches!(self.cx.store.modex.find(&d.proc, k, false), Found::Value(_))
-                    || matches!(self.cx.store.modex.find(&d.proc, k, true), Found::Value(_))
-            });
-        let result = if ready {
-            self.cx
-                .store
-                .modex
-                .encode_blob(std::slice::from_ref(&d.proc))
-                .map_err(|e| e.status())
-        } else if !self.cx.store.is_local(&d.proc) || self.cx.store.gone.contains(&d.proc) {
-            Err(Status::ERR_NOT_FOUND)
-        } else {
-            return false;
-        };
-        self.cx.push(Action::DmodexReply { op: d.op, result });
-        true
+        self.gets.dmodex_request(&mut self.cx, proc, info)
     }
 
     /// The local clients that have ended.
@@ -390,7 +319,7 @@ impl ServerCore {
         {
             r.conn = None;
         }
-        self.held.retain(|h| h.conn != conn);
+        self.gets.conn_closed(conn);
         self.forget_registrations(conn);
         self.fences.drop_conn(conn);
         self.connects.conn_closed(conn);
@@ -403,6 +332,10 @@ impl ServerCore {
 
     /// The host answered the call `op`.
     pub(crate) fn handle_host(&mut self, op: u64, result: HostResult) {
+        if self.gets.awaits_host(op) {
+            self.gets.host_answered(&mut self.cx, op, result);
+            return;
+        }
         if self.connects.awaits_host(op) {
             self.connects.host_answered(&mut self.cx, op, result);
             return;
@@ -514,48 +447,12 @@ impl ServerCore {
                 }
             }
             Pending::Fence(id) => self.fence_answered(id, result),
-            Pending::DirectModex(get) => {
-                let status = match result {
-                    HostResult::Data(Ok(blob)) => {
-                        match self.cx.store.modex.store_blob(&blob, |_| false) {
-                            Ok(()) => Status::SUCCESS,
-                            Err(e) => e.status(),
-                        }
-                    }
-                    other => other.failure(),
-                };
-                if status != Status::SUCCESS {
-                    self.send(get.conn, get.tag, &Reply::Status(status));
-                    return;
-                }
-                // Decide again with what the host brought; never ask it twice.
-                let step = server_get(
-                    &self.cx.store,
-                    &get.requester,
-                    &get.target,
-                    get.key.as_deref(),
-                    &get.directives,
-                    false,
-                );
-                self.answer_get(get, step);
-            }
         }
     }
 
     /// The timer `op` expired.
     pub(crate) fn handle_timeout(&mut self, op: u64) {
-        if let Some(i) = self.held_dmodex.iter().position(|d| d.op == op) {
-            self.held_dmodex.remove(i);
-            self.cx.push(Action::DmodexReply {
-                op,
-                result: Err(Status::ERR_TIMEOUT),
-            });
-            return;
-        }
-        if let Some(i) = self.held.iter().position(|h| h.op == op) {
-            let h = self.held.remove(i);
-            // G-11: a held get ends with PMIX_ERR_TIMEOUT.
-            self.send(h.conn, h.tag, &Reply::Status(Status::ERR_TIMEOUT));
+        if self.gets.timed_out(&mut self.cx, op) {
             return;
         }
         if let Some(id) = self.fences.by_timer(op) {
@@ -612,7 +509,7 @@ impl ServerCore {
             Request::Commit { buckets } => {
                 self.cx.store.modex.commit(me, buckets);
                 self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-                self.wake(me);
+                self.gets.wake(&mut self.cx, me);
             }
             Request::Fence { procs, info } => self.fence(conn, me, tag, procs, &info),
             Request::Get {
@@ -631,33 +528,17 @@ impl ServerCore {
                     self.send(conn, tag, &Reply::Status(Status::ERR_BAD_PARAM));
                     return;
                 }
-                let get = HeldGet {
-                    op: 0,
-                    conn,
-                    tag,
-                    requester: me.clone(),
-                    target,
-                    key,
-                    directives: Directives::from_info(&info),
-                };
+                let get = gets::HeldGet::new(conn, tag, me.clone(), target, key, &info);
                 // §14.2.5: the groups a process belongs to change as groups form and end;
                 // they are answered from those the server tracks before its store.
                 if get.key.as_deref() == Some(attr::GROUP_NAMES.wire_key())
                     && get.directives.unsupported_required.is_none()
                     && let Some(step) = self.group_names_of(&get.target)
                 {
-                    self.answer_get(get, step);
+                    self.gets.answer(&mut self.cx, get, step);
                     return;
                 }
-                let step = server_get(
-                    &self.cx.store,
-                    me,
-                    &get.target,
-                    get.key.as_deref(),
-                    &get.directives,
-                    self.host_has_dmodex,
-                );
-                self.answer_get(get, step);
+                self.gets.request(&mut self.cx, get);
             }
             Request::Finalize => {
                 self.send(conn, tag, &Reply::Status(Status::SUCCESS));
@@ -719,93 +600,6 @@ impl ServerCore {
         }
     }
 
-    fn answer_get(&mut self, mut get: HeldGet, step: ServerStep) {
-        match step {
-            ServerStep::Reply { status, mut data } => {
-                // A found answer about another namespace comes after that namespace's job
-                // information, which OpenPMIx 4.2's client needs in hand (see
-                // `get_reply_job_data`).
-                if status == Status::SUCCESS
-                    && get.target.nspace != get.requester.nspace
-                    && let Some(realms) = self.cx.store.job_view(get.target.nspace.as_str())
-                {
-                    data.insert(0, get_reply_job_data(&realms));
-                }
-                self.send(get.conn, get.tag, &Reply::Get { status, data });
-            }
-            ServerStep::Wait => {
-                get.op = self.op();
-                if let Some(t) = get.directives.timeout_s {
-                    self.cx.push(Action::Timer {
-                        op: get.op,
-                        after_s: t,
-                    });
-                }
-                self.held.push(get);
-            }
-            ServerStep::AskHost => {
-                let mut info = Vec::new();
-                if get.directives.refresh_cache {
-                    // N-01: a refresh takes what the owner has now and never waits for more.
-                    info.push(Info::new(attr::IMMEDIATE, true));
-                } else if let Some(k) = get.key.as_deref().filter(|k| !is_reserved(k)) {
-                    // DM-03: the owning server answers once this key is there.
-                    info.push(Info::new(attr::REQUIRED_KEY, k.to_owned()));
-                }
-                if let Some(t) = get.directives.timeout_s {
-                    info.push(Info::new(
-                        attr::TIMEOUT,
-                        i32::try_from(t).unwrap_or(i32::MAX),
-                    ));
-                }
-                let call = HostCall::DirectModex {
-                    proc: get.target.clone(),
-                    info,
-                };
-                self.call_host(Pending::DirectModex(get), call);
-            }
-        }
-    }
-
-    /// New data (or the end of it) for `proc`: decide its held gets and direct-modex
-    /// requests again.
-    fn wake(&mut self, proc: &Proc) {
-        let waiting: Vec<HeldDmodex> = std::mem::take(&mut self.held_dmodex);
-        for d in waiting {
-            if d.proc != *proc || !self.try_answer_dmodex(&d) {
-                self.held_dmodex.push(d);
-            }
-        }
-        let (mine, rest): (Vec<HeldGet>, Vec<HeldGet>) =
-            std::mem::take(&mut self.held).into_iter().partition(|h| {
-                h.target == *proc
-                    || (h.target.rank == Rank::UNDEF && h.target.nspace == proc.nspace)
-            });
-        self.held = rest;
-        for get in mine {
-            let step = server_get(
-                &self.cx.store,
-                &get.requester,
-                &get.target,
-                get.key.as_deref(),
-                &get.directives,
-                self.host_has_dmodex,
-            );
-            match step {
-                // Still waiting: keep the original entry (and its timer).
-                ServerStep::Wait => self.held.push(get),
-                other => self.answer_get(get, other),
-            }
-        }
-    }
-
-    fn wake_all(&mut self) {
-        let targets: BTreeSet<Proc> = self.held.iter().map(|h| h.target.clone()).collect();
-        for t in targets {
-            self.wake(&t);
-        }
-    }
-
     fn process_gone(&mut self, proc: &Proc) {
         if !self.cx.store.local.contains(proc) {
             return;
@@ -816,7 +610,7 @@ impl ServerCore {
         }
         self.connects.lost(&mut self.cx, proc);
         self.group_lost(proc);
-        self.wake(proc);
+        self.gets.wake(&mut self.cx, proc);
     }
 
     // ---- outputs ----
@@ -892,6 +686,7 @@ mod events;
 #[cfg(test)]
 mod events_tests;
 mod fencing;
+mod gets;
 mod group;
 mod group_values;
 #[cfg(test)]

@@ -119,6 +119,6 @@ impl ServerCore {
             other => other.failure(),
         };
         self.finish_fence(id, status);
-        self.wake_all();
+        self.gets.wake_all(&mut self.cx);
     }
 }
