@@ -15,7 +15,6 @@ use crate::model::{Info, Key, Nspace, PData, Proc, Rank, RegAttr, Status, attr};
 use crate::store::{JobRealms, ServerStore, is_reserved};
 use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
-use super::fence::{Fences, LOST_PARTICIPANT};
 use crate::store::jobinfo::job_info_kvals;
 
 pub(crate) use interface::{Action, ConnId};
@@ -39,7 +38,6 @@ struct ConnectingTool {
 #[derive(Clone, Debug)]
 enum Pending {
     Ignore,
-    Fence(u64),
     Reply {
         conn: ConnId,
         tag: Tag,
@@ -94,7 +92,7 @@ enum Pending {
 pub(crate) struct ServerCore {
     /// What every chapter reads and writes: the store, connections, clients, the outbox.
     cx: Shared,
-    fences: Fences,
+    fencing: fencing::Fencing,
     gets: gets::Gets,
     pending: BTreeMap<u64, Pending>,
     next_pindex: u32,
@@ -124,7 +122,7 @@ impl ServerCore {
                 },
                 version,
             ),
-            fences: Fences::default(),
+            fencing: fencing::Fencing::default(),
             gets: gets::Gets::new(host_has_dmodex),
             pending: BTreeMap::new(),
             next_pindex: 0,
@@ -321,7 +319,7 @@ impl ServerCore {
         }
         self.gets.conn_closed(conn);
         self.forget_registrations(conn);
-        self.fences.drop_conn(conn);
+        self.fencing.conn_closed(conn);
         self.connects.conn_closed(conn);
         self.groups_conn_closed(conn);
         // A tool may carry a process's identifier; its going is not that process's.
@@ -332,6 +330,11 @@ impl ServerCore {
 
     /// The host answered the call `op`.
     pub(crate) fn handle_host(&mut self, op: u64, result: HostResult) {
+        if self.fencing.awaits_host(op) {
+            self.fencing.host_answered(&mut self.cx, op, result);
+            self.gets.wake_all(&mut self.cx);
+            return;
+        }
         if self.gets.awaits_host(op) {
             self.gets.host_answered(&mut self.cx, op, result);
             return;
@@ -446,7 +449,6 @@ impl ServerCore {
                     self.group_relay_failed(&group, status, &source, &targets, failure);
                 }
             }
-            Pending::Fence(id) => self.fence_answered(id, result),
         }
     }
 
@@ -455,9 +457,7 @@ impl ServerCore {
         if self.gets.timed_out(&mut self.cx, op) {
             return;
         }
-        if let Some(id) = self.fences.by_timer(op) {
-            // Whatever the host still answers for it finds no tracker and is dropped.
-            self.finish_fence(id, Status::ERR_TIMEOUT);
+        if self.fencing.timed_out(&mut self.cx, op) {
             return;
         }
         if self.group_timed_out(op) {
@@ -511,7 +511,15 @@ impl ServerCore {
                 self.send(conn, tag, &Reply::Status(Status::SUCCESS));
                 self.gets.wake(&mut self.cx, me);
             }
-            Request::Fence { procs, info } => self.fence(conn, me, tag, procs, &info),
+            Request::Fence { procs, info } => {
+                let procs = if procs.is_empty() {
+                    vec![Proc::new(me.nspace.clone(), Rank::WILDCARD)]
+                } else {
+                    // A group id stands for the group's members (§14.2).
+                    self.expand_groups(&procs)
+                };
+                (self.fencing).request(&mut self.cx, conn, me, tag, procs, &info);
+            }
             Request::Get {
                 nspace,
                 rank,
@@ -605,9 +613,7 @@ impl ServerCore {
             return;
         }
         self.cx.store.gone.insert(proc.clone());
-        for id in self.fences.lose(proc, LOST_PARTICIPANT) {
-            self.complete_fence(id);
-        }
+        self.fencing.lost(&mut self.cx, proc);
         self.connects.lost(&mut self.cx, proc);
         self.group_lost(proc);
         self.gets.wake(&mut self.cx, proc);

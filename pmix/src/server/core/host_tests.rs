@@ -5,6 +5,7 @@
 use super::tests::*;
 use super::*;
 use crate::model::{DataRange, Key, Kval, Query, Scope, Value, attr};
+use crate::server::fence::LOST_PARTICIPANT;
 use crate::store::realm::info;
 use crate::wire::{Command, CommitBucket, OpReply};
 

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::{Key, Kval, Scope, Value, attr};
+use crate::server::fence::LOST_PARTICIPANT;
 use crate::store::realm::info;
 use crate::wire::handshake::ToolReply;
 use crate::wire::{Command, CommitBucket, ConnectRequest};
