@@ -105,8 +105,8 @@ pub(crate) struct ServerCore {
     groups: groups::Groups,
     /// The key that seals this server's credentials ([`super::credential`]).
     credential_key: [u8; 32],
-    /// The process sets the host defined, by name ([`psets`]).
-    psets: BTreeMap<String, Vec<Proc>>,
+    /// The process sets the host defined ([`psets`]).
+    psets: psets::ProcessSets,
     /// The users whose tools and launchers may connect ([`hello`]).
     tool_uids: Vec<u32>,
 }
@@ -135,7 +135,7 @@ impl ServerCore {
             connects: connect::Connects::default(),
             groups: groups::Groups::default(),
             credential_key: [0; 32],
-            psets: BTreeMap::new(),
+            psets: psets::ProcessSets::default(),
             tool_uids: Vec::new(),
         }
     }

@@ -186,7 +186,7 @@ impl ServerCore {
         }
         let target = q::target(query, me);
         let directives = Directives::from_info(&query.qualifiers);
-        let mut out = self.pset_answers(query);
+        let mut out = self.psets.answers(query);
         out.extend(self.group_answers(query));
         for key in q::asked(query) {
             if out.iter().any(|a| a.key.as_str() == key) {
