@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::codec::BufferType;
-use crate::model::{Info, Key, Nspace, PData, Proc, Rank, RegAttr, Status, attr};
+use crate::model::{Info, Key, Nspace, PData, Proc, Rank, Status, attr};
 use crate::store::{JobRealms, ServerStore, is_reserved};
 use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
@@ -49,7 +49,6 @@ enum Pending {
         keys: Vec<String>,
     },
     ToolConnected(ConnectingTool),
-    Query(query::HeldQuery),
     Group(group::Kind, u64),
     /// The context id for the group an invitation formed.
     Invitation(String),
@@ -99,8 +98,8 @@ pub(crate) struct ServerCore {
     /// The server's own identifier, sent to tools.
     id: Proc,
     events: events::ServerEvents,
-    /// The attributes the host registered, by server-module function.
-    host_attrs: BTreeMap<String, Vec<RegAttr>>,
+    /// The attributes the host registered, and queries at the host ([`query`]).
+    queries: query::Queries,
     connects: connect::Connects,
     groups: groups::Groups,
     /// The key that seals this server's credentials ([`super::credential`]).
@@ -131,7 +130,7 @@ impl ServerCore {
                 rank: Rank(0),
             },
             events: events::ServerEvents::default(),
-            host_attrs: BTreeMap::new(),
+            queries: query::Queries::default(),
             connects: connect::Connects::default(),
             groups: groups::Groups::default(),
             credential_key: [0; 32],
@@ -335,6 +334,10 @@ impl ServerCore {
             self.gets.wake_all(&mut self.cx);
             return;
         }
+        if self.queries.awaits_host(op) {
+            self.queries.host_answered(&mut self.cx, op, result);
+            return;
+        }
         if self.gets.awaits_host(op) {
             self.gets.host_answered(&mut self.cx, op, result);
             return;
@@ -406,7 +409,6 @@ impl ServerCore {
                 };
                 self.tool_answered(tool, result);
             }
-            Pending::Query(held) => self.host_answered_query(held, result),
             Pending::Infos { conn, tag, command } => {
                 let (status, info) = match result {
                     HostResult::Infos(Ok(info)) => (Status::SUCCESS, info),

@@ -21,17 +21,22 @@
 //! caller finally receives), with `PMIX_SUCCESS`, `PMIX_ERR_PARTIAL_SUCCESS` or
 //! `PMIX_ERR_NOT_FOUND` as [`crate::query::status_of`] decides.
 
+use std::collections::BTreeMap;
+
 use crate::model::{Info, Proc, Query, RegAttr, Status, Value, attr};
 use crate::query::{self as q, Ask, Level};
 use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::wire::op_reply::OpReply;
 use crate::wire::{Command, Reply, Tag};
 
-use super::{ConnId, HostCall, HostResult, Pending, ServerCore};
+use super::ServerCore;
+use super::interface::ConnId;
+use super::shared::Shared;
+use super::upcall::{HostCall, HostResult};
 
 /// A query waiting for the host.
 #[derive(Clone, Debug)]
-pub(super) struct HeldQuery {
+struct HeldQuery {
     conn: ConnId,
     tag: Tag,
     queries: Vec<Query>,
@@ -41,15 +46,43 @@ pub(super) struct HeldQuery {
     asked_host: Vec<usize>,
 }
 
+/// The attributes the host registered and the queries waiting for its answer.
+#[derive(Debug, Default)]
+pub(super) struct Queries {
+    /// The attributes the host registered, by server-module function.
+    host_attrs: BTreeMap<String, Vec<RegAttr>>,
+    /// The queries the host is answering, by the op of its call.
+    at_host: BTreeMap<u64, HeldQuery>,
+}
+
 impl ServerCore {
-    /// `PMIx_Register_attributes`: the host declares the attributes `function` (a server-module
-    /// function such as `"allocate"`) supports. A second registration for one function is
-    /// `PMIX_ERR_REPEAT_ATTR_REGISTRATION`.
+    /// `PMIx_Register_attributes`: see [`Queries::register_attributes`].
     pub(crate) fn register_attributes(
         &mut self,
         function: &str,
         attrs: Vec<RegAttr>,
     ) -> Result<(), Status> {
+        self.queries.register_attributes(function, attrs)
+    }
+
+    /// A client's `PMIx_Query_info`: what the process sets and groups answer, then the rest.
+    pub(super) fn query(&mut self, conn: ConnId, tag: Tag, me: &Proc, queries: Vec<Query>) {
+        let others: Vec<Vec<Info>> = (queries.iter())
+            .map(|query| {
+                let mut out = self.psets.answers(query);
+                out.extend(self.group_answers(query));
+                out
+            })
+            .collect();
+        (self.queries).request(&mut self.cx, conn, tag, me, queries, others);
+    }
+}
+
+impl Queries {
+    /// `PMIx_Register_attributes`: the host declares the attributes `function` (a server-module
+    /// function such as `"allocate"`) supports. A second registration for one function is
+    /// `PMIX_ERR_REPEAT_ATTR_REGISTRATION`.
+    fn register_attributes(&mut self, function: &str, attrs: Vec<RegAttr>) -> Result<(), Status> {
         if function.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -60,13 +93,25 @@ impl ServerCore {
         Ok(())
     }
 
-    pub(super) fn query(&mut self, conn: ConnId, tag: Tag, me: &Proc, queries: Vec<Query>) {
+    /// Answer `queries`, given what the process sets and groups answer for each (`others`).
+    #[allow(clippy::too_many_arguments)] // the request's fields, as the wire gives them
+    fn request(
+        &mut self,
+        cx: &mut Shared,
+        conn: ConnId,
+        tag: Tag,
+        me: &Proc,
+        queries: Vec<Query>,
+        others: Vec<Vec<Info>>,
+    ) {
         if let Err(status) = q::check(&queries) {
             tracing::debug!("{me}: query refused: {status:?}");
-            self.reply_query(conn, tag, status, Vec::new());
+            reply(cx, conn, tag, status, Vec::new());
             return;
         }
-        let answers: Vec<Vec<Info>> = queries.iter().map(|x| self.answer_here(me, x)).collect();
+        let answers: Vec<Vec<Info>> = (queries.iter().zip(others))
+            .map(|(x, others)| self.answer_here(cx, me, x, others))
+            .collect();
         let mut to_host = Vec::new();
         let mut asked_host = Vec::new();
         for (i, query) in queries.iter().enumerate() {
@@ -82,7 +127,7 @@ impl ServerCore {
                 continue;
             }
             let mut qualifiers = query.qualifiers.clone();
-            if let Some(r) = self.cx.clients.get(me) {
+            if let Some(r) = cx.clients.get(me) {
                 qualifiers.push(Info::new(attr::USERID, r.uid));
                 qualifiers.push(Info::new(attr::GRPID, r.gid));
             }
@@ -100,18 +145,27 @@ impl ServerCore {
             asked_host,
         };
         if to_host.is_empty() {
-            self.finish_query(held, None);
+            finish(cx, held, None);
         } else {
             let call = HostCall::Query {
                 proc: me.clone(),
                 queries: to_host,
             };
-            self.call_host(Pending::Query(held), call);
+            let op = cx.call_host(call);
+            self.at_host.insert(op, held);
         }
     }
 
-    /// The host answered the held query.
-    pub(super) fn host_answered_query(&mut self, held: HeldQuery, result: HostResult) {
+    /// Whether the host call `op` is one of these queries'.
+    pub(super) fn awaits_host(&self, op: u64) -> bool {
+        self.at_host.contains_key(&op)
+    }
+
+    /// The host answered the query it was asked with `op`.
+    pub(super) fn host_answered(&mut self, cx: &mut Shared, op: u64, result: HostResult) {
+        let Some(held) = self.at_host.remove(&op) else {
+            return;
+        };
         let from_host = match result {
             HostResult::Infos(Ok(infos)) => Ok(infos),
             HostResult::Infos(Err(s)) | HostResult::Status(s) => Err(s),
@@ -120,74 +174,17 @@ impl ServerCore {
                 Err(Status::ERR_BAD_PARAM)
             }
         };
-        self.finish_query(held, Some(from_host));
-    }
-
-    fn finish_query(&mut self, mut held: HeldQuery, host: Option<Result<Vec<Info>, Status>>) {
-        let mut host_error = None;
-        match host {
-            Some(Ok(infos)) => {
-                let sent: Vec<Query> = held
-                    .asked_host
-                    .iter()
-                    .map(|&i| held.queries[i].clone())
-                    .collect();
-                for (i, answers) in held.asked_host.iter().zip(q::group(&sent, infos)) {
-                    held.answers[*i].extend(answers);
-                }
-            }
-            Some(Err(s)) if s != Status::ERR_NOT_SUPPORTED && s != Status::ERR_NOT_FOUND => {
-                host_error = Some(s);
-            }
-            _ => {}
-        }
-        for (query, answers) in held.queries.iter().zip(held.answers.iter_mut()) {
-            let namespaces = attr::QUERY_NAMESPACES.wire_key();
-            if q::asked(query).contains(&namespaces)
-                && !answers.iter().any(|a| a.key.as_str() == namespaces)
-            {
-                let list: Vec<&str> = self
-                    .cx
-                    .store
-                    .namespaces
-                    .keys()
-                    .map(|n| n.as_str())
-                    .collect();
-                answers.push(Info::new(attr::QUERY_NAMESPACES, list.join(",")));
-            }
-        }
-        let mut status = q::status_of(&held.queries, &held.answers);
-        if status == Status::ERR_NOT_FOUND
-            && let Some(s) = host_error
-        {
-            status = s;
-        }
-        let flat = if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS {
-            held.answers.into_iter().flatten().collect()
-        } else {
-            Vec::new()
-        };
-        self.reply_query(held.conn, held.tag, status, flat);
-    }
-
-    fn reply_query(&mut self, conn: ConnId, tag: Tag, status: Status, info: Vec<Info>) {
-        let reply = Reply::Op(OpReply::Infos {
-            command: Command::QUERY,
-            status,
-            info,
-        });
-        self.send(conn, tag, &reply);
+        finish(cx, held, Some(from_host));
     }
 
     /// What the server answers itself for one query.
-    fn answer_here(&self, me: &Proc, query: &Query) -> Vec<Info> {
+    fn answer_here(&self, cx: &Shared, me: &Proc, query: &Query, others: Vec<Info>) -> Vec<Info> {
         if q::is_attribute_support(query) {
             return q::attribute_support(query, |ask, function| self.support(ask, function));
         }
         let target = q::target(query, me);
         let directives = Directives::from_info(&query.qualifiers);
-        let mut out = self.psets.answers(query);
-        out.extend(self.group_answers(query));
+        let mut out = others;
         for key in q::asked(query) {
             if out.iter().any(|a| a.key.as_str() == key) {
                 continue;
@@ -195,7 +192,7 @@ impl ServerCore {
             if crate::model::Key::new(key).is_err() {
                 continue;
             }
-            let step = server_get(&self.cx.store, me, &target, Some(key), &directives, false);
+            let step = server_get(&cx.store, me, &target, Some(key), &directives, false);
             if let ServerStep::Reply { status, data } = step
                 && status == Status::SUCCESS
                 && let Some(kv) = data
@@ -251,4 +248,56 @@ impl ServerCore {
             Ask::Attributes(_) | Ask::Functions(_) => None,
         }
     }
+}
+
+/// Complete a query with the host's answer, if it was asked: the namespaces registered
+/// here when nobody answered them, then the reply.
+fn finish(cx: &mut Shared, mut held: HeldQuery, host: Option<Result<Vec<Info>, Status>>) {
+    let mut host_error = None;
+    match host {
+        Some(Ok(infos)) => {
+            let sent: Vec<Query> = held
+                .asked_host
+                .iter()
+                .map(|&i| held.queries[i].clone())
+                .collect();
+            for (i, answers) in held.asked_host.iter().zip(q::group(&sent, infos)) {
+                held.answers[*i].extend(answers);
+            }
+        }
+        Some(Err(s)) if s != Status::ERR_NOT_SUPPORTED && s != Status::ERR_NOT_FOUND => {
+            host_error = Some(s);
+        }
+        _ => {}
+    }
+    for (query, answers) in held.queries.iter().zip(held.answers.iter_mut()) {
+        let namespaces = attr::QUERY_NAMESPACES.wire_key();
+        if q::asked(query).contains(&namespaces)
+            && !answers.iter().any(|a| a.key.as_str() == namespaces)
+        {
+            let list: Vec<&str> = cx.store.namespaces.keys().map(|n| n.as_str()).collect();
+            answers.push(Info::new(attr::QUERY_NAMESPACES, list.join(",")));
+        }
+    }
+    let mut status = q::status_of(&held.queries, &held.answers);
+    if status == Status::ERR_NOT_FOUND
+        && let Some(s) = host_error
+    {
+        status = s;
+    }
+    let flat = if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS {
+        held.answers.into_iter().flatten().collect()
+    } else {
+        Vec::new()
+    };
+    reply(cx, held.conn, held.tag, status, flat);
+}
+
+fn reply(cx: &mut Shared, conn: ConnId, tag: Tag, status: Status, info: Vec<Info>) {
+    let reply = Reply::Op(OpReply::Infos {
+        command: Command::QUERY,
+        status,
+        info,
+    });
+    cx.send(conn, tag, &reply);
 }
