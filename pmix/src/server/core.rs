@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::codec::BufferType;
-use crate::model::{Info, Key, Nspace, PData, Proc, Rank, Status, attr};
+use crate::model::{Info, Key, Nspace, Proc, Rank, Status, attr};
 use crate::store::{JobRealms, ServerStore, is_reserved};
 use crate::wire::{Frame, PeerType, Reply, Request, Tag};
 
@@ -38,16 +38,6 @@ struct ConnectingTool {
 #[derive(Clone, Debug)]
 enum Pending {
     Ignore,
-    Reply {
-        conn: ConnId,
-        tag: Tag,
-    },
-    /// A lookup's reply, judged against the keys asked for.
-    LookupReply {
-        conn: ConnId,
-        tag: Tag,
-        keys: Vec<String>,
-    },
     ToolConnected(ConnectingTool),
     Group(group::Kind, u64),
     /// The context id for the group an invitation formed.
@@ -59,31 +49,8 @@ enum Pending {
         source: Proc,
         targets: Vec<Proc>,
     },
-    Spawn {
-        conn: ConnId,
-        tag: Tag,
-    },
-    /// A client's credential, minted by the library if the host has none to give.
-    Credential {
-        conn: ConnId,
-        tag: Tag,
-        proc: Proc,
-    },
-    /// A credential to validate, by the library if the host does not.
-    Validate {
-        conn: ConnId,
-        tag: Tag,
-        proc: Proc,
-        credential: Vec<u8>,
-    },
     /// A client's event registration, waiting for the host to watch its codes.
     RegisterEvents(events::HeldRegistration),
-    /// A reply of a status and the host's infos.
-    Infos {
-        conn: ConnId,
-        tag: Tag,
-        command: crate::wire::Command,
-    },
 }
 
 /// The server's state.
@@ -102,8 +69,8 @@ pub(crate) struct ServerCore {
     queries: query::Queries,
     connects: connect::Connects,
     groups: groups::Groups,
-    /// The key that seals this server's credentials ([`super::credential`]).
-    credential_key: [u8; 32],
+    /// Requests relayed to the host, with the key that seals credentials ([`relayed`]).
+    relayed: relayed::Relayed,
     /// The process sets the host defined ([`psets`]).
     psets: psets::ProcessSets,
     /// The users whose tools and launchers may connect ([`hello`]).
@@ -133,7 +100,7 @@ impl ServerCore {
             queries: query::Queries::default(),
             connects: connect::Connects::default(),
             groups: groups::Groups::default(),
-            credential_key: [0; 32],
+            relayed: relayed::Relayed::default(),
             psets: psets::ProcessSets::default(),
             tool_uids: Vec::new(),
         }
@@ -148,7 +115,7 @@ impl ServerCore {
     /// Seal this server's credentials with `key` (the driver draws it from the operating
     /// system's randomness; without it, credentials are sealed with zeros and prove nothing).
     pub(crate) fn with_credential_key(mut self, key: [u8; 32]) -> Self {
-        self.credential_key = key;
+        self.relayed = relayed::Relayed::with_credential_key(key);
         self
     }
 
@@ -334,6 +301,10 @@ impl ServerCore {
             self.gets.wake_all(&mut self.cx);
             return;
         }
+        if self.relayed.awaits_host(op) {
+            self.relayed.host_answered(&mut self.cx, op, result);
+            return;
+        }
         if self.queries.awaits_host(op) {
             self.queries.host_answered(&mut self.cx, op, result);
             return;
@@ -358,49 +329,6 @@ impl ServerCore {
                 };
                 self.host_answered_registration(held, status);
             }
-            Pending::Reply { conn, tag } => {
-                let status = match result {
-                    HostResult::Status(s) => s,
-                    HostResult::Data(r) => r.err().unwrap_or(Status::SUCCESS),
-                    HostResult::Lookup(r) => r.err().unwrap_or(Status::SUCCESS),
-                    HostResult::Proc(r) => r.err().unwrap_or(Status::SUCCESS),
-                    HostResult::Infos(r) => r.err().unwrap_or(Status::SUCCESS),
-                    HostResult::Nspace(r) => r.err().unwrap_or(Status::SUCCESS),
-                    HostResult::Credential(r) => r.err().unwrap_or(Status::SUCCESS),
-                };
-                self.send(conn, tag, &Reply::Status(status));
-            }
-            Pending::LookupReply { conn, tag, keys } => {
-                let reply = match result {
-                    HostResult::Lookup(Ok(data)) => Reply::Lookup {
-                        status: PData::lookup_status(&keys, &data),
-                        data,
-                    },
-                    HostResult::Lookup(Err(s))
-                    | HostResult::Data(Err(s))
-                    | HostResult::Proc(Err(s))
-                    | HostResult::Infos(Err(s))
-                    | HostResult::Nspace(Err(s))
-                    | HostResult::Credential(Err(s))
-                    | HostResult::Status(s) => Reply::Lookup {
-                        status: if s == Status::SUCCESS {
-                            Status::ERR_NOT_FOUND
-                        } else {
-                            s
-                        },
-                        data: Vec::new(),
-                    },
-                    HostResult::Data(Ok(_))
-                    | HostResult::Proc(Ok(_))
-                    | HostResult::Infos(Ok(_))
-                    | HostResult::Nspace(Ok(_))
-                    | HostResult::Credential(Ok(_)) => Reply::Lookup {
-                        status: Status::ERR_NOT_FOUND,
-                        data: Vec::new(),
-                    },
-                };
-                self.send(conn, tag, &reply);
-            }
             Pending::ToolConnected(tool) => {
                 let result = match result {
                     HostResult::Proc(r) => r,
@@ -408,35 +336,6 @@ impl ServerCore {
                     _ => Err(Status::ERR_BAD_PARAM),
                 };
                 self.tool_answered(tool, result);
-            }
-            Pending::Infos { conn, tag, command } => {
-                let (status, info) = match result {
-                    HostResult::Infos(Ok(info)) => (Status::SUCCESS, info),
-                    other => (other.failure(), Vec::new()),
-                };
-                let reply = crate::wire::OpReply::Infos {
-                    command,
-                    status,
-                    info,
-                };
-                self.send(conn, tag, &Reply::Op(reply));
-            }
-            Pending::Credential { conn, tag, proc } => {
-                self.credential_answered(conn, tag, &proc, result);
-            }
-            Pending::Validate {
-                conn,
-                tag,
-                proc,
-                credential,
-            } => self.validation_answered(conn, tag, &proc, &credential, result),
-            Pending::Spawn { conn, tag } => {
-                let result = match result {
-                    HostResult::Nspace(r) => r,
-                    HostResult::Status(s) if s != Status::SUCCESS => Err(s),
-                    _ => Err(Status::ERR_BAD_PARAM),
-                };
-                self.spawned(conn, tag, result);
             }
             Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
             Pending::Invitation(group) => self.host_answered_invitation(&group, result),
@@ -562,25 +461,25 @@ impl ServerCore {
             Request::Publish { info, .. } => {
                 let call = HostCall::Publish {
                     proc: me.clone(),
-                    info: self.with_ids(conn, info),
+                    info: self.cx.with_ids(conn, info),
                 };
-                self.call_host(Pending::Reply { conn, tag }, call);
+                self.relay(conn, tag, call, relayed::Answer::Status);
             }
             Request::Lookup { keys, info, .. } => {
                 let call = HostCall::Lookup {
                     proc: me.clone(),
                     keys: keys.clone(),
-                    info: self.with_ids(conn, info),
+                    info: self.cx.with_ids(conn, info),
                 };
-                self.call_host(Pending::LookupReply { conn, tag, keys }, call);
+                self.relay(conn, tag, call, relayed::Answer::Lookup { keys });
             }
             Request::Unpublish { keys, info, .. } => {
                 let call = HostCall::Unpublish {
                     proc: me.clone(),
                     keys,
-                    info: self.with_ids(conn, info),
+                    info: self.cx.with_ids(conn, info),
                 };
-                self.call_host(Pending::Reply { conn, tag }, call);
+                self.relay(conn, tag, call, relayed::Answer::Status);
             }
             Request::Abort {
                 status,
@@ -593,7 +492,7 @@ impl ServerCore {
                     message,
                     procs,
                 };
-                self.call_host(Pending::Reply { conn, tag }, call);
+                self.relay(conn, tag, call, relayed::Answer::Status);
             }
             Request::RegisterEvents { codes, info } => {
                 self.register_events(conn, tag, codes, info);
@@ -710,6 +609,7 @@ mod invitations;
 mod ops;
 mod psets;
 mod query;
+mod relayed;
 mod shared;
 #[cfg(test)]
 mod tests;

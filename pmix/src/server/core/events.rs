@@ -116,7 +116,7 @@ impl ServerCore {
         self.events.host_codes.extend(asked.iter().copied());
         let call = HostCall::RegisterEvents {
             codes: asked.clone(),
-            info: self.with_ids(conn, info),
+            info: self.cx.with_ids(conn, info),
         };
         let held = HeldRegistration {
             conn,

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::Proc;
+use crate::model::{Info, Proc, attr};
 use crate::store::ServerStore;
 
 use crate::wire::{Reply, Tag};
@@ -105,6 +105,22 @@ impl Shared {
     /// A connection closed by [`Shared::close`] that the chapters have not forgotten yet.
     pub(super) fn take_closed(&mut self) -> Option<ConnId> {
         self.closed.pop()
+    }
+
+    /// `info` with the `PMIX_USERID` and `PMIX_GRPID` of the requester on `conn` added, as
+    /// the standard requires of the library for requests it passes to the host (§12.4.1,
+    /// §13): the identity the kernel vouched for at connect (a tool's gid only where the
+    /// transport told it), so that hosts can decide what the requester may do.
+    /// Ids the requester wrote itself are dropped: they would be claims.
+    pub(super) fn with_ids(&self, conn: ConnId, mut info: Vec<Info>) -> Vec<Info> {
+        info.retain(|i| !i.is(attr::USERID) && !i.is(attr::GRPID));
+        if let Some(c) = self.conns.get(&conn) {
+            info.push(Info::new(attr::USERID, c.uid));
+            if let Some(gid) = c.gid {
+                info.push(Info::new(attr::GRPID, gid));
+            }
+        }
+        info
     }
 
     /// The next action to perform, in order.
