@@ -37,7 +37,6 @@ struct ConnectingTool {
 
 #[derive(Clone, Debug)]
 enum Pending {
-    Ignore,
     ToolConnected(ConnectingTool),
     Group(group::Kind, u64),
     /// The context id for the group an invitation formed.
@@ -49,8 +48,6 @@ enum Pending {
         source: Proc,
         targets: Vec<Proc>,
     },
-    /// A client's event registration, waiting for the host to watch its codes.
-    RegisterEvents(events::HeldRegistration),
 }
 
 /// The server's state.
@@ -260,7 +257,8 @@ impl ServerCore {
                 error: Status::SUCCESS,
                 directives: Vec::new(),
             };
-            self.call_host(Pending::Ignore, call);
+            // Nothing waits on the answer.
+            self.cx.call_host(call);
             return;
         }
         let request = match Request::decode(&frame.payload, c.buffer_type) {
@@ -284,7 +282,7 @@ impl ServerCore {
             r.conn = None;
         }
         self.gets.conn_closed(conn);
-        self.forget_registrations(conn);
+        self.events.conn_closed(&mut self.cx, conn);
         self.fencing.conn_closed(conn);
         self.connects.conn_closed(conn);
         self.groups_conn_closed(conn);
@@ -299,6 +297,10 @@ impl ServerCore {
         if self.fencing.awaits_host(op) {
             self.fencing.host_answered(&mut self.cx, op, result);
             self.gets.wake_all(&mut self.cx);
+            return;
+        }
+        if self.events.awaits_host(op) {
+            self.events.host_answered(&mut self.cx, op, result);
             return;
         }
         if self.relayed.awaits_host(op) {
@@ -321,14 +323,6 @@ impl ServerCore {
             return;
         };
         match pending {
-            Pending::Ignore => {}
-            Pending::RegisterEvents(held) => {
-                let status = match result {
-                    HostResult::Status(s) => s,
-                    other => other.failure(),
-                };
-                self.host_answered_registration(held, status);
-            }
             Pending::ToolConnected(tool) => {
                 let result = match result {
                     HostResult::Proc(r) => r,
@@ -453,7 +447,8 @@ impl ServerCore {
                 self.send(conn, tag, &Reply::Status(Status::SUCCESS));
                 // `client_finalized` is the upcall of registered clients only.
                 if !c.tool {
-                    self.call_host(Pending::Ignore, HostCall::ClientFinalized(me.clone()));
+                    // Nothing waits on the answer.
+                    self.cx.call_host(HostCall::ClientFinalized(me.clone()));
                     self.process_gone(me);
                 }
             }
@@ -495,7 +490,7 @@ impl ServerCore {
                 self.relay(conn, tag, call, relayed::Answer::Status);
             }
             Request::RegisterEvents { codes, info } => {
-                self.register_events(conn, tag, codes, info);
+                self.events.register(&mut self.cx, conn, tag, codes, info);
             }
             Request::Notify {
                 status,

@@ -28,7 +28,10 @@ use crate::events::Event;
 use crate::model::{DataRange, Info, Proc, Status};
 use crate::wire::{Notification, Reply, Tag};
 
-use super::{Action, ConnId, HostCall, Pending, ServerCore};
+use super::ServerCore;
+use super::interface::{Action, ConnId};
+use super::shared::Shared;
+use super::upcall::{HostCall, HostResult};
 
 /// How many past events the server keeps for later registrants.
 pub(crate) const CACHE_LIMIT: usize = 256;
@@ -42,11 +45,13 @@ pub(super) struct ServerEvents {
     /// The codes the host was asked to watch and not yet told to forget (§17.3.14: "only
     /// once a given unique code value").
     host_codes: BTreeSet<Status>,
+    /// The registrations waiting for the host's `register_events`, by the op of its call.
+    at_host: BTreeMap<u64, HeldRegistration>,
 }
 
 /// A registration waiting for the host to answer `register_events`.
 #[derive(Clone, Debug)]
-pub(super) struct HeldRegistration {
+struct HeldRegistration {
     conn: ConnId,
     tag: Tag,
     /// The client's codes, in normal form.
@@ -70,6 +75,14 @@ struct Cached {
     delivered: BTreeSet<Proc>,
 }
 
+/// A code list in the one form registrations are compared in: sorted, each code once (as
+/// the client's own registry keeps them).
+fn normal_form(mut codes: Vec<Status>) -> Vec<Status> {
+    codes.sort_unstable_by_key(|c| c.0);
+    codes.dedup();
+    codes
+}
+
 impl ServerEvents {
     fn wants(&self, conn: ConnId, event: &Event) -> bool {
         self.registrations.get(&conn).is_some_and(|regs| {
@@ -82,22 +95,13 @@ impl ServerEvents {
             })
         })
     }
-}
 
-/// A code list in the one form registrations are compared in: sorted, each code once (as
-/// the client's own registry keeps them).
-fn normal_form(mut codes: Vec<Status>) -> Vec<Status> {
-    codes.sort_unstable_by_key(|c| c.0);
-    codes.dedup();
-    codes
-}
-
-impl ServerCore {
     /// `REGEVENTS`: ask the host to watch the codes it must and does not yet watch, with
     /// the client's infos and ids (§17.3.14); then, or at once when there are none, note the
     /// codes, accept, and replay the cached events the new registration wants.
-    pub(super) fn register_events(
+    pub(super) fn register(
         &mut self,
+        cx: &mut Shared,
         conn: ConnId,
         tag: Tag,
         codes: Vec<Status>,
@@ -107,16 +111,16 @@ impl ServerCore {
         let asked: Vec<Status> = codes
             .iter()
             .copied()
-            .filter(|c| host_watches(*c) && !self.events.host_codes.contains(c))
+            .filter(|c| host_watches(*c) && !self.host_codes.contains(c))
             .collect();
         if asked.is_empty() {
-            self.registered(conn, tag, codes);
+            self.registered(cx, conn, tag, codes);
             return;
         }
-        self.events.host_codes.extend(asked.iter().copied());
+        self.host_codes.extend(asked.iter().copied());
         let call = HostCall::RegisterEvents {
             codes: asked.clone(),
-            info: self.cx.with_ids(conn, info),
+            info: cx.with_ids(conn, info),
         };
         let held = HeldRegistration {
             conn,
@@ -124,92 +128,92 @@ impl ServerCore {
             codes,
             asked,
         };
-        self.call_host(Pending::RegisterEvents(held), call);
+        let op = cx.call_host(call);
+        self.at_host.insert(op, held);
     }
 
-    /// The host answered `register_events` for `held`: success, or no support for watching
-    /// codes, registers the client; another error fails its registration and forgets the
-    /// codes asked, so that a later registration asks again.
-    pub(super) fn host_answered_registration(&mut self, held: HeldRegistration, status: Status) {
+    /// Whether the host call `op` is a registration's.
+    pub(super) fn awaits_host(&self, op: u64) -> bool {
+        self.at_host.contains_key(&op)
+    }
+
+    /// The host answered `register_events`: success, or no support for watching codes,
+    /// registers the client; another error fails its registration and forgets the codes
+    /// asked, so that a later registration asks again.
+    pub(super) fn host_answered(&mut self, cx: &mut Shared, op: u64, result: HostResult) {
+        let Some(held) = self.at_host.remove(&op) else {
+            return;
+        };
+        let status = match result {
+            HostResult::Status(s) => s,
+            other => other.failure(),
+        };
         if status.is_success() || status == Status::ERR_NOT_SUPPORTED {
-            if self.cx.conns.contains_key(&held.conn) {
-                self.registered(held.conn, held.tag, held.codes);
+            if cx.conns.contains_key(&held.conn) {
+                self.registered(cx, held.conn, held.tag, held.codes);
             } else {
                 // The client left while the host was asked.
-                self.release_host_codes();
+                self.release_host_codes(cx);
             }
         } else {
             for c in &held.asked {
-                self.events.host_codes.remove(c);
+                self.host_codes.remove(c);
             }
-            self.send(held.conn, held.tag, &Reply::Status(status));
+            cx.send(held.conn, held.tag, &Reply::Status(status));
         }
     }
 
     /// Note `codes` for `conn`, accept, then replay the cached events they want.
-    fn registered(&mut self, conn: ConnId, tag: Tag, codes: Vec<Status>) {
-        self.events
-            .registrations
-            .entry(conn)
-            .or_default()
-            .push(codes);
-        self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-        let Some(me) = self.cx.conns.get(&conn).map(|c| c.proc.clone()) else {
+    fn registered(&mut self, cx: &mut Shared, conn: ConnId, tag: Tag, codes: Vec<Status>) {
+        self.registrations.entry(conn).or_default().push(codes);
+        cx.send(conn, tag, &Reply::Status(Status::SUCCESS));
+        let Some(me) = cx.conns.get(&conn).map(|c| c.proc.clone()) else {
             return;
         };
-        let wanted: Vec<usize> = (0..self.events.cache.len())
+        let wanted: Vec<usize> = (0..self.cache.len())
             .filter(|&i| {
-                let c = &self.events.cache[i];
+                let c = &self.cache[i];
                 !c.delivered.contains(&me)
                     && c.event.source != me
                     && c.event.reaches(&me)
-                    && self.events.wants(conn, &c.event)
+                    && self.wants(conn, &c.event)
             })
             .collect();
         for i in wanted {
-            let event = self.events.cache[i].event.clone();
-            self.push_event(conn, &event);
-            self.events.cache[i].delivered.insert(me.clone());
+            push_event(cx, conn, &self.cache[i].event);
+            self.cache[i].delivered.insert(me.clone());
         }
     }
 
     /// `DEREGEVENTS`: one registration of exactly these codes is gone.
-    pub(super) fn deregister_events(&mut self, conn: ConnId, codes: &[Status]) {
+    pub(super) fn deregister(&mut self, cx: &mut Shared, conn: ConnId, codes: &[Status]) {
         let codes = normal_form(codes.to_vec());
-        if let Some(regs) = self.events.registrations.get_mut(&conn)
+        if let Some(regs) = self.registrations.get_mut(&conn)
             && let Some(at) = regs.iter().position(|r| *r == codes)
         {
             regs.remove(at);
         }
-        self.release_host_codes();
+        self.release_host_codes(cx);
     }
 
     /// The connection is gone: so are its registrations.
-    pub(super) fn forget_registrations(&mut self, conn: ConnId) {
-        self.events.registrations.remove(&conn);
-        self.release_host_codes();
+    pub(super) fn conn_closed(&mut self, cx: &mut Shared, conn: ConnId) {
+        self.registrations.remove(&conn);
+        self.release_host_codes(cx);
     }
 
     /// Tell the host to stop watching the codes no client is registered for any more, nor
     /// waits to be (§17.3.15: only when no registration against a code remains).
-    fn release_host_codes(&mut self) {
-        let mut held: BTreeSet<Status> = self
-            .events
-            .registrations
-            .values()
+    fn release_host_codes(&mut self, cx: &mut Shared) {
+        let mut held: BTreeSet<Status> = (self.registrations.values())
             .flatten()
             .flatten()
             .copied()
             .collect();
-        for p in self.pending.values() {
-            if let Pending::RegisterEvents(r) = p {
-                held.extend(r.codes.iter().copied());
-            }
+        for r in self.at_host.values() {
+            held.extend(r.codes.iter().copied());
         }
-        let released: Vec<Status> = self
-            .events
-            .host_codes
-            .iter()
+        let released: Vec<Status> = (self.host_codes.iter())
             .copied()
             .filter(|c| !held.contains(c))
             .collect();
@@ -217,12 +221,49 @@ impl ServerCore {
             return;
         }
         for c in &released {
-            self.events.host_codes.remove(c);
+            self.host_codes.remove(c);
         }
-        let call = HostCall::DeregisterEvents { codes: released };
-        self.call_host(Pending::Ignore, call);
+        // Nothing waits on the answer.
+        cx.call_host(HostCall::DeregisterEvents { codes: released });
     }
 
+    /// Send `event` to the local processes in its range that registered for it, and keep
+    /// it for later registrants unless it says not to.
+    pub(super) fn distribute(&mut self, cx: &mut Shared, event: Event) {
+        let targets: Vec<(ConnId, Proc)> = (cx.conns.iter())
+            .filter(|(_, c)| c.proc != event.source && event.reaches(&c.proc))
+            .filter(|(id, _)| self.wants(**id, &event))
+            .map(|(id, c)| (*id, c.proc.clone()))
+            .collect();
+        let mut delivered = BTreeSet::new();
+        for (conn, proc) in targets {
+            push_event(cx, conn, &event);
+            delivered.insert(proc);
+        }
+        if !event.do_not_cache() {
+            if self.cache.len() == CACHE_LIMIT {
+                self.cache.pop_front();
+            }
+            self.cache.push_back(Cached { event, delivered });
+        }
+    }
+}
+
+fn push_event(cx: &mut Shared, conn: ConnId, event: &Event) {
+    let Some(c) = cx.conns.get(&conn) else {
+        return;
+    };
+    match Notification::from(event).encode(c.buffer_type) {
+        Ok(payload) => cx.push(Action::Send {
+            conn,
+            tag: Tag::NOTIFY,
+            payload,
+        }),
+        Err(e) => tracing::warn!("cannot encode an event for connection {conn}: {e}"),
+    }
+}
+
+impl ServerCore {
     /// `NOTIFY` from client `me`: accept (or refuse a malformed range), pass it to the local
     /// processes in range and, when the range goes beyond this node, to the host. A
     /// `PMIX_GROUP_CONSTRUCT_COMPLETE` also makes its group known here.
@@ -259,9 +300,10 @@ impl ServerCore {
                 range,
                 info: event.info.clone(),
             };
-            self.call_host(Pending::Ignore, call);
+            // Nothing waits on the answer.
+            self.cx.call_host(call);
         }
-        self.distribute(event);
+        self.events.distribute(&mut self.cx, event);
     }
 
     /// `PMIx_Notify_event` in the server (the host injecting an event, or relaying one from
@@ -273,44 +315,8 @@ impl ServerCore {
     /// (`ServerCore::relayed_group_event`).
     pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
         event.check()?;
-        self.distribute(event.clone());
+        self.events.distribute(&mut self.cx, event.clone());
         self.relayed_group_event(&event);
         Ok(())
-    }
-
-    pub(super) fn distribute(&mut self, event: Event) {
-        let targets: Vec<(ConnId, Proc)> = self
-            .cx
-            .conns
-            .iter()
-            .filter(|(_, c)| c.proc != event.source && event.reaches(&c.proc))
-            .filter(|(id, _)| self.events.wants(**id, &event))
-            .map(|(id, c)| (*id, c.proc.clone()))
-            .collect();
-        let mut delivered = BTreeSet::new();
-        for (conn, proc) in targets {
-            self.push_event(conn, &event);
-            delivered.insert(proc);
-        }
-        if !event.do_not_cache() {
-            if self.events.cache.len() == CACHE_LIMIT {
-                self.events.cache.pop_front();
-            }
-            self.events.cache.push_back(Cached { event, delivered });
-        }
-    }
-
-    fn push_event(&mut self, conn: ConnId, event: &Event) {
-        let Some(c) = self.cx.conns.get(&conn) else {
-            return;
-        };
-        match Notification::from(event).encode(c.buffer_type) {
-            Ok(payload) => self.cx.push(Action::Send {
-                conn,
-                tag: Tag::NOTIFY,
-                payload,
-            }),
-            Err(e) => tracing::warn!("cannot encode an event for connection {conn}: {e}"),
-        }
     }
 }

@@ -720,7 +720,7 @@ impl ServerCore {
             tracing::debug!("group event {status:?} for {group:?} not raised: {s:?}");
             return;
         }
-        self.distribute(event);
+        self.events.distribute(&mut self.cx, event);
     }
 
     /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it.

@@ -227,7 +227,8 @@ impl ServerCore {
         );
         let pindex = self.next_pindex;
         self.next_pindex = self.next_pindex.wrapping_add(1);
-        self.call_host(Pending::Ignore, HostCall::ClientConnected(proc));
+        // Nothing waits on the answer.
+        self.cx.call_host(HostCall::ClientConnected(proc));
         Ok(pindex)
     }
 }

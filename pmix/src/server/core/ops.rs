@@ -17,7 +17,7 @@ impl ServerCore {
         match op {
             // Deregistration expects no answer (OpenPMIx 4.2 clients send it without a callback).
             Op::DeregisterEvents { codes } => {
-                self.deregister_events(conn, &codes);
+                self.events.deregister(&mut self.cx, conn, &codes);
             }
             Op::Query { queries } => {
                 self.query(conn, tag, me, queries);
