@@ -10,10 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::codec::BufferType;
 use crate::model::{Info, Key, Nspace, Proc, Rank, Status, attr};
 use crate::store::{JobRealms, ServerStore, is_reserved};
-use crate::wire::{Frame, PeerType, Reply, Request, Tag};
+use crate::wire::{ConnectRequest, Frame, Reply, Request, Tag};
 
 use crate::store::jobinfo::job_info_kvals;
 
@@ -23,21 +22,8 @@ pub use upcall::{HostCall, HostResult};
 // What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
 pub use interface::PeerCred;
 
-/// A tool or launcher whose connection waits for the host's `tool_connected`.
-#[derive(Clone, Debug)]
-struct ConnectingTool {
-    conn: ConnId,
-    peer_type: PeerType,
-    /// The identifier it brought, if any.
-    proc: Option<Proc>,
-    buffer_type: BufferType,
-    /// Who the kernel says it is.
-    peer: PeerCred,
-}
-
 #[derive(Clone, Debug)]
 enum Pending {
-    ToolConnected(ConnectingTool),
     Group(group::Kind, u64),
     /// The context id for the group an invitation formed.
     Invitation(String),
@@ -50,28 +36,32 @@ enum Pending {
     },
 }
 
-/// The server's state.
+/// The server's state: the part every chapter shares, and one sub-machine per chapter,
+/// each owning its state and the host calls it waits on.
 #[derive(Debug)]
 pub(crate) struct ServerCore {
     /// What every chapter reads and writes: the store, connections, clients, the outbox.
     cx: Shared,
+    /// Who may connect; tools waiting for the host ([`hello`]).
+    admission: hello::Admission,
+    /// Fences ([`fencing`]).
     fencing: fencing::Fencing,
+    /// Gets that wait, and direct modex both ways ([`gets`]).
     gets: gets::Gets,
-    pending: BTreeMap<u64, Pending>,
-    next_pindex: u32,
-    /// The server's own identifier, sent to tools.
-    id: Proc,
+    /// Registrations, the event cache and what goes to the host ([`events`]).
     events: events::ServerEvents,
     /// The attributes the host registered, and queries at the host ([`query`]).
     queries: query::Queries,
+    /// Connect and disconnect ([`connect`]).
     connects: connect::Connects,
+    /// Process groups and invitations ([`groups`]).
     groups: groups::Groups,
     /// Requests relayed to the host, with the key that seals credentials ([`relayed`]).
     relayed: relayed::Relayed,
     /// The process sets the host defined ([`psets`]).
     psets: psets::ProcessSets,
-    /// The users whose tools and launchers may connect ([`hello`]).
-    tool_uids: Vec<u32>,
+    /// The groups' host calls still to be answered.
+    pending: BTreeMap<u64, Pending>,
 }
 
 impl ServerCore {
@@ -85,27 +75,22 @@ impl ServerCore {
                 },
                 version,
             ),
+            admission: hello::Admission::default(),
             fencing: fencing::Fencing::default(),
             gets: gets::Gets::new(host_has_dmodex),
-            pending: BTreeMap::new(),
-            next_pindex: 0,
-            id: Proc {
-                nspace: Nspace::new("pmix-rs-server").expect("a short ASCII namespace is valid"),
-                rank: Rank(0),
-            },
             events: events::ServerEvents::default(),
             queries: query::Queries::default(),
             connects: connect::Connects::default(),
             groups: groups::Groups::default(),
             relayed: relayed::Relayed::default(),
             psets: psets::ProcessSets::default(),
-            tool_uids: Vec::new(),
+            pending: BTreeMap::new(),
         }
     }
 
     /// Name the server (tools receive its identifier in the handshake reply).
     pub(crate) fn with_id(mut self, id: Proc) -> Self {
-        self.id = id;
+        self.cx.id = id;
         self
     }
 
@@ -119,8 +104,21 @@ impl ServerCore {
     /// Admit tools and launchers that run as one of `uids` (none are admitted otherwise):
     /// a tool can spawn, signal and query, so only the users the host trusts may connect one.
     pub(crate) fn with_tool_uids(mut self, uids: Vec<u32>) -> Self {
-        self.tool_uids = uids;
+        self.admission.tool_uids = uids;
         self
+    }
+
+    /// A peer's connect message, of any peer type: answered by an [`Action::Handshake`], at
+    /// once for clients and after the host's `tool_connected` for tools and launchers.
+    /// `peer` is who the operating system says the peer is (`None`: it cannot say). The
+    /// rules are in [`hello`].
+    pub(crate) fn handle_hello(
+        &mut self,
+        conn: ConnId,
+        req: &ConnectRequest,
+        peer: Option<PeerCred>,
+    ) {
+        self.admission.hello(&mut self.cx, conn, req, peer);
     }
 
     /// The next action to perform, in order.
@@ -299,6 +297,10 @@ impl ServerCore {
             self.gets.wake_all(&mut self.cx);
             return;
         }
+        if self.admission.awaits_host(op) {
+            self.admission.host_answered(&mut self.cx, op, result);
+            return;
+        }
         if self.events.awaits_host(op) {
             self.events.host_answered(&mut self.cx, op, result);
             return;
@@ -323,14 +325,6 @@ impl ServerCore {
             return;
         };
         match pending {
-            Pending::ToolConnected(tool) => {
-                let result = match result {
-                    HostResult::Proc(r) => r,
-                    HostResult::Status(s) if s != Status::SUCCESS => Err(s),
-                    _ => Err(Status::ERR_BAD_PARAM),
-                };
-                self.tool_answered(tool, result);
-            }
             Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
             Pending::Invitation(group) => self.host_answered_invitation(&group, result),
             Pending::GroupRelay {

@@ -6,6 +6,7 @@
 use super::groups_tests::{invite, join};
 use super::tests::{connect, p, send};
 use super::*;
+use crate::codec::BufferType;
 use crate::events::Event;
 use crate::model::{DataArray, DataRange, Info, Value, attr};
 use crate::wire::ops::{GROUP_SERVER_EVENT, Op};

@@ -3,6 +3,7 @@
 
 use super::tests::*;
 use super::*;
+use crate::codec::BufferType;
 use crate::model::{DataRange, attr};
 use crate::wire::Command;
 use crate::wire::ops::Op;

@@ -373,7 +373,7 @@ impl ServerCore {
                     )];
                     // From the server (an event never reaches its source), to the
                     // members it serves.
-                    let source = self.id.clone();
+                    let source = self.cx.id.clone();
                     let here: Vec<Proc> = (members.iter())
                         .filter(|m| self.cx.store.is_local(m))
                         .cloned()
@@ -599,7 +599,7 @@ impl ServerCore {
             return;
         }
         let info = vec![Info::new(attr::GROUP_CONTEXT_ID, id as usize)];
-        let source = self.id.clone();
+        let source = self.cx.id.clone();
         self.group_event(
             Status::GROUP_CONTEXT_ID_ASSIGNED,
             &source,

@@ -4,6 +4,7 @@
 use super::host_tests::two_nodes;
 use super::tests::{armed_timer, connect, core_with, p, send};
 use super::*;
+use crate::codec::BufferType;
 use crate::model::{GroupOperation, Value, attr};
 use crate::server::fence::LOST_PARTICIPANT;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};

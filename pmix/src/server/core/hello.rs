@@ -21,31 +21,58 @@
 //!
 //! Each refusal is logged with its reason by the driver ([`Action::Handshake`]'s `refused`).
 
+use std::collections::BTreeMap;
+
+use crate::codec::BufferType;
 use crate::model::{Info, Proc, Status, attr};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
 use crate::wire::{ConnectRequest, PeerType};
 
-use super::{Action, Conn, ConnId, ConnectingTool, HostCall, PeerCred, Pending, ServerCore};
+use super::interface::{Action, ConnId, PeerCred};
+use super::shared::{Conn, Shared};
+use super::upcall::{HostCall, HostResult};
 
 /// A refusal: the status the peer reads and the reason the server logs.
 type Refusal = (Status, String);
 
-impl ServerCore {
-    /// A peer's connect message, of any peer type: answered by an [`Action::Handshake`], at
-    /// once for clients and after the host's `tool_connected` for tools and launchers.
-    /// `peer` is who the operating system says the peer is (`None`: it cannot say).
-    pub(crate) fn handle_hello(
+/// A tool or launcher whose connection waits for the host's `tool_connected`.
+#[derive(Clone, Debug)]
+struct ConnectingTool {
+    conn: ConnId,
+    peer_type: PeerType,
+    /// The identifier it brought, if any.
+    proc: Option<Proc>,
+    buffer_type: BufferType,
+    /// Who the kernel says it is.
+    peer: PeerCred,
+}
+
+/// Who may connect, and the tools waiting for the host to admit them.
+#[derive(Debug, Default)]
+pub(super) struct Admission {
+    /// The users whose tools and launchers may connect.
+    pub(super) tool_uids: Vec<u32>,
+    /// The next client's peer index.
+    next_pindex: u32,
+    /// The tools waiting for the host's `tool_connected`, by the op of its call.
+    at_host: BTreeMap<u64, ConnectingTool>,
+}
+
+impl Admission {
+    /// A peer's connect message: see `ServerCore::handle_hello`.
+    pub(super) fn hello(
         &mut self,
+        cx: &mut Shared,
         conn: ConnId,
         req: &ConnectRequest,
         peer: Option<PeerCred>,
     ) {
         let checked = Self::verified(req, peer).and_then(|peer| {
             if req.peer_type.gets_tool_reply() {
-                self.tool_hello(conn, req, peer)
+                self.tool_hello(cx, conn, req, peer)
             } else {
-                self.handle_connect(conn, req, peer).map(|pindex| {
-                    self.cx.push(Action::Handshake {
+                self.client(cx, conn, req, peer).map(|pindex| {
+                    cx.push(Action::Handshake {
                         conn,
                         reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
                         refused: None,
@@ -54,7 +81,7 @@ impl ServerCore {
             }
         });
         if let Err((status, why)) = checked {
-            self.refuse(conn, status, why);
+            refuse(cx, conn, status, why);
         }
     }
 
@@ -85,6 +112,7 @@ impl ServerCore {
     /// A tool's or launcher's connect message: check who it is, then ask the host.
     fn tool_hello(
         &mut self,
+        cx: &mut Shared,
         conn: ConnId,
         req: &ConnectRequest,
         peer: PeerCred,
@@ -114,37 +142,48 @@ impl ServerCore {
             buffer_type: req.buffer_type,
             peer,
         };
-        self.call_host(
-            Pending::ToolConnected(tool),
-            HostCall::ToolConnected { info },
-        );
+        let op = cx.call_host(HostCall::ToolConnected { info });
+        self.at_host.insert(op, tool);
         Ok(())
     }
 
+    /// Whether the host call `op` is a tool's `tool_connected`.
+    pub(super) fn awaits_host(&self, op: u64) -> bool {
+        self.at_host.contains_key(&op)
+    }
+
     /// The host answered `tool_connected`: accept the tool under its identifier or refuse it.
-    pub(super) fn tool_answered(&mut self, tool: ConnectingTool, result: Result<Proc, Status>) {
+    pub(super) fn host_answered(&mut self, cx: &mut Shared, op: u64, result: HostResult) {
+        let Some(tool) = self.at_host.remove(&op) else {
+            return;
+        };
+        let result = match result {
+            HostResult::Proc(r) => r,
+            HostResult::Status(s) if s != Status::SUCCESS => Err(s),
+            _ => Err(Status::ERR_BAD_PARAM),
+        };
         let proc = match (result, &tool.proc) {
             (Ok(p), _) => p,
             // A host without tool support: a tool that brought its identifier keeps it.
             (Err(Status::ERR_NOT_SUPPORTED), Some(own)) => own.clone(),
             (Err(s), _) => {
                 let why = format!("host refused {:?} peer {:?}", tool.peer_type, tool.proc);
-                self.refuse(tool.conn, s, why);
+                refuse(cx, tool.conn, s, why);
                 return;
             }
         };
         let reply = ToolReply {
             status: Status::SUCCESS,
             assigned: tool.peer_type.needs_id().then(|| proc.clone()),
-            server: self.id.clone(),
+            server: cx.id.clone(),
             security_status: Status::SUCCESS,
         };
-        self.cx.push(Action::Handshake {
+        cx.push(Action::Handshake {
             conn: tool.conn,
             reply: reply.encode(),
             refused: None,
         });
-        self.cx.conns.insert(
+        cx.conns.insert(
             tool.conn,
             Conn {
                 proc,
@@ -156,25 +195,12 @@ impl ServerCore {
         );
     }
 
-    /// Refuse a connection: the status word alone, then close (both reply forms start so).
-    fn refuse(&mut self, conn: ConnId, status: Status, why: String) {
-        let status = if status == Status::SUCCESS {
-            Status::ERR_UNREACH
-        } else {
-            status
-        };
-        self.cx.push(Action::Handshake {
-            conn,
-            reply: encode_client_reply(status, 0)[..4].to_vec(),
-            refused: Some(format!("{why}: {status:?}")),
-        });
-    }
-
     /// A simple client's connect message from a peer the kernel vouches for: accept it
     /// (returning its peer index) or refuse it (rules 3 and 4 of the module's doc). Drivers
-    /// call [`ServerCore::handle_hello`], which answers every peer.
-    pub(crate) fn handle_connect(
+    /// call `ServerCore::handle_hello`, which answers every peer.
+    pub(super) fn client(
         &mut self,
+        cx: &mut Shared,
         conn: ConnId,
         req: &ConnectRequest,
         peer: PeerCred,
@@ -187,7 +213,7 @@ impl ServerCore {
             Status::ERR_BAD_PARAM,
             "a client connect message names no process".to_owned(),
         ))?;
-        let reg = self.cx.clients.get(&proc).ok_or_else(|| {
+        let reg = cx.clients.get(&proc).ok_or_else(|| {
             let why = format!("client {proc} is not registered here");
             (Status::ERR_NOT_FOUND, why)
         })?;
@@ -200,8 +226,8 @@ impl ServerCore {
         }
         // A finalized process is in `gone` while its connection is still open.
         if let Some(old) = reg.conn
-            && self.cx.conns.contains_key(&old)
-            && !self.cx.store.gone.contains(&proc)
+            && cx.conns.contains_key(&old)
+            && !cx.store.gone.contains(&proc)
         {
             let why = format!("client {proc} is already connected (connection {old})");
             return Err((Status::ERR_EXISTS, why));
@@ -209,13 +235,13 @@ impl ServerCore {
         let gid = Some(reg.gid);
         if let Some(old) = reg.conn {
             // A process that re-inits after finalize replaces its old connection.
-            self.cx.conns.remove(&old);
+            cx.conns.remove(&old);
         }
-        if let Some(r) = self.cx.clients.get_mut(&proc) {
+        if let Some(r) = cx.clients.get_mut(&proc) {
             r.conn = Some(conn);
         }
-        self.cx.store.gone.remove(&proc);
-        self.cx.conns.insert(
+        cx.store.gone.remove(&proc);
+        cx.conns.insert(
             conn,
             Conn {
                 proc: proc.clone(),
@@ -228,7 +254,21 @@ impl ServerCore {
         let pindex = self.next_pindex;
         self.next_pindex = self.next_pindex.wrapping_add(1);
         // Nothing waits on the answer.
-        self.cx.call_host(HostCall::ClientConnected(proc));
+        cx.call_host(HostCall::ClientConnected(proc));
         Ok(pindex)
     }
+}
+
+/// Refuse a connection: the status word alone, then close (both reply forms start so).
+fn refuse(cx: &mut Shared, conn: ConnId, status: Status, why: String) {
+    let status = if status == Status::SUCCESS {
+        Status::ERR_UNREACH
+    } else {
+        status
+    };
+    cx.push(Action::Handshake {
+        conn,
+        reply: encode_client_reply(status, 0)[..4].to_vec(),
+        refused: Some(format!("{why}: {status:?}")),
+    });
 }

@@ -4,6 +4,7 @@
 
 use super::tests::*;
 use super::*;
+use crate::codec::BufferType;
 use crate::model::PData;
 use crate::model::{DataRange, Key, Kval, Query, Scope, Value, attr};
 use crate::server::fence::LOST_PARTICIPANT;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::codec::BufferType;
-use crate::model::{Info, Proc, attr};
+use crate::model::{Info, Nspace, Proc, Rank, attr};
 use crate::store::ServerStore;
 
 use crate::wire::{Reply, Tag};
@@ -39,6 +39,8 @@ pub(super) struct Shared {
     pub(super) clients: BTreeMap<Proc, Registration>,
     /// This library's version, sent in job information.
     pub(super) version: String,
+    /// The server's own identifier: sent to tools, the source of its group events.
+    pub(super) id: Proc,
     actions: VecDeque<Action>,
     next_op: u64,
     /// Connections closed while an input was handled, whose state the chapters have yet to
@@ -53,6 +55,10 @@ impl Shared {
             conns: BTreeMap::new(),
             clients: BTreeMap::new(),
             version: version.to_owned(),
+            id: Proc {
+                nspace: Nspace::new("pmix-rs-server").expect("a short ASCII namespace is valid"),
+                rank: Rank(0),
+            },
             actions: VecDeque::new(),
             next_op: 0,
             closed: Vec::new(),

@@ -1,9 +1,11 @@
 //! The server core driven by hand: connects, requests and failures, checked on the actions.
 
 use super::*;
+use crate::codec::BufferType;
 use crate::model::{Key, Kval, Scope, Value, attr};
 use crate::server::fence::LOST_PARTICIPANT;
 use crate::store::realm::info;
+use crate::wire::PeerType;
 use crate::wire::handshake::ToolReply;
 use crate::wire::{Command, CommitBucket, ConnectRequest};
 
@@ -36,7 +38,8 @@ pub(super) fn core_with(n: u32) -> ServerCore {
 pub(super) fn connect(c: &mut ServerCore, r: u32) -> ConnId {
     let conn = ConnId::from(r) + 100;
     let req = ConnectRequest::simple_client(p(r), UID, UID, BufferType::NonDescribed);
-    c.handle_connect(conn, &req, PeerCred::new(UID, UID))
+    c.admission
+        .client(&mut c.cx, conn, &req, PeerCred::new(UID, UID))
         .expect("registered client connects");
     conn
 }
@@ -90,11 +93,17 @@ fn unregistered_process_is_refused() {
     let mut c = core_with(1);
     let kernel = PeerCred::new(UID, UID);
     let req = ConnectRequest::simple_client(p(5), UID, UID, BufferType::NonDescribed);
-    let status = c.handle_connect(1, &req, kernel).map_err(|(s, _)| s);
+    let status = c
+        .admission
+        .client(&mut c.cx, 1, &req, kernel)
+        .map_err(|(s, _)| s);
     assert_eq!(status, Err(Status::ERR_NOT_FOUND));
     let other = Proc::try_new("nope", 0).unwrap();
     let other = ConnectRequest::simple_client(other, UID, UID, BufferType::NonDescribed);
-    let status = c.handle_connect(2, &other, kernel).map_err(|(s, _)| s);
+    let status = c
+        .admission
+        .client(&mut c.cx, 2, &other, kernel)
+        .map_err(|(s, _)| s);
     assert_eq!(status, Err(Status::ERR_NOT_FOUND));
 }
 
