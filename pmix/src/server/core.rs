@@ -8,8 +8,6 @@
 //! blocks, reads a clock or touches a socket, so the whole server logic runs the same under
 //! tokio, under the simulator and in unit tests.
 
-use std::collections::BTreeMap;
-
 use crate::model::{Info, Key, Nspace, Proc, Rank, Status, attr};
 use crate::store::{JobRealms, ServerStore, is_reserved};
 use crate::wire::{ConnectRequest, Frame, Reply, Request, Tag};
@@ -21,20 +19,6 @@ use shared::{Conn, Registration, Shared};
 pub use upcall::{HostCall, HostResult};
 // What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
 pub use interface::PeerCred;
-
-#[derive(Clone, Debug)]
-enum Pending {
-    Group(group::Kind, u64),
-    /// The context id for the group an invitation formed.
-    Invitation(String),
-    /// A group event the host carries to the servers of `targets`.
-    GroupRelay {
-        group: String,
-        status: Status,
-        source: Proc,
-        targets: Vec<Proc>,
-    },
-}
 
 /// The server's state: the part every chapter shares, and one sub-machine per chapter,
 /// each owning its state and the host calls it waits on.
@@ -60,8 +44,6 @@ pub(crate) struct ServerCore {
     relayed: relayed::Relayed,
     /// The process sets the host defined ([`psets`]).
     psets: psets::ProcessSets,
-    /// The groups' host calls still to be answered.
-    pending: BTreeMap<u64, Pending>,
 }
 
 impl ServerCore {
@@ -84,7 +66,6 @@ impl ServerCore {
             groups: groups::Groups::default(),
             relayed: relayed::Relayed::default(),
             psets: psets::ProcessSets::default(),
-            pending: BTreeMap::new(),
         }
     }
 
@@ -119,6 +100,15 @@ impl ServerCore {
         peer: Option<PeerCred>,
     ) {
         self.admission.hello(&mut self.cx, conn, req, peer);
+    }
+
+    /// The groups chapter at work, with the shared state and the events it raises.
+    fn groups_at(&mut self) -> groups::GroupsAt<'_> {
+        groups::GroupsAt {
+            groups: &mut self.groups,
+            cx: &mut self.cx,
+            events: &mut self.events,
+        }
     }
 
     /// The next action to perform, in order.
@@ -283,7 +273,7 @@ impl ServerCore {
         self.events.conn_closed(&mut self.cx, conn);
         self.fencing.conn_closed(conn);
         self.connects.conn_closed(conn);
-        self.groups_conn_closed(conn);
+        self.groups_at().groups_conn_closed(conn);
         // A tool may carry a process's identifier; its going is not that process's.
         if !c.tool {
             self.process_gone(&c.proc);
@@ -321,24 +311,7 @@ impl ServerCore {
             self.connects.host_answered(&mut self.cx, op, result);
             return;
         }
-        let Some(pending) = self.pending.remove(&op) else {
-            return;
-        };
-        match pending {
-            Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
-            Pending::Invitation(group) => self.host_answered_invitation(&group, result),
-            Pending::GroupRelay {
-                group,
-                status,
-                source,
-                targets,
-            } => {
-                let failure = result.failure();
-                if failure != Status::SUCCESS {
-                    self.group_relay_failed(&group, status, &source, &targets, failure);
-                }
-            }
-        }
+        self.groups_at().host_answered(op, result);
     }
 
     /// The timer `op` expired.
@@ -349,7 +322,7 @@ impl ServerCore {
         if self.fencing.timed_out(&mut self.cx, op) {
             return;
         }
-        if self.group_timed_out(op) {
+        if self.groups_at().group_timed_out(op) {
             return;
         }
         self.connects.timed_out(&mut self.cx, op);
@@ -405,7 +378,7 @@ impl ServerCore {
                     vec![Proc::new(me.nspace.clone(), Rank::WILDCARD)]
                 } else {
                     // A group id stands for the group's members (§14.2).
-                    self.expand_groups(&procs)
+                    self.groups_at().expand_groups(&procs)
                 };
                 (self.fencing).request(&mut self.cx, conn, me, tag, procs, &info);
             }
@@ -430,7 +403,7 @@ impl ServerCore {
                 // they are answered from those the server tracks before its store.
                 if get.key.as_deref() == Some(attr::GROUP_NAMES.wire_key())
                     && get.directives.unsupported_required.is_none()
-                    && let Some(step) = self.group_names_of(&get.target)
+                    && let Some(step) = self.groups_at().group_names_of(&get.target)
                 {
                     self.gets.answer(&mut self.cx, get, step);
                     return;
@@ -505,20 +478,11 @@ impl ServerCore {
         self.cx.store.gone.insert(proc.clone());
         self.fencing.lost(&mut self.cx, proc);
         self.connects.lost(&mut self.cx, proc);
-        self.group_lost(proc);
+        self.groups_at().group_lost(proc);
         self.gets.wake(&mut self.cx, proc);
     }
 
     // ---- outputs ----
-
-    fn op(&mut self) -> u64 {
-        self.cx.op()
-    }
-
-    fn call_host(&mut self, pending: Pending, call: HostCall) {
-        let op = self.cx.call_host(call);
-        self.pending.insert(op, pending);
-    }
 
     fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
         self.cx.send(conn, tag, reply);

@@ -254,7 +254,7 @@ fn a_join_elsewhere_ends_when_the_leaders_node_goes_down_and_the_name_is_free_ag
         assert_eq!(sb.heard(conn, Status::GROUP_CONSTRUCT_ABORT), vec![p(0)]);
     }
     assert!(b.groups.remote_invitations.is_empty());
-    assert!(!b.group_name_taken("inv"));
+    assert!(!b.groups_at().group_name_taken("inv"));
 }
 
 #[test]

@@ -26,9 +26,10 @@ use crate::retrieval::Directives;
 
 use super::super::fence::Waiter;
 use super::group::{Kind, Roles, tolerates_losses};
+use super::groups::GroupsAt;
 use crate::wire::Tag;
 
-use super::{Action, ConnId, ServerCore};
+use super::{Action, ConnId};
 
 /// A bootstrap construction gathering its membership.
 #[derive(Debug, Default)]
@@ -50,7 +51,7 @@ impl Bootstrap {
     }
 }
 
-impl ServerCore {
+impl GroupsAt<'_> {
     /// Whether a construction from `procs` and `info` of `group` is by bootstrap.
     pub(super) fn is_bootstrap(&self, group: &str, procs: &[Proc], info: &[Info]) -> bool {
         info.iter().any(|i| i.is(attr::GROUP_BOOTSTRAP))

@@ -288,7 +288,7 @@ impl ServerCore {
         }
         self.send(conn, tag, &Reply::Status(Status::SUCCESS));
         // An inviting process announces the group it assembled ([`super::announced`]).
-        self.group_announced(&event);
+        self.groups_at().group_announced(&event);
         let beyond_node = !matches!(
             range,
             DataRange::LOCAL | DataRange::PROC_LOCAL | DataRange::UNDEF
@@ -316,7 +316,7 @@ impl ServerCore {
     pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
         event.check()?;
         self.events.distribute(&mut self.cx, event.clone());
-        self.relayed_group_event(&event);
+        self.groups_at().relayed_group_event(&event);
         Ok(())
     }
 }

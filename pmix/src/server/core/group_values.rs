@@ -25,7 +25,7 @@
 
 use crate::model::{Info, Proc, attr};
 
-use super::ServerCore;
+use super::groups::GroupsAt;
 
 /// OpenPMIx 4.2's key (`PMIX_GROUP_INFO`) of the values a member posts for its group in a
 /// construct call: an array of infos. Not a key of the standard.
@@ -47,7 +47,7 @@ pub(super) fn posted_values(info: &[Info]) -> Vec<Info> {
     out
 }
 
-impl ServerCore {
+impl GroupsAt<'_> {
     /// Keep what `me`'s construct call of `group` posts, until the construction ends.
     pub(super) fn keep_posted_values(&mut self, group: &str, me: &Proc, info: &[Info]) {
         let values = posted_values(info);

@@ -76,9 +76,11 @@ use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
 use super::bootstrap::Bootstrap;
+use super::events::ServerEvents;
 use super::group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};
 use super::invitations::{Invitation, RemoteInvitation};
-use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
+use super::shared::Shared;
+use super::{Action, ConnId, HostCall, HostResult};
 
 /// The groups of one server.
 #[derive(Debug, Default)]
@@ -98,9 +100,71 @@ pub(super) struct Groups {
     /// What the local members of the constructions in progress posted for their group, by
     /// group and member ([`super::group_values`]).
     pub(super) posted: BTreeMap<String, BTreeMap<Proc, Vec<Info>>>,
+    /// The host calls of the groups still to be answered, by op.
+    at_host: BTreeMap<u64, Pending>,
 }
 
-impl ServerCore {
+/// What a host call of the groups was for.
+#[derive(Clone, Debug)]
+pub(super) enum Pending {
+    Group(Kind, u64),
+    /// The context id for the group an invitation formed.
+    Invitation(String),
+    /// A group event the host carries to the servers of `targets`.
+    GroupRelay {
+        group: String,
+        status: Status,
+        source: Proc,
+        targets: Vec<Proc>,
+    },
+}
+
+/// The groups chapter at work for one input: its state, with the shared state and the
+/// event chapter it raises group events through, borrowed from the core.
+pub(super) struct GroupsAt<'a> {
+    pub(super) groups: &'a mut Groups,
+    pub(super) cx: &'a mut Shared,
+    pub(super) events: &'a mut ServerEvents,
+}
+
+impl GroupsAt<'_> {
+    pub(super) fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
+        self.cx.send(conn, tag, reply);
+    }
+
+    pub(super) fn op(&mut self) -> u64 {
+        self.cx.op()
+    }
+
+    pub(super) fn call_host(&mut self, pending: Pending, call: HostCall) {
+        let op = self.cx.call_host(call);
+        self.groups.at_host.insert(op, pending);
+    }
+
+    /// The host answered the groups' call `op`.
+    pub(super) fn host_answered(&mut self, op: u64, result: HostResult) {
+        let Some(pending) = self.groups.at_host.remove(&op) else {
+            return;
+        };
+        match pending {
+            Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
+            Pending::Invitation(group) => self.host_answered_invitation(&group, result),
+            Pending::GroupRelay {
+                group,
+                status,
+                source,
+                targets,
+            } => {
+                let failure = result.failure();
+                if failure != Status::SUCCESS {
+                    self.group_relay_failed(&group, status, &source, &targets, failure);
+                }
+            }
+        }
+    }
+}
+
+impl GroupsAt<'_> {
     /// The processes `procs` stand for, with group ids replaced by their members.
     pub(super) fn expand_groups(&self, procs: &[Proc]) -> Vec<Proc> {
         let mut out = Vec::new();
@@ -720,7 +784,7 @@ impl ServerCore {
             tracing::debug!("group event {status:?} for {group:?} not raised: {s:?}");
             return;
         }
-        self.events.distribute(&mut self.cx, event);
+        self.events.distribute(self.cx, event);
     }
 
     /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it.

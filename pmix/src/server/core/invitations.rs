@@ -34,7 +34,8 @@ use crate::wire::{Command, Reply, Tag};
 
 use super::super::fence::Waiter;
 use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
-use super::{Action, ConnId, HostCall, HostResult, Pending, ServerCore};
+use super::groups::{GroupsAt, Pending};
+use super::{Action, ConnId, HostCall, HostResult};
 
 /// An invitation in progress.
 #[derive(Debug)]
@@ -87,7 +88,7 @@ pub(super) struct RemoteInvitation {
     tolerant: bool,
 }
 
-impl ServerCore {
+impl GroupsAt<'_> {
     /// The timer `op` bounded an invitation: those who did not answer count as refusing.
     /// Whether it did.
     pub(super) fn invitation_timed_out(&mut self, op: u64) -> bool {
@@ -460,7 +461,7 @@ fn group_of(event: &Event) -> Option<String> {
     event.info.iter().find_map(|i| i.get(attr::GROUP_ID))
 }
 
-impl ServerCore {
+impl GroupsAt<'_> {
     /// `PMIx_Group_join` from `me`, for an invitation whose home is elsewhere: counted there,
     /// through the `PMIX_GROUP_INVITE_ACCEPTED` or `PMIX_GROUP_INVITE_DECLINED` it raises.
     fn join_elsewhere(

@@ -144,18 +144,21 @@ impl ServerCore {
                 );
             }
             Op::GroupConstruct { group, procs, info } => {
-                self.group_construct(conn, me, tag, group, procs, &info);
+                self.groups_at()
+                    .group_construct(conn, me, tag, group, procs, &info);
             }
             Op::GroupDestruct { group, info } => {
-                self.group_destruct(conn, me, tag, group, &info);
+                self.groups_at().group_destruct(conn, me, tag, group, &info);
             }
             Op::GroupInvite { group, procs, info } => {
-                self.group_invite(conn, me, tag, group, procs, info);
+                self.groups_at()
+                    .group_invite(conn, me, tag, group, procs, info);
             }
             Op::GroupJoin { group, procs, info } => {
-                self.group_join(conn, me, tag, group, procs, &info);
+                self.groups_at()
+                    .group_join(conn, me, tag, group, procs, &info);
             }
-            Op::GroupLeave { group, .. } => self.group_leave(conn, me, tag, group),
+            Op::GroupLeave { group, .. } => self.groups_at().group_leave(conn, me, tag, group),
             // Fabrics are the host's to describe (§15.4); the server only carries the request.
             Op::FabricRegister { directives } => {
                 let call = HostCall::Fabric {

@@ -70,7 +70,7 @@ impl ServerCore {
         let others: Vec<Vec<Info>> = (queries.iter())
             .map(|query| {
                 let mut out = self.psets.answers(query);
-                out.extend(self.group_answers(query));
+                out.extend(self.groups_at().group_answers(query));
                 out
             })
             .collect();
