@@ -537,18 +537,14 @@ fn unknown_required(request: &Request) -> Option<String> {
 
 #[cfg(test)]
 mod across_nodes_tests;
-mod announced;
 #[cfg(test)]
 mod announced_tests;
-mod bootstrap;
 mod connect;
 mod events;
 #[cfg(test)]
 mod events_tests;
 mod fencing;
 mod gets;
-mod group;
-mod group_values;
 #[cfg(test)]
 mod group_values_tests;
 mod groups;
@@ -558,7 +554,6 @@ mod hello;
 #[cfg(test)]
 mod host_tests;
 mod interface;
-mod invitations;
 mod ops;
 mod psets;
 mod query;

@@ -407,5 +407,5 @@ fn a_construction_the_host_completes_without_a_lost_member_forms_the_group_it_na
     }
     let (_, procs, info) = host_op(&mut a).expect("the destruct goes to the host");
     assert_eq!(procs.len(), 3);
-    assert!(super::group::tolerates_losses(&info));
+    assert!(super::groups::group::tolerates_losses(&info));
 }

@@ -2,7 +2,7 @@
 //! until the construction ends, stored with the group's context id, and answered in
 //! OpenPMIx's qualified form to gets by the poster's id.
 
-use super::group_values::GROUP_INFO;
+use super::groups::values::GROUP_INFO;
 use super::tests::{connect, core_with, p, replies, send};
 use super::*;
 use crate::model::{DataArray, Value, attr};

@@ -32,14 +32,14 @@ use crate::wire::op_reply::OpReply;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Reply, Tag};
 
-use super::super::fence::Waiter;
+use super::super::super::fence::Waiter;
+use super::super::{Action, ConnId, HostCall, HostResult};
 use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
-use super::groups::{GroupsAt, Pending};
-use super::{Action, ConnId, HostCall, HostResult};
+use super::{GroupsAt, Pending};
 
 /// An invitation in progress.
 #[derive(Debug)]
-pub(super) struct Invitation {
+pub(in crate::server::core) struct Invitation {
     leader: Proc,
     /// The leader's invite call, to answer (none once the inviting leader failed).
     waiter: Option<Waiter>,
@@ -73,7 +73,7 @@ impl Invitation {
 /// An invitation whose home is another node's server, as the server of some of its
 /// invitees knows it from the `PMIX_GROUP_INVITED` the host relayed.
 #[derive(Debug)]
-pub(super) struct RemoteInvitation {
+pub(in crate::server::core) struct RemoteInvitation {
     /// Who leads it now.
     leader: Proc,
     /// The leader that issued it: its server keeps the invitation.
@@ -91,7 +91,7 @@ pub(super) struct RemoteInvitation {
 impl GroupsAt<'_> {
     /// The timer `op` bounded an invitation: those who did not answer count as refusing.
     /// Whether it did.
-    pub(super) fn invitation_timed_out(&mut self, op: u64) -> bool {
+    pub(in crate::server::core) fn invitation_timed_out(&mut self, op: u64) -> bool {
         let invitation = self
             .groups
             .invitations
@@ -117,7 +117,7 @@ impl GroupsAt<'_> {
 
     /// `proc` terminated: an invitation it had not answered counts it as failed
     /// (`PMIX_GROUP_INVITE_FAILED` at the leader).
-    pub(super) fn invitee_lost(&mut self, proc: &Proc) {
+    pub(in crate::server::core) fn invitee_lost(&mut self, proc: &Proc) {
         self.remote_invitee_lost(proc);
         let waiting: Vec<(String, Proc)> = self
             .groups
@@ -149,7 +149,7 @@ impl GroupsAt<'_> {
     /// `PMIX_GROUP_LEADER_FAILED` (§14.2.10). The first who accepted leads on
     /// (`PMIX_GROUP_LEADER_SELECTED`); with none, the construction is aborted
     /// (`PMIX_GROUP_CONSTRUCT_ABORT`) and those who accepted are answered with it.
-    pub(super) fn inviting_leader_lost(&mut self, proc: &Proc) {
+    pub(in crate::server::core) fn inviting_leader_lost(&mut self, proc: &Proc) {
         let led: Vec<String> = (self.groups.invitations.iter())
             .filter(|(_, i)| i.leader == *proc)
             .map(|(g, _)| g.clone())
@@ -193,7 +193,7 @@ impl GroupsAt<'_> {
     }
 
     /// `PMIx_Group_invite` from the leader `me`.
-    pub(super) fn group_invite(
+    pub(in crate::server::core) fn group_invite(
         &mut self,
         conn: ConnId,
         me: &Proc,
@@ -261,7 +261,7 @@ impl GroupsAt<'_> {
     }
 
     /// `PMIx_Group_join` from `me`, answering `leader`'s invitation.
-    pub(super) fn group_join(
+    pub(in crate::server::core) fn group_join(
         &mut self,
         conn: ConnId,
         me: &Proc,
@@ -346,7 +346,11 @@ impl GroupsAt<'_> {
     }
 
     /// The host answered the context-id request of the invitation to `group`.
-    pub(super) fn host_answered_invitation(&mut self, group: &str, result: HostResult) {
+    pub(in crate::server::core) fn host_answered_invitation(
+        &mut self,
+        group: &str,
+        result: HostResult,
+    ) {
         let result = match result {
             HostResult::Infos(Ok(info)) => Ok(context_id_of(&info)),
             other => Err(other.failure()),
@@ -525,7 +529,7 @@ impl GroupsAt<'_> {
     /// group events only the announcement of a group it assembled counts
     /// ([`super::announced`]); and the host's word of terminations elsewhere reaches the
     /// groups (the processes in range have the event already).
-    pub(super) fn relayed_group_event(&mut self, event: &Event) {
+    pub(in crate::server::core) fn relayed_group_event(&mut self, event: &Event) {
         let status = event.status;
         if status == Status::EVENT_PROC_TERMINATED || status == Status::EVENT_NODE_DOWN {
             let node_down = status == Status::EVENT_NODE_DOWN;
@@ -691,7 +695,7 @@ impl GroupsAt<'_> {
     /// groups and invitations here hear of it as of a local one. An invitation whose home
     /// was on a node that went down is lost: its invitees here hear
     /// `PMIX_GROUP_LEADER_FAILED` and `PMIX_GROUP_CONSTRUCT_ABORT`, and their joins end.
-    pub(super) fn lost_elsewhere(&mut self, proc: &Proc, node_down: bool) {
+    pub(in crate::server::core) fn lost_elsewhere(&mut self, proc: &Proc, node_down: bool) {
         if self.cx.store.is_local(proc) || !self.groups.gone_elsewhere.insert(proc.clone()) {
             return;
         }
@@ -725,7 +729,7 @@ impl GroupsAt<'_> {
     /// The host could not carry group event `status` from `source` to `targets` elsewhere
     /// (its `notify_event` failed with `failure`): an invitation counts those invitees as
     /// failed, and a join that could not reach the invitation's home ends with the failure.
-    pub(super) fn group_relay_failed(
+    pub(in crate::server::core) fn group_relay_failed(
         &mut self,
         group: &str,
         status: Status,

@@ -24,13 +24,13 @@
 use crate::events::{Event, procs_of};
 use crate::model::{Status, attr};
 
+use super::GroupsAt;
 use super::group::{Group, Roles, context_id_of, has_duplicates};
-use super::groups::GroupsAt;
 
 impl GroupsAt<'_> {
     /// `event`, raised by a client, announces a group (see the module doc): record it unless
     /// its name is in use here.
-    pub(super) fn group_announced(&mut self, event: &Event) {
+    pub(in crate::server::core) fn group_announced(&mut self, event: &Event) {
         if event.status != Status::GROUP_CONSTRUCT_COMPLETE {
             return;
         }

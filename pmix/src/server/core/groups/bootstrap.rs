@@ -24,16 +24,16 @@ use crate::events::procs_of;
 use crate::model::{Info, Proc, Status, attr};
 use crate::retrieval::Directives;
 
-use super::super::fence::Waiter;
+use super::super::super::fence::Waiter;
+use super::GroupsAt;
 use super::group::{Kind, Roles, tolerates_losses};
-use super::groups::GroupsAt;
 use crate::wire::Tag;
 
-use super::{Action, ConnId};
+use super::super::{Action, ConnId};
 
 /// A bootstrap construction gathering its membership.
 #[derive(Debug, Default)]
-pub(super) struct Bootstrap {
+pub(in crate::server::core) struct Bootstrap {
     /// How many leaders there are (`PMIX_GROUP_BOOTSTRAP`), once a leader said.
     leaders_expected: Option<usize>,
     leaders: BTreeMap<Proc, Waiter>,
@@ -53,14 +53,19 @@ impl Bootstrap {
 
 impl GroupsAt<'_> {
     /// Whether a construction from `procs` and `info` of `group` is by bootstrap.
-    pub(super) fn is_bootstrap(&self, group: &str, procs: &[Proc], info: &[Info]) -> bool {
+    pub(in crate::server::core) fn is_bootstrap(
+        &self,
+        group: &str,
+        procs: &[Proc],
+        info: &[Info],
+    ) -> bool {
         info.iter().any(|i| i.is(attr::GROUP_BOOTSTRAP))
             || (procs.is_empty() && self.groups.bootstraps.contains_key(group))
     }
 
     /// `PMIx_Group_construct` from `me` by bootstrap: as a leader (`procs` is `me` alone) or
     /// an added member (no `procs`).
-    pub(super) fn bootstrap_construct(
+    pub(in crate::server::core) fn bootstrap_construct(
         &mut self,
         conn: ConnId,
         me: &Proc,
@@ -197,7 +202,7 @@ impl GroupsAt<'_> {
     }
 
     /// `proc` terminated: a bootstrap it took part in, or was listed in, cannot complete.
-    pub(super) fn bootstrap_lost(&mut self, proc: &Proc) {
+    pub(in crate::server::core) fn bootstrap_lost(&mut self, proc: &Proc) {
         let hit: Vec<String> = (self.groups.bootstraps.iter())
             .filter(|(_, b)| {
                 b.leaders.contains_key(proc)
@@ -212,7 +217,7 @@ impl GroupsAt<'_> {
     }
 
     /// The timer `op` bounded a bootstrap: end it. Whether it did.
-    pub(super) fn bootstrap_timed_out(&mut self, op: u64) -> bool {
+    pub(in crate::server::core) fn bootstrap_timed_out(&mut self, op: u64) -> bool {
         let hit = (self.groups.bootstraps.iter())
             .find(|(_, b)| b.timer == Some(op))
             .map(|(g, _)| g.clone());

@@ -31,7 +31,7 @@
 //! - **Context ids**: a group formed with one raises `PMIX_GROUP_CONTEXT_ID_ASSIGNED`, with
 //!   `PMIX_GROUP_CONTEXT_ID`, at the members each server serves; the values its members
 //!   posted for it (`PMIX_GROUP_LOCAL_CID`) are kept under that id (see
-//!   [`super::group_values`]).
+//!   [`values`]).
 //! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
 //!   members.
 //! - **Leaders and terminations** (§14.2.6): a member constructing with `PMIX_GROUP_LEADER`
@@ -75,12 +75,12 @@ use crate::wire::ops::GROUP_SERVER_EVENT;
 use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
-use super::bootstrap::Bootstrap;
 use super::events::ServerEvents;
-use super::group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};
-use super::invitations::{Invitation, RemoteInvitation};
 use super::shared::Shared;
 use super::{Action, ConnId, HostCall, HostResult};
+use bootstrap::Bootstrap;
+use group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};
+use invitations::{Invitation, RemoteInvitation};
 
 /// The groups of one server.
 #[derive(Debug, Default)]
@@ -98,7 +98,7 @@ pub(super) struct Groups {
     /// Constructions by bootstrap gathering their membership.
     pub(super) bootstraps: BTreeMap<String, Bootstrap>,
     /// What the local members of the constructions in progress posted for their group, by
-    /// group and member ([`super::group_values`]).
+    /// group and member ([`values`]).
     pub(super) posted: BTreeMap<String, BTreeMap<Proc, Vec<Info>>>,
     /// The host calls of the groups still to be answered, by op.
     at_host: BTreeMap<u64, Pending>,
@@ -814,3 +814,9 @@ impl GroupsAt<'_> {
         }
     }
 }
+
+mod announced;
+mod bootstrap;
+pub(super) mod group;
+mod invitations;
+pub(super) mod values;

@@ -25,14 +25,14 @@
 
 use crate::model::{Info, Proc, attr};
 
-use super::groups::GroupsAt;
+use super::GroupsAt;
 
 /// OpenPMIx 4.2's key (`PMIX_GROUP_INFO`) of the values a member posts for its group in a
 /// construct call: an array of infos. Not a key of the standard.
-pub(super) const GROUP_INFO: &str = "pmix.grp.info";
+pub(in crate::server::core) const GROUP_INFO: &str = "pmix.grp.info";
 
 /// The values a construct call's directives `info` post for the group.
-pub(super) fn posted_values(info: &[Info]) -> Vec<Info> {
+pub(in crate::server::core) fn posted_values(info: &[Info]) -> Vec<Info> {
     let mut out = Vec::new();
     for i in info {
         if i.key.as_str() == GROUP_INFO {
@@ -49,7 +49,12 @@ pub(super) fn posted_values(info: &[Info]) -> Vec<Info> {
 
 impl GroupsAt<'_> {
     /// Keep what `me`'s construct call of `group` posts, until the construction ends.
-    pub(super) fn keep_posted_values(&mut self, group: &str, me: &Proc, info: &[Info]) {
+    pub(in crate::server::core) fn keep_posted_values(
+        &mut self,
+        group: &str,
+        me: &Proc,
+        info: &[Info],
+    ) {
         let values = posted_values(info);
         if values.is_empty() {
             return;
@@ -59,7 +64,11 @@ impl GroupsAt<'_> {
 
     /// The construction of `group` ended, with `context_id` if it formed the group with one:
     /// store what its members posted under that id, else drop it.
-    pub(super) fn store_posted_values(&mut self, group: &str, context_id: Option<u64>) {
+    pub(in crate::server::core) fn store_posted_values(
+        &mut self,
+        group: &str,
+        context_id: Option<u64>,
+    ) {
         let Some(posted) = self.groups.posted.remove(group) else {
             return;
         };
