@@ -24,8 +24,8 @@
 use crate::events::{Event, procs_of};
 use crate::model::{Status, attr};
 
-use super::GroupsAt;
 use super::group::{Group, Roles, context_id_of, has_duplicates};
+use super::state::GroupsAt;
 
 impl GroupsAt<'_> {
     /// `event`, raised by a client, announces a group (see the module doc): record it unless

@@ -18,38 +18,16 @@
 //! `PMIX_ERR_LOST_CONNECTION`, and its
 //! `PMIX_TIMEOUT` (the first leader's) with `PMIX_ERR_TIMEOUT`.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::events::procs_of;
 use crate::model::{Info, Proc, Status, attr};
 use crate::retrieval::Directives;
 
 use super::super::super::fence::Waiter;
-use super::GroupsAt;
 use super::group::{Kind, Roles, tolerates_losses};
+use super::state::GroupsAt;
 use crate::wire::Tag;
 
 use super::super::{Action, ConnId};
-
-/// A bootstrap construction gathering its membership.
-#[derive(Debug, Default)]
-pub(in crate::server::core) struct Bootstrap {
-    /// How many leaders there are (`PMIX_GROUP_BOOTSTRAP`), once a leader said.
-    leaders_expected: Option<usize>,
-    leaders: BTreeMap<Proc, Waiter>,
-    /// The members the leaders listed (`PMIX_GROUP_ADD_MEMBERS`), and those who called.
-    listed: BTreeSet<Proc>,
-    added: BTreeMap<Proc, Waiter>,
-    /// The first leader's directives: the construction's.
-    info: Vec<Info>,
-    timer: Option<u64>,
-}
-
-impl Bootstrap {
-    fn waiters(&self) -> impl Iterator<Item = &Waiter> {
-        self.leaders.values().chain(self.added.values())
-    }
-}
 
 impl GroupsAt<'_> {
     /// Whether a construction from `procs` and `info` of `group` is by bootstrap.

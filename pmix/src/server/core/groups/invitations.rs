@@ -35,58 +35,7 @@ use crate::wire::{Command, Reply, Tag};
 use super::super::super::fence::Waiter;
 use super::super::{Action, ConnId, HostCall, HostResult};
 use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
-use super::{GroupsAt, Pending};
-
-/// An invitation in progress.
-#[derive(Debug)]
-pub(in crate::server::core) struct Invitation {
-    leader: Proc,
-    /// The leader's invite call, to answer (none once the inviting leader failed).
-    waiter: Option<Waiter>,
-    invited: Vec<Proc>,
-    info: Vec<Info>,
-    /// Who accepted, with the join to answer when it was made at this server.
-    accepted: BTreeMap<Proc, Option<Waiter>>,
-    refused: BTreeSet<Proc>,
-    timer: Option<u64>,
-    /// Its `PMIX_TIMEOUT` passed before every invitee answered.
-    timed_out: bool,
-    /// Asked the host for a context id: the invitation is complete otherwise.
-    at_host: bool,
-}
-
-impl Invitation {
-    /// The group it forms: the leader, then those who accepted, in the order invited (a
-    /// leader selected from the invitees comes first only).
-    fn members(&self) -> Vec<Proc> {
-        let mut members = vec![self.leader.clone()];
-        members.extend(
-            self.invited
-                .iter()
-                .filter(|p| self.accepted.contains_key(*p) && **p != self.leader)
-                .cloned(),
-        );
-        members
-    }
-}
-
-/// An invitation whose home is another node's server, as the server of some of its
-/// invitees knows it from the `PMIX_GROUP_INVITED` the host relayed.
-#[derive(Debug)]
-pub(in crate::server::core) struct RemoteInvitation {
-    /// Who leads it now.
-    leader: Proc,
-    /// The leader that issued it: its server keeps the invitation.
-    home: Proc,
-    /// The invitees this server serves that have not answered.
-    waiting: BTreeSet<Proc>,
-    /// Those that accepted, waiting for the group to form.
-    joined: BTreeMap<Proc, Waiter>,
-    /// The group is to report its members' terminations (`PMIX_GROUP_NOTIFY_TERMINATION`),
-    /// and to go on without them (that, or `PMIX_GROUP_FT_COLLECTIVE`).
-    notify: bool,
-    tolerant: bool,
-}
+use super::state::{GroupsAt, Invitation, Pending, RemoteInvitation};
 
 impl GroupsAt<'_> {
     /// The timer `op` bounded an invitation: those who did not answer count as refusing.

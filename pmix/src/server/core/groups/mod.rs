@@ -66,8 +66,6 @@
 //! caller that is not a member), an unknown group `PMIX_ERR_NOT_FOUND`, and a name in use
 //! `PMIX_ERR_EXISTS`; a destructed group's name can be used again.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use crate::events::Event;
 use crate::model::{DataArray, DataRange, GroupOperation, Info, Proc, Rank, Status, Value, attr};
 use crate::retrieval::{Directives, ServerStep};
@@ -75,94 +73,11 @@ use crate::wire::ops::GROUP_SERVER_EVENT;
 use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
-use super::events::ServerEvents;
-use super::shared::Shared;
 use super::{Action, ConnId, HostCall, HostResult};
-use bootstrap::Bootstrap;
 use group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};
-use invitations::{Invitation, RemoteInvitation};
+use state::Pending;
 
-/// The groups of one server.
-#[derive(Debug, Default)]
-pub(super) struct Groups {
-    pub(super) live: BTreeMap<String, Group>,
-    constructs: Fences,
-    destructs: Fences,
-    pub(super) invitations: BTreeMap<String, Invitation>,
-    /// Invitations whose home is another node's server, to invitees here.
-    pub(super) remote_invitations: BTreeMap<String, RemoteInvitation>,
-    /// The roles of the constructions in progress, by group.
-    pub(super) roles: BTreeMap<String, Roles>,
-    /// Processes of other nodes the host told us terminated.
-    pub(super) gone_elsewhere: BTreeSet<Proc>,
-    /// Constructions by bootstrap gathering their membership.
-    pub(super) bootstraps: BTreeMap<String, Bootstrap>,
-    /// What the local members of the constructions in progress posted for their group, by
-    /// group and member ([`values`]).
-    pub(super) posted: BTreeMap<String, BTreeMap<Proc, Vec<Info>>>,
-    /// The host calls of the groups still to be answered, by op.
-    at_host: BTreeMap<u64, Pending>,
-}
-
-/// What a host call of the groups was for.
-#[derive(Clone, Debug)]
-pub(super) enum Pending {
-    Group(Kind, u64),
-    /// The context id for the group an invitation formed.
-    Invitation(String),
-    /// A group event the host carries to the servers of `targets`.
-    GroupRelay {
-        group: String,
-        status: Status,
-        source: Proc,
-        targets: Vec<Proc>,
-    },
-}
-
-/// The groups chapter at work for one input: its state, with the shared state and the
-/// event chapter it raises group events through, borrowed from the core.
-pub(super) struct GroupsAt<'a> {
-    pub(super) groups: &'a mut Groups,
-    pub(super) cx: &'a mut Shared,
-    pub(super) events: &'a mut ServerEvents,
-}
-
-impl GroupsAt<'_> {
-    pub(super) fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
-        self.cx.send(conn, tag, reply);
-    }
-
-    pub(super) fn op(&mut self) -> u64 {
-        self.cx.op()
-    }
-
-    pub(super) fn call_host(&mut self, pending: Pending, call: HostCall) {
-        let op = self.cx.call_host(call);
-        self.groups.at_host.insert(op, pending);
-    }
-
-    /// The host answered the groups' call `op`.
-    pub(super) fn host_answered(&mut self, op: u64, result: HostResult) {
-        let Some(pending) = self.groups.at_host.remove(&op) else {
-            return;
-        };
-        match pending {
-            Pending::Group(kind, id) => self.host_answered_group(kind, id, result),
-            Pending::Invitation(group) => self.host_answered_invitation(&group, result),
-            Pending::GroupRelay {
-                group,
-                status,
-                source,
-                targets,
-            } => {
-                let failure = result.failure();
-                if failure != Status::SUCCESS {
-                    self.group_relay_failed(&group, status, &source, &targets, failure);
-                }
-            }
-        }
-    }
-}
+pub(super) use state::{Groups, GroupsAt};
 
 impl GroupsAt<'_> {
     /// The processes `procs` stand for, with group ids replaced by their members.
@@ -819,4 +734,5 @@ mod announced;
 mod bootstrap;
 pub(super) mod group;
 mod invitations;
+mod state;
 pub(super) mod values;

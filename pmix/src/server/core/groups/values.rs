@@ -25,7 +25,7 @@
 
 use crate::model::{Info, Proc, attr};
 
-use super::GroupsAt;
+use super::state::GroupsAt;
 
 /// OpenPMIx 4.2's key (`PMIX_GROUP_INFO`) of the values a member posts for its group in a
 /// construct call: an array of infos. Not a key of the standard.
