@@ -8,7 +8,8 @@
 //! blocks, reads a clock or touches a socket, so the whole server logic runs the same under
 //! tokio, under the simulator and in unit tests.
 
-use crate::model::{Info, Key, Nspace, Proc, Rank, Status, attr};
+use crate::events::Event;
+use crate::model::{DataRange, Info, Key, Nspace, Proc, Query, Rank, RegAttr, Status, attr};
 use crate::store::{JobRealms, ServerStore, is_reserved};
 use crate::wire::{ConnectRequest, Frame, Reply, Request, Tag};
 
@@ -498,6 +499,115 @@ impl ServerCore {
         while let Some(conn) = self.cx.take_closed() {
             self.handle_closed(conn);
         }
+    }
+}
+
+/// The entry points whose work spans chapters: each hands every chapter involved its part.
+impl ServerCore {
+    /// `NOTIFY` from client `me`: accept (or refuse a malformed range), pass it to the local
+    /// processes in range and, when the range goes beyond this node, to the host. A
+    /// `PMIX_GROUP_CONSTRUCT_COMPLETE` also makes its group known here.
+    fn client_notify(
+        &mut self,
+        conn: ConnId,
+        tag: Tag,
+        me: &Proc,
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
+    ) {
+        let event = Event {
+            status,
+            source: me.clone(),
+            range,
+            info,
+        };
+        if let Err(s) = event.check() {
+            self.send(conn, tag, &Reply::Status(s));
+            return;
+        }
+        self.send(conn, tag, &Reply::Status(Status::SUCCESS));
+        // An inviting process announces the group it assembled ([`super::announced`]).
+        self.groups_at().group_announced(&event);
+        let beyond_node = !matches!(
+            range,
+            DataRange::LOCAL | DataRange::PROC_LOCAL | DataRange::UNDEF
+        );
+        if beyond_node {
+            let call = HostCall::NotifyEvent {
+                status,
+                source: me.clone(),
+                range,
+                info: event.info.clone(),
+            };
+            // Nothing waits on the answer.
+            self.cx.call_host(call);
+        }
+        self.events.distribute(&mut self.cx, event);
+    }
+
+    /// `PMIx_Notify_event` in the server (the host injecting an event, or relaying one from
+    /// another node): to the local processes in range that registered for it. A malformed
+    /// range is `PMIX_ERR_BAD_PARAM`.
+    ///
+    /// A group event another server raised, and the host's word that processes terminated
+    /// elsewhere, also move this server's groups and invitations on
+    /// (`ServerCore::relayed_group_event`).
+    pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
+        event.check()?;
+        self.events.distribute(&mut self.cx, event.clone());
+        self.groups_at().relayed_group_event(&event);
+        Ok(())
+    }
+
+    /// `PMIx_server_define_process_set`: an empty name or member list is
+    /// `PMIX_ERR_BAD_PARAM`; a name already defined is `PMIX_ERR_EXISTS` (sets are immutable:
+    /// delete it first).
+    pub(crate) fn define_process_set(
+        &mut self,
+        name: &str,
+        members: Vec<Proc>,
+    ) -> Result<(), Status> {
+        let info = self.psets.define(name, members)?;
+        self.announce(Status::PROCESS_SET_DEFINE, info)
+    }
+
+    /// `PMIx_server_delete_process_set`: a name not defined is `PMIX_ERR_NOT_FOUND`.
+    pub(crate) fn delete_process_set(&mut self, name: &str) -> Result<(), Status> {
+        let info = self.psets.delete(name)?;
+        self.announce(Status::PROCESS_SET_DELETE, info)
+    }
+
+    /// Raise a process-set event from the host to the local clients.
+    fn announce(&mut self, status: Status, info: Vec<Info>) -> Result<(), Status> {
+        let event = Event {
+            status,
+            source: Proc::new(Nspace::default(), Rank::UNDEF),
+            range: DataRange::SESSION,
+            info,
+        };
+        self.notify_event(event)
+    }
+
+    /// `PMIx_Register_attributes`: see `query::Queries::register_attributes`.
+    pub(crate) fn register_attributes(
+        &mut self,
+        function: &str,
+        attrs: Vec<RegAttr>,
+    ) -> Result<(), Status> {
+        self.queries.register_attributes(function, attrs)
+    }
+
+    /// A client's `PMIx_Query_info`: what the process sets and groups answer, then the rest.
+    fn query(&mut self, conn: ConnId, tag: Tag, me: &Proc, queries: Vec<Query>) {
+        let others: Vec<Vec<Info>> = (queries.iter())
+            .map(|query| {
+                let mut out = self.psets.answers(query);
+                out.extend(self.groups_at().group_answers(query));
+                out
+            })
+            .collect();
+        (self.queries).request(&mut self.cx, conn, tag, me, queries, others);
     }
 }
 

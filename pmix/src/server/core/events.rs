@@ -25,10 +25,9 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::events::Event;
-use crate::model::{DataRange, Info, Proc, Status};
+use crate::model::{Info, Proc, Status};
 use crate::wire::{Notification, Reply, Tag};
 
-use super::ServerCore;
 use super::interface::{Action, ConnId};
 use super::shared::Shared;
 use super::upcall::{HostCall, HostResult};
@@ -260,63 +259,5 @@ fn push_event(cx: &mut Shared, conn: ConnId, event: &Event) {
             payload,
         }),
         Err(e) => tracing::warn!("cannot encode an event for connection {conn}: {e}"),
-    }
-}
-
-impl ServerCore {
-    /// `NOTIFY` from client `me`: accept (or refuse a malformed range), pass it to the local
-    /// processes in range and, when the range goes beyond this node, to the host. A
-    /// `PMIX_GROUP_CONSTRUCT_COMPLETE` also makes its group known here.
-    pub(super) fn client_notify(
-        &mut self,
-        conn: ConnId,
-        tag: Tag,
-        me: &Proc,
-        status: Status,
-        range: DataRange,
-        info: Vec<Info>,
-    ) {
-        let event = Event {
-            status,
-            source: me.clone(),
-            range,
-            info,
-        };
-        if let Err(s) = event.check() {
-            self.send(conn, tag, &Reply::Status(s));
-            return;
-        }
-        self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-        // An inviting process announces the group it assembled ([`super::announced`]).
-        self.groups_at().group_announced(&event);
-        let beyond_node = !matches!(
-            range,
-            DataRange::LOCAL | DataRange::PROC_LOCAL | DataRange::UNDEF
-        );
-        if beyond_node {
-            let call = HostCall::NotifyEvent {
-                status,
-                source: me.clone(),
-                range,
-                info: event.info.clone(),
-            };
-            // Nothing waits on the answer.
-            self.cx.call_host(call);
-        }
-        self.events.distribute(&mut self.cx, event);
-    }
-
-    /// `PMIx_Notify_event` in the server (the host injecting an event, or relaying one from
-    /// another node): to the local processes in range that registered for it. A malformed
-    /// range is `PMIX_ERR_BAD_PARAM`.
-    ///
-    /// A group event another server raised, and the host's word that processes terminated
-    /// elsewhere, also move this server's groups and invitations on
-    /// (`ServerCore::relayed_group_event`).
-    pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
-        event.check()?;
-        self.events.distribute(&mut self.cx, event.clone());
-        self.groups_at().relayed_group_event(&event);
-        Ok(())
     }
 }

@@ -8,11 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::events::Event;
-use crate::model::{DataArray, DataRange, Info, Nspace, Proc, Query, Rank, Status, Value, attr};
+use crate::model::{DataArray, Info, Proc, Query, Status, Value, attr};
 use crate::query as q;
-
-use super::ServerCore;
 
 /// The process sets the host defined, by name.
 #[derive(Debug, Default)]
@@ -20,7 +17,7 @@ pub(super) struct ProcessSets(BTreeMap<String, Vec<Proc>>);
 
 impl ProcessSets {
     /// Define `name`: the event's information, or why not.
-    fn define(&mut self, name: &str, members: Vec<Proc>) -> Result<Vec<Info>, Status> {
+    pub(super) fn define(&mut self, name: &str, members: Vec<Proc>) -> Result<Vec<Info>, Status> {
         if name.is_empty() || members.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -35,7 +32,7 @@ impl ProcessSets {
     }
 
     /// Delete `name`: the event's information, or why not.
-    fn delete(&mut self, name: &str) -> Result<Vec<Info>, Status> {
+    pub(super) fn delete(&mut self, name: &str) -> Result<Vec<Info>, Status> {
         if self.0.remove(name).is_none() {
             return Err(Status::ERR_NOT_FOUND);
         }
@@ -68,36 +65,5 @@ impl ProcessSets {
             }
         }
         out
-    }
-}
-
-impl ServerCore {
-    /// `PMIx_server_define_process_set`: an empty name or member list is
-    /// `PMIX_ERR_BAD_PARAM`; a name already defined is `PMIX_ERR_EXISTS` (sets are immutable:
-    /// delete it first).
-    pub(crate) fn define_process_set(
-        &mut self,
-        name: &str,
-        members: Vec<Proc>,
-    ) -> Result<(), Status> {
-        let info = self.psets.define(name, members)?;
-        self.announce(Status::PROCESS_SET_DEFINE, info)
-    }
-
-    /// `PMIx_server_delete_process_set`: a name not defined is `PMIX_ERR_NOT_FOUND`.
-    pub(crate) fn delete_process_set(&mut self, name: &str) -> Result<(), Status> {
-        let info = self.psets.delete(name)?;
-        self.announce(Status::PROCESS_SET_DELETE, info)
-    }
-
-    /// Raise a process-set event from the host to the local clients.
-    fn announce(&mut self, status: Status, info: Vec<Info>) -> Result<(), Status> {
-        let event = Event {
-            status,
-            source: Proc::new(Nspace::default(), Rank::UNDEF),
-            range: DataRange::SESSION,
-            info,
-        };
-        self.notify_event(event)
     }
 }

@@ -29,7 +29,6 @@ use crate::retrieval::{Directives, ServerStep, server_get};
 use crate::wire::op_reply::OpReply;
 use crate::wire::{Command, Reply, Tag};
 
-use super::ServerCore;
 use super::interface::ConnId;
 use super::shared::Shared;
 use super::upcall::{HostCall, HostResult};
@@ -55,34 +54,15 @@ pub(super) struct Queries {
     at_host: BTreeMap<u64, HeldQuery>,
 }
 
-impl ServerCore {
-    /// `PMIx_Register_attributes`: see [`Queries::register_attributes`].
-    pub(crate) fn register_attributes(
-        &mut self,
-        function: &str,
-        attrs: Vec<RegAttr>,
-    ) -> Result<(), Status> {
-        self.queries.register_attributes(function, attrs)
-    }
-
-    /// A client's `PMIx_Query_info`: what the process sets and groups answer, then the rest.
-    pub(super) fn query(&mut self, conn: ConnId, tag: Tag, me: &Proc, queries: Vec<Query>) {
-        let others: Vec<Vec<Info>> = (queries.iter())
-            .map(|query| {
-                let mut out = self.psets.answers(query);
-                out.extend(self.groups_at().group_answers(query));
-                out
-            })
-            .collect();
-        (self.queries).request(&mut self.cx, conn, tag, me, queries, others);
-    }
-}
-
 impl Queries {
     /// `PMIx_Register_attributes`: the host declares the attributes `function` (a server-module
     /// function such as `"allocate"`) supports. A second registration for one function is
     /// `PMIX_ERR_REPEAT_ATTR_REGISTRATION`.
-    fn register_attributes(&mut self, function: &str, attrs: Vec<RegAttr>) -> Result<(), Status> {
+    pub(super) fn register_attributes(
+        &mut self,
+        function: &str,
+        attrs: Vec<RegAttr>,
+    ) -> Result<(), Status> {
         if function.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -95,7 +75,7 @@ impl Queries {
 
     /// Answer `queries`, given what the process sets and groups answer for each (`others`).
     #[allow(clippy::too_many_arguments)] // the request's fields, as the wire gives them
-    fn request(
+    pub(super) fn request(
         &mut self,
         cx: &mut Shared,
         conn: ConnId,

@@ -27,7 +27,7 @@ use super::group::{Kind, Roles, tolerates_losses};
 use super::state::GroupsAt;
 use crate::wire::Tag;
 
-use super::super::{Action, ConnId};
+use super::super::interface::{Action, ConnId};
 
 impl GroupsAt<'_> {
     /// Whether a construction from `procs` and `info` of `group` is by bootstrap.

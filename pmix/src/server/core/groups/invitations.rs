@@ -33,7 +33,8 @@ use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Reply, Tag};
 
 use super::super::super::fence::Waiter;
-use super::super::{Action, ConnId, HostCall, HostResult};
+use super::super::interface::{Action, ConnId};
+use super::super::upcall::{HostCall, HostResult};
 use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
 use super::state::{GroupsAt, Invitation, Pending, RemoteInvitation};
 

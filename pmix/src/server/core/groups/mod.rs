@@ -73,7 +73,8 @@ use crate::wire::ops::GROUP_SERVER_EVENT;
 use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
 use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
-use super::{Action, ConnId, HostCall, HostResult};
+use super::interface::{Action, ConnId};
+use super::upcall::{HostCall, HostResult};
 use group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};
 use state::Pending;
 

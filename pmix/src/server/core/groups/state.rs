@@ -9,8 +9,9 @@ use crate::wire::{Reply, Tag};
 
 use super::super::super::fence::{Fences, Waiter};
 use super::super::events::ServerEvents;
+use super::super::interface::ConnId;
 use super::super::shared::Shared;
-use super::super::{ConnId, HostCall, HostResult};
+use super::super::upcall::{HostCall, HostResult};
 use super::group::{Group, Kind, Roles};
 
 /// The groups of one server.
