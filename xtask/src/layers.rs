@@ -317,7 +317,9 @@ fn without_tests(code: &str) -> String {
 }
 
 /// The paths a module names: every leaf of its `use` trees, and the paths in its code that
-/// begin with `crate`, `super` or `self`. Each is a list of segments, as written.
+/// begin with `crate`, `super` or `self`, or with a lowercase name followed by `::` (a child
+/// module named without a `use`, as `gets::Gets::new()`; the graph keeps those that name
+/// one). Each is a list of segments, as written.
 fn named_paths(code: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let bytes = code.as_bytes();
@@ -334,7 +336,11 @@ fn named_paths(code: &str) -> Vec<Vec<String>> {
                 expand(&code[i + 3..end], &[], &mut out);
             }
             i = end;
-        } else if ["crate", "super", "self"].iter().any(|w| word_at(i, w)) {
+        } else if child_path_at(code, i)
+            || (["crate", "super", "self"].iter().any(|w| word_at(i, w))
+                // A visibility (`pub(in crate::server)`) names no dependency.
+                && !code[..i].trim_end().ends_with("(in"))
+        {
             let len = code[i..]
                 .find(|ch: char| !(ch.is_alphanumeric() || ch == '_' || ch == ':'))
                 .unwrap_or(code.len() - i);
@@ -352,6 +358,21 @@ fn named_paths(code: &str) -> Vec<Vec<String>> {
         }
     }
     out
+}
+
+/// Whether a path that may start with a child module's name begins at `i`: a lowercase
+/// identifier other than `crate`, `super` and `self`, not itself the tail of a path or of
+/// another word, followed by `::`.
+fn child_path_at(code: &str, i: usize) -> bool {
+    let bytes = code.as_bytes();
+    if !bytes[i].is_ascii_lowercase() || (i > 0 && (is_ident(bytes[i - 1]) || bytes[i - 1] == b':'))
+    {
+        return false;
+    }
+    let end = code[i..]
+        .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .map_or(code.len(), |e| i + e);
+    !["crate", "super", "self"].contains(&&code[i..end]) && code[end..].starts_with("::")
 }
 
 /// Whether the `use` after `before` is a re-export (`pub use`, `pub(crate) use`): a module's
@@ -675,6 +696,14 @@ mod tests {
                 "crate::a::self"
             ]
         );
+    }
+
+    #[test]
+    fn paths_through_a_child_module_count_and_visibilities_do_not() {
+        let code = "pub(in crate::server::core) struct S { f: gets::Gets }\n\
+                    fn g() { let x = std::mem::take(&mut y); super::shared::f(); Self::new(); }";
+        let joined: Vec<String> = named_paths(code).iter().map(|p| p.join("::")).collect();
+        assert_eq!(joined, ["gets::Gets", "std::mem::take", "super::shared::f"]);
     }
 
     #[test]
