@@ -7,6 +7,25 @@
 //! to send, connections to close, host upcalls to make and timers to arm. The core never
 //! blocks, reads a clock or touches a socket, so the whole server logic runs the same under
 //! tokio, under the simulator and in unit tests.
+//!
+//! The core is a router over one sub-machine per chapter, each in its own file (the groups
+//! in their own folder) and owning its state and the host calls it waits on:
+//!
+//! | chapter | sub-machine |
+//! |---|---|
+//! | who may connect, tools waiting for the host | `hello::Admission` |
+//! | fences | `fencing::Fencing` |
+//! | gets that wait, direct modex both ways | `gets::Gets` |
+//! | event registrations, the cache, events to the host | `events::ServerEvents` |
+//! | queries, the host's registered attributes | `query::Queries` |
+//! | connect and disconnect | `connect::Connects` |
+//! | process groups, invitations, bootstrap | `groups::Groups` (worked on through `GroupsAt`) |
+//! | requests relayed to the host, credentials | `relayed::Relayed` |
+//! | process sets | `psets::ProcessSets` |
+//!
+//! What they all read and write (the store, the connections, the registered clients, the
+//! outbox of actions) is [`shared::Shared`], which each takes as an argument. A host answer
+//! or an expired timer goes to the chapter that recognises its op.
 
 use crate::events::Event;
 use crate::model::{DataRange, Info, Key, Nspace, Proc, Query, Rank, RegAttr, Status, attr};
