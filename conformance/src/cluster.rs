@@ -19,13 +19,14 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use pmix::events::Event;
+use pmix::host::fabric::FabricName;
+use pmix::host::publish::PublishBoard;
+use pmix::host::{Host, control, launch};
 use pmix::model::{
     AllocDirective, App, DataArray, DataRange, DataType, FabricOperation, GroupOperation, Info,
     Nspace, PData, Proc, Query, Rank, Status, Value, attr,
 };
-use pmix::server::fabric::FabricName;
-use pmix::server::publish::PublishBoard;
-use pmix::server::{Host, Server, control, credential, launch};
+use pmix::server::{Server, credential};
 use pmix::store::published::Topology;
 use tokio::sync::oneshot;
 
@@ -300,7 +301,7 @@ impl Host for ClusterHost {
     }
 
     /// Start the job on the requester's node: checked and described by
-    /// `pmix::server::launch`, registered with that node's server, its processes forked and
+    /// `pmix::host::launch`, registered with that node's server, its processes forked and
     /// reaped (they are not PMIx clients of the vector).
     async fn spawn(
         &self,
@@ -768,7 +769,7 @@ impl Host for ClusterHost {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        pmix::server::log::write_local(&proc, timestamp, now, &data, &directives)
+        pmix::host::log::write_local(&proc, timestamp, now, &data, &directives)
     }
 
     /// The cluster has no tool support: tools that bring their own identifier are left to

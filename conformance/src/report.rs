@@ -161,7 +161,7 @@ counted: `spec-vectors/README.md`.\n\n";
 /// What a library target's column of the publish/lookup chapter measures.
 const LIBRARY_NOTE: &str = "\nOn a library target, the data of `PMIx_Publish`, \
 `PMIx_Lookup` and `PMIx_Unpublish` is kept by the harness's host, which stores it with this \
-crate's own table (`pmix::server::publish`): a library's server hands these requests to its \
+crate's own table (`pmix::host::publish`): a library's server hands these requests to its \
 host, as the standard has it. The `publish-lookup/` results of a library target therefore \
 measure that library's client and server carrying the requests and answers, not a store of \
 its own.\n";

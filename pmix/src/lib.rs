@@ -5,6 +5,7 @@
 //!
 //! ```text
 //!   drivers    server::Server, client::Client     async, tokio   -- feature `runtime`
+//!              host (the Host trait and its kit),
 //!              transport (TCP, Unix, in-memory)
 //!   state      server::ServerCore (fences,        sans-IO        -- `server`, `retrieval`,
 //!              held gets, direct modex),                            `store`
@@ -88,12 +89,17 @@
 //! ```
 
 #![forbid(unsafe_code)]
+// Without the drivers (`--no-default-features`) the sans-IO layers are built to show they
+// need nothing above them; their crate-internal items then have no caller in the build.
+#![cfg_attr(not(feature = "runtime"), allow(dead_code, unreachable_pub))]
 
 #[cfg(feature = "runtime")]
 pub mod client;
 pub mod codec;
 mod error;
 pub mod events;
+#[cfg(feature = "runtime")]
+pub mod host;
 pub mod model;
 pub mod query;
 pub(crate) mod retrieval;

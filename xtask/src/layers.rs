@@ -39,8 +39,6 @@ pub(crate) const LAYERS: &[(&str, &[&str])] = &[
             "server::env",
             "server::regex",
             "server::credential",
-            "server::control",
-            "server::fabric",
             "client::core",
         ],
     ),

@@ -15,34 +15,24 @@
 
 #[cfg(feature = "runtime")]
 mod config;
-pub mod control;
 pub(crate) mod core;
 pub mod credential;
 pub(crate) mod env;
-pub mod fabric;
 pub(crate) mod fence;
 pub mod regex;
 
 #[cfg(feature = "runtime")]
 mod driver;
 #[cfg(feature = "runtime")]
-pub mod host;
-#[cfg(feature = "runtime")]
 mod inventory;
-#[cfg(feature = "runtime")]
-pub mod launch;
-#[cfg(feature = "runtime")]
-pub mod log;
-#[cfg(feature = "runtime")]
-pub mod publish;
 #[cfg(all(feature = "runtime", feature = "topology"))]
 mod topology;
 
 #[cfg(feature = "runtime")]
+pub use crate::host::{Host, NoHost};
+#[cfg(feature = "runtime")]
 pub use config::{CredentialKey, Roles, ServerConfig};
 #[cfg(feature = "runtime")]
 pub use driver::{SERVER_VERSION, Server};
-#[cfg(feature = "runtime")]
-pub use host::{Host, NoHost};
 // The upcalls as messages, for a host in another process.
 pub use core::{HostCall, HostResult};

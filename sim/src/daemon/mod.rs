@@ -67,12 +67,12 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use pmix::codec::{BufferType, DataBuffer};
+use pmix::host::fabric::FabricName;
+use pmix::host::publish::PublishBoard;
 use pmix::model::{
     App, DataArray, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc, Rank,
     Status, attr,
 };
-use pmix::server::fabric::FabricName;
-use pmix::server::publish::PublishBoard;
 use pmix::server::{Host, Server};
 use pmix::store::published::Topology;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

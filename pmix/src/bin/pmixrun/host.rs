@@ -5,14 +5,14 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use pmix::host::control::Authority;
+use pmix::host::fabric::FabricName;
+use pmix::host::publish::PublishBoard;
 use pmix::model::{
     AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
     ProcState, Query, Status, attr,
 };
 use pmix::server::Host;
-use pmix::server::control::Authority;
-use pmix::server::fabric::FabricName;
-use pmix::server::publish::PublishBoard;
 use pmix::store::published::OneNode;
 use tokio::sync::Notify;
 
@@ -42,7 +42,7 @@ pub(crate) struct HostState {
     pub(crate) procs: Mutex<BTreeMap<Proc, ProcRecord>>,
     /// Paths to remove when the run ends (`PMIX_REGISTER_CLEANUP`, `…_DIR`), with the request
     /// that registered each (its requester and `PMIX_JOB_CTRL_ID`), which may cancel it.
-    pub(crate) cleanups: Mutex<Vec<(Request, pmix::server::control::Cleanup)>>,
+    pub(crate) cleanups: Mutex<Vec<(Request, pmix::host::control::Cleanup)>>,
     /// Processes marked preemptible (`PMIX_JOB_CTRL_PREEMPTIBLE`), by the request that did.
     /// The launcher never preempts; the mark is kept for queries and cancels.
     pub(crate) preemptible: Mutex<BTreeMap<Proc, Request>>,
@@ -55,13 +55,13 @@ pub(crate) struct HostState {
     /// File monitors by process and path, with the watch's generation.
     pub(crate) file_watches: Mutex<BTreeMap<(Proc, String), u64>>,
     /// Allocations granted.
-    pub(crate) allocations: Mutex<pmix::server::control::Allocations>,
+    pub(crate) allocations: Mutex<pmix::host::control::Allocations>,
     /// Where spawn requests go: the launcher's loop, which starts jobs.
     pub(crate) spawner: Mutex<Option<tokio::sync::mpsc::UnboundedSender<crate::SpawnRequest>>>,
     /// The last group context id given out.
     pub(crate) context_ids: Mutex<usize>,
     /// Who may signal, abort or clean up what: the jobs' lineage and the tools.
-    pub(crate) authority: Mutex<pmix::server::control::Authority>,
+    pub(crate) authority: Mutex<pmix::host::control::Authority>,
     /// The signals requests sent each process (job control, an abort listing it): an end by
     /// one of those was asked for, not a failure.
     pub(crate) signalled: Mutex<BTreeMap<Proc, Vec<nix::sys::signal::Signal>>>,
@@ -277,10 +277,10 @@ impl RunHost {
         &self,
         proc: Proc,
         generation: u64,
-        watch: pmix::server::control::FileWatch,
+        watch: pmix::host::control::FileWatch,
         error: Status,
     ) {
-        let look = |w: &pmix::server::control::FileWatch| {
+        let look = |w: &pmix::host::control::FileWatch| {
             std::fs::metadata(&w.path).ok().map(|m| {
                 (
                     w.size.then_some(m.len()),
@@ -474,7 +474,7 @@ impl Host for RunHost {
     }
 
     /// A new job on this machine, started by the launcher's loop (see
-    /// [`pmix::server::launch::plan`] for the statuses of a job that cannot start).
+    /// [`pmix::host::launch::plan`] for the statuses of a job that cannot start).
     async fn spawn(
         &self,
         proc: Proc,
@@ -512,7 +512,7 @@ impl Host for RunHost {
         directive: AllocDirective,
         info: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let capacity = pmix::server::control::Capacity {
+        let capacity = pmix::host::control::Capacity {
             nodes: 1,
             cpus: Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u64)),
         };
@@ -536,8 +536,8 @@ impl Host for RunHost {
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
         use nix::sys::signal::Signal;
-        use pmix::server::control::Control;
-        let actions = pmix::server::control::job_control(&directives)?;
+        use pmix::host::control::Control;
+        let actions = pmix::host::control::job_control(&directives)?;
         if actions
             .iter()
             .any(|a| matches!(a, Control::Restart(_) | Control::Provision { .. }))
@@ -546,7 +546,7 @@ impl Host for RunHost {
         }
         let request = Request {
             requester: proc.clone(),
-            id: pmix::server::control::request_id(&directives),
+            id: pmix::host::control::request_id(&directives),
             uid: Authority::requester_uid(&directives),
         };
         let targets = if targets.is_empty() {
@@ -618,7 +618,7 @@ impl Host for RunHost {
         }
         for id in checkpoints {
             let procs: Vec<Proc> = running.iter().map(|(p, _)| p.clone()).collect();
-            let info = pmix::server::control::checkpoint_event(procs, &id);
+            let info = pmix::host::control::checkpoint_event(procs, &id);
             let event = HostEvent {
                 status: Status::JCTRL_CHECKPOINT,
                 range: DataRange::CUSTOM,
@@ -650,8 +650,8 @@ impl Host for RunHost {
         error: Status,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        use pmix::server::control::Monitor;
-        match pmix::server::control::monitor(&monitor, &directives)? {
+        use pmix::host::control::Monitor;
+        match pmix::host::control::monitor(&monitor, &directives)? {
             Monitor::Beat => {
                 let mut beats = lock(&self.heartbeats);
                 let watch = beats.get_mut(&proc).ok_or(Status::ERR_NOT_FOUND)?;

@@ -13,7 +13,7 @@
 //!
 //! As the host (`host.rs`) it:
 //! - starts the jobs its processes spawn (`PMIx_Spawn`: checked and described by
-//!   `pmix::server::launch`, registered, forked and watched like the first job; `pmixrun`
+//!   `pmix::host::launch`, registered, forked and watched like the first job; `pmixrun`
 //!   ends when every job has);
 //! - answers publish/lookup/unpublish, abort (the job, or only the processes listed) and
 //!   queries (`PMIX_QUERY_NAMESPACES`, `PMIX_QUERY_JOB_STATUS`, the process table with real
@@ -38,10 +38,10 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use pmix::host::launch::{self, JobLaunch, Placement};
 use pmix::model::{
     App, Cpuset, DataArray, DataRange, Info, Nspace, Proc, Rank, Status, Time, attr,
 };
-use pmix::server::launch::{self, JobLaunch, Placement};
 use pmix::server::{Server, ServerConfig};
 use pmix::topology::Machine;
 use tokio::process::Command;
@@ -50,7 +50,7 @@ use tokio::sync::{mpsc, oneshot};
 use ending::Ending;
 use host::{HostEvent, RunHost, lock};
 use nix::sys::signal::Signal;
-use pmix::server::control::Authority;
+use pmix::host::control::Authority;
 use pmix::transport::uid_gid;
 
 /// Run N copies of a program on this machine under a PMIx server: one job, with complete job,
@@ -579,7 +579,7 @@ impl Signals {
 /// uid owns (`Authority::may_remove`): the path may have changed hands since it was
 /// registered, and a directory may hold other users' files. Symbolic links are removed, never
 /// followed. Failures are reported, never fatal: the job is over.
-fn clean_up(c: &pmix::server::control::Cleanup, uid: Option<u32>) {
+fn clean_up(c: &pmix::host::control::Cleanup, uid: Option<u32>) {
     let path = std::path::Path::new(&c.path);
     let Some(owner) = host::owner_uid(&c.path) else {
         return;
@@ -606,7 +606,7 @@ fn clean_up(c: &pmix::server::control::Cleanup, uid: Option<u32>) {
 
 fn remove_dir(
     dir: &std::path::Path,
-    c: &pmix::server::control::Cleanup,
+    c: &pmix::host::control::Cleanup,
     uid: Option<u32>,
     top: bool,
 ) -> std::io::Result<()> {
@@ -615,7 +615,7 @@ fn remove_dir(
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if pmix::server::control::ignored(&name, &c.ignore) {
+            if pmix::host::control::ignored(&name, &c.ignore) {
                 continue;
             }
             // Another user's entry stays, and with it the directories above it.

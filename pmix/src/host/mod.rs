@@ -1,11 +1,21 @@
-//! The host's side of the server: one async method per upcall of the standard's
-//! `pmix_server_module_t` (PMIx v5.0 §17.3), each defaulting to `PMIX_ERR_NOT_SUPPORTED`.
+//! The host's side of the server: the [`Host`] trait, one async method per upcall of the
+//! standard's `pmix_server_module_t` (PMIx v5.0 §17.3), each defaulting to
+//! `PMIX_ERR_NOT_SUPPORTED`; and the kit a host reuses to implement them: starting a job on
+//! one node ([`launch`]), job control and monitoring requests read into actions, with who may
+//! ask for them ([`control`]), the library's own logging channels ([`log`]), published data
+//! with waiting lookups ([`publish`]), and fabric names ([`fabric`]).
 //!
 //! A resource manager implements the upcalls it supports. The server calls them from its own
 //! tasks, never while holding its state, so an upcall may take as long as it needs (a fence
 //! across thousands of nodes) without stopping the server from serving other clients.
 //! Upcalls of later chapters (spawn, connect, events, query, groups, fabric, …) are declared
 //! here as they are wired into the server.
+
+pub mod control;
+pub mod fabric;
+pub mod launch;
+pub mod log;
+pub mod publish;
 
 use std::future::Future;
 
@@ -14,7 +24,7 @@ use crate::model::{
     Query, Status,
 };
 
-use super::core::{HostCall, HostResult};
+use crate::server::{HostCall, HostResult};
 
 /// The resource manager's upcalls.
 pub trait Host: Send + Sync + 'static {
@@ -149,7 +159,7 @@ pub trait Host: Send + Sync + 'static {
     /// `PMIX_PARENT_ID`), each app its command, arguments, environment, working directory,
     /// number of processes and directives. Register the new namespace with the servers of the nodes it
     /// runs on (with `PMIX_PARENT_ID` and, per process, `PMIX_SPAWNED`) before answering with
-    /// it, so the requester receives its job information. [`crate::server::launch`] checks a
+    /// it, so the requester receives its job information. [`crate::host::launch`] checks a
     /// request and builds that information for a job on one node. A request that cannot start
     /// fails with the standard's job status (`PMIX_ERR_JOB_EXE_NOT_FOUND`, …).
     fn spawn(
@@ -165,7 +175,7 @@ pub trait Host: Send + Sync + 'static {
     /// `log`: log `data` (each info a channel and its message) for `proc` as `directives`
     /// say (§12.4.1); `timestamp` is the request's (0: none). The default is this library's
     /// own logging to the local channels (stderr, stdout, syslog; see
-    /// [`crate::server::log`]); a host with channels of its own (a job record, a global
+    /// [`crate::host::log`]); a host with channels of its own (a job record, a global
     /// syslog, email) implements it.
     fn log(
         &self,
@@ -180,7 +190,7 @@ pub trait Host: Send + Sync + 'static {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        async move { super::log::write_local(&proc, timestamp, now, &data, &directives) }
+        async move { log::write_local(&proc, timestamp, now, &data, &directives) }
     }
 
     /// `allocate`: a request of `proc` for a new allocation, or to extend, release or reacquire
