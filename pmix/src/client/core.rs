@@ -383,5 +383,6 @@ fn inflate(v: Value) -> Value {
     }
 }
 
+pub(crate) mod replies;
 #[cfg(test)]
 mod tests;

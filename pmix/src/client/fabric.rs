@@ -5,10 +5,10 @@
 
 use crate::Error;
 use crate::model::{Fabric, Info, Status, attr};
-use crate::wire::op_reply::OpReply;
+use crate::wire::Request;
 use crate::wire::ops::Op;
-use crate::wire::{Reply, Request};
 
+use super::core::replies;
 use super::{Client, Pending};
 
 impl Client {
@@ -76,12 +76,6 @@ impl Client {
     }
 
     async fn fabric_request(&self, req: &Request) -> Result<Vec<Info>, Error> {
-        match self.inner.conn.request(req).await? {
-            Reply::Op(OpReply::Infos { status, info, .. }) if status == Status::SUCCESS => Ok(info),
-            Reply::Op(OpReply::Infos { status, .. })
-            | Reply::Op(OpReply::Status { status, .. })
-            | Reply::Status(status) => Err(status.into()),
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
-        }
+        replies::fabric(self.inner.conn.request(req).await?)
     }
 }

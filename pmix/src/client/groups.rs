@@ -5,10 +5,10 @@
 
 use crate::Error;
 use crate::model::{Info, Proc, Query, Status, attr};
-use crate::wire::op_reply::OpReply;
+use crate::wire::Request;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
-use crate::wire::{Reply, Request};
 
+use super::core::replies;
 use super::{Client, Pending};
 
 /// A process's answer to an invitation (`pmix_group_opt_t`).
@@ -51,23 +51,16 @@ impl Client {
             procs: procs.to_vec(),
             info: info.to_vec(),
         });
-        match self.inner.conn.request(&req).await? {
-            Reply::Op(OpReply::GroupConstruct { status, context_id }) => {
-                if status != Status::SUCCESS && status != Status::ERR_PARTIAL_SUCCESS {
-                    return Err(status.into());
-                }
-                let mut results = Vec::new();
-                if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
-                    results.push(Info::new(attr::GROUP_CONTEXT_ID, id));
-                }
-                if status == Status::ERR_PARTIAL_SUCCESS {
-                    results.extend(self.group_membership(group).await);
-                }
-                Ok(GroupConstructed { status, results })
-            }
-            Reply::Op(OpReply::Status { status, .. }) | Reply::Status(status) => Err(status.into()),
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
+        let reply = self.inner.conn.request(&req).await?;
+        let (status, context_id) = replies::group_constructed(reply)?;
+        let mut results = Vec::new();
+        if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
+            results.push(Info::new(attr::GROUP_CONTEXT_ID, id));
         }
+        if status == Status::ERR_PARTIAL_SUCCESS {
+            results.extend(self.group_membership(group).await);
+        }
+        Ok(GroupConstructed { status, results })
     }
 
     /// The members of `group` as the server knows them, as a `PMIX_GROUP_MEMBERSHIP` info;
@@ -147,19 +140,8 @@ impl Client {
 
     /// An invitation's or a join's outcome: the group formed, as the server reports it.
     async fn formed(&self, req: &Request) -> Result<GroupConstructed, Error> {
-        match self.inner.conn.request(req).await? {
-            Reply::Op(OpReply::Infos { status, info, .. })
-                if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS =>
-            {
-                Ok(GroupConstructed {
-                    status,
-                    results: info,
-                })
-            }
-            Reply::Op(OpReply::Infos { status, .. } | OpReply::Status { status, .. })
-            | Reply::Status(status) => Err(status.into()),
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
-        }
+        let (status, results) = replies::group_formed(self.inner.conn.request(req).await?)?;
+        Ok(GroupConstructed { status, results })
     }
 
     /// `PMIx_Group_leave`: leave `group` at once (§14.2.14); the other members hear

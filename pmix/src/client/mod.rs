@@ -39,7 +39,6 @@ use crate::model::value::FromValue;
 use crate::model::{DataRange, Info, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr};
 use crate::query;
 use crate::store::JobRealms;
-use crate::wire::op_reply::OpReply;
 use crate::wire::ops::Op;
 use crate::wire::{Reply, Request};
 
@@ -531,15 +530,7 @@ impl Client {
     /// A request answered by a status alone (typed as an op's status for the commands of
     /// `wire::ops`, such as `LOG` and `DISCONNECTNB`).
     async fn status_of(&self, req: &Request) -> Result<(), Error> {
-        match self.inner.conn.request(req).await? {
-            Reply::Status(s) | Reply::Op(OpReply::Status { status: s, .. })
-                if s == Status::SUCCESS =>
-            {
-                Ok(())
-            }
-            Reply::Status(s) | Reply::Op(OpReply::Status { status: s, .. }) => Err(s.into()),
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
-        }
+        core::replies::status(self.inner.conn.request(req).await?)
     }
 
     /// The namespace's realms as received at init (for inspection and tests).

@@ -8,10 +8,10 @@ use crate::model::{
     AllocDirective, App, ByteObject, Info, Kval, Nspace, Proc, Query, Status, attr,
 };
 use crate::query;
-use crate::wire::op_reply::OpReply;
+use crate::wire::Request;
 use crate::wire::ops::Op;
-use crate::wire::{Reply, Request};
 
+use super::core::replies::{self, QueryPlan};
 use super::{Client, Pending};
 
 impl Client {
@@ -27,27 +27,11 @@ impl Client {
             job_info: job_info.to_vec(),
             apps: apps.to_vec(),
         });
-        match self.inner.conn.request(&req).await? {
-            Reply::Op(OpReply::Spawn {
-                status,
-                nspace: Some(ns),
-                job_info,
-            }) if status == Status::SUCCESS => {
-                let nspace = Nspace::new(ns).map_err(|_| Status::ERR_BAD_PARAM)?;
-                if !job_info.is_empty() {
-                    self.keep_job_info(&nspace, &job_info)?;
-                }
-                Ok(nspace)
-            }
-            Reply::Op(OpReply::Spawn { status, .. }) | Reply::Status(status) => {
-                Err(if status == Status::SUCCESS {
-                    Error::BadParam("the server answered the spawn with no namespace".into())
-                } else {
-                    Error::Status(status, "the spawn failed".into())
-                })
-            }
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
+        let (nspace, job_info) = replies::spawned(self.inner.conn.request(&req).await?)?;
+        if !job_info.is_empty() {
+            self.keep_job_info(&nspace, &job_info)?;
         }
+        Ok(nspace)
     }
 
     /// `PMIx_Spawn_nb`: start the spawn now and return its eventual result (see
@@ -179,24 +163,7 @@ impl Client {
         let req = Request::Op(Op::GetCredential {
             info: info.to_vec(),
         });
-        match self.inner.conn.request(&req).await? {
-            Reply::Op(OpReply::Credential {
-                status,
-                credential: Some(c),
-                info,
-            }) if status == Status::SUCCESS => Ok((c, info)),
-            Reply::Op(OpReply::Credential { status, .. }) | Reply::Status(status) => {
-                Err(if status == Status::SUCCESS {
-                    Error::decode(
-                        Status::ERR_UNPACK_FAILURE,
-                        "a credential reply without a credential",
-                    )
-                } else {
-                    Error::Status(status, "no credential".into())
-                })
-            }
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
-        }
+        replies::credential(self.inner.conn.request(&req).await?)
     }
 
     /// `PMIx_Validate_credential`: whether `credential` is valid, and what it states (the
@@ -235,17 +202,7 @@ impl Client {
 
     /// A request answered by a status and infos.
     async fn infos_of(&self, req: &Request) -> Result<Vec<Info>, Error> {
-        match self.inner.conn.request(req).await? {
-            Reply::Op(OpReply::Infos { status, info, .. }) => {
-                if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS {
-                    Ok(info)
-                } else {
-                    Err(status.into())
-                }
-            }
-            Reply::Status(s) if s != Status::SUCCESS => Err(s.into()),
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
-        }
+        replies::infos(self.inner.conn.request(req).await?)
     }
 
     /// `PMIx_Connect`: connect this process with `procs` (v5.0 §12.3.1), a collective: it
@@ -257,20 +214,12 @@ impl Client {
             procs: procs.to_vec(),
             info: info.to_vec(),
         });
-        match self.inner.conn.request(&req).await? {
-            Reply::Op(OpReply::Connect { status, jobs }) if status == Status::SUCCESS => {
-                for job in jobs {
-                    if let Ok(nspace) = Nspace::new(&job.nspace) {
-                        self.keep_job_info(&nspace, &job.kvals)?;
-                    }
-                }
-                Ok(())
+        for job in replies::connected(self.inner.conn.request(&req).await?)? {
+            if let Ok(nspace) = Nspace::new(&job.nspace) {
+                self.keep_job_info(&nspace, &job.kvals)?;
             }
-            Reply::Op(OpReply::Connect { status, .. }) | Reply::Status(status) => {
-                Err(status.into())
-            }
-            _ => Err(Status::ERR_UNPACK_FAILURE.into()),
         }
+        Ok(())
     }
 
     /// `PMIx_Disconnect`: end the connection of `procs` made by [`Client::connect`]
@@ -305,62 +254,12 @@ impl Client {
     /// which answers what it holds and asks its host for the rest. Answers are not cached, so
     /// every query is fresh, as `PMIX_QUERY_REFRESH_CACHE` asks.
     pub async fn query(&self, queries: &[Query]) -> Result<query::Answered, Error> {
-        query::check(queries)?;
-        let mut answers: Vec<Vec<Info>> = queries
-            .iter()
-            .map(|q| {
-                if query::is_attribute_support(q) {
-                    query::attribute_support(q, query::client_support)
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
-        let (sent, forwarded): (Vec<usize>, Vec<Query>) = queries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, q)| query::for_server(q).map(|f| (i, f)))
-            .unzip();
-        let mut server_error = None;
-        if !forwarded.is_empty() {
-            let req = Request::Op(Op::Query {
-                queries: forwarded.clone(),
-            });
-            let (status, flat) = match self.inner.conn.request(&req).await {
-                Ok(Reply::Op(OpReply::Infos { status, info, .. })) => (status, info),
-                Ok(Reply::Status(s)) => (s, Vec::new()),
-                Ok(_) => (Status::ERR_UNPACK_FAILURE, Vec::new()),
-                Err(e) => (e.status(), Vec::new()),
-            };
-            if status != Status::SUCCESS
-                && status != Status::ERR_PARTIAL_SUCCESS
-                && status != Status::ERR_NOT_FOUND
-            {
-                server_error = Some(status);
-            }
-            let theirs = if query::is_shaped(&flat) {
-                flat.iter()
-                    .map(|r| query::answers_in(r).into_iter().cloned().collect())
-                    .collect()
-            } else {
-                query::group(&forwarded, flat)
-            };
-            for (i, got) in sent.into_iter().zip(theirs) {
-                let mine = std::mem::take(&mut answers[i]);
-                answers[i] = if query::is_attribute_support(&queries[i]) {
-                    query::merge_support(mine, got)
-                } else {
-                    mine.into_iter().chain(got).collect()
-                };
-            }
-        }
-        match query::status_of(queries, &answers) {
-            Status::ERR_NOT_FOUND => Err(server_error.unwrap_or(Status::ERR_NOT_FOUND).into()),
-            status => Ok(query::Answered {
-                status,
-                results: query::results(queries, answers),
-            }),
-        }
+        let plan = QueryPlan::new(queries)?;
+        let reply = match plan.request() {
+            Some(req) => Some(self.inner.conn.request(&req).await),
+            None => None,
+        };
+        plan.answer(reply)
     }
 
     /// `PMIx_Query_info_nb`: start the query now and return its eventual result (see
