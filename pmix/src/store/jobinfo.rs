@@ -22,12 +22,12 @@ use crate::model::{ByteObject, Info, Key, Kval, Proc, Rank, Value, attr};
 use crate::wire::ProcData;
 
 /// `PMIX_PROC_BLOB`: the per-process byte object of the job-info reply (OpenPMIx internal).
-pub const PROC_BLOB_KEY: &str = "pmix.pblob";
+pub(crate) const PROC_BLOB_KEY: &str = "pmix.pblob";
 /// `PMIX_BFROPS_MODULE`: OpenPMIx servers send their version under this key.
-pub const BFROPS_MODULE_KEY: &str = "pmix.bfrops.mod";
+pub(crate) const BFROPS_MODULE_KEY: &str = "pmix.bfrops.mod";
 
 /// The key-value pairs of a job-info reply for `realms`.
-pub fn job_info_kvals(
+pub(crate) fn job_info_kvals(
     realms: &JobRealms,
     buffer_type: BufferType,
     version: &str,
@@ -64,7 +64,7 @@ pub fn job_info_kvals(
 /// and fails if the namespace's process values are not there. So this server sends them
 /// with a get of a wildcard-rank key too, which OpenPMIx's own answers with the key alone:
 /// for a namespace registered at run time that is often a client's first get of it.
-pub fn get_reply_job_data(realms: &JobRealms) -> ProcData {
+pub(crate) fn get_reply_job_data(realms: &JobRealms) -> ProcData {
     let mut kvals = realm_kvals(realms);
     for (rank, proc) in &realms.procs {
         let mut infos = vec![info(attr::RANK.wire_key(), Value::Rank(Rank(*rank)))];
@@ -84,7 +84,7 @@ pub fn get_reply_job_data(realms: &JobRealms) -> ProcData {
 /// Whether the values a get reply carries for `data.proc` are a namespace's job information
 /// ([`get_reply_job_data`], or OpenPMIx's) rather than the answer: values of a wildcard rank
 /// that hold realm arrays.
-pub fn is_job_data(data: &ProcData) -> bool {
+pub(crate) fn is_job_data(data: &ProcData) -> bool {
     data.proc.rank == Rank::WILDCARD
         && data.kvals.iter().any(|k| {
             let key = k.key.as_str();
@@ -143,7 +143,7 @@ fn realm_kvals(realms: &JobRealms) -> Vec<Kval> {
 
 /// Rebuild realms from a job-info reply (the client side of [`job_info_kvals`] and of
 /// [`get_reply_job_data`]).
-pub fn realms_from_kvals(
+pub(crate) fn realms_from_kvals(
     realms: &mut JobRealms,
     kvals: &[Kval],
     buffer_type: BufferType,

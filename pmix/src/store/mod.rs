@@ -2,44 +2,44 @@
 //! apart from any namespace, the committed data of processes, the values processes posted
 //! for their groups, and which processes are its local clients. Sans-IO.
 
-pub mod jobinfo;
-pub mod modex;
+pub(crate) mod jobinfo;
+pub(crate) mod modex;
 pub mod published;
-pub mod qualified;
+pub(crate) mod qualified;
 pub mod realm;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub use modex::{Found, ModexStore};
-pub use qualified::GroupValues;
+pub(crate) use modex::{Found, ModexStore};
+pub(crate) use qualified::GroupValues;
 pub use realm::{JobRealms, Qualifiers, Realm, default_realm, is_reserved};
 
 use crate::model::{Info, Nspace, Proc, Rank, Value};
 
 /// The server's data: namespaces, committed values, local clients.
 #[derive(Clone, Debug, Default)]
-pub struct ServerStore {
-    pub namespaces: BTreeMap<Nspace, JobRealms>,
+pub(crate) struct ServerStore {
+    pub(crate) namespaces: BTreeMap<Nspace, JobRealms>,
     /// What the host registered with `PMIx_server_register_resources`: information not tied
     /// to a namespace, part of every job's job-level information where the job's own
     /// registration does not say otherwise (v5.0 §17.2.5).
-    pub resources: Vec<Info>,
-    pub modex: ModexStore,
+    pub(crate) resources: Vec<Info>,
+    pub(crate) modex: ModexStore,
     /// What processes posted for the groups they constructed, by context id.
-    pub group_values: GroupValues,
+    pub(crate) group_values: GroupValues,
     /// The processes on this node: registered as clients (`PMIx_server_register_client`) or
     /// listed in their namespace's `PMIX_LOCAL_PEERS` for this node. A fence waits for all of
     /// them, even for those whose client registration has not happened yet.
-    pub local: BTreeSet<Proc>,
+    pub(crate) local: BTreeSet<Proc>,
     /// Local clients that finalized or disconnected: they will post nothing more.
-    pub gone: BTreeSet<Proc>,
+    pub(crate) gone: BTreeSet<Proc>,
     /// The name of the node this server runs on.
-    pub hostname: Option<String>,
+    pub(crate) hostname: Option<String>,
 }
 
 impl ServerStore {
-    pub fn realms(&self, nspace: &str) -> Option<&JobRealms> {
+    pub(crate) fn realms(&self, nspace: &str) -> Option<&JobRealms> {
         self.namespaces
             .iter()
             .find(|(n, _)| n.as_str() == nspace)
@@ -48,7 +48,7 @@ impl ServerStore {
 
     /// The realms of `nspace` as its processes see them: its own registration over the
     /// resources registered apart from any namespace.
-    pub fn job_view(&self, nspace: &str) -> Option<Cow<'_, JobRealms>> {
+    pub(crate) fn job_view(&self, nspace: &str) -> Option<Cow<'_, JobRealms>> {
         let own = self.realms(nspace)?;
         if self.resources.is_empty() {
             return Some(Cow::Borrowed(own));
@@ -59,7 +59,7 @@ impl ServerStore {
     }
 
     /// The resources as realms of their own, for `nspace`.
-    pub fn resource_realms(&self, nspace: Nspace) -> JobRealms {
+    pub(crate) fn resource_realms(&self, nspace: Nspace) -> JobRealms {
         let mut r = JobRealms::new(nspace);
         r.register(&self.resources);
         r
@@ -67,7 +67,7 @@ impl ServerStore {
 
     /// `PMIx_server_register_resources`: a key registered again replaces its value; an
     /// array (a node's, an application's) is added beside those before it.
-    pub fn register_resources(&mut self, info: &[Info]) {
+    pub(crate) fn register_resources(&mut self, info: &[Info]) {
         for i in info {
             let is_array = matches!(i.value, Value::DataArray(_));
             match self.resources.iter_mut().find(|r| r.key == i.key) {
@@ -80,7 +80,7 @@ impl ServerStore {
     /// `PMIx_server_deregister_resources`: only keys count (v5.0 §17.2.6). A plain key goes
     /// with its value; an array names, by its first element (a node's hostname or id, an
     /// application's number), which registered array loses the keys it lists after that.
-    pub fn deregister_resources(&mut self, info: &[Info]) {
+    pub(crate) fn deregister_resources(&mut self, info: &[Info]) {
         for i in info {
             let Some(asked) = realm::info_array_items(&i.value) else {
                 self.resources.retain(|r| r.key != i.key);
@@ -118,12 +118,12 @@ impl ServerStore {
     }
 
     /// Whether a process is a client of this server (on this node).
-    pub fn is_local(&self, proc: &Proc) -> bool {
+    pub(crate) fn is_local(&self, proc: &Proc) -> bool {
         self.local.contains(proc)
     }
 
     /// Record the local peers a namespace's registration lists for this node.
-    pub fn add_registered_local_peers(&mut self, nspace: &Nspace) {
+    pub(crate) fn add_registered_local_peers(&mut self, nspace: &Nspace) {
         let Some(realms) = self.namespaces.get(nspace) else {
             return;
         };
@@ -148,7 +148,7 @@ impl ServerStore {
     }
 
     /// The participants of `procs` that run on this node.
-    pub fn local_participants(&self, procs: &[Proc]) -> BTreeSet<Proc> {
+    pub(crate) fn local_participants(&self, procs: &[Proc]) -> BTreeSet<Proc> {
         let mut local = BTreeSet::new();
         for p in procs {
             if p.rank == Rank::WILDCARD {
@@ -163,7 +163,7 @@ impl ServerStore {
     /// Whether every participant of `procs` runs on this node. A whole namespace this server
     /// does not hold is not local: it runs elsewhere (a job spawned onto other nodes), and
     /// only the host knows where.
-    pub fn all_local(&self, procs: &[Proc]) -> bool {
+    pub(crate) fn all_local(&self, procs: &[Proc]) -> bool {
         procs.iter().all(|p| {
             if p.rank == Rank::WILDCARD {
                 let Some(realms) = self.realms(p.nspace.as_str()) else {
@@ -178,7 +178,7 @@ impl ServerStore {
     }
 
     /// The local processes of a namespace, in rank order.
-    pub fn local_ranks(&self, nspace: &str) -> Vec<Proc> {
+    pub(crate) fn local_ranks(&self, nspace: &str) -> Vec<Proc> {
         self.local
             .iter()
             .filter(|p| p.nspace.as_str() == nspace)

@@ -18,7 +18,7 @@ use crate::wire::CommitBucket;
 /// key keeps a commit of one key O(log n) however many the process posted before (OpenPMIx
 /// clients resend every key on every commit).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KvList {
+pub(crate) struct KvList {
     items: Vec<Kval>,
     index: Option<BTreeMap<String, usize>>,
 }
@@ -28,7 +28,7 @@ const INDEX_FROM: usize = 16;
 
 impl KvList {
     /// Insert `kv`, replacing the value of a key posted before (in its place).
-    pub fn upsert(&mut self, kv: Kval) {
+    pub(crate) fn upsert(&mut self, kv: Kval) {
         match self.position(kv.key.as_str()) {
             Some(i) => self.items[i] = kv,
             None => {
@@ -56,29 +56,29 @@ impl KvList {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Kval> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Kval> {
         self.position(key).map(|i| &self.items[i])
     }
 
-    pub fn as_slice(&self) -> &[Kval] {
+    pub(crate) fn as_slice(&self) -> &[Kval] {
         &self.items
     }
 }
 
 /// The committed values of one process.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ProcModex {
+pub(crate) struct ProcModex {
     /// Values visible to processes on the same node (local and global scope).
-    pub local: KvList,
+    pub(crate) local: KvList,
     /// Values visible to processes on other nodes (remote and global scope).
-    pub remote: KvList,
+    pub(crate) remote: KvList,
     /// How many commits this process made.
-    pub commits: u64,
+    pub(crate) commits: u64,
 }
 
 /// What a search of committed data found.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Found {
+pub(crate) enum Found {
     Value(Value),
     /// The key exists but in a scope that excludes the requester (rules SC-02, SC-03, SC-06).
     OutsideScope,
@@ -87,13 +87,13 @@ pub enum Found {
 
 /// Committed data of every process this server knows, local or not.
 #[derive(Clone, Debug, Default)]
-pub struct ModexStore {
+pub(crate) struct ModexStore {
     procs: BTreeMap<Proc, ProcModex>,
 }
 
 impl ModexStore {
     /// Merge a commit: a key posted again takes its new value (rule P-05).
-    pub fn commit(&mut self, proc: &Proc, buckets: Vec<CommitBucket>) {
+    pub(crate) fn commit(&mut self, proc: &Proc, buckets: Vec<CommitBucket>) {
         let entry = self.procs.entry(proc.clone()).or_default();
         entry.commits += 1;
         for bucket in buckets {
@@ -116,7 +116,7 @@ impl ModexStore {
     }
 
     /// Store the whole data of a process on another node (from a fence or direct modex).
-    pub fn store_remote(&mut self, proc: &Proc, kvals: Vec<Kval>) {
+    pub(crate) fn store_remote(&mut self, proc: &Proc, kvals: Vec<Kval>) {
         let entry = self.procs.entry(proc.clone()).or_default();
         entry.commits += 1;
         for kv in kvals {
@@ -126,12 +126,12 @@ impl ModexStore {
     }
 
     /// Whether the process has committed (or its data has arrived) at least once.
-    pub fn has_data(&self, proc: &Proc) -> bool {
+    pub(crate) fn has_data(&self, proc: &Proc) -> bool {
         self.procs.contains_key(proc)
     }
 
     /// The values of `proc` a requester may see: on the same node or not.
-    pub fn visible(&self, proc: &Proc, same_node: bool) -> Option<&[Kval]> {
+    pub(crate) fn visible(&self, proc: &Proc, same_node: bool) -> Option<&[Kval]> {
         self.procs.get(proc).map(|m| {
             if same_node {
                 m.local.as_slice()
@@ -142,7 +142,7 @@ impl ModexStore {
     }
 
     /// Search one key of one process.
-    pub fn find(&self, proc: &Proc, key: &str, same_node: bool) -> Found {
+    pub(crate) fn find(&self, proc: &Proc, key: &str, same_node: bool) -> Found {
         let Some(m) = self.procs.get(proc) else {
             return Found::Missing;
         };
@@ -162,7 +162,7 @@ impl ModexStore {
 
     /// The scope `key` was posted with, as far as the buckets tell: local only, remote only,
     /// or both (global).
-    pub fn posted_scope(&self, proc: &Proc, key: &str) -> Option<Scope> {
+    pub(crate) fn posted_scope(&self, proc: &Proc, key: &str) -> Option<Scope> {
         let m = self.procs.get(proc)?;
         match (m.local.get(key).is_some(), m.remote.get(key).is_some()) {
             (true, true) => Some(Scope::GLOBAL),
@@ -173,7 +173,7 @@ impl ModexStore {
     }
 
     /// The processes of a namespace that posted `key` (for gets with `PMIX_RANK_UNDEF`).
-    pub fn owner_of(&self, nspace: &str, key: &str, same_node: bool) -> Option<(Proc, Value)> {
+    pub(crate) fn owner_of(&self, nspace: &str, key: &str, same_node: bool) -> Option<(Proc, Value)> {
         self.procs.iter().find_map(|(p, _)| {
             if p.nspace.as_str() != nspace {
                 return None;
@@ -186,18 +186,18 @@ impl ModexStore {
     }
 
     /// Forget the data of one process (`PMIx_server_deregister_client`).
-    pub fn remove_proc(&mut self, proc: &Proc) {
+    pub(crate) fn remove_proc(&mut self, proc: &Proc) {
         self.procs.remove(proc);
     }
 
     /// Forget the data of a namespace (`PMIx_server_deregister_nspace`).
-    pub fn remove_nspace(&mut self, nspace: &str) {
+    pub(crate) fn remove_nspace(&mut self, nspace: &str) {
         self.procs.retain(|p, _| p.nspace.as_str() != nspace);
     }
 
     /// Encode the data of some processes as the blob exchanged through the host (fence and
     /// direct modex). The host treats it as opaque bytes; only PMIx servers read it.
-    pub fn encode_blob(&self, procs: &[Proc]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn encode_blob(&self, procs: &[Proc]) -> Result<Vec<u8>, Error> {
         let mut b = DataBuffer::with_type(BufferType::NonDescribed);
         for p in procs {
             if let Some(m) = self.procs.get(p) {
@@ -214,7 +214,7 @@ impl ModexStore {
 
     /// Read a blob made by [`ModexStore::encode_blob`] (possibly several concatenated, as a
     /// host returns them) and store each process's data.
-    pub fn store_blob(&mut self, blob: &[u8], skip: impl Fn(&Proc) -> bool) -> Result<(), Error> {
+    pub(crate) fn store_blob(&mut self, blob: &[u8], skip: impl Fn(&Proc) -> bool) -> Result<(), Error> {
         let mut b = DataBuffer::load(blob.to_vec(), BufferType::NonDescribed);
         while !b.is_exhausted() {
             let proc: Proc = crate::wire::fields::one(&mut b, "modex process")?;
@@ -229,7 +229,7 @@ impl ModexStore {
 }
 
 /// Unpack a buffer holding one `PMIX_KVAL` per pack call.
-pub fn unpack_kvals(bytes: Vec<u8>, buffer_type: BufferType) -> Result<Vec<Kval>, Error> {
+pub(crate) fn unpack_kvals(bytes: Vec<u8>, buffer_type: BufferType) -> Result<Vec<Kval>, Error> {
     let mut b = DataBuffer::load(bytes, buffer_type);
     let mut out = Vec::new();
     while !b.is_exhausted() {

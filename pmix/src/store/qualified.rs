@@ -25,20 +25,20 @@ use crate::model::{DataArray, Info, InfoDirectives, Key, Kval, Proc, Value, attr
 
 /// OpenPMIx 4.2's key (`PMIX_QUALIFIED_VALUE`) of a value sent with its qualifiers: an array
 /// of infos, the value first and the qualifiers after it. Not a key of the standard.
-pub const QUALIFIED_VALUE: &str = "pmix.qual.val";
+pub(crate) const QUALIFIED_VALUE: &str = "pmix.qual.val";
 
 /// A value a process posted for the group of `context_id`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GroupValue {
-    pub key: Key,
-    pub value: Value,
-    pub context_id: u64,
+pub(crate) struct GroupValue {
+    pub(crate) key: Key,
+    pub(crate) value: Value,
+    pub(crate) context_id: u64,
 }
 
 impl GroupValue {
     /// The value in OpenPMIx's qualified form: `[{key: value}, {PMIX_GROUP_CONTEXT_ID: id}]`,
     /// the id a `size_t` flagged as a qualifier (OpenPMIx compares qualifiers by type too).
-    pub fn to_kval(&self) -> Kval {
+    pub(crate) fn to_kval(&self) -> Kval {
         let value = Info {
             key: self.key.clone(),
             flags: InfoDirectives(0),
@@ -59,14 +59,14 @@ impl GroupValue {
 
 /// The values processes posted for groups, by poster, oldest first.
 #[derive(Clone, Debug, Default)]
-pub struct GroupValues {
+pub(crate) struct GroupValues {
     by_proc: BTreeMap<Proc, Vec<GroupValue>>,
 }
 
 impl GroupValues {
     /// Keep the values `proc` posted for the group of `context_id`; a key it posted for that
     /// group before is replaced.
-    pub fn post(&mut self, proc: &Proc, context_id: u64, values: &[Info]) {
+    pub(crate) fn post(&mut self, proc: &Proc, context_id: u64, values: &[Info]) {
         let kept = self.by_proc.entry(proc.clone()).or_default();
         for v in values {
             kept.retain(|k| k.key != v.key || k.context_id != context_id);
@@ -80,18 +80,18 @@ impl GroupValues {
 
     /// The value of `key` that `proc` posted for the group of `context_id`, or with no id
     /// the latest it posted for any group.
-    pub fn find(&self, proc: &Proc, key: &str, context_id: Option<u64>) -> Option<&GroupValue> {
+    pub(crate) fn find(&self, proc: &Proc, key: &str, context_id: Option<u64>) -> Option<&GroupValue> {
         (self.by_proc.get(proc)?.iter().rev())
             .find(|v| v.key.as_str() == key && context_id.is_none_or(|c| c == v.context_id))
     }
 
     /// Forget the values of a namespace's processes (it was deregistered).
-    pub fn remove_nspace(&mut self, nspace: &str) {
+    pub(crate) fn remove_nspace(&mut self, nspace: &str) {
         self.by_proc.retain(|p, _| p.nspace.as_str() != nspace);
     }
 
     /// Forget the values one process posted for its groups.
-    pub fn remove_proc(&mut self, proc: &Proc) {
+    pub(crate) fn remove_proc(&mut self, proc: &Proc) {
         self.by_proc.remove(proc);
     }
 }
@@ -100,7 +100,7 @@ impl GroupValues {
 /// it is a qualified value of `key` whose `PMIX_GROUP_CONTEXT_ID` is `context_id` (any, for a
 /// get without one); its own value when it is of `key` and the get is not qualified. `None`
 /// otherwise, malformed qualified values included.
-pub fn value_for(kval: &Kval, key: &str, context_id: Option<u64>) -> Option<Value> {
+pub(crate) fn value_for(kval: &Kval, key: &str, context_id: Option<u64>) -> Option<Value> {
     if kval.key.as_str() == key {
         return context_id.is_none().then(|| kval.value.clone());
     }
