@@ -43,7 +43,7 @@ use std::fmt::Write as _;
 
 use crate::inventory::{Inventory, Standard, Version};
 use crate::outcome::Outcome;
-use crate::report::Row;
+use crate::outcome::Row;
 use crate::vector::{Call, RankSpec, Step, Vector};
 
 /// A set of items of the standard: names of APIs (host upcalls included) and attributes,

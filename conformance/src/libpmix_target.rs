@@ -35,6 +35,7 @@ use crate::api::SeenEvent;
 use crate::cluster::{
     ClusterHost, ModexFuture, NodeServer, Shared, StatusFuture, registration, start_rust_servers,
 };
+use crate::outcome::has_expected_upcalls;
 use crate::rust_target::{Prepared, prepare};
 use crate::step::{Observed, Problem, Side, StepResult, lock};
 use crate::upcall_log::HostUpcall;
@@ -245,7 +246,9 @@ where
         };
         record_saved(step, &result, &mut saved);
         let me = callers.first().copied().unwrap_or(0);
-        let upcalls = shared.upcalls.window(mark, step, &v.setup.nspace, me).await;
+        let upcalls = (shared.upcalls)
+            .window(mark, has_expected_upcalls(step, &v.setup.nspace, me))
+            .await;
         if !check(n, step, &result, &upcalls) {
             break;
         }

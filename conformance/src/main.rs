@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 
 use conformance::inventory::{Inventory, Version};
-use conformance::outcome::Outcome;
+use conformance::outcome::{Outcome, Row};
 use conformance::runner::{self, Side, Target};
 use conformance::{report, vector};
 
@@ -238,7 +238,7 @@ fn main() -> ExitCode {
                 bar.println(line);
             }
             bar.inc(1);
-            rows.push(report::Row {
+            rows.push(Row {
                 id: v.id.clone(),
                 section: v.section.clone(),
                 rules: v.rules.clone(),
@@ -285,7 +285,7 @@ fn main() -> ExitCode {
     // A folder of one's own vectors has no expected failures to lean on: every vector that
     // does not pass is a failure of the run.
     if opts.vectors.is_some() {
-        let short: Vec<&report::Row> = rows
+        let short: Vec<&Row> = rows
             .iter()
             .filter(|r| !matches!(r.outcome, Outcome::Pass))
             .collect();
@@ -319,7 +319,7 @@ fn main() -> ExitCode {
     }
     for target in &targets {
         let name = target.name();
-        let mine: Vec<report::Row> = rows.iter().filter(|r| r.target == name).cloned().collect();
+        let mine: Vec<Row> = rows.iter().filter(|r| r.target == name).cloned().collect();
         let baseline_path = root.join(format!("spec-vectors/baseline/{name}.tsv"));
         if opts.update_baseline {
             let written = std::fs::create_dir_all(root.join("spec-vectors/baseline"))

@@ -10,6 +10,17 @@ use crate::step::{Observed, StepResult};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{FailureKind, Step, UpcallSpec, Vector, status_named};
 
+/// One vector's result on one target.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub id: String,
+    pub section: String,
+    pub rules: Vec<String>,
+    pub target: String,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
 /// A vector's outcome on one target.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
@@ -223,6 +234,16 @@ pub fn judge(
         });
     }
     None
+}
+
+/// Whether the upcalls seen hold every one `step` expects, its processes written `self`
+/// being the caller `self_rank`'s: what a step's window of upcalls waits for.
+pub fn has_expected_upcalls<'a>(
+    step: &'a Step,
+    job: &'a str,
+    self_rank: u32,
+) -> impl Fn(&[HostUpcall]) -> bool + 'a {
+    move |seen| missing_upcalls(&step.expect.upcalls, seen, job, self_rank).is_empty()
 }
 
 /// The expected upcalls no received one matches: an upcall of that name carrying the process

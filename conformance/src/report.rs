@@ -8,19 +8,8 @@ use serde::Serialize;
 
 use crate::coverage;
 use crate::inventory::{Inventory, Version};
-use crate::outcome::{Outcome, Seen};
+use crate::outcome::{Outcome, Row, Seen};
 use crate::vector::{FailureKind, Vector};
-
-/// One vector's result on one target.
-#[derive(Clone, Debug, Serialize)]
-pub struct Row {
-    pub id: String,
-    pub section: String,
-    pub rules: Vec<String>,
-    pub target: String,
-    #[serde(flatten)]
-    pub outcome: Outcome,
-}
 
 /// Counts per outcome label, in a fixed order.
 pub fn counts(rows: &[Row]) -> Vec<(&'static str, usize)> {

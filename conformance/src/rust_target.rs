@@ -17,6 +17,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 
 use crate::api::{ApiCall, RustProc};
 use crate::cluster::{Shared, start_rust_servers};
+use crate::outcome::has_expected_upcalls;
 use crate::step::{Observed, Problem, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
@@ -130,7 +131,7 @@ where
         record_saved(step, &result, &mut saved);
         let me = callers.first().copied().unwrap_or(0);
         let upcalls = (cluster.shared.upcalls)
-            .window(mark, step, &v.setup.nspace, me)
+            .window(mark, has_expected_upcalls(step, &v.setup.nspace, me))
             .await;
         if !check(n, step, &result, &upcalls) {
             break;

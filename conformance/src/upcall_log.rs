@@ -19,7 +19,6 @@ use std::time::Duration;
 use pmix::model::{Info, Proc, Status};
 
 use crate::step::lock;
-use crate::vector::Step;
 
 /// One upcall the host received.
 #[derive(Clone, Debug, PartialEq)]
@@ -148,23 +147,18 @@ impl UpcallLog {
         lock(&self.seen).get(mark..).unwrap_or_default().to_vec()
     }
 
-    /// The window of `step`, which began at `mark`: what has arrived since, once the upcalls
-    /// the step expects are there or the trailing time is over (at once when it expects
-    /// none).
+    /// The window of a step that began at `mark`: what has arrived since, once `complete`
+    /// says the upcalls the step expects are there, or once the trailing time is over.
     pub async fn window(
         &self,
         mark: usize,
-        step: &Step,
-        job: &str,
-        self_rank: u32,
+        complete: impl Fn(&[HostUpcall]) -> bool,
     ) -> Vec<HostUpcall> {
         const POLL: Duration = Duration::from_millis(10);
-        let want = &step.expect.upcalls;
         let mut waited = Duration::ZERO;
         loop {
             let seen = self.since(mark);
-            let met = crate::outcome::missing_upcalls(want, &seen, job, self_rank).is_empty();
-            if want.is_empty() || met || waited >= TRAILING {
+            if complete(&seen) || waited >= TRAILING {
                 return seen;
             }
             tokio::time::sleep(POLL).await;

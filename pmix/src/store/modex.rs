@@ -173,7 +173,12 @@ impl ModexStore {
     }
 
     /// The processes of a namespace that posted `key` (for gets with `PMIX_RANK_UNDEF`).
-    pub(crate) fn owner_of(&self, nspace: &str, key: &str, same_node: bool) -> Option<(Proc, Value)> {
+    pub(crate) fn owner_of(
+        &self,
+        nspace: &str,
+        key: &str,
+        same_node: bool,
+    ) -> Option<(Proc, Value)> {
         self.procs.iter().find_map(|(p, _)| {
             if p.nspace.as_str() != nspace {
                 return None;
@@ -214,7 +219,11 @@ impl ModexStore {
 
     /// Read a blob made by [`ModexStore::encode_blob`] (possibly several concatenated, as a
     /// host returns them) and store each process's data.
-    pub(crate) fn store_blob(&mut self, blob: &[u8], skip: impl Fn(&Proc) -> bool) -> Result<(), Error> {
+    pub(crate) fn store_blob(
+        &mut self,
+        blob: &[u8],
+        skip: impl Fn(&Proc) -> bool,
+    ) -> Result<(), Error> {
         let mut b = DataBuffer::load(blob.to_vec(), BufferType::NonDescribed);
         while !b.is_exhausted() {
             let proc: Proc = crate::wire::fields::one(&mut b, "modex process")?;

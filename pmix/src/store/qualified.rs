@@ -80,7 +80,12 @@ impl GroupValues {
 
     /// The value of `key` that `proc` posted for the group of `context_id`, or with no id
     /// the latest it posted for any group.
-    pub(crate) fn find(&self, proc: &Proc, key: &str, context_id: Option<u64>) -> Option<&GroupValue> {
+    pub(crate) fn find(
+        &self,
+        proc: &Proc,
+        key: &str,
+        context_id: Option<u64>,
+    ) -> Option<&GroupValue> {
         (self.by_proc.get(proc)?.iter().rev())
             .find(|v| v.key.as_str() == key && context_id.is_none_or(|c| c == v.context_id))
     }
