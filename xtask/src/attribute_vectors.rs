@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::vectors::{Output, Tsv};
+use crate::tables::{Output, Tsv};
 
 /// Where the generated vectors go.
 pub(crate) const DIR: &str = "spec-vectors/vectors/attribute-types";

@@ -18,6 +18,7 @@ mod bench;
 mod layers;
 mod outside;
 mod sysdeps;
+mod tables;
 mod vectors;
 
 use std::path::{Path, PathBuf};

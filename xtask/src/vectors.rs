@@ -25,11 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-/// One generated file: path relative to the workspace root, and its full text.
-pub(crate) struct Output {
-    pub(crate) path: PathBuf,
-    pub(crate) text: String,
-}
+use crate::tables::{Output, Tsv};
 
 /// The standard versions the inventory covers, as (source folder, our folder name).
 const VERSIONS: [(&str, &str); 2] = [("v5.0", "v5.0"), ("latest", "draft")];
@@ -517,45 +513,6 @@ fn classify(heading: &str, name: &str) -> Option<&'static str> {
         "coord" if name.starts_with("PMIX_DEVTYPE_") => "DeviceType",
         _ => return None,
     })
-}
-
-/// A parsed TSV file with a header row.
-pub(crate) struct Tsv {
-    pub(crate) header: Vec<String>,
-    pub(crate) rows: Vec<Vec<String>>,
-}
-
-impl Tsv {
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        let mut lines = text.lines();
-        let header: Vec<String> = lines
-            .next()
-            .ok_or("empty TSV")?
-            .split('\t')
-            .map(String::from)
-            .collect();
-        let mut rows = Vec::new();
-        for (i, line) in lines.enumerate() {
-            let row: Vec<String> = line.split('\t').map(String::from).collect();
-            if row.len() != header.len() {
-                return Err(format!(
-                    "line {}: {} cells, header has {}",
-                    i + 2,
-                    row.len(),
-                    header.len()
-                ));
-            }
-            rows.push(row);
-        }
-        Ok(Self { header, rows })
-    }
-
-    pub(crate) fn col(&self, name: &str) -> Result<usize, String> {
-        self.header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| format!("no column {name}"))
-    }
 }
 
 /// The Rust type that carries an attribute's value, from its `PMIX_*` data type.
