@@ -571,7 +571,7 @@ impl ServerCore {
     ///
     /// A group event another server raised, and the host's word that processes terminated
     /// elsewhere, also move this server's groups and invitations on
-    /// (`ServerCore::relayed_group_event`).
+    /// (`GroupsAt::relayed_group_event`).
     pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
         event.check()?;
         self.events.distribute(&mut self.cx, event.clone());

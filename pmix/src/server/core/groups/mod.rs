@@ -414,7 +414,7 @@ impl GroupsAt<'_> {
     /// `proc` terminated: group operations waiting for it fail, unless their group asked
     /// to be told (`PMIX_GROUP_NOTIFY_TERMINATION`: they go on without it), and an
     /// invitation counts it as having failed to answer. A leader that terminates is
-    /// replaced (see [`ServerCore::announce_loss`]).
+    /// replaced (see [`GroupsAt::announce_loss`]).
     pub(super) fn group_lost(&mut self, proc: &Proc) {
         self.excuse_from_constructions(proc);
         self.live_member_lost(proc);
@@ -655,7 +655,7 @@ impl GroupsAt<'_> {
 
     /// Raise group event `status` from `source` at `targets`, naming `group`: at those this
     /// server serves, and through the host's `notify_event` at the others (their servers
-    /// act on the events of invitations and departures: see [`ServerCore::relayed_group_event`]).
+    /// act on the events of invitations and departures: see [`GroupsAt::relayed_group_event`]).
     pub(super) fn group_event(
         &mut self,
         status: Status,
