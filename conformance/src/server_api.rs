@@ -270,10 +270,10 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
             Err(s) => ApiOutput::status(s),
         },
         ServerCall::GenerateRegex { input } => ApiOutput::value(
-            pmix::server::regex::generate_regex(&input).map(|r| Value::String(Some(r))),
+            pmix::model::regex::generate_regex(&input).map(|r| Value::String(Some(r))),
         ),
         ServerCall::GeneratePpn { input } => ApiOutput::value(
-            pmix::server::regex::generate_ppn(&input).map(|r| Value::String(Some(r))),
+            pmix::model::regex::generate_ppn(&input).map(|r| Value::String(Some(r))),
         ),
         ServerCall::RegisterAttributes {
             function,

@@ -37,7 +37,6 @@ pub(crate) const LAYERS: &[(&str, &[&str])] = &[
             "server::core",
             "server::fence",
             "server::env",
-            "server::regex",
             "server::credential",
             "client::core",
         ],

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{App, DataArray, DataType, Info, Nspace, Proc, Rank, Status, Value, attr};
 
-use crate::server::regex;
+use crate::model::regex;
 
 /// One application of a job as launched: its command line and how many processes run it.
 #[derive(Clone, Debug, PartialEq)]

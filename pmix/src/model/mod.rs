@@ -20,6 +20,7 @@ pub mod codes;
 mod generated;
 pub mod info;
 pub mod name;
+pub mod regex;
 pub mod stats;
 pub mod strings;
 pub mod structs;

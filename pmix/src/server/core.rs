@@ -157,8 +157,8 @@ impl ServerCore {
             (Some(nodes), Some(procs)) => {
                 let bad = |_| Status::ERR_BAD_PARAM;
                 Some((
-                    super::regex::parse_regex(&nodes).map_err(bad)?,
-                    super::regex::parse_ppn(&procs).map_err(bad)?,
+                    crate::model::regex::parse_regex(&nodes).map_err(bad)?,
+                    crate::model::regex::parse_ppn(&procs).map_err(bad)?,
                 ))
             }
             _ => None,

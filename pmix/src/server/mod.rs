@@ -19,7 +19,6 @@ pub(crate) mod core;
 pub mod credential;
 pub(crate) mod env;
 pub(crate) mod fence;
-pub mod regex;
 
 #[cfg(feature = "runtime")]
 mod driver;

@@ -587,8 +587,8 @@ fn repeated_fences_never_deadlock() {
 fn node_and_proc_maps_alone_give_node_and_process_information() {
     use crate::model::ByteObject;
     use crate::store::Qualifiers;
-    let nodes = super::super::regex::generate_regex("n0,n1").unwrap();
-    let procs = super::super::regex::generate_ppn("0,2;1,3,4").unwrap();
+    let nodes = crate::model::regex::generate_regex("n0,n1").unwrap();
+    let procs = crate::model::regex::generate_ppn("0,2;1,3,4").unwrap();
     let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2");
     let mut regex = nodes.into_bytes();
     regex.push(0);
