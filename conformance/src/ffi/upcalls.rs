@@ -34,24 +34,10 @@ unsafe extern "C" fn release_bytes(cbdata: *mut c_void) {
     drop(unsafe { Box::from_raw(cbdata.cast::<Vec<u8>>()) });
 }
 
-/// The status of an answer: its error, `PMIX_SUCCESS` for data.
-fn status_of(answer: &HostResult) -> Status {
-    match answer {
-        HostResult::Status(s)
-        | HostResult::Data(Err(s))
-        | HostResult::Lookup(Err(s))
-        | HostResult::Proc(Err(s))
-        | HostResult::Infos(Err(s))
-        | HostResult::Nspace(Err(s))
-        | HostResult::Credential(Err(s)) => *s,
-        _ => Status::SUCCESS,
-    }
-}
-
 /// The status of an answer that does not carry what the upcall wants: its error, or
 /// `PMIX_ERR_BAD_PARAM` for data of another kind.
 fn failure(answer: &HostResult) -> Status {
-    match status_of(answer) {
+    match answer.status() {
         Status::SUCCESS => Status::ERR_BAD_PARAM,
         s => s,
     }
@@ -72,7 +58,7 @@ impl Completion {
         let cbdata = self.cbdata as *mut c_void;
         match (self.kind, answer) {
             (CompletionKind::Op(cb), a) => {
-                let s = status_of(&a);
+                let s = a.status();
                 // SAFETY: the library's op callback with the cookie it gave.
                 unsafe { cb(s.0, cbdata) };
             }

@@ -53,6 +53,19 @@ impl HeldGet {
             directives: Directives::from_info(info),
         }
     }
+
+    /// What the get rules decide for this get now, from what the store holds; `ask_host`
+    /// says whether the host may be asked for another node's data.
+    fn decide(&self, cx: &Shared, ask_host: bool) -> ServerStep {
+        server_get(
+            &cx.store,
+            &self.requester,
+            &self.target,
+            self.key.as_deref(),
+            &self.directives,
+            ask_host,
+        )
+    }
 }
 
 /// A host's `PMIx_server_dmodex_request` waiting for a local client's data (DM-01, DM-03).
@@ -87,14 +100,7 @@ impl Gets {
 
     /// A client's get: decide it by the get rules.
     pub(super) fn request(&mut self, cx: &mut Shared, get: HeldGet) {
-        let step = server_get(
-            &cx.store,
-            &get.requester,
-            &get.target,
-            get.key.as_deref(),
-            &get.directives,
-            self.host_has_dmodex,
-        );
+        let step = get.decide(cx, self.host_has_dmodex);
         self.answer(cx, get, step);
     }
 
@@ -170,14 +176,7 @@ impl Gets {
             return;
         }
         // Decide again with what the host brought; never ask it twice.
-        let step = server_get(
-            &cx.store,
-            &get.requester,
-            &get.target,
-            get.key.as_deref(),
-            &get.directives,
-            false,
-        );
+        let step = get.decide(cx, false);
         self.answer(cx, get, step);
     }
 
@@ -251,15 +250,7 @@ impl Gets {
             });
         self.held = rest;
         for get in mine {
-            let step = server_get(
-                &cx.store,
-                &get.requester,
-                &get.target,
-                get.key.as_deref(),
-                &get.directives,
-                self.host_has_dmodex,
-            );
-            match step {
+            match get.decide(cx, self.host_has_dmodex) {
                 // Still waiting: keep the original entry (and its timer).
                 ServerStep::Wait => self.held.push(get),
                 other => self.answer(cx, get, other),

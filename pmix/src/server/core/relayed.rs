@@ -81,7 +81,7 @@ impl Relayed {
             return;
         };
         let reply = match answer {
-            Answer::Status => Reply::Status(status_of(&result)),
+            Answer::Status => Reply::Status(result.status()),
             Answer::Lookup { keys } => lookup_reply(&keys, result),
             Answer::Infos { command } => {
                 let (status, info) = match result {
@@ -175,19 +175,6 @@ impl Relayed {
     }
 }
 
-/// The status of any answer: its error, or success.
-fn status_of(result: &HostResult) -> Status {
-    match result {
-        HostResult::Status(s) => *s,
-        HostResult::Data(r) => r.as_ref().err().copied().unwrap_or(Status::SUCCESS),
-        HostResult::Lookup(r) => r.as_ref().err().copied().unwrap_or(Status::SUCCESS),
-        HostResult::Proc(r) => r.as_ref().err().copied().unwrap_or(Status::SUCCESS),
-        HostResult::Infos(r) => r.as_ref().err().copied().unwrap_or(Status::SUCCESS),
-        HostResult::Nspace(r) => r.as_ref().err().copied().unwrap_or(Status::SUCCESS),
-        HostResult::Credential(r) => r.as_ref().err().copied().unwrap_or(Status::SUCCESS),
-    }
-}
-
 /// A lookup's reply: what the host found, with the status of how much (v5.0 §9.6); a host
 /// that found nothing, or answered with something else, found none of the keys.
 fn lookup_reply(keys: &[String], result: HostResult) -> Reply {
@@ -197,7 +184,7 @@ fn lookup_reply(keys: &[String], result: HostResult) -> Reply {
             data,
         },
         other => {
-            let status = match status_of(&other) {
+            let status = match other.status() {
                 Status::SUCCESS => Status::ERR_NOT_FOUND,
                 s => s,
             };

@@ -155,9 +155,9 @@ pub enum HostResult {
 }
 
 impl HostResult {
-    /// The status of an answer that is not the data the call wanted: its error, or
-    /// `PMIX_ERR_BAD_PARAM` for data of another kind.
-    pub(crate) fn failure(self) -> Status {
+    /// The answer's status: its error, the status of an answer that is one, or
+    /// `PMIX_SUCCESS` for data.
+    pub fn status(&self) -> Status {
         match self {
             HostResult::Status(s)
             | HostResult::Data(Err(s))
@@ -165,13 +165,27 @@ impl HostResult {
             | HostResult::Proc(Err(s))
             | HostResult::Infos(Err(s))
             | HostResult::Nspace(Err(s))
-            | HostResult::Credential(Err(s)) => s,
+            | HostResult::Credential(Err(s)) => *s,
+            HostResult::Data(Ok(_))
+            | HostResult::Lookup(Ok(_))
+            | HostResult::Proc(Ok(_))
+            | HostResult::Infos(Ok(_))
+            | HostResult::Nspace(Ok(_))
+            | HostResult::Credential(Ok(_)) => Status::SUCCESS,
+        }
+    }
+
+    /// The status of an answer that is not the data the call wanted: its error, or
+    /// `PMIX_ERR_BAD_PARAM` for data of another kind.
+    pub(crate) fn failure(self) -> Status {
+        match self {
             HostResult::Data(Ok(_))
             | HostResult::Lookup(Ok(_))
             | HostResult::Proc(Ok(_))
             | HostResult::Infos(Ok(_))
             | HostResult::Nspace(Ok(_))
             | HostResult::Credential(Ok(_)) => Status::ERR_BAD_PARAM,
+            other => other.status(),
         }
     }
 }
