@@ -242,6 +242,11 @@ impl Connection {
         })
     }
 
+    /// The client's core, for a task of the client that locks it on its own (event delivery).
+    pub(crate) fn shared_core(&self) -> Arc<Mutex<ClientCore>> {
+        self.core.clone()
+    }
+
     /// The client's core, locked: its state and rules.
     pub(crate) fn core(&self) -> MutexGuard<'_, ClientCore> {
         lock(&self.core)

@@ -8,7 +8,9 @@
 //! driver hands it the bytes that arrive ([`ClientCore::handle_bytes`]) and the loss of the
 //! connection ([`ClientCore::handle_lost`]), and takes from it the frames to write
 //! ([`ClientCore::poll_transmit`]), the replies that completed ([`ClientCore::poll_reply`])
-//! and the events the server pushed ([`ClientCore::poll_event`]). The async
+//! and the events the server pushed ([`ClientCore::poll_event`]). It also keeps the
+//! process's event registrations and builds the chain each event walks (`core/events.rs`).
+//! The async
 //! [`super::Client`] is such a driver; the core's unit tests (`core/tests.rs`) are another,
 //! with no server at all.
 
@@ -18,7 +20,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use crate::Error;
 use crate::codec::BufferType;
 use crate::codec::compress::decompress_string;
-use crate::events::Event;
+use crate::events::{Event, Registry};
 use crate::model::{DataRange, Info, Key, Kval, Nspace, Proc, Scope, Status, Value, attr};
 use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::store::JobRealms;
@@ -48,6 +50,8 @@ pub struct ClientCore {
     replies: VecDeque<(Tag, Result<Reply, Status>)>,
     events: VecDeque<Event>,
     lost: bool,
+    /// The event handlers this process registered (`core/events.rs`).
+    handlers: Registry,
 }
 
 /// What a get does next: answered from the cache, or a request for the server.
@@ -76,6 +80,7 @@ impl ClientCore {
             replies: VecDeque::new(),
             events: VecDeque::new(),
             lost: false,
+            handlers: Registry::default(),
         }
     }
 
@@ -383,6 +388,9 @@ fn inflate(v: Value) -> Value {
     }
 }
 
+mod events;
 pub(crate) mod replies;
+
+pub use events::Notify;
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
-//! The client's event handlers: the registry of [`crate::events`] driven on the client's
-//! runtime.
+//! The client's event handlers, driven on the client's runtime: their functions and the
+//! task that calls them along the chain the client's core builds (`core/events.rs`).
 //!
 //! Events reach one task per client, in the order they arrive: notifications the server
 //! pushes (tag 0), the process's own notifications, and `PMIX_ERR_LOST_CONNECTION` when the
@@ -13,8 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::events::{Chain, Event, HandlerId, Registration, Registry};
+use crate::events::{Event, HandlerId};
 use crate::model::{Info, Proc, Status};
+use crate::wire::Request;
+
+use super::core::{ClientCore, lock};
 
 /// What a handler is told of an event.
 #[derive(Clone, Debug)]
@@ -48,18 +51,17 @@ impl EventCompletion {
 /// An event handler: called on the client's runtime, it must not block.
 pub type EventHandler = Arc<dyn Fn(EventNotice, EventCompletion) + Send + Sync>;
 
-/// The handlers of one client and the queue of events waiting for them.
+/// The functions of one client's handlers, and the queue of events waiting for them. Which
+/// handlers there are and the chain an event walks are the client's core's
+/// (`core/events.rs`).
 #[derive(Clone)]
 pub(crate) struct Events {
-    shared: Arc<Mutex<Handlers>>,
+    core: Arc<Mutex<ClientCore>>,
+    functions: Arc<Mutex<Functions>>,
     queue: mpsc::UnboundedSender<Event>,
 }
 
-#[derive(Default)]
-struct Handlers {
-    registry: Registry,
-    functions: BTreeMap<HandlerId, EventHandler>,
-}
+type Functions = BTreeMap<HandlerId, EventHandler>;
 
 impl std::fmt::Debug for Events {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,74 +69,89 @@ impl std::fmt::Debug for Events {
     }
 }
 
+/// The queue events wait in: its sender, and the receiver the delivery task takes.
+pub(crate) type EventQueue = (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>);
+
+/// The queue events wait in, made before the connection that feeds it.
+pub(crate) fn queue() -> EventQueue {
+    mpsc::unbounded_channel()
+}
+
+/// Lock the handlers' functions: plain data, each change made in one step, so a panic
+/// elsewhere leaves it whole. Taken before the core's lock when both are held.
+fn lock_functions(functions: &Mutex<Functions>) -> MutexGuard<'_, Functions> {
+    functions.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl Events {
-    /// Start the delivery task for process `me`; events go in through [`Events::deliver`] or
-    /// the returned sender.
-    pub(crate) fn start(me: Proc) -> Events {
-        let (queue, rx) = mpsc::unbounded_channel();
-        let shared: Arc<Mutex<Handlers>> = Arc::default();
-        tokio::spawn(deliver_all(me, shared.clone(), rx));
-        Events { shared, queue }
-    }
-
-    fn handlers(&self) -> MutexGuard<'_, Handlers> {
-        // Plain data, each change made in one step: a panic elsewhere leaves it whole.
-        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A sender for events arriving from elsewhere (the connection's reader).
-    pub(crate) fn sender(&self) -> mpsc::UnboundedSender<Event> {
-        self.queue.clone()
+    /// Start the task that delivers the events of `rx` (fed through `queue`) to the handlers
+    /// registered in `core`.
+    pub(crate) fn start(core: Arc<Mutex<ClientCore>>, (queue, rx): EventQueue) -> Events {
+        let functions: Arc<Mutex<Functions>> = Arc::default();
+        tokio::spawn(deliver_all(core.clone(), functions.clone(), rx));
+        Events {
+            core,
+            functions,
+            queue,
+        }
     }
 
     pub(crate) fn deliver(&self, event: Event) {
         let _ = self.queue.send(event);
     }
 
+    /// Register `handler`: its identifier and the request that tells the server.
     pub(crate) fn register(
         &self,
-        reg: Registration,
+        codes: &[Status],
+        info: &[Info],
         handler: EventHandler,
-    ) -> Result<HandlerId, Status> {
-        let mut h = self.handlers();
-        let id = h.registry.register(reg)?;
-        h.functions.insert(id, handler);
-        Ok(id)
+    ) -> Result<(HandlerId, Request), Status> {
+        // The functions' lock is held until the handler is whole, so the delivery task never
+        // finds a registered handler without its function.
+        let mut functions = lock_functions(&self.functions);
+        let (id, request) = lock(&self.core).register_events(codes, info)?;
+        functions.insert(id, handler);
+        Ok((id, request))
     }
 
-    pub(crate) fn deregister(&self, id: HandlerId) -> Result<Registration, Status> {
-        let mut h = self.handlers();
-        let reg = h.registry.deregister(id)?;
-        h.functions.remove(&id);
-        Ok(reg)
+    /// The server refused the registration of `id`.
+    pub(crate) fn refused(&self, id: HandlerId) {
+        let mut functions = lock_functions(&self.functions);
+        lock(&self.core).registration_refused(id);
+        functions.remove(&id);
+    }
+
+    /// Deregister `id`: the request that tells the server.
+    pub(crate) fn deregister(&self, id: HandlerId) -> Result<Request, Status> {
+        let mut functions = lock_functions(&self.functions);
+        let request = lock(&self.core).deregister_events(id)?;
+        functions.remove(&id);
+        Ok(request)
     }
 
     /// Drop every handler (at finalize, which also ends any cycle through a handler that
     /// holds the client).
     pub(crate) fn clear(&self) {
-        *self.handlers() = Handlers::default();
+        let mut functions = lock_functions(&self.functions);
+        lock(&self.core).clear_handlers();
+        functions.clear();
     }
 }
 
 async fn deliver_all(
-    me: Proc,
-    shared: Arc<Mutex<Handlers>>,
+    core: Arc<Mutex<ClientCore>>,
+    functions: Arc<Mutex<Functions>>,
     mut rx: mpsc::UnboundedReceiver<Event>,
 ) {
-    let lock = || shared.lock().unwrap_or_else(PoisonError::into_inner);
     while let Some(event) = rx.recv().await {
-        let ids = lock().registry.chain(&me, &event);
-        let mut chain = Chain::new(event, ids);
+        let mut chain = lock(&core).event_chain(event);
         while let Some(id) = chain.next_handler() {
             // A handler deregistered while the chain ran is not called (§10.1.7).
-            let found = {
-                let h = lock();
-                h.functions
-                    .get(&id)
-                    .cloned()
-                    .map(|f| (f, h.registry.get(id).and_then(|r| r.name.clone())))
+            let Some(name) = lock(&core).handler_name(id).map(|n| n.map(str::to_owned)) else {
+                continue;
             };
-            let Some((handler, name)) = found else {
+            let Some(handler) = lock_functions(&functions).get(&id).cloned() else {
                 continue;
             };
             let notice = EventNotice {

@@ -33,18 +33,17 @@ use std::sync::{Arc, MutexGuard};
 
 use crate::Error;
 use crate::codec::BufferType;
-use crate::events::{Event, HandlerId, Registration};
+use crate::events::HandlerId;
 use crate::model::attr::Attr;
 use crate::model::value::FromValue;
 use crate::model::{DataRange, Info, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr};
 use crate::query;
 use crate::store::JobRealms;
-use crate::wire::ops::Op;
 use crate::wire::{Reply, Request};
 
 use self::core::{ClientCore, GetStart};
 use connection::Connection;
-use events::Events;
+use events::{EventQueue, Events};
 
 /// The version this library reports (`PMIx_Get_version`).
 pub const VERSION: &str = concat!(
@@ -100,9 +99,9 @@ impl Client {
 
     /// `PMIx_Init` with an explicit configuration instead of the environment.
     pub async fn init_with(config: &ClientConfig) -> Result<Client, Error> {
-        let events = Events::start(config.proc.clone());
-        let conn = Connection::connect(config, events.sender()).await?;
-        Client::start(conn, events, config.proc.clone()).await
+        let (queue, rx) = events::queue();
+        let conn = Connection::connect(config, queue.clone()).await?;
+        Client::start(conn, (queue, rx), config.proc.clone()).await
     }
 
     /// `PMIx_Init` over a stream already connected to the server (any transport, e.g.
@@ -112,20 +111,21 @@ impl Client {
         proc: Proc,
         buffer_type: BufferType,
     ) -> Result<Client, Error> {
-        let events = Events::start(proc.clone());
-        let conn = Connection::handshake(stream, &proc, buffer_type, events.sender()).await?;
-        Client::start(conn, events, proc).await
+        let (queue, rx) = events::queue();
+        let conn = Connection::handshake(stream, &proc, buffer_type, queue.clone()).await?;
+        Client::start(conn, (queue, rx), proc).await
     }
 
     /// `PMIx_Init` for the blocking client: its calls do their own I/O on the calling thread
     /// (`blocking_io.rs`).
     pub(crate) async fn init_blocking_io(config: &ClientConfig) -> Result<Client, Error> {
-        let events = Events::start(config.proc.clone());
-        let conn = Connection::connect_blocking(config, events.sender())?;
-        Client::start(conn, events, config.proc.clone()).await
+        let (queue, rx) = events::queue();
+        let conn = Connection::connect_blocking(config, queue.clone())?;
+        Client::start(conn, (queue, rx), config.proc.clone()).await
     }
 
-    async fn start(conn: Connection, events: Events, me: Proc) -> Result<Client, Error> {
+    async fn start(conn: Connection, queue: EventQueue, me: Proc) -> Result<Client, Error> {
+        let events = Events::start(conn.shared_core(), queue);
         let client = Client {
             inner: Arc::new(Inner {
                 me,
@@ -440,14 +440,9 @@ impl Client {
     where
         F: Fn(EventNotice, EventCompletion) + Send + Sync + 'static,
     {
-        let reg = Registration::new(codes, info)?;
-        let id = self.inner.events.register(reg, Arc::new(handler))?;
-        let req = Request::RegisterEvents {
-            codes: codes.to_vec(),
-            info: info.to_vec(),
-        };
+        let (id, req) = self.inner.events.register(codes, info, Arc::new(handler))?;
         if let Err(s) = self.status_of(&req).await {
-            let _ = self.inner.events.deregister(id);
+            self.inner.events.refused(id);
             return Err(s);
         }
         Ok(id)
@@ -456,14 +451,10 @@ impl Client {
     /// `PMIx_Deregister_event_handler`: the handler is not called again; an identifier this
     /// process does not hold is `PMIX_ERR_BAD_PARAM` (§10.1.7).
     pub async fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Error> {
-        let reg = self.inner.events.deregister(id)?;
+        let req = self.inner.events.deregister(id)?;
         // The server answers nothing (as OpenPMIx 4.2 servers do not): a lost connection
         // only means there is nothing left to tell.
-        let _ = self
-            .inner
-            .conn
-            .send(&Request::Op(Op::DeregisterEvents { codes: reg.codes }))
-            .await;
+        let _ = self.inner.conn.send(&req).await;
         Ok(())
     }
 
@@ -478,22 +469,11 @@ impl Client {
         range: DataRange,
         info: &[Info],
     ) -> Result<(), Error> {
-        let event = Event {
-            status,
-            source: source.cloned().unwrap_or_else(|| self.inner.me.clone()),
-            range,
-            info: info.to_vec(),
-        };
-        event.check()?;
-        if range != DataRange::PROC_LOCAL {
-            self.status_of(&Request::Notify {
-                status,
-                range,
-                info: info.to_vec(),
-            })
-            .await?;
+        let plan = self.state().notify(status, source, range, info)?;
+        if let Some(req) = plan.request {
+            self.status_of(&req).await?;
         }
-        if range == DataRange::PROC_LOCAL || event.reaches(&self.inner.me) {
+        if let Some(event) = plan.local {
             self.inner.events.deliver(event);
         }
         Ok(())

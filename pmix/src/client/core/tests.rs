@@ -4,6 +4,7 @@
 use super::*;
 use crate::store::jobinfo::{get_reply_job_data, job_info_kvals};
 use crate::wire::frame::HEADER_LEN;
+use crate::wire::ops::Op;
 use crate::wire::{Header, ProcData};
 
 const BT: BufferType = BufferType::NonDescribed;
@@ -365,4 +366,125 @@ fn a_heartbeat_is_an_empty_frame_under_its_tag() {
     let frame = c.poll_transmit().unwrap();
     let header = Header::decode(frame[..HEADER_LEN].try_into().unwrap());
     assert_eq!((header.tag, header.nbytes), (Tag::HEARTBEAT, 0));
+}
+
+// --- event handlers ---
+
+/// The identifiers of the chain `event` walks, in order.
+fn chain_ids(c: &ClientCore, event: Event) -> Vec<crate::events::HandlerId> {
+    let mut chain = c.event_chain(event);
+    std::iter::from_fn(|| chain.next_handler()).collect()
+}
+
+fn event(status: Status, source: Proc, range: DataRange) -> Event {
+    Event {
+        status,
+        source,
+        range,
+        info: Vec::new(),
+    }
+}
+
+#[test]
+fn a_registration_is_placed_and_tells_the_server() {
+    let mut c = core();
+    let info = [Info::new(attr::EVENT_HDLR_NAME, "mine".to_owned())];
+    let (id, req) = c
+        .register_events(&[Status::ERR_PROC_ABORTED], &info)
+        .unwrap();
+    assert_eq!(
+        req,
+        Request::RegisterEvents {
+            codes: vec![Status::ERR_PROC_ABORTED],
+            info: info.to_vec()
+        }
+    );
+    assert_eq!(c.handler_name(id), Some(Some("mine")));
+    let aborted = event(Status::ERR_PROC_ABORTED, peer(1), DataRange::SESSION);
+    assert_eq!(chain_ids(&c, aborted), [id]);
+    let other = event(Status::ERR_TIMEOUT, peer(1), DataRange::SESSION);
+    assert!(chain_ids(&c, other).is_empty(), "a code it did not ask for");
+}
+
+#[test]
+fn contradictory_placements_are_refused_and_nothing_is_registered() {
+    let mut c = core();
+    let info = [
+        Info::new(attr::EVENT_HDLR_FIRST, true),
+        Info::new(attr::EVENT_HDLR_LAST, true),
+    ];
+    assert_eq!(
+        c.register_events(&[], &info).map(|(id, _)| id),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    let any = event(Status::ERR_PROC_ABORTED, peer(1), DataRange::SESSION);
+    assert!(chain_ids(&c, any).is_empty());
+}
+
+#[test]
+fn a_refused_or_deregistered_handler_leaves_the_chain() {
+    let mut c = core();
+    let (refused, _) = c.register_events(&[], &[]).unwrap();
+    let (kept, _) = c.register_events(&[], &[]).unwrap();
+    c.registration_refused(refused);
+    let any = || event(Status::ERR_PROC_ABORTED, peer(1), DataRange::SESSION);
+    assert_eq!(chain_ids(&c, any()), [kept]);
+    assert_eq!(c.handler_name(refused), None);
+    let req = c.deregister_events(kept).unwrap();
+    assert_eq!(req, Request::Op(Op::DeregisterEvents { codes: Vec::new() }));
+    assert!(chain_ids(&c, any()).is_empty());
+    // An identifier this process does not hold (§10.1.7).
+    assert_eq!(c.deregister_events(kept), Err(Status::ERR_BAD_PARAM));
+}
+
+#[test]
+fn the_chain_runs_single_code_then_multi_code_then_default_handlers() {
+    let mut c = core();
+    let (default, _) = c.register_events(&[], &[]).unwrap();
+    let codes = [Status::ERR_PROC_ABORTED, Status::ERR_TIMEOUT];
+    let (multi, _) = c.register_events(&codes, &[]).unwrap();
+    let (single, _) = c.register_events(&[Status::ERR_PROC_ABORTED], &[]).unwrap();
+    let aborted = event(Status::ERR_PROC_ABORTED, peer(1), DataRange::SESSION);
+    assert_eq!(chain_ids(&c, aborted), [single, multi, default]);
+    c.clear_handlers();
+    let aborted = event(Status::ERR_PROC_ABORTED, peer(1), DataRange::SESSION);
+    assert!(chain_ids(&c, aborted).is_empty(), "finalize forgets them");
+}
+
+#[test]
+fn a_proc_local_notification_stays_in_the_process() {
+    let c = core();
+    let plan = c
+        .notify(Status::ERR_PROC_ABORTED, None, DataRange::PROC_LOCAL, &[])
+        .unwrap();
+    assert_eq!(plan.request, None);
+    let local = plan.local.expect("this process's own handlers hear it");
+    assert_eq!(local.source, me());
+}
+
+#[test]
+fn a_wider_notification_goes_to_the_server_and_to_this_process_when_in_range() {
+    let c = core();
+    let plan = c
+        .notify(Status::ERR_PROC_ABORTED, None, DataRange::NAMESPACE, &[])
+        .unwrap();
+    assert!(matches!(plan.request, Some(Request::Notify { .. })));
+    assert!(plan.local.is_some(), "this process is in its own namespace");
+    // From a process of another job, to that job's namespace: not this process.
+    let stranger = Proc::try_new("other", 0).unwrap();
+    let plan = c
+        .notify(
+            Status::ERR_PROC_ABORTED,
+            Some(&stranger),
+            DataRange::NAMESPACE,
+            &[],
+        )
+        .unwrap();
+    assert!(plan.request.is_some());
+    assert_eq!(plan.local, None);
+    // An unknown range is refused before anything is sent.
+    assert_eq!(
+        c.notify(Status::ERR_PROC_ABORTED, None, DataRange::INVALID, &[]),
+        Err(Status::ERR_BAD_PARAM)
+    );
 }
