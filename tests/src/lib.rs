@@ -30,4 +30,5 @@ pub fn job_size(client: &pmix::client::blocking::Client) -> u64 {
         .unwrap_or(0)
 }
 
+pub mod capi;
 pub mod launch;

@@ -5,6 +5,7 @@
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
 //! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit), after fetching the outside programs it runs (`outside`); as root also the tests that need root |
 //! | `build-pmixrun` | builds `target/release/pmixrun` |
+//! | `capi` | builds this project's C library, `target/release/libpmix.so.2` (with `pmix.pc`) |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
@@ -15,6 +16,7 @@
 
 mod attribute_vectors;
 mod bench;
+mod capi;
 mod layers;
 mod outside;
 mod sysdeps;
@@ -63,6 +65,9 @@ enum Cmd {
     },
     /// Build target/release/pmixrun (installing hwloc's packages as root).
     BuildPmixrun,
+    /// Build this project's C library, target/release/libpmix.so.2, a drop-in for
+    /// OpenPMIx's (docs/capi.md), with pmix.pc beside it.
+    Capi,
     /// Regenerate spec-vectors/inventory, the code's tables and the attribute-type vectors
     /// from the reference material.
     Vectors {
@@ -130,6 +135,7 @@ fn main() -> ExitCode {
         Cmd::Conformance { args } => ("conformance", conformance(&root, &args)),
         Cmd::Test { ci, nextest } => ("test", test(&root, ci, &nextest)),
         Cmd::BuildPmixrun => ("build-pmixrun", build_pmixrun(&root)),
+        Cmd::Capi => ("capi", capi::run(&root).map(|_| ())),
         Cmd::Vectors { check, shared } => ("vectors", vectors::run(&root, check, shared)),
         Cmd::Bench { which, quick } => ("bench", bench::run(&root, &which, quick)),
         Cmd::Fuzz { target, seconds } => ("fuzz", fuzz(&root, &target, seconds)),

@@ -1,0 +1,121 @@
+//! What every entry point shares: the panic boundary, the log of a refused call, and memory
+//! from libc's allocator (C callers release what the library hands them with `free()`,
+//! `openpmix/ABI.md` §2.1).
+
+use std::ffi::{CStr, c_char, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use pmix::model::Status;
+
+use crate::types::CStatus;
+
+/// Run the body of an entry point that answers a status. A panic never crosses into C: it
+/// is logged and answered with `PMIX_ERROR`.
+pub(crate) fn guard(name: &str, body: impl FnOnce() -> Result<(), Status>) -> CStatus {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => Status::SUCCESS.0,
+        Ok(Err(status)) => {
+            tracing::debug!("{name}: {status:?}");
+            status.0
+        }
+        Err(_) => {
+            tracing::error!("{name}: an internal error (a panic) was caught at the C boundary");
+            Status::ERROR.0
+        }
+    }
+}
+
+/// Run the body of an entry point that answers something else than a status: `fallback`
+/// when it panics.
+pub(crate) fn guard_or<T>(name: &str, fallback: T, body: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
+        tracing::error!("{name}: an internal error (a panic) was caught at the C boundary");
+        fallback
+    })
+}
+
+/// `n` zeroed elements of `T` from libc (`calloc`), or `PMIX_ERR_NOMEM`. Never NULL, even
+/// for `n == 0`, so a caller can always `free()` it.
+pub(crate) fn calloc_array<T>(n: usize) -> Result<*mut T, Status> {
+    // SAFETY: calloc takes any sizes and returns zeroed memory or NULL (checked).
+    let p = unsafe { libc::calloc(n.max(1), size_of::<T>().max(1)) };
+    if p.is_null() {
+        return Err(Status::ERR_NOMEM);
+    }
+    Ok(p.cast())
+}
+
+/// `s` as a NUL-terminated string from libc's allocator. A NUL inside `s` ends it there, as
+/// C would read it.
+pub(crate) fn c_strdup(s: &str) -> Result<*mut c_char, Status> {
+    let bytes = s.as_bytes();
+    let len = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    let p: *mut u8 = calloc_array(len + 1)?;
+    // SAFETY: `p` holds `len + 1` zeroed bytes and `bytes` at least `len`; the last stays 0.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, len) };
+    Ok(p.cast())
+}
+
+/// A copy of `bytes` from libc's allocator.
+pub(crate) fn c_bytes(bytes: &[u8]) -> Result<*mut c_char, Status> {
+    let p: *mut u8 = calloc_array(bytes.len())?;
+    // SAFETY: `p` holds at least `bytes.len()` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+    Ok(p.cast())
+}
+
+/// Release a block of libc's allocator (NULL is allowed).
+///
+/// # Safety
+/// `p` is NULL or a block from `malloc`/`calloc` not yet freed.
+pub(crate) unsafe fn free<T>(p: *mut T) {
+    // SAFETY: the caller's promise.
+    unsafe { libc::free(p.cast::<c_void>()) }
+}
+
+/// The string at `p`, `None` for NULL. Bytes that are not UTF-8 are replaced.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn read_cstr(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's promise.
+    let s = unsafe { CStr::from_ptr(p) };
+    Some(s.to_string_lossy().into_owned())
+}
+
+/// A fixed-size C string field (`pmix_key_t`, `pmix_nspace_t`): up to its first NUL.
+pub(crate) fn read_fixed(field: &[c_char]) -> String {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Write `s` into a fixed-size C string field, cut to leave room for the NUL.
+pub(crate) fn write_fixed(field: &mut [c_char], s: &str) {
+    field.fill(0);
+    let room = field.len().saturating_sub(1);
+    for (dst, src) in field.iter_mut().zip(s.as_bytes().iter().take(room)) {
+        *dst = *src as c_char;
+    }
+}
+
+/// The slice of `n` elements at `p`; empty for `n == 0` whatever `p` is.
+///
+/// # Safety
+/// When `n > 0`, `p` points to `n` initialised elements that outlive the slice.
+pub(crate) unsafe fn slice_of<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: the caller's promise, and `p` is not NULL.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}

@@ -1,0 +1,348 @@
+//! The client calls of `pmix.h` (v5.0 chapters 4, 5 and 9) over the crate's blocking client.
+//!
+//! One client per process, as in C: `PMIx_Init` connects on its first call and counts the
+//! later ones; `PMIx_Finalize` disconnects when the count returns to zero. A call holds the
+//! process-wide lock only to find the client, so calls from several threads run at once (the
+//! blocking client shares its socket between them).
+
+use std::ffi::{CString, c_char, c_int};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use pmix::client::blocking::Client;
+use pmix::model::{PData, Scope, Status, attr};
+
+use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed};
+use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
+use crate::values::{
+    c_proc, read_argv, read_infos, read_proc, read_procs, read_value, undef_value, write_value,
+};
+
+/// The process's client and how many `PMIx_Init` calls it answers.
+struct Connected {
+    client: Arc<Client>,
+    inits: usize,
+}
+
+static CLIENT: Mutex<Option<Connected>> = Mutex::new(None);
+
+fn connected() -> MutexGuard<'static, Option<Connected>> {
+    // The state is replaced whole under the lock; a panic elsewhere cannot tear it.
+    CLIENT.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The client, or `PMIX_ERR_INIT` before `PMIx_Init` (and after the last `PMIx_Finalize`).
+pub(crate) fn client() -> Result<Arc<Client>, Status> {
+    (connected().as_ref())
+        .map(|c| c.client.clone())
+        .ok_or(Status::ERR_INIT)
+}
+
+fn status_of(e: pmix::Error) -> Status {
+    e.status()
+}
+
+/// # Safety
+/// `key` is NULL or a NUL-terminated string.
+unsafe fn key_arg(key: *const c_char) -> Result<String, Status> {
+    // SAFETY: the caller's promise.
+    unsafe { read_cstr(key) }.ok_or(Status::ERR_BAD_PARAM)
+}
+
+/// `PMIx_Init`: connect to the server named by the environment the server's launcher set,
+/// and write this process's name to `proc` (when not NULL).
+///
+/// # Safety
+/// `proc` is NULL or writable; `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: usize) -> CStatus {
+    guard("PMIx_Init", || {
+        // SAFETY: the caller's promise.
+        let _directives = unsafe { read_infos(info, ninfo)? };
+        let mut state = connected();
+        let me = match state.as_mut() {
+            Some(c) => {
+                c.inits += 1;
+                c.client.proc().clone()
+            }
+            None => {
+                let client = Client::init().map_err(|e| {
+                    tracing::warn!("PMIx_Init: {e}");
+                    e.status()
+                })?;
+                let me = client.proc().clone();
+                *state = Some(Connected {
+                    client: Arc::new(client),
+                    inits: 1,
+                });
+                me
+            }
+        };
+        if !proc.is_null() {
+            // SAFETY: `proc` is writable (the caller's promise).
+            unsafe { *proc = c_proc(&me) };
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Initialized`: 1 between `PMIx_Init` and the last `PMIx_Finalize`, else 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_Initialized() -> c_int {
+    guard_or("PMIx_Initialized", 0, || c_int::from(connected().is_some()))
+}
+
+/// `PMIx_Finalize`: the last of the process's `PMIx_Init` calls ends the connection.
+///
+/// # Safety
+/// `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Finalize(info: *const CInfo, ninfo: usize) -> CStatus {
+    guard("PMIx_Finalize", || {
+        // SAFETY: the caller's promise.
+        let directives = unsafe { read_infos(info, ninfo)? };
+        let last = {
+            let mut state = connected();
+            let c = state.as_mut().ok_or(Status::ERR_INIT)?;
+            c.inits -= 1;
+            if c.inits > 0 {
+                return Ok(());
+            }
+            state.take().map(|c| c.client)
+        };
+        let Some(client) = last else {
+            return Ok(());
+        };
+        let r = client.finalize_with(&directives).map_err(status_of);
+        // The runtime goes with the last reference, outside the lock; a call still running
+        // in another thread holds its own.
+        drop(client);
+        r
+    })
+}
+
+/// `PMIx_Abort`: ask the host to end `procs` (the whole job when none).
+///
+/// # Safety
+/// `msg` is NULL or a string; `procs` holds `nprocs` procs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Abort(
+    status: c_int,
+    msg: *const c_char,
+    procs: *mut CProc,
+    nprocs: usize,
+) -> CStatus {
+    guard("PMIx_Abort", || {
+        // SAFETY: the caller's promise.
+        let (msg, procs) = unsafe {
+            (
+                read_cstr(msg).unwrap_or_default(),
+                read_procs(procs, nprocs)?,
+            )
+        };
+        client()?
+            .abort(Status(status), &msg, &procs)
+            .map_err(status_of)
+    })
+}
+
+/// `PMIx_Put`.
+///
+/// # Safety
+/// `key` is a string; `val` a value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Put(scope: u8, key: *const c_char, val: *mut CValue) -> CStatus {
+    guard("PMIx_Put", || {
+        if val.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let (key, value) = unsafe { (key_arg(key)?, read_value(&*val)?) };
+        client()?.put(Scope(scope), &key, value).map_err(status_of)
+    })
+}
+
+/// `PMIx_Store_internal`.
+///
+/// # Safety
+/// `proc` a proc; `key` a string; `val` a value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Store_internal(
+    proc: *const CProc,
+    key: *const c_char,
+    val: *mut CValue,
+) -> CStatus {
+    guard("PMIx_Store_internal", || {
+        if proc.is_null() || val.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let (proc, key, value) = unsafe { (read_proc(&*proc)?, key_arg(key)?, read_value(&*val)?) };
+        (client()?)
+            .store_internal(&proc, &key, value)
+            .map_err(status_of)
+    })
+}
+
+/// `PMIx_Commit`.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_Commit() -> CStatus {
+    guard("PMIx_Commit", || client()?.commit().map_err(status_of))
+}
+
+/// `PMIx_Fence`: `procs` NULL (or none) is the whole namespace of this process.
+///
+/// # Safety
+/// `procs` holds `nprocs` procs and `info` `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Fence(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+) -> CStatus {
+    guard("PMIx_Fence", || {
+        // SAFETY: the caller's promise.
+        let (procs, info) = unsafe { (read_procs(procs, nprocs)?, read_infos(info, ninfo)?) };
+        client()?.fence(&procs, &info).map_err(status_of)
+    })
+}
+
+/// `PMIx_Get`: the value, in a `pmix_value_t` from libc's allocator that the caller releases
+/// (`PMIX_VALUE_RELEASE`). With `PMIX_GET_STATIC_VALUES` the caller's own `*val` is filled
+/// instead. `proc` NULL is this process.
+///
+/// # Safety
+/// `proc` is NULL or a proc; `key` a string; `info` holds `ninfo` infos; `val` is writable
+/// (and `*val` a value when static values are asked for).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Get(
+    proc: *const CProc,
+    key: *const c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    val: *mut *mut CValue,
+) -> CStatus {
+    guard("PMIx_Get", || {
+        if val.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let (key, info) = unsafe { (key_arg(key)?, read_infos(info, ninfo)?) };
+        let target = if proc.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's promise.
+            Some(read_proc(unsafe { &*proc })?)
+        };
+        let static_values = info
+            .iter()
+            .any(|i| i.is(attr::GET_STATIC_VALUES) && i.value.as_bool().unwrap_or(true));
+        let value = client()?
+            .get(target.as_ref(), &key, &info)
+            .map_err(status_of)?;
+        if static_values {
+            // SAFETY: `*val` is the caller's value (the caller's promise).
+            let out = unsafe { *val };
+            if out.is_null() {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            // SAFETY: as above.
+            return unsafe { write_value(&value, &mut *out) };
+        }
+        let out: *mut CValue = calloc_array(1)?;
+        // SAFETY: `out` is a fresh value of ours.
+        unsafe {
+            *out = undef_value();
+            if let Err(s) = write_value(&value, &mut *out) {
+                free(out);
+                return Err(s);
+            }
+            *val = out;
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Publish`.
+///
+/// # Safety
+/// `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Publish(info: *const CInfo, ninfo: usize) -> CStatus {
+    guard("PMIx_Publish", || {
+        // SAFETY: the caller's promise.
+        let info = unsafe { read_infos(info, ninfo)? };
+        client()?.publish(&info).map_err(status_of)
+    })
+}
+
+/// `PMIx_Lookup`: each of `data` names a key; those found get the publisher and the value
+/// (`PMIX_ERR_PARTIAL_SUCCESS` when only some are).
+///
+/// # Safety
+/// `data` holds `ndata` pdata, `info` `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Lookup(
+    data: *mut CPdata,
+    ndata: usize,
+    info: *const CInfo,
+    ninfo: usize,
+) -> CStatus {
+    guard("PMIx_Lookup", || {
+        if ndata == 0 || data.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let info = unsafe { read_infos(info, ninfo)? };
+        // SAFETY: the caller's promise: `ndata` pdata at `data`.
+        let wanted = unsafe { std::slice::from_raw_parts_mut(data, ndata) };
+        let keys: Vec<String> = wanted.iter().map(|d| read_fixed(&d.key)).collect();
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let found = client()?.lookup(&refs, &info).map_err(status_of)?;
+        for (slot, key) in wanted.iter_mut().zip(&keys) {
+            if let Some(pd) = found.iter().find(|d| d.key.as_str() == key) {
+                slot.proc = c_proc(&pd.proc);
+                // SAFETY: the caller's pdata value is ours to fill.
+                unsafe { write_value(&pd.value, &mut slot.value)? };
+            }
+        }
+        match PData::lookup_status(&keys, &found) {
+            Status::SUCCESS => Ok(()),
+            s => Err(s),
+        }
+    })
+}
+
+/// `PMIx_Unpublish`: `keys` NULL is every key this process published.
+///
+/// # Safety
+/// `keys` is NULL or a NULL-terminated array of strings; `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Unpublish(
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+) -> CStatus {
+    guard("PMIx_Unpublish", || {
+        // SAFETY: the caller's promise.
+        let (keys, info) = unsafe { (read_argv(keys), read_infos(info, ninfo)?) };
+        let keys: Vec<String> = keys.into_iter().flatten().collect();
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        client()?.unpublish(&refs, &info).map_err(status_of)
+    })
+}
+
+/// `PMIx_Progress`: the library progresses on its own threads; nothing to do.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_Progress() {}
+
+/// `PMIx_Get_version`: this library's version string (static).
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_Get_version() -> *const c_char {
+    static VERSION: OnceLock<CString> = OnceLock::new();
+    guard_or("PMIx_Get_version", std::ptr::null(), || {
+        VERSION
+            .get_or_init(|| CString::new(pmix::client::VERSION).unwrap_or_default())
+            .as_ptr()
+    })
+}

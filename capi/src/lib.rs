@@ -1,0 +1,30 @@
+//! `libpmix.so.2`: the PMIx Standard's C API, built from the `pmix` crate, a drop-in for
+//! OpenPMIx 4.2's library.
+//!
+//! Programs compiled against OpenPMIx's `pmix.h` load this library unchanged when its
+//! directory comes first on the loader's path (`cargo xtask capi` builds it into
+//! `target/release/libpmix.so.2`; see `docs/capi.md`). It exports the 141 `PMIx_*` functions
+//! of OpenPMIx 4.2.2 with their struct layouts (`types`), hands out memory from libc's
+//! allocator as the header macros expect (`boundary`, `values`), and keeps every Rust panic
+//! on its side of the boundary.
+//!
+//! - `types`: the C structs, with their sizes and offsets asserted;
+//! - `boundary`: the panic boundary, libc memory, C strings;
+//! - `values`: C values to the crate's model and back;
+//! - `client`: the client calls (init, put, commit, fence, get, publish, …);
+//! - `support`: the calls that need no server (strings, values, infos, info lists);
+//! - `not_yet`: the calls not implemented yet, which answer `PMIX_ERR_NOT_SUPPORTED`.
+//!
+//! Every `unsafe` block says what it relies on in a `// SAFETY:` comment; the C caller's
+//! promises are the `# Safety` sections of the exported functions.
+
+#![allow(non_snake_case)] // the exported functions have the standard's C names
+#![allow(clippy::missing_safety_doc)] // each `# Safety` is written; the lint misses macro ones
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
+mod boundary;
+pub mod client;
+pub mod not_yet;
+pub mod support;
+pub mod types;
+mod values;

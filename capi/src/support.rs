@@ -1,0 +1,519 @@
+//! The support calls of `pmix.h` that need no server: the `*_string` calls, values and
+//! infos (`PMIx_Value_*`, `PMIx_Info_*`, the info lists), and data arrays.
+
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ptr;
+use std::sync::{Mutex, PoisonError};
+
+use pmix::model::strings;
+use pmix::model::{
+    AllocDirective, DataArray, DataRange, DataType, DeviceType, Info, InfoDirectives, IofChannel,
+    JobState, Key, LinkState, Persistence, ProcState, Scope, Status, Value,
+};
+
+use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr, write_fixed};
+use crate::types::{CDataArray, CInfo, CStatus, CValue};
+use crate::values::{
+    destruct_array, destruct_value, object_size, read_info, read_object, read_value, write_object,
+    write_value,
+};
+
+/// A string C callers may keep for the life of the process: each distinct text is made
+/// once (the set of texts is small and bounded: the standard's names and messages).
+fn interned(text: &str) -> *const c_char {
+    static TEXTS: Mutex<BTreeMap<String, &'static CStr>> = Mutex::new(BTreeMap::new());
+    let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(s) = texts.get(text) {
+        return s.as_ptr();
+    }
+    let c: &'static CStr = Box::leak(
+        CString::new(text.replace('\0', ""))
+            .unwrap_or_default()
+            .into_boxed_c_str(),
+    );
+    texts.insert(text.to_owned(), c);
+    c.as_ptr()
+}
+
+macro_rules! static_string {
+    ($(#[$doc:meta])* $c_name:ident($t:ty) => $f:expr) => {
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $c_name(value: $t) -> *const c_char {
+            guard_or(stringify!($c_name), ptr::null(), || interned(&$f(value)))
+        }
+    };
+}
+
+static_string!(
+    /// `PMIx_Error_string`.
+    PMIx_Error_string(CStatus) => |s| strings::error_string(Status(s))
+);
+static_string!(
+    /// `PMIx_Proc_state_string`.
+    PMIx_Proc_state_string(u8) => |s| strings::proc_state_string(ProcState(s))
+);
+static_string!(
+    /// `PMIx_Scope_string`.
+    PMIx_Scope_string(u8) => |s| strings::scope_string(Scope(s))
+);
+static_string!(
+    /// `PMIx_Persistence_string`.
+    PMIx_Persistence_string(u8) => |s| strings::persistence_string(Persistence(s))
+);
+static_string!(
+    /// `PMIx_Data_range_string`.
+    PMIx_Data_range_string(u8) => |s| strings::data_range_string(DataRange(s))
+);
+static_string!(
+    /// `PMIx_Data_type_string`.
+    PMIx_Data_type_string(u16) => |s| strings::data_type_string(DataType(s))
+);
+static_string!(
+    /// `PMIx_Alloc_directive_string`.
+    PMIx_Alloc_directive_string(u8) => |s| strings::alloc_directive_string(AllocDirective(s))
+);
+static_string!(
+    /// `PMIx_IOF_channel_string`.
+    PMIx_IOF_channel_string(u16) => |s| strings::iof_channel_string(IofChannel(s))
+);
+static_string!(
+    /// `PMIx_Job_state_string`.
+    PMIx_Job_state_string(u8) => |s| strings::job_state_string(JobState(s))
+);
+static_string!(
+    /// `PMIx_Link_state_string`.
+    PMIx_Link_state_string(u8) => |s| strings::link_state_string(LinkState(s))
+);
+static_string!(
+    /// `PMIx_Device_type_string`.
+    PMIx_Device_type_string(u64) => |s| strings::device_type_string(DeviceType(s))
+);
+static_string!(
+    /// `PMIx_Value_comparison_string`.
+    PMIx_Value_comparison_string(c_int) => |c| match c {
+        0 => "EQUAL",
+        1 => "VALUE1 GREATER",
+        2 => "VALUE2 GREATER",
+        3 => "DIFFERENT TYPES",
+        4 => "INCOMPATIBLE OBJECTS",
+        5 => "COMPARISON NOT AVAILABLE",
+        _ => "UNKNOWN VALUE",
+    }
+);
+
+/// `PMIx_Get_attribute_string`: the key of the attribute named `attribute`
+/// (`"PMIX_JOB_SIZE"` → `"pmix.job.size"`), or NULL.
+///
+/// # Safety
+/// `attribute` is NULL or a string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Get_attribute_string(attribute: *const c_char) -> *const c_char {
+    guard_or("PMIx_Get_attribute_string", ptr::null(), || {
+        // SAFETY: the caller's promise.
+        let name = unsafe { read_cstr(attribute) };
+        name.and_then(|n| strings::attribute_string(&n))
+            .map_or(ptr::null(), interned)
+    })
+}
+
+/// `PMIx_Get_attribute_name`: the name of the attribute whose key is `attrstring`, or NULL.
+///
+/// # Safety
+/// `attrstring` is NULL or a string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Get_attribute_name(attrstring: *const c_char) -> *const c_char {
+    guard_or("PMIx_Get_attribute_name", ptr::null(), || {
+        // SAFETY: the caller's promise.
+        let key = unsafe { read_cstr(attrstring) };
+        key.and_then(|k| strings::attribute_name(&k))
+            .map_or(ptr::null(), interned)
+    })
+}
+
+/// `PMIx_Info_directives_string`: a string from libc's allocator, the caller frees it.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_Info_directives_string(directives: u32) -> *mut c_char {
+    guard_or("PMIx_Info_directives_string", ptr::null_mut(), || {
+        let text = strings::info_directives_string(InfoDirectives(directives));
+        c_strdup(&text).unwrap_or(ptr::null_mut())
+    })
+}
+
+/// `PMIx_Value_string`: the value as text (this library's wording), from libc's allocator.
+///
+/// # Safety
+/// `value` is NULL or a value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Value_string(value: *const CValue) -> *mut c_char {
+    guard_or("PMIx_Value_string", ptr::null_mut(), || {
+        if value.is_null() {
+            return ptr::null_mut();
+        }
+        // SAFETY: the caller's promise.
+        match unsafe { read_value(&*value) } {
+            Ok(v) => c_strdup(&value_text(&v)).unwrap_or(ptr::null_mut()),
+            Err(_) => ptr::null_mut(),
+        }
+    })
+}
+
+/// `PMIx_Info_string`: the info as text (this library's wording), from libc's allocator.
+///
+/// # Safety
+/// `info` is NULL or an info.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_string(info: *const CInfo) -> *mut c_char {
+    guard_or("PMIx_Info_string", ptr::null_mut(), || {
+        if info.is_null() {
+            return ptr::null_mut();
+        }
+        // SAFETY: the caller's promise.
+        match unsafe { read_info(&*info) } {
+            Ok(i) => {
+                let text = format!(
+                    "KEY: {} DIRECTIVES: {} VALUE: {}",
+                    i.key.as_str(),
+                    strings::info_directives_string(i.flags),
+                    value_text(&i.value)
+                );
+                c_strdup(&text).unwrap_or(ptr::null_mut())
+            }
+            Err(_) => ptr::null_mut(),
+        }
+    })
+}
+
+fn value_text(v: &Value) -> String {
+    format!("{}: {v:?}", strings::data_type_string(v.data_type()))
+}
+
+/// Read the C object `data` of type `t` as `PMIx_Value_load` takes it: a string is the
+/// `char *` itself, every other type the address of its object.
+///
+/// # Safety
+/// `data` is as described, for type `t`.
+unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
+    if data.is_null() {
+        // No data: a boolean is true (`PMIX_INFO_LOAD(&i, PMIX_COLLECT_DATA, NULL, PMIX_BOOL)`
+        // asks for the directive), any other type its zero (a NULL string, an empty array).
+        if t == DataType::BOOL {
+            return Ok(Value::Bool(true));
+        }
+        let zeros = [0u64; 128];
+        debug_assert!(object_size(t).is_none_or(|n| n <= size_of_val(&zeros)));
+        // SAFETY: a zeroed block larger than any object is a valid object of every type
+        // this library reads (integers 0, pointers NULL, counts 0).
+        return unsafe { read_object(t, zeros.as_ptr().cast()) };
+    }
+    if t == DataType::STRING {
+        let slot = data;
+        // SAFETY: `slot` is the address of a local `char *` that holds the string.
+        return unsafe { read_object(t, ptr::from_ref(&slot).cast()) };
+    }
+    // SAFETY: the caller's promise.
+    unsafe { read_object(t, data) }
+}
+
+/// `PMIx_Value_load`: a copy of `data`, of type `type_`, into `val` (its old contents are not
+/// released).
+///
+/// # Safety
+/// `val` is writable; `data` is as `loaded` reads it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Value_load(
+    val: *mut CValue,
+    data: *const c_void,
+    type_: u16,
+) -> CStatus {
+    guard("PMIx_Value_load", || {
+        if val.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        unsafe {
+            let v = loaded(data, DataType(type_))?;
+            write_value(&v, &mut *val)
+        }
+    })
+}
+
+/// `PMIx_Value_unload`: a copy of the value's object in a block from libc's allocator, and
+/// its size (a string's with its NUL).
+///
+/// # Safety
+/// `val` is a value; `data` and `sz` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Value_unload(
+    val: *mut CValue,
+    data: *mut *mut c_void,
+    sz: *mut usize,
+) -> CStatus {
+    guard("PMIx_Value_unload", || {
+        if val.is_null() || data.is_null() || sz.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let v = unsafe { read_value(&*val)? };
+        let (block, size): (*mut c_void, usize) = match &v {
+            Value::Undef => (ptr::null_mut(), 0),
+            Value::String(s) => {
+                let s = s.as_deref().unwrap_or("");
+                (c_strdup(s)?.cast(), s.len() + 1)
+            }
+            other => {
+                let size = object_size(other.data_type()).ok_or(Status::ERR_NOT_SUPPORTED)?;
+                let p: *mut u8 = calloc_array(size)?;
+                // SAFETY: `p` has room for one object of the type.
+                if let Err(s) = unsafe { write_object(other, p.cast()) } {
+                    // SAFETY: `p` is ours.
+                    unsafe { free(p) };
+                    return Err(s);
+                }
+                (p.cast(), size)
+            }
+        };
+        // SAFETY: writable (the caller's promise).
+        unsafe {
+            *data = block;
+            *sz = size;
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Value_destruct`: release what the value holds; it is left `PMIX_UNDEF`.
+///
+/// # Safety
+/// `val` is NULL or a value whose blocks come from libc's allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Value_destruct(val: *mut CValue) {
+    guard_or("PMIx_Value_destruct", (), || {
+        if !val.is_null() {
+            // SAFETY: the caller's promise.
+            unsafe { destruct_value(&mut *val) };
+        }
+    });
+}
+
+/// `PMIx_Value_xfer`: a deep copy of `src` into `dest`.
+///
+/// # Safety
+/// `dest` is writable, `src` a value.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Value_xfer(dest: *mut CValue, src: *const CValue) -> CStatus {
+    guard("PMIx_Value_xfer", || {
+        if dest.is_null() || src.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        unsafe {
+            let v = read_value(&*src)?;
+            write_value(&v, &mut *dest)
+        }
+    })
+}
+
+/// `PMIx_Value_compare`: `PMIX_EQUAL` (0), `PMIX_VALUE1_GREATER` (1), `PMIX_VALUE2_GREATER`
+/// (2), `PMIX_VALUE_TYPE_DIFFERENT` (3), or `PMIX_VALUE_COMPARISON_NOT_AVAIL` (5).
+///
+/// # Safety
+/// `v1` and `v2` are NULL or values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Value_compare(v1: *mut CValue, v2: *mut CValue) -> c_int {
+    const NOT_AVAILABLE: c_int = 5;
+    guard_or("PMIx_Value_compare", NOT_AVAILABLE, || {
+        if v1.is_null() || v2.is_null() {
+            return NOT_AVAILABLE;
+        }
+        // SAFETY: the caller's promise.
+        let (a, b) = unsafe { (read_value(&*v1), read_value(&*v2)) };
+        let (Ok(a), Ok(b)) = (a, b) else {
+            return NOT_AVAILABLE;
+        };
+        if a.data_type() != b.data_type() {
+            return 3;
+        }
+        match a.partial_cmp(&b) {
+            Some(std::cmp::Ordering::Equal) => 0,
+            Some(std::cmp::Ordering::Greater) => 1,
+            Some(std::cmp::Ordering::Less) => 2,
+            None => NOT_AVAILABLE,
+        }
+    })
+}
+
+/// `PMIx_Data_array_destruct`: release the array's elements and their block.
+///
+/// # Safety
+/// `d` is NULL or a data array whose blocks come from libc's allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Data_array_destruct(d: *mut CDataArray) {
+    guard_or("PMIx_Data_array_destruct", (), || {
+        if !d.is_null() {
+            // SAFETY: the caller's promise.
+            unsafe { destruct_array(&mut *d) };
+        }
+    });
+}
+
+/// `PMIx_Info_load`: `key` and a copy of `data` (as `PMIx_Value_load` takes it) into `info`.
+///
+/// # Safety
+/// `info` is writable, `key` a string, `data` as `PMIx_Value_load` reads it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_load(
+    info: *mut CInfo,
+    key: *const c_char,
+    data: *const c_void,
+    type_: u16,
+) -> CStatus {
+    guard("PMIx_Info_load", || {
+        if info.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let key = unsafe { read_cstr(key) }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: the caller's promise.
+        unsafe {
+            let value = loaded(data, DataType(type_))?;
+            let info = &mut *info;
+            write_fixed(&mut info.key, &key);
+            write_value(&value, &mut info.value)
+        }
+    })
+}
+
+/// `PMIx_Info_xfer`: a deep copy of `src` (key, flags and value) into `dest`.
+///
+/// # Safety
+/// `dest` is writable, `src` an info.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut CInfo, src: *const CInfo) -> CStatus {
+    guard("PMIx_Info_xfer", || {
+        if dest.is_null() || src.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        unsafe {
+            let src = &*src;
+            let value = read_value(&src.value)?;
+            let dest = &mut *dest;
+            dest.key = src.key;
+            dest.flags = src.flags;
+            write_value(&value, &mut dest.value)
+        }
+    })
+}
+
+/// The list behind the `void *` of `PMIx_Info_list_start`.
+type InfoList = Vec<Info>;
+
+/// # Safety
+/// `ptr` is NULL or a list of `PMIx_Info_list_start` not yet released.
+unsafe fn list<'a>(ptr: *mut c_void) -> Result<&'a mut InfoList, Status> {
+    // SAFETY: the caller's promise.
+    unsafe { ptr.cast::<InfoList>().as_mut() }.ok_or(Status::ERR_BAD_PARAM)
+}
+
+/// `PMIx_Info_list_start`: an empty list of infos, released by `PMIx_Info_list_release`.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_Info_list_start() -> *mut c_void {
+    guard_or("PMIx_Info_list_start", ptr::null_mut(), || {
+        Box::into_raw(Box::<InfoList>::default()).cast()
+    })
+}
+
+/// `PMIx_Info_list_add`: an info of `key` and a copy of `value` (as `PMIx_Value_load` takes
+/// it) at the end of the list.
+///
+/// # Safety
+/// `ptr` is a list; `key` a string; `value` as `PMIx_Value_load` reads it.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_list_add(
+    ptr: *mut c_void,
+    key: *const c_char,
+    value: *const c_void,
+    type_: u16,
+) -> CStatus {
+    guard("PMIx_Info_list_add", || {
+        // SAFETY: the caller's promise.
+        unsafe {
+            let list = list(ptr)?;
+            let key = read_cstr(key).ok_or(Status::ERR_BAD_PARAM)?;
+            let key = Key::new(key).map_err(|e| e.status())?;
+            let value = loaded(value, DataType(type_))?;
+            list.push(Info {
+                key,
+                flags: InfoDirectives::default(),
+                value,
+            });
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Info_list_insert`: a copy of `info` at the end of the list.
+///
+/// # Safety
+/// `ptr` is a list; `info` an info.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_list_insert(ptr: *mut c_void, info: *mut CInfo) -> CStatus {
+    // SAFETY: as `PMIx_Info_list_xfer`.
+    unsafe { PMIx_Info_list_xfer(ptr, info) }
+}
+
+/// `PMIx_Info_list_xfer`: a copy of `info` at the end of the list.
+///
+/// # Safety
+/// `ptr` is a list; `info` an info.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_list_xfer(ptr: *mut c_void, info: *const CInfo) -> CStatus {
+    guard("PMIx_Info_list_xfer", || {
+        if info.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        unsafe {
+            let list = list(ptr)?;
+            list.push(read_info(&*info)?);
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Info_list_convert`: the list as a data array of infos (from libc's allocator).
+///
+/// # Safety
+/// `ptr` is a list; `par` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_list_convert(ptr: *mut c_void, par: *mut CDataArray) -> CStatus {
+    guard("PMIx_Info_list_convert", || {
+        if par.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let list = unsafe { list(ptr)? };
+        if list.is_empty() {
+            return Err(Status::ERR_EMPTY);
+        }
+        let array = Value::DataArray(Box::new(DataArray::of_infos(list.clone())));
+        // SAFETY: `par` has room for a data array (the caller's promise).
+        unsafe { write_object(&array, par.cast()) }
+    })
+}
+
+/// `PMIx_Info_list_release`.
+///
+/// # Safety
+/// `ptr` is NULL or a list of `PMIx_Info_list_start`, released once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Info_list_release(ptr: *mut c_void) {
+    guard_or("PMIx_Info_list_release", (), || {
+        if !ptr.is_null() {
+            // SAFETY: the caller's promise: a box of ours, released once.
+            drop(unsafe { Box::from_raw(ptr.cast::<InfoList>()) });
+        }
+    });
+}

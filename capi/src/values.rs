@@ -1,0 +1,824 @@
+//! C values to the crate's model and back.
+//!
+//! A C object of a data type is read from its address ([`read_object`]) and written to one
+//! ([`write_object`]); a `pmix_value_t` holds scalars, strings, byte objects and environment
+//! variables in its union and the larger structs behind a pointer ([`by_pointer`]). Every
+//! block written for a caller comes from libc's allocator, and [`destruct_object`] releases
+//! what [`write_object`] (or a C caller, with the same allocator) put there.
+//!
+//! Types not carried here yet (topologies, cpusets, fabric coordinates and geometries,
+//! device distances, endpoints, attribute registrations, statistics, data buffers inside a
+//! value) are refused with `PMIX_ERR_NOT_SUPPORTED`.
+
+use std::ffi::{c_char, c_void};
+use std::ptr;
+
+use pmix::model::{
+    AllocDirective, App, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar, Info,
+    InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData, Persistence,
+    Pointer, Proc, ProcInfo, ProcState, Query, Rank, Scope, Status, Time, Timeval, Value,
+};
+
+use crate::boundary::{
+    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
+};
+use crate::types::{
+    CApp, CByteObject, CDataArray, CEnvar, CInfo, CPdata, CProc, CProcInfo, CQuery, CTimeval,
+    CValue, CValueData,
+};
+
+/// The size of one C object of type `t` (an element of a `pmix_data_array_t`), for the types
+/// this library carries.
+pub(crate) fn object_size(t: DataType) -> Option<usize> {
+    Some(match t {
+        DataType::BOOL
+        | DataType::BYTE
+        | DataType::INT8
+        | DataType::UINT8
+        | DataType::PERSIST
+        | DataType::SCOPE
+        | DataType::DATA_RANGE
+        | DataType::COMMAND
+        | DataType::PROC_STATE
+        | DataType::ALLOC_DIRECTIVE
+        | DataType::JOB_STATE
+        | DataType::LINK_STATE => 1,
+        DataType::INT16
+        | DataType::UINT16
+        | DataType::DATA_TYPE
+        | DataType::IOF_CHANNEL
+        | DataType::LOCTYPE => 2,
+        DataType::PID
+        | DataType::INT
+        | DataType::INT32
+        | DataType::UINT
+        | DataType::UINT32
+        | DataType::FLOAT
+        | DataType::STATUS
+        | DataType::INFO_DIRECTIVES
+        | DataType::PROC_RANK => 4,
+        DataType::STRING
+        | DataType::SIZE
+        | DataType::INT64
+        | DataType::UINT64
+        | DataType::DOUBLE
+        | DataType::TIME
+        | DataType::POINTER
+        | DataType::DEVTYPE => 8,
+        DataType::TIMEVAL
+        | DataType::BYTE_OBJECT
+        | DataType::COMPRESSED_STRING
+        | DataType::REGEX
+        | DataType::COMPRESSED_BYTE_OBJECT => size_of::<CByteObject>(),
+        DataType::VALUE => size_of::<CValue>(),
+        DataType::PROC => size_of::<CProc>(),
+        DataType::APP => size_of::<CApp>(),
+        DataType::INFO => size_of::<CInfo>(),
+        DataType::PDATA => size_of::<CPdata>(),
+        DataType::PROC_INFO => size_of::<CProcInfo>(),
+        DataType::DATA_ARRAY => size_of::<CDataArray>(),
+        DataType::QUERY => size_of::<CQuery>(),
+        DataType::ENVAR => size_of::<CEnvar>(),
+        DataType::PROC_NSPACE => 256,
+        _ => return None,
+    })
+}
+
+/// Whether a `pmix_value_t` of type `t` holds its object behind a pointer in the union.
+pub(crate) fn by_pointer(t: DataType) -> bool {
+    matches!(
+        t,
+        DataType::PROC | DataType::PROC_INFO | DataType::DATA_ARRAY | DataType::PROC_NSPACE
+    )
+}
+
+/// Read a `T` at `src` (which may be unaligned).
+///
+/// # Safety
+/// `src` points to an initialised `T`.
+unsafe fn get<T: Copy>(src: *const c_void) -> T {
+    // SAFETY: the caller's promise.
+    unsafe { ptr::read_unaligned(src.cast::<T>()) }
+}
+
+/// Write `v` at `dst` (which may be unaligned).
+///
+/// # Safety
+/// `dst` points to room for a `T`.
+unsafe fn put<T>(dst: *mut c_void, v: T) {
+    // SAFETY: the caller's promise.
+    unsafe { ptr::write_unaligned(dst.cast::<T>(), v) }
+}
+
+/// The C object of type `t` at `src`.
+///
+/// # Safety
+/// `src` points to an initialised C object of type `t`, whose pointers are NULL or valid.
+pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Value, Status> {
+    // SAFETY: for every read below, `src` holds an object of type `t`, so of the C type read.
+    unsafe {
+        Ok(match t {
+            DataType::BOOL => Value::Bool(get::<u8>(src) != 0),
+            DataType::BYTE => Value::Byte(get(src)),
+            DataType::STRING => Value::String(read_cstr(get::<*const c_char>(src))),
+            DataType::SIZE => Value::Size(get::<usize>(src) as u64),
+            DataType::PID => Value::Pid(get(src)),
+            DataType::INT => Value::Int(get(src)),
+            DataType::INT8 => Value::Int8(get(src)),
+            DataType::INT16 => Value::Int16(get(src)),
+            DataType::INT32 => Value::Int32(get(src)),
+            DataType::INT64 => Value::Int64(get(src)),
+            DataType::UINT => Value::Uint(get(src)),
+            DataType::UINT8 => Value::Uint8(get(src)),
+            DataType::UINT16 => Value::Uint16(get(src)),
+            DataType::UINT32 => Value::Uint32(get(src)),
+            DataType::UINT64 => Value::Uint64(get(src)),
+            DataType::FLOAT => Value::Float(get(src)),
+            DataType::DOUBLE => Value::Double(get(src)),
+            DataType::TIMEVAL => {
+                let tv: CTimeval = get(src);
+                Value::Timeval(Timeval {
+                    sec: tv.sec,
+                    usec: tv.usec,
+                })
+            }
+            DataType::TIME => Value::Time(Time(get(src))),
+            DataType::STATUS => Value::Status(Status(get(src))),
+            DataType::VALUE => Value::Value(Box::new(read_value(&get::<CValue>(src))?)),
+            DataType::PROC => Value::Proc(read_proc(&get::<CProc>(src))?),
+            DataType::APP => Value::App(Box::new(read_app(&get::<CApp>(src))?)),
+            DataType::INFO => Value::Info(Box::new(read_info(&get::<CInfo>(src))?)),
+            DataType::PDATA => {
+                let pd: CPdata = get(src);
+                Value::PData(Box::new(PData {
+                    proc: read_proc(&pd.proc)?,
+                    key: read_key(&pd.key)?,
+                    value: read_value(&pd.value)?,
+                }))
+            }
+            DataType::BYTE_OBJECT => Value::ByteObject(read_bytes(&get(src))?),
+            DataType::COMPRESSED_STRING => Value::CompressedString(read_bytes(&get(src))?),
+            DataType::REGEX => Value::Regex(read_bytes(&get(src))?),
+            DataType::COMPRESSED_BYTE_OBJECT => Value::CompressedByteObject(read_bytes(&get(src))?),
+            DataType::PERSIST => Value::Persist(Persistence(get(src))),
+            DataType::POINTER => Value::Pointer(Pointer(get::<usize>(src))),
+            DataType::SCOPE => Value::Scope(Scope(get(src))),
+            DataType::DATA_RANGE => Value::DataRange(DataRange(get(src))),
+            DataType::COMMAND => Value::Command(get(src)),
+            DataType::INFO_DIRECTIVES => Value::InfoDirectives(InfoDirectives(get(src))),
+            DataType::DATA_TYPE => Value::DataType(DataType(get(src))),
+            DataType::PROC_STATE => Value::ProcState(ProcState(get(src))),
+            DataType::PROC_INFO => {
+                let pi: CProcInfo = get(src);
+                Value::ProcInfo(Box::new(ProcInfo {
+                    proc: read_proc(&pi.proc)?,
+                    hostname: read_cstr(pi.hostname),
+                    executable_name: read_cstr(pi.executable_name),
+                    pid: pi.pid,
+                    exit_code: pi.exit_code,
+                    state: ProcState(pi.state),
+                }))
+            }
+            DataType::DATA_ARRAY => Value::DataArray(Box::new(read_array(&get(src))?)),
+            DataType::PROC_RANK => Value::Rank(Rank(get(src))),
+            DataType::QUERY => Value::Query(Box::new(read_query(&get(src))?)),
+            DataType::ALLOC_DIRECTIVE => Value::AllocDirective(AllocDirective(get(src))),
+            DataType::IOF_CHANNEL => Value::IofChannel(IofChannel(get(src))),
+            DataType::ENVAR => {
+                let e: CEnvar = get(src);
+                Value::Envar(Box::new(Envar {
+                    envar: read_cstr(e.envar),
+                    value: read_cstr(e.value),
+                    separator: e.separator as u8,
+                }))
+            }
+            DataType::JOB_STATE => Value::JobState(JobState(get(src))),
+            DataType::LINK_STATE => Value::LinkState(LinkState(get(src))),
+            DataType::DEVTYPE => Value::DevType(DeviceType(get(src))),
+            DataType::LOCTYPE => Value::LocType(Locality(get(src))),
+            DataType::PROC_NSPACE => {
+                let ns: [c_char; 256] = get(src);
+                Value::ProcNspace(Nspace::new(read_fixed(&ns)).map_err(|e| e.status())?)
+            }
+            DataType::UNDEF => Value::Undef,
+            _ => return Err(Status::ERR_NOT_SUPPORTED),
+        })
+    }
+}
+
+/// A `pmix_value_t`'s value.
+///
+/// # Safety
+/// `v` is a value of its type, whose pointers are NULL or valid.
+pub(crate) unsafe fn read_value(v: &CValue) -> Result<Value, Status> {
+    let t = DataType(v.type_);
+    if t == DataType::UNDEF {
+        return Ok(Value::Undef);
+    }
+    let data = ptr::from_ref(&v.data).cast::<c_void>();
+    if by_pointer(t) {
+        // SAFETY: a value of a pointer type holds a pointer in its union.
+        let p = unsafe { v.data.ptr };
+        if p.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: that pointer is to an object of type `t` (the caller's promise).
+        return unsafe { read_object(t, p) };
+    }
+    if t == DataType::VALUE || object_size(t).is_none_or(|n| n > size_of::<CValueData>()) {
+        return Err(Status::ERR_NOT_SUPPORTED);
+    }
+    // SAFETY: the union holds an object of type `t` in place.
+    unsafe { read_object(t, data) }
+}
+
+/// A `pmix_proc_t`.
+pub(crate) fn read_proc(p: &CProc) -> Result<Proc, Status> {
+    Proc::try_new(&read_fixed(&p.nspace), Rank(p.rank)).map_err(|e| e.status())
+}
+
+/// A `pmix_key_t`; an empty key is `PMIX_ERR_BAD_PARAM`.
+pub(crate) fn read_key(k: &[c_char]) -> Result<Key, Status> {
+    Key::new(read_fixed(k)).map_err(|e| e.status())
+}
+
+/// A `pmix_info_t`. The `PMIX_INFO_ARRAY_END` flag marks the end of a C array only; the
+/// info read does not keep it.
+///
+/// # Safety
+/// As [`read_value`], for its value.
+pub(crate) unsafe fn read_info(i: &CInfo) -> Result<Info, Status> {
+    Ok(Info {
+        key: read_key(&i.key)?,
+        flags: InfoDirectives(i.flags & !crate::types::INFO_ARRAY_END),
+        // SAFETY: the caller's promise.
+        value: unsafe { read_value(&i.value)? },
+    })
+}
+
+/// `n` infos at `p`.
+///
+/// # Safety
+/// When `n > 0`, `p` points to `n` initialised infos.
+pub(crate) unsafe fn read_infos(p: *const CInfo, n: usize) -> Result<Vec<Info>, Status> {
+    // SAFETY: the caller's promise.
+    let infos = unsafe { slice_of(p, n)? };
+    // SAFETY: each is an initialised info.
+    infos.iter().map(|i| unsafe { read_info(i) }).collect()
+}
+
+/// `n` procs at `p`.
+///
+/// # Safety
+/// When `n > 0`, `p` points to `n` procs.
+pub(crate) unsafe fn read_procs(p: *const CProc, n: usize) -> Result<Vec<Proc>, Status> {
+    // SAFETY: the caller's promise.
+    let procs = unsafe { slice_of(p, n)? };
+    procs.iter().map(read_proc).collect()
+}
+
+/// # Safety
+/// `bo.bytes` points to `bo.size` bytes (or `size` is 0).
+unsafe fn read_bytes(bo: &CByteObject) -> Result<ByteObject, Status> {
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { slice_of(bo.bytes.cast::<u8>(), bo.size)? };
+    Ok(ByteObject(bytes.to_vec()))
+}
+
+/// A NULL-terminated array of strings (`char **`).
+///
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of strings.
+pub(crate) unsafe fn read_argv(argv: *const *mut c_char) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    if argv.is_null() {
+        return out;
+    }
+    let mut i = 0;
+    loop {
+        // SAFETY: the array is NULL-terminated, so every index up to the NULL is in it.
+        let s = unsafe { *argv.add(i) };
+        if s.is_null() {
+            return out;
+        }
+        // SAFETY: each element is a string.
+        out.push(unsafe { read_cstr(s) });
+        i += 1;
+    }
+}
+
+/// # Safety
+/// As [`read_object`], for its fields.
+unsafe fn read_app(a: &CApp) -> Result<App, Status> {
+    // SAFETY: the caller's promise, field by field.
+    unsafe {
+        Ok(App {
+            cmd: read_cstr(a.cmd),
+            argv: read_argv(a.argv),
+            env: read_argv(a.env),
+            cwd: read_cstr(a.cwd),
+            maxprocs: a.maxprocs,
+            info: read_infos(a.info, a.ninfo)?,
+        })
+    }
+}
+
+/// # Safety
+/// As [`read_object`], for its fields.
+unsafe fn read_query(q: &CQuery) -> Result<Query, Status> {
+    // SAFETY: the caller's promise, field by field.
+    unsafe {
+        Ok(Query {
+            keys: read_argv(q.keys),
+            qualifiers: read_infos(q.qualifiers, q.nqual)?,
+        })
+    }
+}
+
+/// # Safety
+/// `a.array` holds `a.size` objects of `a.type_`.
+unsafe fn read_array(a: &CDataArray) -> Result<DataArray, Status> {
+    let t = DataType(a.type_);
+    let size = object_size(t).ok_or(Status::ERR_NOT_SUPPORTED)?;
+    if a.size > 0 && a.array.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    let base = a.array.cast::<u8>();
+    let elements = (0..a.size)
+        // SAFETY: element `i` is at `i * size` within the array.
+        .map(|i| unsafe { read_object(t, base.add(i * size).cast()) })
+        .collect::<Result<Vec<_>, _>>()?;
+    DataArray::new(t, elements).map_err(|e| e.status())
+}
+
+/// Write `v` as a C object at `dst`, its inner blocks from libc's allocator. On an error
+/// nothing is left allocated and `dst` holds no pointer of this call.
+///
+/// # Safety
+/// `dst` points to room for a C object of `v`'s type.
+pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Status> {
+    // SAFETY: for every write below, `dst` has room for an object of `v`'s type.
+    unsafe {
+        match v {
+            Value::Bool(b) => put(dst, u8::from(*b)),
+            Value::Byte(x) | Value::Uint8(x) | Value::Command(x) => put(dst, *x),
+            Value::String(s) => put(dst, opt_strdup(s.as_deref())?),
+            Value::Size(x) => put(dst, *x as usize),
+            Value::Pid(p) => put(dst, *p),
+            Value::Int(x) | Value::Int32(x) => put(dst, *x),
+            Value::Int8(x) => put(dst, *x),
+            Value::Int16(x) => put(dst, *x),
+            Value::Int64(x) => put(dst, *x),
+            Value::Uint(x) | Value::Uint32(x) => put(dst, *x),
+            Value::Uint16(x) => put(dst, *x),
+            Value::Uint64(x) => put(dst, *x),
+            Value::Float(x) => put(dst, *x),
+            Value::Double(x) => put(dst, *x),
+            Value::Timeval(tv) => put(
+                dst,
+                CTimeval {
+                    sec: tv.sec,
+                    usec: tv.usec,
+                },
+            ),
+            Value::Time(t) => put(dst, t.0),
+            Value::Status(s) => put(dst, s.0),
+            Value::Value(inner) => {
+                let mut cv = undef_value();
+                write_value(inner, &mut cv)?;
+                put(dst, cv);
+            }
+            Value::Proc(p) => put(dst, c_proc(p)),
+            Value::App(app) => put(dst, write_app(app)?),
+            Value::Info(info) => {
+                let mut ci = empty_info();
+                write_info(info, &mut ci)?;
+                put(dst, ci);
+            }
+            Value::PData(pd) => {
+                let mut cp = CPdata {
+                    proc: c_proc(&pd.proc),
+                    key: [0; 512],
+                    value: undef_value(),
+                };
+                write_fixed(&mut cp.key, pd.key.as_str());
+                write_value(&pd.value, &mut cp.value)?;
+                put(dst, cp);
+            }
+            Value::ByteObject(bo)
+            | Value::CompressedString(bo)
+            | Value::Regex(bo)
+            | Value::CompressedByteObject(bo) => put(dst, c_byte_object(&bo.0)?),
+            Value::Persist(x) => put(dst, x.0),
+            Value::Pointer(p) => put(dst, p.0),
+            Value::Scope(x) => put(dst, x.0),
+            Value::DataRange(x) => put(dst, x.0),
+            Value::InfoDirectives(x) => put(dst, x.0),
+            Value::DataType(x) => put(dst, x.0),
+            Value::ProcState(x) => put(dst, x.0),
+            Value::ProcInfo(pi) => {
+                let hostname = opt_strdup(pi.hostname.as_deref())?;
+                let executable_name = match opt_strdup(pi.executable_name.as_deref()) {
+                    Ok(p) => p,
+                    Err(s) => {
+                        free(hostname);
+                        return Err(s);
+                    }
+                };
+                put(
+                    dst,
+                    CProcInfo {
+                        proc: c_proc(&pi.proc),
+                        hostname,
+                        executable_name,
+                        pid: pi.pid,
+                        exit_code: pi.exit_code,
+                        state: pi.state.0,
+                    },
+                );
+            }
+            Value::DataArray(a) => put(dst, write_array(a)?),
+            Value::Rank(r) => put(dst, r.0),
+            Value::Query(q) => {
+                let keys = write_argv(&q.keys)?;
+                let (qualifiers, nqual) = match write_infos(&q.qualifiers) {
+                    Ok(x) => x,
+                    Err(s) => {
+                        free_argv(keys);
+                        return Err(s);
+                    }
+                };
+                put(
+                    dst,
+                    CQuery {
+                        keys,
+                        qualifiers,
+                        nqual,
+                    },
+                );
+            }
+            Value::AllocDirective(x) => put(dst, x.0),
+            Value::IofChannel(x) => put(dst, x.0),
+            Value::Envar(e) => {
+                let envar = opt_strdup(e.envar.as_deref())?;
+                let value = match opt_strdup(e.value.as_deref()) {
+                    Ok(p) => p,
+                    Err(s) => {
+                        free(envar);
+                        return Err(s);
+                    }
+                };
+                put(
+                    dst,
+                    CEnvar {
+                        envar,
+                        value,
+                        separator: e.separator as c_char,
+                    },
+                );
+            }
+            Value::JobState(x) => put(dst, x.0),
+            Value::LinkState(x) => put(dst, x.0),
+            Value::DevType(x) => put(dst, x.0),
+            Value::LocType(x) => put(dst, x.0),
+            Value::ProcNspace(ns) => {
+                let mut field = [0 as c_char; 256];
+                write_fixed(&mut field, ns.as_str());
+                put(dst, field);
+            }
+            Value::Undef => {}
+            _ => return Err(Status::ERR_NOT_SUPPORTED),
+        }
+    }
+    Ok(())
+}
+
+/// A `pmix_value_t` of type `PMIX_UNDEF`.
+pub(crate) fn undef_value() -> CValue {
+    CValue {
+        type_: DataType::UNDEF.0,
+        data: CValueData { uint64: 0 },
+    }
+}
+
+/// A zeroed `pmix_info_t`.
+pub(crate) fn empty_info() -> CInfo {
+    CInfo {
+        key: [0; 512],
+        flags: 0,
+        value: undef_value(),
+    }
+}
+
+/// Write `v` into the value `out` (whose old contents are not released: destruct it first).
+///
+/// # Safety
+/// None beyond `out` being writable; kept `unsafe` because it writes pointers C will free.
+pub(crate) unsafe fn write_value(v: &Value, out: &mut CValue) -> Result<(), Status> {
+    let t = v.data_type();
+    *out = undef_value();
+    if t == DataType::UNDEF {
+        return Ok(());
+    }
+    let size = object_size(t).ok_or(Status::ERR_NOT_SUPPORTED)?;
+    if by_pointer(t) {
+        let p: *mut u8 = calloc_array(size)?;
+        // SAFETY: `p` has room for one object of type `t`.
+        if let Err(s) = unsafe { write_object(v, p.cast()) } {
+            // SAFETY: `p` is ours and holds nothing allocated.
+            unsafe { free(p) };
+            return Err(s);
+        }
+        out.data.ptr = p.cast();
+    } else {
+        if t == DataType::VALUE || size > size_of::<CValueData>() {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+        // SAFETY: the union has room for an in-place object of type `t`.
+        unsafe { write_object(v, ptr::from_mut(&mut out.data).cast())? };
+    }
+    out.type_ = t.0;
+    Ok(())
+}
+
+/// Write `info` into `out` (whose old value is not released).
+///
+/// # Safety
+/// As [`write_value`].
+pub(crate) unsafe fn write_info(info: &Info, out: &mut CInfo) -> Result<(), Status> {
+    write_fixed(&mut out.key, info.key.as_str());
+    out.flags = info.flags.0;
+    // SAFETY: as this function.
+    unsafe { write_value(&info.value, &mut out.value) }
+}
+
+/// `infos` as a C array from libc's allocator, and its length. The last element carries
+/// `PMIX_INFO_ARRAY_END`, as `PMIX_INFO_CREATE` sets it.
+pub(crate) fn write_infos(infos: &[Info]) -> Result<(*mut CInfo, usize), Status> {
+    let array: *mut CInfo = calloc_array(infos.len())?;
+    for (i, info) in infos.iter().enumerate() {
+        // SAFETY: `array` has room for `infos.len()` zeroed infos; element `i` is in it.
+        let slot = unsafe { &mut *array.add(i) };
+        // SAFETY: a zeroed info holds no pointer; on failure the earlier ones are released.
+        if let Err(s) = unsafe { write_info(info, slot) } {
+            // SAFETY: the first `i` infos were written by this function.
+            unsafe { free_infos(array, i) };
+            return Err(s);
+        }
+        if i + 1 == infos.len() {
+            slot.flags |= crate::types::INFO_ARRAY_END;
+        }
+    }
+    Ok((array, infos.len()))
+}
+
+fn opt_strdup(s: Option<&str>) -> Result<*mut c_char, Status> {
+    s.map_or(Ok(ptr::null_mut()), c_strdup)
+}
+
+/// A `pmix_proc_t` of `p`.
+pub(crate) fn c_proc(p: &Proc) -> CProc {
+    let mut c = CProc {
+        nspace: [0; 256],
+        rank: p.rank.0,
+    };
+    write_fixed(&mut c.nspace, p.nspace.as_str());
+    c
+}
+
+fn c_byte_object(bytes: &[u8]) -> Result<CByteObject, Status> {
+    if bytes.is_empty() {
+        return Ok(CByteObject {
+            bytes: ptr::null_mut(),
+            size: 0,
+        });
+    }
+    Ok(CByteObject {
+        bytes: c_bytes(bytes)?,
+        size: bytes.len(),
+    })
+}
+
+/// A NULL-terminated `char **` of `list` (a `None` element ends it early, as C reads it).
+fn write_argv(list: &[Option<String>]) -> Result<*mut *mut c_char, Status> {
+    let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
+    for (i, s) in list.iter().map_while(Option::as_deref).enumerate() {
+        match c_strdup(s) {
+            // SAFETY: `argv` has `list.len() + 1` slots.
+            Ok(p) => unsafe { *argv.add(i) = p },
+            Err(status) => {
+                // SAFETY: the slots so far hold strings of ours, the rest NULL.
+                unsafe { free_argv(argv) };
+                return Err(status);
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// # Safety
+/// None; `unsafe` for the blocks it hands out.
+unsafe fn write_app(app: &App) -> Result<CApp, Status> {
+    let mut c = CApp {
+        cmd: ptr::null_mut(),
+        argv: ptr::null_mut(),
+        env: ptr::null_mut(),
+        cwd: ptr::null_mut(),
+        maxprocs: app.maxprocs,
+        info: ptr::null_mut(),
+        ninfo: 0,
+    };
+    let filled = (|| {
+        c.cmd = opt_strdup(app.cmd.as_deref())?;
+        c.argv = write_argv(&app.argv)?;
+        c.env = write_argv(&app.env)?;
+        c.cwd = opt_strdup(app.cwd.as_deref())?;
+        (c.info, c.ninfo) = write_infos(&app.info)?;
+        Ok(())
+    })();
+    if let Err(s) = filled {
+        // SAFETY: every pointer of `c` is NULL or a block written above.
+        unsafe { destruct_app(&mut c) };
+        return Err(s);
+    }
+    Ok(c)
+}
+
+fn write_array(a: &DataArray) -> Result<CDataArray, Status> {
+    let size = object_size(a.data_type).ok_or(Status::ERR_NOT_SUPPORTED)?;
+    let base: *mut u8 = calloc_array(size * a.elements.len())?;
+    for (i, e) in a.elements.iter().enumerate() {
+        // SAFETY: element `i` fits in the block.
+        if let Err(s) = unsafe { write_object(e, base.add(i * size).cast()) } {
+            for j in 0..i {
+                // SAFETY: elements before `i` were written here.
+                unsafe { destruct_object(a.data_type, base.add(j * size).cast()) };
+            }
+            // SAFETY: `base` is ours.
+            unsafe { free(base) };
+            return Err(s);
+        }
+    }
+    Ok(CDataArray {
+        type_: a.data_type.0,
+        size: a.elements.len(),
+        array: base.cast(),
+    })
+}
+
+/// Release what a C object of type `t` at `p` holds (not `p` itself).
+///
+/// # Safety
+/// `p` points to an object of type `t` whose pointers are NULL or blocks of libc's
+/// allocator that nothing else releases.
+pub(crate) unsafe fn destruct_object(t: DataType, p: *mut c_void) {
+    // SAFETY: for every access below, the caller's promise.
+    unsafe {
+        match t {
+            DataType::STRING => {
+                free(get::<*mut c_char>(p));
+                put(p, ptr::null_mut::<c_char>());
+            }
+            DataType::VALUE => destruct_value(&mut *p.cast::<CValue>()),
+            DataType::APP => destruct_app(&mut *p.cast::<CApp>()),
+            DataType::INFO => destruct_value(&mut (*p.cast::<CInfo>()).value),
+            DataType::PDATA => destruct_value(&mut (*p.cast::<CPdata>()).value),
+            DataType::BYTE_OBJECT
+            | DataType::COMPRESSED_STRING
+            | DataType::REGEX
+            | DataType::COMPRESSED_BYTE_OBJECT => {
+                let bo = &mut *p.cast::<CByteObject>();
+                free(bo.bytes);
+                bo.bytes = ptr::null_mut();
+                bo.size = 0;
+            }
+            DataType::PROC_INFO => {
+                let pi = &mut *p.cast::<CProcInfo>();
+                free(pi.hostname);
+                free(pi.executable_name);
+                pi.hostname = ptr::null_mut();
+                pi.executable_name = ptr::null_mut();
+            }
+            DataType::DATA_ARRAY => {
+                let a = &mut *p.cast::<CDataArray>();
+                destruct_array(a);
+            }
+            DataType::QUERY => {
+                let q = &mut *p.cast::<CQuery>();
+                free_argv(q.keys);
+                free_infos(q.qualifiers, q.nqual);
+                q.keys = ptr::null_mut();
+                q.qualifiers = ptr::null_mut();
+                q.nqual = 0;
+            }
+            DataType::ENVAR => {
+                let e = &mut *p.cast::<CEnvar>();
+                free(e.envar);
+                free(e.value);
+                e.envar = ptr::null_mut();
+                e.value = ptr::null_mut();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Release what a data array holds, and its elements' block.
+///
+/// # Safety
+/// As [`destruct_object`].
+pub(crate) unsafe fn destruct_array(a: &mut CDataArray) {
+    let t = DataType(a.type_);
+    if let Some(size) = object_size(t) {
+        let base = a.array.cast::<u8>();
+        if !base.is_null() {
+            for i in 0..a.size {
+                // SAFETY: element `i` is in the block.
+                unsafe { destruct_object(t, base.add(i * size).cast()) };
+            }
+        }
+    }
+    // SAFETY: the caller's promise.
+    unsafe { free(a.array) };
+    a.array = ptr::null_mut();
+    a.size = 0;
+}
+
+/// `PMIx_Value_destruct`: release what the value holds and leave it `PMIX_UNDEF`.
+///
+/// # Safety
+/// As [`destruct_object`], for the value's type.
+pub(crate) unsafe fn destruct_value(v: &mut CValue) {
+    let t = DataType(v.type_);
+    if by_pointer(t) {
+        // SAFETY: a value of a pointer type holds a block of libc's allocator.
+        unsafe {
+            let p = v.data.ptr;
+            if !p.is_null() {
+                destruct_object(t, p);
+                free(p);
+            }
+        }
+    } else {
+        // SAFETY: the union holds an object of type `t` in place.
+        unsafe { destruct_object(t, ptr::from_mut(&mut v.data).cast()) };
+    }
+    *v = undef_value();
+}
+
+/// # Safety
+/// As [`destruct_object`].
+unsafe fn destruct_app(a: &mut CApp) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        free(a.cmd);
+        free_argv(a.argv);
+        free_argv(a.env);
+        free(a.cwd);
+        free_infos(a.info, a.ninfo);
+    }
+    a.cmd = ptr::null_mut();
+    a.argv = ptr::null_mut();
+    a.env = ptr::null_mut();
+    a.cwd = ptr::null_mut();
+    a.info = ptr::null_mut();
+    a.ninfo = 0;
+}
+
+/// Release a NULL-terminated `char **` and its strings.
+///
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of libc blocks.
+pub(crate) unsafe fn free_argv(argv: *mut *mut c_char) {
+    if argv.is_null() {
+        return;
+    }
+    let mut i = 0;
+    // SAFETY: the array is NULL-terminated.
+    unsafe {
+        while !(*argv.add(i)).is_null() {
+            free(*argv.add(i));
+            i += 1;
+        }
+        free(argv);
+    }
+}
+
+/// Release `n` infos at `p` and the array (`PMIX_INFO_FREE`).
+///
+/// # Safety
+/// `p` is NULL or an array of `n` infos from libc's allocator.
+pub(crate) unsafe fn free_infos(p: *mut CInfo, n: usize) {
+    if p.is_null() {
+        return;
+    }
+    for i in 0..n {
+        // SAFETY: info `i` is in the array.
+        unsafe { destruct_value(&mut (*p.add(i)).value) };
+    }
+    // SAFETY: the caller's promise.
+    unsafe { free(p) };
+}
+
+#[cfg(test)]
+mod tests;

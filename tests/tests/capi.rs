@@ -1,0 +1,208 @@
+//! This project's `libpmix.so.2` (issue 32): it exports OpenPMIx 4.2.2's functions under
+//! its SONAME, lays its structs out as OpenPMIx's headers do, and real C programs compiled
+//! against OpenPMIx's headers run on it unchanged (the project's C interop programs under
+//! `pmixrun`, with the library's folder first on `LD_LIBRARY_PATH`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::mem::{offset_of, size_of};
+use std::path::Path;
+use std::process::Command;
+
+use pmix_capi::types::{
+    CApp, CByteObject, CDataArray, CDataBuffer, CEnvar, CInfo, CPdata, CProc, CProcInfo, CQuery,
+    CValue,
+};
+use pmix_tests::capi::{library, on_our_library};
+use pmix_tests::launch::{build_c, build_c_program, build_dir, check, root, under_pmixrun};
+
+fn tool_output(program: &str, args: &[&str], file: &Path) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program} ({e}): install binutils"));
+    assert!(out.status.success(), "{program} failed: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_openpmix_function_is_exported_and_no_other() {
+    let listed =
+        std::fs::read_to_string(root().join("capi/abi/exported_PMIx_symbols.txt")).unwrap();
+    let expected: BTreeSet<&str> = listed.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(expected.len(), 141);
+    let nm = tool_output("nm", &["-D", "--defined-only"], &library());
+    let exported: BTreeSet<&str> = nm
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|s| s.starts_with("PMIx_"))
+        .collect();
+    let missing: Vec<_> = expected.difference(&exported).collect();
+    let extra: Vec<_> = exported.difference(&expected).collect();
+    assert!(missing.is_empty(), "not exported: {missing:?}");
+    assert!(extra.is_empty(), "exported, and not OpenPMIx's: {extra:?}");
+}
+
+#[test]
+fn the_soname_is_libpmix_so_2() {
+    let dynamic = tool_output("readelf", &["-d"], &library());
+    assert!(
+        dynamic
+            .lines()
+            .any(|l| l.contains("(SONAME)") && l.contains("[libpmix.so.2]")),
+        "no SONAME libpmix.so.2 in:\n{dynamic}"
+    );
+}
+
+/// Each struct's size and field offsets, as the C compiler reads OpenPMIx's headers, against
+/// the library's `repr(C)` declarations.
+#[test]
+fn the_structs_are_laid_out_as_openpmix_headers_say() {
+    // (C type, field or "" for the size, the library's number)
+    let ours: &[(&str, &str, usize)] = &[
+        ("pmix_proc_t", "", size_of::<CProc>()),
+        ("pmix_proc_t", "rank", offset_of!(CProc, rank)),
+        ("pmix_byte_object_t", "", size_of::<CByteObject>()),
+        ("pmix_byte_object_t", "size", offset_of!(CByteObject, size)),
+        ("pmix_envar_t", "", size_of::<CEnvar>()),
+        ("pmix_envar_t", "value", offset_of!(CEnvar, value)),
+        ("pmix_envar_t", "separator", offset_of!(CEnvar, separator)),
+        ("pmix_data_array_t", "", size_of::<CDataArray>()),
+        ("pmix_data_array_t", "size", offset_of!(CDataArray, size)),
+        ("pmix_data_array_t", "array", offset_of!(CDataArray, array)),
+        ("pmix_value_t", "", size_of::<CValue>()),
+        ("pmix_value_t", "data", offset_of!(CValue, data)),
+        ("pmix_info_t", "", size_of::<CInfo>()),
+        ("pmix_info_t", "flags", offset_of!(CInfo, flags)),
+        ("pmix_info_t", "value", offset_of!(CInfo, value)),
+        ("pmix_pdata_t", "", size_of::<CPdata>()),
+        ("pmix_pdata_t", "key", offset_of!(CPdata, key)),
+        ("pmix_pdata_t", "value", offset_of!(CPdata, value)),
+        ("pmix_app_t", "", size_of::<CApp>()),
+        ("pmix_app_t", "argv", offset_of!(CApp, argv)),
+        ("pmix_app_t", "env", offset_of!(CApp, env)),
+        ("pmix_app_t", "cwd", offset_of!(CApp, cwd)),
+        ("pmix_app_t", "maxprocs", offset_of!(CApp, maxprocs)),
+        ("pmix_app_t", "info", offset_of!(CApp, info)),
+        ("pmix_app_t", "ninfo", offset_of!(CApp, ninfo)),
+        ("pmix_query_t", "", size_of::<CQuery>()),
+        ("pmix_query_t", "qualifiers", offset_of!(CQuery, qualifiers)),
+        ("pmix_query_t", "nqual", offset_of!(CQuery, nqual)),
+        ("pmix_proc_info_t", "", size_of::<CProcInfo>()),
+        (
+            "pmix_proc_info_t",
+            "hostname",
+            offset_of!(CProcInfo, hostname),
+        ),
+        (
+            "pmix_proc_info_t",
+            "executable_name",
+            offset_of!(CProcInfo, executable_name),
+        ),
+        ("pmix_proc_info_t", "pid", offset_of!(CProcInfo, pid)),
+        (
+            "pmix_proc_info_t",
+            "exit_code",
+            offset_of!(CProcInfo, exit_code),
+        ),
+        ("pmix_proc_info_t", "state", offset_of!(CProcInfo, state)),
+        ("pmix_data_buffer_t", "", size_of::<CDataBuffer>()),
+        (
+            "pmix_data_buffer_t",
+            "pack_ptr",
+            offset_of!(CDataBuffer, pack_ptr),
+        ),
+        (
+            "pmix_data_buffer_t",
+            "unpack_ptr",
+            offset_of!(CDataBuffer, unpack_ptr),
+        ),
+        (
+            "pmix_data_buffer_t",
+            "bytes_allocated",
+            offset_of!(CDataBuffer, bytes_allocated),
+        ),
+        (
+            "pmix_data_buffer_t",
+            "bytes_used",
+            offset_of!(CDataBuffer, bytes_used),
+        ),
+    ];
+    // A C program printing the compiler's numbers for the same list.
+    let mut c = String::from(
+        "#include <pmix.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n",
+    );
+    for (ty, field, _) in ours {
+        if field.is_empty() {
+            c += &format!("    printf(\"{ty} . %zu\\n\", sizeof({ty}));\n");
+        } else {
+            c += &format!("    printf(\"{ty} {field} %zu\\n\", offsetof({ty}, {field}));\n");
+        }
+    }
+    c += "    return 0;\n}\n";
+    let src = build_dir().join("capi_layouts.c");
+    std::fs::write(&src, c).unwrap();
+    let exe = build_c_program(&src, &build_dir().join("capi_layouts"), &["-Wall"]);
+    let out = Command::new(&exe).output().unwrap();
+    assert!(out.status.success());
+    let theirs: BTreeMap<(String, String), usize> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            let (ty, field, n) = (w.next().unwrap(), w.next().unwrap(), w.next().unwrap());
+            let field = if field == "." { "" } else { field };
+            ((ty.to_owned(), field.to_owned()), n.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(theirs.len(), ours.len());
+    for (ty, field, n) in ours {
+        assert_eq!(
+            theirs[&((*ty).to_owned(), (*field).to_owned())],
+            *n,
+            "{ty} {}",
+            if field.is_empty() { "size" } else { field }
+        );
+    }
+}
+
+/// The loader of a program under `LD_LIBRARY_PATH` resolves `libpmix.so.2` to this library.
+fn loads_our_library(program: &Path) {
+    let mut ldd = Command::new("ldd");
+    ldd.arg(program);
+    let out = on_our_library(&mut ldd).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("libpmix.so.2"))
+        .unwrap_or_else(|| panic!("{} does not link libpmix.so.2:\n{text}", program.display()));
+    assert!(
+        line.contains(library().to_str().unwrap()),
+        "libpmix.so.2 resolves elsewhere: {line}"
+    );
+}
+
+#[test]
+fn the_openpmix_c_client_runs_on_this_library_under_pmixrun() {
+    let client = build_c("client_check");
+    loads_our_library(&client);
+    for n in [1, 2, 4] {
+        let mut cmd = under_pmixrun(n, &client, &["--fences", "5"]);
+        on_our_library(&mut cmd);
+        check(
+            cmd,
+            n,
+            "C client on this project's libpmix.so.2 under pmixrun",
+        );
+    }
+}
+
+#[test]
+fn the_c_benchmark_client_runs_on_this_library_under_pmixrun() {
+    let client = build_c("bench_client");
+    let mut cmd = under_pmixrun(2, &client, &["20"]);
+    on_our_library(&mut cmd);
+    check(cmd, 2, "C benchmark client on this project's libpmix.so.2");
+}
