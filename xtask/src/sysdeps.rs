@@ -33,7 +33,8 @@ pub(crate) const CONFORMANCE: &[&str] = &[
 /// `cargo xtask test`: everything the conformance runner needs, and the real peers the tests
 /// build and run: C programs against OpenPMIx (a C compiler), Open MPI with its compiler
 /// wrapper, python3-pmix and mpi4py as clients; `dpkg-dev` for `apt-get source` of the
-/// peers' sources.
+/// peers' sources; `binutils` (`nm`, `readelf`) for the checks of this project's
+/// `libpmix.so.2`.
 pub(crate) const TESTS: &[&str] = &[
     "pkg-config",
     "libhwloc-dev",
@@ -45,6 +46,7 @@ pub(crate) const TESTS: &[&str] = &[
     "libopenmpi-dev",
     "python3-mpi4py",
     "gcc",
+    "binutils",
     "dpkg-dev",
 ];
 
