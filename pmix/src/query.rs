@@ -446,12 +446,63 @@ pub fn client_support(ask: Ask, function: Option<&str>) -> Option<Value> {
     }
 }
 
+/// The answer the client library gives itself for `key`, from what it is: the versions of
+/// the standard's stable and provisional C ABI it implements (§7.1.4). Its C form implements
+/// OpenPMIx 4.2's ABI, which predates the standardised one: "0.0" for both, as OpenPMIx 4.2
+/// answers.
+pub fn local_answer(key: &str) -> Option<Value> {
+    let abi = [
+        attr::QUERY_STABLE_ABI_VERSION.wire_key(),
+        attr::QUERY_PROVISIONAL_ABI_VERSION.wire_key(),
+    ];
+    abi.contains(&key)
+        .then(|| Value::String(Some("0.0".to_owned())))
+}
+
+/// What the client library answers itself of a query: attribute support at its own levels,
+/// and the keys of [`local_answer`].
+pub fn local_answers(q: &Query) -> Vec<Info> {
+    if is_attribute_support(q) {
+        return attribute_support(q, client_support);
+    }
+    keys(q)
+        .filter_map(|k| local_answer(k).map(|v| info(k, v)))
+        .collect()
+}
+
+/// The answer to `queries` when the client library can give all of it itself (no server
+/// asked, as before `PMIx_Init`); `None` when some of it is the server's.
+pub fn answer_locally(queries: &[Query]) -> Option<Result<Answered, Status>> {
+    if let Err(s) = check(queries) {
+        return Some(Err(s));
+    }
+    if queries.iter().any(|q| for_server(q).is_some()) {
+        return None;
+    }
+    let answers: Vec<Vec<Info>> = queries.iter().map(local_answers).collect();
+    Some(match status_of(queries, &answers) {
+        Status::ERR_NOT_FOUND => Err(Status::ERR_NOT_FOUND),
+        status => Ok(Answered {
+            status,
+            results: results(queries, answers),
+        }),
+    })
+}
+
 /// The query to send the server for what the caller's library cannot answer itself, if any:
 /// an attribute-support query restricted to the server and host levels it asks for, or any
-/// other query as it is.
+/// other query without the keys the library answers ([`local_answer`]).
 pub fn for_server(q: &Query) -> Option<Query> {
     if !is_attribute_support(q) {
-        return Some(q.clone());
+        let theirs: Vec<Option<String>> = (q.keys.iter())
+            .filter(|k| k.as_deref().is_none_or(|k| local_answer(k).is_none()))
+            .cloned()
+            .collect();
+        theirs.iter().flatten().next()?;
+        return Some(Query {
+            keys: theirs,
+            qualifiers: q.qualifiers.clone(),
+        });
     }
     let theirs: Vec<Info> = asks(q)
         .into_iter()

@@ -246,3 +246,26 @@ fn support_tables_name_real_functions_and_attributes() {
     assert_eq!(host_function("PMIx_Allocation_request_nb"), "allocate");
     assert_eq!(host_function("allocate"), "allocate");
 }
+
+#[test]
+fn the_abi_versions_are_answered_by_the_library_and_the_rest_goes_to_the_server() {
+    let stable = attr::QUERY_STABLE_ABI_VERSION.wire_key();
+    let provisional = attr::QUERY_PROVISIONAL_ABI_VERSION.wire_key();
+    let namespaces = attr::QUERY_NAMESPACES.wire_key();
+    let local = q(&[stable, provisional], Vec::new());
+    assert_eq!(for_server(&local), None);
+    let answered = answer_locally(std::slice::from_ref(&local))
+        .expect("nothing is the server's")
+        .unwrap();
+    assert_eq!(answered.status, Status::SUCCESS);
+    let got: Vec<Info> = answers_in(&answered.results[0])
+        .into_iter()
+        .cloned()
+        .collect();
+    assert_eq!(got, [answer(stable, "0.0"), answer(provisional, "0.0")]);
+    // A query mixing both: the server is asked only what the library cannot answer.
+    let mixed = q(&[stable, namespaces], Vec::new());
+    assert_eq!(for_server(&mixed), Some(q(&[namespaces], Vec::new())));
+    assert_eq!(local_answers(&mixed), [answer(stable, "0.0")]);
+    assert!(answer_locally(&[mixed]).is_none());
+}

@@ -150,15 +150,7 @@ impl QueryPlan {
     /// Check `queries` and answer what this library can.
     pub(crate) fn new(queries: &[Query]) -> Result<Self, Error> {
         query::check(queries)?;
-        let answers = (queries.iter())
-            .map(|q| {
-                if query::is_attribute_support(q) {
-                    query::attribute_support(q, query::client_support)
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
+        let answers = queries.iter().map(query::local_answers).collect();
         let (sent, forwarded) = (queries.iter().enumerate())
             .filter_map(|(i, q)| query::for_server(q).map(|f| (i, f)))
             .unzip();
