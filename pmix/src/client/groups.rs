@@ -106,9 +106,12 @@ impl Client {
         procs: &[Proc],
         info: &[Info],
     ) -> Result<GroupConstructed, Error> {
+        // The caller leads the group by its role: listed among the invited (as OpenPMIx's
+        // own examples list it), it is not sent an invitation of its own.
+        let me = self.proc();
         let req = Request::Op(Op::GroupInvite {
             group: group.to_owned(),
-            procs: procs.to_vec(),
+            procs: procs.iter().filter(|p| *p != me).cloned().collect(),
             info: info.to_vec(),
         });
         self.formed(&req).await
