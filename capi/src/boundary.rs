@@ -9,6 +9,27 @@ use pmix::model::Status;
 
 use crate::types::CStatus;
 
+/// Send this library's log to stderr when `PMIX_RS_LOG` asks for it (`warn`, `info` or
+/// `debug`): why a call was refused, what a peer sent that did not decode. Silent otherwise,
+/// as a library a program loads should be. Called by the init calls; once is enough.
+pub(crate) fn init_logging() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let level = match std::env::var("PMIX_RS_LOG").as_deref() {
+            Ok("debug") => tracing::Level::DEBUG,
+            Ok("info") => tracing::Level::INFO,
+            Ok("warn") => tracing::Level::WARN,
+            _ => return,
+        };
+        // A program that set up its own subscriber keeps it.
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_max_level(level)
+            .with_ansi(false)
+            .try_init();
+    });
+}
+
 /// Run the body of an entry point that answers a status. A panic never crosses into C: it
 /// is logged and answered with `PMIX_ERROR`.
 pub(crate) fn guard(name: &str, body: impl FnOnce() -> Result<(), Status>) -> CStatus {

@@ -37,6 +37,14 @@ pub(crate) fn client() -> Result<Arc<Client>, Status> {
         .ok_or(Status::ERR_INIT)
 }
 
+/// Run `f` with the client under the process-wide lock, which `PMIx_Finalize` takes to
+/// remove it: for work that must not hold a reference of its own (`f` must not block).
+pub(crate) fn with_client<T>(f: impl FnOnce(&Client) -> T) -> Result<T, Status> {
+    (connected().as_ref())
+        .map(|c| f(&c.client))
+        .ok_or(Status::ERR_INIT)
+}
+
 fn status_of(e: pmix::Error) -> Status {
     e.status()
 }
@@ -55,6 +63,7 @@ unsafe fn key_arg(key: *const c_char) -> Result<String, Status> {
 /// `proc` is NULL or writable; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: usize) -> CStatus {
+    crate::boundary::init_logging();
     guard("PMIx_Init", || {
         // SAFETY: the caller's promise.
         let _directives = unsafe { read_infos(info, ninfo)? };
@@ -113,9 +122,17 @@ pub unsafe extern "C" fn PMIx_Finalize(info: *const CInfo, ninfo: usize) -> CSta
             return Ok(());
         };
         let r = client.finalize_with(&directives).map_err(status_of);
-        // The runtime goes with the last reference, outside the lock; a call still running
-        // in another thread holds its own.
-        drop(client);
+        // The runtime goes with the last reference, once no callback runs any more. From
+        // inside a callback, that is after this one returns: a thread of its own waits.
+        if crate::nb::on_client_thread() {
+            std::thread::spawn(move || {
+                crate::nb::wait_idle();
+                drop(client);
+            });
+        } else {
+            crate::nb::wait_idle();
+            drop(client);
+        }
         r
     })
 }

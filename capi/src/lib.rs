@@ -12,6 +12,11 @@
 //! - `boundary`: the panic boundary, libc memory, C strings;
 //! - `values`: C values to the crate's model and back;
 //! - `client`: the client calls (init, put, commit, fence, get, publish, …);
+//! - `ops`: spawn, connect, queries, logging, job management, credentials, groups;
+//! - `nb`: the non-blocking forms of the data calls, their callbacks on the client's threads;
+//! - `events`: event handlers written in C, and notifications;
+//! - `data`: the `PMIx_Data_*` buffer calls, on the crate's codec;
+//! - `topology`: topologies and cpusets as hwloc objects, locality;
 //! - `support`: the calls that need no server (strings, values, infos, info lists);
 //! - `not_yet`: the calls not implemented yet, which answer `PMIX_ERR_NOT_SUPPORTED`.
 //!
@@ -24,7 +29,12 @@
 
 mod boundary;
 pub mod client;
+pub mod data;
+pub mod events;
+pub mod nb;
 pub mod not_yet;
+pub mod ops;
 pub mod support;
+pub mod topology;
 pub mod types;
 mod values;

@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_int, c_void};
 
 use pmix::model::Status;
 
-use crate::types::{CApp, CByteObject, CDataBuffer, CInfo, CPdata, CProc, CQuery, CStatus, CValue};
+use crate::types::{CByteObject, CInfo, CPdata, CProc, CStatus, CValue};
 
 /// A C callback this module never calls: only its address crosses.
 type Callback = *const c_void;
@@ -31,46 +31,8 @@ macro_rules! not_yet {
 }
 
 not_yet! {
-    PMIx_Fence_nb(procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Get_nb(proc: *const CProc, key: *const c_char, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Publish_nb(info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Lookup_nb(keys: *mut *mut c_char, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Unpublish_nb(keys: *mut *mut c_char, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Spawn(job_info: *const CInfo, ninfo: usize, apps: *const CApp, napps: usize, nspace: *mut c_char);
-    PMIx_Spawn_nb(job_info: *const CInfo, ninfo: usize, apps: *const CApp, napps: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Connect(procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize);
-    PMIx_Connect_nb(procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Disconnect(procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize);
-    PMIx_Disconnect_nb(procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Resolve_peers(nodename: *const c_char, nspace: *const c_char, procs: *mut *mut CProc, nprocs: *mut usize);
     PMIx_Resolve_nodes(nspace: *const c_char, nodelist: *mut *mut c_char);
-    PMIx_Query_info(queries: *mut CQuery, nqueries: usize, results: *mut *mut CInfo, nresults: *mut usize);
-    PMIx_Query_info_nb(queries: *mut CQuery, nqueries: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Log(data: *const CInfo, ndata: usize, directives: *const CInfo, ndirs: usize);
-    PMIx_Log_nb(data: *const CInfo, ndata: usize, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Allocation_request(directive: u8, info: *mut CInfo, ninfo: usize, results: *mut *mut CInfo, nresults: *mut usize);
-    PMIx_Allocation_request_nb(directive: u8, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Job_control(targets: *const CProc, ntargets: usize, directives: *const CInfo, ndirs: usize, results: *mut *mut CInfo, nresults: *mut usize);
-    PMIx_Job_control_nb(targets: *const CProc, ntargets: usize, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Process_monitor(monitor: *const CInfo, error: CStatus, directives: *const CInfo, ndirs: usize, results: *mut *mut CInfo, nresults: *mut usize);
-    PMIx_Process_monitor_nb(monitor: *const CInfo, error: CStatus, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Get_credential(info: *const CInfo, ninfo: usize, credential: *mut CByteObject);
-    PMIx_Get_credential_nb(info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Validate_credential(cred: *const CByteObject, info: *const CInfo, ninfo: usize, results: *mut *mut CInfo, nresults: *mut usize);
-    PMIx_Validate_credential_nb(cred: *const CByteObject, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Group_construct(grp: *const c_char, procs: *const CProc, nprocs: usize, directives: *const CInfo, ndirs: usize, results: *mut *mut CInfo, nresults: *mut usize);
-    PMIx_Group_construct_nb(grp: *const c_char, procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Group_invite(grp: *const c_char, procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize, results: *mut *mut CInfo, nresult: *mut usize);
-    PMIx_Group_invite_nb(grp: *const c_char, procs: *const CProc, nprocs: usize, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Group_join(grp: *const c_char, leader: *const CProc, opt: c_int, info: *const CInfo, ninfo: usize, results: *mut *mut CInfo, nresult: *mut usize);
-    PMIx_Group_join_nb(grp: *const c_char, leader: *const CProc, opt: c_int, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Group_leave(grp: *const c_char, info: *const CInfo, ninfo: usize);
-    PMIx_Group_leave_nb(grp: *const c_char, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Group_destruct(grp: *const c_char, info: *const CInfo, ninfo: usize);
-    PMIx_Group_destruct_nb(grp: *const c_char, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Register_event_handler(codes: *mut CStatus, ncodes: usize, info: *mut CInfo, ninfo: usize, evhdlr: Callback, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Deregister_event_handler(evhdlr_ref: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Notify_event(status: CStatus, source: *const CProc, range: u8, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Fabric_register(fabric: Opaque, directives: *const CInfo, ndirs: usize);
     PMIx_Fabric_register_nb(fabric: Opaque, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Fabric_update(fabric: Opaque);
@@ -79,18 +41,6 @@ not_yet! {
     PMIx_Fabric_deregister_nb(fabric: Opaque, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Compute_distances(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, distances: *mut Opaque, ndist: *mut usize);
     PMIx_Compute_distances_nb(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Load_topology(topo: Opaque);
-    PMIx_Parse_cpuset_string(cpuset_string: *const c_char, cpuset: Opaque);
-    PMIx_Get_cpuset(cpuset: Opaque, reference: u8);
-    PMIx_Get_relative_locality(locality1: *const c_char, locality2: *const c_char, locality: *mut u16);
-    PMIx_Data_pack(target: *const CProc, buffer: *mut CDataBuffer, src: *mut c_void, num_vals: i32, type_: u16);
-    PMIx_Data_unpack(source: *const CProc, buffer: *mut CDataBuffer, dest: *mut c_void, max_num_values: *mut i32, type_: u16);
-    PMIx_Data_copy(dest: *mut *mut c_void, src: *mut c_void, type_: u16);
-    PMIx_Data_print(output: *mut *mut c_char, prefix: *mut c_char, src: *mut c_void, type_: u16);
-    PMIx_Data_copy_payload(dest: *mut CDataBuffer, src: *mut CDataBuffer);
-    PMIx_Data_unload(buffer: *mut CDataBuffer, payload: *mut CByteObject);
-    PMIx_Data_load(buffer: *mut CDataBuffer, payload: *mut CByteObject);
-    PMIx_Data_embed(buffer: *mut CDataBuffer, payload: *const CByteObject);
     PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
     PMIx_server_init(module: Opaque, info: *mut CInfo, ninfo: usize);
     PMIx_server_finalize();
@@ -121,36 +71,6 @@ not_yet! {
     PMIx_IOF_pull(procs: *const CProc, nprocs: usize, directives: *const CInfo, ndirs: usize, channel: u16, cbfunc: Callback, regcbfunc: Callback, regcbdata: *mut c_void);
     PMIx_IOF_deregister(iofhdlr: usize, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_IOF_push(targets: *const CProc, ntargets: usize, bo: *mut CByteObject, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-}
-
-/// `PMIx_Topology_destruct`: nothing this library made to release yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Topology_destruct(topo: Opaque) {}
-
-/// `PMIx_Cpuset_destruct`: nothing this library made to release yet.
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Cpuset_destruct(cpuset: Opaque) {}
-
-/// `PMIx_Data_compress`: not implemented yet (`false`, nothing written).
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Data_compress(
-    inbytes: *const u8,
-    size: usize,
-    outbytes: *mut *mut u8,
-    nbytes: *mut usize,
-) -> bool {
-    false
-}
-
-/// `PMIx_Data_decompress`: not implemented yet (`false`, nothing written).
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Data_decompress(
-    inbytes: *const u8,
-    size: usize,
-    outbytes: *mut *mut u8,
-    nbytes: *mut usize,
-) -> bool {
-    false
 }
 
 /// `PMIx_server_deregister_nspace`: not implemented yet; the callback hears

@@ -190,7 +190,8 @@ fn value_text(v: &Value) -> String {
 }
 
 /// Read the C object `data` of type `t` as `PMIx_Value_load` takes it: a string is the
-/// `char *` itself, every other type the address of its object.
+/// `char *` itself, a pointer the address itself, every other type the address of its
+/// object.
 ///
 /// # Safety
 /// `data` is as described, for type `t`.
@@ -211,6 +212,11 @@ unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
         let slot = data;
         // SAFETY: `slot` is the address of a local `char *` that holds the string.
         return unsafe { read_object(t, ptr::from_ref(&slot).cast()) };
+    }
+    if t == DataType::POINTER {
+        // The address is the value (`PMIX_INFO_LOAD(&i, key, &object, PMIX_POINTER)` keeps
+        // `&object`).
+        return Ok(Value::Pointer(pmix::model::Pointer(data as usize)));
     }
     // SAFETY: the caller's promise.
     unsafe { read_object(t, data) }
@@ -262,6 +268,8 @@ pub unsafe extern "C" fn PMIx_Value_unload(
                 let s = s.as_deref().unwrap_or("");
                 (c_strdup(s)?.cast(), s.len() + 1)
             }
+            // The address itself, as it was loaded.
+            Value::Pointer(p) => (p.0 as *mut c_void, size_of::<*mut c_void>()),
             other => {
                 let size = object_size(other.data_type()).ok_or(Status::ERR_NOT_SUPPORTED)?;
                 let p: *mut u8 = calloc_array(size)?;

@@ -263,8 +263,14 @@ pub(crate) unsafe fn read_info(i: &CInfo) -> Result<Info, Status> {
 pub(crate) unsafe fn read_infos(p: *const CInfo, n: usize) -> Result<Vec<Info>, Status> {
     // SAFETY: the caller's promise.
     let infos = unsafe { slice_of(p, n)? };
-    // SAFETY: each is an initialised info.
-    infos.iter().map(|i| unsafe { read_info(i) }).collect()
+    infos
+        .iter()
+        // An info left as `PMIX_INFO_CREATE` made it (no key, no value) says nothing; C
+        // programs pass such arrays, and OpenPMIx carries them without complaint.
+        .filter(|i| i.key[0] != 0 || i.value.type_ != DataType::UNDEF.0)
+        // SAFETY: each is an initialised info.
+        .map(|i| unsafe { read_info(i) })
+        .collect()
 }
 
 /// `n` procs at `p`.

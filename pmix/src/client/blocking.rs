@@ -52,6 +52,13 @@ impl Client {
         self.runtime.spawn_blocking(move || runtime.block_on(work));
     }
 
+    /// Run `work` on one of the client's own threads (its runtime's blocking pool), where it
+    /// may block and call the client: where a C library runs the callbacks of its
+    /// non-blocking calls.
+    pub fn run_detached(&self, work: impl FnOnce() + Send + 'static) {
+        self.runtime.spawn_blocking(work);
+    }
+
     pub fn proc(&self) -> &Proc {
         self.inner.proc()
     }

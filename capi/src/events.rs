@@ -1,0 +1,296 @@
+//! Event handlers and notifications (v5.0 §10.1) for C callers: `PMIx_Register_event_handler`,
+//! `PMIx_Deregister_event_handler`, `PMIx_Notify_event`.
+//!
+//! A C handler runs on one of the client's threads, one at a time along the chain. It is
+//! lent the event's source, infos and the results of the handlers before it, and ends its
+//! turn by calling the completion function it is given (`notification_done`), from inside
+//! the handler or later from any thread; the chain goes on then.
+
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use pmix::client::{EventCompletion, EventNotice};
+use pmix::model::{DataRange, Info, Status, attr};
+
+use crate::boundary::{guard, guard_or, slice_of};
+use crate::client::{client, with_client};
+use crate::nb::{CbData, OpCallback, call_op, detached, run_counted};
+use crate::types::{CInfo, CProc, CStatus};
+use crate::values::{c_proc, free_infos, read_infos, read_proc, write_infos};
+
+/// `pmix_event_notification_cbfunc_fn_t`: how a handler ends its turn.
+type NotificationDone =
+    unsafe extern "C" fn(CStatus, *mut CInfo, usize, Option<OpCallback>, *mut c_void, *mut c_void);
+
+/// `pmix_notification_fn_t`: a C event handler.
+type CHandler = unsafe extern "C" fn(
+    usize,
+    CStatus,
+    *const CProc,
+    *mut CInfo,
+    usize,
+    *mut CInfo,
+    usize,
+    NotificationDone,
+    *mut c_void,
+);
+
+/// `pmix_hdlr_reg_cbfunc_t`.
+type RegistrationDone = unsafe extern "C" fn(CStatus, usize, *mut c_void);
+
+/// What a C handler's turn lends it: the event's source, infos and the results before it.
+/// They stay valid until the handler has both returned and called its completion, in
+/// either order: a handler may complete first and still read them before it returns.
+struct Lent {
+    source: Box<CProc>,
+    info: (*mut CInfo, usize),
+    results: (*mut CInfo, usize),
+}
+
+// SAFETY: the arrays are this library's, read by the handler and released by whichever
+// thread ends the turn last; nothing else refers to them.
+unsafe impl Send for Lent {}
+
+// SAFETY: shared between the handler's call and its completion, which only read the
+// pointers; the one release is `Drop`'s, when the last holder lets go.
+unsafe impl Sync for Lent {}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        // SAFETY: the arrays `run_handler` wrote, released once.
+        unsafe {
+            free_infos(self.info.0, self.info.1);
+            free_infos(self.results.0, self.results.1);
+        }
+    }
+}
+
+/// One handler's turn, shared by the handler's call and its completion.
+struct Turn {
+    completion: Mutex<Option<EventCompletion>>,
+    lent: Lent,
+}
+
+/// Call the C handler `handler` for `notice`, with the registration's
+/// `PMIX_EVENT_RETURN_OBJECT` (if it gave one) at the end of the event's infos, as OpenPMIx
+/// hands it back.
+fn run_handler(
+    handler: CHandler,
+    returned: Option<&Info>,
+    notice: EventNotice,
+    completion: EventCompletion,
+) {
+    let mut info = notice.info.clone();
+    info.extend(returned.cloned());
+    let lent = write_infos(&info).and_then(|i| Ok((i, write_infos(&notice.results)?)));
+    let Ok((info, results)) = lent else {
+        // Memory ran out: the chain goes on without this handler's results.
+        completion.complete(Status::SUCCESS, Vec::new());
+        return;
+    };
+    let turn = Arc::new(Turn {
+        completion: Mutex::new(Some(completion)),
+        lent: Lent {
+            source: Box::new(c_proc(&notice.source)),
+            info,
+            results,
+        },
+    });
+    let source = &raw const *turn.lent.source;
+    // The completion's reference, handed back to `notification_done`.
+    let cookie = Arc::into_raw(Arc::clone(&turn)).cast_mut().cast::<c_void>();
+    guard_or("event handler", (), || {
+        // SAFETY: the handler the caller registered, with what `turn` lends, which lives
+        // until this call has returned and the completion has run.
+        unsafe {
+            handler(
+                notice.handler,
+                notice.status.0,
+                source,
+                info.0,
+                info.1,
+                results.0,
+                results.1,
+                notification_done,
+                cookie,
+            )
+        }
+    });
+    drop(turn);
+}
+
+/// A handler's end of turn: `status` (`PMIX_EVENT_ACTION_COMPLETE` ends the chain) and its
+/// results for the handlers after it.
+///
+/// # Safety
+/// `cookie` is the one `run_handler` passed, used once; `results` holds `nresults` infos.
+unsafe extern "C" fn notification_done(
+    status: CStatus,
+    results: *mut CInfo,
+    nresults: usize,
+    cbfunc: Option<OpCallback>,
+    thiscbdata: *mut c_void,
+    cookie: *mut c_void,
+) {
+    guard_or("event handler completion", (), || {
+        if cookie.is_null() {
+            return;
+        }
+        // SAFETY: the handler's results, as it hands them.
+        let added = unsafe { read_infos(results, nresults) }.unwrap_or_default();
+        // SAFETY: the reference `run_handler` made for this call, taken back once.
+        let turn = unsafe { Arc::from_raw(cookie.cast_const().cast::<Turn>()) };
+        let completion = turn
+            .completion
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(c) = completion {
+            c.complete(Status(status), added);
+        }
+        if let Some(f) = cbfunc {
+            // The handler's results have been read: it may release them.
+            call_op(f, Status::SUCCESS, CbData(thiscbdata));
+        }
+    });
+}
+
+/// `PMIx_Register_event_handler`: with `cbfunc`, the registration completes on the library's
+/// thread and `cbfunc` receives its reference; without, the call blocks and returns the
+/// reference (non-negative) or an error.
+///
+/// # Safety
+/// `codes` holds `ncodes` codes and `info` `ninfo` infos; `evhdlr` is a handler; `cbfunc`
+/// is NULL or callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Register_event_handler(
+    codes: *mut CStatus,
+    ncodes: usize,
+    info: *mut CInfo,
+    ninfo: usize,
+    evhdlr: Option<CHandler>,
+    cbfunc: Option<RegistrationDone>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    let mut reference: CStatus = 0;
+    let rc = guard("PMIx_Register_event_handler", || {
+        let handler = evhdlr.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: the caller's promise.
+        let (codes, info) = unsafe { (slice_of(codes, ncodes)?, read_infos(info, ninfo)?) };
+        let codes: Vec<Status> = codes.iter().map(|c| Status(*c)).collect();
+        let returned = (info.iter())
+            .find(|i| i.is(attr::EVENT_RETURN_OBJECT))
+            .cloned();
+        let register = move |c: &pmix::client::blocking::Client| {
+            c.register_event_handler(&codes, &info, move |notice, completion| {
+                // On one of the client's threads, where a C handler may block and call the
+                // library (the chain waits for its completion, not for its return).
+                let returned = returned.clone();
+                let turn = move || run_handler(handler, returned.as_ref(), notice, completion);
+                // Through the lock, not a reference of its own: this runs on the client's
+                // runtime, where the client must never be dropped.
+                let mut turn = Some(turn);
+                let _ = with_client(|c| {
+                    if let Some(t) = turn.take() {
+                        run_counted(c, t);
+                    }
+                });
+                if let Some(t) = turn {
+                    t();
+                }
+            })
+            .map_err(|e| e.status())
+        };
+        match cbfunc {
+            Some(done) => {
+                let data = CbData(cbdata);
+                detached(move |c| {
+                    let (status, id) = match register(c) {
+                        Ok(id) => (Status::SUCCESS, id),
+                        Err(s) => (s, 0),
+                    };
+                    guard_or("registration callback", (), || {
+                        // SAFETY: the caller's callback and data.
+                        unsafe { done(status.0, id, data.ptr()) }
+                    });
+                })
+            }
+            None => {
+                let id = register(&*client()?)?;
+                reference = CStatus::try_from(id).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+                Ok(())
+            }
+        }
+    });
+    if rc == Status::SUCCESS.0 {
+        reference
+    } else {
+        rc
+    }
+}
+
+/// `PMIx_Deregister_event_handler`: the handler is not called again.
+///
+/// # Safety
+/// `cbfunc` is NULL or callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Deregister_event_handler(
+    evhdlr_ref: usize,
+    cbfunc: Option<OpCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Deregister_event_handler", || {
+        let c = client()?;
+        let r = c
+            .deregister_event_handler(evhdlr_ref)
+            .map_err(|e| e.status());
+        if let Some(f) = cbfunc {
+            let status = r.err().unwrap_or(Status::SUCCESS);
+            let data = CbData(cbdata);
+            return detached(move |_| call_op(f, status, data));
+        }
+        r
+    })
+}
+
+/// `PMIx_Notify_event`: raise `status` to `range` (the caller when `source` is NULL). With
+/// `cbfunc` the call completes on the library's thread; without, it blocks.
+///
+/// # Safety
+/// `source` is NULL or a proc; `info` holds `ninfo` infos; `cbfunc` is NULL or callable with
+/// `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Notify_event(
+    status: CStatus,
+    source: *const CProc,
+    range: u8,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<OpCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Notify_event", || {
+        // SAFETY: the caller's promise.
+        let info: Vec<Info> = unsafe { read_infos(info, ninfo)? };
+        let source = if source.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's promise.
+            Some(read_proc(unsafe { &*source })?)
+        };
+        let notify = move |c: &pmix::client::blocking::Client| {
+            c.notify_event(Status(status), source.as_ref(), DataRange(range), &info)
+                .map_err(|e| e.status())
+        };
+        match cbfunc {
+            Some(f) => {
+                let data = CbData(cbdata);
+                detached(move |c| {
+                    let outcome = notify(c).err().unwrap_or(Status::SUCCESS);
+                    call_op(f, outcome, data);
+                })
+            }
+            None => notify(&*client()?),
+        }
+    })
+}

@@ -1,0 +1,319 @@
+//! The non-blocking forms of the client's data calls (`PMIx_Fence_nb`, `PMIx_Get_nb`, …).
+//!
+//! Each reads its arguments before it returns (the caller may reuse them at once), then runs
+//! the call on one of the client's own threads, which calls the C callback with the outcome:
+//! OpenPMIx's callbacks also run on a thread of the library, and may call back into it. What
+//! the library hands a callback (a value, published data) is the library's, released when
+//! the callback returns. A call refused before it starts returns its error and calls no
+//! callback.
+
+use std::cell::Cell;
+use std::ffi::{c_char, c_void};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+use pmix::client::blocking::Client;
+
+use pmix::model::{PData, Status};
+
+use crate::boundary::{calloc_array, guard, read_cstr};
+use crate::client::client;
+use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
+use crate::values::{
+    c_proc, destruct_value, read_argv, read_infos, read_proc, read_procs, undef_value, write_value,
+};
+
+/// `pmix_op_cbfunc_t`.
+pub(crate) type OpCallback = unsafe extern "C" fn(CStatus, *mut c_void);
+/// `pmix_value_cbfunc_t`.
+pub(crate) type ValueCallback = unsafe extern "C" fn(CStatus, *mut CValue, *mut c_void);
+/// `pmix_lookup_cbfunc_t`.
+pub(crate) type LookupCallback = unsafe extern "C" fn(CStatus, *mut CPdata, usize, *mut c_void);
+
+/// A caller's callback data, carried to the thread that calls the callback. The library
+/// never reads it; only the callback does, as the caller arranged.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CbData(pub(crate) *mut c_void);
+
+// SAFETY: the pointer is only handed back to the caller's callback, which the standard lets
+// run on any thread of the library.
+unsafe impl Send for CbData {}
+
+impl CbData {
+    /// The pointer, for the callback (a method, so that a closure captures the whole
+    /// `CbData`, which is `Send`, not its field).
+    pub(crate) fn ptr(self) -> *mut c_void {
+        self.0
+    }
+}
+
+/// The work running on the client's threads: `PMIx_Finalize` waits for it to end before it
+/// drops the client (and its runtime), so that no callback runs after it returns.
+static IN_FLIGHT: Mutex<usize> = Mutex::new(0);
+static IDLE: Condvar = Condvar::new();
+
+thread_local! {
+    /// Whether this thread runs work of [`run_counted`] (a callback may finalize).
+    static ON_CLIENT_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+fn in_flight() -> MutexGuard<'static, usize> {
+    // A counter changed in one step: a panic elsewhere cannot tear it.
+    IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Counts one piece of work out when it ends, even by a panic.
+struct Counted;
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut n = in_flight();
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            IDLE.notify_all();
+        }
+    }
+}
+
+/// Run `work` on one of `client`'s threads, counted.
+pub(crate) fn run_counted(client: &Client, work: impl FnOnce() + Send + 'static) {
+    *in_flight() += 1;
+    client.run_detached(move || {
+        ON_CLIENT_THREAD.set(true);
+        let _counted = Counted;
+        work();
+    });
+}
+
+/// Whether the calling thread is one of the client's (running a callback).
+pub(crate) fn on_client_thread() -> bool {
+    ON_CLIENT_THREAD.get()
+}
+
+/// Wait until no counted work runs.
+pub(crate) fn wait_idle() {
+    let mut n = in_flight();
+    while *n > 0 {
+        n = IDLE.wait(n).unwrap_or_else(PoisonError::into_inner);
+    }
+}
+
+/// Run `work` with the client on one of its threads; `PMIX_ERR_INIT` before `PMIx_Init`.
+pub(crate) fn detached(work: impl FnOnce(&Client) + Send + 'static) -> Result<(), Status> {
+    let client = client()?;
+    let held = client.clone();
+    run_counted(&client, move || {
+        work(&held);
+        // Before the work counts out: the last reference is `PMIx_Finalize`'s to drop.
+        drop(held);
+    });
+    Ok(())
+}
+
+/// Call an op callback with `status` (inside the panic boundary, as every callback).
+pub(crate) fn call_op(cbfunc: OpCallback, status: Status, cbdata: CbData) {
+    crate::boundary::guard_or("op callback", (), || {
+        // SAFETY: the callback and its data the caller passed for this call's outcome.
+        unsafe { cbfunc(status.0, cbdata.ptr()) }
+    });
+}
+
+fn outcome(r: Result<(), pmix::Error>) -> Status {
+    r.map_or_else(|e| e.status(), |()| Status::SUCCESS)
+}
+
+/// `PMIx_Fence_nb`.
+///
+/// # Safety
+/// As `PMIx_Fence`; `cbfunc` is callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Fence_nb(
+    procs: *const CProc,
+    nprocs: usize,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<OpCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Fence_nb", || {
+        // SAFETY: the caller's promise.
+        let (procs, info) = unsafe { (read_procs(procs, nprocs)?, read_infos(info, ninfo)?) };
+        let data = CbData(cbdata);
+        detached(move |c| {
+            let status = outcome(c.fence(&procs, &info));
+            if let Some(f) = cbfunc {
+                call_op(f, status, data);
+            }
+        })
+    })
+}
+
+/// `PMIx_Get_nb`: the callback receives the value, which stays the library's.
+///
+/// # Safety
+/// As `PMIx_Get`; `cbfunc` is callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Get_nb(
+    proc: *const CProc,
+    key: *const c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<ValueCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Get_nb", || {
+        let cbfunc = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: the caller's promise.
+        let (key, info) = unsafe {
+            (
+                read_cstr(key).ok_or(Status::ERR_BAD_PARAM)?,
+                read_infos(info, ninfo)?,
+            )
+        };
+        let target = if proc.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's promise.
+            Some(read_proc(unsafe { &*proc })?)
+        };
+        let data = CbData(cbdata);
+        detached(move |c| {
+            let got = c.get(target.as_ref(), &key, &info).map_err(|e| e.status());
+            let mut value = undef_value();
+            // SAFETY: `value` is ours; written, lent to the callback, then released.
+            let status = match got.and_then(|v| unsafe { write_value(&v, &mut value) }) {
+                Ok(()) => Status::SUCCESS,
+                Err(s) => s,
+            };
+            let kv = if status == Status::SUCCESS {
+                &raw mut value
+            } else {
+                std::ptr::null_mut()
+            };
+            crate::boundary::guard_or("get callback", (), || {
+                // SAFETY: the caller's callback and data, with a value valid for the call.
+                unsafe { cbfunc(status.0, kv, data.ptr()) }
+            });
+            // SAFETY: the value written above, no longer lent.
+            unsafe { destruct_value(&mut value) };
+        })
+    })
+}
+
+/// `PMIx_Publish_nb`.
+///
+/// # Safety
+/// As `PMIx_Publish`; `cbfunc` is callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Publish_nb(
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<OpCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Publish_nb", || {
+        // SAFETY: the caller's promise.
+        let info = unsafe { read_infos(info, ninfo)? };
+        let data = CbData(cbdata);
+        detached(move |c| {
+            let status = outcome(c.publish(&info));
+            if let Some(f) = cbfunc {
+                call_op(f, status, data);
+            }
+        })
+    })
+}
+
+/// `PMIx_Lookup_nb`: the callback receives the data found (the library's).
+///
+/// # Safety
+/// `keys` is a NULL-terminated array of strings; as `PMIx_Lookup` otherwise.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Lookup_nb(
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<LookupCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Lookup_nb", || {
+        let cbfunc = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: the caller's promise.
+        let (keys, info) = unsafe { (read_argv(keys), read_infos(info, ninfo)?) };
+        let keys: Vec<String> = keys.into_iter().flatten().collect();
+        if keys.is_empty() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let data = CbData(cbdata);
+        detached(move |c| {
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let (status, found) = match c.lookup(&refs, &info) {
+                Ok(found) => (PData::lookup_status(&keys, &found), found),
+                Err(e) => (e.status(), Vec::new()),
+            };
+            deliver_pdata(cbfunc, status, &found, data);
+        })
+    })
+}
+
+/// Lend `found` to a lookup callback as a C array, released when it returns.
+fn deliver_pdata(cbfunc: LookupCallback, status: Status, found: &[PData], data: CbData) {
+    let array: Result<*mut CPdata, Status> = calloc_array(found.len());
+    let Ok(array) = array else {
+        crate::boundary::guard_or("lookup callback", (), || {
+            // SAFETY: the caller's callback and data.
+            unsafe { cbfunc(Status::ERR_NOMEM.0, std::ptr::null_mut(), 0, data.ptr()) }
+        });
+        return;
+    };
+    let mut filled = 0;
+    let mut status = status;
+    for (i, pd) in found.iter().enumerate() {
+        // SAFETY: `array` holds `found.len()` zeroed pdata; element `i` is in it.
+        let slot = unsafe { &mut *array.add(i) };
+        slot.proc = c_proc(&pd.proc);
+        crate::boundary::write_fixed(&mut slot.key, pd.key.as_str());
+        // SAFETY: a zeroed value holds nothing.
+        if let Err(s) = unsafe { write_value(&pd.value, &mut slot.value) } {
+            status = s;
+            break;
+        }
+        filled += 1;
+    }
+    crate::boundary::guard_or("lookup callback", (), || {
+        // SAFETY: the caller's callback and data, with `filled` pdata valid for the call.
+        unsafe { cbfunc(status.0, array, filled, data.ptr()) }
+    });
+    for i in 0..filled {
+        // SAFETY: the values written above.
+        unsafe { destruct_value(&mut (*array.add(i)).value) };
+    }
+    // SAFETY: the array allocated above.
+    unsafe { crate::boundary::free(array) };
+}
+
+/// `PMIx_Unpublish_nb`.
+///
+/// # Safety
+/// As `PMIx_Unpublish`; `cbfunc` is callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Unpublish_nb(
+    keys: *mut *mut c_char,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<OpCallback>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_Unpublish_nb", || {
+        // SAFETY: the caller's promise.
+        let (keys, info) = unsafe { (read_argv(keys), read_infos(info, ninfo)?) };
+        let keys: Vec<String> = keys.into_iter().flatten().collect();
+        let data = CbData(cbdata);
+        detached(move |c| {
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let status = outcome(c.unpublish(&refs, &info));
+            if let Some(f) = cbfunc {
+                call_op(f, status, data);
+            }
+        })
+    })
+}
