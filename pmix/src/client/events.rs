@@ -3,17 +3,20 @@
 //!
 //! Events reach one task per client, in the order they arrive: notifications the server
 //! pushes (tag 0), the process's own notifications, and `PMIX_ERR_LOST_CONNECTION` when the
-//! server goes away. For each event the task builds the chain and calls its handlers one at a
-//! time; a handler ends its turn by calling [`EventCompletion::complete`] (or by dropping
-//! it, which lets the chain go on with no results), so a handler may finish its work on
-//! another task before the next handler runs (§10.1.2's completion callback).
+//! server goes away. For each event, in that order, the task builds the chain and starts a
+//! task that calls its handlers; a handler ends its turn by calling
+//! [`EventCompletion::complete`] (or by dropping it, which lets the chain go on with no
+//! results), so a handler may finish its work on another task before the next handler of
+//! the chain runs (§10.1.2's completion callback). Handlers are called one at a time, but a
+//! chain waiting for a completion does not hold up the next event's: a handler that never
+//! completes (as python3-pmix 4.2's do not) stalls its own event only, as with OpenPMIx.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::events::{Event, HandlerId};
+use crate::events::{Chain, Event, HandlerId};
 use crate::model::{Info, Proc, Status};
 use crate::wire::Request;
 
@@ -144,33 +147,50 @@ async fn deliver_all(
     functions: Arc<Mutex<Functions>>,
     mut rx: mpsc::UnboundedReceiver<Event>,
 ) {
+    // Handlers are called one at a time, each event's chain in its own task: a handler that
+    // has not yet completed holds up its event's chain only, never the events after it.
+    let calling = Arc::new(Mutex::new(()));
     while let Some(event) = rx.recv().await {
-        let mut chain = lock(&core).event_chain(event);
-        while let Some(id) = chain.next_handler() {
-            // A handler deregistered while the chain ran is not called (§10.1.7).
-            let Some(name) = lock(&core).handler_name(id).map(|n| n.map(str::to_owned)) else {
-                continue;
-            };
-            let Some(handler) = lock_functions(&functions).get(&id).cloned() else {
-                continue;
-            };
-            let notice = EventNotice {
-                handler: id,
-                name,
-                status: chain.event.status,
-                source: chain.event.source.clone(),
-                info: chain.event.info.clone(),
-                results: chain.results.clone(),
-            };
-            let (tx, done) = oneshot::channel();
-            let completion = EventCompletion(Some(tx));
+        let chain = lock(&core).event_chain(event);
+        let (core, functions, calling) = (core.clone(), functions.clone(), calling.clone());
+        tokio::spawn(walk(chain, core, functions, calling));
+    }
+}
+
+/// Call the handlers of one event's chain, each after the one before it completed.
+async fn walk(
+    mut chain: Chain,
+    core: Arc<Mutex<ClientCore>>,
+    functions: Arc<Mutex<Functions>>,
+    calling: Arc<Mutex<()>>,
+) {
+    while let Some(id) = chain.next_handler() {
+        // A handler deregistered while the chain ran is not called (§10.1.7).
+        let Some(name) = lock(&core).handler_name(id).map(|n| n.map(str::to_owned)) else {
+            continue;
+        };
+        let Some(handler) = lock_functions(&functions).get(&id).cloned() else {
+            continue;
+        };
+        let notice = EventNotice {
+            handler: id,
+            name,
+            status: chain.event.status,
+            source: chain.event.source.clone(),
+            info: chain.event.info.clone(),
+            results: chain.results.clone(),
+        };
+        let (tx, done) = oneshot::channel();
+        let completion = EventCompletion(Some(tx));
+        {
+            let _one_at_a_time = calling.lock().unwrap_or_else(PoisonError::into_inner);
             // A handler that panics has ended its turn; the chain and later events go on.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 handler(notice, completion)
             }));
-            // A dropped completion lets the chain go on with nothing to add.
-            let (status, results) = done.await.unwrap_or((Status::SUCCESS, Vec::new()));
-            chain.handler_done(status, results);
         }
+        // A dropped completion lets the chain go on with nothing to add.
+        let (status, results) = done.await.unwrap_or((Status::SUCCESS, Vec::new()));
+        chain.handler_done(status, results);
     }
 }
