@@ -38,6 +38,11 @@ pub struct ClientConfig {
     /// The server's Unix socket (`PMIX_RS_SERVER_USOCK`), preferred when present.
     pub unix_socket: Option<PathBuf>,
     pub buffer_type: BufferType,
+    /// Accept `PMIx_Put` of keys in the standard's reserved `pmix` namespace, as OpenPMIx
+    /// 4.2 does: the standard refuses them (rule P-01), but Open MPI 4.1 puts `pmix.hname`
+    /// and others. Off by default; this project's `libpmix.so.2` turns it on, to run what
+    /// runs on OpenPMIx's.
+    pub accept_reserved_puts: bool,
 }
 
 impl ClientConfig {
@@ -81,6 +86,7 @@ impl ClientConfig {
             uri,
             unix_socket: var("PMIX_RS_SERVER_USOCK").map(PathBuf::from),
             buffer_type,
+            accept_reserved_puts: false,
         })
     }
 }
@@ -159,7 +165,9 @@ impl Connection {
             Address::Tcp(addr) => connect_tcp(addr).await,
         };
         let stream = stream.map_err(unreachable)?;
-        Self::handshake(stream, &env.proc, env.buffer_type, events).await
+        let conn = Self::handshake(stream, &env.proc, env.buffer_type, events).await?;
+        conn.core().accept_reserved_puts = env.accept_reserved_puts;
+        Ok(conn)
     }
 
     /// Connect and handshake as [`Connection::connect`] does, for a client whose calls do
@@ -187,6 +195,7 @@ impl Connection {
             env.buffer_type,
             pindex(answer[1]),
         )));
+        lock(&core).accept_reserved_puts = env.accept_reserved_puts;
         let io = Io::Blocking(SyncIo::start(stream, core.clone(), events)?);
         Ok(Connection { core, io, uid })
     }

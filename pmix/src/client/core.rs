@@ -52,6 +52,8 @@ pub struct ClientCore {
     lost: bool,
     /// The event handlers this process registered (`core/events.rs`).
     handlers: Registry,
+    /// Whether puts of reserved keys are accepted (`ClientConfig::accept_reserved_puts`).
+    pub(crate) accept_reserved_puts: bool,
 }
 
 /// What a get does next: answered from the cache, or a request for the server.
@@ -81,6 +83,7 @@ impl ClientCore {
             events: VecDeque::new(),
             lost: false,
             handlers: Registry::default(),
+            accept_reserved_puts: false,
         }
     }
 
@@ -90,6 +93,12 @@ impl ClientCore {
 
     pub fn buffer_type(&self) -> BufferType {
         self.buffer_type
+    }
+
+    /// Accept puts of keys in the reserved `pmix` namespace from now on, as OpenPMIx 4.2 does
+    /// (see `ClientConfig::accept_reserved_puts`).
+    pub fn accept_reserved_puts(&mut self, on: bool) {
+        self.accept_reserved_puts = on;
     }
 
     /// Whether the connection is gone (every later request fails at once).
@@ -263,9 +272,14 @@ impl ClientCore {
 
     // --- put, commit, get ---
 
-    /// `PMIx_Put`: cache the value and stage it for the next commit (rules P-01..P-03).
+    /// `PMIx_Put`: cache the value and stage it for the next commit (rules P-01..P-03; a
+    /// reserved key only when [`ClientCore::accept_reserved_puts`] says so).
     pub fn put(&mut self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
-        let key = crate::retrieval::check_put(scope, key)?;
+        let key = if self.accept_reserved_puts {
+            crate::retrieval::check_put_reserved_allowed(scope, key)?
+        } else {
+            crate::retrieval::check_put(scope, key)?
+        };
         let kv = Kval { key, value };
         let me = self.me.clone();
         self.cache.store(&me, vec![kv.clone()]);

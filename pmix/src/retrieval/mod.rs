@@ -157,13 +157,26 @@ pub(crate) fn check_put(scope: Scope, key: &str) -> Result<Key, Status> {
     if is_reserved(key.as_str()) {
         return Err(Status::ERR_BAD_PARAM); // P-01
     }
+    check_put_scope(scope)?;
+    Ok(key)
+}
+
+/// [`check_put`] without P-01, for a client that accepts reserved keys as OpenPMIx 4.2 does
+/// (`ClientConfig::accept_reserved_puts`).
+pub(crate) fn check_put_reserved_allowed(scope: Scope, key: &str) -> Result<Key, Status> {
+    let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
+    check_put_scope(scope)?;
+    Ok(key)
+}
+
+fn check_put_scope(scope: Scope) -> Result<(), Status> {
     if !matches!(
         scope,
         Scope::LOCAL | Scope::REMOTE | Scope::GLOBAL | Scope::INTERNAL
     ) {
         return Err(Status::ERR_NOT_SUPPORTED); // P-02
     }
-    Ok(key)
+    Ok(())
 }
 
 /// The target of a get: `proc`, or the caller itself when none is given (G-01).

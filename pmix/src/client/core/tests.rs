@@ -488,3 +488,25 @@ fn a_wider_notification_goes_to_the_server_and_to_this_process_when_in_range() {
         Err(Status::ERR_BAD_PARAM)
     );
 }
+
+#[test]
+fn a_reserved_key_is_put_only_when_the_client_accepts_them_as_openpmix_does() {
+    let mut c = core();
+    let hostname = || Value::String(Some("node1".into()));
+    assert_eq!(
+        c.put(Scope::LOCAL, "pmix.hname", hostname()),
+        Err(Status::ERR_BAD_PARAM),
+        "rule P-01"
+    );
+    c.accept_reserved_puts(true);
+    c.put(Scope::LOCAL, "pmix.hname", hostname()).unwrap();
+    let Some(Request::Commit { buckets }) = c.take_commit() else {
+        panic!("a commit of the reserved key");
+    };
+    assert_eq!(buckets[0].kvals, [kval("pmix.hname", hostname())]);
+    // The scope is still checked (P-02).
+    assert_eq!(
+        c.put(Scope(9), "pmix.hname", hostname()),
+        Err(Status::ERR_NOT_SUPPORTED)
+    );
+}
