@@ -74,7 +74,14 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
                 c.client.proc().clone()
             }
             None => {
-                let client = Client::init().map_err(|e| {
+                let mut config = pmix::client::ClientConfig::from_env().map_err(|e| {
+                    tracing::warn!("PMIx_Init: {e}");
+                    e.status()
+                })?;
+                // Programs written for OpenPMIx put keys of the reserved namespace (Open MPI
+                // puts `pmix.hname`): accepted, as OpenPMIx accepts them (docs/capi.md).
+                config.accept_reserved_puts = true;
+                let client = Client::init_with(&config).map_err(|e| {
                     tracing::warn!("PMIx_Init: {e}");
                     e.status()
                 })?;

@@ -81,6 +81,12 @@ fn run_handler(
     completion: EventCompletion,
 ) {
     let mut info = notice.info.clone();
+    tracing::debug!(
+        "event {:?} from {:?} to handler {}",
+        notice.status,
+        notice.source,
+        notice.handler
+    );
     info.extend(returned.cloned());
     let lent = write_infos(&info).and_then(|i| Ok((i, write_infos(&notice.results)?)));
     let Ok((info, results)) = lent else {
@@ -136,6 +142,7 @@ unsafe extern "C" fn notification_done(
         if cookie.is_null() {
             return;
         }
+        tracing::debug!("handler completed with {status}, {nresults} results");
         // SAFETY: the handler's results, as it hands them.
         let added = unsafe { read_infos(results, nresults) }.unwrap_or_default();
         // SAFETY: the reference `run_handler` made for this call, taken back once.

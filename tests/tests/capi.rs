@@ -15,7 +15,9 @@ use pmix_capi::types::{
     CValue,
 };
 use pmix_tests::capi::{library, on_our_library};
-use pmix_tests::launch::{build_c, build_c_program, build_dir, check, root, under_pmixrun};
+use pmix_tests::launch::{
+    build_c, build_c_program, build_dir, build_mpi, check, check_says, root, under_pmixrun,
+};
 
 fn tool_output(program: &str, args: &[&str], file: &Path) -> String {
     let out = Command::new(program)
@@ -205,4 +207,39 @@ fn the_c_benchmark_client_runs_on_this_library_under_pmixrun() {
     let mut cmd = under_pmixrun(2, &client, &["20"]);
     on_our_library(&mut cmd);
     check(cmd, 2, "C benchmark client on this project's libpmix.so.2");
+}
+
+#[test]
+fn python3_pmix_clients_run_on_this_library_under_pmixrun() {
+    // python3-pmix's Cython module links libpmix.so.2: the loader gives it this library.
+    let python = Path::new("/usr/bin/python3");
+    for (script, n, says) in [
+        ("client_check", 2, None),
+        (
+            "event_check",
+            3,
+            Some("ok events 2 terminations and hello=True"),
+        ),
+        ("query_check", 3, None),
+        ("group_check", 4, None),
+    ] {
+        let mut cmd = under_pmixrun(n, python, &[]);
+        cmd.arg(root().join(format!("tests/interop/python/{script}.py")));
+        on_our_library(&mut cmd);
+        check_says(
+            cmd,
+            n,
+            &format!("python3-pmix {script} on this library"),
+            says,
+        );
+    }
+}
+
+#[test]
+fn an_open_mpi_program_runs_on_this_library_under_pmixrun() {
+    // Open MPI 4.1's PMIx component (mca_pmix_ext3x) links libpmix.so.2.
+    let ring = build_mpi("ring");
+    let mut cmd = under_pmixrun(4, &ring, &[]);
+    on_our_library(&mut cmd);
+    check(cmd, 4, "Open MPI ring on this project's libpmix.so.2");
 }
