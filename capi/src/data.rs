@@ -46,6 +46,14 @@ unsafe fn unread(b: &CDataBuffer) -> Result<&[u8], Status> {
     Ok(&all[start..])
 }
 
+/// The value a `pmix_value_t` object holds.
+fn unwrap_value(v: Value) -> Value {
+    match v {
+        Value::Value(inner) => *inner,
+        other => other,
+    }
+}
+
 /// Append `bytes` to the buffer, growing its block with `realloc`.
 ///
 /// # Safety
@@ -123,6 +131,12 @@ pub unsafe extern "C" fn PMIx_Data_pack(
             // SAFETY: object `i` is at `i * size` in `src` (the caller's promise).
             .map(|i| unsafe { read_object(t, src.cast::<u8>().add(i * size).cast()) })
             .collect::<Result<Vec<_>, _>>()?;
+        // The codec packs `pmix_value_t`s from the values they hold.
+        let values: Vec<Value> = if t == DataType::VALUE {
+            values.into_iter().map(unwrap_value).collect()
+        } else {
+            values
+        };
         let mut packed = DataBuffer::with_type(BUFFER_TYPE);
         packed.pack_values(t, &values).map_err(|e| e.status())?;
         // SAFETY: the caller's buffer.
@@ -159,7 +173,14 @@ pub unsafe extern "C" fn PMIx_Data_unpack(
             return Err(Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER);
         }
         let mut packed = DataBuffer::load(bytes.to_vec(), BUFFER_TYPE);
-        let values = packed.unpack_values(t, max).map_err(|e| e.status())?;
+        let mut values = packed.unpack_values(t, max).map_err(|e| e.status())?;
+        if t == DataType::VALUE {
+            // Each is written as a `pmix_value_t` holding it.
+            values = values
+                .into_iter()
+                .map(|v| Value::Value(Box::new(v)))
+                .collect();
+        }
         let consumed = bytes.len() - packed.unread().len();
         for (i, v) in values.iter().enumerate() {
             // SAFETY: `dest` has room for `max >= values.len()` objects.
