@@ -13,6 +13,7 @@
 //! - `values`: C values to the crate's model and back;
 //! - `client`: the client calls (init, put, commit, fence, get, publish, …);
 //! - `ops`: spawn, connect, queries, logging, job management, credentials, groups;
+//! - `server`: the server calls for C hosts, their upcalls as the crate's `Host`;
 //! - `nb`: the non-blocking forms of the data calls, their callbacks on the client's threads;
 //! - `events`: event handlers written in C, and notifications;
 //! - `data`: the `PMIx_Data_*` buffer calls, on the crate's codec;
@@ -34,6 +35,7 @@ pub mod events;
 pub mod nb;
 pub mod not_yet;
 pub mod ops;
+pub mod server;
 pub mod support;
 pub mod topology;
 pub mod types;

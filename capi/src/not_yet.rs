@@ -6,7 +6,7 @@
 
 #![allow(unused_variables)] // the arguments document the C signature
 
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{c_char, c_void};
 
 use pmix::model::Status;
 
@@ -14,8 +14,6 @@ use crate::types::{CByteObject, CInfo, CPdata, CProc, CStatus, CValue};
 
 /// A C callback this module never calls: only its address crosses.
 type Callback = *const c_void;
-/// `pmix_op_cbfunc_t`.
-type OpCallback = Option<unsafe extern "C" fn(CStatus, *mut c_void)>;
 /// Opaque structs passed by address (topologies, cpusets, fabrics, distances).
 type Opaque = *mut c_void;
 
@@ -42,23 +40,11 @@ not_yet! {
     PMIx_Compute_distances(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, distances: *mut Opaque, ndist: *mut usize);
     PMIx_Compute_distances_nb(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
-    PMIx_server_init(module: Opaque, info: *mut CInfo, ninfo: usize);
-    PMIx_server_finalize();
-    PMIx_generate_regex(input: *const c_char, regex: *mut *mut c_char);
-    PMIx_generate_ppn(input: *const c_char, ppn: *mut *mut c_char);
-    PMIx_server_register_nspace(nspace: *const c_char, nlocalprocs: c_int, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_register_client(proc: *const CProc, uid: u32, gid: u32, server_object: *mut c_void, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_setup_fork(proc: *const CProc, env: *mut *mut *mut c_char);
-    PMIx_server_dmodex_request(proc: *const CProc, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_setup_application(nspace: *const c_char, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_setup_local_support(nspace: *const c_char, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_server_IOF_deliver(source: *const CProc, channel: u16, bo: *const CByteObject, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_server_collect_inventory(directives: *mut CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_server_deliver_inventory(info: *mut CInfo, ninfo: usize, directives: *mut CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_server_generate_locality_string(cpuset: Opaque, locality: *mut *mut c_char);
     PMIx_server_generate_cpuset_string(cpuset: Opaque, cpuset_string: *mut *mut c_char);
-    PMIx_server_define_process_set(members: *const CProc, nmembers: usize, pset_name: *const c_char);
-    PMIx_server_delete_process_set(pset_name: *mut c_char);
     PMIx_server_register_resources(info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_server_deregister_resources(info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_tool_init(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
@@ -71,36 +57,6 @@ not_yet! {
     PMIx_IOF_pull(procs: *const CProc, nprocs: usize, directives: *const CInfo, ndirs: usize, channel: u16, cbfunc: Callback, regcbfunc: Callback, regcbdata: *mut c_void);
     PMIx_IOF_deregister(iofhdlr: usize, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_IOF_push(targets: *const CProc, ntargets: usize, bo: *mut CByteObject, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-}
-
-/// `PMIx_server_deregister_nspace`: not implemented yet; the callback hears
-/// `PMIX_ERR_NOT_SUPPORTED` so a caller waiting on it is not left hanging.
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_server_deregister_nspace(
-    nspace: *const c_char,
-    cbfunc: OpCallback,
-    cbdata: *mut c_void,
-) {
-    call_op(cbfunc, cbdata);
-}
-
-/// `PMIx_server_deregister_client`: as `PMIx_server_deregister_nspace`.
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_server_deregister_client(
-    proc: *const CProc,
-    cbfunc: OpCallback,
-    cbdata: *mut c_void,
-) {
-    call_op(cbfunc, cbdata);
-}
-
-fn call_op(cbfunc: OpCallback, cbdata: *mut c_void) {
-    if let Some(f) = cbfunc {
-        crate::boundary::guard_or("op callback", (), || {
-            // SAFETY: the caller passed this callback and its data for this call's outcome.
-            unsafe { f(Status::ERR_NOT_SUPPORTED.0, cbdata) }
-        });
-    }
 }
 
 // Types only the signatures above name.

@@ -189,9 +189,9 @@ fn value_text(v: &Value) -> String {
     format!("{}: {v:?}", strings::data_type_string(v.data_type()))
 }
 
-/// Read the C object `data` of type `t` as `PMIx_Value_load` takes it: a string is the
-/// `char *` itself, a pointer the address itself, every other type the address of its
-/// object.
+/// Read the C object `data` of type `t` as `PMIx_Value_load` takes it: a string or a regex
+/// is the `char *` itself, a pointer the address itself, every other type the address of
+/// its object.
 ///
 /// # Safety
 /// `data` is as described, for type `t`.
@@ -212,6 +212,15 @@ unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
         let slot = data;
         // SAFETY: `slot` is the address of a local `char *` that holds the string.
         return unsafe { read_object(t, ptr::from_ref(&slot).cast()) };
+    }
+    if t == DataType::REGEX {
+        // A regex is loaded from its text (`PMIx_generate_regex`'s), kept with its NUL as
+        // OpenPMIx keeps it.
+        // SAFETY: the caller's promise: the regex's text.
+        let text = unsafe { std::ffi::CStr::from_ptr(data.cast()) };
+        return Ok(Value::Regex(pmix::model::ByteObject(
+            text.to_bytes_with_nul().to_vec(),
+        )));
     }
     if t == DataType::POINTER {
         // The address is the value (`PMIX_INFO_LOAD(&i, key, &object, PMIX_POINTER)` keeps

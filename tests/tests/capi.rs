@@ -243,3 +243,21 @@ fn an_open_mpi_program_runs_on_this_library_under_pmixrun() {
     on_our_library(&mut cmd);
     check(cmd, 4, "Open MPI ring on this project's libpmix.so.2");
 }
+
+#[test]
+fn the_c_host_embeds_this_librarys_server_for_c_and_rust_clients() {
+    // host.c embeds the server through PMIx_server_init and answers its upcalls (fence,
+    // publish, lookup, …); on this library, its clients are this library's too.
+    let host = build_c("host");
+    let c_client = build_c("client_check");
+    let rust_client = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rust_client_check"));
+    for (client, n) in [(&c_client, 1), (&c_client, 4), (&rust_client, 4)] {
+        let mut cmd = Command::new(&host);
+        cmd.env("HOST_TIMEOUT", "120")
+            .args(["-n", &n.to_string(), "--"])
+            .arg(client)
+            .args(["--fences", "10"]);
+        on_our_library(&mut cmd);
+        check(cmd, n, "the C host on this project's libpmix.so.2");
+    }
+}
