@@ -16,7 +16,8 @@ use std::ptr;
 use pmix::model::{
     AllocDirective, App, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar, Info,
     InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData, Persistence,
-    Pointer, Proc, ProcInfo, ProcState, Query, Rank, Scope, Status, Time, Timeval, Value,
+    Pointer, Proc, ProcInfo, ProcState, Query, Rank, Scope, Status, StorageAccessType,
+    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
 };
 
 use crate::boundary::{
@@ -47,7 +48,8 @@ pub(crate) fn object_size(t: DataType) -> Option<usize> {
         | DataType::UINT16
         | DataType::DATA_TYPE
         | DataType::IOF_CHANNEL
-        | DataType::LOCTYPE => 2,
+        | DataType::LOCTYPE
+        | DataType::STOR_ACCESS_TYPE => 2,
         DataType::PID
         | DataType::INT
         | DataType::INT32
@@ -64,7 +66,10 @@ pub(crate) fn object_size(t: DataType) -> Option<usize> {
         | DataType::DOUBLE
         | DataType::TIME
         | DataType::POINTER
-        | DataType::DEVTYPE => 8,
+        | DataType::DEVTYPE
+        | DataType::STOR_MEDIUM
+        | DataType::STOR_ACCESS
+        | DataType::STOR_PERSIST => 8,
         DataType::TIMEVAL
         | DataType::BYTE_OBJECT
         | DataType::COMPRESSED_STRING
@@ -196,6 +201,10 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
             DataType::LINK_STATE => Value::LinkState(LinkState(get(src))),
             DataType::DEVTYPE => Value::DevType(DeviceType(get(src))),
             DataType::LOCTYPE => Value::LocType(Locality(get(src))),
+            DataType::STOR_MEDIUM => Value::StorMedium(StorageMedium(get(src))),
+            DataType::STOR_ACCESS => Value::StorAccess(StorageAccessibility(get(src))),
+            DataType::STOR_PERSIST => Value::StorPersist(StoragePersistence(get(src))),
+            DataType::STOR_ACCESS_TYPE => Value::StorAccessType(StorageAccessType(get(src))),
             DataType::PROC_NSPACE => {
                 let ns: [c_char; 256] = get(src);
                 Value::ProcNspace(Nspace::new(read_fixed(&ns)).map_err(|e| e.status())?)
@@ -487,6 +496,10 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
             Value::LinkState(x) => put(dst, x.0),
             Value::DevType(x) => put(dst, x.0),
             Value::LocType(x) => put(dst, x.0),
+            Value::StorMedium(x) => put(dst, x.0),
+            Value::StorAccess(x) => put(dst, x.0),
+            Value::StorPersist(x) => put(dst, x.0),
+            Value::StorAccessType(x) => put(dst, x.0),
             Value::ProcNspace(ns) => {
                 let mut field = [0 as c_char; 256];
                 write_fixed(&mut field, ns.as_str());

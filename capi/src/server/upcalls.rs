@@ -278,7 +278,11 @@ unsafe extern "C" fn lookup_done(
 ) {
     guard_or("lookup callback", (), || {
         let read = || -> Result<Vec<PData>, Status> {
-            result(status)?;
+            // Some keys found: the data found is the answer (the server works out the
+            // partial success from the keys asked).
+            if status != Status::ERR_PARTIAL_SUCCESS.0 {
+                result(status)?;
+            }
             // SAFETY: `data` holds `ndata` pdata for the duration of the call.
             let found = unsafe { slice_of(data, ndata)? };
             found

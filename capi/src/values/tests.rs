@@ -64,6 +64,8 @@ fn samples() -> Vec<Value> {
             separator: b':',
         })),
         Value::ProcNspace(Nspace::new("job-2").unwrap()),
+        Value::StorMedium(pmix::model::StorageMedium(4)),
+        Value::StorAccessType(pmix::model::StorageAccessType(2)),
         Value::DataArray(Box::new(DataArray::of_infos(vec![info.clone(), info]))),
         Value::DataArray(Box::new(DataArray::of_procs(vec![proc(0), proc(1)]))),
         Value::DataArray(Box::new(
