@@ -3,7 +3,7 @@
 //!
 //! Programs compiled against OpenPMIx's `pmix.h` load this library unchanged when its
 //! directory comes first on the loader's path (`cargo xtask capi` builds it into
-//! `target/release/libpmix.so.2`; see `docs/capi.md`). It exports the 141 `PMIx_*` functions
+//! `target/release/capi/libpmix.so.2`; see `docs/capi.md`). It exports the 141 `PMIx_*` functions
 //! of OpenPMIx 4.2.2 with their struct layouts (`types`), hands out memory from libc's
 //! allocator as the header macros expect (`boundary`, `values`), and keeps every Rust panic
 //! on its side of the boundary.

@@ -7,8 +7,10 @@
 //! - `codec`: pack/unpack (criterion-style micro-benchmark in `pmix/benches/codec.rs`);
 //! - `core`: the client/server operations — get of a job-level key, get of a peer's key,
 //!   put+commit of one key (first, and after 1000 keys), fence with data at N = 2, 4, 8, 16 —
-//!   for Rust clients on our server, OpenPMIx clients on our server, and OpenPMIx clients on
-//!   OpenPMIx's server (`tests/interop/c/host.c`), each a separate set of real processes.
+//!   for Rust clients on our server, OpenPMIx clients on our server, OpenPMIx clients on
+//!   OpenPMIx's server (`tests/interop/c/host.c`), and the same C client on this project's
+//!   `libpmix.so.2` (built by `cargo xtask capi`) on our server, each a separate set of real
+//!   processes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -157,6 +159,8 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
             "--bins",
         ],
     )?;
+    // This project's libpmix.so.2, for the C client's runs on it.
+    crate::capi::run(root)?;
     let release = root.join("target/release");
     let out_dir = release.join("interop");
     std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
@@ -178,9 +182,9 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
     // the lowest and highest value in parentheses; the ratios are of the medians.
     let rounds = if quick { 1 } else { 5 };
     println!(
-        "| operation | N | Rust client, our server (µs) | OpenPMIx client, our server (µs) | OpenPMIx client, OpenPMIx server (µs) | Rust/ours vs OpenPMIx/OpenPMIx | same OpenPMIx client: our server vs theirs |"
+        "| operation | N | Rust client, our server (µs) | OpenPMIx client, our server (µs) | OpenPMIx client, OpenPMIx server (µs) | C client on this libpmix.so.2, our server (µs) | Rust/ours vs OpenPMIx/OpenPMIx | same OpenPMIx client: our server vs theirs | same C client on our server: this libpmix.so.2 vs OpenPMIx's |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &n in sizes {
         let n_s = n.to_string();
         let ours_rust = median_of(rounds, || {
@@ -194,6 +198,16 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
         let ours_c = median_of(rounds, || {
             measure(
                 Command::new(&pmixrun)
+                    .args(["-n", &n_s, "--timeout", "600"])
+                    .arg(&c_client)
+                    .arg(iters),
+            )
+        })?;
+        // The same C client, loading this project's library instead of OpenPMIx's.
+        let ours_capi = median_of(rounds, || {
+            measure(
+                Command::new(&pmixrun)
+                    .env("LD_LIBRARY_PATH", release.join("capi"))
                     .args(["-n", &n_s, "--timeout", "600"])
                     .arg(&c_client)
                     .arg(iters),
@@ -219,10 +233,12 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
                     .ok_or_else(|| format!("no {key} in the benchmark output"))
             };
             let (a, b, c) = (get(&ours_rust)?, get(&ours_c)?, get(&theirs)?);
+            let d = get(&ours_capi)?;
             println!(
-                "| {label} | {n} | {a} | {b} | {c} | {:.1}× | {:.1}× |",
+                "| {label} | {n} | {a} | {b} | {c} | {d} | {:.1}× | {:.1}× | {:.1}× |",
                 c.median / a.median.max(1e-9),
-                c.median / b.median.max(1e-9)
+                c.median / b.median.max(1e-9),
+                b.median / d.median.max(1e-9)
             );
         }
     }

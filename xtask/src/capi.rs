@@ -1,9 +1,13 @@
 //! `cargo xtask capi`: this project's `libpmix.so.2` (the `capi` crate) in
-//! `target/release/`, under the file names C programs and pkg-config look for.
+//! `target/release/capi/`, under the file names C programs and pkg-config look for.
+//!
+//! Not in `target/release/` itself: `cargo run` puts that folder on the loader's path, so a
+//! `libpmix.so.2` there would replace OpenPMIx's in every program cargo runs (the
+//! conformance runner's `--target libpmix.so.2` included).
 
 use std::path::{Path, PathBuf};
 
-/// Build the library; its path (`target/release/libpmix.so.2`).
+/// Build the library; its path (`target/release/capi/libpmix.so.2`).
 pub(crate) fn run(root: &Path) -> Result<PathBuf, String> {
     crate::run_cmd(
         root,
@@ -11,24 +15,26 @@ pub(crate) fn run(root: &Path) -> Result<PathBuf, String> {
         &["build", "--quiet", "--release", "--package", "pmix-capi"],
     )?;
     let release = root.join("target/release");
-    install(&release)?;
-    let lib = release.join("libpmix.so.2");
+    let dir = release.join("capi");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    install(&release.join("libpmix_capi.so"), &dir)?;
+    let lib = dir.join("libpmix.so.2");
     println!("{}", lib.display());
     println!(
         "Run a program on it: LD_LIBRARY_PATH={} <program>",
-        release.display()
+        dir.display()
     );
     Ok(lib)
 }
 
-/// Put the cdylib cargo built in `dir` under the names a C program's loader (`libpmix.so.2`,
-/// the SONAME) and its linker (`libpmix.so`) ask for, and write `pmix.pc` beside them.
-fn install(dir: &Path) -> Result<(), String> {
-    let built = dir.join("libpmix_capi.so");
+/// Put the cdylib cargo `built` into `dir` under the names a C program's loader
+/// (`libpmix.so.2`, the SONAME) and its linker (`libpmix.so`) ask for, and write `pmix.pc`
+/// beside them.
+fn install(built: &Path, dir: &Path) -> Result<(), String> {
     let lib = dir.join("libpmix.so.2");
     // Through a temporary name, so that a program running on the old copy keeps it.
     let fresh = dir.join("libpmix.so.2.tmp");
-    std::fs::copy(&built, &fresh).map_err(|e| format!("copying {}: {e}", built.display()))?;
+    std::fs::copy(built, &fresh).map_err(|e| format!("copying {}: {e}", built.display()))?;
     std::fs::rename(&fresh, &lib).map_err(|e| format!("writing {}: {e}", lib.display()))?;
     let link = dir.join("libpmix.so");
     let _ = std::fs::remove_file(&link);

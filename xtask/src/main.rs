@@ -5,7 +5,7 @@
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
 //! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit), after fetching the outside programs it runs (`outside`); as root also the tests that need root |
 //! | `build-pmixrun` | builds `target/release/pmixrun` |
-//! | `capi` | builds this project's C library, `target/release/libpmix.so.2` (with `pmix.pc`) |
+//! | `capi` | builds this project's C library, `target/release/capi/libpmix.so.2` (with `pmix.pc`) |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
@@ -65,7 +65,7 @@ enum Cmd {
     },
     /// Build target/release/pmixrun (installing hwloc's packages as root).
     BuildPmixrun,
-    /// Build this project's C library, target/release/libpmix.so.2, a drop-in for
+    /// Build this project's C library, target/release/capi/libpmix.so.2, a drop-in for
     /// OpenPMIx's (docs/capi.md), with pmix.pc beside it.
     Capi,
     /// Regenerate spec-vectors/inventory, the code's tables and the attribute-type vectors
