@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_void};
 
 use pmix::model::Status;
 
-use crate::types::{CByteObject, CInfo, CPdata, CProc, CStatus, CValue};
+use crate::types::{CByteObject, CInfo, CProc, CStatus};
 
 /// A C callback this module never calls: only its address crosses.
 type Callback = *const c_void;
@@ -58,6 +58,3 @@ not_yet! {
     PMIx_IOF_deregister(iofhdlr: usize, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_IOF_push(targets: *const CProc, ntargets: usize, bo: *mut CByteObject, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
 }
-
-// Types only the signatures above name.
-const _: Option<(CPdata, CValue)> = None;

@@ -744,118 +744,85 @@ pub unsafe extern "C" fn PMIx_Validate_credential_nb(
     })
 }
 
-/// `PMIx_Group_construct`.
-///
-/// # Safety
-/// `grp` is a string; `procs` holds `nprocs` procs and `directives` `ndirs` infos; `results`
-/// and `nresults` are NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Group_construct(
-    grp: *const c_char,
-    procs: *const CProc,
-    nprocs: usize,
-    directives: *const CInfo,
-    ndirs: usize,
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
-) -> CStatus {
-    guard("PMIx_Group_construct", || {
-        // SAFETY: the caller's promise.
-        unsafe {
-            let (grp, procs, directives) = (
-                group_name(grp)?,
-                read_procs(procs, nprocs)?,
-                read_infos(directives, ndirs)?,
-            );
-            let body = |c: &Client| group_outcome(c.group_construct(&grp, &procs, &directives));
-            blocking_infos(body, results, nresults)
+macro_rules! group_of_procs {
+    ($blocking:ident, $nb:ident, $method:ident) => {
+        #[doc = concat!("`", stringify!($blocking), "`: its results, with the group's members and")]
+        /// any context id, through `results`.
+        ///
+        /// # Safety
+        /// `grp` is a string; `procs` holds `nprocs` procs and `info` `ninfo` infos;
+        /// `results` and `nresults` are NULL or writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $blocking(
+            grp: *const c_char,
+            procs: *const CProc,
+            nprocs: usize,
+            info: *const CInfo,
+            ninfo: usize,
+            results: *mut *mut CInfo,
+            nresults: *mut usize,
+        ) -> CStatus {
+            guard(stringify!($blocking), || {
+                // SAFETY: the caller's promise.
+                unsafe {
+                    let (grp, procs, info) = group_args(grp, procs, nprocs, info, ninfo)?;
+                    let body = |c: &Client| group_outcome(c.$method(&grp, &procs, &info));
+                    blocking_infos(body, results, nresults)
+                }
+            })
         }
-    })
-}
 
-/// `PMIx_Group_construct_nb`.
-///
-/// # Safety
-/// As `PMIx_Group_construct`; `cbfunc` is NULL or callable with `cbdata`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Group_construct_nb(
-    grp: *const c_char,
-    procs: *const CProc,
-    nprocs: usize,
-    info: *const CInfo,
-    ninfo: usize,
-    cbfunc: Option<InfoCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    guard("PMIx_Group_construct_nb", || {
-        // SAFETY: the caller's promise.
-        let (grp, procs, info) = unsafe {
-            (
-                group_name(grp)?,
-                read_procs(procs, nprocs)?,
-                read_infos(info, ninfo)?,
-            )
-        };
-        let body = move |c: &Client| group_outcome(c.group_construct(&grp, &procs, &info));
-        nb_infos(body, cbfunc, cbdata)
-    })
-}
-
-/// `PMIx_Group_invite`.
-///
-/// # Safety
-/// As `PMIx_Group_construct`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Group_invite(
-    grp: *const c_char,
-    procs: *const CProc,
-    nprocs: usize,
-    info: *const CInfo,
-    ninfo: usize,
-    results: *mut *mut CInfo,
-    nresult: *mut usize,
-) -> CStatus {
-    guard("PMIx_Group_invite", || {
-        // SAFETY: the caller's promise.
-        unsafe {
-            let (grp, procs, info) = (
-                group_name(grp)?,
-                read_procs(procs, nprocs)?,
-                read_infos(info, ninfo)?,
-            );
-            let body = |c: &Client| group_outcome(c.group_invite(&grp, &procs, &info));
-            blocking_infos(body, results, nresult)
+        #[doc = concat!("`", stringify!($nb), "`.")]
+        ///
+        /// # Safety
+        /// As the blocking form; `cbfunc` is NULL or callable with `cbdata`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $nb(
+            grp: *const c_char,
+            procs: *const CProc,
+            nprocs: usize,
+            info: *const CInfo,
+            ninfo: usize,
+            cbfunc: Option<InfoCallback>,
+            cbdata: *mut c_void,
+        ) -> CStatus {
+            guard(stringify!($nb), || {
+                // SAFETY: the caller's promise.
+                let (grp, procs, info) = unsafe { group_args(grp, procs, nprocs, info, ninfo)? };
+                let body = move |c: &Client| group_outcome(c.$method(&grp, &procs, &info));
+                nb_infos(body, cbfunc, cbdata)
+            })
         }
-    })
+    };
 }
 
-/// `PMIx_Group_invite_nb`.
+/// The arguments of a group call naming its processes.
 ///
 /// # Safety
-/// As `PMIx_Group_construct_nb`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Group_invite_nb(
+/// `grp` is NULL or a string; `procs` holds `nprocs` procs and `info` `ninfo` infos.
+unsafe fn group_args(
     grp: *const c_char,
     procs: *const CProc,
     nprocs: usize,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<InfoCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    guard("PMIx_Group_invite_nb", || {
-        // SAFETY: the caller's promise.
-        let (grp, procs, info) = unsafe {
-            (
-                group_name(grp)?,
-                read_procs(procs, nprocs)?,
-                read_infos(info, ninfo)?,
-            )
-        };
-        let body = move |c: &Client| group_outcome(c.group_invite(&grp, &procs, &info));
-        nb_infos(body, cbfunc, cbdata)
-    })
+) -> Result<(String, Vec<Proc>, Vec<Info>), Status> {
+    // SAFETY: the caller's promise.
+    unsafe {
+        Ok((
+            group_name(grp)?,
+            read_procs(procs, nprocs)?,
+            read_infos(info, ninfo)?,
+        ))
+    }
 }
+
+group_of_procs!(
+    PMIx_Group_construct,
+    PMIx_Group_construct_nb,
+    group_construct
+);
+group_of_procs!(PMIx_Group_invite, PMIx_Group_invite_nb, group_invite);
 
 /// The answer of `PMIx_Group_join`: `PMIX_GROUP_ACCEPT` (1) or `PMIX_GROUP_DECLINE` (0).
 fn join_answer(opt: c_int) -> Result<GroupAnswer, Status> {
