@@ -1,11 +1,14 @@
 //! The server calls of `pmix_server.h` (v5.0 ch. 17) for C hosts: `PMIx_server_init` starts
-//! the crate's server on a runtime of its own, with the host's `pmix_server_module_t` as its
-//! `Host` (`upcalls.rs`); the other calls reach that server from any thread of the host,
-//! its upcalls included.
+//! the crate's server on a runtime of its own, with the host's `pmix_server_module_t`
+//! (`module.rs`) as its `Host` (`upcalls.rs`, with what an upcall lends the host and the
+//! callbacks that answer it in `lend.rs`); the other calls reach that server from any thread
+//! of the host, its upcalls included.
 //!
 //! A call with a callback completes on one of the library's threads and calls it there; a
 //! call without one blocks until done, as OpenPMIx's do.
 
+mod lend;
+mod module;
 mod upcalls;
 
 use std::ffi::{c_char, c_int, c_void};
@@ -19,7 +22,7 @@ use crate::nb::CbData;
 use crate::types::{CInfo, CProc, CStatus};
 use crate::values::{read_infos, read_proc, read_procs, write_infos};
 
-pub use upcalls::CServerModule;
+pub use module::CServerModule;
 use upcalls::{CHost, ServerObjects};
 
 /// `pmix_op_cbfunc_t`.

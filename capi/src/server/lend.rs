@@ -1,0 +1,297 @@
+//! What an upcall lends the host and how the host answers: the arguments, kept alive until
+//! the host calls back, and the callbacks that carry its answer to the waiting upcall.
+
+use std::ffi::{c_char, c_void};
+
+use pmix::model::{Info, Nspace, PData, Proc, Status, Value};
+use tokio::sync::oneshot;
+
+use crate::boundary::{c_strdup, calloc_array, guard_or, read_cstr, slice_of};
+use crate::types::{CApp, CInfo, CPdata, CProc, CQuery, CStatus};
+use crate::values::{
+    c_proc, destruct_object, free_argv, free_infos, read_infos, read_key, read_proc, read_value,
+    write_infos, write_object,
+};
+
+use super::module::ReleaseCb;
+
+/// A pointer that crosses to the blocking thread making the upcall.
+#[derive(Clone, Copy)]
+pub(super) struct Sent(pub(super) *mut c_void);
+
+// SAFETY: the pointers are the library's own blocks (or the host's objects), kept alive by
+// the upcall's future while the host may use them.
+unsafe impl Send for Sent {}
+
+impl Sent {
+    /// The pointer (a method: a closure then captures the `Send` wrapper, not its field).
+    pub(super) fn get(self) -> *mut c_void {
+        self.0
+    }
+}
+
+/// The answer an upcall's callback sends back.
+type Answer<T> = oneshot::Sender<Result<T, Status>>;
+
+/// Make an upcall: `call` runs on a blocking thread with the callback's data; the answer
+/// comes when the host calls back. `PMIX_OPERATION_SUCCEEDED` from the upcall itself is the
+/// answer `done` without a callback; any other error is the answer.
+pub(super) async fn upcall<T: Send + 'static>(
+    done: impl FnOnce() -> Result<T, Status> + Send + 'static,
+    call: impl FnOnce(*mut c_void) -> CStatus + Send + 'static,
+) -> Result<T, Status> {
+    let (tx, rx) = oneshot::channel::<Result<T, Status>>();
+    let cookie = Sent(Box::into_raw(Box::new(tx)).cast());
+    let rc = tokio::task::spawn_blocking(move || {
+        let cookie = cookie;
+        guard_or("host upcall", Status::ERROR.0, || call(cookie.0))
+    })
+    .await
+    .unwrap_or(Status::ERROR.0);
+    if rc != Status::SUCCESS.0 {
+        // SAFETY: the host declined (or answered at once): the callback will not run, and
+        // the box is still ours.
+        drop(unsafe { Box::from_raw(cookie.0.cast::<Answer<T>>()) });
+        return if rc == Status::OPERATION_SUCCEEDED.0 {
+            done()
+        } else {
+            Err(Status(rc))
+        };
+    }
+    rx.await.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+}
+
+/// Send `answer` to the upcall whose callback data is `cbdata`.
+///
+/// # Safety
+/// `cbdata` is the box `upcall` made for an answer of `T`, taken once.
+unsafe fn answer<T>(cbdata: *mut c_void, answer: Result<T, Status>) {
+    if cbdata.is_null() {
+        return;
+    }
+    // SAFETY: the caller's promise.
+    let tx = unsafe { Box::from_raw(cbdata.cast::<Answer<T>>()) };
+    let _ = tx.send(answer);
+}
+
+fn result(status: CStatus) -> Result<(), Status> {
+    if status == Status::SUCCESS.0 {
+        Ok(())
+    } else {
+        Err(Status(status))
+    }
+}
+
+pub(super) unsafe extern "C" fn op_done(status: CStatus, cbdata: *mut c_void) {
+    // SAFETY: the callback data of an upcall answered by a status.
+    guard_or("op callback", (), || unsafe {
+        answer::<()>(cbdata, result(status))
+    });
+}
+
+pub(super) unsafe extern "C" fn modex_done(
+    status: CStatus,
+    data: *const c_char,
+    ndata: usize,
+    cbdata: *mut c_void,
+    release: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    guard_or("modex callback", (), || {
+        // SAFETY: `data` holds `ndata` bytes for the duration of the call.
+        let bytes = unsafe { slice_of(data.cast::<u8>(), ndata) }.map(<[u8]>::to_vec);
+        let got = result(status).and(bytes);
+        // SAFETY: the callback data of an upcall answered by bytes.
+        unsafe { answer::<Vec<u8>>(cbdata, got) };
+        if let Some(f) = release {
+            // SAFETY: the host's release function, called once we are done with the bytes.
+            unsafe { f(release_cbdata) };
+        }
+    });
+}
+
+pub(super) unsafe extern "C" fn lookup_done(
+    status: CStatus,
+    data: *mut CPdata,
+    ndata: usize,
+    cbdata: *mut c_void,
+) {
+    guard_or("lookup callback", (), || {
+        let read = || -> Result<Vec<PData>, Status> {
+            // Some keys found: the data found is the answer (the server works out the
+            // partial success from the keys asked).
+            if status != Status::ERR_PARTIAL_SUCCESS.0 {
+                result(status)?;
+            }
+            // SAFETY: `data` holds `ndata` pdata for the duration of the call.
+            let found = unsafe { slice_of(data, ndata)? };
+            found
+                .iter()
+                .map(|d| {
+                    Ok(PData {
+                        proc: read_proc(&d.proc)?,
+                        key: read_key(&d.key)?,
+                        // SAFETY: a pdata's value.
+                        value: unsafe { read_value(&d.value)? },
+                    })
+                })
+                .collect()
+        };
+        // SAFETY: the callback data of a lookup.
+        unsafe { answer::<Vec<PData>>(cbdata, read()) };
+    });
+}
+
+pub(super) unsafe extern "C" fn spawn_done(
+    status: CStatus,
+    nspace: *mut c_char,
+    cbdata: *mut c_void,
+) {
+    guard_or("spawn callback", (), || {
+        let read = || -> Result<Nspace, Status> {
+            result(status)?;
+            // SAFETY: a namespace string for the duration of the call.
+            let ns = unsafe { read_cstr(nspace) }.ok_or(Status::ERR_BAD_PARAM)?;
+            Nspace::new(ns).map_err(|e| e.status())
+        };
+        // SAFETY: the callback data of a spawn.
+        unsafe { answer::<Nspace>(cbdata, read()) };
+    });
+}
+
+pub(super) unsafe extern "C" fn info_done(
+    status: CStatus,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    guard_or("info callback", (), || {
+        let got = if status == Status::SUCCESS.0 || status == Status::ERR_PARTIAL_SUCCESS.0 {
+            // SAFETY: `info` holds `ninfo` infos for the duration of the call.
+            unsafe { read_infos(info, ninfo) }
+        } else {
+            Err(Status(status))
+        };
+        // SAFETY: the callback data of an upcall answered by infos.
+        unsafe { answer::<Vec<Info>>(cbdata, got) };
+        if let Some(f) = release {
+            // SAFETY: the host's release function, called once we are done with the infos.
+            unsafe { f(release_cbdata) };
+        }
+    });
+}
+
+/// Arrays lent to the host for one upcall, released when it has answered.
+pub(super) struct Lent {
+    infos: Vec<(*mut CInfo, usize)>,
+    procs: Vec<*mut CProc>,
+    argvs: Vec<*mut *mut c_char>,
+    strings: Vec<*mut c_char>,
+    pub(super) apps: Option<(*mut CApp, usize)>,
+    pub(super) queries: Option<(*mut CQuery, usize)>,
+}
+
+// SAFETY: the blocks are the library's, used by the host until it answers; the future that
+// owns this value outlives that.
+unsafe impl Send for Lent {}
+
+impl Lent {
+    pub(super) fn new() -> Lent {
+        Lent {
+            infos: Vec::new(),
+            procs: Vec::new(),
+            argvs: Vec::new(),
+            strings: Vec::new(),
+            apps: None,
+            queries: None,
+        }
+    }
+
+    pub(super) fn infos(&mut self, infos: &[Info]) -> Result<(Sent, usize), Status> {
+        let (p, n) = write_infos(infos)?;
+        self.infos.push((p, n));
+        Ok((Sent(p.cast()), n))
+    }
+
+    pub(super) fn procs(&mut self, procs: &[Proc]) -> Result<(Sent, usize), Status> {
+        let p: *mut CProc = calloc_array(procs.len())?;
+        self.procs.push(p);
+        for (i, proc) in procs.iter().enumerate() {
+            // SAFETY: the array has room for every proc.
+            unsafe { *p.add(i) = c_proc(proc) };
+        }
+        Ok((Sent(p.cast()), procs.len()))
+    }
+
+    pub(super) fn argv(&mut self, list: &[String]) -> Result<Sent, Status> {
+        let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
+        self.argvs.push(argv);
+        for (i, s) in list.iter().enumerate() {
+            // SAFETY: the array has room for every string and the NULL after them.
+            unsafe { *argv.add(i) = c_strdup(s)? };
+        }
+        Ok(Sent(argv.cast()))
+    }
+
+    pub(super) fn string(&mut self, s: &str) -> Result<Sent, Status> {
+        let p = c_strdup(s)?;
+        self.strings.push(p);
+        Ok(Sent(p.cast()))
+    }
+
+    pub(super) fn objects<T>(
+        &mut self,
+        values: Vec<Value>,
+        t: pmix::model::DataType,
+    ) -> Result<(*mut T, usize), Status> {
+        let p: *mut T = calloc_array(values.len())?;
+        for (i, v) in values.iter().enumerate() {
+            // SAFETY: the array has room for every object; a failure leaves the earlier
+            // ones, released by `Drop` through the array kept below.
+            if let Err(s) = unsafe { write_object(v, p.add(i).cast()) } {
+                for j in 0..i {
+                    // SAFETY: written above.
+                    unsafe { destruct_object(t, p.add(j).cast()) };
+                }
+                // SAFETY: ours.
+                unsafe { crate::boundary::free(p) };
+                return Err(s);
+            }
+        }
+        Ok((p, values.len()))
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        // SAFETY: every block was made by this value and is released once.
+        unsafe {
+            for (p, n) in self.infos.drain(..) {
+                free_infos(p, n);
+            }
+            for p in self.procs.drain(..) {
+                crate::boundary::free(p);
+            }
+            for a in self.argvs.drain(..) {
+                free_argv(a);
+            }
+            for s in self.strings.drain(..) {
+                crate::boundary::free(s);
+            }
+            if let Some((p, n)) = self.apps.take() {
+                for i in 0..n {
+                    destruct_object(pmix::model::DataType::APP, p.add(i).cast());
+                }
+                crate::boundary::free(p);
+            }
+            if let Some((p, n)) = self.queries.take() {
+                for i in 0..n {
+                    destruct_object(pmix::model::DataType::QUERY, p.add(i).cast());
+                }
+                crate::boundary::free(p);
+            }
+        }
+    }
+}
