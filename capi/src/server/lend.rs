@@ -6,8 +6,8 @@ use std::ffi::{c_char, c_void};
 use pmix::model::{Info, Nspace, PData, Proc, Status, Value};
 use tokio::sync::oneshot;
 
-use crate::boundary::{c_strdup, calloc_array, guard_or, read_cstr, slice_of};
-use crate::types::{CApp, CInfo, CPdata, CProc, CQuery, CStatus};
+use crate::boundary::{c_bytes, c_strdup, calloc_array, guard_or, read_cstr, slice_of};
+use crate::types::{CApp, CByteObject, CInfo, CPdata, CProc, CQuery, CStatus};
 use crate::values::{
     c_proc, destruct_object, free_argv, free_infos, read_infos, read_key, read_proc, read_value,
     write_infos, write_object,
@@ -183,12 +183,65 @@ pub(super) unsafe extern "C" fn info_done(
     });
 }
 
+pub(super) unsafe extern "C" fn credential_done(
+    status: CStatus,
+    credential: *mut CByteObject,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+) {
+    guard_or("credential callback", (), || {
+        let read = || -> Result<(Vec<u8>, Vec<Info>), Status> {
+            result(status)?;
+            // SAFETY: the host's credential, valid for the duration of the call (it keeps
+            // ownership).
+            let bytes = match unsafe { credential.as_ref() } {
+                // SAFETY: a byte object's bytes.
+                Some(c) => unsafe { slice_of(c.bytes.cast::<u8>(), c.size)? }.to_vec(),
+                None => return Err(Status::ERR_BAD_PARAM),
+            };
+            // SAFETY: `info` holds `ninfo` infos for the duration of the call.
+            Ok((bytes, unsafe { read_infos(info, ninfo)? }))
+        };
+        // SAFETY: the callback data of a credential request.
+        unsafe { answer::<(Vec<u8>, Vec<Info>)>(cbdata, read()) };
+    });
+}
+
+pub(super) unsafe extern "C" fn validation_done(
+    status: CStatus,
+    info: *mut CInfo,
+    ninfo: usize,
+    cbdata: *mut c_void,
+) {
+    guard_or("validation callback", (), || {
+        // SAFETY: `info` holds `ninfo` infos for the duration of the call.
+        let got = result(status).and_then(|()| unsafe { read_infos(info, ninfo) });
+        // SAFETY: the callback data of a validation.
+        unsafe { answer::<Vec<Info>>(cbdata, got) };
+    });
+}
+
+pub(super) unsafe extern "C" fn tool_done(status: CStatus, proc: *mut CProc, cbdata: *mut c_void) {
+    guard_or("tool connection callback", (), || {
+        let read = || -> Result<Proc, Status> {
+            result(status)?;
+            // SAFETY: the identifier the host assigned, valid for the duration of the call.
+            let proc = unsafe { proc.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+            read_proc(proc)
+        };
+        // SAFETY: the callback data of a tool connection.
+        unsafe { answer::<Proc>(cbdata, read()) };
+    });
+}
+
 /// Arrays lent to the host for one upcall, released when it has answered.
 pub(super) struct Lent {
     infos: Vec<(*mut CInfo, usize)>,
     procs: Vec<*mut CProc>,
     argvs: Vec<*mut *mut c_char>,
     strings: Vec<*mut c_char>,
+    byte_objects: Vec<*mut CByteObject>,
     pub(super) apps: Option<(*mut CApp, usize)>,
     pub(super) queries: Option<(*mut CQuery, usize)>,
 }
@@ -204,6 +257,7 @@ impl Lent {
             procs: Vec::new(),
             argvs: Vec::new(),
             strings: Vec::new(),
+            byte_objects: Vec::new(),
             apps: None,
             queries: None,
         }
@@ -223,6 +277,24 @@ impl Lent {
             unsafe { *p.add(i) = c_proc(proc) };
         }
         Ok((Sent(p.cast()), procs.len()))
+    }
+
+    /// One process, as the upcalls about a requester take it.
+    pub(super) fn proc(&mut self, proc: &Proc) -> Result<Sent, Status> {
+        Ok(self.procs(std::slice::from_ref(proc))?.0)
+    }
+
+    /// A byte object holding a copy of `bytes`.
+    pub(super) fn bytes(&mut self, bytes: &[u8]) -> Result<Sent, Status> {
+        let object: *mut CByteObject = calloc_array(1)?;
+        self.byte_objects.push(object);
+        let data = c_bytes(bytes)?;
+        // SAFETY: the object was just allocated; it and its bytes are released by `Drop`.
+        unsafe {
+            (*object).bytes = data.cast();
+            (*object).size = bytes.len();
+        }
+        Ok(Sent(object.cast()))
     }
 
     pub(super) fn argv(&mut self, list: &[String]) -> Result<Sent, Status> {
@@ -279,6 +351,10 @@ impl Drop for Lent {
             }
             for s in self.strings.drain(..) {
                 crate::boundary::free(s);
+            }
+            for b in self.byte_objects.drain(..) {
+                crate::boundary::free((*b).bytes);
+                crate::boundary::free(b);
             }
             if let Some((p, n)) = self.apps.take() {
                 for i in 0..n {

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::types::{CApp, CInfo, CPdata, CProc, CQuery, CStatus};
+use crate::types::{CApp, CByteObject, CInfo, CPdata, CProc, CQuery, CStatus};
 
 /// `pmix_op_cbfunc_t`.
 pub(super) type OpCb = unsafe extern "C" fn(CStatus, *mut c_void);
@@ -113,6 +113,56 @@ pub(super) type JobControlFn = unsafe extern "C" fn(
     *mut c_void,
 ) -> CStatus;
 
+/// `pmix_server_tool_connection_fn_t`: a void upcall, answered only through its callback.
+pub(super) type ToolConnectedFn =
+    unsafe extern "C" fn(*mut CInfo, usize, ToolConnectionCb, *mut c_void);
+/// `pmix_tool_connection_cbfunc_t`: the status and the identifier the tool is to use.
+pub(super) type ToolConnectionCb = unsafe extern "C" fn(CStatus, *mut CProc, *mut c_void);
+/// `pmix_server_alloc_fn_t` (the directive is a `pmix_alloc_directive_t`, one byte).
+pub(super) type AllocateFn =
+    unsafe extern "C" fn(*const CProc, u8, *const CInfo, usize, InfoCb, *mut c_void) -> CStatus;
+/// `pmix_server_monitor_fn_t`: the requester, what to monitor, the error to raise.
+pub(super) type MonitorFn = unsafe extern "C" fn(
+    *const CProc,
+    *const CInfo,
+    CStatus,
+    *const CInfo,
+    usize,
+    InfoCb,
+    *mut c_void,
+) -> CStatus;
+/// `pmix_server_get_cred_fn_t`.
+pub(super) type GetCredentialFn =
+    unsafe extern "C" fn(*const CProc, *const CInfo, usize, CredentialCb, *mut c_void) -> CStatus;
+/// `pmix_credential_cbfunc_t`: the credential and what describes it.
+pub(super) type CredentialCb =
+    unsafe extern "C" fn(CStatus, *mut CByteObject, *mut CInfo, usize, *mut c_void);
+/// `pmix_server_validate_cred_fn_t`.
+pub(super) type ValidateCredentialFn = unsafe extern "C" fn(
+    *const CProc,
+    *const CByteObject,
+    *const CInfo,
+    usize,
+    ValidationCb,
+    *mut c_void,
+) -> CStatus;
+/// `pmix_validation_cbfunc_t`: what the credential proves.
+pub(super) type ValidationCb = unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void);
+/// `pmix_server_grp_fn_t` (the operation is a C enum, an `int`).
+pub(super) type GroupFn = unsafe extern "C" fn(
+    c_int,
+    *mut c_char,
+    *const CProc,
+    usize,
+    *const CInfo,
+    usize,
+    InfoCb,
+    *mut c_void,
+) -> CStatus;
+/// `pmix_server_fabric_fn_t` (the operation is a C enum, an `int`).
+pub(super) type FabricFn =
+    unsafe extern "C" fn(*const CProc, c_int, *const CInfo, usize, InfoCb, *mut c_void) -> CStatus;
+
 /// A slot this library does not call yet: only its address is kept.
 pub(super) type Unused = Option<unsafe extern "C" fn()>;
 
@@ -136,17 +186,17 @@ pub struct CServerModule {
     pub listener: Unused,
     pub notify_event: Option<NotifyFn>,
     pub query: Option<QueryFn>,
-    pub tool_connected: Unused,
+    pub tool_connected: Option<ToolConnectedFn>,
     pub log: Option<LogFn>,
-    pub allocate: Unused,
+    pub allocate: Option<AllocateFn>,
     pub job_control: Option<JobControlFn>,
-    pub monitor: Unused,
-    pub get_credential: Unused,
-    pub validate_credential: Unused,
+    pub monitor: Option<MonitorFn>,
+    pub get_credential: Option<GetCredentialFn>,
+    pub validate_credential: Option<ValidateCredentialFn>,
     pub iof_pull: Unused,
     pub push_stdin: Unused,
-    pub group: Unused,
-    pub fabric: Unused,
+    pub group: Option<GroupFn>,
+    pub fabric: Option<FabricFn>,
     pub client_connected2: Option<Connected2Fn>,
 }
 

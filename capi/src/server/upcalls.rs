@@ -3,15 +3,22 @@
 //! the library's server calls from it), with arguments that stay valid until the host
 //! answers through the callback, from inside the upcall or later from any thread. A NULL
 //! slot is an upcall the host does not support (`PMIX_ERR_NOT_SUPPORTED`, as the trait's
-//! defaults answer).
+//! defaults answer), except `log`: without it the library logs to the local channels itself,
+//! as OpenPMIx's server does.
 
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pmix::host::Host;
-use pmix::model::{App, DataRange, Info, Nspace, PData, Proc, Query, Status, Value};
+use pmix::model::{
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
+    Query, Status, Value,
+};
 
-use super::lend::{Lent, Sent, info_done, lookup_done, modex_done, op_done, spawn_done, upcall};
+use super::lend::{
+    Lent, Sent, credential_done, info_done, lookup_done, modex_done, op_done, spawn_done,
+    tool_done, upcall, validation_done,
+};
 use super::module::{CServerModule, ConnectFn};
 use crate::types::{CApp, CQuery, CStatus};
 
@@ -403,8 +410,11 @@ impl Host for CHost {
         data: Vec<Info>,
         directives: Vec<Info>,
     ) -> Result<(), Status> {
-        let _ = timestamp;
-        let f = self.module.log.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.log else {
+            // A host without a log upcall leaves logging to the library, as OpenPMIx's
+            // server does: the local channels (stderr, stdout, syslog).
+            return log_locally(&proc, timestamp, &data, &directives);
+        };
         let mut lent = Lent::new();
         let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
         let (d, nd) = lent.infos(&data)?;
@@ -460,6 +470,195 @@ impl Host for CHost {
         )
         .await
     }
+
+    async fn allocate(
+        &self,
+        proc: Proc,
+        directive: AllocDirective,
+        info: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let f = self.module.allocate.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let p = lent.proc(&proc)?;
+        let (i, ni) = lent.infos(&info)?;
+        upcall(
+            || Ok(Vec::new()),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe {
+                    f(
+                        p.get().cast(),
+                        directive.0,
+                        i.get().cast(),
+                        ni,
+                        info_done,
+                        cb,
+                    )
+                }
+            },
+        )
+        .await
+    }
+
+    async fn monitor(
+        &self,
+        proc: Proc,
+        monitor: Info,
+        error: Status,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let f = self.module.monitor.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let p = lent.proc(&proc)?;
+        let (m, _) = lent.infos(std::slice::from_ref(&monitor))?;
+        let (i, ni) = lent.infos(&directives)?;
+        upcall(
+            || Ok(Vec::new()),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe {
+                    f(
+                        p.get().cast(),
+                        m.get().cast(),
+                        error.0,
+                        i.get().cast(),
+                        ni,
+                        info_done,
+                        cb,
+                    )
+                }
+            },
+        )
+        .await
+    }
+
+    async fn group(
+        &self,
+        op: GroupOperation,
+        group: String,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let f = self.module.group.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let g = lent.string(&group)?;
+        let (p, np) = lent.procs(&procs)?;
+        let (i, ni) = lent.infos(&directives)?;
+        upcall(
+            || Ok(Vec::new()),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe {
+                    f(
+                        op.0,
+                        g.get().cast(),
+                        p.get().cast(),
+                        np,
+                        i.get().cast(),
+                        ni,
+                        info_done,
+                        cb,
+                    )
+                }
+            },
+        )
+        .await
+    }
+
+    async fn fabric(
+        &self,
+        proc: Proc,
+        op: FabricOperation,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let f = self.module.fabric.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let p = lent.proc(&proc)?;
+        let (i, ni) = lent.infos(&directives)?;
+        upcall(
+            || Ok(Vec::new()),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe { f(p.get().cast(), op.0, i.get().cast(), ni, info_done, cb) }
+            },
+        )
+        .await
+    }
+
+    async fn get_credential(
+        &self,
+        proc: Proc,
+        info: Vec<Info>,
+    ) -> Result<(Vec<u8>, Vec<Info>), Status> {
+        let f = self
+            .module
+            .get_credential
+            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let p = lent.proc(&proc)?;
+        let (i, ni) = lent.infos(&info)?;
+        // Answered at once, a request carries no credential.
+        upcall(
+            || Err(Status::ERR_BAD_PARAM),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe { f(p.get().cast(), i.get().cast(), ni, credential_done, cb) }
+            },
+        )
+        .await
+    }
+
+    async fn validate_credential(
+        &self,
+        proc: Proc,
+        credential: Vec<u8>,
+        directives: Vec<Info>,
+    ) -> Result<Vec<Info>, Status> {
+        let f = self
+            .module
+            .validate_credential
+            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let p = lent.proc(&proc)?;
+        let c = lent.bytes(&credential)?;
+        let (i, ni) = lent.infos(&directives)?;
+        upcall(
+            || Ok(Vec::new()),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe {
+                    f(
+                        p.get().cast(),
+                        c.get().cast(),
+                        i.get().cast(),
+                        ni,
+                        validation_done,
+                        cb,
+                    )
+                }
+            },
+        )
+        .await
+    }
+
+    async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
+        let f = self
+            .module
+            .tool_connected
+            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let (i, ni) = lent.infos(&info)?;
+        upcall(
+            || Err(Status::ERR_BAD_PARAM),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it
+                // answers, which a void upcall does only through its callback.
+                unsafe { f(i.get().cast(), ni, tool_done, cb) };
+                Status::SUCCESS.0
+            },
+        )
+        .await
+    }
 }
 
 impl CHost {
@@ -482,4 +681,19 @@ impl CHost {
         )
         .await
     }
+}
+
+/// The library's own logging, for a host without a log upcall.
+fn log_locally(
+    proc: &Proc,
+    timestamp: i64,
+    data: &[Info],
+    directives: &[Info],
+) -> Result<(), Status> {
+    // The C library runs on the tokio driver, never under the simulator.
+    #[allow(clippy::disallowed_methods)]
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    pmix::host::log::write_local(proc, timestamp, now, data, directives)
 }
