@@ -201,6 +201,9 @@ pub unsafe extern "C" fn PMIx_Store_internal(
         }
         // SAFETY: the caller's promise.
         let (proc, key, value) = unsafe { (read_proc(&*proc)?, key_arg(key)?, read_value(&*val)?) };
+        if crate::server::is_host() {
+            return crate::server::host_store(proc, &key, value);
+        }
         (client()?)
             .store_internal(&proc, &key, value)
             .map_err(status_of)
@@ -261,9 +264,13 @@ pub unsafe extern "C" fn PMIx_Get(
         let static_values = info
             .iter()
             .any(|i| i.is(attr::GET_STATIC_VALUES) && i.value.as_bool().unwrap_or(true));
-        let value = client()?
-            .get(target.as_ref(), &key, &info)
-            .map_err(status_of)?;
+        let value = if crate::server::is_host() {
+            crate::server::host_get(target, &key)?
+        } else {
+            client()?
+                .get(target.as_ref(), &key, &info)
+                .map_err(status_of)?
+        };
         if static_values {
             // SAFETY: `*val` is the caller's value (the caller's promise).
             let out = unsafe { *val };

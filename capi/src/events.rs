@@ -1,6 +1,9 @@
 //! Event handlers and notifications (v5.0 §10.1) for C callers: `PMIx_Register_event_handler`,
 //! `PMIx_Deregister_event_handler`, `PMIx_Notify_event`.
 //!
+//! In a process that runs a server and no client, the three calls are the host's
+//! (`server/events.rs`).
+//!
 //! A C handler runs on one of the client's threads, one at a time along the chain. It is
 //! lent the event's source, infos and the results of the handlers before it, and ends its
 //! turn by calling the completion function it is given (`notification_done`), from inside
@@ -9,12 +12,12 @@
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pmix::client::{EventCompletion, EventNotice};
 use pmix::model::{DataRange, Info, Status, attr};
 
 use crate::boundary::{guard, guard_or, slice_of};
 use crate::client::{client, with_client};
 use crate::nb::{CbData, OpCallback, call_op, detached, run_counted};
+use crate::server::events as server_events;
 use crate::types::{CInfo, CProc, CStatus};
 use crate::values::{c_proc, free_infos, read_infos, read_proc, write_infos};
 
@@ -23,7 +26,7 @@ type NotificationDone =
     unsafe extern "C" fn(CStatus, *mut CInfo, usize, Option<OpCallback>, *mut c_void, *mut c_void);
 
 /// `pmix_notification_fn_t`: a C event handler.
-type CHandler = unsafe extern "C" fn(
+pub(crate) type CHandler = unsafe extern "C" fn(
     usize,
     CStatus,
     *const CProc,
@@ -36,7 +39,7 @@ type CHandler = unsafe extern "C" fn(
 );
 
 /// `pmix_hdlr_reg_cbfunc_t`.
-type RegistrationDone = unsafe extern "C" fn(CStatus, usize, *mut c_void);
+pub(crate) type RegistrationDone = unsafe extern "C" fn(CStatus, usize, *mut c_void);
 
 /// What a C handler's turn lends it: the event's source, infos and the results before it.
 /// They stay valid until the handler has both returned and called its completion, in
@@ -65,39 +68,53 @@ impl Drop for Lent {
     }
 }
 
+/// How a handler's turn ends: its status and its results, handed to the chain.
+pub(crate) type Completion = Box<dyn FnOnce(Status, Vec<Info>) + Send>;
+
 /// One handler's turn, shared by the handler's call and its completion.
 struct Turn {
-    completion: Mutex<Option<EventCompletion>>,
+    completion: Mutex<Option<Completion>>,
     lent: Lent,
 }
 
-/// Call the C handler `handler` for `notice`, with the registration's
+/// One event as a handler's turn hands it over.
+pub(crate) struct Delivery<'a> {
+    /// The handler's registration reference.
+    pub(crate) handler: usize,
+    pub(crate) status: Status,
+    pub(crate) source: &'a pmix::model::Proc,
+    pub(crate) info: &'a [Info],
+    /// What the handlers before it in the chain returned.
+    pub(crate) results: &'a [Info],
+}
+
+/// Call the C handler `handler` for `event`, with the registration's
 /// `PMIX_EVENT_RETURN_OBJECT` (if it gave one) at the end of the event's infos, as OpenPMIx
-/// hands it back.
-fn run_handler(
+/// hands it back. `completion` receives the handler's end of turn.
+pub(crate) fn run_handler(
     handler: CHandler,
     returned: Option<&Info>,
-    notice: EventNotice,
-    completion: EventCompletion,
+    event: &Delivery<'_>,
+    completion: Completion,
 ) {
-    let mut info = notice.info.clone();
     tracing::debug!(
         "event {:?} from {:?} to handler {}",
-        notice.status,
-        notice.source,
-        notice.handler
+        event.status,
+        event.source,
+        event.handler
     );
+    let mut info = event.info.to_vec();
     info.extend(returned.cloned());
-    let lent = write_infos(&info).and_then(|i| Ok((i, write_infos(&notice.results)?)));
+    let lent = write_infos(&info).and_then(|i| Ok((i, write_infos(event.results)?)));
     let Ok((info, results)) = lent else {
         // Memory ran out: the chain goes on without this handler's results.
-        completion.complete(Status::SUCCESS, Vec::new());
+        completion(Status::SUCCESS, Vec::new());
         return;
     };
     let turn = Arc::new(Turn {
         completion: Mutex::new(Some(completion)),
         lent: Lent {
-            source: Box::new(c_proc(&notice.source)),
+            source: Box::new(c_proc(event.source)),
             info,
             results,
         },
@@ -110,8 +127,8 @@ fn run_handler(
         // until this call has returned and the completion has run.
         unsafe {
             handler(
-                notice.handler,
-                notice.status.0,
+                event.handler,
+                event.status.0,
                 source,
                 info.0,
                 info.1,
@@ -153,7 +170,7 @@ unsafe extern "C" fn notification_done(
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         if let Some(c) = completion {
-            c.complete(Status(status), added);
+            c(Status(status), added);
         }
         if let Some(f) = cbfunc {
             // The handler's results have been read: it may release them.
@@ -188,12 +205,36 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
         let returned = (info.iter())
             .find(|i| i.is(attr::EVENT_RETURN_OBJECT))
             .cloned();
+        if crate::server::is_host() {
+            let id = server_events::register(codes, handler, returned);
+            let Some(done) = cbfunc else {
+                reference = CStatus::try_from(id).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+                return Ok(());
+            };
+            let data = CbData(cbdata);
+            return server_events::on_server_thread(move || {
+                guard_or("registration callback", (), || {
+                    // SAFETY: the caller's callback and data.
+                    unsafe { done(Status::SUCCESS.0, id, data.ptr()) }
+                });
+            });
+        }
         let register = move |c: &pmix::client::blocking::Client| {
             c.register_event_handler(&codes, &info, move |notice, completion| {
                 // On one of the client's threads, where a C handler may block and call the
                 // library (the chain waits for its completion, not for its return).
                 let returned = returned.clone();
-                let turn = move || run_handler(handler, returned.as_ref(), notice, completion);
+                let turn = move || {
+                    let event = Delivery {
+                        handler: notice.handler,
+                        status: notice.status,
+                        source: &notice.source,
+                        info: &notice.info,
+                        results: &notice.results,
+                    };
+                    let done: Completion = Box::new(move |s, r| completion.complete(s, r));
+                    run_handler(handler, returned.as_ref(), &event, done);
+                };
                 // Through the lock, not a reference of its own: this runs on the client's
                 // runtime, where the client must never be dropped.
                 let mut turn = Some(turn);
@@ -247,6 +288,14 @@ pub unsafe extern "C" fn PMIx_Deregister_event_handler(
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Deregister_event_handler", || {
+        if crate::server::is_host() {
+            let r = server_events::deregister(evhdlr_ref);
+            let Some(f) = cbfunc else {
+                return r;
+            };
+            let (status, data) = (r.err().unwrap_or(Status::SUCCESS), CbData(cbdata));
+            return server_events::on_server_thread(move || call_op(f, status, data));
+        }
         let c = client()?;
         let r = c
             .deregister_event_handler(evhdlr_ref)
@@ -285,6 +334,14 @@ pub unsafe extern "C" fn PMIx_Notify_event(
             // SAFETY: the caller's promise.
             Some(read_proc(unsafe { &*source })?)
         };
+        if crate::server::is_host() {
+            let r = server_events::notify(Status(status), source, DataRange(range), info);
+            let Some(f) = cbfunc else {
+                return r;
+            };
+            let (status, data) = (r.err().unwrap_or(Status::SUCCESS), CbData(cbdata));
+            return server_events::on_server_thread(move || call_op(f, status, data));
+        }
         let notify = move |c: &pmix::client::blocking::Client| {
             c.notify_event(Status(status), source.as_ref(), DataRange(range), &info)
                 .map_err(|e| e.status())

@@ -176,27 +176,37 @@ pub unsafe extern "C" fn PMIx_Get_nb(
             Some(read_proc(unsafe { &*proc })?)
         };
         let data = CbData(cbdata);
+        if crate::server::is_host() {
+            return crate::server::events::on_server_thread(move || {
+                answer_get(cbfunc, crate::server::host_get(target, &key), data);
+            });
+        }
         detached(move |c| {
             let got = c.get(target.as_ref(), &key, &info).map_err(|e| e.status());
-            let mut value = undef_value();
-            // SAFETY: `value` is ours; written, lent to the callback, then released.
-            let status = match got.and_then(|v| unsafe { write_value(&v, &mut value) }) {
-                Ok(()) => Status::SUCCESS,
-                Err(s) => s,
-            };
-            let kv = if status == Status::SUCCESS {
-                &raw mut value
-            } else {
-                std::ptr::null_mut()
-            };
-            crate::boundary::guard_or("get callback", (), || {
-                // SAFETY: the caller's callback and data, with a value valid for the call.
-                unsafe { cbfunc(status.0, kv, data.ptr()) }
-            });
-            // SAFETY: the value written above, no longer lent.
-            unsafe { destruct_value(&mut value) };
+            answer_get(cbfunc, got, data);
         })
     })
+}
+
+/// Hand a get's outcome to its callback: the value is lent for the call only.
+fn answer_get(cbfunc: ValueCallback, got: Result<pmix::model::Value, Status>, data: CbData) {
+    let mut value = undef_value();
+    // SAFETY: `value` is ours; written, lent to the callback, then released.
+    let status = match got.and_then(|v| unsafe { write_value(&v, &mut value) }) {
+        Ok(()) => Status::SUCCESS,
+        Err(s) => s,
+    };
+    let kv = if status == Status::SUCCESS {
+        &raw mut value
+    } else {
+        std::ptr::null_mut()
+    };
+    crate::boundary::guard_or("get callback", (), || {
+        // SAFETY: the caller's callback and data, with a value valid for the call.
+        unsafe { cbfunc(status.0, kv, data.ptr()) }
+    });
+    // SAFETY: the value written above, no longer lent.
+    unsafe { destruct_value(&mut value) };
 }
 
 /// `PMIx_Publish_nb`.

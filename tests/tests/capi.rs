@@ -1,7 +1,8 @@
 //! This project's `libpmix.so.2` (issue 32): it exports OpenPMIx 4.2.2's functions under
 //! its SONAME, lays its structs out as OpenPMIx's headers do, and real C programs compiled
 //! against OpenPMIx's headers run on it unchanged (the project's C interop programs under
-//! `pmixrun`, with the library's folder first on `LD_LIBRARY_PATH`).
+//! `pmixrun`, with the library's folder first on `LD_LIBRARY_PATH`), and Open MPI's own
+//! `mpirun` hosts its server.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
 
@@ -242,6 +243,46 @@ fn an_open_mpi_program_runs_on_this_library_under_pmixrun() {
     let mut cmd = under_pmixrun(4, &ring, &[]);
     on_our_library(&mut cmd);
     check(cmd, 4, "Open MPI ring on this project's libpmix.so.2");
+}
+
+#[test]
+fn an_open_mpi_program_runs_on_this_library_under_open_mpis_mpirun() {
+    // mpirun's ORTE embeds this library's server through the C server API (server init,
+    // registrations, setup_fork, its own event handler and stored values), and each rank is
+    // this library's client. The loader's trace shows which libpmix.so.2 each process runs.
+    let ring = build_mpi("ring");
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--oversubscribe", "--timeout", "120", "-n", "4"])
+        .arg(&ring)
+        .env("LD_DEBUG", "files")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("CHECK_EXPECTED_SIZE", "4");
+    on_our_library(&mut cmd);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ours = format!("calling init: {}", library().display());
+    let loaded = stderr.lines().filter(|l| l.ends_with(&ours)).count();
+    let ranks = stdout
+        .lines()
+        .filter(|l| l.starts_with("ok mpi rank"))
+        .count();
+    assert!(
+        out.status.success() && !stdout.contains("FAIL") && ranks == 4 && loaded == 5,
+        "Open MPI ring under mpirun on this library: {:?}, {ranks} ranks ok, {loaded} of 5 \
+         processes on this library\n--- stdout\n{stdout}\n--- stderr (loader lines left out)\n{}",
+        out.status,
+        stderr
+            .lines()
+            .filter(|l| !l
+                .trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! A call with a callback completes on one of the library's threads and calls it there; a
 //! call without one blocks until done, as OpenPMIx's do.
 
+pub(crate) mod events;
 mod lend;
 mod module;
 mod upcalls;
@@ -14,7 +15,7 @@ mod upcalls;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use pmix::model::{Info, Nspace, Status};
+use pmix::model::{Info, Key, Nspace, Proc, Status, Value};
 use pmix::server::{Server, ServerConfig};
 
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
@@ -56,6 +57,29 @@ fn server() -> Result<(Arc<Server>, tokio::runtime::Handle, ServerObjects), Stat
         r.runtime.handle().clone(),
         r.objects.clone(),
     ))
+}
+
+/// Whether this process is a host: it runs a server and no client. A host's client calls
+/// (`PMIx_Get`, `PMIx_Store_internal`, the event calls) then reach its own server.
+pub(crate) fn is_host() -> bool {
+    crate::client::client().is_err() && server().is_ok()
+}
+
+/// `PMIx_Get` in a host: what its server holds (`Server::get`); a NULL process is
+/// `PMIX_ERR_BAD_PARAM`, as a host has no identity of its own here.
+pub(crate) fn host_get(target: Option<Proc>, key: &str) -> Result<Value, Status> {
+    let target = target.ok_or(Status::ERR_BAD_PARAM)?;
+    let (server, handle, _) = server()?;
+    handle.block_on(server.get(target, key)).map_err(status_of)
+}
+
+/// `PMIx_Store_internal` in a host (`Server::store_internal`).
+pub(crate) fn host_store(proc: Proc, key: &str, value: Value) -> Result<(), Status> {
+    let key = Key::new(key).map_err(status_of)?;
+    let (server, handle, _) = server()?;
+    handle
+        .block_on(server.store_internal(proc, key, value))
+        .map_err(status_of)
 }
 
 /// Run `work` to its end: on the calling thread without `cbfunc`, or on one of the
@@ -182,6 +206,7 @@ pub extern "C" fn PMIx_server_finalize() -> CStatus {
         };
         r.server.shutdown();
         drop(r.server);
+        events::clear();
         r.runtime
             .shutdown_timeout(std::time::Duration::from_secs(5));
         Ok(())

@@ -28,8 +28,10 @@
 //! or an expired timer goes to the chapter that recognises its op.
 
 use crate::events::Event;
-use crate::model::{DataRange, Info, Key, Nspace, Proc, Query, Rank, RegAttr, Status, attr};
-use crate::store::{JobRealms, ServerStore, is_reserved};
+use crate::model::{
+    DataRange, Info, Key, Kval, Nspace, Proc, Query, Rank, RegAttr, Status, Value, attr,
+};
+use crate::store::{Found, JobRealms, Qualifiers, ServerStore, is_reserved};
 use crate::wire::{ConnectRequest, Frame, Reply, Request, Tag};
 
 use crate::store::jobinfo::job_info_kvals;
@@ -577,6 +579,30 @@ impl ServerCore {
         self.events.distribute(&mut self.cx, event.clone());
         self.groups_at().relayed_group_event(&event);
         Ok(())
+    }
+
+    /// `PMIx_Store_internal` in the host's process: `value` as `proc`'s `key`, held as if
+    /// `proc` had committed it on this node, so the host and the local clients read it (a
+    /// daemon's own contact information, for example). A get waiting for it is answered.
+    pub(crate) fn store_internal(&mut self, proc: Proc, key: Key, value: Value) {
+        let kval = Kval { key, value };
+        self.cx.store.modex.store_remote(&proc, vec![kval]);
+        self.gets.wake(&mut self.cx, &proc);
+    }
+
+    /// `PMIx_Get` in the host's process: what this server holds of `proc`'s `key`, from the
+    /// data stored or committed for it, then its namespace's registration (the realm rules
+    /// without qualifiers). Nothing is waited for: what is missing is `PMIX_ERR_NOT_FOUND`.
+    pub(crate) fn host_get(&self, proc: &Proc, key: &str) -> Result<Value, Status> {
+        if let Found::Value(v) = self.cx.store.modex.find(proc, key, true) {
+            return Ok(v);
+        }
+        let realms = (self.cx.store.job_view(proc.nspace.as_str())).ok_or(Status::ERR_NOT_FOUND)?;
+        let hostname = self.cx.store.hostname.as_deref();
+        realms
+            .lookup(key, proc.rank, &Qualifiers::from_info(&[]), None, hostname)
+            .cloned()
+            .ok_or(Status::ERR_NOT_FOUND)
     }
 
     /// `PMIx_server_define_process_set`: an empty name or member list is

@@ -15,7 +15,7 @@ use super::core::{Action, ConnId, HostResult, PeerCred, ServerCore};
 use super::env;
 use crate::Error;
 use crate::host::Host;
-use crate::model::{DataRange, Info, Nspace, Proc, Rank, Status};
+use crate::model::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use crate::transport::{Accepted, Acceptor, BoxStream, TcpAcceptor, UnixAcceptor};
 use crate::wire::frame::{Frame, FrameDecoder, HEADER_LEN};
 use crate::wire::handshake::ConnectRequest;
@@ -271,6 +271,22 @@ impl Server {
             info,
         };
         Ok(self.call(move |core| core.notify_event(event)).await??)
+    }
+
+    /// `PMIx_Store_internal` in the host's process: `value` as `proc`'s `key` in this
+    /// server's store, read by the host ([`Server::get`]) and by the local clients as if
+    /// `proc` had committed it on this node.
+    pub async fn store_internal(&self, proc: Proc, key: Key, value: Value) -> Result<(), Error> {
+        self.call(move |core| core.store_internal(proc, key, value))
+            .await
+    }
+
+    /// `PMIx_Get` in the host's process: what this server holds of `proc`'s `key` (stored
+    /// with [`Server::store_internal`], committed by a client, or registered for its
+    /// namespace). It does not wait: what is missing is `PMIX_ERR_NOT_FOUND`.
+    pub async fn get(&self, proc: Proc, key: &str) -> Result<Value, Error> {
+        let key = key.to_owned();
+        Ok(self.call(move |core| core.host_get(&proc, &key)).await??)
     }
 
     /// `PMIx_server_define_process_set`: define the process set `name` of `members` and

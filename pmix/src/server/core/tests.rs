@@ -774,3 +774,40 @@ fn get_in_own_nspace_or_not_found_carries_no_job_information() {
         Reply::Get { status, data } if *status == Status::ERR_NOT_FOUND && data.is_empty()
     ));
 }
+
+#[test]
+fn the_host_reads_what_it_stored_and_what_its_jobs_registered() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    replies(&mut c, Command::GETNB);
+    // A client waiting for rank 1's key is answered by the host's store.
+    let get = Request::Get {
+        nspace: "job".into(),
+        rank: Rank(1),
+        info: vec![],
+        key: Some("daemon.uri".into()),
+    };
+    send(&mut c, a, 102, &get);
+    assert!(replies(&mut c, Command::GETNB).is_empty(), "held");
+    let key = Key::new("daemon.uri").unwrap();
+    c.store_internal(p(1), key, Value::string("tcp://n0:1"));
+    let r = replies(&mut c, Command::GETNB);
+    let (_, tag, Reply::Get { status, data }) = &r[0] else {
+        panic!("{r:?}")
+    };
+    assert_eq!((*tag, *status), (102, Status::SUCCESS));
+    assert_eq!(data[0].kvals[0].value, Value::string("tcp://n0:1"));
+    // The host reads it back, and its job's registration; nothing else is there.
+    assert_eq!(
+        c.host_get(&p(1), "daemon.uri"),
+        Ok(Value::string("tcp://n0:1"))
+    );
+    let wildcard = Proc::try_new("job", Rank::WILDCARD.0).unwrap();
+    assert_eq!(
+        c.host_get(&wildcard, attr::JOB_SIZE.wire_key()),
+        Ok(Value::Uint32(2))
+    );
+    assert_eq!(c.host_get(&p(0), "daemon.uri"), Err(Status::ERR_NOT_FOUND));
+    let other = Proc::try_new("other", 0).unwrap();
+    assert_eq!(c.host_get(&other, "daemon.uri"), Err(Status::ERR_NOT_FOUND));
+}
