@@ -257,8 +257,10 @@ struct ServerModule {
     notify_event: Option<NotifyUp>,
     /// Slot 16.
     query: Option<QueryUp>,
-    /// Slots 17 and 18 (tool_connected, log), unused.
-    tool_connected_to_log: [usize; 2],
+    /// Slot 17 (tool_connected), unused.
+    tool_connected: usize,
+    /// Slot 18.
+    log: Option<LogUp>,
     allocate: Option<AllocateUp>,
     job_control: Option<JobControlUp>,
     monitor: Option<MonitorUp>,
@@ -284,6 +286,10 @@ type ValidationCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
 /// `pmix_server_get_cred_fn_t`: the requester, the directives.
 type GetCredUp =
     unsafe extern "C" fn(*const CProc, *const CInfo, usize, CredCb, *mut c_void) -> i32;
+/// `pmix_server_log_fn_t`: the requester, the data to log, the directives; a void upcall,
+/// answered through its callback only.
+type LogUp =
+    unsafe extern "C" fn(*const CProc, *const CInfo, usize, *const CInfo, usize, OpCb, *mut c_void);
 /// `pmix_server_validate_cred_fn_t`: the requester, the credential, the directives.
 type ValidateCredUp = unsafe extern "C" fn(
     *const CProc,

@@ -500,6 +500,33 @@ unsafe extern "C" fn up_allocate(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_log(
+    requestor: *const CProc,
+    data: *const CInfo,
+    ndata: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) {
+    let upcall = (|| {
+        Ok(HostCall::Log {
+            proc: proc_from_c(requestor)?,
+            // The C upcall has no timestamp of its own: a request's is among the directives
+            // (PMIX_LOG_TIMESTAMP).
+            timestamp: 0,
+            data: infos_in(data, ndata)?,
+            directives: infos_in(directives, ndirs)?,
+        })
+    })();
+    let rc = up(upcall, CompletionKind::Op(cbfunc), cbdata);
+    if rc != PMIX_SUCCESS {
+        // SAFETY: the library's callback for this request, called once: the host did not
+        // take the request.
+        unsafe { cbfunc(rc, cbdata) };
+    }
+}
+
 unsafe extern "C" fn up_job_control(
     requestor: *const CProc,
     targets: *const CProc,
@@ -736,7 +763,8 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
         listener: 0,
         notify_event: Some(up_notify_event as NotifyUp),
         query: Some(up_query as QueryUp),
-        tool_connected_to_log: [0; 2],
+        tool_connected: 0,
+        log: Some(up_log as LogUp),
         allocate: Some(up_allocate as AllocateUp),
         job_control: Some(up_job_control as JobControlUp),
         monitor: Some(up_monitor as MonitorUp),
