@@ -9,7 +9,7 @@ use std::ffi::{CString, c_char, c_int};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use pmix::client::blocking::Client;
-use pmix::model::{PData, Scope, Status, attr};
+use pmix::model::{Nspace, PData, Scope, Status, attr};
 
 use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed};
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
@@ -375,5 +375,84 @@ pub extern "C" fn PMIx_Get_version() -> *const c_char {
         VERSION
             .get_or_init(|| CString::new(pmix::client::VERSION).unwrap_or_default())
             .as_ptr()
+    })
+}
+
+/// `PMIx_Resolve_peers`: the processes of `nspace` (every job's when NULL or empty) on
+/// `nodename` (this node when NULL), in a `pmix_proc_t` array the caller releases
+/// (`PMIX_PROC_FREE`); none found is `PMIX_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `nodename` is NULL or a string; `nspace` NULL or a `pmix_nspace_t`; `procs` and `nprocs`
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Resolve_peers(
+    nodename: *const c_char,
+    nspace: *const c_char,
+    procs: *mut *mut CProc,
+    nprocs: *mut usize,
+) -> CStatus {
+    guard("PMIx_Resolve_peers", || {
+        if procs.is_null() || nprocs.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let (node, job) = unsafe { (read_cstr(nodename), read_cstr(nspace)) };
+        let c = client()?;
+        let found = match job.filter(|j| !j.is_empty()) {
+            Some(j) => {
+                let job = Nspace::new(j).map_err(status_of)?;
+                c.block_on(c.as_async().resolve_peers(node.as_deref(), &job))
+            }
+            None => c.block_on(c.as_async().resolve_peers_of_every_job(node.as_deref())),
+        }
+        .map_err(status_of)?;
+        // SAFETY: writable (the caller's promise).
+        unsafe {
+            *procs = std::ptr::null_mut();
+            *nprocs = 0;
+        }
+        if found.is_empty() {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        let out: *mut CProc = calloc_array(found.len())?;
+        for (i, p) in found.iter().enumerate() {
+            // SAFETY: the array has room for every process.
+            unsafe { *out.add(i) = c_proc(p) };
+        }
+        // SAFETY: writable (the caller's promise).
+        unsafe {
+            *procs = out;
+            *nprocs = found.len();
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`, a string
+/// the caller frees.
+///
+/// # Safety
+/// `nspace` is a `pmix_nspace_t`; `nodelist` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Resolve_nodes(
+    nspace: *const c_char,
+    nodelist: *mut *mut c_char,
+) -> CStatus {
+    guard("PMIx_Resolve_nodes", || {
+        if nodelist.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let job = unsafe { read_cstr(nspace) }.ok_or(Status::ERR_BAD_PARAM)?;
+        let job = Nspace::new(job).map_err(status_of)?;
+        let c = client()?;
+        let nodes = c
+            .block_on(c.as_async().resolve_nodes(&job))
+            .map_err(status_of)?;
+        let text = crate::boundary::c_strdup(&nodes)?;
+        // SAFETY: writable (the caller's promise).
+        unsafe { *nodelist = text };
+        Ok(())
     })
 }

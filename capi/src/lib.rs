@@ -11,13 +11,15 @@
 //! - `types`: the C structs, with their sizes and offsets asserted;
 //! - `boundary`: the panic boundary, libc memory, C strings;
 //! - `values`: C values to the crate's model and back;
-//! - `client`: the client calls (init, put, commit, fence, get, publish, …);
+//! - `client`: the client calls (init, put, commit, fence, get, publish, resolving peers and
+//!   nodes, …);
 //! - `ops`: spawn, connect, queries, logging, job management, credentials, groups;
 //! - `server`: the server calls for C hosts, their upcalls as the crate's `Host`;
 //! - `nb`: the non-blocking forms of the data calls, their callbacks on the client's threads;
 //! - `events`: event handlers written in C, and notifications;
 //! - `data`: the `PMIx_Data_*` buffer calls, on the crate's codec;
 //! - `topology`: topologies and cpusets as hwloc objects, locality;
+//! - `fabric`: fabric registration, update and deregistration;
 //! - `support`: the calls that need no server (strings, values, infos, info lists);
 //! - `not_yet`: the calls not implemented yet, which answer `PMIX_ERR_NOT_SUPPORTED`.
 //!
@@ -32,6 +34,7 @@ mod boundary;
 pub mod client;
 pub mod data;
 pub mod events;
+pub mod fabric;
 pub mod nb;
 pub mod not_yet;
 pub mod ops;

@@ -29,24 +29,12 @@ macro_rules! not_yet {
 }
 
 not_yet! {
-    PMIx_Resolve_peers(nodename: *const c_char, nspace: *const c_char, procs: *mut *mut CProc, nprocs: *mut usize);
-    PMIx_Resolve_nodes(nspace: *const c_char, nodelist: *mut *mut c_char);
-    PMIx_Fabric_register(fabric: Opaque, directives: *const CInfo, ndirs: usize);
-    PMIx_Fabric_register_nb(fabric: Opaque, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Fabric_update(fabric: Opaque);
-    PMIx_Fabric_update_nb(fabric: Opaque, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_Fabric_deregister(fabric: Opaque);
-    PMIx_Fabric_deregister_nb(fabric: Opaque, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Compute_distances(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, distances: *mut Opaque, ndist: *mut usize);
     PMIx_Compute_distances_nb(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
     PMIx_server_IOF_deliver(source: *const CProc, channel: u16, bo: *const CByteObject, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_collect_inventory(directives: *mut CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_deliver_inventory(info: *mut CInfo, ninfo: usize, directives: *mut CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_server_generate_locality_string(cpuset: Opaque, locality: *mut *mut c_char);
     PMIx_server_generate_cpuset_string(cpuset: Opaque, cpuset_string: *mut *mut c_char);
-    PMIx_server_register_resources(info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_deregister_resources(info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_tool_init(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
     PMIx_tool_finalize();
     PMIx_tool_attach_to_server(myproc: *mut CProc, server: *mut CProc, info: *mut CInfo, ninfo: usize);

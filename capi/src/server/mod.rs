@@ -10,6 +10,7 @@
 pub(crate) mod events;
 mod lend;
 mod module;
+pub mod resources;
 mod upcalls;
 
 use std::ffi::{c_char, c_int, c_void};
