@@ -41,6 +41,15 @@ pub fn version_main(lib: &str) -> ExitCode {
     }
 }
 
+/// Whether the host registers the jobs it starts with this library's server. Not with
+/// OpenPMIx 4.2's: registering another job while its direct-modex upcall waits, then
+/// answering the upcall, left the waiting `PMIx_Get` unanswered, past its `PMIX_TIMEOUT`, in
+/// about a third of the runs (measured: 9 of 24), so a vector that needs it would pass or
+/// fail by chance; its server answers `PMIX_ERR_NOT_SUPPORTED` instead.
+fn registers_jobs(version: &str) -> bool {
+    !version.starts_with("OpenPMIx")
+}
+
 /// `conformance __libpmix-node LIB`: one node's server.
 pub fn node_main(lib: &str) -> ExitCode {
     let out = Arc::new(Mutex::new(std::io::stdout()));
@@ -174,6 +183,21 @@ pub fn node_main(lib: &str) -> ExitCode {
                         let info = unpack_list::<Info>(&info).map_err(|_| Status::ERR_BAD_PARAM)?;
                         let source = from_id(&source)?;
                         ffi::notify_for_host(Status(status), &source, DataRange(range), &info)
+                    })();
+                    let status = r.err().unwrap_or(Status::SUCCESS).0;
+                    emit(&out, &FromNode::Done { id, status });
+                });
+            }
+            Ok(ToNode::RegisterJob { id, nspace, info }) => {
+                let out = out.clone();
+                let registers = registers_jobs(&l.version());
+                std::thread::spawn(move || {
+                    let r = (|| {
+                        if !registers {
+                            return Err(Status::ERR_NOT_SUPPORTED);
+                        }
+                        let info = unpack_list::<Info>(&info).map_err(|_| Status::ERR_BAD_PARAM)?;
+                        ffi::register_nspace(&nspace, 0, &info)
                     })();
                     let status = r.err().unwrap_or(Status::SUCCESS).0;
                     emit(&out, &FromNode::Done { id, status });

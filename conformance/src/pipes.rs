@@ -50,6 +50,14 @@ pub enum ToNode {
         range: u8,
         info: Vec<u8>,
     },
+    /// Register a job the host started (a spawn) with the node's server, no process of it
+    /// a client there; answered by [`FromNode::Done`].
+    RegisterJob {
+        id: u64,
+        nspace: String,
+        /// The job's infos, packed.
+        info: Vec<u8>,
+    },
     /// A server step's call, as the vector wrote it, resolved by the node against `nspace`
     /// (see [`crate::server_api`]).
     Call { id: u64, call: Call, nspace: String },

@@ -23,7 +23,7 @@ use std::ffi::{CStr, CString, c_char, c_void};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use pmix::codec::{BufferType, Codec, DataBuffer};
-use pmix::model::{DataType, Info, PData, Proc, Rank, Scope, Status, Value};
+use pmix::model::{App, DataType, Info, PData, Proc, Rank, Scope, Status, Value};
 
 use crate::step::lock;
 
@@ -246,8 +246,8 @@ struct ServerModule {
     publish: Option<PublishUp>,
     lookup: Option<LookupUp>,
     unpublish: Option<UnpublishUp>,
-    /// Slot 9 (spawn), unused.
-    spawn: usize,
+    /// Slot 9.
+    spawn: Option<SpawnUp>,
     connect: Option<ConnectUp>,
     disconnect: Option<ConnectUp>,
     register_events: Option<RegisterEventsUp>,
@@ -286,6 +286,18 @@ type ValidationCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
 /// `pmix_server_get_cred_fn_t`: the requester, the directives.
 type GetCredUp =
     unsafe extern "C" fn(*const CProc, *const CInfo, usize, CredCb, *mut c_void) -> i32;
+/// `pmix_spawn_cbfunc_t`: the status and the new job's namespace (the library copies it).
+type SpawnDoneCb = unsafe extern "C" fn(i32, *mut c_char, *mut c_void);
+/// `pmix_server_spawn_fn_t`: the requester, the job's information, the apps (`pmix_app_t`).
+type SpawnUp = unsafe extern "C" fn(
+    *const CProc,
+    *const CInfo,
+    usize,
+    *const c_void,
+    usize,
+    SpawnDoneCb,
+    *mut c_void,
+) -> i32;
 /// `pmix_server_log_fn_t`: the requester, the data to log, the directives; a void upcall,
 /// answered through its callback only.
 type LogUp =
@@ -683,6 +695,16 @@ impl Lib {
         }
         let count = i32::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?;
         let bytes = self.packed(p.cast(), count, DataType::INFO)?;
+        self.decode(bytes, n)
+    }
+
+    /// `n` `pmix_app_t` at `p`, read through the library's own packing of them.
+    fn apps_from_c(&self, p: *const c_void, n: usize) -> Result<Vec<App>, Status> {
+        if p.is_null() || n == 0 {
+            return Ok(Vec::new());
+        }
+        let count = i32::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?;
+        let bytes = self.packed(p, count, DataType::APP)?;
         self.decode(bytes, n)
     }
 

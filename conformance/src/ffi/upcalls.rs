@@ -22,6 +22,7 @@ enum CompletionKind {
     Info(UpInfoCb),
     Credential(CredCb),
     Validation(ValidationCb),
+    Spawn(SpawnDoneCb),
 }
 
 unsafe extern "C" fn release_infos(cbdata: *mut c_void) {
@@ -155,6 +156,22 @@ impl Completion {
                     Err(s) => unsafe {
                         cb(s.0, std::ptr::null_mut(), std::ptr::null_mut(), 0, cbdata)
                     },
+                }
+            }
+            (CompletionKind::Spawn(cb), a) => {
+                let r = match a {
+                    HostResult::Nspace(r) => r,
+                    other => Err(failure(&other)),
+                };
+                match r.and_then(|ns| CString::new(ns.as_str()).map_err(|_| Status::ERR_BAD_PARAM))
+                {
+                    Ok(ns) => {
+                        // SAFETY: the namespace outlives the call, during which the library
+                        // copies it.
+                        unsafe { cb(PMIX_SUCCESS, ns.as_ptr().cast_mut(), cbdata) };
+                    }
+                    // SAFETY: no namespace with a failure.
+                    Err(s) => unsafe { cb(s.0, std::ptr::null_mut(), cbdata) },
                 }
             }
             (CompletionKind::Validation(cb), a) => {
@@ -500,6 +517,25 @@ unsafe extern "C" fn up_allocate(
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
 }
 
+unsafe extern "C" fn up_spawn(
+    requestor: *const CProc,
+    job_info: *const CInfo,
+    ninfo: usize,
+    apps: *const c_void,
+    napps: usize,
+    cbfunc: SpawnDoneCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(HostCall::Spawn {
+            proc: proc_from_c(requestor)?,
+            job_info: infos_in(job_info, ninfo)?,
+            apps: ready()?.apps_from_c(apps, napps)?,
+        })
+    })();
+    up(upcall, CompletionKind::Spawn(cbfunc), cbdata)
+}
+
 unsafe extern "C" fn up_log(
     requestor: *const CProc,
     data: *const CInfo,
@@ -755,7 +791,7 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
         publish: caps.publish.then_some(up_publish as PublishUp),
         lookup: caps.publish.then_some(up_lookup as LookupUp),
         unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
-        spawn: 0,
+        spawn: Some(up_spawn as SpawnUp),
         connect: Some(up_connect as ConnectUp),
         disconnect: Some(up_disconnect as ConnectUp),
         register_events: Some(up_register_events as RegisterEventsUp),
