@@ -286,6 +286,33 @@ fn an_open_mpi_program_runs_on_this_library_under_open_mpis_mpirun() {
 }
 
 #[test]
+fn the_c_programs_run_clean_under_valgrind_on_this_library() {
+    // memcheck over both sides of the C API: the C client (each rank under valgrind, under
+    // pmixrun) and the C host embedding this library's server, with its C clients. Any
+    // memory error or definite leak ends valgrind with status 99, which fails the run.
+    const MEMCHECK: [&str; 4] = [
+        "-q",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite",
+        "--error-exitcode=99",
+    ];
+    let client = build_c("client_check");
+    let mut cmd = under_pmixrun(2, Path::new("valgrind"), &MEMCHECK);
+    cmd.arg(&client);
+    on_our_library(&mut cmd);
+    check(cmd, 2, "the C client under valgrind on this library");
+    let host = build_c("host");
+    let mut cmd = Command::new("valgrind");
+    cmd.args(MEMCHECK)
+        .arg(&host)
+        .args(["-n", "2", "--"])
+        .arg(&client)
+        .env("HOST_TIMEOUT", "120");
+    on_our_library(&mut cmd);
+    check(cmd, 2, "the C host under valgrind on this library");
+}
+
+#[test]
 fn the_c_host_embeds_this_librarys_server_for_c_and_rust_clients() {
     // host.c embeds the server through PMIx_server_init and answers its upcalls (fence,
     // publish, lookup, …); on this library, its clients are this library's too.

@@ -33,8 +33,8 @@ pub(crate) const CONFORMANCE: &[&str] = &[
 /// `cargo xtask test`: everything the conformance runner needs, and the real peers the tests
 /// build and run: C programs against OpenPMIx (a C compiler), Open MPI with its compiler
 /// wrapper, python3-pmix and mpi4py as clients; `dpkg-dev` for `apt-get source` of the
-/// peers' sources; `binutils` (`nm`, `readelf`) for the checks of this project's
-/// `libpmix.so.2`.
+/// peers' sources; `binutils` (`nm`, `readelf`) and `valgrind` for the checks of this
+/// project's `libpmix.so.2`.
 pub(crate) const TESTS: &[&str] = &[
     "pkg-config",
     "libhwloc-dev",
@@ -47,6 +47,7 @@ pub(crate) const TESTS: &[&str] = &[
     "python3-mpi4py",
     "gcc",
     "binutils",
+    "valgrind",
     "dpkg-dev",
 ];
 
