@@ -19,10 +19,12 @@
 //! Placement within a category: the list starts empty; `PMIX_EVENT_HDLR_PREPEND` puts a handler
 //! at its front, `PMIX_EVENT_HDLR_APPEND` (and no directive) at its end,
 //! `PMIX_EVENT_HDLR_BEFORE`/`_AFTER` immediately next to the handler of that name in the same
-//! category. There is one global first, one global last, and one first and one last per
-//! category: a second claim fails with `PMIX_ERR_EVENT_REGISTRATION`, as does naming a handler
-//! that the category does not hold (the standard leaves both open; refusing says so at once
-//! rather than placing the handler somewhere the caller did not ask for).
+//! category; after the chain's first handler (or before its last) is the front (or the end) of
+//! the category's list, as OpenPMIx places it. There is one global first, one global last, and
+//! one first and one last per category: a second claim fails with
+//! `PMIX_ERR_EVENT_REGISTRATION`, as does naming a handler that neither the category nor the
+//! chain's ends hold (the standard leaves both open; refusing says so at once rather than
+//! placing the handler somewhere the caller did not ask for).
 //!
 //! A chain (`Chain`, internal) walks the handlers in order, accumulating the results each returns for the
 //! handlers after it; `PMIX_EVENT_ACTION_COMPLETE` ends it.
@@ -346,13 +348,24 @@ impl Registry {
             Placement::Append => line.middle.push(id),
             Placement::Before(name) => match position(line, name) {
                 Some(at) => line.middle.insert(at, id),
-                // Immediately before the category's last: the end of its list.
-                None if name_of(line.last).as_deref() == Some(name) => line.middle.push(id),
+                // Before the category's last, or the chain's: the end of its list.
+                None if [line.last, self.last]
+                    .iter()
+                    .any(|h| name_of(*h).as_deref() == Some(name)) =>
+                {
+                    line.middle.push(id);
+                }
                 None => return taken,
             },
             Placement::After(name) => match position(line, name) {
                 Some(at) => line.middle.insert(at + 1, id),
-                None if name_of(line.first).as_deref() == Some(name) => line.middle.insert(0, id),
+                // After the category's first, or the chain's: the front of its list.
+                None if [line.first, self.first]
+                    .iter()
+                    .any(|h| name_of(*h).as_deref() == Some(name)) =>
+                {
+                    line.middle.insert(0, id);
+                }
                 None => return taken,
             },
         }

@@ -132,6 +132,40 @@ fn before_the_category_last_and_after_its_first() {
 }
 
 #[test]
+fn after_the_chains_first_and_before_its_last() {
+    // OpenPMIx's hybrid test: a handler registered after the one that claimed the chain's
+    // first place runs right after it.
+    let mut r = Registry::new();
+    add(
+        &mut r,
+        "f",
+        &[A],
+        vec![Info::new(attr::EVENT_HDLR_FIRST, true)],
+    );
+    add(
+        &mut r,
+        "l",
+        &[A],
+        vec![Info::new(attr::EVENT_HDLR_LAST, true)],
+    );
+    add(&mut r, "m", &[A], vec![]);
+    add(
+        &mut r,
+        "after_f",
+        &[A],
+        vec![Info::new(attr::EVENT_HDLR_AFTER, "f".to_owned())],
+    );
+    add(
+        &mut r,
+        "before_l",
+        &[A],
+        vec![Info::new(attr::EVENT_HDLR_BEFORE, "l".to_owned())],
+    );
+    let chain = r.chain(&me(), &event(A, vec![]));
+    assert_eq!(names(&r, &chain), ["f", "after_f", "m", "before_l", "l"]);
+}
+
+#[test]
 fn second_claims_and_unknown_neighbours_are_refused_without_change() {
     let mut r = Registry::new();
     let first = || vec![Info::new(attr::EVENT_HDLR_FIRST, true), named("f")];
