@@ -12,11 +12,9 @@ use pmix::codec::compress::{compress, decompress};
 use pmix::codec::{BufferType, DataBuffer};
 use pmix::model::{DataType, Status, Value};
 
-use crate::boundary::{
-    c_bytes, c_strdup, calloc_array, free, guard, guard_or, read_cstr, slice_of,
-};
+use crate::boundary::{c_bytes, c_strdup, free, guard, guard_or, read_cstr, slice_of};
 use crate::types::{CByteObject, CDataArray, CDataBuffer, CProc, CStatus};
-use crate::values::{destruct_object, object_size, read_object, write_object};
+use crate::values::{copy_object, destruct_object, object_size, read_object, write_object};
 
 /// The buffer type of a buffer packed for `target`: every peer of this library reads and
 /// writes the non-described form, as OpenPMIx's release builds do.
@@ -339,7 +337,8 @@ unsafe fn source(src: *const c_void, t: DataType) -> Result<Value, Status> {
 }
 
 /// `PMIx_Data_copy`: a deep copy of the object `src` of type `type_`, in a block of libc's
-/// allocator (a string's copy is the `char *` itself).
+/// allocator (a string's copy is the `char *` itself; a cpuset's bitmap and a topology are
+/// duplicated by hwloc).
 ///
 /// # Safety
 /// `dest` is writable; `src` as described.
@@ -354,21 +353,16 @@ pub unsafe extern "C" fn PMIx_Data_copy(
             return Err(Status::ERR_BAD_PARAM);
         }
         let t = DataType(type_);
-        // SAFETY: the caller's promise.
-        let v = unsafe { source(src, t)? };
-        let copy: *mut c_void = match &v {
-            Value::String(s) => c_strdup(s.as_deref().unwrap_or(""))?.cast(),
-            other => {
-                let size = object_size(t).ok_or(Status::ERR_UNKNOWN_DATA_TYPE)?;
-                let block: *mut u8 = calloc_array(size)?;
-                // SAFETY: `block` has room for one object of the type.
-                if let Err(s) = unsafe { write_object(other, block.cast()) } {
-                    // SAFETY: ours, holding nothing.
-                    unsafe { free(block) };
-                    return Err(s);
-                }
-                block.cast()
-            }
+        if src.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let copy: *mut c_void = if t == DataType::STRING {
+            // SAFETY: a string (the caller's promise).
+            let s = unsafe { read_cstr(src.cast()) };
+            c_strdup(s.as_deref().unwrap_or(""))?.cast()
+        } else {
+            // SAFETY: an object of the type (the caller's promise).
+            unsafe { copy_object(t, src)? }
         };
         // SAFETY: writable (the caller's promise).
         unsafe { *dest = copy };

@@ -3,13 +3,21 @@
 //! an `hwloc_topology_t` loaded from the description the client reads (the server's shared
 //! topology, or this machine's), and an `hwloc_bitmap_t`. Each belongs to the caller until
 //! `PMIx_Topology_destruct` or `PMIx_Cpuset_destruct` releases it.
+//!
+//! The same C structs cross values ([`crate::values`]) as the model's text forms: a bitmap
+//! as hwloc's list (`0-3,8`, [`read_cpuset`], [`c_cpuset`]) and a topology as hwloc's XML
+//! ([`read_topology`], [`c_topology`]). A copy of a C object duplicates its hwloc object
+//! ([`copy_cpuset`], [`copy_topology`]); the destructors release it ([`destruct_cpuset`],
+//! [`destruct_topology`]). Only hwloc's objects are understood: a source not hwloc's (a
+//! NULL source is read as hwloc's, as on the wire) is `PMIX_ERR_NOT_SUPPORTED` when an
+//! object comes with it.
 
-use std::ffi::{CString, c_char, c_int, c_uint, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::ptr;
 
 use hwlocality_sys as hwloc;
 use pmix::model::topology::{cpuset_list, parse_cpuset_string, relative_locality};
-use pmix::model::{Cpuset, Status};
+use pmix::model::{Cpuset, Status, Topology};
 use pmix::topology::Machine;
 
 use crate::boundary::{c_strdup, free, guard, guard_or, read_cstr};
@@ -106,34 +114,24 @@ pub unsafe extern "C" fn PMIx_Load_topology(topo: *mut CSourced) -> CStatus {
 /// `PMIx_Topology_destruct`: release the hwloc topology and the source.
 ///
 /// # Safety
-/// `topo` is NULL or a topology of `PMIx_Load_topology`.
+/// `topo` is NULL or a topology of this library (or one a C caller made of hwloc's).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_Topology_destruct(topo: *mut CSourced) {
     guard_or("PMIx_Topology_destruct", (), || {
-        if topo.is_null() {
-            return;
-        }
-        // SAFETY: the caller's topology, made by PMIx_Load_topology.
-        unsafe {
-            let t = &mut *topo;
-            if !t.object.is_null() && is_hwloc(read_cstr(t.source).as_deref()) {
-                hwloc::hwloc_topology_destroy(t.object.cast());
-            }
-            free(t.source);
-            t.source = ptr::null_mut();
-            t.object = ptr::null_mut();
+        if !topo.is_null() {
+            // SAFETY: the caller's topology.
+            unsafe { destruct_topology(&mut *topo) };
         }
     });
 }
 
-/// Write `cpuset` into the C cpuset `out` as an hwloc bitmap.
-///
-/// # Safety
-/// `out` is writable.
-unsafe fn write_cpuset(cpuset: &Cpuset, out: &mut CSourced) -> Result<(), Status> {
+/// A fresh hwloc bitmap of the processing units of `cpuset`, which the caller frees. A
+/// cpuset of another source than hwloc's is `PMIX_ERR_NOT_SUPPORTED`, a list that does not
+/// parse `PMIX_ERR_BAD_PARAM`.
+fn hwloc_bitmap(cpuset: &Cpuset) -> Result<hwloc::hwloc_bitmap_t, Status> {
     let list = cpuset_list(cpuset).map_err(|e| e.status())?;
     // SAFETY: a fresh bitmap, filled range by range, freed on failure.
-    let bitmap = unsafe {
+    unsafe {
         let bitmap = hwloc::hwloc_bitmap_alloc();
         if bitmap.is_null() {
             return Err(Status::ERR_NOMEM);
@@ -148,19 +146,281 @@ unsafe fn write_cpuset(cpuset: &Cpuset, out: &mut CSourced) -> Result<(), Status
                 return Err(Status::ERR_NOMEM);
             }
         }
-        bitmap
-    };
-    let source = match c_strdup("hwloc") {
-        Ok(s) => s,
-        Err(s) => {
-            // SAFETY: the bitmap made above.
-            unsafe { hwloc::hwloc_bitmap_free(bitmap) };
-            return Err(s);
+        Ok(bitmap)
+    }
+}
+
+/// The hwloc object a `pmix_cpuset_t` or a `pmix_topology_t` holds.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// An `hwloc_bitmap_t`.
+    Bitmap,
+    /// An `hwloc_topology_t`.
+    Topology,
+}
+
+impl Kind {
+    /// A duplicate of the object `object`, which the caller releases.
+    ///
+    /// # Safety
+    /// `object` is an hwloc object of this kind (a topology loaded).
+    unsafe fn duplicate(self, object: *mut c_void) -> Result<*mut c_void, Status> {
+        match self {
+            Kind::Bitmap => {
+                // SAFETY: a bitmap (the caller's promise).
+                let copy = unsafe { hwloc::hwloc_bitmap_dup(object.cast_const().cast()) };
+                if copy.is_null() {
+                    return Err(Status::ERR_NOMEM);
+                }
+                Ok(copy.cast())
+            }
+            Kind::Topology => {
+                let mut copy: hwloc::hwloc_topology_t = ptr::null_mut();
+                // SAFETY: a topology (the caller's promise); hwloc refuses one not loaded.
+                if unsafe { hwloc::hwloc_topology_dup(&mut copy, object.cast_const().cast()) } != 0
+                    || copy.is_null()
+                {
+                    return Err(Status::ERROR);
+                }
+                Ok(copy.cast())
+            }
         }
+    }
+
+    /// Release the object `object`.
+    ///
+    /// # Safety
+    /// `object` is an hwloc object of this kind that nothing else releases.
+    unsafe fn release(self, object: *mut c_void) {
+        // SAFETY: the caller's promise.
+        unsafe {
+            match self {
+                Kind::Bitmap => hwloc::hwloc_bitmap_free(object.cast()),
+                Kind::Topology => hwloc::hwloc_topology_destroy(object.cast()),
+            }
+        }
+    }
+}
+
+/// The source of a C object written with `has_object`: `source`, or hwloc's when it names
+/// none but an object comes with it (no source is hwloc's, as on the wire).
+fn c_source(source: Option<&str>, has_object: bool) -> Result<*mut c_char, Status> {
+    match source {
+        Some(s) => c_strdup(s),
+        None if has_object => c_strdup("hwloc"),
+        None => Ok(ptr::null_mut()),
+    }
+}
+
+/// The C object of `source` and the hwloc `object` of `kind` (NULL for none), which it now
+/// owns; on a failure the object is released.
+///
+/// # Safety
+/// `object` is NULL or an hwloc object of `kind` that nothing else releases.
+unsafe fn c_sourced(
+    kind: Kind,
+    source: Option<&str>,
+    object: *mut c_void,
+) -> Result<CSourced, Status> {
+    match c_source(source, !object.is_null()) {
+        Ok(source) => Ok(CSourced { source, object }),
+        Err(s) => {
+            if !object.is_null() {
+                // SAFETY: the caller's object, handed to this function (its promise).
+                unsafe { kind.release(object) };
+            }
+            Err(s)
+        }
+    }
+}
+
+/// The source of the C object `c` and whether its object, if it has one, is hwloc's (a
+/// NULL source counts as hwloc's): another source's object is `PMIX_ERR_NOT_SUPPORTED`.
+///
+/// # Safety
+/// `c.source` is NULL or a string.
+unsafe fn hwloc_source(c: &CSourced) -> Result<Option<String>, Status> {
+    // SAFETY: the caller's promise.
+    let source = unsafe { read_cstr(c.source) };
+    if !c.object.is_null() && !is_hwloc(source.as_deref()) {
+        return Err(Status::ERR_NOT_SUPPORTED);
+    }
+    Ok(source)
+}
+
+/// A deep copy of the C object `c` of `kind`: its source and a duplicate of its object.
+///
+/// # Safety
+/// `c.source` is NULL or a string; `c.object` NULL or an hwloc object of `kind` when the
+/// source is hwloc's.
+unsafe fn copy_sourced(kind: Kind, c: &CSourced) -> Result<CSourced, Status> {
+    // SAFETY: the caller's promise.
+    let source = unsafe { hwloc_source(c)? };
+    let object = if c.object.is_null() {
+        ptr::null_mut()
+    } else {
+        // SAFETY: an hwloc object of `kind` (the caller's promise).
+        unsafe { kind.duplicate(c.object)? }
     };
-    out.source = source;
-    out.object = bitmap.cast();
-    Ok(())
+    // SAFETY: the duplicate made above, or NULL.
+    unsafe { c_sourced(kind, source.as_deref(), object) }
+}
+
+/// Release what the C object `c` of `kind` holds (its hwloc object, when the source is
+/// hwloc's, and its source) and leave it empty.
+///
+/// # Safety
+/// `c.source` is NULL or a block of libc's allocator; `c.object` NULL or, when the source
+/// is hwloc's, an hwloc object of `kind`; nothing else releases them.
+unsafe fn destruct_sourced(kind: Kind, c: &mut CSourced) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        if !c.object.is_null() && is_hwloc(read_cstr(c.source).as_deref()) {
+            kind.release(c.object);
+        }
+        free(c.source);
+    }
+    c.source = ptr::null_mut();
+    c.object = ptr::null_mut();
+}
+
+/// The C cpuset of `cpuset`: its source and a fresh hwloc bitmap of its list (NULL when it
+/// has no bitmap), both the caller's to release ([`destruct_cpuset`]). A bitmap of another
+/// source than hwloc's is `PMIX_ERR_NOT_SUPPORTED`, a list that does not parse
+/// `PMIX_ERR_BAD_PARAM`.
+pub(crate) fn c_cpuset(cpuset: &Cpuset) -> Result<CSourced, Status> {
+    let bitmap = match cpuset.bitmap {
+        Some(_) => hwloc_bitmap(cpuset)?.cast(),
+        None => ptr::null_mut(),
+    };
+    // SAFETY: the bitmap made above, or NULL.
+    unsafe { c_sourced(Kind::Bitmap, cpuset.source.as_deref(), bitmap) }
+}
+
+/// The C cpuset `c` as the model's: its bitmap in hwloc's list form (`0-3,8`); a cpuset
+/// without a bitmap is one without.
+///
+/// # Safety
+/// `c.source` is NULL or a string; `c.object` NULL or, when the source is hwloc's, an
+/// hwloc bitmap.
+pub(crate) unsafe fn read_cpuset(c: &CSourced) -> Result<Cpuset, Status> {
+    // SAFETY: the caller's promise.
+    let source = unsafe { hwloc_source(c)? };
+    if c.object.is_null() {
+        return Ok(Cpuset {
+            source,
+            bitmap: None,
+        });
+    }
+    let bitmap: hwloc::hwloc_const_bitmap_t = c.object.cast_const().cast();
+    // SAFETY: an hwloc bitmap; given no room, hwloc counts the list's characters.
+    let len = unsafe { hwloc::hwloc_bitmap_list_snprintf(ptr::null_mut(), 0, bitmap) };
+    let len = usize::try_from(len).map_err(|_| Status::ERROR)?;
+    let mut text = vec![0u8; len + 1];
+    // SAFETY: `text` has room for the list and its NUL.
+    let written =
+        unsafe { hwloc::hwloc_bitmap_list_snprintf(text.as_mut_ptr().cast(), text.len(), bitmap) };
+    if usize::try_from(written) != Ok(len) {
+        return Err(Status::ERROR);
+    }
+    text.truncate(len);
+    let list = String::from_utf8(text).map_err(|_| Status::ERROR)?;
+    Ok(Cpuset {
+        source: source.or_else(|| Some("hwloc".into())),
+        bitmap: Some(list),
+    })
+}
+
+/// A deep copy of the C cpuset `c`, its bitmap duplicated (`hwloc_bitmap_dup`).
+///
+/// # Safety
+/// As [`read_cpuset`].
+pub(crate) unsafe fn copy_cpuset(c: &CSourced) -> Result<CSourced, Status> {
+    // SAFETY: the caller's promise.
+    unsafe { copy_sourced(Kind::Bitmap, c) }
+}
+
+/// Release the bitmap and the source of the C cpuset `c` and leave it empty.
+///
+/// # Safety
+/// `c` is a cpuset of this library, or one a C caller made of hwloc's bitmap and a source
+/// from libc's allocator, that nothing else releases.
+pub(crate) unsafe fn destruct_cpuset(c: &mut CSourced) {
+    // SAFETY: the caller's promise.
+    unsafe { destruct_sourced(Kind::Bitmap, c) }
+}
+
+/// The C topology of `topology`: its source and an hwloc topology loaded from its XML (NULL
+/// when it has none), both the caller's to release ([`destruct_topology`]). A description
+/// of another source than hwloc's is `PMIX_ERR_NOT_SUPPORTED`.
+pub(crate) fn c_topology(topology: &Topology) -> Result<CSourced, Status> {
+    let loaded = match &topology.topology {
+        Some(xml) => {
+            if !is_hwloc(topology.source.as_deref()) {
+                return Err(Status::ERR_NOT_SUPPORTED);
+            }
+            hwloc_topology(xml)?.cast()
+        }
+        None => ptr::null_mut(),
+    };
+    // SAFETY: the topology loaded above, or NULL.
+    unsafe { c_sourced(Kind::Topology, topology.source.as_deref(), loaded) }
+}
+
+/// The C topology `c` as the model's: its hwloc topology exported as XML; a topology
+/// without an object is one without a description.
+///
+/// # Safety
+/// `c.source` is NULL or a string; `c.object` NULL or, when the source is hwloc's, an
+/// hwloc topology.
+pub(crate) unsafe fn read_topology(c: &CSourced) -> Result<Topology, Status> {
+    // SAFETY: the caller's promise.
+    let source = unsafe { hwloc_source(c)? };
+    if c.object.is_null() {
+        return Ok(Topology {
+            source,
+            topology: None,
+        });
+    }
+    let topo: hwloc::hwloc_const_topology_t = c.object.cast_const().cast();
+    let mut xml: *mut c_char = ptr::null_mut();
+    let mut len: c_int = 0;
+    // SAFETY: an hwloc topology (hwloc refuses one not loaded); `xml` receives a buffer of
+    // hwloc's, released below with hwloc's call.
+    if unsafe { hwloc::hwloc_topology_export_xmlbuffer(topo, &mut xml, &mut len, 0) } != 0
+        || xml.is_null()
+    {
+        return Err(Status::ERROR);
+    }
+    // SAFETY: hwloc's buffer is a NUL-terminated text.
+    let text = unsafe { CStr::from_ptr(xml) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: the buffer the export made, read above and not used again.
+    unsafe { hwloc::hwloc_free_xmlbuffer(topo, xml) };
+    Ok(Topology {
+        source: source.or_else(|| Some("hwloc".into())),
+        topology: Some(text),
+    })
+}
+
+/// A deep copy of the C topology `c`, its topology duplicated (`hwloc_topology_dup`).
+///
+/// # Safety
+/// As [`read_topology`].
+pub(crate) unsafe fn copy_topology(c: &CSourced) -> Result<CSourced, Status> {
+    // SAFETY: the caller's promise.
+    unsafe { copy_sourced(Kind::Topology, c) }
+}
+
+/// Release the topology and the source of the C topology `c` and leave it empty.
+///
+/// # Safety
+/// `c` is a topology of this library, or one a C caller made of hwloc's topology and a
+/// source from libc's allocator, that nothing else releases.
+pub(crate) unsafe fn destruct_topology(c: &mut CSourced) {
+    // SAFETY: the caller's promise.
+    unsafe { destruct_sourced(Kind::Topology, c) }
 }
 
 /// `PMIx_Get_cpuset`: the binding of this process (`PMIX_CPUBIND_PROCESS`) or thread
@@ -177,8 +437,10 @@ pub unsafe extern "C" fn PMIx_Get_cpuset(cpuset: *mut CSourced, reference: u8) -
         let bound = (client()?)
             .get_cpuset(reference == CPUBIND_THREAD)
             .map_err(|e| e.status())?;
-        // SAFETY: the caller's cpuset.
-        unsafe { write_cpuset(&bound, &mut *cpuset) }
+        let written = c_cpuset(&bound)?;
+        // SAFETY: the caller's cpuset, writable; its old contents are the caller's.
+        unsafe { *cpuset = written };
+        Ok(())
     })
 }
 
@@ -198,30 +460,23 @@ pub unsafe extern "C" fn PMIx_Parse_cpuset_string(
         // SAFETY: the caller's promise.
         let text = unsafe { read_cstr(cpuset_string) }.ok_or(Status::ERR_BAD_PARAM)?;
         let parsed = parse_cpuset_string(&text).map_err(|e| e.status())?;
-        // SAFETY: the caller's cpuset.
-        unsafe { write_cpuset(&parsed, &mut *cpuset) }
+        let written = c_cpuset(&parsed)?;
+        // SAFETY: the caller's cpuset, writable; its old contents are the caller's.
+        unsafe { *cpuset = written };
+        Ok(())
     })
 }
 
 /// `PMIx_Cpuset_destruct`: release the hwloc bitmap and the source.
 ///
 /// # Safety
-/// `cpuset` is NULL or a cpuset of this library.
+/// `cpuset` is NULL or a cpuset of this library (or one a C caller made of hwloc's).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_Cpuset_destruct(cpuset: *mut CSourced) {
     guard_or("PMIx_Cpuset_destruct", (), || {
-        if cpuset.is_null() {
-            return;
-        }
-        // SAFETY: the caller's cpuset, made by this library.
-        unsafe {
-            let c = &mut *cpuset;
-            if !c.object.is_null() && is_hwloc(read_cstr(c.source).as_deref()) {
-                hwloc::hwloc_bitmap_free(c.object.cast());
-            }
-            free(c.source);
-            c.source = ptr::null_mut();
-            c.object = ptr::null_mut();
+        if !cpuset.is_null() {
+            // SAFETY: the caller's cpuset.
+            unsafe { destruct_cpuset(&mut *cpuset) };
         }
     });
 }

@@ -6,9 +6,15 @@
 //! block written for a caller comes from libc's allocator, and [`destruct_object`] releases
 //! what [`write_object`] (or a C caller, with the same allocator) put there.
 //!
-//! Types not carried here yet (topologies, cpusets, fabric coordinates and geometries,
-//! device distances, endpoints, attribute registrations, statistics, data buffers inside a
-//! value) are refused with `PMIX_ERR_NOT_SUPPORTED`.
+//! Cpusets and topologies are hwloc objects in C and text in the model: a bitmap in hwloc's
+//! list form, a topology in hwloc's XML ([`crate::topology`] converts them). Reading one
+//! prints or exports its hwloc object; writing one makes a fresh hwloc object, which
+//! [`destruct_object`] releases. Only hwloc's are understood: another source's object is
+//! `PMIX_ERR_NOT_SUPPORTED`.
+//!
+//! Types not carried here yet (fabric coordinates and geometries, device distances,
+//! endpoints, attribute registrations, statistics, data buffers inside a value) are refused
+//! with `PMIX_ERR_NOT_SUPPORTED`.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
@@ -22,6 +28,10 @@ use pmix::model::{
 
 use crate::boundary::{
     c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
+};
+use crate::topology::{
+    CSourced, c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
+    read_cpuset, read_topology,
 };
 use crate::types::{
     CApp, CByteObject, CDataArray, CEnvar, CInfo, CPdata, CProc, CProcInfo, CQuery, CTimeval,
@@ -84,6 +94,7 @@ pub(crate) fn object_size(t: DataType) -> Option<usize> {
         DataType::DATA_ARRAY => size_of::<CDataArray>(),
         DataType::QUERY => size_of::<CQuery>(),
         DataType::ENVAR => size_of::<CEnvar>(),
+        DataType::PROC_CPUSET | DataType::TOPO => size_of::<CSourced>(),
         DataType::PROC_NSPACE => 256,
         _ => return None,
     })
@@ -93,7 +104,12 @@ pub(crate) fn object_size(t: DataType) -> Option<usize> {
 pub(crate) fn by_pointer(t: DataType) -> bool {
     matches!(
         t,
-        DataType::PROC | DataType::PROC_INFO | DataType::DATA_ARRAY | DataType::PROC_NSPACE
+        DataType::PROC
+            | DataType::PROC_INFO
+            | DataType::DATA_ARRAY
+            | DataType::PROC_NSPACE
+            | DataType::PROC_CPUSET
+            | DataType::TOPO
     )
 }
 
@@ -209,6 +225,8 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
                 let ns: [c_char; 256] = get(src);
                 Value::ProcNspace(Nspace::new(read_fixed(&ns)).map_err(|e| e.status())?)
             }
+            DataType::PROC_CPUSET => Value::ProcCpuset(Box::new(read_cpuset(&get(src))?)),
+            DataType::TOPO => Value::Topo(Box::new(read_topology(&get(src))?)),
             DataType::UNDEF => Value::Undef,
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         })
@@ -505,11 +523,67 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
                 write_fixed(&mut field, ns.as_str());
                 put(dst, field);
             }
+            Value::ProcCpuset(c) => put(dst, c_cpuset(c)?),
+            Value::Topo(t) => put(dst, c_topology(t)?),
             Value::Undef => {}
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         }
     }
     Ok(())
+}
+
+/// A deep copy of the C object of type `t` at `src`, in a block of libc's allocator
+/// (`PMIx_Data_copy`). The hwloc object of a cpuset or a topology is duplicated as hwloc
+/// copies it ([`copy_sourced_object`]); every other type is read into the model and written
+/// anew.
+///
+/// # Safety
+/// As [`read_object`].
+pub(crate) unsafe fn copy_object(t: DataType, src: *const c_void) -> Result<*mut c_void, Status> {
+    if matches!(t, DataType::PROC_CPUSET | DataType::TOPO) {
+        // SAFETY: the caller's promise.
+        return unsafe { copy_sourced_object(t, src) };
+    }
+    // SAFETY: the caller's promise.
+    let v = unsafe { read_object(t, src)? };
+    let size = object_size(t).ok_or(Status::ERR_UNKNOWN_DATA_TYPE)?;
+    let block: *mut u8 = calloc_array(size)?;
+    // SAFETY: `block` has room for one object of the type.
+    if let Err(s) = unsafe { write_object(&v, block.cast()) } {
+        // SAFETY: ours, holding nothing.
+        unsafe { free(block) };
+        return Err(s);
+    }
+    Ok(block.cast())
+}
+
+/// A copy of the cpuset or topology (`t`) at `src` in a block of libc's allocator, its hwloc
+/// object duplicated.
+///
+/// # Safety
+/// `src` points to a cpuset or a topology as `t` says, readable as [`read_object`] reads it.
+unsafe fn copy_sourced_object(t: DataType, src: *const c_void) -> Result<*mut c_void, Status> {
+    // SAFETY: the caller's promise.
+    let original: CSourced = unsafe { get(src) };
+    let mut copy = if t == DataType::TOPO {
+        // SAFETY: a topology (the caller's promise).
+        unsafe { copy_topology(&original)? }
+    } else {
+        // SAFETY: a cpuset (the caller's promise).
+        unsafe { copy_cpuset(&original)? }
+    };
+    match calloc_array::<CSourced>(1) {
+        Ok(block) => {
+            // SAFETY: `block` has room for one.
+            unsafe { block.write(copy) };
+            Ok(block.cast())
+        }
+        Err(s) => {
+            // SAFETY: the copy made above, handed out to no one.
+            unsafe { destruct_object(t, ptr::from_mut(&mut copy).cast()) };
+            Err(s)
+        }
+    }
 }
 
 /// A `pmix_value_t` of type `PMIX_UNDEF`.
@@ -737,6 +811,8 @@ pub(crate) unsafe fn destruct_object(t: DataType, p: *mut c_void) {
                 e.envar = ptr::null_mut();
                 e.value = ptr::null_mut();
             }
+            DataType::PROC_CPUSET => destruct_cpuset(&mut *p.cast::<CSourced>()),
+            DataType::TOPO => destruct_topology(&mut *p.cast::<CSourced>()),
             _ => {}
         }
     }
