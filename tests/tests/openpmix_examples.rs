@@ -8,6 +8,10 @@
 //! unchanged on this project's (`capi/`, first on `LD_LIBRARY_PATH`), except `tool`, whose
 //! tool calls this project's library does not implement yet.
 //!
+//! Beside them, the programs of its `test/simple/` that use the standard's API alone
+//! (`doubleget`, `get_put_example`, `hybrid`); the others include OpenPMIx's internal
+//! headers, and `test_pmix` fails its own type assertion on OpenPMIx's library too.
+//!
 //! Not run, because they need what one machine under `pmixrun` cannot give:
 //!
 //! - `alloc` beyond one process: its other ranks wait for `PMIX_NOTIFY_ALLOC_COMPLETE`, an
@@ -27,7 +31,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use pmix_tests::capi::on_our_library;
-use pmix_tests::launch::{build_c_program, build_dir, outside, pmixrun};
+use pmix_tests::launch::{build_c_program, build_dir, outside, pkg_config, pmixrun};
 
 /// The PMIx library a run loads.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,6 +76,26 @@ fn example(name: &str) -> PathBuf {
     build_c_program(&src, &bin_dir().join(name), &[])
 }
 
+/// OpenPMIx's `test/simple` programs that use the standard's API alone (the others include
+/// OpenPMIx's internal headers), built the same way. They include `"include/pmix.h"`, a path
+/// from the root of OpenPMIx's tree: the installed headers' parent folder stands in for it.
+fn simple_test(name: &str) -> PathBuf {
+    let src = examples().join(format!("../test/simple/{name}.c"));
+    let includedir = pkg_config(&["--variable=includedir"]).join("");
+    let root = PathBuf::from(includedir).join("..");
+    let flag = format!("-I{}", root.display());
+    build_c_program(&src, &bin_dir().join(name), &[&flag])
+}
+
+/// The program `name`: an example, or else a `test/simple` program.
+fn program(name: &str) -> PathBuf {
+    if examples().join(format!("{name}.c")).exists() {
+        example(name)
+    } else {
+        simple_test(name)
+    }
+}
+
 /// What one run printed and how it ended.
 struct Run {
     code: Option<i32>,
@@ -79,7 +103,7 @@ struct Run {
 }
 
 fn run(name: &str, n: u32, library: Library) -> Run {
-    let program = example(name);
+    let program = program(name);
     let mut cmd = Command::new(pmixrun());
     cmd.args(["-n", &n.to_string(), "--timeout", "60", "--"])
         .arg(&program)
@@ -152,6 +176,26 @@ runs_to_its_end! {
     debuggerd_starts_as_a_debugger_daemon: "debuggerd" at 2, 4;
     tool_attaches_and_queries_the_namespaces: "tool" at 2, 4;
     alloc_rank_0_is_granted_an_allocation: "alloc" at 1;
+    doubleget_gets_a_value_twice_around_fences: "doubleget" at 2, 4;
+    get_put_example_exchanges_a_value: "get_put_example" at 2, 4;
+    hybrid_orders_two_models_handlers_and_completes_the_notification: "hybrid" at 1, 2;
+}
+
+#[test]
+fn hybrid_runs_the_handler_placed_after_the_first_one() {
+    // OpenPMIx's test registers the MPI handler after the OpenMP one, which claimed the
+    // chain's first place; the notification walks both, in that order.
+    for library in libraries("hybrid") {
+        let r = run("hybrid", 1, library);
+        let omp = r.output.find("Entered parallel_region_OMP_cb");
+        let mpi = r.output.find("Entered parallel_region_MPI_cb");
+        assert!(
+            r.code == Some(0) && omp.is_some() && omp < mpi,
+            "hybrid on {library:?}'s library: {:?}\n{}",
+            r.code,
+            r.output
+        );
+    }
 }
 
 #[test]
