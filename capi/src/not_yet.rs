@@ -33,8 +33,6 @@ not_yet! {
     PMIx_Compute_distances_nb(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
     PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
     PMIx_server_IOF_deliver(source: *const CProc, channel: u16, bo: *const CByteObject, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_server_generate_locality_string(cpuset: Opaque, locality: *mut *mut c_char);
-    PMIx_server_generate_cpuset_string(cpuset: Opaque, cpuset_string: *mut *mut c_char);
     PMIx_tool_init(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
     PMIx_tool_finalize();
     PMIx_tool_attach_to_server(myproc: *mut CProc, server: *mut CProc, info: *mut CInfo, ninfo: usize);

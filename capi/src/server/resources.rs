@@ -1,15 +1,17 @@
 //! What a C host tells its server of the machine, apart from any job (v5.0 §17.2.5, §17.2.6,
 //! §17.2.9, §17.2.10): resources (`PMIx_server_register_resources`, and their
 //! deregistration), and the node inventory it collects here and delivers elsewhere
-//! (`PMIx_server_collect_inventory`, `PMIx_server_deliver_inventory`).
+//! (`PMIx_server_collect_inventory`, `PMIx_server_deliver_inventory`), and the strings it
+//! generates about a cpuset of this machine (§17.2.17, §17.2.18).
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 
-use pmix::model::Status;
+use pmix::model::{Cpuset, Status};
 
 use super::{OpCb, run_op, server, status_of};
-use crate::boundary::{guard, guard_or};
+use crate::boundary::{c_strdup, guard, guard_or};
 use crate::nb::CbData;
+use crate::topology::{CSourced, read_cpuset};
 use crate::types::{CInfo, CStatus};
 use crate::values::{free_infos, read_infos, write_infos};
 
@@ -142,4 +144,72 @@ pub unsafe extern "C" fn PMIx_server_deliver_inventory(
             async move { (server.deliver_inventory(info, &directives).await).map_err(status_of) };
         run_op(work, &handle, cbfunc, cbdata)
     })
+}
+
+/// A string of this server's about `cpuset`, in a block the host frees.
+///
+/// # Safety
+/// `cpuset` is NULL or a `pmix_cpuset_t`; `out` NULL or writable.
+unsafe fn cpuset_text(
+    name: &str,
+    cpuset: *const CSourced,
+    out: *mut *mut c_char,
+    make: impl FnOnce(&pmix::server::Server, &Cpuset) -> Result<String, pmix::Error>,
+) -> CStatus {
+    guard(name, || {
+        if out.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let c = unsafe { cpuset.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: a cpuset of the caller's.
+        let cpuset = unsafe { read_cpuset(c)? };
+        let (server, _, _) = server()?;
+        let text = make(&server, &cpuset).map_err(status_of)?;
+        let copy = c_strdup(&text)?;
+        // SAFETY: writable (the caller's promise).
+        unsafe { *out = copy };
+        Ok(())
+    })
+}
+
+/// `PMIx_server_generate_locality_string`: the locality string (`PMIX_LOCALITY_STRING`) of
+/// a process bound to `cpuset` on this machine.
+///
+/// # Safety
+/// `cpuset` is a `pmix_cpuset_t`; `locality` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_server_generate_locality_string(
+    cpuset: *const CSourced,
+    locality: *mut *mut c_char,
+) -> CStatus {
+    // SAFETY: the caller's promise.
+    unsafe {
+        cpuset_text(
+            "PMIx_server_generate_locality_string",
+            cpuset,
+            locality,
+            |s, c| s.generate_locality_string(c),
+        )
+    }
+}
+
+/// `PMIx_server_generate_cpuset_string`: `cpuset` as a `PMIX_CPUSET` string (`hwloc:0-3`).
+///
+/// # Safety
+/// `cpuset` is a `pmix_cpuset_t`; `cpuset_string` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_server_generate_cpuset_string(
+    cpuset: *const CSourced,
+    cpuset_string: *mut *mut c_char,
+) -> CStatus {
+    // SAFETY: the caller's promise.
+    unsafe {
+        cpuset_text(
+            "PMIx_server_generate_cpuset_string",
+            cpuset,
+            cpuset_string,
+            |s, c| s.generate_cpuset_string(c),
+        )
+    }
 }
