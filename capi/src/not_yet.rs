@@ -29,18 +29,68 @@ macro_rules! not_yet {
 }
 
 not_yet! {
-    PMIx_Compute_distances(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, distances: *mut Opaque, ndist: *mut usize);
-    PMIx_Compute_distances_nb(topo: Opaque, cpuset: Opaque, info: *mut CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
+    PMIx_Compute_distances(
+        topo: Opaque,
+        cpuset: Opaque,
+        info: *mut CInfo,
+        ninfo: usize,
+        distances: *mut Opaque,
+        ndist: *mut usize,
+    );
+    PMIx_Compute_distances_nb(
+        topo: Opaque,
+        cpuset: Opaque,
+        info: *mut CInfo,
+        ninfo: usize,
+        cbfunc: Callback,
+        cbdata: *mut c_void,
+    );
     PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
-    PMIx_server_IOF_deliver(source: *const CProc, channel: u16, bo: *const CByteObject, info: *const CInfo, ninfo: usize, cbfunc: Callback, cbdata: *mut c_void);
+    PMIx_server_IOF_deliver(
+        source: *const CProc,
+        channel: u16,
+        bo: *const CByteObject,
+        info: *const CInfo,
+        ninfo: usize,
+        cbfunc: Callback,
+        cbdata: *mut c_void,
+    );
     PMIx_tool_init(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
     PMIx_tool_finalize();
-    PMIx_tool_attach_to_server(myproc: *mut CProc, server: *mut CProc, info: *mut CInfo, ninfo: usize);
+    PMIx_tool_attach_to_server(
+        myproc: *mut CProc,
+        server: *mut CProc,
+        info: *mut CInfo,
+        ninfo: usize,
+    );
     PMIx_tool_disconnect(server: *const CProc);
     PMIx_tool_connect_to_server(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
     PMIx_tool_get_servers(servers: *mut *mut CProc, nservers: *mut usize);
     PMIx_tool_set_server(server: *const CProc, info: *mut CInfo, ninfo: usize);
-    PMIx_IOF_pull(procs: *const CProc, nprocs: usize, directives: *const CInfo, ndirs: usize, channel: u16, cbfunc: Callback, regcbfunc: Callback, regcbdata: *mut c_void);
-    PMIx_IOF_deregister(iofhdlr: usize, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
-    PMIx_IOF_push(targets: *const CProc, ntargets: usize, bo: *mut CByteObject, directives: *const CInfo, ndirs: usize, cbfunc: Callback, cbdata: *mut c_void);
+    PMIx_IOF_pull(
+        procs: *const CProc,
+        nprocs: usize,
+        directives: *const CInfo,
+        ndirs: usize,
+        channel: u16,
+        cbfunc: Callback,
+        regcbfunc: Callback,
+        regcbdata: *mut c_void,
+    );
+    PMIx_IOF_deregister(
+        iofhdlr: usize,
+        directives: *const CInfo,
+        ndirs: usize,
+        cbfunc: Callback,
+        cbdata: *mut c_void,
+    );
+    PMIx_IOF_push(
+        targets: *const CProc,
+        ntargets: usize,
+        bo: *mut CByteObject,
+        directives: *const CInfo,
+        ndirs: usize,
+        cbfunc: Callback,
+        cbdata: *mut c_void,
+    );
 }

@@ -44,13 +44,14 @@ impl Host for CHost {
     async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
         let object = self.object_of(&proc);
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         if let Some(f) = self.module.client_connected2 {
             let (info, n) = lent.infos(&[])?;
             let r = upcall(
                 || Ok(()),
                 move |cb| {
-                    // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                    // SAFETY: the host's upcall (pmix_server.h); its arguments live until it
+                    // answers.
                     unsafe {
                         f(
                             p.get().cast(),
@@ -84,7 +85,7 @@ impl Host for CHost {
         };
         let object = self.object_of(&proc);
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         upcall(
             || Ok(()),
             move |cb| {
@@ -105,7 +106,7 @@ impl Host for CHost {
         let f = self.module.abort.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let object = self.object_of(&proc);
         let mut lent = Lent::new();
-        let (me, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let me = lent.proc(&proc)?;
         let (targets, n) = lent.procs(&procs)?;
         let msg = match message {
             Some(m) => lent.string(&m)?,
@@ -179,7 +180,7 @@ impl Host for CHost {
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
         let f = self.module.direct_modex.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
             || Ok(Vec::new()),
@@ -194,7 +195,7 @@ impl Host for CHost {
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
         let f = self.module.publish.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
             || Ok(()),
@@ -214,7 +215,7 @@ impl Host for CHost {
     ) -> Result<Vec<PData>, Status> {
         let f = self.module.lookup.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let k = lent.argv(&keys)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
@@ -244,7 +245,7 @@ impl Host for CHost {
     ) -> Result<(), Status> {
         let f = self.module.unpublish.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let k = lent.argv(&keys)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
@@ -275,7 +276,7 @@ impl Host for CHost {
     ) -> Result<(), Status> {
         let f = self.module.notify_event.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&source))?;
+        let p = lent.proc(&source)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
             || Ok(()),
@@ -345,7 +346,7 @@ impl Host for CHost {
     ) -> Result<Nspace, Status> {
         let f = self.module.spawn.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&job_info)?;
         let values = apps.into_iter().map(|a| Value::App(Box::new(a))).collect();
         let (a, na) = lent.objects::<CApp>(values, pmix::model::DataType::APP)?;
@@ -385,7 +386,7 @@ impl Host for CHost {
     async fn query(&self, proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
         let f = self.module.query.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let values = queries
             .into_iter()
             .map(|q| Value::Query(Box::new(q)))
@@ -416,7 +417,7 @@ impl Host for CHost {
             return log_locally(&proc, timestamp, &data, &directives);
         };
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let (d, nd) = lent.infos(&data)?;
         let (i, ni) = lent.infos(&directives)?;
         upcall(
@@ -448,7 +449,7 @@ impl Host for CHost {
     ) -> Result<Vec<Info>, Status> {
         let f = self.module.job_control.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let (p, _) = lent.procs(std::slice::from_ref(&proc))?;
+        let p = lent.proc(&proc)?;
         let (t, nt) = lent.procs(&targets)?;
         let (i, ni) = lent.infos(&directives)?;
         upcall(
