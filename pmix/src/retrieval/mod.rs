@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use crate::model::{
     Info, InfoDirectives, Key, Kval, Nspace, Proc, Rank, Scope, Status, Value, attr,
 };
+use crate::store::modex::KvList;
 use crate::store::{Found, JobRealms, Qualifiers, ServerStore, is_reserved};
 use crate::wire::ProcData;
 
@@ -118,7 +119,9 @@ pub(crate) enum ClientStep {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ClientCache {
     pub realms: BTreeMap<Nspace, JobRealms>,
-    pub procs: BTreeMap<Proc, Vec<Kval>>,
+    /// Indexed by key once a process has many (a peer that posted a thousand keys is still
+    /// searched in O(log n) on every cached get).
+    pub procs: BTreeMap<Proc, KvList>,
 }
 
 /// The registration a reserved key is searched in: the target's namespace, or with a
@@ -196,10 +199,7 @@ impl ClientCache {
     pub(crate) fn store(&mut self, proc: &Proc, kvals: Vec<Kval>) {
         let slot = self.procs.entry(proc.clone()).or_default();
         for kv in kvals {
-            match slot.iter_mut().find(|k| k.key == kv.key) {
-                Some(s) => *s = kv,
-                None => slot.push(kv),
-            }
+            slot.upsert(kv);
         }
     }
 
@@ -224,7 +224,7 @@ impl ClientCache {
     fn find_value(&self, proc: &Proc, key: &str) -> Option<&Value> {
         self.procs
             .get(proc)
-            .and_then(|kv| kv.iter().find(|k| k.key.as_str() == key))
+            .and_then(|kv| kv.get(key))
             .map(|k| &k.value)
     }
 
