@@ -14,8 +14,6 @@ use crate::types::{CByteObject, CInfo, CProc, CStatus};
 
 /// A C callback this module never calls: only its address crosses.
 type Callback = *const c_void;
-/// Opaque structs passed by address (topologies, cpusets, fabrics, distances).
-type Opaque = *mut c_void;
 
 macro_rules! not_yet {
     ($($c_name:ident($($arg:ident: $t:ty),* $(,)?);)*) => {$(
@@ -29,22 +27,6 @@ macro_rules! not_yet {
 }
 
 not_yet! {
-    PMIx_Compute_distances(
-        topo: Opaque,
-        cpuset: Opaque,
-        info: *mut CInfo,
-        ninfo: usize,
-        distances: *mut Opaque,
-        ndist: *mut usize,
-    );
-    PMIx_Compute_distances_nb(
-        topo: Opaque,
-        cpuset: Opaque,
-        info: *mut CInfo,
-        ninfo: usize,
-        cbfunc: Callback,
-        cbdata: *mut c_void,
-    );
     PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
     PMIx_server_IOF_deliver(
         source: *const CProc,

@@ -92,6 +92,10 @@ pub union CValueData {
     pub envar: CEnvar,
     pub devtype: u64,
     pub locality: u16,
+    pub coord: *mut CCoord,
+    pub geometry: *mut CGeometry,
+    pub devdist: *mut CDeviceDistance,
+    pub endpoint: *mut CEndpoint,
 }
 
 impl std::fmt::Debug for CValueData {
@@ -171,6 +175,46 @@ pub struct CDataBuffer {
     pub bytes_used: usize,
 }
 
+/// `pmix_coord_t`: a fabric coordinate, `dims` values in one view (`pmix_coord_view_t`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CCoord {
+    pub view: u8,
+    pub coord: *mut u32,
+    pub dims: usize,
+}
+
+/// `pmix_geometry_t`: where a fabric device sits, `ncoords` coordinates in several views.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CGeometry {
+    pub fabric: usize,
+    pub uuid: *mut c_char,
+    pub osname: *mut c_char,
+    pub coordinates: *mut CCoord,
+    pub ncoords: usize,
+}
+
+/// `pmix_device_distance_t`: the least and greatest distance from a process to a device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CDeviceDistance {
+    pub uuid: *mut c_char,
+    pub osname: *mut c_char,
+    pub type_: u64,
+    pub mindist: u16,
+    pub maxdist: u16,
+}
+
+/// `pmix_endpoint_t`: a device's fabric endpoint.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CEndpoint {
+    pub uuid: *mut c_char,
+    pub osname: *mut c_char,
+    pub endpt: CByteObject,
+}
+
 /// `pmix_info_t`'s flag on the last element of an array made by `PMIX_INFO_CREATE`.
 pub const INFO_ARRAY_END: u32 = 0x2;
 
@@ -192,4 +236,15 @@ const _: () = {
     assert!(size_of::<CProcInfo>() == 296 && offset_of!(CProcInfo, hostname) == 264);
     assert!(offset_of!(CProcInfo, pid) == 280 && offset_of!(CProcInfo, state) == 288);
     assert!(size_of::<CDataBuffer>() == 40 && offset_of!(CDataBuffer, bytes_used) == 32);
+    assert!(size_of::<CCoord>() == 24 && offset_of!(CCoord, coord) == 8);
+    assert!(offset_of!(CCoord, dims) == 16);
+    assert!(size_of::<CGeometry>() == 40 && offset_of!(CGeometry, uuid) == 8);
+    assert!(offset_of!(CGeometry, osname) == 16 && offset_of!(CGeometry, coordinates) == 24);
+    assert!(offset_of!(CGeometry, ncoords) == 32);
+    assert!(size_of::<CDeviceDistance>() == 32 && offset_of!(CDeviceDistance, osname) == 8);
+    assert!(offset_of!(CDeviceDistance, type_) == 16);
+    assert!(offset_of!(CDeviceDistance, mindist) == 24);
+    assert!(offset_of!(CDeviceDistance, maxdist) == 26);
+    assert!(size_of::<CEndpoint>() == 32 && offset_of!(CEndpoint, osname) == 8);
+    assert!(offset_of!(CEndpoint, endpt) == 16);
 };
