@@ -11,9 +11,11 @@ use std::mem::{offset_of, size_of};
 use std::path::Path;
 use std::process::Command;
 
+use pmix_capi::fabric::CFabric;
+use pmix_capi::topology::CSourced;
 use pmix_capi::types::{
-    CApp, CByteObject, CDataArray, CDataBuffer, CEnvar, CInfo, CPdata, CProc, CProcInfo, CQuery,
-    CValue,
+    CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CEndpoint, CEnvar,
+    CGeometry, CInfo, CPdata, CProc, CProcInfo, CQuery, CValue,
 };
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{
@@ -132,6 +134,51 @@ fn the_structs_are_laid_out_as_openpmix_headers_say() {
             "bytes_used",
             offset_of!(CDataBuffer, bytes_used),
         ),
+        ("pmix_fabric_t", "", size_of::<CFabric>()),
+        ("pmix_fabric_t", "index", offset_of!(CFabric, index)),
+        ("pmix_fabric_t", "info", offset_of!(CFabric, info)),
+        ("pmix_fabric_t", "ninfo", offset_of!(CFabric, ninfo)),
+        ("pmix_fabric_t", "module", offset_of!(CFabric, module)),
+        ("pmix_cpuset_t", "", size_of::<CSourced>()),
+        ("pmix_cpuset_t", "bitmap", offset_of!(CSourced, object)),
+        ("pmix_topology_t", "", size_of::<CSourced>()),
+        ("pmix_topology_t", "topology", offset_of!(CSourced, object)),
+        ("pmix_coord_t", "", size_of::<CCoord>()),
+        ("pmix_coord_t", "coord", offset_of!(CCoord, coord)),
+        ("pmix_coord_t", "dims", offset_of!(CCoord, dims)),
+        ("pmix_geometry_t", "", size_of::<CGeometry>()),
+        ("pmix_geometry_t", "uuid", offset_of!(CGeometry, uuid)),
+        ("pmix_geometry_t", "osname", offset_of!(CGeometry, osname)),
+        (
+            "pmix_geometry_t",
+            "coordinates",
+            offset_of!(CGeometry, coordinates),
+        ),
+        ("pmix_geometry_t", "ncoords", offset_of!(CGeometry, ncoords)),
+        ("pmix_device_distance_t", "", size_of::<CDeviceDistance>()),
+        (
+            "pmix_device_distance_t",
+            "osname",
+            offset_of!(CDeviceDistance, osname),
+        ),
+        (
+            "pmix_device_distance_t",
+            "type",
+            offset_of!(CDeviceDistance, type_),
+        ),
+        (
+            "pmix_device_distance_t",
+            "mindist",
+            offset_of!(CDeviceDistance, mindist),
+        ),
+        (
+            "pmix_device_distance_t",
+            "maxdist",
+            offset_of!(CDeviceDistance, maxdist),
+        ),
+        ("pmix_endpoint_t", "", size_of::<CEndpoint>()),
+        ("pmix_endpoint_t", "osname", offset_of!(CEndpoint, osname)),
+        ("pmix_endpoint_t", "endpt", offset_of!(CEndpoint, endpt)),
     ];
     // A C program printing the compiler's numbers for the same list.
     let mut c = String::from(
