@@ -4,11 +4,11 @@
 //! topology, or this machine's), and an `hwloc_bitmap_t`. Each belongs to the caller until
 //! `PMIx_Topology_destruct` or `PMIx_Cpuset_destruct` releases it.
 //!
-//! The same C structs cross values ([`crate::values`]) as the model's text forms: a bitmap
-//! as hwloc's list (`0-3,8`, [`read_cpuset`], [`c_cpuset`]) and a topology as hwloc's XML
-//! ([`read_topology`], [`c_topology`]). A copy of a C object duplicates its hwloc object
-//! ([`copy_cpuset`], [`copy_topology`]); the destructors release it ([`destruct_cpuset`],
-//! [`destruct_topology`]). Only hwloc's objects are understood: a source not hwloc's (a
+//! The same C structs cross values (`crate::values`) as the model's text forms: a bitmap
+//! as hwloc's list (`0-3,8`, `read_cpuset`, `c_cpuset`) and a topology as hwloc's XML
+//! (`read_topology`, `c_topology`). A copy of a C object duplicates its hwloc object
+//! (`copy_cpuset`, `copy_topology`); the destructors release it (`destruct_cpuset`,
+//! `destruct_topology`). Only hwloc's objects are understood: a source not hwloc's (a
 //! NULL source is read as hwloc's, as on the wire) is `PMIX_ERR_NOT_SUPPORTED` when an
 //! object comes with it.
 //!
