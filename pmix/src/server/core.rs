@@ -197,6 +197,10 @@ impl ServerCore {
     pub(crate) fn deregister_nspace(&mut self, nspace: &str) {
         self.cx.store.namespaces.retain(|n, _| n.as_str() != nspace);
         self.cx.store.modex.remove_nspace(nspace);
+        self.cx
+            .store
+            .internal
+            .retain(|p, _| p.nspace.as_str() != nspace);
         self.cx.store.group_values.remove_nspace(nspace);
         self.cx.clients.retain(|p, _| p.nspace.as_str() != nspace);
         self.cx.store.local.retain(|p| p.nspace.as_str() != nspace);
@@ -581,19 +585,24 @@ impl ServerCore {
         Ok(())
     }
 
-    /// `PMIx_Store_internal` in the host's process: `value` as `proc`'s `key`, held as if
-    /// `proc` had committed it on this node, so the host and the local clients read it (a
-    /// daemon's own contact information, for example). A get waiting for it is answered.
+    /// `PMIx_Store_internal` in the host's process: `value` as `proc`'s `key`, for the host's
+    /// own gets ([`Self::host_get`]; a daemon's contact information, for example). It stays
+    /// in the server: no client's get and no other node sees it, and it does not count as a
+    /// commit of `proc`.
     pub(crate) fn store_internal(&mut self, proc: Proc, key: Key, value: Value) {
         let kval = Kval { key, value };
-        self.cx.store.modex.store_remote(&proc, vec![kval]);
-        self.gets.wake(&mut self.cx, &proc);
+        self.cx.store.internal.entry(proc).or_default().upsert(kval);
     }
 
-    /// `PMIx_Get` in the host's process: what this server holds of `proc`'s `key`, from the
-    /// data stored or committed for it, then its namespace's registration (the realm rules
-    /// without qualifiers). Nothing is waited for: what is missing is `PMIX_ERR_NOT_FOUND`.
+    /// `PMIx_Get` in the host's process: what this server holds of `proc`'s `key`, from what
+    /// the host stored, the data `proc` committed, then its namespace's registration (the
+    /// realm rules without qualifiers). Nothing is waited for: what is missing is
+    /// `PMIX_ERR_NOT_FOUND`.
     pub(crate) fn host_get(&self, proc: &Proc, key: &str) -> Result<Value, Status> {
+        let stored = self.cx.store.internal.get(proc).and_then(|kv| kv.get(key));
+        if let Some(kv) = stored {
+            return Ok(kv.value.clone());
+        }
         if let Found::Value(v) = self.cx.store.modex.find(proc, key, true) {
             return Ok(v);
         }

@@ -273,9 +273,8 @@ impl Server {
         Ok(self.call(move |core| core.notify_event(event)).await??)
     }
 
-    /// `PMIx_Store_internal` in the host's process: `value` as `proc`'s `key` in this
-    /// server's store, read by the host ([`Server::get`]) and by the local clients as if
-    /// `proc` had committed it on this node.
+    /// `PMIx_Store_internal` in the host's process: `value` as `proc`'s `key`, for the host's
+    /// own gets ([`Server::get`]); no client and no other node sees it.
     pub async fn store_internal(&self, proc: Proc, key: Key, value: Value) -> Result<(), Error> {
         self.call(move |core| core.store_internal(proc, key, value))
             .await

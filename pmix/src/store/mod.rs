@@ -26,6 +26,10 @@ pub(crate) struct ServerStore {
     /// registration does not say otherwise (v5.0 §17.2.5).
     pub(crate) resources: Vec<Info>,
     pub(crate) modex: ModexStore,
+    /// What the host stored for processes with `PMIx_Store_internal`: read by the host's own
+    /// gets only, never sent to clients or to other nodes (OpenPMIx keeps it inside the
+    /// server too).
+    pub(crate) internal: BTreeMap<Proc, modex::KvList>,
     /// What processes posted for the groups they constructed, by context id.
     pub(crate) group_values: GroupValues,
     /// The processes on this node: registered as clients (`PMIx_server_register_client`) or
