@@ -335,12 +335,15 @@ pub unsafe extern "C" fn PMIx_Notify_event(
             Some(read_proc(unsafe { &*source })?)
         };
         if crate::server::is_host() {
-            let r = server_events::notify(Status(status), source, DataRange(range), info);
+            let notify =
+                move || server_events::notify(Status(status), source, DataRange(range), info);
             let Some(f) = cbfunc else {
-                return r;
+                return notify();
             };
-            let (status, data) = (r.err().unwrap_or(Status::SUCCESS), CbData(cbdata));
-            return server_events::on_server_thread(move || call_op(f, status, data));
+            let data = CbData(cbdata);
+            return server_events::on_server_thread(move || {
+                call_op(f, notify().err().unwrap_or(Status::SUCCESS), data);
+            });
         }
         let notify = move |c: &pmix::client::blocking::Client| {
             c.notify_event(Status(status), source.as_ref(), DataRange(range), &info)

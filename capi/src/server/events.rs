@@ -6,9 +6,14 @@
 //! `PMIX_RANGE_CUSTOM`; the events reach the server's clients in every range but
 //! `PMIX_RANGE_PROC_LOCAL`. A chain walks one handler at a time on one of the server's
 //! threads: the handlers registered for the event's code first, then the default ones (no
-//! codes), each in registration order; `PMIX_EVENT_ACTION_COMPLETE` ends it.
+//! codes), each in registration order; `PMIX_EVENT_ACTION_COMPLETE` ends it. The
+//! registration's placement directives (`PMIX_EVENT_HDLR_FIRST`, `_BEFORE`, …), its filters
+//! (affected processes, range) and `PMIX_EVENT_NON_DEFAULT` are not applied here yet: the
+//! client's chain (`pmix::events`) does them, and this one should come to use it.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
 
 use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status};
 
@@ -71,9 +76,23 @@ pub(crate) fn on_server_thread(work: impl FnOnce() + Send + 'static) -> Result<(
     Ok(())
 }
 
-/// Forget every handler (`PMIx_server_finalize`).
+/// Forget every handler, and end the chains still waiting for a handler's completion
+/// (`PMIx_server_finalize`): their threads return.
 pub(crate) fn clear() {
     handlers().registered.clear();
+    waiting().clear();
+}
+
+/// Where each chain waits for its current handler's completion, by turn: dropping a sender
+/// ends that chain's wait.
+type Waiting = BTreeMap<u64, mpsc::Sender<(Status, Vec<Info>)>>;
+
+static WAITING: Mutex<Waiting> = Mutex::new(BTreeMap::new());
+static NEXT_TURN: AtomicU64 = AtomicU64::new(0);
+
+fn waiting() -> MutexGuard<'static, Waiting> {
+    // One insertion or removal at a time: a panic elsewhere cannot tear it.
+    WAITING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `PMIx_Notify_event` in the server process: to the server's clients (through the
@@ -112,9 +131,13 @@ fn walk_chain(status: Status, source: &Proc, info: &[Info]) {
     };
     let mut results: Vec<Info> = Vec::new();
     for (id, handler, returned) in chain {
-        let (tx, rx) = std::sync::mpsc::channel::<(Status, Vec<Info>)>();
+        let (tx, rx) = mpsc::channel::<(Status, Vec<Info>)>();
+        let turn = NEXT_TURN.fetch_add(1, Ordering::Relaxed);
+        waiting().insert(turn, tx);
         let done: Completion = Box::new(move |s, r| {
-            let _ = tx.send((s, r));
+            if let Some(tx) = waiting().remove(&turn) {
+                let _ = tx.send((s, r));
+            }
         });
         let event = Delivery {
             handler: id,
@@ -124,7 +147,8 @@ fn walk_chain(status: Status, source: &Proc, info: &[Info]) {
             results: &results,
         };
         run_handler(handler, returned.as_ref(), &event, done);
-        // A handler that never completes holds its chain only: this thread is its own.
+        // A handler that never completes holds its chain only (this thread is its own),
+        // until `PMIx_server_finalize` ends the wait.
         let Ok((outcome, added)) = rx.recv() else {
             return;
         };
