@@ -407,11 +407,6 @@ pub unsafe extern "C" fn PMIx_Resolve_peers(
             None => c.block_on(c.as_async().resolve_peers_of_every_job(node.as_deref())),
         }
         .map_err(status_of)?;
-        // SAFETY: writable (the caller's promise).
-        unsafe {
-            *procs = std::ptr::null_mut();
-            *nprocs = 0;
-        }
         if found.is_empty() {
             return Err(Status::ERR_NOT_FOUND);
         }

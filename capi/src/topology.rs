@@ -581,7 +581,8 @@ fn distances(
     };
     let cpuset = match origin.cpuset {
         Some(c) => c,
-        // The binding is this machine's, whatever topology is measured.
+        // This process's binding: the client's, or before init as the measured topology
+        // reads it (this machine's when none was given).
         None => match client {
             Some(c) => c.get_cpuset(false).map_err(|e| e.status())?,
             None => machine.binding(false).map_err(|e| e.status())?,
@@ -647,11 +648,6 @@ pub unsafe extern "C" fn PMIx_Compute_distances(
     guard("PMIx_Compute_distances", || {
         if distances_out.is_null() || ndist.is_null() {
             return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: writable (the caller's promise): nothing is handed out on a failure.
-        unsafe {
-            *distances_out = ptr::null_mut();
-            *ndist = 0;
         }
         // SAFETY: the caller's promise.
         let (origin, directives) =
