@@ -22,9 +22,10 @@
 //! category; after the chain's first handler (or before its last) is the front (or the end) of
 //! the category's list, as OpenPMIx places it. There is one global first, one global last, and
 //! one first and one last per category: a second claim fails with
-//! `PMIX_ERR_EVENT_REGISTRATION`, as does naming a handler that neither the category nor the
-//! chain's ends hold (the standard leaves both open; refusing says so at once rather than
-//! placing the handler somewhere the caller did not ask for).
+//! `PMIX_ERR_EVENT_REGISTRATION`, as does naming a handler that neither the category holds
+//! nor is the chain's first (for after) or last (for before) (the standard leaves both open;
+//! refusing says so at once rather than placing the handler somewhere the caller did not ask
+//! for).
 //!
 //! A chain (`Chain`, internal) walks the handlers in order, accumulating the results each returns for the
 //! handlers after it; `PMIX_EVENT_ACTION_COMPLETE` ends it.

@@ -320,8 +320,8 @@ impl Lent {
     ) -> Result<(*mut T, usize), Status> {
         let p: *mut T = calloc_array(values.len())?;
         for (i, v) in values.iter().enumerate() {
-            // SAFETY: the array has room for every object; a failure leaves the earlier
-            // ones, released by `Drop` through the array kept below.
+            // SAFETY: the array has room for every object; on a failure the ones written
+            // before are destructed and the array freed here.
             if let Err(s) = unsafe { write_object(v, p.add(i).cast()) } {
                 for j in 0..i {
                     // SAFETY: written above.

@@ -8,19 +8,13 @@ use std::ffi::{c_char, c_void};
 
 use pmix::model::{Cpuset, Status};
 
+use super::module::InfoCb;
 use super::{OpCb, run_op, server, status_of};
 use crate::boundary::{c_strdup, guard, guard_or};
 use crate::nb::CbData;
 use crate::topology::{CSourced, read_cpuset};
 use crate::types::{CInfo, CStatus};
 use crate::values::{free_infos, read_infos, write_infos};
-
-/// `pmix_release_cbfunc_t`.
-type ReleaseCb = unsafe extern "C" fn(*mut c_void);
-/// `pmix_info_cbfunc_t`: the status, the infos (lent until the release function is called),
-/// the caller's data, the release function and its data.
-type InfoCb =
-    unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
 
 /// `PMIx_server_register_resources`: information not tied to a job (nodes, fabrics, …), part
 /// of every job's information where the job's own registration does not say otherwise.

@@ -3,8 +3,9 @@
 //! the library's server calls from it), with arguments that stay valid until the host
 //! answers through the callback, from inside the upcall or later from any thread. A NULL
 //! slot is an upcall the host does not support (`PMIX_ERR_NOT_SUPPORTED`, as the trait's
-//! defaults answer), except `log`: without it the library logs to the local channels itself,
-//! as OpenPMIx's server does.
+//! defaults answer), except three: without `client_connected(2)` or `client_finalized` the
+//! client is simply let in or out, and without `log` the library logs to the local channels
+//! itself, as OpenPMIx's server does.
 
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -414,7 +415,7 @@ impl Host for CHost {
         let Some(f) = self.module.log else {
             // A host without a log upcall leaves logging to the library, as OpenPMIx's
             // server does: the local channels (stderr, stdout, syslog).
-            return log_locally(&proc, timestamp, &data, &directives);
+            return pmix::host::log::write_local_now(&proc, timestamp, &data, &directives);
         };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
@@ -682,19 +683,4 @@ impl CHost {
         )
         .await
     }
-}
-
-/// The library's own logging, for a host without a log upcall.
-fn log_locally(
-    proc: &Proc,
-    timestamp: i64,
-    data: &[Info],
-    directives: &[Info],
-) -> Result<(), Status> {
-    // The C library runs on the tokio driver, never under the simulator.
-    #[allow(clippy::disallowed_methods)]
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    pmix::host::log::write_local(proc, timestamp, now, data, directives)
 }

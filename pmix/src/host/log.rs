@@ -56,6 +56,23 @@ fn flag(directives: &[Info], key: &str) -> bool {
         .any(|i| i.key.as_str() == key && i.value.as_bool().unwrap_or(true))
 }
 
+/// [`write_local`] at the wall-clock time: what [`crate::server::Host::log`]'s default does,
+/// and what a host without channels of its own calls.
+pub fn write_local_now(
+    source: &Proc,
+    timestamp: i64,
+    data: &[Info],
+    directives: &[Info],
+) -> Result<(), Status> {
+    // Hosts run under the tokio driver, never under the simulator, whose hosts log on their
+    // own clock.
+    #[allow(clippy::disallowed_methods)]
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    write_local(source, timestamp, now, data, directives)
+}
+
 /// Log `data` for `source` on the local channels, as [`crate::server::Host::log`]'s default
 /// does. `timestamp` is the request's (0: none); `now` the wall-clock time in seconds, used
 /// for `PMIX_LOG_GENERATE_TIMESTAMP` (the caller reads the clock, so this stays testable).

@@ -184,13 +184,7 @@ pub trait Host: Send + Sync + 'static {
         data: Vec<Info>,
         directives: Vec<Info>,
     ) -> impl Future<Output = Result<(), Status>> + Send {
-        // The default host runs under the tokio driver, never under the simulator, whose
-        // hosts log on their own clock.
-        #[allow(clippy::disallowed_methods)]
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        async move { log::write_local(&proc, timestamp, now, &data, &directives) }
+        async move { log::write_local_now(&proc, timestamp, &data, &directives) }
     }
 
     /// `allocate`: a request of `proc` for a new allocation, or to extend, release or reacquire
