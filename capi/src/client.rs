@@ -12,6 +12,7 @@ use pmix::client::blocking::Client;
 use pmix::model::{Nspace, PData, Scope, Status, attr};
 
 use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed};
+use crate::server::Caller;
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
 use crate::values::{
     c_proc, read_argv, read_infos, read_proc, read_procs, read_value, undef_value, write_value,
@@ -201,12 +202,10 @@ pub unsafe extern "C" fn PMIx_Store_internal(
         }
         // SAFETY: the caller's promise.
         let (proc, key, value) = unsafe { (read_proc(&*proc)?, key_arg(key)?, read_value(&*val)?) };
-        if crate::server::is_host() {
-            return crate::server::host_store(proc, &key, value);
+        match crate::server::caller()? {
+            Caller::Client(c) => c.store_internal(&proc, &key, value).map_err(status_of),
+            Caller::Host => crate::server::host_store(proc, &key, value),
         }
-        (client()?)
-            .store_internal(&proc, &key, value)
-            .map_err(status_of)
     })
 }
 
@@ -264,12 +263,9 @@ pub unsafe extern "C" fn PMIx_Get(
         let static_values = info
             .iter()
             .any(|i| i.is(attr::GET_STATIC_VALUES) && i.value.as_bool().unwrap_or(true));
-        let value = if crate::server::is_host() {
-            crate::server::host_get(target, &key)?
-        } else {
-            client()?
-                .get(target.as_ref(), &key, &info)
-                .map_err(status_of)?
+        let value = match crate::server::caller()? {
+            Caller::Client(c) => c.get(target.as_ref(), &key, &info).map_err(status_of)?,
+            Caller::Host => crate::server::host_get(target, &key)?,
         };
         if static_values {
             // SAFETY: `*val` is the caller's value (the caller's promise).

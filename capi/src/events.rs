@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use pmix::model::{DataRange, Info, Status, attr};
 
 use crate::boundary::{guard, guard_or, slice_of};
-use crate::client::{client, with_client};
-use crate::nb::{CbData, OpCallback, call_op, detached, run_counted};
+use crate::client::with_client;
+use crate::nb::{CbData, OpCallback, call_op, detached_on, run_counted};
+use crate::server::Caller;
 use crate::server::events as server_events;
 use crate::types::{CInfo, CProc, CStatus};
 use crate::values::{c_proc, free_infos, read_infos, read_proc, write_infos};
@@ -205,20 +206,23 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
         let returned = (info.iter())
             .find(|i| i.is(attr::EVENT_RETURN_OBJECT))
             .cloned();
-        if crate::server::is_host() {
-            let id = server_events::register(codes, handler, returned);
-            let Some(done) = cbfunc else {
-                reference = CStatus::try_from(id).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
-                return Ok(());
-            };
-            let data = CbData(cbdata);
-            return server_events::on_server_thread(move || {
-                guard_or("registration callback", (), || {
-                    // SAFETY: the caller's callback and data.
-                    unsafe { done(Status::SUCCESS.0, id, data.ptr()) }
+        let c = match crate::server::caller()? {
+            Caller::Client(c) => c,
+            Caller::Host => {
+                let id = server_events::register(codes, handler, returned);
+                let Some(done) = cbfunc else {
+                    reference = CStatus::try_from(id).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+                    return Ok(());
+                };
+                let data = CbData(cbdata);
+                return server_events::on_server_thread(move || {
+                    guard_or("registration callback", (), || {
+                        // SAFETY: the caller's callback and data.
+                        unsafe { done(Status::SUCCESS.0, id, data.ptr()) }
+                    });
                 });
-            });
-        }
+            }
+        };
         let register = move |c: &pmix::client::blocking::Client| {
             c.register_event_handler(&codes, &info, move |notice, completion| {
                 // On one of the client's threads, where a C handler may block and call the
@@ -252,7 +256,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
         match cbfunc {
             Some(done) => {
                 let data = CbData(cbdata);
-                detached(move |c| {
+                detached_on(c, move |c| {
                     let (status, id) = match register(c) {
                         Ok(id) => (Status::SUCCESS, id),
                         Err(s) => (s, 0),
@@ -261,10 +265,11 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
                         // SAFETY: the caller's callback and data.
                         unsafe { done(status.0, id, data.ptr()) }
                     });
-                })
+                });
+                Ok(())
             }
             None => {
-                let id = register(&*client()?)?;
+                let id = register(&c)?;
                 reference = CStatus::try_from(id).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
                 Ok(())
             }
@@ -288,22 +293,25 @@ pub unsafe extern "C" fn PMIx_Deregister_event_handler(
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Deregister_event_handler", || {
-        if crate::server::is_host() {
-            let r = server_events::deregister(evhdlr_ref);
-            let Some(f) = cbfunc else {
-                return r;
-            };
-            let (status, data) = (r.err().unwrap_or(Status::SUCCESS), CbData(cbdata));
-            return server_events::on_server_thread(move || call_op(f, status, data));
-        }
-        let c = client()?;
+        let c = match crate::server::caller()? {
+            Caller::Client(c) => c,
+            Caller::Host => {
+                let r = server_events::deregister(evhdlr_ref);
+                let Some(f) = cbfunc else {
+                    return r;
+                };
+                let (status, data) = (r.err().unwrap_or(Status::SUCCESS), CbData(cbdata));
+                return server_events::on_server_thread(move || call_op(f, status, data));
+            }
+        };
         let r = c
             .deregister_event_handler(evhdlr_ref)
             .map_err(|e| e.status());
         if let Some(f) = cbfunc {
             let status = r.err().unwrap_or(Status::SUCCESS);
             let data = CbData(cbdata);
-            return detached(move |_| call_op(f, status, data));
+            detached_on(c, move |_| call_op(f, status, data));
+            return Ok(());
         }
         r
     })
@@ -334,17 +342,20 @@ pub unsafe extern "C" fn PMIx_Notify_event(
             // SAFETY: the caller's promise.
             Some(read_proc(unsafe { &*source })?)
         };
-        if crate::server::is_host() {
-            let notify =
-                move || server_events::notify(Status(status), source, DataRange(range), info);
-            let Some(f) = cbfunc else {
-                return notify();
-            };
-            let data = CbData(cbdata);
-            return server_events::on_server_thread(move || {
-                call_op(f, notify().err().unwrap_or(Status::SUCCESS), data);
-            });
-        }
+        let c = match crate::server::caller()? {
+            Caller::Client(c) => c,
+            Caller::Host => {
+                let notify =
+                    move || server_events::notify(Status(status), source, DataRange(range), info);
+                let Some(f) = cbfunc else {
+                    return notify();
+                };
+                let data = CbData(cbdata);
+                return server_events::on_server_thread(move || {
+                    call_op(f, notify().err().unwrap_or(Status::SUCCESS), data);
+                });
+            }
+        };
         let notify = move |c: &pmix::client::blocking::Client| {
             c.notify_event(Status(status), source.as_ref(), DataRange(range), &info)
                 .map_err(|e| e.status())
@@ -352,12 +363,13 @@ pub unsafe extern "C" fn PMIx_Notify_event(
         match cbfunc {
             Some(f) => {
                 let data = CbData(cbdata);
-                detached(move |c| {
+                detached_on(c, move |c| {
                     let outcome = notify(c).err().unwrap_or(Status::SUCCESS);
                     call_op(f, outcome, data);
-                })
+                });
+                Ok(())
             }
-            None => notify(&*client()?),
+            None => notify(&c),
         }
     })
 }

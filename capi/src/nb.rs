@@ -9,7 +9,7 @@
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_void};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use pmix::client::blocking::Client;
 
@@ -17,6 +17,7 @@ use pmix::model::{PData, Status};
 
 use crate::boundary::{calloc_array, guard, read_cstr};
 use crate::client::client;
+use crate::server::Caller;
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
 use crate::values::{
     c_proc, destruct_value, read_argv, read_infos, read_proc, read_procs, undef_value, write_value,
@@ -99,14 +100,18 @@ pub(crate) fn wait_idle() {
 
 /// Run `work` with the client on one of its threads; `PMIX_ERR_INIT` before `PMIx_Init`.
 pub(crate) fn detached(work: impl FnOnce(&Client) + Send + 'static) -> Result<(), Status> {
-    let client = client()?;
+    detached_on(client()?, work);
+    Ok(())
+}
+
+/// [`detached`] with the client the caller already holds.
+pub(crate) fn detached_on(client: Arc<Client>, work: impl FnOnce(&Client) + Send + 'static) {
     let held = client.clone();
     run_counted(&client, move || {
         work(&held);
         // Before the work counts out: the last reference is `PMIx_Finalize`'s to drop.
         drop(held);
     });
-    Ok(())
 }
 
 /// Call an op callback with `status` (inside the panic boundary, as every callback).
@@ -176,15 +181,18 @@ pub unsafe extern "C" fn PMIx_Get_nb(
             Some(read_proc(unsafe { &*proc })?)
         };
         let data = CbData(cbdata);
-        if crate::server::is_host() {
-            return crate::server::events::on_server_thread(move || {
+        match crate::server::caller()? {
+            Caller::Client(c) => {
+                detached_on(c, move |c| {
+                    let got = c.get(target.as_ref(), &key, &info).map_err(|e| e.status());
+                    answer_get(cbfunc, got, data);
+                });
+                Ok(())
+            }
+            Caller::Host => crate::server::events::on_server_thread(move || {
                 answer_get(cbfunc, crate::server::host_get(target, &key), data);
-            });
+            }),
         }
-        detached(move |c| {
-            let got = c.get(target.as_ref(), &key, &info).map_err(|e| e.status());
-            answer_get(cbfunc, got, data);
-        })
     })
 }
 

@@ -60,10 +60,23 @@ fn server() -> Result<(Arc<Server>, tokio::runtime::Handle, ServerObjects), Stat
     ))
 }
 
-/// Whether this process is a host: it runs a server and no client. A host's client calls
-/// (`PMIx_Get`, `PMIx_Store_internal`, the event calls) then reach its own server.
-pub(crate) fn is_host() -> bool {
-    crate::client::client().is_err() && server().is_ok()
+/// Who a call that clients and hosts both make acts for.
+pub(crate) enum Caller {
+    /// This process's client (`PMIx_Init` ran).
+    Client(Arc<pmix::client::blocking::Client>),
+    /// A host: this process runs a server and no client. Its client calls (`PMIx_Get`,
+    /// `PMIx_Store_internal`, the event calls) then reach its own server.
+    Host,
+}
+
+/// The caller of such a call, taking the client's lock once (a cached `PMIx_Get` is on the
+/// hot path); `PMIX_ERR_INIT` when the process has neither a client nor a server.
+pub(crate) fn caller() -> Result<Caller, Status> {
+    match crate::client::client() {
+        Ok(c) => Ok(Caller::Client(c)),
+        Err(_) if running().is_some() => Ok(Caller::Host),
+        Err(s) => Err(s),
+    }
 }
 
 /// `PMIx_Get` in a host: what its server holds (`Server::get`); a NULL process is
