@@ -215,6 +215,18 @@ pub struct CEndpoint {
     pub endpt: CByteObject,
 }
 
+/// `pmix_regattr_t`: an attribute a function supports (`PMIx_Register_attributes`, answers
+/// to `PMIX_QUERY_ATTRIBUTE_SUPPORT`): its name, key string, data type and description lines
+/// (a NULL-terminated `char **`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CRegattr {
+    pub name: *mut c_char,
+    pub string: [c_char; 512],
+    pub type_: u16,
+    pub description: *mut *mut c_char,
+}
+
 /// `pmix_info_t`'s flag on the last element of an array made by `PMIX_INFO_CREATE`.
 pub const INFO_ARRAY_END: u32 = 0x2;
 
@@ -247,4 +259,6 @@ const _: () = {
     assert!(offset_of!(CDeviceDistance, maxdist) == 26);
     assert!(size_of::<CEndpoint>() == 32 && offset_of!(CEndpoint, osname) == 8);
     assert!(offset_of!(CEndpoint, endpt) == 16);
+    assert!(size_of::<CRegattr>() == 536 && offset_of!(CRegattr, string) == 8);
+    assert!(offset_of!(CRegattr, type_) == 520 && offset_of!(CRegattr, description) == 528);
 };

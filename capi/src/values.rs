@@ -14,8 +14,8 @@
 //!
 //! Fabric coordinates, geometries and endpoints and device distances are in [`fabric`].
 //!
-//! Types not carried here yet (attribute registrations, statistics, data buffers inside a
-//! value) are refused with `PMIX_ERR_NOT_SUPPORTED`.
+//! Types not carried here yet (statistics, data buffers inside a value) are refused with
+//! `PMIX_ERR_NOT_SUPPORTED`.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
@@ -23,7 +23,7 @@ use std::ptr;
 use pmix::model::{
     AllocDirective, App, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar, Info,
     InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData, Persistence,
-    Pointer, Proc, ProcInfo, ProcState, Query, Rank, Scope, Status, StorageAccessType,
+    Pointer, Proc, ProcInfo, ProcState, Query, Rank, RegAttr, Scope, Status, StorageAccessType,
     StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
 };
 
@@ -44,7 +44,7 @@ use crate::topology::{
 };
 use crate::types::{
     CApp, CByteObject, CCoord, CDataArray, CDeviceDistance, CEndpoint, CEnvar, CGeometry, CInfo,
-    CPdata, CProc, CProcInfo, CQuery, CTimeval, CValue, CValueData,
+    CPdata, CProc, CProcInfo, CQuery, CRegattr, CTimeval, CValue, CValueData,
 };
 
 /// The size of one C object of type `t` (an element of a `pmix_data_array_t`), for the types
@@ -109,6 +109,7 @@ pub(crate) fn object_size(t: DataType) -> Option<usize> {
         DataType::DEVICE_DIST => size_of::<CDeviceDistance>(),
         DataType::ENDPOINT => size_of::<CEndpoint>(),
         DataType::PROC_NSPACE => 256,
+        DataType::REGATTR => size_of::<CRegattr>(),
         _ => return None,
     })
 }
@@ -127,6 +128,7 @@ pub(crate) fn by_pointer(t: DataType) -> bool {
             | DataType::GEOMETRY
             | DataType::DEVICE_DIST
             | DataType::ENDPOINT
+            | DataType::REGATTR
     )
 }
 
@@ -248,6 +250,7 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
             DataType::GEOMETRY => Value::Geometry(Box::new(read_geometry(&get(src))?)),
             DataType::DEVICE_DIST => Value::DeviceDist(Box::new(read_device_distance(&get(src)))),
             DataType::ENDPOINT => Value::Endpoint(Box::new(read_endpoint(&get(src))?)),
+            DataType::REGATTR => Value::RegAttr(Box::new(read_regattr(&get(src)))),
             DataType::UNDEF => Value::Undef,
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         })
@@ -386,6 +389,22 @@ unsafe fn read_query(q: &CQuery) -> Result<Query, Status> {
             keys: read_argv(q.keys),
             qualifiers: read_infos(q.qualifiers, q.nqual)?,
         })
+    }
+}
+
+/// A `pmix_regattr_t`; an empty key string is none.
+///
+/// # Safety
+/// Its name is NULL or a string; its description NULL or a NULL-terminated array of strings.
+unsafe fn read_regattr(r: &CRegattr) -> RegAttr {
+    let string = read_fixed(&r.string);
+    RegAttr {
+        // SAFETY: the caller's promise, field by field.
+        name: unsafe { read_cstr(r.name) },
+        string: (!string.is_empty()).then_some(string),
+        data_type: DataType(r.type_),
+        // SAFETY: as above.
+        description: unsafe { read_argv(r.description) },
     }
 }
 
@@ -550,6 +569,7 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
             Value::Geometry(g) => put(dst, c_geometry(g)?),
             Value::DeviceDist(d) => put(dst, c_device_distance(d)?),
             Value::Endpoint(e) => put(dst, c_endpoint(e)?),
+            Value::RegAttr(r) => put(dst, c_regattr(r)?),
             Value::Undef => {}
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         }
@@ -762,6 +782,28 @@ unsafe fn write_app(app: &App) -> Result<CApp, Status> {
     Ok(c)
 }
 
+/// A `pmix_regattr_t` of `r`, its name and description in blocks of libc's allocator.
+fn c_regattr(r: &RegAttr) -> Result<CRegattr, Status> {
+    let mut c = CRegattr {
+        name: ptr::null_mut(),
+        string: [0; 512],
+        type_: r.data_type.0,
+        description: ptr::null_mut(),
+    };
+    write_fixed(&mut c.string, r.string.as_deref().unwrap_or(""));
+    let filled = (|| {
+        c.name = opt_strdup(r.name.as_deref())?;
+        c.description = write_argv(&r.description)?;
+        Ok(())
+    })();
+    if let Err(s) = filled {
+        // SAFETY: every pointer of `c` is NULL or a block written above.
+        unsafe { destruct_regattr(&mut c) };
+        return Err(s);
+    }
+    Ok(c)
+}
+
 fn write_array(a: &DataArray) -> Result<CDataArray, Status> {
     let size = object_size(a.data_type).ok_or(Status::ERR_NOT_SUPPORTED)?;
     let base: *mut u8 = calloc_array(size * a.elements.len())?;
@@ -842,6 +884,7 @@ pub(crate) unsafe fn destruct_object(t: DataType, p: *mut c_void) {
             DataType::GEOMETRY => destruct_geometry(&mut *p.cast::<CGeometry>()),
             DataType::DEVICE_DIST => destruct_device_distance(&mut *p.cast::<CDeviceDistance>()),
             DataType::ENDPOINT => destruct_endpoint(&mut *p.cast::<CEndpoint>()),
+            DataType::REGATTR => destruct_regattr(&mut *p.cast::<CRegattr>()),
             _ => {}
         }
     }
@@ -907,6 +950,18 @@ unsafe fn destruct_app(a: &mut CApp) {
     a.cwd = ptr::null_mut();
     a.info = ptr::null_mut();
     a.ninfo = 0;
+}
+
+/// # Safety
+/// As [`destruct_object`].
+unsafe fn destruct_regattr(r: &mut CRegattr) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        free(r.name);
+        free_argv(r.description);
+    }
+    r.name = ptr::null_mut();
+    r.description = ptr::null_mut();
 }
 
 /// Release a NULL-terminated `char **` and its strings.

@@ -15,7 +15,7 @@ use pmix_capi::fabric::CFabric;
 use pmix_capi::topology::CSourced;
 use pmix_capi::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CEndpoint, CEnvar,
-    CGeometry, CInfo, CPdata, CProc, CProcInfo, CQuery, CValue,
+    CGeometry, CInfo, CPdata, CProc, CProcInfo, CQuery, CRegattr, CValue,
 };
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{
@@ -179,6 +179,14 @@ fn the_structs_are_laid_out_as_openpmix_headers_say() {
         ("pmix_endpoint_t", "", size_of::<CEndpoint>()),
         ("pmix_endpoint_t", "osname", offset_of!(CEndpoint, osname)),
         ("pmix_endpoint_t", "endpt", offset_of!(CEndpoint, endpt)),
+        ("pmix_regattr_t", "", size_of::<CRegattr>()),
+        ("pmix_regattr_t", "string", offset_of!(CRegattr, string)),
+        ("pmix_regattr_t", "type", offset_of!(CRegattr, type_)),
+        (
+            "pmix_regattr_t",
+            "description",
+            offset_of!(CRegattr, description),
+        ),
     ];
     // A C program printing the compiler's numbers for the same list.
     let mut c = String::from(

@@ -11,7 +11,7 @@ use pmix::model::topology::cpuset_list;
 use pmix::model::{
     App, ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceDistance,
     DeviceType, Endpoint, Envar, Geometry, Info, InfoDirectives, Key, Nspace, PData, Pointer, Proc,
-    ProcInfo, ProcState, Query, Rank, Scope, Status, Time, Timeval, Topology, Value, attr,
+    ProcInfo, ProcState, Query, Rank, RegAttr, Scope, Status, Time, Timeval, Topology, Value, attr,
 };
 
 use super::*;
@@ -174,14 +174,14 @@ fn infos_are_written_with_the_array_end_flag_on_the_last() {
 
 #[test]
 fn malformed_c_values_are_refused_not_read() {
-    // A pointer type with a NULL pointer, an unknown type, a type this library does not
-    // carry, and an array whose elements are missing.
+    // A pointer type with a NULL pointer, an unknown type, a deprecated type this library
+    // does not carry, and an array whose elements are missing.
     let mut proc_null = undef_value();
     proc_null.type_ = DataType::PROC.0;
     let mut unknown = undef_value();
     unknown.type_ = 4000;
-    let mut regattr = undef_value();
-    regattr.type_ = DataType::REGATTR.0;
+    let mut buffer = undef_value();
+    buffer.type_ = DataType::BUFFER.0;
     let mut array = CDataArray {
         type_: DataType::UINT32.0,
         size: 3,
@@ -194,7 +194,7 @@ fn malformed_c_values_are_refused_not_read() {
     unsafe {
         assert_eq!(read_value(&proc_null), Err(Status::ERR_BAD_PARAM));
         assert_eq!(read_value(&unknown), Err(Status::ERR_NOT_SUPPORTED));
-        assert_eq!(read_value(&regattr), Err(Status::ERR_NOT_SUPPORTED));
+        assert_eq!(read_value(&buffer), Err(Status::ERR_NOT_SUPPORTED));
         assert_eq!(read_value(&holey), Err(Status::ERR_BAD_PARAM));
     }
 }
@@ -653,5 +653,54 @@ fn malformed_fabric_structs_are_refused_not_read() {
         write_value(&wide, &mut c).unwrap();
         assert_eq!(read_value(&c).unwrap(), wide);
         destruct_value(&mut c);
+    }
+}
+
+fn regattr(name: &str) -> RegAttr {
+    RegAttr {
+        name: Some(name.to_uppercase()),
+        string: Some(format!("pmix.{name}")),
+        data_type: DataType::UINT32,
+        description: vec![Some("first line".into()), Some("second".into())],
+    }
+}
+
+#[test]
+fn attribute_registrations_cross_as_regattr_structs() {
+    let values = [
+        Value::RegAttr(Box::new(regattr("alloc.nnodes"))),
+        Value::RegAttr(Box::default()),
+        Value::DataArray(Box::new(
+            DataArray::new(
+                DataType::REGATTR,
+                vec![
+                    Value::RegAttr(Box::new(regattr("a"))),
+                    Value::RegAttr(Box::new(regattr("b"))),
+                ],
+            )
+            .unwrap(),
+        )),
+    ];
+    for v in values {
+        let mut c = undef_value();
+        // SAFETY: a fresh value of this test, destructed once; a regattr value holds a
+        // `pmix_regattr_t` behind its pointer.
+        unsafe {
+            write_value(&v, &mut c).unwrap();
+            assert_eq!(c.type_, v.data_type().0, "{v:?}");
+            assert_eq!(read_value(&c).unwrap(), v);
+            if let Value::RegAttr(r) = &v
+                && r.name.is_some()
+            {
+                let laid = *c.data.ptr.cast::<CRegattr>();
+                assert_eq!(read_cstr(laid.name).as_deref(), Some("ALLOC.NNODES"));
+                assert_eq!(read_fixed(&laid.string), "pmix.alloc.nnodes");
+                assert_eq!(laid.type_, DataType::UINT32.0);
+                assert_eq!(read_argv(laid.description).len(), 2);
+                assert!((*laid.description.add(2)).is_null());
+            }
+            destruct_value(&mut c);
+        }
+        assert_eq!(c.type_, DataType::UNDEF.0);
     }
 }
