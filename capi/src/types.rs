@@ -96,6 +96,11 @@ pub union CValueData {
     pub geometry: *mut CGeometry,
     pub devdist: *mut CDeviceDistance,
     pub endpoint: *mut CEndpoint,
+    pub dbuf: *mut CDataBuffer,
+    pub pstats: *mut CProcStats,
+    pub dkstats: *mut CDiskStats,
+    pub netstats: *mut CNetStats,
+    pub ndstats: *mut CNodeStats,
 }
 
 impl std::fmt::Debug for CValueData {
@@ -227,6 +232,83 @@ pub struct CRegattr {
     pub description: *mut *mut c_char,
 }
 
+/// `pmix_proc_stats_t`: one sample of a process's resource use (sizes in MBytes); `state`
+/// is the letter `ps` shows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CProcStats {
+    pub node: *mut c_char,
+    pub proc: CProc,
+    pub pid: i32,
+    pub cmd: *mut c_char,
+    pub state: c_char,
+    pub time: CTimeval,
+    pub percent_cpu: f32,
+    pub priority: i32,
+    pub num_threads: u16,
+    pub pss: f32,
+    pub vsize: f32,
+    pub rss: f32,
+    pub peak_vsize: f32,
+    pub processor: u16,
+    pub sample_time: CTimeval,
+}
+
+/// `pmix_disk_stats_t`: one sample of a disk's counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CDiskStats {
+    pub disk: *mut c_char,
+    pub num_reads_completed: u64,
+    pub num_reads_merged: u64,
+    pub num_sectors_read: u64,
+    pub milliseconds_reading: u64,
+    pub num_writes_completed: u64,
+    pub num_writes_merged: u64,
+    pub num_sectors_written: u64,
+    pub milliseconds_writing: u64,
+    pub num_ios_in_progress: u64,
+    pub milliseconds_io: u64,
+    pub weighted_milliseconds_io: u64,
+}
+
+/// `pmix_net_stats_t`: one sample of a network interface's counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CNetStats {
+    pub net_interface: *mut c_char,
+    pub num_bytes_recvd: u64,
+    pub num_packets_recvd: u64,
+    pub num_recv_errs: u64,
+    pub num_bytes_sent: u64,
+    pub num_packets_sent: u64,
+    pub num_send_errs: u64,
+}
+
+/// `pmix_node_stats_t`: one sample of a node's load averages and memory (in MBytes), with
+/// `ndiskstats` disk samples and `nnetstats` interface samples in arrays of their own.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CNodeStats {
+    pub node: *mut c_char,
+    pub la: f32,
+    pub la5: f32,
+    pub la15: f32,
+    pub total_mem: f32,
+    pub free_mem: f32,
+    pub buffers: f32,
+    pub cached: f32,
+    pub swap_cached: f32,
+    pub swap_total: f32,
+    pub swap_free: f32,
+    pub mapped: f32,
+    pub sample_time: CTimeval,
+    pub diskstats: *mut CDiskStats,
+    pub ndiskstats: usize,
+    pub netstats: *mut CNetStats,
+    pub nnetstats: usize,
+}
+
 /// `pmix_info_t`'s flag on the last element of an array made by `PMIX_INFO_CREATE`.
 pub const INFO_ARRAY_END: u32 = 0x2;
 
@@ -261,4 +343,19 @@ const _: () = {
     assert!(offset_of!(CEndpoint, endpt) == 16);
     assert!(size_of::<CRegattr>() == 536 && offset_of!(CRegattr, string) == 8);
     assert!(offset_of!(CRegattr, type_) == 520 && offset_of!(CRegattr, description) == 528);
+    assert!(size_of::<CProcStats>() == 352 && offset_of!(CProcStats, proc) == 8);
+    assert!(offset_of!(CProcStats, pid) == 268 && offset_of!(CProcStats, cmd) == 272);
+    assert!(offset_of!(CProcStats, state) == 280 && offset_of!(CProcStats, time) == 288);
+    assert!(offset_of!(CProcStats, percent_cpu) == 304);
+    assert!(offset_of!(CProcStats, num_threads) == 312 && offset_of!(CProcStats, pss) == 316);
+    assert!(offset_of!(CProcStats, processor) == 332);
+    assert!(offset_of!(CProcStats, sample_time) == 336);
+    assert!(size_of::<CDiskStats>() == 96 && offset_of!(CDiskStats, num_reads_completed) == 8);
+    assert!(offset_of!(CDiskStats, weighted_milliseconds_io) == 88);
+    assert!(size_of::<CNetStats>() == 56 && offset_of!(CNetStats, num_bytes_recvd) == 8);
+    assert!(offset_of!(CNetStats, num_send_errs) == 48);
+    assert!(size_of::<CNodeStats>() == 104 && offset_of!(CNodeStats, la) == 8);
+    assert!(offset_of!(CNodeStats, mapped) == 48 && offset_of!(CNodeStats, sample_time) == 56);
+    assert!(offset_of!(CNodeStats, diskstats) == 72 && offset_of!(CNodeStats, ndiskstats) == 80);
+    assert!(offset_of!(CNodeStats, netstats) == 88 && offset_of!(CNodeStats, nnetstats) == 96);
 };

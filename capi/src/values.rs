@@ -12,28 +12,38 @@
 //! [`destruct_object`] releases. Only hwloc's are understood: another source's object is
 //! `PMIX_ERR_NOT_SUPPORTED`.
 //!
-//! Fabric coordinates, geometries and endpoints and device distances are in [`fabric`].
+//! Fabric coordinates, geometries and endpoints and device distances are in [`fabric`];
+//! process, disk, network and node statistics in [`stats`]. A data buffer inside a value
+//! (`PMIX_DATA_BUFFER`) carries its packed bytes, not where unpacking had got to: the copy
+//! written for a caller is packed to its end and unpacks from its start.
 //!
-//! Types not carried here yet (statistics, data buffers inside a value) are refused with
-//! `PMIX_ERR_NOT_SUPPORTED`.
+//! The deprecated internal buffer (`PMIX_BUFFER`) is not carried: it is refused with
+//! `PMIX_ERR_NOT_SUPPORTED`, as is any type this library does not know.
 
 use std::ffi::{c_char, c_void};
 use std::ptr;
 
 use pmix::model::{
-    AllocDirective, App, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar, Info,
-    InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData, Persistence,
-    Pointer, Proc, ProcInfo, ProcState, Query, Rank, RegAttr, Scope, Status, StorageAccessType,
-    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
+    AllocDirective, App, Buffer, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar,
+    Info, InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData,
+    Persistence, Pointer, Proc, ProcInfo, ProcState, Query, Rank, RegAttr, Scope, Status,
+    StorageAccessType, StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval,
+    Value,
 };
 
 mod fabric;
+mod stats;
 
 use fabric::{
     c_coord, c_endpoint, c_geometry, destruct_coord, destruct_endpoint, destruct_geometry,
     read_coord, read_device_distance, read_endpoint, read_geometry,
 };
 pub(crate) use fabric::{c_device_distance, destruct_device_distance};
+use stats::{
+    c_disk_stats, c_net_stats, c_node_stats, c_proc_stats, destruct_disk_stats, destruct_net_stats,
+    destruct_node_stats, destruct_proc_stats, read_disk_stats, read_net_stats, read_node_stats,
+    read_proc_stats,
+};
 
 use crate::boundary::{
     c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
@@ -43,8 +53,9 @@ use crate::topology::{
     read_cpuset, read_topology,
 };
 use crate::types::{
-    CApp, CByteObject, CCoord, CDataArray, CDeviceDistance, CEndpoint, CEnvar, CGeometry, CInfo,
-    CPdata, CProc, CProcInfo, CQuery, CRegattr, CTimeval, CValue, CValueData,
+    CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
+    CEnvar, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats, CQuery,
+    CRegattr, CTimeval, CValue, CValueData,
 };
 
 /// The size of one C object of type `t` (an element of a `pmix_data_array_t`), for the types
@@ -110,6 +121,11 @@ pub(crate) fn object_size(t: DataType) -> Option<usize> {
         DataType::ENDPOINT => size_of::<CEndpoint>(),
         DataType::PROC_NSPACE => 256,
         DataType::REGATTR => size_of::<CRegattr>(),
+        DataType::PROC_STATS => size_of::<CProcStats>(),
+        DataType::DISK_STATS => size_of::<CDiskStats>(),
+        DataType::NET_STATS => size_of::<CNetStats>(),
+        DataType::NODE_STATS => size_of::<CNodeStats>(),
+        DataType::DATA_BUFFER => size_of::<CDataBuffer>(),
         _ => return None,
     })
 }
@@ -129,6 +145,11 @@ pub(crate) fn by_pointer(t: DataType) -> bool {
             | DataType::DEVICE_DIST
             | DataType::ENDPOINT
             | DataType::REGATTR
+            | DataType::PROC_STATS
+            | DataType::DISK_STATS
+            | DataType::NET_STATS
+            | DataType::NODE_STATS
+            | DataType::DATA_BUFFER
     )
 }
 
@@ -251,6 +272,11 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
             DataType::DEVICE_DIST => Value::DeviceDist(Box::new(read_device_distance(&get(src)))),
             DataType::ENDPOINT => Value::Endpoint(Box::new(read_endpoint(&get(src))?)),
             DataType::REGATTR => Value::RegAttr(Box::new(read_regattr(&get(src)))),
+            DataType::PROC_STATS => Value::ProcStats(Box::new(read_proc_stats(&get(src))?)),
+            DataType::DISK_STATS => Value::DiskStats(Box::new(read_disk_stats(&get(src)))),
+            DataType::NET_STATS => Value::NetStats(Box::new(read_net_stats(&get(src)))),
+            DataType::NODE_STATS => Value::NodeStats(Box::new(read_node_stats(&get(src))?)),
+            DataType::DATA_BUFFER => Value::DataBuffer(Box::new(read_data_buffer(&get(src))?)),
             DataType::UNDEF => Value::Undef,
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         })
@@ -340,6 +366,20 @@ unsafe fn read_bytes(bo: &CByteObject) -> Result<ByteObject, Status> {
     // SAFETY: the caller's promise.
     let bytes = unsafe { slice_of(bo.bytes.cast::<u8>(), bo.size)? };
     Ok(ByteObject(bytes.to_vec()))
+}
+
+/// The packed bytes of a `pmix_data_buffer_t`: the `bytes_used` at `base_ptr`, whether
+/// unpacked yet or not.
+///
+/// # Safety
+/// `b.base_ptr` points to `b.bytes_used` bytes (or `bytes_used` is 0).
+unsafe fn read_data_buffer(b: &CDataBuffer) -> Result<Buffer, Status> {
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { slice_of(b.base_ptr.cast::<u8>().cast_const(), b.bytes_used)? };
+    Ok(Buffer {
+        buffer_type: 0,
+        bytes: bytes.to_vec(),
+    })
 }
 
 /// A NULL-terminated array of strings (`char **`).
@@ -570,6 +610,11 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
             Value::DeviceDist(d) => put(dst, c_device_distance(d)?),
             Value::Endpoint(e) => put(dst, c_endpoint(e)?),
             Value::RegAttr(r) => put(dst, c_regattr(r)?),
+            Value::ProcStats(s) => put(dst, c_proc_stats(s)?),
+            Value::DiskStats(d) => put(dst, c_disk_stats(d)?),
+            Value::NetStats(n) => put(dst, c_net_stats(n)?),
+            Value::NodeStats(n) => put(dst, c_node_stats(n)?),
+            Value::DataBuffer(b) => put(dst, c_data_buffer(b)?),
             Value::Undef => {}
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         }
@@ -737,6 +782,35 @@ fn c_byte_object(bytes: &[u8]) -> Result<CByteObject, Status> {
     })
 }
 
+/// A `pmix_data_buffer_t` holding a copy of `b`'s bytes in a block of libc's allocator,
+/// packed to its end and unpacked from its start, as `PMIx_Data_load` leaves a buffer. An
+/// empty one holds no block, as `PMIX_DATA_BUFFER_CONSTRUCT` leaves it.
+fn c_data_buffer(b: &Buffer) -> Result<CDataBuffer, Status> {
+    let len = b.bytes.len();
+    if len == 0 {
+        return Ok(empty_data_buffer());
+    }
+    let base = c_bytes(&b.bytes)?;
+    Ok(CDataBuffer {
+        base_ptr: base,
+        // SAFETY: one past the end of the `len` bytes of `base`.
+        pack_ptr: unsafe { base.add(len) },
+        unpack_ptr: base,
+        bytes_allocated: len,
+        bytes_used: len,
+    })
+}
+
+fn empty_data_buffer() -> CDataBuffer {
+    CDataBuffer {
+        base_ptr: ptr::null_mut(),
+        pack_ptr: ptr::null_mut(),
+        unpack_ptr: ptr::null_mut(),
+        bytes_allocated: 0,
+        bytes_used: 0,
+    }
+}
+
 /// A NULL-terminated `char **` of `list` (a `None` element ends it early, as C reads it).
 fn write_argv(list: &[Option<String>]) -> Result<*mut *mut c_char, Status> {
     let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
@@ -885,6 +959,11 @@ pub(crate) unsafe fn destruct_object(t: DataType, p: *mut c_void) {
             DataType::DEVICE_DIST => destruct_device_distance(&mut *p.cast::<CDeviceDistance>()),
             DataType::ENDPOINT => destruct_endpoint(&mut *p.cast::<CEndpoint>()),
             DataType::REGATTR => destruct_regattr(&mut *p.cast::<CRegattr>()),
+            DataType::PROC_STATS => destruct_proc_stats(&mut *p.cast::<CProcStats>()),
+            DataType::DISK_STATS => destruct_disk_stats(&mut *p.cast::<CDiskStats>()),
+            DataType::NET_STATS => destruct_net_stats(&mut *p.cast::<CNetStats>()),
+            DataType::NODE_STATS => destruct_node_stats(&mut *p.cast::<CNodeStats>()),
+            DataType::DATA_BUFFER => destruct_data_buffer(&mut *p.cast::<CDataBuffer>()),
             _ => {}
         }
     }
@@ -962,6 +1041,16 @@ unsafe fn destruct_regattr(r: &mut CRegattr) {
     }
     r.name = ptr::null_mut();
     r.description = ptr::null_mut();
+}
+
+/// Release a data buffer's block and leave it empty (`PMIX_DATA_BUFFER_DESTRUCT`).
+///
+/// # Safety
+/// As [`destruct_object`].
+unsafe fn destruct_data_buffer(b: &mut CDataBuffer) {
+    // SAFETY: the caller's promise.
+    unsafe { free(b.base_ptr) };
+    *b = empty_data_buffer();
 }
 
 /// Release a NULL-terminated `char **` and its strings.

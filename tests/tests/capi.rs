@@ -14,8 +14,9 @@ use std::process::Command;
 use pmix_capi::fabric::CFabric;
 use pmix_capi::topology::CSourced;
 use pmix_capi::types::{
-    CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CEndpoint, CEnvar,
-    CGeometry, CInfo, CPdata, CProc, CProcInfo, CQuery, CRegattr, CValue,
+    CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
+    CEnvar, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats, CQuery,
+    CRegattr, CValue,
 };
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{
@@ -186,6 +187,120 @@ fn the_structs_are_laid_out_as_openpmix_headers_say() {
             "pmix_regattr_t",
             "description",
             offset_of!(CRegattr, description),
+        ),
+        ("pmix_proc_stats_t", "", size_of::<CProcStats>()),
+        ("pmix_proc_stats_t", "proc", offset_of!(CProcStats, proc)),
+        ("pmix_proc_stats_t", "pid", offset_of!(CProcStats, pid)),
+        ("pmix_proc_stats_t", "cmd", offset_of!(CProcStats, cmd)),
+        ("pmix_proc_stats_t", "state", offset_of!(CProcStats, state)),
+        ("pmix_proc_stats_t", "time", offset_of!(CProcStats, time)),
+        (
+            "pmix_proc_stats_t",
+            "percent_cpu",
+            offset_of!(CProcStats, percent_cpu),
+        ),
+        (
+            "pmix_proc_stats_t",
+            "priority",
+            offset_of!(CProcStats, priority),
+        ),
+        (
+            "pmix_proc_stats_t",
+            "num_threads",
+            offset_of!(CProcStats, num_threads),
+        ),
+        ("pmix_proc_stats_t", "pss", offset_of!(CProcStats, pss)),
+        ("pmix_proc_stats_t", "vsize", offset_of!(CProcStats, vsize)),
+        ("pmix_proc_stats_t", "rss", offset_of!(CProcStats, rss)),
+        (
+            "pmix_proc_stats_t",
+            "peak_vsize",
+            offset_of!(CProcStats, peak_vsize),
+        ),
+        (
+            "pmix_proc_stats_t",
+            "processor",
+            offset_of!(CProcStats, processor),
+        ),
+        (
+            "pmix_proc_stats_t",
+            "sample_time",
+            offset_of!(CProcStats, sample_time),
+        ),
+        ("pmix_disk_stats_t", "", size_of::<CDiskStats>()),
+        (
+            "pmix_disk_stats_t",
+            "num_reads_completed",
+            offset_of!(CDiskStats, num_reads_completed),
+        ),
+        (
+            "pmix_disk_stats_t",
+            "milliseconds_reading",
+            offset_of!(CDiskStats, milliseconds_reading),
+        ),
+        (
+            "pmix_disk_stats_t",
+            "num_ios_in_progress",
+            offset_of!(CDiskStats, num_ios_in_progress),
+        ),
+        (
+            "pmix_disk_stats_t",
+            "weighted_milliseconds_io",
+            offset_of!(CDiskStats, weighted_milliseconds_io),
+        ),
+        ("pmix_net_stats_t", "", size_of::<CNetStats>()),
+        (
+            "pmix_net_stats_t",
+            "num_bytes_recvd",
+            offset_of!(CNetStats, num_bytes_recvd),
+        ),
+        (
+            "pmix_net_stats_t",
+            "num_bytes_sent",
+            offset_of!(CNetStats, num_bytes_sent),
+        ),
+        (
+            "pmix_net_stats_t",
+            "num_send_errs",
+            offset_of!(CNetStats, num_send_errs),
+        ),
+        ("pmix_node_stats_t", "", size_of::<CNodeStats>()),
+        ("pmix_node_stats_t", "la", offset_of!(CNodeStats, la)),
+        ("pmix_node_stats_t", "la15", offset_of!(CNodeStats, la15)),
+        (
+            "pmix_node_stats_t",
+            "total_mem",
+            offset_of!(CNodeStats, total_mem),
+        ),
+        (
+            "pmix_node_stats_t",
+            "mapped",
+            offset_of!(CNodeStats, mapped),
+        ),
+        (
+            "pmix_node_stats_t",
+            "sample_time",
+            offset_of!(CNodeStats, sample_time),
+        ),
+        (
+            "pmix_node_stats_t",
+            "diskstats",
+            offset_of!(CNodeStats, diskstats),
+        ),
+        (
+            "pmix_node_stats_t",
+            "ndiskstats",
+            offset_of!(CNodeStats, ndiskstats),
+        ),
+        (
+            "pmix_node_stats_t",
+            "netstats",
+            offset_of!(CNodeStats, netstats),
+        ),
+        (
+            "pmix_node_stats_t",
+            "nnetstats",
+            offset_of!(CNodeStats, nnetstats),
         ),
     ];
     // A C program printing the compiler's numbers for the same list.
