@@ -6,7 +6,7 @@
 
 #![allow(unused_variables)] // the arguments document the C signature
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
 use pmix::model::Status;
 
@@ -27,7 +27,6 @@ macro_rules! not_yet {
 }
 
 not_yet! {
-    PMIx_Register_attributes(function: *mut c_char, attrs: *mut *mut c_char);
     PMIx_server_IOF_deliver(
         source: *const CProc,
         channel: u16,

@@ -16,13 +16,13 @@ mod upcalls;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use pmix::model::{Info, Key, Nspace, Proc, Status, Value};
+use pmix::model::{DataType, Info, Key, Nspace, Proc, RegAttr, Status, Value};
 use pmix::server::{Server, ServerConfig};
 
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
 use crate::nb::CbData;
 use crate::types::{CInfo, CProc, CStatus};
-use crate::values::{read_infos, read_proc, read_procs, write_infos};
+use crate::values::{read_argv, read_infos, read_proc, read_procs, write_infos};
 
 pub use module::CServerModule;
 use upcalls::{CHost, ServerObjects};
@@ -603,4 +603,43 @@ pub unsafe extern "C" fn PMIx_server_delete_process_set(pset_name: *mut c_char) 
         let (server, handle, _) = server()?;
         (handle.block_on(server.delete_process_set(&name))).map_err(status_of)
     })
+}
+
+/// `PMIx_Register_attributes` in OpenPMIx 4.2's form (the v4.0 one: `char *attrs[]`, the
+/// attributes' C names, NULL-terminated; v5.0 passes `pmix_regattr_t`s instead): the host
+/// supports these attributes for `function`, and queries of the host's attributes answer
+/// with them. Each name the standard knows carries its key (as `pmix_common.h` spells it)
+/// and type; another name is kept by name alone, as OpenPMIx keeps what the host gives it.
+///
+/// # Safety
+/// `function` is a string; `attrs` is NULL or a NULL-terminated array of strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Register_attributes(
+    function: *mut c_char,
+    attrs: *mut *mut c_char,
+) -> CStatus {
+    guard("PMIx_Register_attributes", || {
+        // SAFETY: the caller's promise.
+        let (function, names) = unsafe { (read_cstr(function), read_argv(attrs)) };
+        let function = function.ok_or(Status::ERR_BAD_PARAM)?;
+        let attrs = names.into_iter().flatten().map(registration).collect();
+        let (server, handle, _) = server()?;
+        (handle.block_on(server.register_attributes(&function, attrs))).map_err(status_of)
+    })
+}
+
+/// The registration of the attribute named `name` (`PMIX_ALLOC_NUM_NODES`).
+fn registration(name: String) -> RegAttr {
+    match pmix::model::attr::by_name(&name) {
+        Some(def) => RegAttr {
+            name: Some(name),
+            string: Some(def.openpmix_key.unwrap_or(def.key).to_owned()),
+            data_type: def.data_type.unwrap_or(DataType::UNDEF),
+            description: Vec::new(),
+        },
+        None => RegAttr {
+            name: Some(name),
+            ..RegAttr::default()
+        },
+    }
 }

@@ -8,16 +8,6 @@ use pmix::model::{Cpuset, DataRange};
 use super::*;
 use crate::server_api::ServerCall;
 
-/// `pmix_regattr_t` (ABI.md §2.4): name, string (pmix_key_t), type at 520, description
-/// (argv) at 528; 536 bytes.
-#[repr(C)]
-struct CRegattr {
-    name: *mut c_char,
-    string: [u8; 512],
-    dtype: u16,
-    description: *mut *mut c_char,
-}
-
 /// `pmix_setup_application_cbfunc_t`: its release function is a `pmix_op_cbfunc_t`.
 type SetupAppCb =
     unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<OpCb>, *mut c_void);
@@ -61,7 +51,9 @@ struct ServerSyms {
     locality_string: Option<CpusetOutFn>,
     cpuset_string: Option<CpusetOutFn>,
     cpuset_destruct: Option<unsafe extern "C" fn(*mut CPair)>,
-    register_attributes: Option<unsafe extern "C" fn(*const c_char, *const CRegattr, usize) -> i32>,
+    /// OpenPMIx 4.2's form (v4.0): the function and a NULL-terminated array of attribute
+    /// names.
+    register_attributes: Option<unsafe extern "C" fn(*const c_char, *const *const c_char) -> i32>,
 }
 
 static SERVER_SYMS: OnceLock<ServerSyms> = OnceLock::new();
@@ -72,7 +64,7 @@ fn server_syms(l: &'static Lib) -> &'static ServerSyms {
             ($name:literal) => {
                 // SAFETY: the symbol, when present, has the C signature of the field it is
                 // stored in, as the standard (v5.0 chapter 16) and OpenPMIx 4.2's
-                // pmix_server.h declare it (PMIx_Register_attributes: see its call).
+                // pmix_server.h declare it.
                 unsafe { l.optional(concat!($name, "\0")) }
             };
         }
@@ -301,34 +293,20 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             function,
             attributes,
         } => {
-            // OpenPMIx 4 declares the v4.0 form, `(char *function, char *attrs[])`: given
-            // the v5.0 array of pmix_regattr_t it would read names from the wrong places, so
-            // the harness does not make the call there: the library has no v5.0 function.
-            if l.version().starts_with("OpenPMIx 4.") {
-                return Err(NO_SUCH_CALL);
-            }
+            // OpenPMIx 4.2's pmix_server.h declares the v4.0 form, `(char *function, char
+            // *attrs[])`, the attributes by name: the form of every library of this ABI
+            // (v5.0 passes an array of pmix_regattr_t and its count).
             let f = cstring(&function)?;
             let names: Vec<CString> = attributes
                 .iter()
                 .map(|(n, _, _)| cstring(n))
                 .collect::<Result<_, _>>()?;
-            let mut regs = Vec::new();
-            for ((_, key, t), name) in attributes.iter().zip(&names) {
-                let mut string = [0u8; 512];
-                let k = key.as_bytes();
-                string[..k.len().min(511)].copy_from_slice(&k[..k.len().min(511)]);
-                regs.push(CRegattr {
-                    name: name.as_ptr().cast_mut(),
-                    string,
-                    dtype: t.0,
-                    description: std::ptr::null_mut(),
-                });
-            }
-            // SAFETY: a NUL-terminated function name and an array of regattrs whose names
-            // `names` owns, alive for the call; the library copies what it keeps.
-            status_of(unsafe {
-                need(s.register_attributes)?(f.as_ptr(), regs.as_ptr(), regs.len())
-            })
+            let argv: Vec<*const c_char> = (names.iter().map(|n| n.as_ptr()))
+                .chain(std::iter::once(std::ptr::null()))
+                .collect();
+            // SAFETY: a NUL-terminated function name and a NULL-terminated array of names
+            // that `names` owns, alive for the call; the library copies what it keeps.
+            status_of(unsafe { need(s.register_attributes)?(f.as_ptr(), argv.as_ptr()) })
         }
         ServerCall::Finalize => {
             // SAFETY: no arguments.
