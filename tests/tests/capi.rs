@@ -407,6 +407,16 @@ fn python3_pmix_clients_run_on_this_library_under_pmixrun() {
 }
 
 #[test]
+fn a_python3_pmix_host_serves_its_clients_on_this_library() {
+    // The host's server and its two clients all load this library through the binding.
+    let mut cmd = Command::new("/usr/bin/python3");
+    cmd.arg(root().join("tests/interop/python/server_check.py"));
+    on_our_library(&mut cmd);
+    let says = Some("ok host-init pmix-rs");
+    check_says(cmd, 2, "python3-pmix host on this library", says);
+}
+
+#[test]
 fn an_open_mpi_program_runs_on_this_library_under_pmixrun() {
     // Open MPI 4.1's PMIx component (mca_pmix_ext3x) links libpmix.so.2.
     let ring = build_mpi("ring");

@@ -273,6 +273,16 @@ fn openpmix_c_clients_get_and_validate_credentials_under_pmixrun() {
 }
 
 #[test]
+fn a_python3_pmix_host_serves_its_own_clients() {
+    // OpenPMIx's library on both sides: what the same script checks on this project's
+    // library (tests/capi.rs) holds of OpenPMIx's.
+    let mut cmd = Command::new("/usr/bin/python3");
+    cmd.arg(root().join("tests/interop/python/server_check.py"));
+    let says = Some("ok client-exit both clients passed");
+    check_says(cmd, 2, "python3-pmix host", says);
+}
+
+#[test]
 fn c_python3_pmix_client_runs_under_pmixrun() {
     let script = root().join("tests/interop/python/client_check.py");
     let python = Path::new("/usr/bin/python3");
