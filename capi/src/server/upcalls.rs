@@ -20,7 +20,7 @@ use super::lend::{
     Lent, Sent, credential_done, info_done, lookup_done, modex_done, op_done, spawn_done,
     tool_done, upcall, validation_done,
 };
-use super::module::{CServerModule, ConnectFn};
+use super::module::{CServerModule, ConnectFn, InfoCb};
 use crate::types::{CApp, CQuery, CStatus};
 
 /// What the host gave `PMIx_server_register_client` for each client, handed back in the
@@ -450,26 +450,21 @@ impl Host for CHost {
     ) -> Result<Vec<Info>, Status> {
         let f = self.module.job_control.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let p = lent.proc(&proc)?;
         let (t, nt) = lent.procs(&targets)?;
-        let (i, ni) = lent.infos(&directives)?;
-        upcall(
-            || Ok(Vec::new()),
-            move |cb| {
-                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
-                unsafe {
-                    f(
-                        p.get().cast(),
-                        t.get().cast(),
-                        nt,
-                        i.get().cast(),
-                        ni,
-                        info_done,
-                        cb,
-                    )
-                }
-            },
-        )
+        info_upcall(lent, &proc, &directives, move |p, i, ni, done, cb| {
+            // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+            unsafe {
+                f(
+                    p.get().cast(),
+                    t.get().cast(),
+                    nt,
+                    i.get().cast(),
+                    ni,
+                    done,
+                    cb,
+                )
+            }
+        })
         .await
     }
 
@@ -480,25 +475,10 @@ impl Host for CHost {
         info: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
         let f = self.module.allocate.ok_or(Status::ERR_NOT_SUPPORTED)?;
-        let mut lent = Lent::new();
-        let p = lent.proc(&proc)?;
-        let (i, ni) = lent.infos(&info)?;
-        upcall(
-            || Ok(Vec::new()),
-            move |cb| {
-                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
-                unsafe {
-                    f(
-                        p.get().cast(),
-                        directive.0,
-                        i.get().cast(),
-                        ni,
-                        info_done,
-                        cb,
-                    )
-                }
-            },
-        )
+        info_upcall(Lent::new(), &proc, &info, move |p, i, ni, done, cb| {
+            // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+            unsafe { f(p.get().cast(), directive.0, i.get().cast(), ni, done, cb) }
+        })
         .await
     }
 
@@ -511,26 +491,21 @@ impl Host for CHost {
     ) -> Result<Vec<Info>, Status> {
         let f = self.module.monitor.ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut lent = Lent::new();
-        let p = lent.proc(&proc)?;
         let (m, _) = lent.infos(std::slice::from_ref(&monitor))?;
-        let (i, ni) = lent.infos(&directives)?;
-        upcall(
-            || Ok(Vec::new()),
-            move |cb| {
-                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
-                unsafe {
-                    f(
-                        p.get().cast(),
-                        m.get().cast(),
-                        error.0,
-                        i.get().cast(),
-                        ni,
-                        info_done,
-                        cb,
-                    )
-                }
-            },
-        )
+        info_upcall(lent, &proc, &directives, move |p, i, ni, done, cb| {
+            // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+            unsafe {
+                f(
+                    p.get().cast(),
+                    m.get().cast(),
+                    error.0,
+                    i.get().cast(),
+                    ni,
+                    done,
+                    cb,
+                )
+            }
+        })
         .await
     }
 
@@ -574,14 +549,13 @@ impl Host for CHost {
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
         let f = self.module.fabric.ok_or(Status::ERR_NOT_SUPPORTED)?;
-        let mut lent = Lent::new();
-        let p = lent.proc(&proc)?;
-        let (i, ni) = lent.infos(&directives)?;
-        upcall(
-            || Ok(Vec::new()),
-            move |cb| {
+        info_upcall(
+            Lent::new(),
+            &proc,
+            &directives,
+            move |p, i, ni, done, cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
-                unsafe { f(p.get().cast(), op.0, i.get().cast(), ni, info_done, cb) }
+                unsafe { f(p.get().cast(), op.0, i.get().cast(), ni, done, cb) }
             },
         )
         .await
@@ -683,4 +657,18 @@ impl CHost {
         )
         .await
     }
+}
+
+/// An upcall about the requester `proc` answered with infos (allocate, job control, monitor,
+/// fabric): lends `proc` and `info` after what `lent` already holds, then calls `call` with
+/// them, the callback `info_done` and its data.
+async fn info_upcall(
+    mut lent: Lent,
+    proc: &Proc,
+    info: &[Info],
+    call: impl FnOnce(Sent, Sent, usize, InfoCb, *mut c_void) -> CStatus + Send + 'static,
+) -> Result<Vec<Info>, Status> {
+    let p = lent.proc(proc)?;
+    let (i, ni) = lent.infos(info)?;
+    upcall(|| Ok(Vec::new()), move |cb| call(p, i, ni, info_done, cb)).await
 }
