@@ -253,78 +253,47 @@ pub unsafe extern "C" fn PMIx_Fabric_register_nb(
     }
 }
 
-/// `PMIx_Fabric_update`: the fabric's information as the host has it now.
-///
-/// # Safety
-/// `fabric` was registered by this library.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Fabric_update(fabric: *mut CFabric) -> CStatus {
-    // SAFETY: the caller's promise.
-    unsafe { blocking("PMIx_Fabric_update", Op::Update, fabric, ptr::null(), 0) }
+/// The blocking and `_nb` forms of a call on a fabric this library registered, which takes
+/// no directives.
+macro_rules! on_registered {
+    ($(#[doc = $doc:literal])* $blocking:ident, $nb:ident, $op:expr) => {
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        /// `fabric` was registered by this library.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $blocking(fabric: *mut CFabric) -> CStatus {
+            // SAFETY: the caller's promise.
+            unsafe { blocking(stringify!($blocking), $op, fabric, ptr::null(), 0) }
+        }
+
+        #[doc = concat!("`", stringify!($nb), "`.")]
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "As `", stringify!($blocking), "`, `fabric` valid until `cbfunc` is called."
+        )]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $nb(
+            fabric: *mut CFabric,
+            cbfunc: Option<OpCallback>,
+            cbdata: *mut c_void,
+        ) -> CStatus {
+            // SAFETY: the caller's promise.
+            unsafe { nonblocking(stringify!($nb), $op, fabric, ptr::null(), 0, cbfunc, cbdata) }
+        }
+    };
 }
 
-/// `PMIx_Fabric_update_nb`.
-///
-/// # Safety
-/// As `PMIx_Fabric_update`, `fabric` valid until `cbfunc` is called.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Fabric_update_nb(
-    fabric: *mut CFabric,
-    cbfunc: Option<OpCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    // SAFETY: the caller's promise.
-    unsafe {
-        nonblocking(
-            "PMIx_Fabric_update_nb",
-            Op::Update,
-            fabric,
-            ptr::null(),
-            0,
-            cbfunc,
-            cbdata,
-        )
-    }
-}
-
-/// `PMIx_Fabric_deregister`: the fabric is forgotten and the struct released and cleared.
-///
-/// # Safety
-/// `fabric` was registered by this library.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Fabric_deregister(fabric: *mut CFabric) -> CStatus {
-    // SAFETY: the caller's promise.
-    unsafe {
-        blocking(
-            "PMIx_Fabric_deregister",
-            Op::Deregister,
-            fabric,
-            ptr::null(),
-            0,
-        )
-    }
-}
-
-/// `PMIx_Fabric_deregister_nb`.
-///
-/// # Safety
-/// As `PMIx_Fabric_deregister`, `fabric` valid until `cbfunc` is called.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Fabric_deregister_nb(
-    fabric: *mut CFabric,
-    cbfunc: Option<OpCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    // SAFETY: the caller's promise.
-    unsafe {
-        nonblocking(
-            "PMIx_Fabric_deregister_nb",
-            Op::Deregister,
-            fabric,
-            ptr::null(),
-            0,
-            cbfunc,
-            cbdata,
-        )
-    }
-}
+on_registered!(
+    /// `PMIx_Fabric_update`: the fabric's information as the host has it now.
+    PMIx_Fabric_update,
+    PMIx_Fabric_update_nb,
+    Op::Update
+);
+on_registered!(
+    /// `PMIx_Fabric_deregister`: the fabric is forgotten and the struct released and cleared.
+    PMIx_Fabric_deregister,
+    PMIx_Fabric_deregister_nb,
+    Op::Deregister
+);
