@@ -349,17 +349,13 @@ pub unsafe extern "C" fn PMIx_Data_copy(
     type_: u16,
 ) -> CStatus {
     guard("PMIx_Data_copy", || {
-        if dest.is_null() {
+        if dest.is_null() || src.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
         let t = DataType(type_);
-        if src.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
         let copy: *mut c_void = if t == DataType::STRING {
-            // SAFETY: a string (the caller's promise).
-            let s = unsafe { read_cstr(src.cast()) };
-            c_strdup(s.as_deref().unwrap_or(""))?.cast()
+            // SAFETY: a string, not NULL (the caller's promise).
+            c_strdup(&unsafe { read_cstr(src.cast()) }.unwrap_or_default())?.cast()
         } else {
             // SAFETY: an object of the type (the caller's promise).
             unsafe { copy_object(t, src)? }
