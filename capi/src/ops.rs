@@ -447,49 +447,70 @@ pub unsafe extern "C" fn PMIx_Log_nb(
     })
 }
 
+/// A call with results in its two forms: the blocking one hands them out through `results`
+/// and `nresults`, the `_nb` one lends them to `cbfunc`. Both read their C arguments with
+/// `$read` (under the caller's promise) into `$args`, and make the call `$body` with them.
+macro_rules! infos_call {
+    (
+        $(#[doc = $doc:literal])*
+        $blocking:ident, $nb:ident ($($arg:ident: $ty:ty),* $(,)?);
+        let $args:pat = $read:expr;
+        |$c:ident| $body:expr $(,)?
+    ) => {
+        $(#[doc = $doc])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $blocking(
+            $($arg: $ty,)*
+            results: *mut *mut CInfo,
+            nresults: *mut usize,
+        ) -> CStatus {
+            guard(stringify!($blocking), || {
+                // SAFETY: the caller's promise.
+                let $args = unsafe { $read };
+                let body = |$c: &Client| $body;
+                // SAFETY: the caller's promise.
+                unsafe { blocking_infos(body, results, nresults) }
+            })
+        }
+
+        #[doc = concat!("`", stringify!($nb), "`.")]
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "As `", stringify!($blocking), "`; `cbfunc` is NULL or callable with `cbdata`."
+        )]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $nb(
+            $($arg: $ty,)*
+            cbfunc: Option<InfoCallback>,
+            cbdata: *mut c_void,
+        ) -> CStatus {
+            guard(stringify!($nb), || {
+                // SAFETY: the caller's promise.
+                let $args = unsafe { $read };
+                nb_infos(move |$c: &Client| $body, cbfunc, cbdata)
+            })
+        }
+    };
+}
+
 fn allocate(c: &Client, directive: u8, info: &[Info]) -> Outcome {
     let got = (c.allocation_request(AllocDirective(directive), info)).map_err(status_of)?;
     Ok((Status::SUCCESS, got))
 }
 
-/// `PMIx_Allocation_request`.
-///
-/// # Safety
-/// `info` holds `ninfo` infos; `results` and `nresults` are NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Allocation_request(
-    directive: u8,
-    info: *mut CInfo,
-    ninfo: usize,
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
-) -> CStatus {
-    guard("PMIx_Allocation_request", || {
-        // SAFETY: the caller's promise.
-        unsafe {
-            let info = read_infos(info, ninfo)?;
-            blocking_infos(|c| allocate(c, directive, &info), results, nresults)
-        }
-    })
-}
-
-/// `PMIx_Allocation_request_nb`.
-///
-/// # Safety
-/// `info` holds `ninfo` infos; `cbfunc` is NULL or callable with `cbdata`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Allocation_request_nb(
-    directive: u8,
-    info: *mut CInfo,
-    ninfo: usize,
-    cbfunc: Option<InfoCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    guard("PMIx_Allocation_request_nb", || {
-        // SAFETY: the caller's promise.
-        let info = unsafe { read_infos(info, ninfo)? };
-        nb_infos(move |c| allocate(c, directive, &info), cbfunc, cbdata)
-    })
+infos_call! {
+    /// `PMIx_Allocation_request`.
+    ///
+    /// # Safety
+    /// `info` holds `ninfo` infos; `results` and `nresults` are NULL or writable.
+    PMIx_Allocation_request, PMIx_Allocation_request_nb(
+        directive: u8,
+        info: *mut CInfo,
+        ninfo: usize,
+    );
+    let info = read_infos(info, ninfo)?;
+    |c| allocate(c, directive, &info)
 }
 
 fn job_control(c: &Client, targets: &[Proc], directives: &[Info]) -> Outcome {
@@ -497,59 +518,20 @@ fn job_control(c: &Client, targets: &[Proc], directives: &[Info]) -> Outcome {
     Ok((Status::SUCCESS, got))
 }
 
-/// `PMIx_Job_control`.
-///
-/// # Safety
-/// `targets` holds `ntargets` procs, `directives` `ndirs` infos; `results` and `nresults`
-/// are NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Job_control(
-    targets: *const CProc,
-    ntargets: usize,
-    directives: *const CInfo,
-    ndirs: usize,
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
-) -> CStatus {
-    guard("PMIx_Job_control", || {
-        // SAFETY: the caller's promise.
-        unsafe {
-            let (targets, directives) = (
-                read_procs(targets, ntargets)?,
-                read_infos(directives, ndirs)?,
-            );
-            blocking_infos(|c| job_control(c, &targets, &directives), results, nresults)
-        }
-    })
-}
-
-/// `PMIx_Job_control_nb`.
-///
-/// # Safety
-/// As `PMIx_Job_control`; `cbfunc` is NULL or callable with `cbdata`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Job_control_nb(
-    targets: *const CProc,
-    ntargets: usize,
-    directives: *const CInfo,
-    ndirs: usize,
-    cbfunc: Option<InfoCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    guard("PMIx_Job_control_nb", || {
-        // SAFETY: the caller's promise.
-        let (targets, directives) = unsafe {
-            (
-                read_procs(targets, ntargets)?,
-                read_infos(directives, ndirs)?,
-            )
-        };
-        nb_infos(
-            move |c| job_control(c, &targets, &directives),
-            cbfunc,
-            cbdata,
-        )
-    })
+infos_call! {
+    /// `PMIx_Job_control`.
+    ///
+    /// # Safety
+    /// `targets` holds `ntargets` procs, `directives` `ndirs` infos; `results` and `nresults`
+    /// are NULL or writable.
+    PMIx_Job_control, PMIx_Job_control_nb(
+        targets: *const CProc,
+        ntargets: usize,
+        directives: *const CInfo,
+        ndirs: usize,
+    );
+    let (targets, directives) = (read_procs(targets, ntargets)?, read_infos(directives, ndirs)?);
+    |c| job_control(c, &targets, &directives)
 }
 
 fn monitor(c: &Client, monitor: &[Info], error: CStatus, directives: &[Info]) -> Outcome {
@@ -558,54 +540,36 @@ fn monitor(c: &Client, monitor: &[Info], error: CStatus, directives: &[Info]) ->
     Ok((Status::SUCCESS, got))
 }
 
-/// `PMIx_Process_monitor`.
+/// The arguments of a monitoring request.
 ///
 /// # Safety
-/// `monitor` is an info; `directives` holds `ndirs` infos; `results` and `nresults` are
-/// NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Process_monitor(
-    monitor_info: *const CInfo,
-    error: CStatus,
+/// `monitor` is NULL or an info; `directives` holds `ndirs` infos.
+unsafe fn monitor_args(
+    monitor: *const CInfo,
     directives: *const CInfo,
     ndirs: usize,
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
-) -> CStatus {
-    guard("PMIx_Process_monitor", || {
-        if monitor_info.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        unsafe {
-            let (m, directives) = (read_infos(monitor_info, 1)?, read_infos(directives, ndirs)?);
-            blocking_infos(|c| monitor(c, &m, error, &directives), results, nresults)
-        }
-    })
+) -> Result<(Vec<Info>, Vec<Info>), Status> {
+    if monitor.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: the caller's promise.
+    unsafe { Ok((read_infos(monitor, 1)?, read_infos(directives, ndirs)?)) }
 }
 
-/// `PMIx_Process_monitor_nb`.
-///
-/// # Safety
-/// As `PMIx_Process_monitor`; `cbfunc` is NULL or callable with `cbdata`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Process_monitor_nb(
-    monitor_info: *const CInfo,
-    error: CStatus,
-    directives: *const CInfo,
-    ndirs: usize,
-    cbfunc: Option<InfoCallback>,
-    cbdata: *mut c_void,
-) -> CStatus {
-    guard("PMIx_Process_monitor_nb", || {
-        if monitor_info.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        let (m, directives) =
-            unsafe { (read_infos(monitor_info, 1)?, read_infos(directives, ndirs)?) };
-        nb_infos(move |c| monitor(c, &m, error, &directives), cbfunc, cbdata)
-    })
+infos_call! {
+    /// `PMIx_Process_monitor`.
+    ///
+    /// # Safety
+    /// `monitor` is an info; `directives` holds `ndirs` infos; `results` and `nresults` are
+    /// NULL or writable.
+    PMIx_Process_monitor, PMIx_Process_monitor_nb(
+        monitor_info: *const CInfo,
+        error: CStatus,
+        directives: *const CInfo,
+        ndirs: usize,
+    );
+    let (m, directives) = monitor_args(monitor_info, directives, ndirs)?;
+    |c| monitor(c, &m, error, &directives)
 }
 
 /// `PMIx_Get_credential`: the credential's bytes, in a block of libc's allocator the caller
