@@ -40,6 +40,8 @@ pub mod not_yet;
 pub mod ops;
 pub mod server;
 pub mod support;
+#[cfg(test)]
+mod test_fixtures;
 pub mod topology;
 pub mod types;
 mod values;

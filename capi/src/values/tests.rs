@@ -17,6 +17,7 @@ use pmix::model::{
 };
 
 use super::*;
+use crate::test_fixtures::ONE_PU;
 
 fn proc(rank: u32) -> Proc {
     Proc::try_new("job-1", rank).unwrap()
@@ -200,21 +201,6 @@ fn malformed_c_values_are_refused_not_read() {
         assert_eq!(read_value(&holey), Err(Status::ERR_BAD_PARAM));
     }
 }
-
-/// One machine, one package, one core, one PU and one NUMA node, in hwloc 2's XML.
-const ONE_PU: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE topology SYSTEM "hwloc2.dtd">
-<topology version="2.0">
-  <object type="Machine" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" allowed_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" allowed_nodeset="0x00000001" gp_index="1">
-    <object type="Package" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="2">
-      <object type="Core" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="4">
-        <object type="PU" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="5"/>
-      </object>
-    </object>
-    <object type="NUMANode" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="3" local_memory="1073741824"/>
-  </object>
-</topology>
-"#;
 
 fn cpuset(list: &str) -> Cpuset {
     Cpuset {
