@@ -35,6 +35,25 @@ impl Client {
         Ok(Client { runtime, inner })
     }
 
+    /// A tool's connection to the server at `uri` (`PMIx_tool_init`, `PMIx_tool_attach_to_server`;
+    /// [`super::tool::Tool`] keeps a tool's connections): under `proc` when the tool brings
+    /// its identifier, else under the one the server assigns. Returns the client and the
+    /// server's identifier. Call it outside any tokio runtime.
+    pub fn connect_tool(
+        uri: &str,
+        proc: Option<&Proc>,
+        buffer_type: crate::codec::BufferType,
+    ) -> Result<(Client, Proc), Error> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Status(Status::ERR_INIT, e.to_string()))?;
+        let (inner, server) =
+            runtime.block_on(super::Client::init_tool_blocking_io(uri, proc, buffer_type))?;
+        Ok((Client { runtime, inner }, server))
+    }
+
     /// The async client, for use from async code.
     pub fn as_async(&self) -> &super::Client {
         &self.inner

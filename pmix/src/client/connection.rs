@@ -20,7 +20,7 @@ use crate::codec::BufferType;
 use crate::events::Event;
 use crate::model::{Proc, Rank, Status};
 use crate::transport::{BoxStream, connect_tcp, connect_unix, uid_gid};
-use crate::wire::handshake::{ConnectRequest, decode_status};
+use crate::wire::handshake::{ConnectRequest, ToolReply, decode_status};
 use crate::wire::uri::parse_uri;
 use crate::wire::{Reply, Request};
 
@@ -198,6 +198,43 @@ impl Connection {
         lock(&core).accept_reserved_puts = env.accept_reserved_puts;
         let io = Io::Blocking(SyncIo::start(stream, core.clone(), events)?);
         Ok(Connection { core, io, uid })
+    }
+
+    /// Connect to the server at `uri` as a tool, whose calls do their own I/O on the calling
+    /// thread: with `proc` when the tool brings its identifier, else under the one the
+    /// server assigns. Returns the connection, the tool's identifier and the server's.
+    pub(crate) fn connect_tool_blocking(
+        uri: &str,
+        proc: Option<&Proc>,
+        buffer_type: BufferType,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Result<(Self, Proc, Proc), Error> {
+        let (_, addr) = parse_uri(uri).ok_or_else(|| {
+            Error::Status(
+                Status::ERR_BAD_PARAM,
+                format!("cannot parse server URI {uri:?}"),
+            )
+        })?;
+        let stream = std::net::TcpStream::connect(addr)
+            .and_then(|tcp| tcp.set_nodelay(true).map(|()| SyncStream::Tcp(tcp)))
+            .map_err(unreachable)?;
+        let (uid, gid) = uid_gid();
+        let hello = ConnectRequest::tool(proc.cloned(), uid, gid, buffer_type).encode()?;
+        stream.write_all(&hello).map_err(lost)?;
+        let mut reply = vec![0u8; ToolReply::encoded_len(proc.is_none())];
+        stream.read_exact(&mut reply[..4]).map_err(lost)?;
+        accepted([reply[0], reply[1], reply[2], reply[3]])?;
+        stream.read_exact(&mut reply[4..]).map_err(lost)?;
+        let answer = ToolReply::decode(&reply, proc.is_none())?;
+        let me = match (answer.assigned, proc) {
+            (Some(assigned), _) => assigned,
+            (None, Some(own)) => own.clone(),
+            (None, None) => return Err(lost("the server assigned the tool no identifier")),
+        };
+        // A server does not read a tool's peer index: its headers carry 0.
+        let core = Arc::new(Mutex::new(ClientCore::new(me.clone(), buffer_type, 0)));
+        let io = Io::Blocking(SyncIo::start(stream, core.clone(), events)?);
+        Ok((Connection { core, io, uid }, me, answer.server))
     }
 
     /// Handshake over an already connected stream.

@@ -19,6 +19,7 @@ mod events;
 mod fabric;
 mod groups;
 mod ops;
+pub mod tool;
 #[cfg(feature = "topology")]
 mod topology;
 
@@ -124,9 +125,29 @@ impl Client {
         Client::start(conn, (queue, rx), config.proc.clone()).await
     }
 
+    /// A tool's connection to the server at `uri` (see [`tool`]): the client, and the
+    /// server's identifier. A tool has no job of its own to fetch information for.
+    pub(crate) async fn init_tool_blocking_io(
+        uri: &str,
+        proc: Option<&Proc>,
+        buffer_type: BufferType,
+    ) -> Result<(Client, Proc), Error> {
+        let (queue, rx) = events::queue();
+        let (conn, me, server) =
+            Connection::connect_tool_blocking(uri, proc, buffer_type, queue.clone())?;
+        Ok((Client::started(conn, (queue, rx), me), server))
+    }
+
     async fn start(conn: Connection, queue: EventQueue, me: Proc) -> Result<Client, Error> {
+        let client = Client::started(conn, queue, me);
+        client.fetch_job_info().await?;
+        Ok(client)
+    }
+
+    /// The client over a connection that completed its handshake.
+    fn started(conn: Connection, queue: EventQueue, me: Proc) -> Client {
         let events = Events::start(conn.shared_core(), queue);
-        let client = Client {
+        Client {
             inner: Arc::new(Inner {
                 me,
                 conn,
@@ -135,9 +156,7 @@ impl Client {
                 #[cfg(feature = "topology")]
                 machine: Mutex::new(None),
             }),
-        };
-        client.fetch_job_info().await?;
-        Ok(client)
+        }
     }
 
     async fn fetch_job_info(&self) -> Result<(), Error> {

@@ -162,8 +162,42 @@ pub const SERVER: &[Support] = &[
     ("PMIx_Query_info_nb", QUERY_SERVER),
 ];
 
-/// The tool library: this crate has no tool side yet.
-pub const TOOL: &[Support] = &[];
+/// The tool library (`client::tool`): the attributes that name a tool's server, its
+/// identifier, and where its rendezvous files are.
+pub const TOOL: &[Support] = &[
+    ("PMIx_tool_init", TOOL_INIT),
+    ("PMIx_tool_attach_to_server", TOOL_ATTACH),
+];
+
+const TOOL_ATTACH: &[&str] = &[
+    "PMIX_SERVER_URI",
+    "PMIX_TCP_URI",
+    "PMIX_TOOL_ATTACHMENT_FILE",
+    "PMIX_SERVER_PIDINFO",
+    "PMIX_SERVER_NSPACE",
+    "PMIX_CONNECT_TO_SYSTEM",
+    "PMIX_CONNECT_SYSTEM_FIRST",
+    "PMIX_PRIMARY_SERVER",
+    "PMIX_SYSTEM_TMPDIR",
+    "PMIX_SERVER_TMPDIR",
+    "PMIX_HOSTNAME",
+];
+
+const TOOL_INIT: &[&str] = &[
+    "PMIX_SERVER_URI",
+    "PMIX_TCP_URI",
+    "PMIX_TOOL_ATTACHMENT_FILE",
+    "PMIX_SERVER_PIDINFO",
+    "PMIX_SERVER_NSPACE",
+    "PMIX_CONNECT_TO_SYSTEM",
+    "PMIX_CONNECT_SYSTEM_FIRST",
+    "PMIX_TOOL_NSPACE",
+    "PMIX_TOOL_RANK",
+    "PMIX_TOOL_DO_NOT_CONNECT",
+    "PMIX_SYSTEM_TMPDIR",
+    "PMIX_SERVER_TMPDIR",
+    "PMIX_HOSTNAME",
+];
 
 /// The server-module function (`pmix_server_module_t` field) that serves a client API, under
 /// which a host registers its attributes (§17.2.12); a module function's own name is itself.

@@ -157,14 +157,23 @@ fn attribute_support_answers_each_function_per_level_and_undef_for_none() {
     };
     assert!(attrs.elements.iter().any(|v| matches!(v,
         Value::RegAttr(r) if r.name.as_deref() == Some("PMIX_TIMEOUT"))));
-    // The tool level supports nothing: PMIX_UNDEF.
+    // The tool library supports nothing for PMIx_Get: PMIX_UNDEF.
+    let Value::Info(t) = &levels.elements[1] else {
+        panic!("not an info");
+    };
+    assert_eq!(t.value, Value::Undef);
+    // PMIx_tool_init's attributes, at the tool level.
     let Value::DataArray(tool) = &out[1].value else {
         panic!("not an array");
     };
     let Value::Info(t) = &tool.elements[1] else {
         panic!("not an info");
     };
-    assert_eq!(t.value, Value::Undef);
+    let Value::DataArray(attrs) = &t.value else {
+        panic!("no attributes");
+    };
+    assert!(attrs.elements.iter().any(|v| matches!(v,
+        Value::RegAttr(r) if r.name.as_deref() == Some("PMIX_TOOL_NSPACE"))));
     assert_eq!(status_of(&[query], &[out]), Status::SUCCESS);
 }
 

@@ -120,6 +120,27 @@ impl ConnectRequest {
         }
     }
 
+    /// The connect message of a tool: with its own identifier (`TOOL_GIVEN_ID`) or asking
+    /// the server for one (`TOOL_NEEDS_ID`); the uid and gid are stated in the identity too.
+    pub fn tool(proc: Option<Proc>, uid: u32, gid: u32, buffer_type: BufferType) -> Self {
+        ConnectRequest {
+            psec: "native".into(),
+            credential: native_credential(uid, gid),
+            peer_type: if proc.is_some() {
+                PeerType::TOOL_GIVEN_ID
+            } else {
+                PeerType::TOOL_NEEDS_ID
+            },
+            uid_gid: Some((uid, gid)),
+            proc,
+            version: OPENPMIX_VERSION.into(),
+            bfrops: "v41".into(),
+            buffer_type,
+            gds: "hash".into(),
+            info: Vec::new(),
+        }
+    }
+
     /// The whole message: host-order header and payload.
     pub fn encode(&self) -> Result<Vec<u8>, Error> {
         let mut p = Vec::new();
