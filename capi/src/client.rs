@@ -31,19 +31,23 @@ fn connected() -> MutexGuard<'static, Option<Connected>> {
     CLIENT.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The client, or `PMIX_ERR_INIT` before `PMIx_Init` (and after the last `PMIx_Finalize`).
+/// The client, or `PMIX_ERR_INIT` before `PMIx_Init` (and after the last `PMIx_Finalize`);
+/// in a tool, the client of its primary server.
 pub(crate) fn client() -> Result<Arc<Client>, Status> {
-    (connected().as_ref())
-        .map(|c| c.client.clone())
-        .ok_or(Status::ERR_INIT)
+    match connected().as_ref() {
+        Some(c) => Ok(c.client.clone()),
+        // A tool's calls go to its primary server.
+        None => crate::tool::primary(),
+    }
 }
 
 /// Run `f` with the client under the process-wide lock, which `PMIx_Finalize` takes to
 /// remove it: for work that must not hold a reference of its own (`f` must not block).
 pub(crate) fn with_client<T>(f: impl FnOnce(&Client) -> T) -> Result<T, Status> {
-    (connected().as_ref())
-        .map(|c| f(&c.client))
-        .ok_or(Status::ERR_INIT)
+    match connected().as_ref() {
+        Some(c) => Ok(f(&c.client)),
+        None => crate::tool::with_primary(f),
+    }
 }
 
 fn status_of(e: pmix::Error) -> Status {
@@ -102,10 +106,13 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
     })
 }
 
-/// `PMIx_Initialized`: 1 between `PMIx_Init` and the last `PMIx_Finalize`, else 0.
+/// `PMIx_Initialized`: 1 between `PMIx_Init` and the last `PMIx_Finalize` (or between
+/// `PMIx_tool_init` and `PMIx_tool_finalize`), else 0.
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Initialized() -> c_int {
-    guard_or("PMIx_Initialized", 0, || c_int::from(connected().is_some()))
+    guard_or("PMIx_Initialized", 0, || {
+        c_int::from(connected().is_some() || crate::tool::initialized())
+    })
 }
 
 /// `PMIx_Finalize`: the last of the process's `PMIx_Init` calls ends the connection.

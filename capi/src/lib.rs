@@ -20,6 +20,7 @@
 //! - `data`: the `PMIx_Data_*` buffer calls, on the crate's codec;
 //! - `topology`: topologies and cpusets as hwloc objects, locality;
 //! - `fabric`: fabric registration, update and deregistration;
+//! - `tool`: the tool calls: init, attaching to servers, the primary server;
 //! - `support`: the calls that need no server (strings, values, infos, info lists);
 //! - `not_yet`: the calls not implemented yet, which answer `PMIX_ERR_NOT_SUPPORTED`.
 //!
@@ -42,6 +43,7 @@ pub mod server;
 pub mod support;
 #[cfg(test)]
 mod test_fixtures;
+pub mod tool;
 pub mod topology;
 pub mod types;
 mod values;

@@ -36,18 +36,6 @@ not_yet! {
         cbfunc: Callback,
         cbdata: *mut c_void,
     );
-    PMIx_tool_init(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
-    PMIx_tool_finalize();
-    PMIx_tool_attach_to_server(
-        myproc: *mut CProc,
-        server: *mut CProc,
-        info: *mut CInfo,
-        ninfo: usize,
-    );
-    PMIx_tool_disconnect(server: *const CProc);
-    PMIx_tool_connect_to_server(proc: *mut CProc, info: *mut CInfo, ninfo: usize);
-    PMIx_tool_get_servers(servers: *mut *mut CProc, nservers: *mut usize);
-    PMIx_tool_set_server(server: *const CProc, info: *mut CInfo, ninfo: usize);
     PMIx_IOF_pull(
         procs: *const CProc,
         nprocs: usize,

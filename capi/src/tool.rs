@@ -1,0 +1,228 @@
+//! The tool calls of `pmix_tool.h` (v5.0 ch. 18) over the crate's `Tool`
+//! (`pmix::client::tool`): a tool finds its server by the attributes it gives, connects with
+//! the tool handshake, and may attach to more servers and choose its primary one.
+//!
+//! One tool per process, as in C. Between `PMIx_tool_init` and `PMIx_tool_finalize`, the
+//! client calls (`PMIx_Query_info`, `PMIx_Get`, `PMIx_Notify_event`, …) go to the primary
+//! server: `crate::client::client` falls back to it when the process has no client of its own.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use pmix::client::blocking::Client;
+use pmix::client::tool::Tool;
+use pmix::model::{Info, Status, attr};
+
+use crate::boundary::{calloc_array, guard};
+use crate::types::{CInfo, CProc, CStatus};
+use crate::values::{c_proc, read_infos, read_proc};
+
+static TOOL: Mutex<Option<Tool>> = Mutex::new(None);
+
+fn tool() -> MutexGuard<'static, Option<Tool>> {
+    // Replaced whole under the lock: a panic elsewhere cannot tear it.
+    TOOL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The client of the tool's primary server, or `PMIX_ERR_INIT` when the process is no tool
+/// or has no primary server.
+pub(crate) fn primary() -> Result<Arc<Client>, Status> {
+    tool()
+        .as_ref()
+        .and_then(Tool::primary)
+        .ok_or(Status::ERR_INIT)
+}
+
+/// Run `f` with the primary server's client under the tool's lock (as
+/// `crate::client::with_client` does for a client).
+pub(crate) fn with_primary<T>(f: impl FnOnce(&Client) -> T) -> Result<T, Status> {
+    let state = tool();
+    let client = state
+        .as_ref()
+        .and_then(Tool::primary)
+        .ok_or(Status::ERR_INIT)?;
+    Ok(f(&client))
+}
+
+/// Whether `PMIx_tool_init` ran and `PMIx_tool_finalize` did not.
+pub(crate) fn initialized() -> bool {
+    tool().is_some()
+}
+
+fn status_of(e: pmix::Error) -> Status {
+    tracing::debug!("tool call: {e}");
+    e.status()
+}
+
+/// Write `p` to `out` when it is not NULL.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn write_proc(out: *mut CProc, p: &pmix::model::Proc) {
+    if !out.is_null() {
+        // SAFETY: the caller's promise.
+        unsafe { *out = c_proc(p) };
+    }
+}
+
+/// `PMIx_tool_init`: find the server `info` names and connect to it (not with
+/// `PMIX_TOOL_DO_NOT_CONNECT`), and write the tool's identifier to `proc`. A second call
+/// before `PMIx_tool_finalize` only writes the identifier.
+///
+/// # Safety
+/// `proc` is NULL or writable; `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_tool_init(
+    proc: *mut CProc,
+    info: *mut CInfo,
+    ninfo: usize,
+) -> CStatus {
+    crate::boundary::init_logging();
+    guard("PMIx_tool_init", || {
+        // SAFETY: the caller's promise.
+        let info = unsafe { read_infos(info, ninfo)? };
+        let mut state = tool();
+        if state.is_none() {
+            *state = Some(Tool::init(&info).map_err(status_of)?);
+        }
+        if let Some(t) = state.as_ref() {
+            // SAFETY: `proc` is NULL or writable (the caller's promise).
+            unsafe { write_proc(proc, t.proc()) };
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_tool_finalize`: end the tool's connections.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMIx_tool_finalize() -> CStatus {
+    guard("PMIx_tool_finalize", || {
+        let t = tool().take().ok_or(Status::ERR_INIT)?;
+        t.finalize().map_err(status_of)
+    })
+}
+
+/// `PMIx_tool_attach_to_server`: connect to the server `info` names as well; write the
+/// tool's identifier to `myproc` and the server's to `server`.
+///
+/// # Safety
+/// `myproc` and `server` are NULL or writable; `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_tool_attach_to_server(
+    myproc: *mut CProc,
+    server: *mut CProc,
+    info: *mut CInfo,
+    ninfo: usize,
+) -> CStatus {
+    guard("PMIx_tool_attach_to_server", || {
+        // SAFETY: the caller's promise.
+        let info = unsafe { read_infos(info, ninfo)? };
+        let mut state = tool();
+        let t = state.as_mut().ok_or(Status::ERR_INIT)?;
+        let attached = t.attach(&info).map_err(status_of)?;
+        // SAFETY: both are NULL or writable (the caller's promise).
+        unsafe {
+            write_proc(myproc, t.proc());
+            write_proc(server, &attached);
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_tool_connect_to_server` (v4, deprecated in v5.0 for attach and set): connect to the
+/// server `info` names and make it the primary server; write the tool's identifier to
+/// `proc`.
+///
+/// # Safety
+/// `proc` is NULL or writable; `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_tool_connect_to_server(
+    proc: *mut CProc,
+    info: *mut CInfo,
+    ninfo: usize,
+) -> CStatus {
+    guard("PMIx_tool_connect_to_server", || {
+        // SAFETY: the caller's promise.
+        let mut info = unsafe { read_infos(info, ninfo)? };
+        info.push(Info::new(attr::PRIMARY_SERVER, true));
+        let mut state = tool();
+        let t = state.as_mut().ok_or(Status::ERR_INIT)?;
+        t.attach(&info).map_err(status_of)?;
+        // SAFETY: `proc` is NULL or writable (the caller's promise).
+        unsafe { write_proc(proc, t.proc()) };
+        Ok(())
+    })
+}
+
+/// `PMIx_tool_set_server`: make `server`, which the tool is attached to, its primary.
+///
+/// # Safety
+/// `server` is a proc; `info` holds `ninfo` infos.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_tool_set_server(
+    server: *const CProc,
+    info: *mut CInfo,
+    ninfo: usize,
+) -> CStatus {
+    guard("PMIx_tool_set_server", || {
+        if server.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise. `PMIX_WAIT_FOR_CONNECTION` and `PMIX_TIMEOUT` ask
+        // nothing more here: a server is attached (connected) before it can be chosen.
+        let (server, _directives) = unsafe { (read_proc(&*server)?, read_infos(info, ninfo)?) };
+        let mut state = tool();
+        let t = state.as_mut().ok_or(Status::ERR_INIT)?;
+        t.set_server(&server).map_err(status_of)
+    })
+}
+
+/// `PMIx_tool_disconnect`: end the connection to `server`; the tool stays initialised.
+///
+/// # Safety
+/// `server` is a proc.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_tool_disconnect(server: *const CProc) -> CStatus {
+    guard("PMIx_tool_disconnect", || {
+        if server.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the caller's promise.
+        let server = read_proc(unsafe { &*server })?;
+        let mut state = tool();
+        let t = state.as_mut().ok_or(Status::ERR_INIT)?;
+        t.disconnect(&server).map_err(status_of)
+    })
+}
+
+/// `PMIx_tool_get_servers`: the servers the tool is attached to, in an array from libc's
+/// allocator (`PMIX_PROC_FREE` releases it; NULL when there are none).
+///
+/// # Safety
+/// `servers` and `nservers` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_tool_get_servers(
+    servers: *mut *mut CProc,
+    nservers: *mut usize,
+) -> CStatus {
+    guard("PMIx_tool_get_servers", || {
+        if servers.is_null() || nservers.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let list = tool().as_ref().ok_or(Status::ERR_INIT)?.servers();
+        let array: *mut CProc = if list.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            calloc_array(list.len())?
+        };
+        for (i, p) in list.iter().enumerate() {
+            // SAFETY: `array` has room for `list.len()` procs.
+            unsafe { array.add(i).write(c_proc(p)) };
+        }
+        // SAFETY: both are writable (the caller's promise).
+        unsafe {
+            *servers = array;
+            *nservers = list.len();
+        }
+        Ok(())
+    })
+}
