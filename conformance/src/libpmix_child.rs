@@ -270,6 +270,27 @@ pub fn tool_main(lib: &str) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `conformance __rust-tool`: the vector's tool on this crate (the pairing
+/// `c-server:rust-client`), as `__libpmix-tool` is the library's.
+pub fn rust_tool_main() -> ExitCode {
+    let out = Mutex::new(std::io::stdout());
+    emit(&out, &ClientResult::default());
+    let mut tool = crate::tool_api::RustTool::default();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let result = match serde_json::from_str::<ClientCall>(&line) {
+            Ok(ClientCall::Tool { call, nspace }) => match crate::tool_api::resolve(&call, &nspace)
+            {
+                Ok(c) => ClientResult::from_api(tool.run(c)),
+                Err(_) => status_only(Err(Status::ERR_BAD_PARAM)),
+            },
+            _ => status_only(Err(Status::ERR_BAD_PARAM)),
+        };
+        emit(&out, &result);
+    }
+    ExitCode::SUCCESS
+}
+
 /// Report init's result (the first line), then execute one call per line until stdin ends.
 fn serve_calls<A: Api + Sync>(init: Result<A, Status>) -> ExitCode {
     let out = Mutex::new(std::io::stdout());

@@ -136,22 +136,20 @@ where
         }
         let result = match &step.call {
             call if v.by_tool(step) => {
-                let got = match clients {
-                    // This crate has no tool side yet.
-                    Side::Rust => Observed::no_such_call(),
-                    Side::Library(lib) => {
-                        if tool.is_none() {
-                            let args = ["__libpmix-tool".to_owned(), lib.clone()];
-                            tool = Some(ClientProc::start(exe, &args, 0, &BTreeMap::new()).await?);
-                        }
-                        let t = tool.as_ref().ok_or("no tool process")?;
-                        let msg = ClientCall::Tool {
-                            call: call.clone(),
-                            nspace: v.setup.nspace.clone(),
-                        };
-                        observed(t.call(msg).await.map_err(crashed)?)?
-                    }
+                if tool.is_none() {
+                    // The tool is a process of its own, on the clients' side.
+                    let args = match clients {
+                        Side::Rust => vec!["__rust-tool".to_owned()],
+                        Side::Library(lib) => vec!["__libpmix-tool".to_owned(), lib.clone()],
+                    };
+                    tool = Some(ClientProc::start(exe, &args, 0, &BTreeMap::new()).await?);
+                }
+                let t = tool.as_ref().ok_or("no tool process")?;
+                let msg = ClientCall::Tool {
+                    call: call.clone(),
+                    nspace: v.setup.nspace.clone(),
                 };
+                let got = observed(t.call(msg).await.map_err(crashed)?)?;
                 callers.iter().map(|c| (*c, got.clone())).collect()
             }
             _ if v.server_of(step).is_some() => {

@@ -108,8 +108,10 @@ fn glob(pattern: &str, s: &str) -> bool {
 fn main() -> ExitCode {
     // The child processes of the libpmix target.
     let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("__rust-client") {
-        return conformance::libpmix_child::rust_client_main();
+    match args.get(1).map(String::as_str) {
+        Some("__rust-client") => return conformance::libpmix_child::rust_client_main(),
+        Some("__rust-tool") => return conformance::libpmix_child::rust_tool_main(),
+        _ => {}
     }
     if let [_, sub, lib] = args.as_slice() {
         match sub.as_str() {

@@ -55,7 +55,8 @@ where
         let callers = v.callers(step);
         let mut mark = cluster.shared.upcalls.mark();
         let result = match &step.call {
-            // This crate has no tool side yet.
+            // Its servers are reached in memory, where a tool cannot find them; this crate's
+            // tool is checked by the pairings with a library's server.
             _ if v.by_tool(step) => callers
                 .iter()
                 .map(|c| (*c, Observed::no_such_call()))

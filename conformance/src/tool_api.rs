@@ -3,11 +3,13 @@
 //! environment from `setup_fork`, that finds a server from what its steps pass
 //! (`PMIX_SERVER_URI` with the saved value `"$uri_NODE"`, the node's server URI).
 //!
-//! The library side is [`crate::ffi::run_tool`]. This crate has no tool side yet: its tool
-//! calls answer `PMIX_ERR_NOT_SUPPORTED` (its server accepts OpenPMIx tools).
+//! The library side is [`crate::ffi::run_tool`]; this crate's is [`RustTool`], in a child
+//! process of its own (`conformance __rust-tool`), as the library's tool is.
 
-use pmix::model::Info;
+use pmix::client::tool::Tool;
+use pmix::model::{Info, Proc, Status, Value};
 
+use crate::api::{ApiOutput, sorted_procs};
 use crate::vector::{Call, InfoSpec};
 
 /// A tool call resolved against the vector's job.
@@ -40,4 +42,62 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
         Call::ToolDisconnect => ToolCall::Disconnect,
         other => return Err(format!("`{}` is not a call of a tool", other.name())),
     })
+}
+
+/// The vector's tool on this crate (`pmix::client::tool::Tool`), and the server its last
+/// attach named: what `set_server` and `disconnect` act on, as on the library side.
+#[derive(Debug, Default)]
+pub struct RustTool {
+    tool: Option<Tool>,
+    server: Option<Proc>,
+}
+
+impl RustTool {
+    /// Run a tool step's call. It blocks: call it outside any async runtime.
+    pub fn run(&mut self, call: ToolCall) -> ApiOutput {
+        let status = |r: Result<(), pmix::Error>| {
+            ApiOutput::status(r.err().map_or(Status::SUCCESS, |e| e.status()))
+        };
+        if let ToolCall::Init { info } = &call {
+            return match Tool::init(info) {
+                Ok(t) => {
+                    self.tool = Some(t);
+                    ApiOutput::status(Status::SUCCESS)
+                }
+                Err(e) => ApiOutput::status(e.status()),
+            };
+        }
+        let current = self.current_server();
+        let Some(tool) = self.tool.as_mut() else {
+            return ApiOutput::status(Status::ERR_INIT);
+        };
+        match call {
+            ToolCall::Init { .. } => ApiOutput::status(Status::ERR_BAD_PARAM),
+            ToolCall::Finalize => status(self.tool.take().map_or(Ok(()), Tool::finalize)),
+            ToolCall::ConnectToServer { mut info } => {
+                info.push(Info::new(pmix::model::attr::PRIMARY_SERVER, true));
+                status(tool.attach(&info).map(drop))
+            }
+            ToolCall::AttachToServer { info } => match tool.attach(&info) {
+                Ok(server) => {
+                    self.server = Some(server.clone());
+                    ApiOutput::value(Ok(Value::Proc(server)))
+                }
+                Err(e) => ApiOutput::status(e.status()),
+            },
+            ToolCall::SetServer { .. } => match current {
+                Some(server) => status(tool.set_server(&server)),
+                None => ApiOutput::status(Status::ERR_NOT_FOUND),
+            },
+            ToolCall::GetServers => ApiOutput::value(Ok(sorted_procs(tool.servers()))),
+            ToolCall::Disconnect => match current {
+                Some(server) => status(tool.disconnect(&server)),
+                None => ApiOutput::status(Status::ERR_NOT_FOUND),
+            },
+        }
+    }
+
+    fn current_server(&self) -> Option<Proc> {
+        (self.server.clone()).or_else(|| self.tool.as_ref()?.servers().into_iter().next())
+    }
 }
