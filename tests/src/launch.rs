@@ -66,16 +66,20 @@ pub fn build_c(name: &str) -> PathBuf {
     build_c_program(&src, &out, &["-Wall", "-Wextra", "-Werror"])
 }
 
-/// Compile the C program `src` against OpenPMIx into `out` (with `flags`), once at a time.
+/// Compile the C program `src` against OpenPMIx into `out` (with `flags`). Tests run in
+/// processes of their own and may build the same program while another runs it: the
+/// compiler writes a file of this process, which then replaces `out` in one rename (a
+/// running copy keeps its own file).
 pub fn build_c_program(src: &Path, out: &Path, flags: &[&str]) -> PathBuf {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = LOCK.lock().unwrap();
     let name = out.display();
+    let fresh = out.with_extension(format!("building-{}", std::process::id()));
     let libdir = pkg_config(&["--variable=libdir"]).join("");
     let mut cmd = Command::new("cc");
     cmd.args(flags)
         .args(["-O1", "-o"])
-        .arg(out)
+        .arg(&fresh)
         .arg(src)
         .args(pkg_config(&["--cflags", "--libs"]))
         .arg(format!("-Wl,-rpath,{libdir}"))
@@ -86,6 +90,7 @@ pub fn build_c_program(src: &Path, out: &Path, flags: &[&str]) -> PathBuf {
         "building {name}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+    std::fs::rename(&fresh, out).unwrap();
     out.to_path_buf()
 }
 
@@ -105,8 +110,10 @@ pub fn outside(relative: &str) -> PathBuf {
 pub fn build_mpi(name: &str) -> PathBuf {
     let out = build_dir().join(name);
     let src = root().join(format!("tests/interop/mpi/{name}.c"));
+    // As `build_c_program`: another test may be running `out`.
+    let fresh = out.with_extension(format!("building-{}", std::process::id()));
     let o = run_tool(
-        Command::new("mpicc").arg("-o").arg(&out).arg(&src),
+        Command::new("mpicc").arg("-o").arg(&fresh).arg(&src),
         "libopenmpi-dev",
     );
     assert!(
@@ -114,6 +121,7 @@ pub fn build_mpi(name: &str) -> PathBuf {
         "building {name}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
+    std::fs::rename(&fresh, &out).unwrap();
     out
 }
 
