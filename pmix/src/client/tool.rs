@@ -47,9 +47,11 @@ pub enum Locator {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Search {
     pub locator: Locator,
-    /// Where servers leave their rendezvous files (`PMIX_SYSTEM_TMPDIR`,
-    /// `PMIX_SERVER_TMPDIR`, else `$TMPDIR` or `/tmp`).
-    pub dir: PathBuf,
+    /// Where servers leave their rendezvous files, searched in order: the attributes'
+    /// `PMIX_SERVER_TMPDIR` and `PMIX_SYSTEM_TMPDIR`, else the tool's own, then the
+    /// environment's (what a launcher gave the processes it started), then `$TMPDIR` or
+    /// `/tmp`.
+    pub dirs: Vec<PathBuf>,
     /// The node's name in the files' names (`PMIX_HOSTNAME`, else the kernel's).
     pub hostname: String,
 }
@@ -89,52 +91,75 @@ impl Search {
                 }
             }
         };
-        let dir = (string(attr::SYSTEM_TMPDIR).or_else(|| string(attr::SERVER_TMPDIR)))
+        let given: Vec<PathBuf> = [string(attr::SERVER_TMPDIR), string(attr::SYSTEM_TMPDIR)]
+            .into_iter()
+            .flatten()
             .map(PathBuf::from)
-            .or_else(|| base.map(|b| b.dir.clone()))
-            .unwrap_or_else(default_tmpdir);
+            .collect();
+        let dirs = if !given.is_empty() {
+            given
+        } else if let Some(b) = base {
+            b.dirs.clone()
+        } else {
+            let env = ["PMIX_SERVER_TMPDIR", "PMIX_SYSTEM_TMPDIR"]
+                .iter()
+                .filter_map(|k| std::env::var_os(k).filter(|v| !v.is_empty()))
+                .map(PathBuf::from);
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            for d in env.chain([default_tmpdir()]) {
+                if !dirs.contains(&d) {
+                    dirs.push(d);
+                }
+            }
+            dirs
+        };
         let hostname = (string(attr::HOSTNAME).or_else(|| base.map(|b| b.hostname.clone())))
             .unwrap_or_else(kernel_hostname);
         Ok(Search {
             locator,
-            dir,
+            dirs,
             hostname,
         })
     }
 
     /// The URI of the server searched for: `PMIX_ERR_UNREACH` when there is none.
     pub fn uri(&self) -> Result<String, Error> {
-        let in_dir = |name: String| self.dir.join(name);
-        let system = in_dir(format!("pmix.sys.{}", self.hostname));
+        let system = format!("pmix.sys.{}", self.hostname);
         match &self.locator {
             Locator::Uri(uri) => Ok(uri.clone()),
             Locator::File(path) => read_uri(path),
-            Locator::Pid(pid) => read_uri(&in_dir(format!("pmix.{}.tool.{pid}", self.hostname))),
-            Locator::Nspace(ns) => read_uri(&in_dir(format!("pmix.{}.tool.{ns}", self.hostname))),
-            Locator::System => read_uri(&system),
-            Locator::SystemFirst => read_uri(&system).or_else(|_| self.any_server()),
+            Locator::Pid(pid) => self.file(&format!("pmix.{}.tool.{pid}", self.hostname)),
+            Locator::Nspace(ns) => self.file(&format!("pmix.{}.tool.{ns}", self.hostname)),
+            Locator::System => self.file(&system),
+            Locator::SystemFirst => self.file(&system).or_else(|_| self.any_server()),
             Locator::Any => (environment_uri().ok_or(()))
-                .or_else(|()| read_uri(&system))
+                .or_else(|()| self.file(&system))
                 .or_else(|_| self.any_server()),
         }
     }
 
-    /// The first (by name) of the tool rendezvous files of this node in the directory.
+    /// The URI in the rendezvous file `name` of the first directory holding one.
+    fn file(&self, name: &str) -> Result<String, Error> {
+        (self.dirs.iter().find_map(|d| read_uri(&d.join(name)).ok()))
+            .ok_or_else(|| unreachable(format!("no rendezvous file {name} in {:?}", self.dirs)))
+    }
+
+    /// The first (by name) of the tool rendezvous files of this node, in the first
+    /// directory that holds one.
     fn any_server(&self) -> Result<String, Error> {
         let prefix = format!("pmix.{}.tool.", self.hostname);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)
-            .map_err(|e| unreachable(format!("cannot list {}: {e}", self.dir.display())))?
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-            .map(|e| e.path())
-            .collect();
-        files.sort();
-        (files.iter().find_map(|f| read_uri(f).ok())).ok_or_else(|| {
-            unreachable(format!(
-                "no rendezvous file {prefix}* in {}",
-                self.dir.display()
-            ))
-        })
+        let in_dir = |dir: &PathBuf| {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+                .ok()?
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect();
+            files.sort();
+            files.iter().find_map(|f| read_uri(f).ok())
+        };
+        (self.dirs.iter().find_map(in_dir))
+            .ok_or_else(|| unreachable(format!("no rendezvous file {prefix}* in {:?}", self.dirs)))
     }
 }
 
@@ -375,11 +400,11 @@ mod tests {
         let same =
             Search::from_info(&[Info::new(attr::CONNECT_TO_SYSTEM, true)], Some(&base)).unwrap();
         assert_eq!(
-            (same.dir, same.hostname),
-            (PathBuf::from("/run/x"), "n0".into())
+            (same.dirs, same.hostname),
+            (vec![PathBuf::from("/run/x")], "n0".into())
         );
         let own = Search::from_info(&[info(attr::SERVER_TMPDIR, "/srv")], Some(&base)).unwrap();
-        assert_eq!(own.dir, PathBuf::from("/srv"));
+        assert_eq!(own.dirs, [PathBuf::from("/srv")]);
     }
 
     #[test]
@@ -391,9 +416,10 @@ mod tests {
         };
         write("pmix.n0.tool.77", "by-pid.0;tcp4://127.0.0.1:1");
         write("pmix.n0.tool.job", "by-ns.0;tcp4://127.0.0.1:2");
+        // The files are in the second directory searched.
         let search = |locator| Search {
             locator,
-            dir: dir.clone(),
+            dirs: vec![dir.join("none"), dir.clone()],
             hostname: "n0".into(),
         };
         assert_eq!(
