@@ -407,6 +407,29 @@ fn python3_pmix_clients_run_on_this_library_under_pmixrun() {
 }
 
 #[test]
+fn tools_on_this_library_attach_to_pmixrun_by_uri_and_by_pid() {
+    // Each rank forgets it is a client and connects again as a self-started tool, which
+    // the server gives an identifier: the project's C tool and python3-pmix's PMIxTool.
+    let c_tool = build_c("tool_check");
+    let script = root().join("tests/interop/python/tool_check.py");
+    for mode in ["uri", "pid"] {
+        let mut cmd = under_pmixrun(2, &c_tool, &[mode]);
+        on_our_library(&mut cmd);
+        check(cmd, 2, &format!("C tool on this library, by {mode}"));
+        let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+        cmd.arg(&script).arg(mode);
+        on_our_library(&mut cmd);
+        let says = Some("ok tool-finalize");
+        check_says(
+            cmd,
+            2,
+            &format!("python3-pmix tool on this library, by {mode}"),
+            says,
+        );
+    }
+}
+
+#[test]
 fn a_python3_pmix_host_serves_its_clients_on_this_library() {
     // The host's server and its two clients all load this library through the binding.
     let mut cmd = Command::new("/usr/bin/python3");

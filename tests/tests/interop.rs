@@ -273,6 +273,17 @@ fn openpmix_c_clients_get_and_validate_credentials_under_pmixrun() {
 }
 
 #[test]
+fn a_python3_pmix_tool_attaches_to_pmixrun_by_uri_and_by_pid() {
+    let script = root().join("tests/interop/python/tool_check.py");
+    for mode in ["uri", "pid"] {
+        let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+        cmd.arg(&script).arg(mode);
+        let says = Some("ok tool-finalize");
+        check_says(cmd, 2, &format!("python3-pmix tool by {mode}"), says);
+    }
+}
+
+#[test]
 fn a_python3_pmix_host_serves_its_own_clients() {
     // OpenPMIx's library on both sides: what the same script checks on this project's
     // library (tests/capi.rs) holds of OpenPMIx's.

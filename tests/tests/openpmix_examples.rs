@@ -5,8 +5,7 @@
 //! launcher with that rank's status after the others heard of it.
 //!
 //! Each runs twice: on OpenPMIx's `libpmix.so.2`, which the programs were built against, and
-//! unchanged on this project's (`capi/`, first on `LD_LIBRARY_PATH`), except `tool`, whose
-//! tool calls this project's library does not implement yet.
+//! unchanged on this project's (`capi/`, first on `LD_LIBRARY_PATH`).
 //!
 //! Beside them, the programs of its `test/simple/` that use the standard's API alone
 //! (`doubleget`, `get_put_example`, `hybrid`); the others include OpenPMIx's internal
@@ -40,16 +39,8 @@ enum Library {
     ThisProject,
 }
 
-/// The examples whose calls this project's library does not implement yet.
-const NOT_YET_ON_THIS_PROJECTS_LIBRARY: &[&str] = &["tool"];
-
-fn libraries(name: &str) -> Vec<Library> {
-    if NOT_YET_ON_THIS_PROJECTS_LIBRARY.contains(&name) {
-        vec![Library::OpenPmix]
-    } else {
-        vec![Library::OpenPmix, Library::ThisProject]
-    }
-}
+/// Every program runs on both.
+const LIBRARIES: [Library; 2] = [Library::OpenPmix, Library::ThisProject];
 
 /// The examples' folder in the fetched source.
 fn examples() -> PathBuf {
@@ -125,7 +116,7 @@ fn run(name: &str, n: u32, library: Library) -> Run {
 /// The example ran to its end at `n`: status 0, and no error from OpenPMIx's library or the
 /// program (lines holding `allowed` excepted).
 fn passes(name: &str, n: u32, allowed: &[&str]) {
-    for library in libraries(name) {
+    for library in LIBRARIES {
         passes_on(name, n, allowed, library);
     }
 }
@@ -185,7 +176,7 @@ runs_to_its_end! {
 fn hybrid_runs_the_handler_placed_after_the_first_one() {
     // OpenPMIx's test registers the MPI handler after the OpenMP one, which claimed the
     // chain's first place; the notification walks both, in that order.
-    for library in libraries("hybrid") {
+    for library in LIBRARIES {
         let r = run("hybrid", 1, library);
         let omp = r.output.find("Entered parallel_region_OMP_cb");
         let mpi = r.output.find("Entered parallel_region_MPI_cb");
@@ -218,7 +209,7 @@ fn nodeinfo_reads_the_nodes_but_no_fabric_coordinates_on_one_machine() {
 /// ends the job with its status; where the others wait for the news (`heard`), each of them
 /// says `heard` and ends by itself before the launcher would stop it.
 fn first_rank_fails(name: &str, n: u32, heard: Option<&str>) {
-    for library in libraries(name) {
+    for library in LIBRARIES {
         first_rank_fails_on(name, n, heard, library);
     }
 }

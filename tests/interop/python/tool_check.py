@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Interoperability check of a python3-pmix tool (PMIxTool, OpenPMIx 4.2's Cython binding).
+
+The steps of tests/interop/c/tool_check.c. Run as a process of a job under `pmixrun` (it
+reads the job's namespace and the server's URI from the environment the launcher gave
+it), it then forgets that it is a client and connects to the same server as a
+self-started tool, the way a debugger does:
+
+    tool_check.py uri    connects with PMIX_SERVER_URI
+    tool_check.py pid    connects with PMIX_SERVER_PIDINFO = the launcher's pid, which
+                         makes the library look for the launcher's rendezvous file
+
+Steps: tool init (the server assigns the tool an identifier: it brings none); the servers
+it is attached to; the job's size by namespace; finalize. One line per step,
+`ok <step> ...` or `FAIL <step>: <reason>`; exit status 0 only if every step passed.
+CHECK_EXPECTED_SIZE=N makes the job size a checked value.
+
+Facts about the binding this script is written around: `PMIxTool.init` returns (status,
+{'nspace', 'rank'}); `get_servers` returns (status, list of the same dicts).
+"""
+
+import os
+import sys
+
+from checks import emit, text
+import pmix
+
+failures = 0
+
+
+def ok(step, detail=""):
+    emit(f"ok {step} {detail}".rstrip())
+
+
+def fail(step, reason):
+    global failures
+    failures += 1
+    emit(f"FAIL {step}: {reason}")
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "uri"
+    job = os.environ.get("PMIX_NAMESPACE")
+    uri = os.environ.get("PMIX_SERVER_URI41")
+    if job is None or uri is None:
+        fail("setup", "run me under a PMIx launcher (PMIX_NAMESPACE, PMIX_SERVER_URI41)")
+        return 1
+    # A tool started by hand has none of the client's variables.
+    for k in ["PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
+              "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"]:
+        os.environ.pop(k, None)
+
+    if mode == "pid":
+        where = {"key": pmix.PMIX_SERVER_PIDINFO, "value": os.getppid(),
+                 "val_type": pmix.PMIX_PID}
+    else:
+        where = {"key": pmix.PMIX_SERVER_URI, "value": uri, "val_type": pmix.PMIX_STRING}
+    tool = pmix.PMIxTool()
+    rc, me = tool.init([where])
+    if rc != pmix.PMIX_SUCCESS:
+        fail("tool-init", tool.error_string(rc))
+        return 1
+    if not text(me["nspace"]) or text(me["nspace"]) == job:
+        fail("tool-init", f"assigned namespace {me['nspace']!r} is not a tool's own")
+    else:
+        ok("tool-init", f"{text(me['nspace'])}:{me['rank']} ({mode})")
+
+    rc, servers = tool.get_servers()
+    if rc != pmix.PMIX_SUCCESS:
+        fail("get-servers", tool.error_string(rc))
+    elif len(servers) != 1:
+        fail("get-servers", f"{servers}, expected the launcher's server alone")
+    else:
+        ok("get-servers", f"{text(servers[0]['nspace'])}:{servers[0]['rank']}")
+
+    rc, val = tool.get({"nspace": job, "rank": pmix.PMIX_RANK_WILDCARD}, pmix.PMIX_JOB_SIZE, [])
+    expected = os.environ.get("CHECK_EXPECTED_SIZE")
+    if rc != pmix.PMIX_SUCCESS:
+        fail("get-job-size", tool.error_string(rc))
+    elif expected is not None and int(val["value"]) != int(expected):
+        fail("get-job-size", f"{val['value']}, expected {expected}")
+    else:
+        ok("get-job-size", str(val["value"]))
+
+    rc = tool.finalize()
+    if rc != pmix.PMIX_SUCCESS:
+        fail("tool-finalize", tool.error_string(rc))
+    else:
+        ok("tool-finalize")
+    return 0 if failures == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
