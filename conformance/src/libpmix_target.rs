@@ -115,7 +115,7 @@ where
     shared.set_ender(children.clone());
 
     let mut saved = presets(v, &envs, &rust_servers, &nodes, &tmp.0);
-    let mut tool: Option<ClientProc> = None;
+    let mut tool = ToolProcess::default();
     // Where the host's log stood when each started call began.
     let mut started_at: BTreeMap<String, usize> = BTreeMap::new();
     for (n, written) in v.steps.iter().enumerate() {
@@ -136,20 +136,12 @@ where
         }
         let result = match &step.call {
             call if v.by_tool(step) => {
-                if tool.is_none() {
-                    // The tool is a process of its own, on the clients' side.
-                    let args = match clients {
-                        Side::Rust => vec!["__rust-tool".to_owned()],
-                        Side::Library(lib) => vec!["__libpmix-tool".to_owned(), lib.clone()],
-                    };
-                    tool = Some(ClientProc::start(exe, &args, 0, &BTreeMap::new()).await?);
-                }
-                let t = tool.as_ref().ok_or("no tool process")?;
-                let msg = ClientCall::Tool {
-                    call: call.clone(),
-                    nspace: v.setup.nspace.clone(),
+                // The tool is a process of its own, on the clients' side.
+                let args = match clients {
+                    Side::Rust => vec!["__rust-tool".to_owned()],
+                    Side::Library(lib) => vec!["__libpmix-tool".to_owned(), lib.clone()],
                 };
-                let got = observed(t.call(msg).await.map_err(crashed)?)?;
+                let got = tool.call(exe, args, call, &v.setup.nspace).await?;
                 callers.iter().map(|c| (*c, got.clone())).collect()
             }
             _ if v.server_of(step).is_some() => {
@@ -251,9 +243,10 @@ where
             break;
         }
     }
-    for (_, mut c) in procs.into_iter().chain(tool.map(|t| (0, t))) {
+    for (_, mut c) in procs.into_iter() {
         c.kill().await;
     }
+    tool.kill().await;
     for mut n in nodes {
         n.kill().await;
     }
@@ -487,11 +480,43 @@ fn observed(r: ClientResult) -> Result<Observed, String> {
     })
 }
 
+/// The vector's tool: a process of its own (`conformance __libpmix-tool LIB` or
+/// `__rust-tool`), started at its first step.
+#[derive(Default)]
+pub(crate) struct ToolProcess(Option<ClientProc>);
+
+impl ToolProcess {
+    /// Run a tool step's `call` in the tool process, started with `args` if it is not yet.
+    pub(crate) async fn call(
+        &mut self,
+        exe: &Path,
+        args: Vec<String>,
+        call: &Call,
+        nspace: &str,
+    ) -> Result<Observed, Problem> {
+        if self.0.is_none() {
+            self.0 = Some(ClientProc::start(exe, &args, 0, &BTreeMap::new()).await?);
+        }
+        let t = self.0.as_ref().ok_or("no tool process")?;
+        let msg = ClientCall::Tool {
+            call: call.clone(),
+            nspace: nspace.to_owned(),
+        };
+        Ok(observed(t.call(msg).await.map_err(crashed)?)?)
+    }
+
+    pub(crate) async fn kill(&mut self) {
+        if let Some(t) = self.0.as_mut() {
+            t.kill().await;
+        }
+    }
+}
+
 /// A directory for the servers' rendezvous files, removed with the run.
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    fn new() -> Result<TempDir, String> {
+    pub(crate) fn new() -> Result<TempDir, String> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let dir = std::env::temp_dir().join(format!(
             "pmix-conformance-{}-{}",

@@ -4,7 +4,9 @@
 //! resource manager between them (fences across nodes, direct modex to the owning node's
 //! server, a shared publish/lookup table), so multi-node retrieval rules run for real. Each
 //! started rank is an async [`Client`] connected to its node's server over the in-memory
-//! transport, with the uid and gid of this process.
+//! transport, with the uid and gid of this process. The vector's tool, if it has one, is
+//! this crate's tool in a process of its own (`conformance __rust-tool`): the servers then
+//! listen on TCP too and leave their rendezvous files where it looks for them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use pmix::transport::{MemoryConnector, PeerCred, memory};
 
 use crate::api::{ApiCall, RustProc};
 use crate::cluster::{Shared, start_rust_servers};
+use crate::libpmix_target::{TempDir, ToolProcess};
 use crate::outcome::has_expected_upcalls;
 use crate::step::{Observed, Problem, StepResult, lock};
 use crate::upcall_log::HostUpcall;
@@ -40,12 +43,17 @@ where
     cluster.shared.set_ender(clients.clone());
     // A started call's handle, its caller, and where the host's log stood at its start.
     let mut handles: BTreeMap<String, (u32, Started, usize)> = BTreeMap::new();
-    // A tool finds no server to connect to in-process: the URIs are empty.
-    let tmpdir = std::env::temp_dir().display().to_string();
+    // Without a tool the servers have no URI (they are reached in memory).
     let mut saved = Saved::new();
-    for node in &v.setup.nodes {
-        saved.extend(node_presets(&node.name, "", &tmpdir, std::process::id()));
+    for (node, server) in v.setup.nodes.iter().zip(&cluster.servers) {
+        let (uri, dir) = match &cluster.tool_dirs {
+            Some(t) => (server.uri().unwrap_or_default(), t.0.join(&node.name)),
+            None => (String::new(), std::env::temp_dir()),
+        };
+        let dir = dir.display().to_string();
+        saved.extend(node_presets(&node.name, &uri, &dir, std::process::id()));
     }
+    let mut tool = ToolProcess::default();
     saved.extend(run_presets());
     for (n, written) in v.steps.iter().enumerate() {
         let step = &written.with_saved(&saved)?;
@@ -55,12 +63,14 @@ where
         let callers = v.callers(step);
         let mut mark = cluster.shared.upcalls.mark();
         let result = match &step.call {
-            // Its servers are reached in memory, where a tool cannot find them; this crate's
-            // tool is checked by the pairings with a library's server.
-            _ if v.by_tool(step) => callers
-                .iter()
-                .map(|c| (*c, Observed::no_such_call()))
-                .collect(),
+            // The tool is this crate's, in a process of its own (`conformance __rust-tool`).
+            call if v.by_tool(step) => {
+                let exe = std::env::current_exe()
+                    .map_err(|e| format!("cannot find the conformance binary: {e}"))?;
+                let args = vec!["__rust-tool".to_owned()];
+                let got = tool.call(&exe, args, call, &v.setup.nspace).await?;
+                callers.iter().map(|c| (*c, got.clone())).collect()
+            }
             _ if v.server_of(step).is_some() => {
                 let server = &cluster.servers[v.server_of(step).unwrap_or(0)];
                 let o = crate::server_api::run_step(server, &step.call, &v.setup.nspace).await?;
@@ -139,6 +149,7 @@ where
         }
     }
     clients.clear();
+    tool.kill().await;
     cluster.stop();
     Ok(())
 }
@@ -380,12 +391,31 @@ struct Cluster {
     servers: Vec<Arc<Server>>,
     connectors: Vec<MemoryConnector>,
     node_of: BTreeMap<u32, usize>,
+    /// For a vector with a tool: the nodes' directories, where their servers leave their
+    /// rendezvous files.
+    tool_dirs: Option<TempDir>,
 }
 
 impl Cluster {
     async fn start(v: &Vector) -> Result<Cluster, Problem> {
         let shared = Arc::new(Shared::new(v));
-        let servers = start_rust_servers(v, &shared, |_| Ok(std::env::temp_dir()), false).await?;
+        // The ranks reach their servers in memory. A tool is a process of its own: with one,
+        // the servers listen on TCP too, and leave their rendezvous files in a directory
+        // of the node's.
+        let tool_dirs = if v.steps.iter().any(|s| v.by_tool(s)) {
+            Some(TempDir::new()?)
+        } else {
+            None
+        };
+        let dir = |node: &str| match &tool_dirs {
+            Some(t) => {
+                let d = t.0.join(node);
+                std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+                Ok(d)
+            }
+            None => Ok(std::env::temp_dir()),
+        };
+        let servers = start_rust_servers(v, &shared, dir, tool_dirs.is_some()).await?;
         let connectors = servers
             .iter()
             .map(|server| {
@@ -406,6 +436,7 @@ impl Cluster {
             servers,
             connectors,
             node_of,
+            tool_dirs,
         })
     }
 

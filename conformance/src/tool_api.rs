@@ -4,7 +4,8 @@
 //! (`PMIX_SERVER_URI` with the saved value `"$uri_NODE"`, the node's server URI).
 //!
 //! The library side is [`crate::ffi::run_tool`]; this crate's is [`RustTool`], in a child
-//! process of its own (`conformance __rust-tool`), as the library's tool is.
+//! process of its own (`conformance __rust-tool`), as the library's tool is, for the `rust`
+//! target and the pairings with this crate's clients.
 
 use pmix::client::tool::Tool;
 use pmix::model::{Info, Proc, Status, Value};
