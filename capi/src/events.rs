@@ -209,7 +209,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
         let c = match crate::server::caller()? {
             Caller::Client(c) => c,
             Caller::Host => {
-                let id = server_events::register(codes, handler, returned);
+                let id = server_events::register(&codes, &info, handler, returned)?;
                 let Some(done) = cbfunc else {
                     reference = CStatus::try_from(id).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
                     return Ok(());

@@ -308,9 +308,11 @@ impl Lineup {
     }
 }
 
-/// A process's registered handlers.
+/// A process's registered handlers: where each stands in the chain, and which of them an
+/// event reaches. The client keeps one; so does a process that registers handlers in C
+/// with a server and no client (this project's `libpmix.so.2`).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Registry {
+pub struct Registry {
     next: HandlerId,
     entries: BTreeMap<HandlerId, Registration>,
     first: Option<HandlerId>,
@@ -326,7 +328,7 @@ impl Registry {
 
     /// Place a handler; its identifier, or `PMIX_ERR_EVENT_REGISTRATION` when the place it
     /// asks for is taken or names no handler of its category. A refusal changes nothing.
-    pub(crate) fn register(&mut self, reg: Registration) -> Result<HandlerId, Status> {
+    pub fn register(&mut self, reg: Registration) -> Result<HandlerId, Status> {
         let id = self.next;
         let taken = Err(Status::ERR_EVENT_REGISTRATION);
         let position = |line: &Lineup, name: &str| {
@@ -377,7 +379,7 @@ impl Registry {
 
     /// Remove a handler: its registration, or `PMIX_ERR_BAD_PARAM` for an identifier this
     /// registry does not hold (§10.1.7).
-    pub(crate) fn deregister(&mut self, id: HandlerId) -> Result<Registration, Status> {
+    pub fn deregister(&mut self, id: HandlerId) -> Result<Registration, Status> {
         let reg = self.entries.remove(&id).ok_or(Status::ERR_BAD_PARAM)?;
         if self.first == Some(id) {
             self.first = None;
@@ -391,12 +393,12 @@ impl Registry {
         Ok(reg)
     }
 
-    pub(crate) fn get(&self, id: HandlerId) -> Option<&Registration> {
+    pub fn get(&self, id: HandlerId) -> Option<&Registration> {
         self.entries.get(&id)
     }
 
     /// The handlers `event` reaches in process `me`, in the order they run.
-    pub(crate) fn chain(&self, me: &Proc, event: &Event) -> Vec<HandlerId> {
+    pub fn chain(&self, me: &Proc, event: &Event) -> Vec<HandlerId> {
         let ordered = self
             .first
             .into_iter()

@@ -4,68 +4,57 @@
 //!
 //! The host's handlers hear the events it raises itself, in every range but
 //! `PMIX_RANGE_CUSTOM`; the events reach the server's clients in every range but
-//! `PMIX_RANGE_PROC_LOCAL`. A chain walks one handler at a time on one of the server's
-//! threads: the handlers registered for the event's code first, then the default ones (no
-//! codes), each in registration order; `PMIX_EVENT_ACTION_COMPLETE` ends it. The
-//! registration's placement directives (`PMIX_EVENT_HDLR_FIRST`, `_BEFORE`, …), its filters
-//! (affected processes, range) and `PMIX_EVENT_NON_DEFAULT` are not applied here yet: the
-//! client's chain (`pmix::events`) does them, and this one should come to use it.
+//! `PMIX_RANGE_PROC_LOCAL`. The handlers stand in the crate's registry
+//! (`pmix::events::Registry`), as a client's do: its placement directives
+//! (`PMIX_EVENT_HDLR_FIRST`, `_BEFORE`, …), its filters (affected processes, source, range)
+//! and `PMIX_EVENT_NON_DEFAULT` apply, the host being the server's identifier. A chain
+//! walks one handler at a time on one of the server's threads; `PMIX_EVENT_ACTION_COMPLETE`
+//! ends it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError, mpsc};
 
+use pmix::events::{Event, HandlerId, Registration, Registry};
 use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status};
 
 use crate::events::{CHandler, Completion, Delivery, run_handler};
 
-/// One registered handler.
-struct Registration {
-    id: usize,
-    codes: Vec<Status>,
-    handler: CHandler,
-    /// The registration's `PMIX_EVENT_RETURN_OBJECT`, handed back with each event.
-    returned: Option<Info>,
-}
-
-/// The host's handlers and the next reference to hand out.
+/// The host's handlers: where each stands, and the C function and return object of each.
+#[derive(Default)]
 struct Handlers {
-    next: usize,
-    registered: Vec<Registration>,
+    registry: Registry,
+    c: BTreeMap<HandlerId, (CHandler, Option<Info>)>,
 }
 
-static HANDLERS: Mutex<Handlers> = Mutex::new(Handlers {
-    next: 0,
-    registered: Vec::new(),
-});
+static HANDLERS: LazyLock<Mutex<Handlers>> = LazyLock::new(Mutex::default);
 
 fn handlers() -> MutexGuard<'static, Handlers> {
-    // Each change is one push or one removal: a panic elsewhere cannot tear it.
+    // Each change is one registration or one removal: a panic elsewhere cannot tear it.
     HANDLERS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Register `handler` for `codes` (none: every event); its reference.
-pub(crate) fn register(codes: Vec<Status>, handler: CHandler, returned: Option<Info>) -> usize {
+/// Register `handler` for `codes` (none: every event) with the registration's `info`
+/// (placement, filters, name); `returned` is its `PMIX_EVENT_RETURN_OBJECT`. Its reference,
+/// or the registry's refusal (`PMIX_ERR_EVENT_REGISTRATION` for a place taken).
+pub(crate) fn register(
+    codes: &[Status],
+    info: &[Info],
+    handler: CHandler,
+    returned: Option<Info>,
+) -> Result<HandlerId, Status> {
+    let registration = Registration::new(codes, info)?;
     let mut h = handlers();
-    let id = h.next;
-    h.next += 1;
-    h.registered.push(Registration {
-        id,
-        codes,
-        handler,
-        returned,
-    });
-    id
+    let id = h.registry.register(registration)?;
+    h.c.insert(id, (handler, returned));
+    Ok(id)
 }
 
-/// Remove the handler `id`; `PMIX_ERR_NOT_FOUND` if there is none.
-pub(crate) fn deregister(id: usize) -> Result<(), Status> {
+/// Remove the handler `id`; `PMIX_ERR_BAD_PARAM` if there is none (§10.1.7).
+pub(crate) fn deregister(id: HandlerId) -> Result<(), Status> {
     let mut h = handlers();
-    let before = h.registered.len();
-    h.registered.retain(|r| r.id != id);
-    if h.registered.len() == before {
-        return Err(Status::ERR_NOT_FOUND);
-    }
+    h.registry.deregister(id)?;
+    h.c.remove(&id);
     Ok(())
 }
 
@@ -79,7 +68,7 @@ pub(crate) fn on_server_thread(work: impl FnOnce() + Send + 'static) -> Result<(
 /// Forget every handler, and end the chains still waiting for a handler's completion
 /// (`PMIx_server_finalize`): their threads return.
 pub(crate) fn clear() {
-    handlers().registered.clear();
+    *handlers() = Handlers::default();
     waiting().clear();
 }
 
@@ -112,21 +101,26 @@ pub(crate) fn notify(
             .map_err(|e| e.status())?;
     }
     if range != DataRange::CUSTOM {
+        let me = server.id().clone();
         let source = source.unwrap_or_else(|| Proc::new(Nspace::default(), Rank::UNDEF));
-        handle.spawn_blocking(move || walk_chain(status, &source, &info));
+        let event = Event {
+            status,
+            source,
+            range,
+            info,
+        };
+        handle.spawn_blocking(move || walk_chain(&me, &event));
     }
     Ok(())
 }
 
-/// Call the handlers of `status` one at a time, each after the one before has completed.
-fn walk_chain(status: Status, source: &Proc, info: &[Info]) {
-    let chain: Vec<(usize, CHandler, Option<Info>)> = {
+/// Call the handlers `event` reaches in the host (`me`), one at a time, each after the one
+/// before has completed.
+fn walk_chain(me: &Proc, event: &Event) {
+    let chain: Vec<(HandlerId, CHandler, Option<Info>)> = {
         let h = handlers();
-        let specific = (h.registered.iter()).filter(|r| r.codes.contains(&status));
-        let default = (h.registered.iter()).filter(|r| r.codes.is_empty());
-        specific
-            .chain(default)
-            .map(|r| (r.id, r.handler, r.returned.clone()))
+        (h.registry.chain(me, event).into_iter())
+            .filter_map(|id| h.c.get(&id).map(|(f, r)| (id, *f, r.clone())))
             .collect()
     };
     let mut results: Vec<Info> = Vec::new();
@@ -139,14 +133,14 @@ fn walk_chain(status: Status, source: &Proc, info: &[Info]) {
                 let _ = tx.send((s, r));
             }
         });
-        let event = Delivery {
+        let delivery = Delivery {
             handler: id,
-            status,
-            source,
-            info,
+            status: event.status,
+            source: &event.source,
+            info: &event.info,
             results: &results,
         };
-        run_handler(handler, returned.as_ref(), &event, done);
+        run_handler(handler, returned.as_ref(), &delivery, done);
         // A handler that never completes holds its chain only (this thread is its own),
         // until `PMIx_server_finalize` ends the wait.
         let Ok((outcome, added)) = rx.recv() else {

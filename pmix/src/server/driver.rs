@@ -179,6 +179,11 @@ impl Server {
         });
     }
 
+    /// The server's own identifier (`PMIX_SERVER_NSPACE`, `PMIX_SERVER_RANK`).
+    pub fn id(&self) -> &Proc {
+        &self.config.id
+    }
+
     /// The URI clients connect to (`<nspace>.<rank>;tcp4://127.0.0.1:<port>`).
     pub fn uri(&self) -> Option<String> {
         self.tcp_addr
