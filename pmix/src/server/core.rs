@@ -436,14 +436,14 @@ impl ServerCore {
                 }
                 self.gets.request(&mut self.cx, get);
             }
+            // `client_finalized` is the upcall of registered clients only. Their finalize
+            // returns once the host has heard it, as OpenPMIx's does: a host that then sees
+            // the process exit knows it finalized first (Open MPI's ORTE counts on it).
+            Request::Finalize if c.tool => self.send(conn, tag, &Reply::Status(Status::SUCCESS)),
             Request::Finalize => {
-                self.send(conn, tag, &Reply::Status(Status::SUCCESS));
-                // `client_finalized` is the upcall of registered clients only.
-                if !c.tool {
-                    // Nothing waits on the answer.
-                    self.cx.call_host(HostCall::ClientFinalized(me.clone()));
-                    self.process_gone(me);
-                }
+                let call = HostCall::ClientFinalized(me.clone());
+                self.relay(conn, tag, call, relayed::Answer::Finalized);
+                self.process_gone(me);
             }
             // The library adds the requester's ids for the host (v5.0 §9.1, §9.2, §9.3).
             Request::Publish { info, .. } => {

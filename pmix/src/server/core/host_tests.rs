@@ -640,9 +640,30 @@ fn an_openpmix_heartbeat_goes_to_the_host_without_a_reply() {
         HostCall::Monitor { ref proc, ref monitor, .. }
             if *proc == p(0) && monitor.key.as_str() == attr::SEND_HEARTBEAT.wire_key()
     ));
-    // The connection stays open, and nothing is sent back.
+    // The connection stays open, and nothing is sent back: a finalize is answered once the
+    // host has heard it.
     send(&mut c, a, 101, &Request::Finalize);
+    let (op, call) = host_call(&mut c);
+    assert!(matches!(call, HostCall::ClientFinalized(ref proc) if *proc == p(0)));
+    c.handle_host(op, HostResult::Status(Status::SUCCESS));
     assert_eq!(replies(&mut c, Command::FINALIZE).len(), 1);
+}
+
+#[test]
+fn a_finalize_returns_once_the_host_has_heard_it_whatever_it_answers() {
+    let mut c = core_with(1);
+    let a = connect(&mut c, 0);
+    while c.poll_action().is_some() {}
+    send(&mut c, a, 7, &Request::Finalize);
+    let (op, call) = host_call(&mut c);
+    assert!(matches!(call, HostCall::ClientFinalized(ref proc) if *proc == p(0)));
+    // Nothing before the host answers.
+    assert!(replies(&mut c, Command::FINALIZE).is_empty());
+    c.handle_host(op, HostResult::Status(Status::ERR_NOT_SUPPORTED));
+    assert_eq!(
+        replies(&mut c, Command::FINALIZE),
+        [(a, 7, Reply::Status(Status::SUCCESS))]
+    );
 }
 
 #[test]

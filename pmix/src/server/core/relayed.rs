@@ -19,6 +19,8 @@ use super::upcall::{HostCall, HostResult};
 pub(super) enum Answer {
     /// The host's status alone.
     Status,
+    /// A client's finalize: success once the host has heard it, whatever it answers.
+    Finalized,
     /// A lookup's finds, judged against the keys asked for.
     Lookup { keys: Vec<String> },
     /// A status and the host's infos, in the reply of `command`.
@@ -82,6 +84,7 @@ impl Relayed {
         };
         let reply = match answer {
             Answer::Status => Reply::Status(result.status()),
+            Answer::Finalized => Reply::Status(Status::SUCCESS),
             Answer::Lookup { keys } => lookup_reply(&keys, result),
             Answer::Infos { command } => {
                 let (status, info) = match result {
