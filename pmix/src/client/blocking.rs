@@ -7,7 +7,8 @@ use super::{EventCompletion, EventNotice};
 use crate::Error;
 use crate::events::HandlerId;
 use crate::model::{
-    AllocDirective, App, DataRange, Info, Nspace, PData, Proc, Query, Scope, Status, Value,
+    AllocDirective, App, DataRange, Info, IofChannel, Nspace, PData, Proc, Query, Scope, Status,
+    Value,
 };
 
 /// A client whose calls block the calling thread.
@@ -227,6 +228,35 @@ impl Client {
     ) -> Result<Vec<Info>, Error> {
         self.runtime
             .block_on(self.inner.process_monitor(monitor, error, directives))
+    }
+
+    /// `PMIx_IOF_pull` (see [`super::Client::iof_pull`]).
+    pub fn iof_pull(
+        &self,
+        procs: &[Proc],
+        channels: IofChannel,
+        directives: &[Info],
+        handler: super::IofHandler,
+    ) -> Result<u64, Error> {
+        self.runtime
+            .block_on(self.inner.iof_pull(procs, channels, directives, handler))
+    }
+
+    /// `PMIx_IOF_deregister` (see [`super::Client::iof_deregister`]).
+    pub fn iof_deregister(&self, id: u64, directives: &[Info]) -> Result<(), Error> {
+        self.runtime
+            .block_on(self.inner.iof_deregister(id, directives))
+    }
+
+    /// `PMIx_IOF_push` (see [`super::Client::iof_push`]).
+    pub fn iof_push(
+        &self,
+        targets: &[Proc],
+        data: Option<&[u8]>,
+        directives: &[Info],
+    ) -> Result<(), Error> {
+        self.runtime
+            .block_on(self.inner.iof_push(targets, data, directives))
     }
 
     /// `PMIx_Heartbeat` (see [`super::Client::heartbeat`]).

@@ -25,11 +25,10 @@ use nix::sys::socket::{MsgFlags, recv, send};
 use tokio::sync::mpsc;
 
 use crate::Error;
-use crate::events::Event;
 use crate::model::Status;
 use crate::wire::{Reply, Request, Tag};
 
-use super::core::{ClientCore, cannot_send, lock};
+use super::core::{ClientCore, Pushed, cannot_send, lock};
 
 /// The largest read at once.
 const CHUNK: usize = 64 * 1024;
@@ -109,7 +108,7 @@ struct Shared {
     writing: Mutex<()>,
     /// The buffer of whoever reads now.
     chunk: Mutex<Vec<u8>>,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::UnboundedSender<Pushed>,
 }
 
 #[derive(Debug, Default)]
@@ -133,7 +132,7 @@ impl SyncIo {
     pub(crate) fn start(
         socket: SyncStream,
         core: Arc<Mutex<ClientCore>>,
-        events: mpsc::UnboundedSender<Event>,
+        events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<SyncIo, Error> {
         let shared = Arc::new(Shared {
             core,
@@ -261,7 +260,7 @@ impl Shared {
                     }
                     core.handle_lost();
                     if closed {
-                        while core.poll_event().is_some() {}
+                        drop(core.drain_pushed());
                     }
                 }
             }
@@ -284,15 +283,15 @@ impl Shared {
 
     /// Move the replies the core completed to `done`, and its events to the event queue.
     fn file_core_output(&self) {
-        let (replies, events): (Vec<_>, Vec<_>) = {
+        let (replies, pushed): (Vec<_>, Vec<_>) = {
             let mut core = lock(&self.core);
             (
                 std::iter::from_fn(|| core.poll_reply()).collect(),
-                std::iter::from_fn(|| core.poll_event()).collect(),
+                core.drain_pushed(),
             )
         };
-        for event in events {
-            let _ = self.events.send(event);
+        for p in pushed {
+            let _ = self.events.send(p);
         }
         if !replies.is_empty() {
             let mut turn = self.turn();

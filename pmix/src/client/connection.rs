@@ -17,7 +17,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::Error;
 use crate::codec::BufferType;
-use crate::events::Event;
 use crate::model::{Proc, Rank, Status};
 use crate::transport::{BoxStream, connect_tcp, connect_unix, uid_gid};
 use crate::wire::handshake::{ConnectRequest, ToolReply, decode_status};
@@ -25,7 +24,7 @@ use crate::wire::uri::parse_uri;
 use crate::wire::{Reply, Request};
 
 use super::blocking_io::{SyncIo, SyncStream};
-use super::core::{ClientCore, cannot_send, lock};
+use super::core::{ClientCore, Pushed, cannot_send, lock};
 
 /// Where a client finds its server: what the launcher put in the environment.
 #[derive(Clone, Debug)]
@@ -158,7 +157,7 @@ impl Connection {
     /// events the server pushes go to `events`.
     pub(crate) async fn connect(
         env: &ClientConfig,
-        events: mpsc::UnboundedSender<Event>,
+        events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
         let stream = match server_address(env)? {
             Address::Unix(path) => connect_unix(path).await,
@@ -174,7 +173,7 @@ impl Connection {
     /// their own I/O on the calling thread (the blocking client, `blocking_io.rs`).
     pub(crate) fn connect_blocking(
         env: &ClientConfig,
-        events: mpsc::UnboundedSender<Event>,
+        events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
         let stream = match server_address(env)? {
             Address::Unix(path) => {
@@ -207,7 +206,7 @@ impl Connection {
         uri: &str,
         proc: Option<&Proc>,
         buffer_type: BufferType,
-        events: mpsc::UnboundedSender<Event>,
+        events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<(Self, Proc, Proc), Error> {
         let (_, addr) = parse_uri(uri).ok_or_else(|| {
             Error::Status(
@@ -242,7 +241,7 @@ impl Connection {
         mut stream: BoxStream,
         proc: &Proc,
         buffer_type: BufferType,
-        events: mpsc::UnboundedSender<Event>,
+        events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
         let (hello, uid) = hello(proc, buffer_type)?;
         stream.write_all(&hello).await.map_err(lost)?;
@@ -399,15 +398,15 @@ fn pindex(word: [u8; 4]) -> i32 {
 }
 
 /// Hand the core's completed replies to their waiters and its events to the event queue.
-fn deliver(core: &mut ClientCore, waiters: &Waiters, events: &mpsc::UnboundedSender<Event>) {
+fn deliver(core: &mut ClientCore, waiters: &Waiters, events: &mpsc::UnboundedSender<Pushed>) {
     while let Some((tag, reply)) = core.poll_reply() {
         let waiter = (waiters.lock().unwrap_or_else(PoisonError::into_inner)).remove(&tag.0);
         if let Some(tx) = waiter {
             let _ = tx.send(reply);
         }
     }
-    while let Some(event) = core.poll_event() {
-        let _ = events.send(event);
+    for pushed in core.drain_pushed() {
+        let _ = events.send(pushed);
     }
 }
 

@@ -8,7 +8,8 @@
 //! driver hands it the bytes that arrive ([`ClientCore::handle_bytes`]) and the loss of the
 //! connection ([`ClientCore::handle_lost`]), and takes from it the frames to write
 //! ([`ClientCore::poll_transmit`]), the replies that completed ([`ClientCore::poll_reply`])
-//! and the events the server pushed ([`ClientCore::poll_event`]). It also keeps the
+//! and the events and output the server pushed ([`ClientCore::poll_event`],
+//! [`ClientCore::poll_output`]). It also keeps the
 //! process's event registrations and builds the chain each event walks (`core/events.rs`).
 //! The async
 //! [`super::Client`] is such a driver; the core's unit tests (`core/tests.rs`) are another,
@@ -26,7 +27,16 @@ use crate::retrieval::{ClientCache, ClientStep, Directives, client_get};
 use crate::store::JobRealms;
 use crate::store::jobinfo::{is_job_data, realms_from_kvals};
 use crate::store::qualified::{QUALIFIED_VALUE, value_for};
+use crate::wire::ops::IofDelivery;
 use crate::wire::{Command, CommitBucket, Frame, FrameDecoder, Notification, Reply, Request, Tag};
+
+/// What the server pushes to a process without being asked: events (tag 0) and forwarded
+/// output (tag 2).
+#[derive(Debug)]
+pub(crate) enum Pushed {
+    Event(Event),
+    Output(IofDelivery),
+}
 
 /// One client's state and protocol, without I/O.
 #[derive(Debug)]
@@ -49,6 +59,8 @@ pub struct ClientCore {
     transmit: VecDeque<Vec<u8>>,
     replies: VecDeque<(Tag, Result<Reply, Status>)>,
     events: VecDeque<Event>,
+    /// Output the server forwarded (tag 2), for the process's I/O-forwarding handlers.
+    outputs: VecDeque<IofDelivery>,
     lost: bool,
     /// The event handlers this process registered (`core/events.rs`).
     handlers: Registry,
@@ -81,6 +93,7 @@ impl ClientCore {
             transmit: VecDeque::new(),
             replies: VecDeque::new(),
             events: VecDeque::new(),
+            outputs: VecDeque::new(),
             lost: false,
             handlers: Registry::default(),
             accept_reserved_puts: false,
@@ -200,6 +213,13 @@ impl ClientCore {
             }
             return;
         }
+        if frame.tag == Tag::IOF {
+            match IofDelivery::decode(&frame.payload, self.buffer_type) {
+                Ok(d) => self.outputs.push_back(d),
+                Err(e) => tracing::warn!("forwarded output that does not decode: {e}"),
+            }
+            return;
+        }
         let Some(command) = self.waiting.remove(&frame.tag.0) else {
             tracing::debug!(
                 "a frame under tag {} that no request waits for",
@@ -241,6 +261,18 @@ impl ClientCore {
     /// An event the server pushed (or the loss of the connection).
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+
+    /// Output the server forwarded to this process (`PMIx_IOF_pull`).
+    pub fn poll_output(&mut self) -> Option<IofDelivery> {
+        self.outputs.pop_front()
+    }
+
+    /// Everything the server pushed, events first, in the order each kind arrived.
+    pub(crate) fn drain_pushed(&mut self) -> Vec<Pushed> {
+        let events = self.events.drain(..).map(Pushed::Event);
+        let outputs = self.outputs.drain(..).map(Pushed::Output);
+        events.chain(outputs).collect()
     }
 
     // --- the job's information ---

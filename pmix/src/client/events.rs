@@ -1,6 +1,9 @@
 //! The client's event handlers, driven on the client's runtime: their functions and the
 //! task that calls them along the chain the client's core builds (`core/events.rs`).
 //!
+//! The same task hands the output the server forwards to the process's pulls
+//! ([`super::iof`]).
+//!
 //! Events reach one task per client, in the order they arrive: notifications the server
 //! pushes (tag 0), the process's own notifications, and `PMIX_ERR_LOST_CONNECTION` when the
 //! server goes away. For each event, in that order, the task builds the chain and starts a
@@ -20,7 +23,7 @@ use crate::events::{Chain, Event, HandlerId};
 use crate::model::{Info, Proc, Status};
 use crate::wire::Request;
 
-use super::core::{ClientCore, lock};
+use super::core::{ClientCore, Pushed, lock};
 
 /// What a handler is told of an event.
 #[derive(Clone, Debug)]
@@ -61,7 +64,9 @@ pub type EventHandler = Arc<dyn Fn(EventNotice, EventCompletion) + Send + Sync>;
 pub(crate) struct Events {
     core: Arc<Mutex<ClientCore>>,
     functions: Arc<Mutex<Functions>>,
-    queue: mpsc::UnboundedSender<Event>,
+    queue: mpsc::UnboundedSender<Pushed>,
+    /// The process's pulls of forwarded output ([`super::iof`]).
+    pub(crate) pulls: Arc<Mutex<super::iof::Pulls>>,
 }
 
 type Functions = BTreeMap<HandlerId, EventHandler>;
@@ -73,7 +78,10 @@ impl std::fmt::Debug for Events {
 }
 
 /// The queue events wait in: its sender, and the receiver the delivery task takes.
-pub(crate) type EventQueue = (mpsc::UnboundedSender<Event>, mpsc::UnboundedReceiver<Event>);
+pub(crate) type EventQueue = (
+    mpsc::UnboundedSender<Pushed>,
+    mpsc::UnboundedReceiver<Pushed>,
+);
 
 /// The queue events wait in, made before the connection that feeds it.
 pub(crate) fn queue() -> EventQueue {
@@ -91,16 +99,23 @@ impl Events {
     /// registered in `core`.
     pub(crate) fn start(core: Arc<Mutex<ClientCore>>, (queue, rx): EventQueue) -> Events {
         let functions: Arc<Mutex<Functions>> = Arc::default();
-        tokio::spawn(deliver_all(core.clone(), functions.clone(), rx));
+        let pulls: Arc<Mutex<super::iof::Pulls>> = Arc::default();
+        tokio::spawn(deliver_all(
+            core.clone(),
+            functions.clone(),
+            pulls.clone(),
+            rx,
+        ));
         Events {
             core,
             functions,
             queue,
+            pulls,
         }
     }
 
     pub(crate) fn deliver(&self, event: Event) {
-        let _ = self.queue.send(event);
+        let _ = self.queue.send(Pushed::Event(event));
     }
 
     /// Register `handler`: its identifier and the request that tells the server.
@@ -145,12 +160,22 @@ impl Events {
 async fn deliver_all(
     core: Arc<Mutex<ClientCore>>,
     functions: Arc<Mutex<Functions>>,
-    mut rx: mpsc::UnboundedReceiver<Event>,
+    pulls: Arc<Mutex<super::iof::Pulls>>,
+    mut rx: mpsc::UnboundedReceiver<Pushed>,
 ) {
     // Handlers are called one at a time, each event's chain in its own task: a handler that
     // has not yet completed holds up its event's chain only, never the events after it.
+    // Forwarded output is handed over here, in the order it came.
     let calling = Arc::new(Mutex::new(()));
-    while let Some(event) = rx.recv().await {
+    while let Some(pushed) = rx.recv().await {
+        let event = match pushed {
+            Pushed::Event(event) => event,
+            Pushed::Output(output) => {
+                let _one_at_a_time = calling.lock().unwrap_or_else(PoisonError::into_inner);
+                super::iof::hand_over(&pulls, output);
+                continue;
+            }
+        };
         let chain = lock(&core).event_chain(event);
         let (core, functions, calling) = (core.clone(), functions.clone(), calling.clone());
         tokio::spawn(walk(chain, core, functions, calling));

@@ -18,12 +18,14 @@ pub mod core;
 mod events;
 mod fabric;
 mod groups;
+mod iof;
 mod ops;
 pub mod tool;
 #[cfg(feature = "topology")]
 mod topology;
 
 pub use groups::{GroupAnswer, GroupConstructed};
+pub use iof::{IofHandler, IofOutput};
 
 pub use connection::ClientConfig;
 pub use events::{EventCompletion, EventHandler, EventNotice};

@@ -20,8 +20,8 @@ pub mod publish;
 use std::future::Future;
 
 use crate::model::{
-    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
-    Query, Status,
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, IofChannel, Nspace,
+    PData, Proc, Query, Status,
 };
 
 use crate::server::{HostCall, HostResult};
@@ -340,7 +340,42 @@ pub trait Host: Send + Sync + 'static {
         let _ = info;
         async { Err(Status::ERR_NOT_SUPPORTED) }
     }
+
+    /// `iof_pull`: a client or tool pulls the output of `procs` on `channels` (§18.5.7,
+    /// §17.3.21): forward that output, wherever it is produced, to this server with
+    /// [`crate::server::Server::iof_deliver`], which hands it to every puller that asked for
+    /// it. `directives` are the puller's (buffering, `PMIX_IOF_TAG_OUTPUT`, …) with its
+    /// `PMIX_USERID` and `PMIX_GRPID`. When the puller deregisters, the call comes again for
+    /// the same processes and channels with [`IOF_STOP`] in `directives`.
+    fn iof_pull(
+        &self,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+        channels: IofChannel,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (procs, directives, channels);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
+
+    /// `push_stdin`: `source` (a tool or client) pushes `data` to the standard input of
+    /// `targets` (§18.5.9, §17.3.22); `directives` hold the pusher's ids and its attributes
+    /// (`PMIX_IOF_COMPLETE`: the input has ended). No data: directives only.
+    fn push_stdin(
+        &self,
+        source: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        data: Option<Vec<u8>>,
+    ) -> impl Future<Output = Result<(), Status>> + Send {
+        let _ = (source, targets, directives, data);
+        async { Err(Status::ERR_NOT_SUPPORTED) }
+    }
 }
+
+/// The key (`PMIX_IOF_STOP`, OpenPMIx's, not in the standard) that a server adds to the
+/// directives of an `iof_pull` upcall to say the puller deregistered (`Host::iof_pull`), as
+/// OpenPMIx 4.2's server does.
+pub const IOF_STOP: &str = "pmix.iof.stop";
 
 impl HostCall {
     /// Make this upcall of `host`: the method of the same name with the call's arguments.
@@ -428,6 +463,17 @@ impl HostCall {
                 credential,
                 directives,
             } => HostResult::Infos(host.validate_credential(proc, credential, directives).await),
+            HostCall::IofPull {
+                procs,
+                directives,
+                channels,
+            } => status(host.iof_pull(procs, directives, channels).await),
+            HostCall::PushStdin {
+                source,
+                targets,
+                directives,
+                data,
+            } => status(host.push_stdin(source, targets, directives, data).await),
         }
     }
 }

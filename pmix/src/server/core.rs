@@ -22,6 +22,7 @@
 //! | process groups, invitations, bootstrap | `groups::Groups` (worked on through `GroupsAt`) |
 //! | requests relayed to the host, credentials | `relayed::Relayed` |
 //! | process sets | `psets::ProcessSets` |
+//! | I/O forwarding: pulls, output delivered, input pushed | `iof::Iof` |
 //!
 //! What they all read and write (the store, the connections, the registered clients, the
 //! outbox of actions) is [`shared::Shared`], which each takes as an argument. A host answer
@@ -66,6 +67,8 @@ pub(crate) struct ServerCore {
     relayed: relayed::Relayed,
     /// The process sets the host defined ([`psets`]).
     psets: psets::ProcessSets,
+    /// Pulls of output, output not yet pulled, input pushed ([`iof`]).
+    iof: iof::Iof,
 }
 
 impl ServerCore {
@@ -88,6 +91,7 @@ impl ServerCore {
             groups: groups::Groups::default(),
             relayed: relayed::Relayed::default(),
             psets: psets::ProcessSets::default(),
+            iof: iof::Iof::default(),
         }
     }
 
@@ -299,6 +303,7 @@ impl ServerCore {
         self.events.conn_closed(&mut self.cx, conn);
         self.fencing.conn_closed(conn);
         self.connects.conn_closed(conn);
+        self.iof.conn_closed(conn);
         self.groups_at().groups_conn_closed(conn);
         // A tool may carry a process's identifier; its going is not that process's.
         if !c.tool {
@@ -335,6 +340,10 @@ impl ServerCore {
         }
         if self.connects.awaits_host(op) {
             self.connects.host_answered(&mut self.cx, op, result);
+            return;
+        }
+        if self.iof.awaits_host(op) {
+            self.iof.host_answered(&mut self.cx, op, result);
             return;
         }
         self.groups_at().host_answered(op, result);
@@ -614,6 +623,18 @@ impl ServerCore {
             .ok_or(Status::ERR_NOT_FOUND)
     }
 
+    /// `PMIx_server_IOF_deliver`: output of `source` on `channel` for the clients and tools
+    /// that pulled it ([`iof`]).
+    pub(crate) fn iof_deliver(
+        &mut self,
+        source: Proc,
+        channel: crate::model::IofChannel,
+        data: Vec<u8>,
+        info: Vec<Info>,
+    ) -> Result<(), Status> {
+        self.iof.deliver(&mut self.cx, source, channel, data, info)
+    }
+
     /// `PMIx_server_define_process_set`: an empty name or member list is
     /// `PMIX_ERR_BAD_PARAM`; a name already defined is `PMIX_ERR_EXISTS` (sets are immutable:
     /// delete it first).
@@ -718,6 +739,9 @@ mod hello;
 #[cfg(test)]
 mod host_tests;
 mod interface;
+mod iof;
+#[cfg(test)]
+mod iof_tests;
 mod ops;
 mod psets;
 mod query;

@@ -15,7 +15,7 @@ use super::core::{Action, ConnId, HostResult, PeerCred, ServerCore};
 use super::env;
 use crate::Error;
 use crate::host::Host;
-use crate::model::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
+use crate::model::{DataRange, Info, IofChannel, Key, Nspace, Proc, Rank, Status, Value};
 use crate::transport::{Accepted, Acceptor, BoxStream, TcpAcceptor, UnixAcceptor};
 use crate::wire::frame::{Frame, FrameDecoder, HEADER_LEN};
 use crate::wire::handshake::ConnectRequest;
@@ -291,6 +291,22 @@ impl Server {
     pub async fn get(&self, proc: Proc, key: &str) -> Result<Value, Error> {
         let key = key.to_owned();
         Ok(self.call(move |core| core.host_get(&proc, &key)).await??)
+    }
+
+    /// `PMIx_server_IOF_deliver`: output of the local process `source` on `channel` (one of
+    /// stdout, stderr, stddiag), which the host captured, for the clients and tools that
+    /// pulled it (v5.0 §17.2.14). Output no one pulled yet is kept for those that will, up to
+    /// a bound, the oldest dropped first. `info` goes with the output to its pullers.
+    pub async fn iof_deliver(
+        &self,
+        source: Proc,
+        channel: IofChannel,
+        data: Vec<u8>,
+        info: Vec<Info>,
+    ) -> Result<(), Error> {
+        Ok(self
+            .call(move |core| core.iof_deliver(source, channel, data, info))
+            .await??)
     }
 
     /// `PMIx_server_define_process_set`: define the process set `name` of `members` and

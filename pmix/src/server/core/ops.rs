@@ -1,9 +1,9 @@
 //! The server's handling of the requests of `wire::ops` (v5.0 ch. 7, 10, 12, 13, 16): each
 //! goes to the chapter that serves it (queries, connect, events' deregistration, process
-//! groups) or is relayed to the host with the requester's ids (spawn, log, allocation, job
-//! control, monitoring, credentials, fabric registrations and updates; see
-//! [`super::relayed`]). Requests of chapters not served yet (I/O forwarding, device
-//! distances) are refused with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
+//! groups, I/O forwarding) or is relayed to the host with the requester's ids (spawn, log,
+//! allocation, job control, monitoring, credentials, fabric registrations and updates; see
+//! [`super::relayed`]). Requests of chapters not served yet (device distances) are refused
+//! with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
 
 use crate::model::{FabricOperation, Info, Proc, Status, attr};
 use crate::wire::ops::Op;
@@ -178,6 +178,9 @@ impl ServerCore {
                 };
                 let command = crate::wire::Command::FABRIC_UPDATE;
                 self.relay(conn, tag, call, Answer::Infos { command });
+            }
+            op @ (Op::IofPull { .. } | Op::IofDeregister { .. } | Op::IofPush { .. }) => {
+                self.iof.request(&mut self.cx, conn, me, tag, op);
             }
             _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
         }

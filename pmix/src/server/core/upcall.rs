@@ -10,8 +10,8 @@
 use crate::Error;
 use crate::codec::{BufferType, Codec, DataBuffer};
 use crate::model::{
-    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
-    Query, Status,
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, IofChannel, Nspace,
+    PData, Proc, Query, Status,
 };
 use crate::wire::fields::{malformed, one, pack_list, unpack_list};
 
@@ -130,6 +130,22 @@ pub enum HostCall {
         proc: Proc,
         credential: Vec<u8>,
         directives: Vec<Info>,
+    },
+    /// `iof_pull`: forward the output of `procs` on `channels` to this server, as a client's
+    /// or tool's `PMIx_IOF_pull` asks (§18.5.7); [`crate::host::IOF_STOP`] in `directives`:
+    /// the puller deregistered, stop (§18.5.8).
+    IofPull {
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+        channels: IofChannel,
+    },
+    /// `push_stdin`: `source`'s `PMIx_IOF_push` of `data` to the standard input of
+    /// `targets` (§18.5.9); no data: only directives (`PMIX_IOF_COMPLETE`, …).
+    PushStdin {
+        source: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        data: Option<Vec<u8>>,
     },
 }
 
@@ -461,6 +477,31 @@ impl HostCall {
                 out.list(credential)?;
                 out.list(directives)?;
             }
+            HostCall::IofPull {
+                procs,
+                directives,
+                channels,
+            } => {
+                out = Out::new(24)?;
+                out.list(procs)?;
+                out.list(directives)?;
+                out.one(channels)?;
+            }
+            HostCall::PushStdin {
+                source,
+                targets,
+                directives,
+                data,
+            } => {
+                out = Out::new(25)?;
+                out.one(source)?;
+                out.list(targets)?;
+                out.list(directives)?;
+                out.one(&data.is_some())?;
+                if let Some(data) = data {
+                    out.list(data)?;
+                }
+            }
         }
         Ok(out.bytes())
     }
@@ -573,6 +614,21 @@ impl HostCall {
                 proc: r.proc()?,
                 credential: r.list("credential")?,
                 directives: r.info()?,
+            },
+            24 => HostCall::IofPull {
+                procs: r.procs()?,
+                directives: r.info()?,
+                channels: r.one("channels")?,
+            },
+            25 => HostCall::PushStdin {
+                source: r.proc()?,
+                targets: r.procs()?,
+                directives: r.info()?,
+                data: if r.one::<bool>("data given")? {
+                    Some(r.list("data")?)
+                } else {
+                    None
+                },
             },
             code => return Err(malformed(&format!("no host upcall has code {code}"))),
         };
@@ -781,6 +837,23 @@ mod tests {
                 proc: proc(0),
                 credential: b"sealed".to_vec(),
                 directives: info(),
+            },
+            HostCall::IofPull {
+                procs: vec![proc(1)],
+                directives: info(),
+                channels: IofChannel::STDOUT_CHANNEL,
+            },
+            HostCall::PushStdin {
+                source: proc(0),
+                targets: vec![proc(1)],
+                directives: info(),
+                data: Some(b"input".to_vec()),
+            },
+            HostCall::PushStdin {
+                source: proc(0),
+                targets: vec![],
+                directives: vec![],
+                data: None,
             },
         ]
     }
