@@ -21,8 +21,8 @@
 //! - `topology`: topologies and cpusets as hwloc objects, locality;
 //! - `fabric`: fabric registration, update and deregistration;
 //! - `tool`: the tool calls: init, attaching to servers, the primary server;
-//! - `support`: the calls that need no server (strings, values, infos, info lists);
-//! - `not_yet`: the calls not implemented yet, which answer `PMIX_ERR_NOT_SUPPORTED`.
+//! - `iof`: I/O forwarding: pulling other processes' output, pushing to their input;
+//! - `support`: the calls that need no server (strings, values, infos, info lists).
 //!
 //! Every `unsafe` block says what it relies on in a `// SAFETY:` comment; the C caller's
 //! promises are the `# Safety` sections of the exported functions.
@@ -36,8 +36,8 @@ pub mod client;
 pub mod data;
 pub mod events;
 pub mod fabric;
+pub mod iof;
 pub mod nb;
-pub mod not_yet;
 pub mod ops;
 pub mod server;
 pub mod support;

@@ -163,6 +163,11 @@ pub enum ApiCall {
     IofDeregister {
         handler: String,
     },
+    IofOutput {
+        handler: String,
+        bytes: usize,
+        wait_ms: u64,
+    },
     IofPush {
         targets: Vec<Proc>,
         data: Option<Vec<u8>>,
@@ -307,6 +312,9 @@ pub struct RustProc {
     credential: std::sync::Mutex<Option<Vec<u8>>>,
     /// The last fabric `fabric_register` returned.
     fabric: std::sync::Mutex<Option<pmix::model::Fabric>>,
+    /// Its pulls of output by the vector's names, and what each was handed, in order.
+    pulls: std::sync::Mutex<BTreeMap<String, u64>>,
+    output: std::sync::Mutex<BTreeMap<u64, Vec<u8>>>,
 }
 
 impl RustProc {
@@ -323,14 +331,12 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Run `call` on this crate's async client, whose per-process state is `me`. A call the
-/// crate has no function for (I/O forwarding, the tool side) is `no such call`: the harness
-/// never answers for it.
 /// A result of this crate's client, as the status the report compares.
 pub(crate) fn st<T>(r: Result<T, pmix::Error>) -> Result<T, Status> {
     r.map_err(Status::from)
 }
 
+/// Run `call` on this crate's async client, whose per-process state is `me`.
 pub async fn run_rust(
     c: &pmix::client::Client,
     me: &std::sync::Arc<RustProc>,
@@ -684,7 +690,65 @@ pub async fn run_rust(
             Ok(ns) => ApiOutput::value(st(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l)))),
             Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
-        // I/O forwarding: this crate has no client API for it yet.
-        _ => ApiOutput::no_such_call(),
+        ApiCall::IofPull {
+            handler,
+            procs,
+            channels,
+            info,
+        } => {
+            let book = me.clone();
+            let keep = move |o: pmix::client::IofOutput| {
+                lock(&book.output)
+                    .entry(o.handler)
+                    .or_default()
+                    .extend_from_slice(&o.data);
+                book.changed.notify_waiters();
+            };
+            match c
+                .iof_pull(&procs, channels, &info, std::sync::Arc::new(keep))
+                .await
+            {
+                Ok(id) => {
+                    lock(&me.pulls).insert(handler, id);
+                    ApiOutput::status(Status::SUCCESS)
+                }
+                Err(e) => ApiOutput::status(e),
+            }
+        }
+        // The name keeps its id, so a second deregistration asks the client about an id it
+        // no longer holds, and the output step still reads what the pull was handed.
+        ApiCall::IofDeregister { handler } => {
+            let id = lock(&me.pulls).get(&handler).copied();
+            match id {
+                Some(id) => unit(c.iof_deregister(id, &[]).await),
+                None => ApiOutput::status(Status::ERR_BAD_PARAM),
+            }
+        }
+        ApiCall::IofOutput {
+            handler,
+            bytes,
+            wait_ms,
+        } => {
+            let Some(id) = lock(&me.pulls).get(&handler).copied() else {
+                return ApiOutput::status(Status::ERR_BAD_PARAM);
+            };
+            let handed = || lock(&me.output).get(&id).cloned().unwrap_or_default();
+            let enough = async {
+                loop {
+                    let changed = me.changed.notified();
+                    if handed().len() >= bytes {
+                        return;
+                    }
+                    changed.await;
+                }
+            };
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(wait_ms), enough).await;
+            ApiOutput::value(Ok(Value::ByteObject(pmix::model::ByteObject(handed()))))
+        }
+        ApiCall::IofPush {
+            targets,
+            data,
+            info,
+        } => unit(c.iof_push(&targets, data.as_deref(), &info).await),
     }
 }

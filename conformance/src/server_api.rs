@@ -314,7 +314,12 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
                 .err()
                 .map_or(Status::SUCCESS, |e| e.status()),
         ),
-        ServerCall::IofDeliver { .. } => ApiOutput::no_such_call(),
+        ServerCall::IofDeliver {
+            source,
+            channel,
+            data,
+            info,
+        } => unit(server.iof_deliver(source, channel, data, info).await),
         ServerCall::CollectInventory { info } => {
             ApiOutput::results(Ok(server.collect_inventory(&info)))
         }

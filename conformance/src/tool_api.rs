@@ -10,19 +10,30 @@
 use pmix::client::tool::Tool;
 use pmix::model::{Info, Proc, Status, Value};
 
-use crate::api::{ApiOutput, sorted_procs};
+use crate::api::{ApiCall, ApiOutput, RustProc, sorted_procs};
 use crate::vector::{Call, InfoSpec};
 
 /// A tool call resolved against the vector's job.
 #[derive(Clone, Debug)]
 pub enum ToolCall {
-    Init { info: Vec<Info> },
+    Init {
+        info: Vec<Info>,
+    },
     Finalize,
-    ConnectToServer { info: Vec<Info> },
-    AttachToServer { info: Vec<Info> },
-    SetServer { info: Vec<Info> },
+    ConnectToServer {
+        info: Vec<Info>,
+    },
+    AttachToServer {
+        info: Vec<Info>,
+    },
+    SetServer {
+        info: Vec<Info>,
+    },
     GetServers,
     Disconnect,
+    /// A call of the client API the tool makes of its primary server: I/O forwarding
+    /// (pull, output, deregister, push), what a tool attached to a job does.
+    Client(ApiCall),
 }
 
 /// Resolve a tool step's call; an error names the field.
@@ -41,6 +52,16 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
         Call::ToolSetServer { info } => ToolCall::SetServer { info: infos(info)? },
         Call::ToolGetServers => ToolCall::GetServers,
         Call::ToolDisconnect => ToolCall::Disconnect,
+        Call::IofPull { .. }
+        | Call::IofOutput { .. }
+        | Call::IofDeregister { .. }
+        | Call::IofPush { .. } => {
+            // A tool has no rank: its steps name every process they concern.
+            match crate::api::resolve(call, nspace, 0)? {
+                Some(c) => ToolCall::Client(c),
+                None => return Err(format!("`{}` resolves to no call", call.name())),
+            }
+        }
         other => return Err(format!("`{}` is not a call of a tool", other.name())),
     })
 }
@@ -51,6 +72,8 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
 pub struct RustTool {
     tool: Option<Tool>,
     server: Option<Proc>,
+    /// What its client calls keep between steps (pulls and their output).
+    state: std::sync::Arc<RustProc>,
 }
 
 impl RustTool {
@@ -95,6 +118,22 @@ impl RustTool {
                 Some(server) => status(tool.disconnect(&server)),
                 None => ApiOutput::status(Status::ERR_NOT_FOUND),
             },
+            ToolCall::Client(call) => {
+                let Some(client) = tool.primary() else {
+                    return ApiOutput::status(Status::ERR_UNREACH);
+                };
+                // The client's calls are async; its I/O and handlers run on its own runtime,
+                // this one only drives the call and its waits.
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build();
+                match runtime {
+                    Ok(rt) => {
+                        rt.block_on(crate::api::run_rust(client.as_async(), &self.state, call))
+                    }
+                    Err(_) => ApiOutput::status(Status::ERR_OUT_OF_RESOURCE),
+                }
+            }
         }
     }
 

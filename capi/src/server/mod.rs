@@ -16,12 +16,12 @@ mod upcalls;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use pmix::model::{DataType, Info, Key, Nspace, Proc, RegAttr, Status, Value};
+use pmix::model::{DataType, Info, IofChannel, Key, Nspace, Proc, RegAttr, Status, Value};
 use pmix::server::{Server, ServerConfig};
 
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
 use crate::nb::CbData;
-use crate::types::{CInfo, CProc, CStatus};
+use crate::types::{CByteObject, CInfo, CProc, CStatus};
 use crate::values::{read_argv, read_infos, read_proc, read_procs, write_infos};
 
 pub use module::CServerModule;
@@ -569,6 +569,41 @@ pub unsafe extern "C" fn PMIx_generate_ppn(input: *const c_char, ppn: *mut *mut 
         let map = pmix::model::regex::generate_ppn(&input)?;
         // SAFETY: the caller's promise.
         unsafe { hand_string(ppn, &map) }
+    })
+}
+
+/// `PMIx_server_IOF_deliver`: output of the local process `source` on `channel`, which the
+/// host captured, for the clients and tools that pulled it (v5.0 §17.2.14); output no one
+/// pulled yet is kept for those that will. With `cbfunc` the call completes on the library's
+/// thread; without, it blocks.
+///
+/// # Safety
+/// `source` is a proc; `bo` a byte object; `info` holds `ninfo` infos; `cbfunc` is NULL or
+/// callable with `cbdata`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_server_IOF_deliver(
+    source: *const CProc,
+    channel: u16,
+    bo: *const CByteObject,
+    info: *const CInfo,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> CStatus {
+    guard("PMIx_server_IOF_deliver", || {
+        // SAFETY: the caller's promise.
+        let source = unsafe { source.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        let source = read_proc(source)?;
+        // SAFETY: the caller's promise; the bytes are copied before the call returns.
+        let data = unsafe { crate::iof::bytes_of(bo) }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: the caller's promise.
+        let info = unsafe { read_infos(info, ninfo)? };
+        let (server, handle, _) = server()?;
+        let channel = IofChannel(channel);
+        let work = async move {
+            (server.iof_deliver(source, channel, data, info).await).map_err(status_of)
+        };
+        run_op(work, &handle, cbfunc, cbdata)
     })
 }
 

@@ -86,6 +86,27 @@ pub(super) type SpawnFn = unsafe extern "C" fn(
 ) -> CStatus;
 pub(super) type ConnectFn =
     unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> CStatus;
+/// `pmix_server_iof_fn_t`: the processes, the directives, the channels.
+pub(super) type IofPullFn = unsafe extern "C" fn(
+    *const CProc,
+    usize,
+    *const CInfo,
+    usize,
+    u16,
+    OpCb,
+    *mut c_void,
+) -> CStatus;
+/// `pmix_server_stdin_fn_t`: the source, the targets, the directives, the data (or NULL).
+pub(super) type PushStdinFn = unsafe extern "C" fn(
+    *const CProc,
+    *const CProc,
+    usize,
+    *const CInfo,
+    usize,
+    *const CByteObject,
+    OpCb,
+    *mut c_void,
+) -> CStatus;
 pub(super) type RegisterEventsFn =
     unsafe extern "C" fn(*mut CStatus, usize, *const CInfo, usize, OpCb, *mut c_void) -> CStatus;
 pub(super) type DeregisterEventsFn =
@@ -193,8 +214,8 @@ pub struct CServerModule {
     pub monitor: Option<MonitorFn>,
     pub get_credential: Option<GetCredentialFn>,
     pub validate_credential: Option<ValidateCredentialFn>,
-    pub iof_pull: Unused,
-    pub push_stdin: Unused,
+    pub iof_pull: Option<IofPullFn>,
+    pub push_stdin: Option<PushStdinFn>,
     pub group: Option<GroupFn>,
     pub fabric: Option<FabricFn>,
     pub client_connected2: Option<Connected2Fn>,

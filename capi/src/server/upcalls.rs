@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use pmix::host::Host;
 use pmix::model::{
-    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
-    Query, Status, Value,
+    AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, IofChannel, Nspace,
+    PData, Proc, Query, Status, Value,
 };
 
 use super::lend::{
@@ -612,6 +612,64 @@ impl Host for CHost {
                         cb,
                     )
                 }
+            },
+        )
+        .await
+    }
+
+    async fn iof_pull(
+        &self,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+        channels: IofChannel,
+    ) -> Result<(), Status> {
+        let f = self.module.iof_pull.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let (p, np) = lent.procs(&procs)?;
+        let (i, ni) = lent.infos(&directives)?;
+        upcall(
+            || Ok(()),
+            move |cb| {
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
+                unsafe {
+                    f(
+                        p.get().cast(),
+                        np,
+                        i.get().cast(),
+                        ni,
+                        channels.0,
+                        op_done,
+                        cb,
+                    )
+                }
+            },
+        )
+        .await
+    }
+
+    async fn push_stdin(
+        &self,
+        source: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        data: Option<Vec<u8>>,
+    ) -> Result<(), Status> {
+        let f = self.module.push_stdin.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let mut lent = Lent::new();
+        let s = lent.proc(&source)?;
+        let (t, nt) = lent.procs(&targets)?;
+        let (i, ni) = lent.infos(&directives)?;
+        let bo = match &data {
+            Some(d) => lent.bytes(d)?,
+            None => Sent(std::ptr::null_mut()),
+        };
+        upcall(
+            || Ok(()),
+            move |cb| {
+                let (s, t, i, bo) = (s.get(), t.get(), i.get(), bo.get());
+                // SAFETY: the host's upcall (pmix_server.h); its arguments live until it
+                // answers; the data is NULL when there is none.
+                unsafe { f(s.cast(), t.cast(), nt, i.cast(), ni, bo.cast(), op_done, cb) }
             },
         )
         .await

@@ -278,6 +278,15 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
             channels: iof_channels(channels)?,
             info: infos(info)?,
         },
+        Call::IofOutput {
+            handler,
+            bytes,
+            wait_ms,
+        } => ApiCall::IofOutput {
+            handler: handler.clone(),
+            bytes: *bytes,
+            wait_ms: *wait_ms,
+        },
         Call::IofDeregister { handler } => ApiCall::IofDeregister {
             handler: handler.clone(),
         },

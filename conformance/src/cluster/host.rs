@@ -7,8 +7,8 @@ use pmix::events::Event;
 use pmix::host::fabric::FabricName;
 use pmix::host::{Host, control, launch};
 use pmix::model::{
-    AllocDirective, App, DataArray, DataRange, FabricOperation, GroupOperation, Info, Nspace,
-    PData, Proc, Query, Rank, Status, attr,
+    AllocDirective, App, DataArray, DataRange, FabricOperation, GroupOperation, Info, IofChannel,
+    Nspace, PData, Proc, Query, Rank, Status, attr,
 };
 use pmix::server::credential;
 use tokio::sync::oneshot;
@@ -610,6 +610,41 @@ impl Host for ClusterHost {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
         self.shared.published.unpublish(&proc, &keys, &info);
+        Ok(())
+    }
+
+    /// Forwarding is agreed to: the output a vector's server delivers is all there is (the
+    /// harness captures no process's output itself).
+    async fn iof_pull(
+        &self,
+        procs: Vec<Proc>,
+        directives: Vec<Info>,
+        channels: IofChannel,
+    ) -> Result<(), Status> {
+        let seen = self.upcall("pmix_server_iof_fn_t").procs(&procs);
+        let channels = pmix::model::strings::iof_channel_string(channels);
+        self.record(
+            seen.info(&directives)
+                .detail(format!("channels {channels}")),
+        );
+        Ok(())
+    }
+
+    /// Input is accepted and dropped: the vector's processes read no standard input.
+    async fn push_stdin(
+        &self,
+        source: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        data: Option<Vec<u8>>,
+    ) -> Result<(), Status> {
+        let seen = self.upcall("pmix_server_stdin_fn_t").proc(&source);
+        let bytes = data.map_or(0, |d| d.len());
+        self.record(
+            seen.procs(&targets)
+                .info(&directives)
+                .detail(format!("{bytes} bytes")),
+        );
         Ok(())
     }
 }

@@ -268,8 +268,10 @@ struct ServerModule {
     get_credential: Option<GetCredUp>,
     /// Slot 23.
     validate_credential: Option<ValidateCredUp>,
-    /// Slots 24 and 25 (iof_pull, push_stdin), unused.
-    iof_to_stdin: [usize; 2],
+    /// Slot 24.
+    iof_pull: Option<IofPullUp>,
+    /// Slot 25.
+    push_stdin: Option<PushStdinUp>,
     /// Slot 26.
     group: Option<GroupUp>,
     /// Slot 27.
@@ -331,6 +333,20 @@ type QueryUp = unsafe extern "C" fn(*mut CProc, *mut CQuery, usize, UpInfoCb, *m
 /// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.
 type ConnectUp =
     unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
+/// `pmix_server_iof_fn_t`: the processes, the directives, the channels.
+type IofPullUp =
+    unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, u16, OpCb, *mut c_void) -> i32;
+/// `pmix_server_stdin_fn_t`: the source, the targets, the directives, the data (or NULL).
+type PushStdinUp = unsafe extern "C" fn(
+    *const CProc,
+    *const CProc,
+    usize,
+    *const CInfo,
+    usize,
+    *const ByteObj,
+    OpCb,
+    *mut c_void,
+) -> i32;
 /// `pmix_server_register_events_fn_t`: the codes, the infos.
 type RegisterEventsUp =
     unsafe extern "C" fn(*mut i32, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;

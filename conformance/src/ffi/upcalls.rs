@@ -780,6 +780,49 @@ pub struct HostCaps {
 
 /// The module for `PMIx_server_init`: the callbacks `caps` asks for and those this host
 /// always provides, the others NULL; `host` receives every upcall.
+unsafe extern "C" fn up_iof_pull(
+    procs: *const CProc,
+    nprocs: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    channels: u16,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    let upcall = (|| {
+        Ok(HostCall::IofPull {
+            procs: procs_from_c(procs, nprocs)?,
+            directives: infos_in(directives, ndirs)?,
+            channels: pmix::model::IofChannel(channels),
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
+#[allow(clippy::too_many_arguments)] // the C upcall's signature
+unsafe extern "C" fn up_push_stdin(
+    source: *const CProc,
+    targets: *const CProc,
+    ntargets: usize,
+    directives: *const CInfo,
+    ndirs: usize,
+    bo: *const ByteObj,
+    cbfunc: OpCb,
+    cbdata: *mut c_void,
+) -> i32 {
+    // SAFETY: the library's byte object for the duration of the call, or NULL.
+    let data = unsafe { bo.as_ref() }.map(|b| bytes_from_c(b.bytes, b.size));
+    let upcall = (|| {
+        Ok(HostCall::PushStdin {
+            source: proc_from_c(source)?,
+            targets: procs_from_c(targets, ntargets)?,
+            directives: infos_in(directives, ndirs)?,
+            data,
+        })
+    })();
+    up(upcall, CompletionKind::Op(cbfunc), cbdata)
+}
+
 pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
     let _ = HOST.set(host);
     ServerModule {
@@ -806,7 +849,8 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
         monitor: Some(up_monitor as MonitorUp),
         get_credential: Some(up_get_credential as GetCredUp),
         validate_credential: Some(up_validate_credential as ValidateCredUp),
-        iof_to_stdin: [0; 2],
+        iof_pull: Some(up_iof_pull as IofPullUp),
+        push_stdin: Some(up_push_stdin as PushStdinUp),
         group: Some(up_group as GroupUp),
         fabric: Some(up_fabric as FabricUp),
         client_connected2: Some(up_client_connected2 as Connected2Up),

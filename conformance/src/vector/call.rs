@@ -286,6 +286,15 @@ pub enum Call {
     },
     /// `PMIx_IOF_deregister` of a pull registered by an earlier step.
     IofDeregister { handler: String },
+    /// Wait until the pull `handler` has been handed `bytes` bytes of output (at most
+    /// `wait_ms`); the step's value is every byte it was handed so far, in order, as a byte
+    /// object.
+    IofOutput {
+        handler: String,
+        bytes: usize,
+        #[serde(default = "event_wait_ms")]
+        wait_ms: u64,
+    },
     /// `PMIx_IOF_push` of `data` (text) to the stdin of `targets`; no data closes it.
     IofPush {
         targets: Vec<TargetSpec>,
@@ -631,6 +640,7 @@ impl Call {
             Call::GroupLeave { .. } => "group_leave",
             Call::IofPull { .. } => "iof_pull",
             Call::IofDeregister { .. } => "iof_deregister",
+            Call::IofOutput { .. } => "iof_output",
             Call::IofPush { .. } => "iof_push",
             Call::FabricRegister { .. } => "fabric_register",
             Call::FabricUpdate { .. } => "fabric_update",
@@ -832,7 +842,9 @@ impl Call {
             Call::ToolSetServer { .. } => "PMIx_tool_set_server",
             Call::ToolGetServers => "PMIx_tool_get_servers",
             Call::ToolDisconnect => "PMIx_tool_disconnect",
-            Call::Await { .. } | Call::Vanish | Call::Events { .. } => return None,
+            Call::Await { .. } | Call::Vanish | Call::Events { .. } | Call::IofOutput { .. } => {
+                return None;
+            }
         })
     }
 
@@ -869,6 +881,19 @@ impl Call {
     /// Whether the vector's tool makes the call (`proc = "tool"`).
     pub fn by_tool(&self) -> bool {
         self.name().starts_with("tool_")
+    }
+
+    /// Whether the vector's tool may make the call: its own, and the client calls a tool
+    /// makes of its server (I/O forwarding).
+    pub fn tool_may_make(&self) -> bool {
+        self.by_tool()
+            || matches!(
+                self,
+                Call::IofPull { .. }
+                    | Call::IofOutput { .. }
+                    | Call::IofDeregister { .. }
+                    | Call::IofPush { .. }
+            )
     }
 
     /// Whether a node's server makes the call (`proc = "server:NODE"`).
@@ -914,6 +939,7 @@ impl Call {
             | Call::Progress
             | Call::DeregisterEventHandler { .. }
             | Call::Events { .. }
+            | Call::IofOutput { .. }
             | Call::ResolvePeers { .. }
             | Call::ResolveNodes { .. }
             | Call::IofDeregister { .. }

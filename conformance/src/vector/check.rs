@@ -111,11 +111,17 @@ impl Vector {
                     "field `proc`: \"{a}\" is neither a rank, \"all\", \"tool\" nor \"server:NODE\" of a node"
                 )));
             }
-            if self.by_tool(s) != s.call.by_tool() {
+            let misplaced = if self.by_tool(s) {
+                !s.call.tool_may_make()
+            } else {
+                s.call.by_tool()
+            };
+            if misplaced {
                 return Err(at(if s.call.by_tool() {
                     "field `proc`: a tool's call is made by \"tool\"".into()
                 } else {
-                    "field `proc`: the tool makes only the calls of a tool".into()
+                    "field `proc`: the tool makes only the calls of a tool and I/O forwarding"
+                        .into()
                 }));
             }
             if self.server_of(s).is_some() != s.call.by_server() {
@@ -280,6 +286,7 @@ impl Vector {
                 Call::DeregisterEventHandler { handler }
                 | Call::Events { handler, .. }
                 | Call::IofDeregister { handler }
+                | Call::IofOutput { handler, .. }
                     if !handlers.contains(&handler.as_str()) =>
                 {
                     return Err(at(format!(

@@ -191,6 +191,8 @@ pub(super) struct State {
     /// How each handler ends its turn: a status and the results it hands on.
     pub(super) replies: BTreeMap<usize, (Status, Vec<Info>)>,
     pub(super) iof: BTreeMap<String, usize>,
+    /// The output each pull was handed, in order, by the library's id of the pull.
+    pub(super) output: BTreeMap<usize, Vec<u8>>,
     pub(super) credential: Option<Vec<u8>>,
 }
 
@@ -277,13 +279,30 @@ pub(super) unsafe extern "C" fn registered(status: i32, id: usize, cbdata: *mut 
 }
 
 pub(super) unsafe extern "C" fn on_iof(
-    _id: usize,
+    id: usize,
     _channel: u16,
     _source: *const CProc,
-    _payload: *const ByteObj,
+    payload: *const ByteObj,
     _info: *const CInfo,
     _ninfo: usize,
 ) {
+    // SAFETY: the library's byte object for the duration of the callback, or NULL.
+    let Some(bo) = (unsafe { payload.as_ref() }) else {
+        return;
+    };
+    let bytes = if bo.bytes.is_null() || bo.size == 0 {
+        &[][..]
+    } else {
+        // SAFETY: `size` bytes at `bytes`, the library's, alive during the callback.
+        unsafe { std::slice::from_raw_parts(bo.bytes.cast::<u8>(), bo.size) }
+    };
+    let (m, cv) = state();
+    lock(m)
+        .output
+        .entry(id)
+        .or_default()
+        .extend_from_slice(bytes);
+    cv.notify_all();
 }
 
 pub(super) unsafe extern "C" fn spawned(status: i32, nspace: *mut c_char, cbdata: *mut c_void) {

@@ -261,6 +261,21 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                 ..ApiOutput::status(Status::SUCCESS)
             }
         }
+        ApiCall::IofOutput {
+            handler,
+            bytes,
+            wait_ms,
+        } => {
+            let (m, cv) = state();
+            let id = *lock(m).iof.get(&handler).ok_or(Status::ERR_BAD_PARAM)?;
+            let (g, _) = cv
+                .wait_timeout_while(lock(m), Duration::from_millis(wait_ms), |st| {
+                    st.output.get(&id).map_or(0, Vec::len) < bytes
+                })
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let got = g.output.get(&id).cloned().unwrap_or_default();
+            ApiOutput::value(Ok(Value::ByteObject(pmix::model::ByteObject(got))))
+        }
         ApiCall::NotifyEvent {
             status,
             range,
@@ -651,10 +666,12 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             }
             ApiOutput::status(st)
         }
+        // The name keeps its id: a second deregistration asks the library about an id it no
+        // longer holds, and the output step still reads what the pull was handed.
         ApiCall::IofDeregister { handler } => {
-            let id = lock(&state().0)
+            let id = *lock(&state().0)
                 .iof
-                .remove(&handler)
+                .get(&handler)
                 .ok_or(Status::ERR_BAD_PARAM)?;
             let f = need(s.iof_deregister)?;
             // SAFETY: a reference the library gave at registration; no directives.

@@ -57,6 +57,7 @@ pub fn run_tool(call: ToolCall) -> ApiOutput {
     let s = tool_syms(l);
     let r = match call {
         ToolCall::Init { info } => init(l, s, &info),
+        ToolCall::Client(call) => return super::run_api(call),
         other => ready().and_then(|l| run(l, s, other)),
     };
     r.unwrap_or_else(ApiOutput::status)
@@ -113,7 +114,7 @@ fn servers(s: &ToolSyms) -> Result<Vec<Proc>, Status> {
 
 fn run(l: &'static Lib, s: &ToolSyms, call: ToolCall) -> Result<ApiOutput, Status> {
     Ok(match call {
-        ToolCall::Init { .. } => return Err(Status::ERR_BAD_PARAM),
+        ToolCall::Init { .. } | ToolCall::Client(_) => return Err(Status::ERR_BAD_PARAM),
         ToolCall::Finalize => {
             // SAFETY: no arguments.
             status_of(unsafe { need(s.finalize)?() })
