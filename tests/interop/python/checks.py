@@ -1,6 +1,6 @@
 """What the python3-pmix check scripts share: the binding, imported quietly, one-line
-verdicts written straight to stdout (so lines of several processes do not interleave), and
-init with its verdict on failure."""
+verdicts written straight to stdout (so lines of several processes do not interleave) and
+counted when they fail, and init with its verdict on failure."""
 
 import os
 import sys
@@ -15,6 +15,26 @@ def emit(line):
     """Write one verdict line (`ok <step> ...` or `FAIL <step>: <reason>`) at once."""
     sys.stdout.flush()
     os.write(sys.stdout.fileno(), (line + "\n").encode())
+
+
+_failures = 0
+
+
+def ok(step, detail=""):
+    """A step that passed: `ok <step> <detail>`."""
+    emit(f"ok {step} {detail}".rstrip())
+
+
+def fail(step, reason):
+    """A step that failed: `FAIL <step>: <reason>`, counted."""
+    global _failures
+    _failures += 1
+    emit(f"FAIL {step}: {reason}")
+
+
+def failures():
+    """How many steps failed so far."""
+    return _failures
 
 
 def text(v):

@@ -40,23 +40,7 @@ if not hasattr(pmix, "PMIxClient"):
           flush=True)
     sys.exit(1)
 
-failures = 0
-
-
-def emit(line):
-    """One line in a single write(2), so lines of concurrent ranks never interleave."""
-    sys.stdout.flush()
-    os.write(sys.stdout.fileno(), (line + "\n").encode())
-
-
-def ok(step, detail=""):
-    emit(f"ok {step} {detail}".rstrip())
-
-
-def fail(step, reason):
-    global failures
-    failures += 1
-    emit(f"FAIL {step}: {reason}")
+from checks import emit, fail, failures, ok  # noqa: E402
 
 
 def status_string(client, rc):
@@ -130,7 +114,7 @@ def main():
         return val["value"]
 
     # ---- job, node and process information ----
-    before = failures
+    before = failures()
     job_size = get_int("job_info", wild, pmix.PMIX_JOB_SIZE)
     univ_size = get_int("job_info", wild, pmix.PMIX_UNIV_SIZE)
     local_size = get_int("job_info", wild, pmix.PMIX_LOCAL_SIZE)
@@ -178,11 +162,11 @@ def main():
         for p in peer_ranks:
             if not 0 <= p < job_size:
                 fail("job_info", f"local peer {p} is outside the job")
-    if failures == before:
+    if failures() == before:
         ok("job_info")
 
     # ---- put and commit ----
-    before = failures
+    before = failures()
     rc = client.put(pmix.PMIX_GLOBAL, "check.global",
                     {"value": f"global-from-{myrank}", "val_type": pmix.PMIX_STRING})
     if rc != pmix.PMIX_SUCCESS:
@@ -191,7 +175,7 @@ def main():
                     {"value": 1000 + myrank, "val_type": pmix.PMIX_INT32})
     if rc != pmix.PMIX_SUCCESS:
         fail("put", f"PMIx_Put(PMIX_LOCAL) returned {status_string(client, rc)}")
-    if failures == before:
+    if failures() == before:
         ok("put")
     rc = client.commit()
     if rc != pmix.PMIX_SUCCESS:
@@ -208,7 +192,7 @@ def main():
 
     # ---- get every rank's global key and every local peer's local key ----
     timeout10 = [info(pmix.PMIX_TIMEOUT, 10, pmix.PMIX_INT)]
-    before = failures
+    before = failures()
     for r in range(job_size):
         val = get("get_global", {"nspace": ns, "rank": r}, "check.global", timeout10)
         if val is None:
@@ -216,16 +200,16 @@ def main():
         want = f"global-from-{r}"
         if val["val_type"] != pmix.PMIX_STRING or val["value"] != want:
             fail("get_global", f"rank {r} check.global: {val!r}, expected {want!r}")
-    if failures == before:
+    if failures() == before:
         ok("get_global", f"ranks={job_size}")
-    before = failures
+    before = failures()
     for r in peer_ranks:
         val = get("get_local", {"nspace": ns, "rank": r}, "check.local", timeout10)
         if val is None:
             continue
         if val["val_type"] != pmix.PMIX_INT32 or val["value"] != 1000 + r:
             fail("get_local", f"rank {r} check.local: {val!r}, expected INT32 {1000 + r}")
-    if failures == before:
+    if failures() == before:
         ok("get_local", f"peers={len(peer_ranks)}")
 
     # ---- a key nobody put must not be found ----
@@ -300,8 +284,8 @@ def main():
     else:
         ok("finalize")
 
-    if failures:
-        emit(f"FAIL summary: rank {myrank} had {failures} failure(s)")
+    if failures():
+        emit(f"FAIL summary: rank {myrank} had {failures()} failure(s)")
         return 1
     return 0
 

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 
-from checks import emit, init, job_size, text
+from checks import fail, failures, init, job_size, ok, text
 import pmix
 
 NSPACE = "pyhost-job"
@@ -42,18 +42,6 @@ WAIT_SECONDS = 120
 # The binding registers without a callback: a library may answer PMIX_SUCCESS or, having
 # done it at once, PMIX_OPERATION_SUCCEEDED (OpenPMIx 4.2 does).
 DONE = (pmix.PMIX_SUCCESS, pmix.PMIX_OPERATION_SUCCEEDED)
-
-failures = 0
-
-
-def ok(step, detail=""):
-    emit(f"ok {step} {detail}".rstrip())
-
-
-def fail(step, reason):
-    global failures
-    failures += 1
-    emit(f"FAIL {step}: {reason}")
 
 
 # ---------- the host ----------
@@ -157,7 +145,7 @@ def host():
             continue
         if status != 0:
             fail("client-exit", f"rank {rank} exited with {status}")
-    if failures == 0 and len(children) == NPROCS:
+    if failures() == 0 and len(children) == NPROCS:
         ok("client-exit", "both clients passed")
 
     with lock:
@@ -178,7 +166,7 @@ def host():
         fail("host-finalize", server.error_string(rc))
     else:
         ok("host-finalize")
-    return 0 if failures == 0 else 1
+    return 0 if failures() == 0 else 1
 
 
 # ---------- a client ----------
@@ -248,7 +236,7 @@ def client():
         fail("finalize", c.error_string(rc))
     else:
         ok("finalize")
-    return 0 if failures == 0 else 1
+    return 0 if failures() == 0 else 1
 
 
 if __name__ == "__main__":

@@ -22,20 +22,8 @@ Facts about the binding this script is written around: `PMIxTool.init` returns (
 import os
 import sys
 
-from checks import emit, text
+from checks import fail, failures, ok, text
 import pmix
-
-failures = 0
-
-
-def ok(step, detail=""):
-    emit(f"ok {step} {detail}".rstrip())
-
-
-def fail(step, reason):
-    global failures
-    failures += 1
-    emit(f"FAIL {step}: {reason}")
 
 
 def main():
@@ -87,7 +75,7 @@ def main():
         fail("tool-finalize", tool.error_string(rc))
     else:
         ok("tool-finalize")
-    return 0 if failures == 0 else 1
+    return 0 if failures() == 0 else 1
 
 
 if __name__ == "__main__":
