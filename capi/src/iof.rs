@@ -87,12 +87,16 @@ fn drain() {
     }
 }
 
-/// Call the C handler with `output`, lent for the duration of the call.
+/// Call the C handler with `output`, lent for the duration of the call. The bytes end with
+/// a NUL past their size: handlers that read them as a C string (python3-pmix's does) stop
+/// there.
 fn hand_over(f: IofCallback, mut output: IofOutput) {
     let mut source = c_proc(&output.source);
+    let size = output.data.len();
+    output.data.push(0);
     let mut payload = CByteObject {
         bytes: output.data.as_mut_ptr().cast::<c_char>(),
-        size: output.data.len(),
+        size,
     };
     let (info, ninfo) = write_infos(&output.info).unwrap_or((std::ptr::null_mut(), 0));
     let id = usize::try_from(output.handler).unwrap_or(usize::MAX);

@@ -430,6 +430,21 @@ fn tools_on_this_library_attach_to_pmixrun_by_uri_and_by_pid() {
 }
 
 #[test]
+fn a_python3_pmix_tool_pulls_a_jobs_output_on_this_library() {
+    // The output pmixrun relays reaches the tool's pull through this library's client side.
+    let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(root().join("tests/interop/python/iof_check.py"));
+    on_our_library(&mut cmd);
+    let says = Some("ok iof-output");
+    check_says(
+        cmd,
+        2,
+        "python3-pmix tool pulling output on this library",
+        says,
+    );
+}
+
+#[test]
 fn a_python3_pmix_host_serves_its_clients_on_this_library() {
     // The host's server and its two clients all load this library through the binding.
     let mut cmd = Command::new("/usr/bin/python3");

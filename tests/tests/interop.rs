@@ -284,6 +284,16 @@ fn a_python3_pmix_tool_attaches_to_pmixrun_by_uri_and_by_pid() {
 }
 
 #[test]
+fn a_python3_pmix_tool_pulls_the_output_of_a_pmixrun_job() {
+    // pmixrun relays its processes' output to the server; the tool (rank 0, attached by
+    // pmixrun's pid) pulls every process's stdout and stderr and must be handed rank 1's.
+    let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(root().join("tests/interop/python/iof_check.py"));
+    let says = Some("ok iof-output");
+    check_says(cmd, 2, "python3-pmix tool pulling output", says);
+}
+
+#[test]
 fn a_python3_pmix_host_serves_its_own_clients() {
     // OpenPMIx's library on both sides: what the same script checks on this project's
     // library (tests/capi.rs) holds of OpenPMIx's.

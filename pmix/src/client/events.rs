@@ -1,8 +1,8 @@
 //! The client's event handlers, driven on the client's runtime: their functions and the
 //! task that calls them along the chain the client's core builds (`core/events.rs`).
 //!
-//! The same task hands the output the server forwards to the process's pulls
-//! ([`super::iof`]).
+//! The same task hands the output the server forwards to the handlers of the process's pulls
+//! of output, which are kept here (the calls that make them are in `iof.rs`).
 //!
 //! Events reach one task per client, in the order they arrive: notifications the server
 //! pushes (tag 0), the process's own notifications, and `PMIX_ERR_LOST_CONNECTION` when the
@@ -20,8 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::events::{Chain, Event, HandlerId};
-use crate::model::{Info, Proc, Status};
+use crate::model::{Info, IofChannel, Proc, Status};
 use crate::wire::Request;
+use crate::wire::ops::IofDelivery;
 
 use super::core::{ClientCore, Pushed, lock};
 
@@ -66,7 +67,7 @@ pub(crate) struct Events {
     functions: Arc<Mutex<Functions>>,
     queue: mpsc::UnboundedSender<Pushed>,
     /// The process's pulls of forwarded output ([`super::iof`]).
-    pub(crate) pulls: Arc<Mutex<super::iof::Pulls>>,
+    pub(crate) pulls: Arc<Mutex<Pulls>>,
 }
 
 type Functions = BTreeMap<HandlerId, EventHandler>;
@@ -99,7 +100,7 @@ impl Events {
     /// registered in `core`.
     pub(crate) fn start(core: Arc<Mutex<ClientCore>>, (queue, rx): EventQueue) -> Events {
         let functions: Arc<Mutex<Functions>> = Arc::default();
-        let pulls: Arc<Mutex<super::iof::Pulls>> = Arc::default();
+        let pulls: Arc<Mutex<Pulls>> = Arc::default();
         tokio::spawn(deliver_all(
             core.clone(),
             functions.clone(),
@@ -157,10 +158,73 @@ impl Events {
     }
 }
 
+/// Output forwarded to a pull.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct IofOutput {
+    /// The id [`Client::iof_pull`] returned.
+    pub handler: u64,
+    /// The process that wrote it.
+    pub source: Proc,
+    /// The one channel it was written on.
+    pub channel: IofChannel,
+    /// What came with it (`PMIX_IOF_COMPLETE` at its end, …).
+    pub info: Vec<Info>,
+    pub data: Vec<u8>,
+}
+
+/// A pull's handler (`pmix_iof_cbfunc_t`): called on the client's runtime, one at a time
+/// with the event handlers, in the order the output arrived; it must not block.
+pub type IofHandler = Arc<dyn Fn(IofOutput) + Send + Sync>;
+
+/// The process's pulls of output (`iof.rs`): each one's handler and the server's id for it.
+#[derive(Default)]
+pub(crate) struct Pulls {
+    next: u64,
+    pub(super) by_id: BTreeMap<u64, (IofHandler, Option<u64>)>,
+}
+
+impl Pulls {
+    pub(super) fn add(&mut self, handler: IofHandler) -> u64 {
+        // Id 0 is OpenPMIx's default handler's: pulls start at 1.
+        self.next += 1;
+        self.by_id.insert(self.next, (handler, None));
+        self.next
+    }
+}
+
+pub(super) fn lock_pulls(pulls: &Mutex<Pulls>) -> MutexGuard<'_, Pulls> {
+    pulls.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Hand `output` to the pull it names. None does: the pull ended while the output was on
+/// its way, and the output is dropped (OpenPMIx's library writes it to its own stdout or
+/// stderr, which, in a tool that runs under the launcher it pulls from, comes back to it as
+/// output again).
+fn hand_over(pulls: &Mutex<Pulls>, output: IofDelivery) {
+    let handler = lock_pulls(pulls)
+        .by_id
+        .get(&output.remote_id)
+        .map(|(h, _)| h.clone());
+    let Some(handler) = handler else {
+        tracing::debug!("output for pull {} which has ended", output.remote_id);
+        return;
+    };
+    let out = IofOutput {
+        handler: output.remote_id,
+        source: output.source,
+        channel: output.channel,
+        info: output.info,
+        data: output.data.0,
+    };
+    // A handler that panics has seen its output; later output still flows.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(out)));
+}
+
 async fn deliver_all(
     core: Arc<Mutex<ClientCore>>,
     functions: Arc<Mutex<Functions>>,
-    pulls: Arc<Mutex<super::iof::Pulls>>,
+    pulls: Arc<Mutex<Pulls>>,
     mut rx: mpsc::UnboundedReceiver<Pushed>,
 ) {
     // Handlers are called one at a time, each event's chain in its own task: a handler that
@@ -172,7 +236,7 @@ async fn deliver_all(
             Pushed::Event(event) => event,
             Pushed::Output(output) => {
                 let _one_at_a_time = calling.lock().unwrap_or_else(PoisonError::into_inner);
-                super::iof::hand_over(&pulls, output);
+                hand_over(&pulls, output);
                 continue;
             }
         };

@@ -25,10 +25,9 @@ pub mod tool;
 mod topology;
 
 pub use groups::{GroupAnswer, GroupConstructed};
-pub use iof::{IofHandler, IofOutput};
 
 pub use connection::ClientConfig;
-pub use events::{EventCompletion, EventHandler, EventNotice};
+pub use events::{EventCompletion, EventHandler, EventNotice, IofHandler, IofOutput};
 
 #[cfg(feature = "topology")]
 use std::sync::Mutex;

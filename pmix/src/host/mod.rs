@@ -372,10 +372,7 @@ pub trait Host: Send + Sync + 'static {
     }
 }
 
-/// The key (`PMIX_IOF_STOP`, OpenPMIx's, not in the standard) that a server adds to the
-/// directives of an `iof_pull` upcall to say the puller deregistered (`Host::iof_pull`), as
-/// OpenPMIx 4.2's server does.
-pub const IOF_STOP: &str = "pmix.iof.stop";
+pub use crate::wire::ops::IOF_STOP;
 
 impl HostCall {
     /// Make this upcall of `host`: the method of the same name with the call's arguments.

@@ -57,6 +57,11 @@ pub const GROUP_OUTCOME: &str = "pmix.rs.grp.outcome";
 /// library's own.
 pub const GROUP_SERVER_EVENT: &str = "pmix.rs.grp.server";
 
+/// The key (`PMIX_IOF_STOP`, OpenPMIx's, not in the standard) that a server adds to the
+/// directives of an `iof_pull` upcall to say the puller deregistered (`Host::iof_pull`), as
+/// OpenPMIx 4.2's server does.
+pub const IOF_STOP: &str = "pmix.iof.stop";
+
 /// A typed request of the commands beyond the core set.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {

@@ -529,6 +529,17 @@ impl Host for RunHost {
     /// never preempts); a cancel withdraws either. Restarting from a checkpoint image and
     /// provisioning nodes are beyond one machine without a checkpoint/restart system or node
     /// images: `PMIX_ERR_NOT_SUPPORTED`.
+    /// Every process's output already reaches the server (`output.rs`): a pull needs
+    /// nothing more, and its end stops nothing.
+    async fn iof_pull(
+        &self,
+        _procs: Vec<Proc>,
+        _directives: Vec<Info>,
+        _channels: pmix::model::IofChannel,
+    ) -> Result<(), Status> {
+        Ok(())
+    }
+
     async fn job_control(
         &self,
         proc: Proc,

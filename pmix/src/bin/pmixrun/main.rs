@@ -8,7 +8,8 @@
 //! `PMIX_LOCALITY_STRING` and `PMIX_DEVICE_DISTANCES`; the machine's topology, shared so that no process rediscovers it),
 //! forks the processes with the environment their PMIx client needs (and what MPI runtimes
 //! look for to recognise a direct launch), with `--bind-to` each bound to one core or hardware
-//! thread, round robin, lets their output through, and returns the worst exit status. A process that connects but exits without `PMIx_Finalize` is
+//! thread, round robin, relays their output (to its own stdout and stderr, and to the tools
+//! that pull it: `output.rs`), and returns the worst exit status. A process that connects but exits without `PMIx_Finalize` is
 //! reported and fails the run.
 //!
 //! As the host (`host.rs`) it:
@@ -31,16 +32,17 @@
 
 mod ending;
 mod host;
+mod output;
 
 use std::collections::BTreeMap;
-use std::process::ExitCode;
+use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
 
 use pmix::host::launch::{self, JobLaunch, Placement};
 use pmix::model::{
-    App, Cpuset, DataArray, DataRange, Info, Nspace, Proc, Rank, Status, Time, attr,
+    App, Cpuset, DataArray, DataRange, Info, IofChannel, Nspace, Proc, Rank, Status, Time, attr,
 };
 use pmix::server::{Server, ServerConfig};
 use pmix::topology::Machine;
@@ -156,6 +158,8 @@ struct Launcher<'a> {
     server: &'a Server,
     host: &'a RunHost,
     exits: mpsc::UnboundedSender<Exit>,
+    /// The processes' output, for the server (`output.rs`).
+    outputs: mpsc::UnboundedSender<output::Output>,
     /// `--bind-to`: one core (`false`) or hardware thread (`true`) per process.
     bind: Option<bool>,
 }
@@ -192,6 +196,8 @@ impl Launcher<'_> {
             cmd.envs(app.env.iter().filter_map(|e| e.split_once('=')))
                 .envs(self.server.setup_fork(&proc))
                 .envs(launcher_env(&job.nspace, job.oversubscribed))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .kill_on_drop(true);
             if let Some(dir) = &app.cwd {
                 cmd.current_dir(dir);
@@ -210,9 +216,19 @@ impl Launcher<'_> {
             let command = command.join(" ");
             self.host
                 .started(proc.clone(), pid, (&exe, &command), &job.hostname);
+            let relays: Vec<_> = [
+                (child.stdout.take().map(boxed), IofChannel::STDOUT_CHANNEL),
+                (child.stderr.take().map(boxed), IofChannel::STDERR_CHANNEL),
+            ]
+            .into_iter()
+            .filter_map(|(pipe, channel)| {
+                output::relay(pipe, proc.clone(), channel, self.outputs.clone())
+            })
+            .collect();
             let tx = self.exits.clone();
             tokio::spawn(async move {
                 let status = child.wait().await;
+                output::drained(relays).await;
                 let _ = tx.send((proc, status));
             });
         }
@@ -274,6 +290,13 @@ impl Launcher<'_> {
             .collect();
         (bindings, placement)
     }
+}
+
+/// A pipe of a child, as the relays read it.
+fn boxed<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
+    pipe: R,
+) -> Box<dyn tokio::io::AsyncRead + Unpin + Send> {
+    Box::new(pipe)
 }
 
 /// Start `cmd` bound to `unit`: the calling thread is bound while it forks, so the child
@@ -362,10 +385,12 @@ async fn run(opts: Options) -> Result<u8, String> {
 
     // Each process's exit arrives as it happens, so the others hear of it at once.
     let (exits_tx, mut exits) = mpsc::unbounded_channel::<Exit>();
+    let (outputs_tx, mut outputs) = mpsc::unbounded_channel::<output::Output>();
     let launcher = Launcher {
         server: &server,
         host: &host,
         exits: exits_tx,
+        outputs: outputs_tx,
         bind: opts.bind.0,
     };
     launcher
@@ -459,6 +484,11 @@ async fn run(opts: Options) -> Result<u8, String> {
                 }
                 let _ = req.answer.send(started.map(|j| j.nspace));
             }
+            Some((proc, channel, data)) = outputs.recv() => {
+                if let Err(e) = server.iof_deliver(proc, channel, data, Vec::new()).await {
+                    tracing::debug!("cannot hand output to the server: {e}");
+                }
+            }
             exit = exits.recv() => {
                 let Some((proc, status)) = exit else { break };
                 left -= 1;
@@ -533,6 +563,9 @@ async fn run(opts: Options) -> Result<u8, String> {
             next_kill = Some((tokio::time::Instant::now() + GRACE, Signal::SIGTERM));
             stopping = Some(stop);
         }
+    }
+    while let Ok((proc, channel, data)) = outputs.try_recv() {
+        let _ = server.iof_deliver(proc, channel, data, Vec::new()).await;
     }
     if stopping.is_none() {
         announce_job_end(&server, &nspace, term, first_failure).await;

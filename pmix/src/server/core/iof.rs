@@ -13,7 +13,7 @@
 //! pushes (`IOF_PUSH`) goes to the host (`push_stdin` upcall) with the pusher as its source.
 //!
 //! As in OpenPMIx 4.2: output never goes back to the process that produced it, a
-//! deregistration tells the host with `PMIX_IOF_STOP` ([`crate::host::IOF_STOP`]), and a
+//! deregistration tells the host with `PMIX_IOF_STOP` ([`IOF_STOP`]), and a
 //! pull of standard input is refused (stdin is pushed, never pulled). Unlike OpenPMIx 4.2,
 //! the host told of a deregistration also learns which processes and channels it concerned,
 //! and a puller may deregister only its own pulls.
@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::model::{ByteObject, Info, IofChannel, Proc, Status};
-use crate::wire::ops::{IofDelivery, Op};
+use crate::wire::ops::{IOF_STOP, IofDelivery, Op};
 use crate::wire::{OpReply, Reply, Tag};
 
 use super::interface::{Action, ConnId};
@@ -162,7 +162,7 @@ impl Iof {
         let (procs, channels) = (pull.procs.clone(), pull.channels);
         self.pulls.remove(&id);
         let mut directives = cx.with_ids(conn, directives);
-        directives.extend(Info::with_key(crate::host::IOF_STOP, true));
+        directives.extend(Info::with_key(IOF_STOP, true));
         let op = cx.call_host(HostCall::IofPull {
             procs,
             directives,
