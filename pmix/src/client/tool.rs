@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::Error;
 use crate::codec::BufferType;
 use crate::model::{Info, Proc, Rank, Status, attr};
+use crate::transport::{default_tmpdir, kernel_hostname};
 use crate::wire::uri::parse_uri;
 
 use super::blocking::Client;
@@ -182,21 +183,6 @@ fn environment_uri() -> Option<String> {
     ["PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3"]
         .iter()
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
-}
-
-fn default_tmpdir() -> PathBuf {
-    match std::env::var_os("TMPDIR").map(PathBuf::from) {
-        Some(p) if p.is_absolute() => p,
-        _ => PathBuf::from("/tmp"),
-    }
-}
-
-fn kernel_hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
 }
 
 /// A tool: its identifier, its connections to servers, and its primary server.

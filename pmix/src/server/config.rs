@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use crate::model::{Info, Proc, Rank, Status, attr};
+use crate::transport::{default_tmpdir, kernel_hostname};
 
 /// How a server is set up.
 #[derive(Clone, Debug)]
@@ -238,23 +239,6 @@ impl ServerConfig {
         }
         Ok(config)
     }
-}
-
-/// `$TMPDIR` when set to an absolute path, else `/tmp`.
-fn default_tmpdir() -> PathBuf {
-    match std::env::var_os("TMPDIR").map(PathBuf::from) {
-        Some(p) if p.is_absolute() => p,
-        _ => PathBuf::from("/tmp"),
-    }
-}
-
-/// The kernel's host name, or `localhost` when it cannot be read.
-fn kernel_hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_owned())
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub mod socket_table;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
@@ -34,6 +34,24 @@ use tokio::sync::mpsc;
 pub fn uid_gid() -> (u32, u32) {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").map_or((0, 0), |m| (m.uid(), m.gid()))
+}
+
+/// Where this machine's rendezvous files go by default: `$TMPDIR` when set to an absolute
+/// path, else `/tmp` (a server writes them there, a tool looks there).
+pub(crate) fn default_tmpdir() -> PathBuf {
+    match std::env::var_os("TMPDIR").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p,
+        _ => PathBuf::from("/tmp"),
+    }
+}
+
+/// The kernel's host name, or `localhost` when it cannot be read.
+pub(crate) fn kernel_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
 }
 
 /// A bidirectional byte stream.
