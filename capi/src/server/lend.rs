@@ -33,13 +33,39 @@ impl Sent {
 /// The answer an upcall's callback sends back.
 type Answer<T> = oneshot::Sender<Result<T, Status>>;
 
+/// What an upcall lends the host (a [`Lent`], a buffer of its own, …), held while the host
+/// may use it: freed once the host has answered or declined, and leaked if the upcall is
+/// abandoned before that (the server finalized while the host held the upcall), since a host
+/// that answers late may still read it.
+struct OnLoan<K>(Option<K>);
+
+impl<K> OnLoan<K> {
+    /// The host is done with it: free it.
+    fn returned(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl<K> Drop for OnLoan<K> {
+    fn drop(&mut self) {
+        if let Some(k) = self.0.take() {
+            tracing::debug!("an upcall abandoned before the host answered: its arguments leak");
+            std::mem::forget(k);
+        }
+    }
+}
+
 /// Make an upcall: `call` runs on a blocking thread with the callback's data; the answer
 /// comes when the host calls back. `PMIX_OPERATION_SUCCEEDED` from the upcall itself is the
-/// answer `done` without a callback; any other error is the answer.
-pub(super) async fn upcall<T: Send + 'static>(
+/// answer `done` without a callback; any other error is the answer. `lent` holds what the
+/// arguments point into: freed once the host answered or declined, never while it may still
+/// read them.
+pub(super) async fn upcall<T: Send + 'static, K: Send + 'static>(
+    lent: K,
     done: impl FnOnce() -> Result<T, Status> + Send + 'static,
     call: impl FnOnce(*mut c_void) -> CStatus + Send + 'static,
 ) -> Result<T, Status> {
+    let loan = OnLoan(Some(lent));
     let (tx, rx) = oneshot::channel::<Result<T, Status>>();
     let cookie = Sent(Box::into_raw(Box::new(tx)).cast());
     let rc = tokio::task::spawn_blocking(move || {
@@ -48,17 +74,20 @@ pub(super) async fn upcall<T: Send + 'static>(
     })
     .await
     .unwrap_or(Status::ERROR.0);
-    if rc != Status::SUCCESS.0 {
+    let answer = if rc == Status::SUCCESS.0 {
+        rx.await.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+    } else {
         // SAFETY: the host declined (or answered at once): the callback will not run, and
         // the box is still ours.
         drop(unsafe { Box::from_raw(cookie.0.cast::<Answer<T>>()) });
-        return if rc == Status::OPERATION_SUCCEEDED.0 {
+        if rc == Status::OPERATION_SUCCEEDED.0 {
             done()
         } else {
             Err(Status(rc))
-        };
-    }
-    rx.await.unwrap_or(Err(Status::ERR_LOST_CONNECTION))
+        }
+    };
+    loan.returned();
+    answer
 }
 
 /// Send `answer` to the upcall whose callback data is `cbdata`.
@@ -246,8 +275,8 @@ pub(super) struct Lent {
     pub(super) queries: Option<(*mut CQuery, usize)>,
 }
 
-// SAFETY: the blocks are the library's, used by the host until it answers; the future that
-// owns this value outlives that.
+// SAFETY: the blocks are the library's, used by the host until it answers; `upcall` holds
+// this value until then, and leaks it if the upcall is abandoned first.
 unsafe impl Send for Lent {}
 
 impl Lent {
@@ -369,5 +398,72 @@ impl Drop for Lent {
                 crate::boundary::free(p);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    /// Lent to the host: says when it is freed.
+    struct Probe(Arc<AtomicBool>);
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    }
+
+    #[test]
+    fn what_an_upcall_lends_is_freed_once_the_host_answers() {
+        let freed = Arc::new(AtomicBool::new(false));
+        let probe = Probe(freed.clone());
+        let r = runtime().block_on(upcall(
+            probe,
+            || Ok(()),
+            |cb| {
+                // SAFETY: the callback data `upcall` made for this answer, used once.
+                unsafe { op_done(Status::SUCCESS.0, cb) };
+                Status::SUCCESS.0
+            },
+        ));
+        assert_eq!(r, Ok(()));
+        assert!(freed.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn what_an_abandoned_upcall_lends_is_never_freed_under_the_host() {
+        let freed = Arc::new(AtomicBool::new(false));
+        let probe = Probe(freed.clone());
+        let (keep, kept) = std::sync::mpsc::channel::<Sent>();
+        let rt = runtime();
+        // The host takes the upcall and does not answer; the upcall is then abandoned (as
+        // `PMIx_server_finalize` drops the futures still waiting).
+        let pending = rt.spawn(upcall(
+            probe,
+            || Ok(()),
+            move |cb| {
+                let _ = keep.send(Sent(cb));
+                Status::SUCCESS.0
+            },
+        ));
+        let cookie = kept.recv().expect("the host was called");
+        pending.abort();
+        drop(rt);
+        assert!(!freed.load(Ordering::SeqCst), "the host may still read it");
+        // The host answers late: nothing waits, nothing breaks.
+        // SAFETY: the callback data of the upcall, used once, as a host answering late does.
+        unsafe { op_done(Status::SUCCESS.0, cookie.get()) };
     }
 }

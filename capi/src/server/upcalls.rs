@@ -49,6 +49,7 @@ impl Host for CHost {
         if let Some(f) = self.module.client_connected2 {
             let (info, n) = lent.infos(&[])?;
             let r = upcall(
+                lent,
                 || Ok(()),
                 move |cb| {
                     // SAFETY: the host's upcall (pmix_server.h); its arguments live until it
@@ -71,6 +72,7 @@ impl Host for CHost {
             return Ok(());
         };
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -88,6 +90,7 @@ impl Host for CHost {
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -119,6 +122,7 @@ impl Host for CHost {
             targets
         };
         let r = upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -151,7 +155,8 @@ impl Host for CHost {
         let (i, ni) = lent.infos(&info)?;
         let mut data = data;
         let (d, nd) = (Sent(data.as_mut_ptr().cast()), data.len());
-        let r = upcall(
+        upcall(
+            (lent, data),
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -168,10 +173,8 @@ impl Host for CHost {
                     )
                 }
             },
-        );
-        let out = r.await;
-        drop(data);
-        out
+        )
+        .await
     }
 
     fn supports_direct_modex(&self) -> bool {
@@ -184,6 +187,7 @@ impl Host for CHost {
         let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -199,6 +203,7 @@ impl Host for CHost {
         let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -220,6 +225,7 @@ impl Host for CHost {
         let k = lent.argv(&keys)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -250,6 +256,7 @@ impl Host for CHost {
         let k = lent.argv(&keys)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -280,6 +287,7 @@ impl Host for CHost {
         let p = lent.proc(&source)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -308,16 +316,15 @@ impl Host for CHost {
         let (i, ni) = lent.infos(&info)?;
         let mut codes: Vec<CStatus> = codes.iter().map(|code| code.0).collect();
         let (c, nc) = (Sent(codes.as_mut_ptr().cast()), codes.len());
-        let r = upcall(
+        upcall(
+            (lent, codes),
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
                 unsafe { f(c.get().cast(), nc, i.get().cast(), ni, op_done, cb) }
             },
-        );
-        let out = r.await;
-        drop(codes);
-        out
+        )
+        .await
     }
 
     async fn deregister_events(&self, codes: Vec<Status>) -> Result<(), Status> {
@@ -327,16 +334,15 @@ impl Host for CHost {
             .ok_or(Status::ERR_NOT_SUPPORTED)?;
         let mut codes: Vec<CStatus> = codes.iter().map(|code| code.0).collect();
         let (c, nc) = (Sent(codes.as_mut_ptr().cast()), codes.len());
-        let r = upcall(
+        upcall(
+            codes,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
                 unsafe { f(c.get().cast(), nc, op_done, cb) }
             },
-        );
-        let out = r.await;
-        drop(codes);
-        out
+        )
+        .await
     }
 
     async fn spawn(
@@ -355,6 +361,7 @@ impl Host for CHost {
         let a = Sent(a.cast());
         // Answered at once, a spawn names no namespace: not one the server can use.
         let r = upcall(
+            lent,
             || Err(Status::ERR_BAD_PARAM),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -396,6 +403,7 @@ impl Host for CHost {
         lent.queries = Some((q, nq));
         let q = Sent(q.cast());
         upcall(
+            lent,
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -422,6 +430,7 @@ impl Host for CHost {
         let (d, nd) = lent.infos(&data)?;
         let (i, ni) = lent.infos(&directives)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -522,6 +531,7 @@ impl Host for CHost {
         let (p, np) = lent.procs(&procs)?;
         let (i, ni) = lent.infos(&directives)?;
         upcall(
+            lent,
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -575,6 +585,7 @@ impl Host for CHost {
         let (i, ni) = lent.infos(&info)?;
         // Answered at once, a request carries no credential.
         upcall(
+            lent,
             || Err(Status::ERR_BAD_PARAM),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -599,6 +610,7 @@ impl Host for CHost {
         let c = lent.bytes(&credential)?;
         let (i, ni) = lent.infos(&directives)?;
         upcall(
+            lent,
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -628,6 +640,7 @@ impl Host for CHost {
         let (p, np) = lent.procs(&procs)?;
         let (i, ni) = lent.infos(&directives)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -664,6 +677,7 @@ impl Host for CHost {
             None => Sent(std::ptr::null_mut()),
         };
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 let (s, t, i, bo) = (s.get(), t.get(), i.get(), bo.get());
@@ -683,6 +697,7 @@ impl Host for CHost {
         let mut lent = Lent::new();
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Err(Status::ERR_BAD_PARAM),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it
@@ -707,6 +722,7 @@ impl CHost {
         let (p, np) = lent.procs(&procs)?;
         let (i, ni) = lent.infos(&info)?;
         upcall(
+            lent,
             || Ok(()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
@@ -728,5 +744,10 @@ async fn info_upcall(
 ) -> Result<Vec<Info>, Status> {
     let p = lent.proc(proc)?;
     let (i, ni) = lent.infos(info)?;
-    upcall(|| Ok(Vec::new()), move |cb| call(p, i, ni, info_done, cb)).await
+    upcall(
+        lent,
+        || Ok(Vec::new()),
+        move |cb| call(p, i, ni, info_done, cb),
+    )
+    .await
 }
