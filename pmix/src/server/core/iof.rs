@@ -7,9 +7,10 @@
 //! The host then hands output to the server ([`Iof::deliver`], `PMIx_server_IOF_deliver`);
 //! each pull whose processes and channels match receives it (tag 2, `PMIX_PTL_TAG_IOF`),
 //! marked with the id the puller chose, so its library knows which of its handlers to call.
-//! Output that no pull matches is kept, up to [`CACHE_LIMIT`] deliveries (the oldest dropped
-//! first), and goes to the first pull that matches it, right after that pull's reply: a tool
-//! that attaches late still sees what the job wrote before. Standard input a client or tool
+//! Output that no pull matches is kept, up to [`CACHE_LIMIT`] deliveries and
+//! [`CACHE_BYTES`] bytes (the oldest dropped first), and goes to the first pull that matches
+//! it, right after that pull's reply: a tool that attaches late still sees what the job wrote
+//! before. Standard input a client or tool
 //! pushes (`IOF_PUSH`) goes to the host (`push_stdin` upcall) with the pusher as its source.
 //!
 //! As in OpenPMIx 4.2: output never goes back to the process that produced it, a
@@ -30,6 +31,8 @@ use super::upcall::{HostCall, HostResult};
 
 /// How many deliveries no pull wanted are kept for pulls to come.
 pub(super) const CACHE_LIMIT: usize = 1024;
+/// How many bytes of them, at most.
+pub(super) const CACHE_BYTES: usize = 16 << 20;
 
 /// One registered pull.
 #[derive(Clone, Debug)]
@@ -68,6 +71,8 @@ pub(super) struct Iof {
     pulls: BTreeMap<u64, Pull>,
     next_id: u64,
     cache: VecDeque<Output>,
+    /// The bytes of output the cache holds.
+    cached_bytes: usize,
     at_host: BTreeMap<u64, Waiting>,
 }
 
@@ -238,10 +243,7 @@ impl Iof {
             taken |= self.forward(cx, id, &output);
         }
         if !taken {
-            if self.cache.len() == CACHE_LIMIT {
-                self.cache.pop_front();
-            }
-            self.cache.push_back(output);
+            self.keep(output);
         }
         Ok(())
     }
@@ -284,11 +286,25 @@ impl Iof {
         }
     }
 
+    /// Keep `output` for pulls to come, dropping the oldest beyond the cache's bounds.
+    fn keep(&mut self, output: Output) {
+        self.cached_bytes += output.data.len();
+        self.cache.push_back(output);
+        while self.cache.len() > CACHE_LIMIT || self.cached_bytes > CACHE_BYTES {
+            let Some(oldest) = self.cache.pop_front() else {
+                break;
+            };
+            self.cached_bytes -= oldest.data.len();
+        }
+    }
+
     /// Hand the pull `id` the cached output it wants, which then leaves the cache.
     fn flush_cache(&mut self, cx: &mut Shared, id: u64) {
         let cache = std::mem::take(&mut self.cache);
+        self.cached_bytes = 0;
         for output in cache {
             if !self.forward(cx, id, &output) {
+                self.cached_bytes += output.data.len();
                 self.cache.push_back(output);
             }
         }

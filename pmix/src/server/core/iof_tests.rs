@@ -244,6 +244,25 @@ fn the_cache_keeps_the_newest_output_up_to_its_bound() {
 }
 
 #[test]
+fn the_cache_keeps_at_most_its_bytes() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    drain(&mut c);
+    let big = vec![b'x'; iof::CACHE_BYTES / 2];
+    for _ in 0..3 {
+        deliver(&mut c, 1, STDOUT, &big);
+    }
+    deliver(&mut c, 1, STDOUT, b"last");
+    pull(&mut c, a, 120, vec![p(1)], STDOUT, 3);
+    let o = out(&mut c, Command::IOF_PULL);
+    c.handle_host(o.calls[0].0, HostResult::Status(Status::SUCCESS));
+    let sizes: Vec<usize> = (out(&mut c, Command::IOF_PULL).delivered.iter())
+        .map(|(_, d)| d.data.0.len())
+        .collect();
+    assert_eq!(sizes, [big.len(), 4], "the two oldest were dropped");
+}
+
+#[test]
 fn a_deregistered_pull_receives_nothing_more_and_the_host_is_told_to_stop() {
     let mut c = core_with(2);
     let (a, b) = (connect(&mut c, 0), connect(&mut c, 1));
