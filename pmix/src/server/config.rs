@@ -78,8 +78,12 @@ pub struct Roles {
 
 impl ServerConfig {
     /// A server named after this process, on TCP loopback and a Unix socket in `tmpdir`.
+    ///
+    /// The namespace holds no dot: OpenPMIx 4.2's tools split the identifier of a URI they
+    /// are given at its first dot (and the one of a rendezvous file at its last), so a dot
+    /// in it made them name the server wrongly when they attached by URI.
     pub fn new(tmpdir: PathBuf, hostname: String) -> Self {
-        let id = Proc::try_new(&format!("pmix-rs-server.{}", std::process::id()), 0)
+        let id = Proc::try_new(&format!("pmix-rs-server-{}", std::process::id()), 0)
             .expect("a short ASCII namespace is valid");
         ServerConfig {
             id,
@@ -293,6 +297,7 @@ mod tests {
     fn a_rank_alone_keeps_the_default_namespace() {
         let c = ServerConfig::from_info(&[Info::new(attr::SERVER_RANK, Rank(2))]).unwrap();
         assert_eq!(c.id.rank, Rank(2));
-        assert!(c.id.nspace.as_str().starts_with("pmix-rs-server."));
+        assert!(c.id.nspace.as_str().starts_with("pmix-rs-server-"));
+        assert!(!c.id.nspace.as_str().contains('.'), "OpenPMIx's tools read up to a dot");
     }
 }

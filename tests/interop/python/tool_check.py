@@ -11,7 +11,8 @@ self-started tool, the way a debugger does:
                          makes the library look for the launcher's rendezvous file
 
 Steps: tool init (the server assigns the tool an identifier: it brings none); the servers
-it is attached to; the job's size by namespace; finalize. One line per step,
+it is attached to (the launcher's, named as its URI names it); the job's size by
+namespace; finalize. One line per step,
 `ok <step> ...` or `FAIL <step>: <reason>`; exit status 0 only if every step passed.
 CHECK_EXPECTED_SIZE=N makes the job size a checked value.
 
@@ -53,11 +54,15 @@ def main():
     else:
         ok("tool-init", f"{text(me['nspace'])}:{me['rank']} ({mode})")
 
+    # The server's identifier is the URI's first part, `nspace.rank`.
+    ns, _, rank = uri.split(";", 1)[0].rpartition(".")
     rc, servers = tool.get_servers()
     if rc != pmix.PMIX_SUCCESS:
         fail("get-servers", tool.error_string(rc))
     elif len(servers) != 1:
         fail("get-servers", f"{servers}, expected the launcher's server alone")
+    elif (text(servers[0]["nspace"]), str(servers[0]["rank"])) != (ns, rank):
+        fail("get-servers", f"{servers[0]}, expected {ns}:{rank} (the URI's)")
     else:
         ok("get-servers", f"{text(servers[0]['nspace'])}:{servers[0]['rank']}")
 
