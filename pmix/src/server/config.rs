@@ -298,6 +298,9 @@ mod tests {
         let c = ServerConfig::from_info(&[Info::new(attr::SERVER_RANK, Rank(2))]).unwrap();
         assert_eq!(c.id.rank, Rank(2));
         assert!(c.id.nspace.as_str().starts_with("pmix-rs-server-"));
-        assert!(!c.id.nspace.as_str().contains('.'), "OpenPMIx's tools read up to a dot");
+        assert!(
+            !c.id.nspace.as_str().contains('.'),
+            "OpenPMIx's tools read up to a dot"
+        );
     }
 }
