@@ -217,7 +217,8 @@ fn raises(call: &Call) -> &'static [&'static str] {
 /// committed, fenced, registered, deregistered or delivered as inventory before it, a server's direct-modex request
 /// the data committed or purged with the client's deregistration, a lookup the publishes and
 /// unpublishes of its keys, an `events` step its handler's registration and the
-/// notifications, an `await` the call it collects, a server's call its finalization.
+/// notifications, an `iof_output` step its pull, its deregistration and the output
+/// delivered, an `await` the call it collects, a server's call its finalization.
 fn sees(call: &Call, earlier: &Step) -> bool {
     // A server's call after its finalization sees that finalization.
     if matches!(earlier.call, Call::ServerFinalize)
@@ -252,6 +253,13 @@ fn sees(call: &Call, earlier: &Step) -> bool {
         Call::Events { handler, .. } => match &earlier.call {
             Call::RegisterEventHandler { handler: h, .. } => h == handler,
             Call::NotifyEvent { .. } => true,
+            _ => false,
+        },
+        // The output a pull was handed: its pull, its deregistration (which stops what
+        // follows), and the output the host delivered.
+        Call::IofOutput { handler, .. } => match &earlier.call {
+            Call::IofPull { handler: h, .. } | Call::IofDeregister { handler: h } => h == handler,
+            Call::ServerIofDeliver { .. } => true,
             _ => false,
         },
         Call::Await { handle } => {
