@@ -8,7 +8,8 @@
 //! allocator as the header macros expect (`boundary`, `values`), and keeps every Rust panic
 //! on its side of the boundary.
 //!
-//! - `types`: the C structs, with their sizes and offsets asserted;
+//! - `types`: the C structs, with their sizes and offsets asserted: the `pmix-ctypes` crate,
+//!   which the conformance harness shares;
 //! - `boundary`: the panic boundary, libc memory, C strings;
 //! - `values`: C values to the crate's model and back;
 //! - `client`: the client calls (init, put, commit, fence, get, publish, resolving peers and
@@ -45,5 +46,6 @@ pub mod support;
 mod test_fixtures;
 pub mod tool;
 pub mod topology;
-pub mod types;
+/// The C structs, defined in `pmix-ctypes`; `crate::types::CProc` and the like name them.
+pub use pmix_ctypes as types;
 mod values;

@@ -1,6 +1,11 @@
-//! The C structs of the standard's API, laid out as OpenPMIx 4.2's headers lay them out on
-//! x86-64 (`openpmix/ABI.md` §2.4). The sizes and offsets are asserted below at compile time
-//! and compared with the C compiler's view of OpenPMIx's headers by `tests/layouts.rs`.
+//! OpenPMIx 4.2's C structs, defined once for the whole project: the structs of the
+//! standard's C API, laid out as OpenPMIx 4.2's headers lay them out on x86-64
+//! (`openpmix/ABI.md` §2.4). The library `capi` (`libpmix.so.2`) exports its functions over
+//! them, and the conformance harness's FFI calls a C `libpmix.so` with them. The crate
+//! depends on nothing, so the harness has the structs without linking the library.
+//!
+//! The sizes and offsets are asserted below at compile time and compared with the C
+//! compiler's view of OpenPMIx's headers by the `tests` crate (`tests/tests/capi.rs`).
 //!
 //! The names are the C ones in Rust's case (`pmix_proc_t` is [`CProc`]).
 
