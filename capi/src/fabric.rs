@@ -7,7 +7,7 @@
 //! struct. The `module` pointer is left NULL: the name, index and information are all this
 //! library needs to update a fabric.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 use std::ptr;
 
 use pmix::model::{Fabric, Info, Status};
@@ -15,21 +15,8 @@ use pmix::model::{Fabric, Info, Status};
 use crate::boundary::{c_strdup, free, guard, read_cstr};
 use crate::client::client;
 use crate::nb::{CbData, OpCallback, call_op, detached};
-use crate::types::{CInfo, CStatus};
+use crate::types::{CFabric, CInfo, CStatus};
 use crate::values::{free_infos, read_infos, write_infos};
-
-/// `pmix_fabric_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CFabric {
-    pub name: *mut c_char,
-    pub index: usize,
-    pub info: *mut CInfo,
-    pub ninfo: usize,
-    pub module: *mut c_void,
-}
-
-const _: () = assert!(size_of::<CFabric>() == 40);
 
 /// A fabric struct crossing to the thread that completes an `_nb` call.
 #[derive(Clone, Copy)]

@@ -30,7 +30,7 @@ use pmix::topology::Machine;
 use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr};
 use crate::client::client;
 use crate::nb::{CbData, detached};
-use crate::types::{CDeviceDistance, CInfo, CStatus};
+use crate::types::{CDeviceDistance, CInfo, CSourced, CStatus};
 use crate::values::{c_device_distance, destruct_device_distance, read_infos};
 
 /// `pmix_release_cbfunc_t`.
@@ -44,16 +44,6 @@ type DistancesCallback = unsafe extern "C" fn(
     Option<ReleaseCallback>,
     *mut c_void,
 );
-
-/// `pmix_topology_t` and `pmix_cpuset_t`: a source (`"hwloc"`) and the source's object.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CSourced {
-    pub source: *mut c_char,
-    pub object: *mut c_void,
-}
-
-const _: () = assert!(size_of::<CSourced>() == 16);
 
 /// `PMIX_CPUBIND_THREAD`: the calling thread's binding, not the process's.
 const CPUBIND_THREAD: u8 = 1;

@@ -49,13 +49,13 @@ use crate::boundary::{
     c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
 };
 use crate::topology::{
-    CSourced, c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
+    c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
     read_cpuset, read_topology,
 };
 use crate::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
     CEnvar, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats, CQuery,
-    CRegattr, CTimeval, CValue, CValueData,
+    CRegattr, CSourced, CTimeval, CValue, CValueData,
 };
 
 /// The size of one C object of type `t` (an element of a `pmix_data_array_t`), for the types

@@ -7,7 +7,10 @@
 //! The sizes and offsets are asserted below at compile time and compared with the C
 //! compiler's view of OpenPMIx's headers by the `tests` crate (`tests/tests/capi.rs`).
 //!
-//! The names are the C ones in Rust's case (`pmix_proc_t` is [`CProc`]).
+//! The names are the C ones in Rust's case (`pmix_proc_t` is [`CProc`]). The `zeroed`
+//! constructors give a struct as the header's `PMIX_*_CONSTRUCT` macro leaves it.
+
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::{offset_of, size_of};
@@ -225,6 +228,26 @@ pub struct CEndpoint {
     pub endpt: CByteObject,
 }
 
+/// `pmix_topology_t` and `pmix_cpuset_t`: a source (`"hwloc"`) and the source's object.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CSourced {
+    pub source: *mut c_char,
+    pub object: *mut c_void,
+}
+
+/// `pmix_fabric_t`: a fabric's name, its index (the host's handle for it), its information,
+/// and the module of the library that registered it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CFabric {
+    pub name: *mut c_char,
+    pub index: usize,
+    pub info: *mut CInfo,
+    pub ninfo: usize,
+    pub module: *mut c_void,
+}
+
 /// `pmix_regattr_t`: an attribute a function supports (`PMIx_Register_attributes`, answers
 /// to `PMIX_QUERY_ATTRIBUTE_SUPPORT`): its name, key string, data type and description lines
 /// (a NULL-terminated `char **`).
@@ -317,6 +340,67 @@ pub struct CNodeStats {
 /// `pmix_info_t`'s flag on the last element of an array made by `PMIX_INFO_CREATE`.
 pub const INFO_ARRAY_END: u32 = 0x2;
 
+impl CProc {
+    /// `PMIX_PROC_CONSTRUCT`: an empty namespace, rank 0.
+    pub fn zeroed() -> CProc {
+        CProc {
+            nspace: [0; 256],
+            rank: 0,
+        }
+    }
+}
+
+impl CValueData {
+    /// All 24 bytes zero, whichever field is read: a NULL pointer, a zero, `false`.
+    pub fn zeroed() -> CValueData {
+        // SAFETY: every field of the union is an integer, a float, a `bool`, a raw pointer or
+        // a struct of those, and all-zero bytes are a valid value of each.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+// The structs with a union are zeroed whole, padding included, as the headers' `memset` does.
+
+impl CValue {
+    /// `PMIX_VALUE_CONSTRUCT`: `PMIX_UNDEF` (0), the union zeroed.
+    pub fn zeroed() -> CValue {
+        // SAFETY: a `u16` and the union, for both of which all-zero bytes are a valid value
+        // (as in `CValueData::zeroed`).
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+impl CInfo {
+    /// `PMIX_INFO_CONSTRUCT`: an empty key, no flags, a `PMIX_UNDEF` value.
+    pub fn zeroed() -> CInfo {
+        // SAFETY: C characters, a `u32` and a value, for all of which all-zero bytes are a
+        // valid value (as in `CValue::zeroed`).
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+impl CPdata {
+    /// `PMIX_PDATA_CONSTRUCT`: a zeroed proc, an empty key, a `PMIX_UNDEF` value.
+    pub fn zeroed() -> CPdata {
+        // SAFETY: a proc (C characters and a `u32`), C characters and a value, for all of
+        // which all-zero bytes are a valid value (as in `CValue::zeroed`).
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+impl CDataBuffer {
+    /// `PMIX_DATA_BUFFER_CONSTRUCT`: no payload.
+    pub fn zeroed() -> CDataBuffer {
+        CDataBuffer {
+            base_ptr: std::ptr::null_mut(),
+            pack_ptr: std::ptr::null_mut(),
+            unpack_ptr: std::ptr::null_mut(),
+            bytes_allocated: 0,
+            bytes_used: 0,
+        }
+    }
+}
+
 // ABI.md §2.4, checked where the code is built.
 const _: () = {
     assert!(size_of::<CProc>() == 260 && offset_of!(CProc, rank) == 256);
@@ -346,6 +430,9 @@ const _: () = {
     assert!(offset_of!(CDeviceDistance, maxdist) == 26);
     assert!(size_of::<CEndpoint>() == 32 && offset_of!(CEndpoint, osname) == 8);
     assert!(offset_of!(CEndpoint, endpt) == 16);
+    assert!(size_of::<CSourced>() == 16 && offset_of!(CSourced, object) == 8);
+    assert!(size_of::<CFabric>() == 40 && offset_of!(CFabric, info) == 16);
+    assert!(offset_of!(CFabric, module) == 32);
     assert!(size_of::<CRegattr>() == 536 && offset_of!(CRegattr, string) == 8);
     assert!(offset_of!(CRegattr, type_) == 520 && offset_of!(CRegattr, description) == 528);
     assert!(size_of::<CProcStats>() == 352 && offset_of!(CProcStats, proc) == 8);
@@ -364,3 +451,26 @@ const _: () = {
     assert!(offset_of!(CNodeStats, diskstats) == 72 && offset_of!(CNodeStats, ndiskstats) == 80);
     assert!(offset_of!(CNodeStats, netstats) == 88 && offset_of!(CNodeStats, nnetstats) == 96);
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroed_structs_read_as_zero_in_every_field() {
+        let v = CValue::zeroed();
+        assert_eq!(v.type_, 0);
+        // SAFETY: the whole union was zeroed, and all-zero bytes are valid for both fields.
+        let (bo, envar) = unsafe { (v.data.bo, v.data.envar) };
+        assert!(bo.bytes.is_null() && bo.size == 0);
+        assert!(envar.envar.is_null() && envar.value.is_null() && envar.separator == 0);
+        let i = CInfo::zeroed();
+        assert!(i.key.iter().all(|c| *c == 0) && i.flags == 0 && i.value.type_ == 0);
+        let p = CPdata::zeroed();
+        assert!(p.proc.nspace.iter().all(|c| *c == 0) && p.proc.rank == 0);
+        assert!(p.key.iter().all(|c| *c == 0) && p.value.type_ == 0);
+        let b = CDataBuffer::zeroed();
+        assert!(b.base_ptr.is_null() && b.pack_ptr.is_null() && b.unpack_ptr.is_null());
+        assert!(b.bytes_allocated == 0 && b.bytes_used == 0);
+    }
+}

@@ -11,12 +11,10 @@ use std::mem::{offset_of, size_of};
 use std::path::Path;
 use std::process::Command;
 
-use pmix_capi::fabric::CFabric;
-use pmix_capi::topology::CSourced;
 use pmix_capi::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
-    CEnvar, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats, CQuery,
-    CRegattr, CValue,
+    CEnvar, CFabric, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats,
+    CQuery, CRegattr, CSourced, CValue,
 };
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{

@@ -5,14 +5,11 @@ use super::*;
 /// `PMIx_Init` from the environment; returns the process's identifier.
 pub fn client_init() -> Result<Proc, Status> {
     let l = lib().map_err(|_| Status::ERR_INIT)?;
-    let mut me = CProc {
-        nspace: [0; 256],
-        rank: 0,
-    };
+    let mut me = CProc::zeroed();
     // SAFETY: `me` is a pmix_proc_t; no infos.
     check(unsafe { (l.init)(&mut me, std::ptr::null_mut(), 0) })?;
     set_buffer_type(l.probe_buffer_type());
-    me.to_proc()
+    proc_of(me)
 }
 
 pub fn finalize() -> Status {
@@ -34,7 +31,7 @@ pub fn put(scope: Scope, key: &str, value: &Value) -> Result<(), Status> {
 pub fn store_internal(target: &Proc, key: &str, value: &Value) -> Result<(), Status> {
     let l = ready()?;
     let k = c_key(key)?;
-    let p = CProc::new(target);
+    let p = c_proc(target);
     let mut v = l.value_to_c(value)?;
     // SAFETY: as for put.
     check(unsafe { (l.store_internal)(&p, k.as_ptr(), &mut *v.v) })
@@ -48,7 +45,7 @@ pub fn commit() -> Result<(), Status> {
 
 pub fn fence(procs: &[Proc], info: &[Info]) -> Result<(), Status> {
     let l = ready()?;
-    let cp: Vec<CProc> = procs.iter().map(CProc::new).collect();
+    let cp: Vec<CProc> = procs.iter().map(c_proc).collect();
     let ci = l.infos_to_c(info)?;
     let pp = if cp.is_empty() {
         std::ptr::null()
@@ -85,7 +82,7 @@ pub fn get(
     use pmix::model::attr;
     let l = ready()?;
     let k = c_key(key)?;
-    let cp = target.map(CProc::new);
+    let cp = target.map(c_proc);
     let pp = cp.as_ref().map_or(std::ptr::null(), |p| p as *const CProc);
     let ci = l.infos_to_c(info)?;
     let ownership = if flag(info, attr::GET_STATIC_VALUES.wire_key()) {
@@ -95,7 +92,7 @@ pub fn get(
     } else {
         Ownership::Caller
     };
-    let mut storage = zeroed_value();
+    let mut storage = CValue::zeroed();
     let mut out: *mut CValue = if ownership == Ownership::Storage && !no_storage {
         &raw mut storage
     } else {
@@ -160,7 +157,7 @@ pub fn get_nb(target: Option<&Proc>, key: &str, info: &[Info]) -> Result<GetSlot
     let call = Box::new(GetNb {
         slot: slot.clone(),
         _key: c_key(key)?,
-        _proc: target.map(|p| Box::new(CProc::new(p))),
+        _proc: target.map(|p| Box::new(c_proc(p))),
         _info: l.infos_to_c(info)?,
     });
     let pp = call
@@ -203,7 +200,7 @@ pub fn publish(info: &[Info]) -> Result<(), Status> {
 /// `PMIx_Lookup`: its status (success or partial success) and the data found.
 pub fn lookup(keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), Status> {
     let l = ready()?;
-    let mut pd: Vec<CPdata> = keys.iter().map(|_| zeroed_pdata()).collect();
+    let mut pd: Vec<CPdata> = keys.iter().map(|_| CPdata::zeroed()).collect();
     for (p, k) in pd.iter_mut().zip(keys) {
         let k = c_key(k)?;
         let b = k.as_bytes();
@@ -211,13 +208,13 @@ pub fn lookup(keys: &[String], info: &[Info]) -> Result<(Status, Vec<PData>), St
             // A pmix_pdata_t key holds PMIX_MAX_KEYLEN characters and its NUL.
             return Err(Status::ERR_BAD_PARAM);
         }
-        p.key[..b.len()].copy_from_slice(b);
+        copy_c_chars(&mut p.key[..b.len()], b);
     }
     let ci = l.infos_to_c(info)?;
     // SAFETY: a pdata array with its keys set; infos of their length.
     let rc = unsafe { (l.lookup)(pd.as_mut_ptr(), pd.len(), ci.ptr(), ci.v.len()) };
     // Keep the entries the library filled in (a value type other than PMIX_UNDEF).
-    let found: Vec<&CPdata> = pd.iter().filter(|p| p.value.vtype != 0).collect();
+    let found: Vec<&CPdata> = pd.iter().filter(|p| p.value.type_ != 0).collect();
     let mut out = Vec::new();
     for p in &found {
         out.extend(l.pdata_from_c(&raw const **p, 1)?);

@@ -2,7 +2,7 @@
 //! steps use, the server calls a host makes, and the host callbacks (`pmix_server_module_t`)
 //! written in Rust. This is the conformance crate's only `unsafe` code; each block names the
 //! fact it relies on (OpenPMIx 4.2's `pmix.h`, `pmix_server.h`, and the layouts of
-//! `openpmix/ABI.md` §2.4, checked by size assertions when the library is opened).
+//! `openpmix/ABI.md` §2.4: the structs of `pmix-ctypes`, which asserts them at compile time).
 //!
 //! Values cross the boundary through the library's own `PMIx_Data_pack`/`PMIx_Data_unpack`:
 //! a Rust value is packed with this project's codec and unpacked by the library into its C
@@ -13,7 +13,8 @@
 //! One library per process: the conformance harness runs each node's server and each rank in
 //! a child process of its own (see [`crate::libpmix_target`]).
 //!
-//! - this file: the C structs, opening the library, moving values across through its codec;
+//! - this file: the C structs (`pmix-ctypes`') to and from the model's, opening the library,
+//!   moving values across through its codec;
 //! - `client`: the data-access calls a vector's steps make;
 //! - `api`: the client calls of the other chapters;
 //! - `server`: the server calls a host makes, and the host callbacks.
@@ -24,6 +25,13 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use pmix::codec::{BufferType, Codec, DataBuffer};
 use pmix::model::{App, DataType, Info, PData, Proc, Rank, Scope, Status, Value};
+// The C structs are `pmix-ctypes`': the one definition, which `libpmix.so.2` is built on too.
+// `CSourced` is `pmix_topology_t` and `pmix_cpuset_t`. Only `pmix_server_module_t`
+// (`ServerModule`), whose slots are this harness's callbacks, is declared here.
+use pmix_ctypes::{
+    CApp, CByteObject, CDataArray, CDataBuffer, CDeviceDistance, CFabric, CInfo, CPdata, CProc,
+    CQuery, CSourced, CValue,
+};
 
 use crate::step::lock;
 
@@ -39,107 +47,33 @@ pub use upcalls::*;
 
 // ---- the C structs (ABI.md §2.4) ----
 
-/// `pmix_proc_t`: `nspace[256]`, rank at 256; 260 bytes, align 4.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct CProc {
-    nspace: [u8; 256],
-    rank: u32,
+/// The `pmix_proc_t` of `p`: its namespace cut to 255 bytes, and its rank.
+fn c_proc(p: &Proc) -> CProc {
+    let mut c = CProc::zeroed();
+    c.rank = p.rank.0;
+    let ns = p.nspace.as_str().as_bytes();
+    let n = ns.len().min(255);
+    copy_c_chars(&mut c.nspace[..n], &ns[..n]);
+    c
 }
 
-/// `pmix_value_t`: type (u16) at 0, a 24-byte union at 8; 32 bytes.
-#[repr(C, align(8))]
-#[derive(Debug)]
-struct CValue {
-    vtype: u16,
-    _pad: [u8; 6],
-    data: [u64; 3],
+/// The process a `pmix_proc_t` names; a namespace that is not UTF-8 or not a valid namespace
+/// is `PMIX_ERR_BAD_PARAM`.
+fn proc_of(c: CProc) -> Result<Proc, Status> {
+    let ns: Vec<u8> = c
+        .nspace
+        .iter()
+        .take_while(|b| **b != 0)
+        .map(|b| *b as u8)
+        .collect();
+    let ns = std::str::from_utf8(&ns).map_err(|_| Status::ERR_BAD_PARAM)?;
+    Proc::try_new(ns, Rank(c.rank)).map_err(|_| Status::ERR_BAD_PARAM)
 }
 
-/// `pmix_info_t`: key[512], flags (u32) at 512, value at 520; 552 bytes.
-#[repr(C, align(8))]
-#[derive(Debug)]
-struct CInfo {
-    key: [u8; 512],
-    flags: u32,
-    _pad: u32,
-    value: CValue,
-}
-
-/// `pmix_pdata_t`: proc at 0, key[512] at 260, value at 776; 808 bytes.
-#[repr(C, align(8))]
-#[derive(Debug)]
-struct CPdata {
-    proc: CProc,
-    key: [u8; 512],
-    _pad: u32,
-    value: CValue,
-}
-
-/// `pmix_data_buffer_t`: 40 bytes.
-#[repr(C)]
-#[derive(Debug, Default)]
-struct DataBuf {
-    base_ptr: usize,
-    pack_ptr: usize,
-    unpack_ptr: usize,
-    bytes_allocated: usize,
-    bytes_used: usize,
-}
-
-/// `pmix_byte_object_t`: 16 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct ByteObj {
-    bytes: *mut c_char,
-    size: usize,
-}
-
-fn zeroed_value() -> CValue {
-    CValue {
-        vtype: 0,
-        _pad: [0; 6],
-        data: [0; 3],
-    }
-}
-
-fn zeroed_info() -> CInfo {
-    CInfo {
-        key: [0; 512],
-        flags: 0,
-        _pad: 0,
-        value: zeroed_value(),
-    }
-}
-
-fn zeroed_pdata() -> CPdata {
-    CPdata {
-        proc: CProc {
-            nspace: [0; 256],
-            rank: 0,
-        },
-        key: [0; 512],
-        _pad: 0,
-        value: zeroed_value(),
-    }
-}
-
-impl CProc {
-    pub fn new(p: &Proc) -> CProc {
-        let mut c = CProc {
-            nspace: [0; 256],
-            rank: p.rank.0,
-        };
-        let ns = p.nspace.as_str().as_bytes();
-        let n = ns.len().min(255);
-        c.nspace[..n].copy_from_slice(&ns[..n]);
-        c
-    }
-
-    fn to_proc(self) -> Result<Proc, Status> {
-        let end = self.nspace.iter().position(|b| *b == 0).unwrap_or(256);
-        let ns = std::str::from_utf8(&self.nspace[..end]).map_err(|_| Status::ERR_BAD_PARAM)?;
-        Proc::try_new(ns, Rank(self.rank)).map_err(|_| Status::ERR_BAD_PARAM)
+/// Copy the bytes of `src` into the C characters `dst`, of the same length.
+fn copy_c_chars(dst: &mut [c_char], src: &[u8]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s as c_char;
     }
 }
 
@@ -152,9 +86,10 @@ fn c_key(key: &str) -> Result<CString, Status> {
 
 // ---- the library ----
 
-type PackFn = unsafe extern "C" fn(*const CProc, *mut DataBuf, *const c_void, i32, u16) -> i32;
-type UnpackFn = unsafe extern "C" fn(*const CProc, *mut DataBuf, *mut c_void, *mut i32, u16) -> i32;
-type LoadFn = unsafe extern "C" fn(*mut DataBuf, *mut ByteObj);
+type PackFn = unsafe extern "C" fn(*const CProc, *mut CDataBuffer, *const c_void, i32, u16) -> i32;
+type UnpackFn =
+    unsafe extern "C" fn(*const CProc, *mut CDataBuffer, *mut c_void, *mut i32, u16) -> i32;
+type LoadFn = unsafe extern "C" fn(*mut CDataBuffer, *mut CByteObject);
 type ValueDestructFn = unsafe extern "C" fn(*mut CValue);
 type VersionFn = unsafe extern "C" fn() -> *const c_char;
 
@@ -225,15 +160,6 @@ type UnpublishUp = unsafe extern "C" fn(
     *mut c_void,
 ) -> i32;
 
-/// `pmix_query_t`: keys (argv) at 0, qualifiers at 8, nqual at 16; 24 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CQuery {
-    keys: *mut *mut c_char,
-    qualifiers: *const CInfo,
-    nqual: usize,
-}
-
 /// `pmix_server_module_t`: 28 function pointers (ABI.md §2.4 gives the order); the ones this
 /// host does not provide are NULL, which the library answers with not-supported.
 #[repr(C)]
@@ -282,7 +208,7 @@ struct ServerModule {
 
 /// `pmix_credential_cbfunc_t`: status, the credential, infos describing it, the cookie. The
 /// library copies what it is handed during the call.
-type CredCb = unsafe extern "C" fn(i32, *mut ByteObj, *mut CInfo, usize, *mut c_void);
+type CredCb = unsafe extern "C" fn(i32, *mut CByteObject, *mut CInfo, usize, *mut c_void);
 /// `pmix_validation_cbfunc_t`: status, infos (what the credential proves), the cookie.
 type ValidationCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
 /// `pmix_server_get_cred_fn_t`: the requester, the directives.
@@ -307,7 +233,7 @@ type LogUp =
 /// `pmix_server_validate_cred_fn_t`: the requester, the credential, the directives.
 type ValidateCredUp = unsafe extern "C" fn(
     *const CProc,
-    *const ByteObj,
+    *const CByteObject,
     *const CInfo,
     usize,
     ValidationCb,
@@ -343,7 +269,7 @@ type PushStdinUp = unsafe extern "C" fn(
     usize,
     *const CInfo,
     usize,
-    *const ByteObj,
+    *const CByteObject,
     OpCb,
     *mut c_void,
 ) -> i32;
@@ -531,16 +457,8 @@ pub fn open(path: &str) -> Result<&'static Lib, String> {
     Ok(LIB.get_or_init(|| l))
 }
 
+/// The layout of the one struct declared here; `pmix-ctypes` asserts its own at compile time.
 fn assert_layouts() {
-    assert_eq!(std::mem::size_of::<CProc>(), 260, "pmix_proc_t");
-    assert_eq!(std::mem::size_of::<CValue>(), 32, "pmix_value_t");
-    assert_eq!(std::mem::size_of::<CInfo>(), 552, "pmix_info_t");
-    assert_eq!(std::mem::size_of::<CPdata>(), 808, "pmix_pdata_t");
-    assert_eq!(
-        std::mem::offset_of!(CPdata, value),
-        776,
-        "pmix_pdata_t.value"
-    );
     assert_eq!(
         std::mem::size_of::<ServerModule>(),
         224,
@@ -588,18 +506,18 @@ impl Lib {
 
     /// The bytes of `PMIx_Data_pack(NULL, buf, src, n, t)`.
     fn packed(&self, src: *const c_void, n: i32, t: DataType) -> Result<Vec<u8>, Status> {
-        let mut buf = DataBuf::default();
+        let mut buf = CDataBuffer::zeroed();
         // SAFETY: `src` points to `n` values of type `t` in the library's layout.
         let rc = unsafe { (self.pack)(std::ptr::null(), &mut buf, src, n, t.0) };
-        let out = if buf.base_ptr == 0 {
+        let out = if buf.base_ptr.is_null() {
             Vec::new()
         } else {
             // SAFETY: base_ptr holds bytes_used bytes written by the pack.
-            unsafe { std::slice::from_raw_parts(buf.base_ptr as *const u8, buf.bytes_used) }
+            unsafe { std::slice::from_raw_parts(buf.base_ptr.cast::<u8>(), buf.bytes_used) }
                 .to_vec()
         };
         // SAFETY: the buffer's memory came from the library's malloc (or is NULL).
-        unsafe { free(buf.base_ptr as *mut c_void) };
+        unsafe { free(buf.base_ptr.cast()) };
         check(rc).map(|()| out)
     }
 
@@ -619,16 +537,16 @@ impl Lib {
         }
         // SAFETY: `copy` has room for bytes.len() bytes.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), copy.cast::<u8>(), bytes.len()) };
-        let mut bo = ByteObj {
+        let mut bo = CByteObject {
             bytes: copy,
             size: bytes.len(),
         };
-        let mut buf = DataBuf::default();
+        let mut buf = CDataBuffer::zeroed();
         // SAFETY: `dst` has room for `n` values of type `t`; the buffer owns `copy`.
         unsafe {
             (self.load)(&mut buf, &mut bo);
             let rc = (self.unpack)(std::ptr::null(), &mut buf, dst, &mut count, t.0);
-            free(buf.base_ptr as *mut c_void);
+            free(buf.base_ptr.cast());
             if rc != PMIX_SUCCESS && std::env::var_os("PMIX_CONFORMANCE_DEBUG").is_some() {
                 eprintln!(
                     "PMIx_Data_unpack of {n} x type {} ({:?}) failed: {rc}: {bytes:?}",
@@ -664,7 +582,7 @@ impl Lib {
     fn infos_to_c(&'static self, infos: &[Info]) -> Result<CInfos, Status> {
         let mut out = CInfos {
             lib: self,
-            v: (0..infos.len()).map(|_| zeroed_info()).collect(),
+            v: (0..infos.len()).map(|_| CInfo::zeroed()).collect(),
         };
         if !infos.is_empty() {
             let bytes = self.encode(infos)?;
@@ -676,7 +594,7 @@ impl Lib {
             );
             if rc != Status::SUCCESS {
                 // Nothing was handed over; do not destruct half-filled values.
-                out.v.iter_mut().for_each(|i| i.value.vtype = 0);
+                out.v.iter_mut().for_each(|i| i.value.type_ = 0);
                 return Err(rc);
             }
         }
@@ -686,12 +604,12 @@ impl Lib {
     fn value_to_c(&'static self, v: &Value) -> Result<CValueBox, Status> {
         let mut out = CValueBox {
             lib: self,
-            v: Box::new(zeroed_value()),
+            v: Box::new(CValue::zeroed()),
         };
         let bytes = self.encode(std::slice::from_ref(v))?;
         let rc = self.unpack_into(&bytes, (&raw mut *out.v).cast(), 1, DataType::VALUE);
         if rc != Status::SUCCESS {
-            out.v.vtype = 0;
+            out.v.type_ = 0;
             return Err(rc);
         }
         Ok(out)

@@ -26,21 +26,14 @@ fn wait_latch(latch: &Latch) -> i32 {
     }
 }
 
-/// `pmix_topology_t`: the name of the library that describes the topology, and its object.
-#[repr(C)]
-#[derive(Debug)]
-pub(super) struct CTopology {
-    source: *const c_char,
-    topology: *mut c_void,
-}
-
 /// What the infos of [`plain_infos`] point to, which must outlive them.
 #[derive(Debug, Default)]
 pub(super) struct Kept {
     strings: Vec<CString>,
-    // An info points to its topology: the box keeps that address as the vector grows.
+    // An info points to its topology (a `pmix_topology_t`): the box keeps that address as the
+    // vector grows.
     #[allow(clippy::vec_box)]
-    topologies: Vec<Box<CTopology>>,
+    topologies: Vec<Box<CSourced>>,
 }
 
 /// An hwloc topology object of this process, loaded from hwloc's XML as this machine's
@@ -80,56 +73,57 @@ pub(super) fn plain_infos(info: &[Info]) -> Result<(Kept, Vec<CInfo>), Status> {
     let mut out = Vec::new();
     for i in info {
         let k = c_key(i.key.as_str())?;
-        let mut c = zeroed_info();
-        c.key[..k.as_bytes().len()].copy_from_slice(k.as_bytes());
-        // The value's union starts at `data`: a `char *`, a `bool` or a 32-bit number there.
+        let mut c = CInfo::zeroed();
+        copy_c_chars(&mut c.key[..k.as_bytes().len()], k.as_bytes());
+        // The value's union, written through the field of the type: a `char *`, a `bool`, a
+        // 32-bit number or a pointer.
         match &i.value {
             Value::String(Some(text)) => {
                 let v = CString::new(text.as_str()).map_err(|_| Status::ERR_BAD_PARAM)?;
-                c.value.vtype = DataType::STRING.0;
-                c.value.data[0] = v.as_ptr() as u64;
+                c.value.type_ = DataType::STRING.0;
+                c.value.data.string = v.as_ptr().cast_mut();
                 kept.strings.push(v);
             }
             Value::Topo(t) => {
                 let xml = t.topology.as_deref().ok_or(Status::ERR_BAD_PARAM)?;
                 let source = CString::new(t.source.as_deref().unwrap_or("hwloc"))
                     .map_err(|_| Status::ERR_BAD_PARAM)?;
-                let topo = Box::new(CTopology {
-                    source: source.as_ptr(),
-                    topology: hwloc_topology(xml)?,
+                let mut topo = Box::new(CSourced {
+                    source: source.as_ptr().cast_mut(),
+                    object: hwloc_topology(xml)?,
                 });
-                c.value.vtype = DataType::TOPO.0;
-                c.value.data[0] = (&raw const *topo) as u64;
+                c.value.type_ = DataType::TOPO.0;
+                c.value.data.ptr = (&raw mut *topo).cast();
                 kept.strings.push(source);
                 kept.topologies.push(topo);
             }
             Value::Bool(b) => {
-                c.value.vtype = DataType::BOOL.0;
-                c.value.data[0] = u64::from(*b);
+                c.value.type_ = DataType::BOOL.0;
+                c.value.data.flag = *b;
             }
             Value::Uint32(n) => {
-                c.value.vtype = DataType::UINT32.0;
-                c.value.data[0] = u64::from(*n);
+                c.value.type_ = DataType::UINT32.0;
+                c.value.data.uint32 = *n;
             }
             Value::Rank(r) => {
-                c.value.vtype = DataType::PROC_RANK.0;
-                c.value.data[0] = u64::from(r.0);
+                c.value.type_ = DataType::PROC_RANK.0;
+                c.value.data.rank = r.0;
             }
             Value::Pid(p) => {
-                c.value.vtype = DataType::PID.0;
-                c.value.data[0] = u64::from(p.cast_unsigned());
+                c.value.type_ = DataType::PID.0;
+                c.value.data.pid = *p;
             }
             Value::Int32(n) | Value::Int(n) => {
-                c.value.vtype = if matches!(i.value, Value::Int(_)) {
+                c.value.type_ = if matches!(i.value, Value::Int(_)) {
                     DataType::INT.0
                 } else {
                     DataType::INT32.0
                 };
-                c.value.data[0] = u64::from(n.cast_unsigned());
+                c.value.data.int32 = *n;
             }
-            Value::Undef => c.value.vtype = DataType::UNDEF.0,
-            // No address crosses processes: the library gets NULL (`data` stays zero).
-            Value::Pointer(_) => c.value.vtype = DataType::POINTER.0,
+            Value::Undef => c.value.type_ = DataType::UNDEF.0,
+            // No address crosses processes: the library gets NULL (the union stays zero).
+            Value::Pointer(_) => c.value.type_ = DataType::POINTER.0,
             _ => return Err(Status::ERR_BAD_PARAM),
         }
         out.push(c);
@@ -175,7 +169,7 @@ pub fn register_nspace(nspace: &str, nlocal: u32, info: &[Info]) -> Result<(), S
 
 pub fn register_client(proc: &Proc, uid: u32, gid: u32) -> Result<(), Status> {
     let l = ready()?;
-    let p = CProc::new(proc);
+    let p = c_proc(proc);
     let latch: Latch = (Mutex::new(None), Condvar::new());
     // SAFETY: as for register_nspace.
     let rc = unsafe {
@@ -197,7 +191,7 @@ pub fn register_client(proc: &Proc, uid: u32, gid: u32) -> Result<(), Status> {
 /// `PMIx_server_setup_fork`: the variables a client process needs.
 pub fn setup_fork(proc: &Proc) -> Result<BTreeMap<String, String>, Status> {
     let l = ready()?;
-    let p = CProc::new(proc);
+    let p = c_proc(proc);
     let mut env: *mut *mut c_char = std::ptr::null_mut();
     // SAFETY: `env` is an argv-style array the library grows with malloc'd strings.
     check(unsafe { (l.setup_fork)(&p, &mut env) })?;
@@ -243,7 +237,7 @@ unsafe extern "C" fn dmodex_done(status: i32, data: *mut c_char, size: usize, cb
 /// `PMIx_server_dmodex_request`, waiting for the answer.
 pub fn dmodex_request(proc: &Proc) -> Result<Vec<u8>, Status> {
     let l = ready()?;
-    let p = CProc::new(proc);
+    let p = c_proc(proc);
     let slot: Arc<DmodexSlot> = Arc::new((Mutex::new(None), Condvar::new()));
     // SAFETY: the slot outlives the callback: we wait for it below, and keep the Arc.
     let rc = unsafe { (l.dmodex)(&p, dmodex_done, Arc::as_ptr(&slot).cast_mut().cast()) };

@@ -142,7 +142,7 @@ impl Completion {
                     r.and_then(|(bytes, info)| Ok((bytes, ready()?.infos_to_c(&info)?)));
                 match converted {
                     Ok((mut bytes, mut infos)) => {
-                        let mut cred = ByteObj {
+                        let mut cred = CByteObject {
                             bytes: bytes.as_mut_ptr().cast::<c_char>(),
                             size: bytes.len(),
                         };
@@ -212,7 +212,7 @@ fn pdata_to_c(found: &[PData]) -> Result<CPdatas, Status> {
     let l = ready()?;
     let mut out = CPdatas {
         lib: l,
-        v: found.iter().map(|_| zeroed_pdata()).collect(),
+        v: found.iter().map(|_| CPdata::zeroed()).collect(),
     };
     if !found.is_empty() {
         let bytes = l.encode(found)?;
@@ -223,7 +223,7 @@ fn pdata_to_c(found: &[PData]) -> Result<CPdatas, Status> {
             DataType::PDATA,
         );
         if rc != Status::SUCCESS {
-            out.v.iter_mut().for_each(|p| p.value.vtype = 0);
+            out.v.iter_mut().for_each(|p| p.value.type_ = 0);
             return Err(rc);
         }
     }
@@ -260,7 +260,7 @@ fn procs_from_c(p: *const CProc, n: usize) -> Result<Vec<Proc>, Status> {
     }
     // SAFETY: the library passes an array of `n` procs.
     let s = unsafe { std::slice::from_raw_parts(p, n) };
-    s.iter().map(|c| c.to_proc()).collect()
+    s.iter().map(|c| proc_of(*c)).collect()
 }
 
 fn proc_from_c(p: *const CProc) -> Result<Proc, Status> {
@@ -750,7 +750,7 @@ unsafe extern "C" fn up_get_credential(
 
 unsafe extern "C" fn up_validate_credential(
     requestor: *const CProc,
-    cred: *const ByteObj,
+    cred: *const CByteObject,
     directives: *const CInfo,
     ndirs: usize,
     cbfunc: ValidationCb,
@@ -806,7 +806,7 @@ unsafe extern "C" fn up_push_stdin(
     ntargets: usize,
     directives: *const CInfo,
     ndirs: usize,
-    bo: *const ByteObj,
+    bo: *const CByteObject,
     cbfunc: OpCb,
     cbdata: *mut c_void,
 ) -> i32 {

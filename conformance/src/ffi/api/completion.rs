@@ -226,7 +226,7 @@ pub(super) unsafe extern "C" fn on_event(
         None
     } else {
         // SAFETY: a valid pmix_proc_t for the duration of the callback.
-        unsafe { *source }.to_proc().ok()
+        proc_of(unsafe { *source }).ok()
     };
     let lib = lib().ok();
     // Information and results the library cannot hand over are recorded as none.
@@ -282,7 +282,7 @@ pub(super) unsafe extern "C" fn on_iof(
     id: usize,
     _channel: u16,
     _source: *const CProc,
-    payload: *const ByteObj,
+    payload: *const CByteObject,
     _info: *const CInfo,
     _ninfo: usize,
 ) {
@@ -320,7 +320,7 @@ pub(super) unsafe extern "C" fn spawned(status: i32, nspace: *mut c_char, cbdata
 
 pub(super) unsafe extern "C" fn credential_done(
     status: i32,
-    cred: *mut ByteObj,
+    cred: *mut CByteObject,
     _info: *mut CInfo,
     _ninfo: usize,
     cbdata: *mut c_void,
@@ -348,7 +348,7 @@ pub(super) unsafe extern "C" fn validated(
 
 pub(super) unsafe extern "C" fn distances_done(
     status: i32,
-    _dist: *mut CDistance,
+    _dist: *mut CDeviceDistance,
     ndist: usize,
     cbdata: *mut c_void,
     release: Option<ReleaseCb>,
@@ -366,7 +366,7 @@ pub(super) unsafe extern "C" fn distances_done(
 ///
 /// # Safety
 /// `b.bytes` points to `b.size` readable bytes (or is NULL).
-pub(super) unsafe fn bytes_of(b: &ByteObj) -> Vec<u8> {
+pub(super) unsafe fn bytes_of(b: &CByteObject) -> Vec<u8> {
     if b.bytes.is_null() || b.size == 0 {
         return Vec::new();
     }

@@ -1,55 +1,13 @@
-//! The C side of [`super`]: the structs the calls build (layouts of `openpmix/ABI.md`
-//! §2.4), the callback types, and the entry points, each looked up when first used.
+//! The C side of [`super`]: the callback types and the entry points, each looked up when
+//! first used (the structs the calls build are `pmix-ctypes`').
 
 use super::*;
-
-/// `pmix_app_t`: cmd, argv, env, cwd, maxprocs (int) at 32, info at 40, ninfo at 48; 56 bytes.
-#[repr(C)]
-#[derive(Debug)]
-pub(super) struct CApp {
-    pub(super) cmd: *mut c_char,
-    pub(super) argv: *mut *mut c_char,
-    pub(super) env: *mut *mut c_char,
-    pub(super) cwd: *mut c_char,
-    pub(super) maxprocs: i32,
-    pub(super) info: *const CInfo,
-    pub(super) ninfo: usize,
-}
-
-/// `pmix_fabric_t`: name, index, info, ninfo, module; 40 bytes.
-#[repr(C)]
-#[derive(Debug)]
-pub(super) struct CFabric {
-    pub(super) name: *mut c_char,
-    pub(super) index: usize,
-    pub(super) info: *mut CInfo,
-    pub(super) ninfo: usize,
-    pub(super) module: *mut c_void,
-}
-
-/// `pmix_cpuset_t` and `pmix_topology_t`: a source string and an hwloc object; 16 bytes.
-#[repr(C)]
-#[derive(Debug)]
-pub(super) struct CPair {
-    pub(super) source: *mut c_char,
-    pub(super) object: *mut c_void,
-}
-
-/// `pmix_device_distance_t`: uuid, osname, type (u64), mindist, maxdist (u16); 32 bytes.
-#[repr(C)]
-#[derive(Debug)]
-pub(super) struct CDistance {
-    pub(super) uuid: *mut c_char,
-    pub(super) osname: *mut c_char,
-    pub(super) dtype: u64,
-    pub(super) mindist: u16,
-    pub(super) maxdist: u16,
-}
 
 pub(super) type InfoCb =
     unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
 pub(super) type SpawnCb = unsafe extern "C" fn(i32, *mut c_char, *mut c_void);
-pub(super) type CredCb = unsafe extern "C" fn(i32, *mut ByteObj, *mut CInfo, usize, *mut c_void);
+pub(super) type CredCb =
+    unsafe extern "C" fn(i32, *mut CByteObject, *mut CInfo, usize, *mut c_void);
 pub(super) type ValidCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
 pub(super) type HdlrRegCb = unsafe extern "C" fn(i32, usize, *mut c_void);
 pub(super) type EventDoneCb =
@@ -66,9 +24,15 @@ pub(super) type NotificationFn = unsafe extern "C" fn(
     *mut c_void,
 );
 pub(super) type IofCb =
-    unsafe extern "C" fn(usize, u16, *const CProc, *const ByteObj, *const CInfo, usize);
-pub(super) type DistCb =
-    unsafe extern "C" fn(i32, *mut CDistance, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
+    unsafe extern "C" fn(usize, u16, *const CProc, *const CByteObject, *const CInfo, usize);
+pub(super) type DistCb = unsafe extern "C" fn(
+    i32,
+    *mut CDeviceDistance,
+    usize,
+    *mut c_void,
+    Option<ReleaseCb>,
+    *mut c_void,
+);
 
 /// `(procs, nprocs, info, ninfo)`, the shape of connect and disconnect.
 pub(super) type ProcsInfoFn = unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize) -> i32;
@@ -184,12 +148,12 @@ pub(super) struct Syms {
     pub(super) monitor_nb: Option<
         unsafe extern "C" fn(*const CInfo, i32, *const CInfo, usize, InfoCb, *mut c_void) -> i32,
     >,
-    pub(super) get_cred: Option<unsafe extern "C" fn(*const CInfo, usize, *mut ByteObj) -> i32>,
+    pub(super) get_cred: Option<unsafe extern "C" fn(*const CInfo, usize, *mut CByteObject) -> i32>,
     pub(super) get_cred_nb:
         Option<unsafe extern "C" fn(*const CInfo, usize, CredCb, *mut c_void) -> i32>,
     pub(super) validate: Option<
         unsafe extern "C" fn(
-            *const ByteObj,
+            *const CByteObject,
             *const CInfo,
             usize,
             *mut *mut CInfo,
@@ -197,7 +161,7 @@ pub(super) struct Syms {
         ) -> i32,
     >,
     pub(super) validate_nb: Option<
-        unsafe extern "C" fn(*const ByteObj, *const CInfo, usize, ValidCb, *mut c_void) -> i32,
+        unsafe extern "C" fn(*const CByteObject, *const CInfo, usize, ValidCb, *mut c_void) -> i32,
     >,
     pub(super) group_construct: Option<GroupProcsFn>,
     pub(super) group_construct_nb: Option<GroupProcsNbFn>,
@@ -250,7 +214,7 @@ pub(super) struct Syms {
         unsafe extern "C" fn(
             *const CProc,
             usize,
-            *mut ByteObj,
+            *mut CByteObject,
             *const CInfo,
             usize,
             Option<OpCb>,
@@ -267,24 +231,24 @@ pub(super) struct Syms {
     pub(super) fabric_deregister: Option<unsafe extern "C" fn(*mut CFabric) -> i32>,
     pub(super) fabric_deregister_nb:
         Option<unsafe extern "C" fn(*mut CFabric, OpCb, *mut c_void) -> i32>,
-    pub(super) get_cpuset: Option<unsafe extern "C" fn(*mut CPair, u8) -> i32>,
+    pub(super) get_cpuset: Option<unsafe extern "C" fn(*mut CSourced, u8) -> i32>,
     pub(super) relative_locality:
         Option<unsafe extern "C" fn(*const c_char, *const c_char, *mut u16) -> i32>,
-    pub(super) load_topology: Option<unsafe extern "C" fn(*mut CPair) -> i32>,
+    pub(super) load_topology: Option<unsafe extern "C" fn(*mut CSourced) -> i32>,
     pub(super) distances: Option<
         unsafe extern "C" fn(
-            *mut CPair,
-            *mut CPair,
+            *mut CSourced,
+            *mut CSourced,
             *const CInfo,
             usize,
-            *mut *mut CDistance,
+            *mut *mut CDeviceDistance,
             *mut usize,
         ) -> i32,
     >,
     pub(super) distances_nb: Option<
         unsafe extern "C" fn(
-            *mut CPair,
-            *mut CPair,
+            *mut CSourced,
+            *mut CSourced,
             *const CInfo,
             usize,
             DistCb,

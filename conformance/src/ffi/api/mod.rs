@@ -63,7 +63,7 @@ fn cstring(s: &str) -> Result<CString, Status> {
 }
 
 fn procs_c(procs: &[Proc]) -> Vec<CProc> {
-    procs.iter().map(CProc::new).collect()
+    procs.iter().map(c_proc).collect()
 }
 
 fn procs_ptr(p: &[CProc]) -> *const CProc {
@@ -330,7 +330,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                 .zip(&quals)
                 .map(|(k, q)| CQuery {
                     keys: k.ptr(),
-                    qualifiers: q.ptr(),
+                    qualifiers: q.ptr().cast_mut(),
                     nqual: q.v.len(),
                 })
                 .collect();
@@ -366,7 +366,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                         .as_ref()
                         .map_or(std::ptr::null_mut(), |c| c.as_ptr().cast_mut()),
                     maxprocs: *maxprocs,
-                    info: info.ptr(),
+                    info: info.ptr().cast_mut(),
                     ninfo: info.v.len(),
                 })
                 .collect();
@@ -431,7 +431,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             if !p.is_null() {
                 for i in 0..n {
                     // SAFETY: `p` holds `n` procs.
-                    if let Ok(q) = unsafe { *p.add(i) }.to_proc() {
+                    if let Ok(q) = proc_of(unsafe { *p.add(i) }) {
                         procs.push(q);
                     }
                 }
@@ -526,7 +526,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                 let rc = unsafe { f(ci.ptr(), ci.v.len(), credential_done, cbdata) };
                 start_and_wait(&slot, cbdata, rc, |s| (s, Vec::new()))
             } else {
-                let mut bo = ByteObj {
+                let mut bo = CByteObject {
                     bytes: std::ptr::null_mut(),
                     size: 0,
                 };
@@ -561,7 +561,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             if altered {
                 crate::api::alter(&mut bytes);
             }
-            let bo = ByteObj {
+            let bo = CByteObject {
                 bytes: bytes.as_mut_ptr().cast(),
                 size: bytes.len(),
             };
@@ -616,7 +616,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             nb,
         } => {
             let (g, ci) = (cstring(&group)?, l.infos_to_c(&info)?);
-            let leader = CProc::new(&leader);
+            let leader = c_proc(&leader);
             // pmix_group_opt_t: PMIX_GROUP_DECLINE = 0, PMIX_GROUP_ACCEPT = 1.
             let opt = i32::from(accept);
             if nb {
@@ -684,11 +684,11 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
         } => {
             let (cp, ci) = (procs_c(&targets), l.infos_to_c(&info)?);
             let mut bytes = data.unwrap_or_default();
-            let mut bo = ByteObj {
+            let mut bo = CByteObject {
                 bytes: bytes.as_mut_ptr().cast(),
                 size: bytes.len(),
             };
-            let bop: *mut ByteObj = if bytes.is_empty() {
+            let bop: *mut CByteObject = if bytes.is_empty() {
                 std::ptr::null_mut()
             } else {
                 &raw mut bo
@@ -771,7 +771,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
             out
         }
         ApiCall::GetCpuset { thread } => {
-            let mut cs = CPair {
+            let mut cs = CSourced {
                 source: std::ptr::null_mut(),
                 object: std::ptr::null_mut(),
             };
@@ -797,11 +797,11 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
         ApiCall::Support(call) => support::run(l, s, call)?,
         ApiCall::ComputeDistances { from, info, nb } => {
             let ci = l.infos_to_c(&info)?;
-            let mut topo = CPair {
+            let mut topo = CSourced {
                 source: std::ptr::null_mut(),
                 object: std::ptr::null_mut(),
             };
-            let mut cs = CPair {
+            let mut cs = CSourced {
                 source: std::ptr::null_mut(),
                 object: std::ptr::null_mut(),
             };
@@ -834,7 +834,7 @@ fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput, Status> {
                 };
                 start_and_wait(&slot, cbdata, rc, |s| (s, 0))
             } else {
-                let mut d: *mut CDistance = std::ptr::null_mut();
+                let mut d: *mut CDeviceDistance = std::ptr::null_mut();
                 let mut n = 0usize;
                 // SAFETY: as above; the array the library returns is freed below.
                 let rc = unsafe {

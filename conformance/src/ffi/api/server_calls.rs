@@ -12,7 +12,7 @@ use crate::server_api::ServerCall;
 type SetupAppCb =
     unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<OpCb>, *mut c_void);
 type StringOutFn = unsafe extern "C" fn(*const c_char, *mut *mut c_char) -> i32;
-type CpusetOutFn = unsafe extern "C" fn(*const CPair, *mut *mut c_char) -> i32;
+type CpusetOutFn = unsafe extern "C" fn(*const CSourced, *mut *mut c_char) -> i32;
 type InfoOpFn = unsafe extern "C" fn(*const CInfo, usize, OpCb, *mut c_void) -> i32;
 type NspaceInfoOpFn =
     unsafe extern "C" fn(*const c_char, *const CInfo, usize, OpCb, *mut c_void) -> i32;
@@ -30,7 +30,7 @@ struct ServerSyms {
         unsafe extern "C" fn(
             *const CProc,
             u16,
-            *const ByteObj,
+            *const CByteObject,
             *const CInfo,
             usize,
             OpCb,
@@ -50,7 +50,7 @@ struct ServerSyms {
     generate_ppn: Option<StringOutFn>,
     locality_string: Option<CpusetOutFn>,
     cpuset_string: Option<CpusetOutFn>,
-    cpuset_destruct: Option<unsafe extern "C" fn(*mut CPair)>,
+    cpuset_destruct: Option<unsafe extern "C" fn(*mut CSourced)>,
     /// OpenPMIx 4.2's form (v4.0): the function and a NULL-terminated array of attribute
     /// names.
     register_attributes: Option<unsafe extern "C" fn(*const c_char, *const *const c_char) -> i32>,
@@ -146,12 +146,12 @@ fn cpuset_string(
 
 /// An hwloc cpuset of the processing units `cpus`, built by the library's own unpack of a
 /// packed `PMIX_PROC_CPUSET` (so the harness needs no hwloc of its own).
-fn cpuset_c(l: &'static Lib, cpus: &str) -> Result<CPair, Status> {
+fn cpuset_c(l: &'static Lib, cpus: &str) -> Result<CSourced, Status> {
     let bytes = l.encode(&[Cpuset {
         source: Some("hwloc".into()),
         bitmap: Some(cpus.to_owned()),
     }])?;
-    let mut cs = CPair {
+    let mut cs = CSourced {
         source: std::ptr::null_mut(),
         object: std::ptr::null_mut(),
     };
@@ -186,7 +186,7 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             unit(register_client(&proc, uid, gid))
         }
         ServerCall::DeregisterClient { proc } => {
-            let p = CProc::new(&proc);
+            let p = c_proc(&proc);
             let f = need(s.deregister_client)?;
             // SAFETY: a process identifier alive until the callback, which op_nb waits for.
             op_nb(|cb, d| {
@@ -223,9 +223,9 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             mut data,
             info,
         } => {
-            let p = CProc::new(&source);
+            let p = c_proc(&source);
             let ci = l.infos_to_c(&info)?;
-            let bo = ByteObj {
+            let bo = CByteObject {
                 bytes: data.as_mut_ptr().cast(),
                 size: data.len(),
             };
@@ -326,7 +326,7 @@ pub fn notify_for_host(
     let l = ready()?;
     let ci = l.infos_to_c(info)?;
     let notify = need(syms(l).notify)?;
-    let src = CProc::new(source);
+    let src = c_proc(source);
     // SAFETY: the source and the infos outlive the call, which op_nb waits for.
     let o = op_nb(|cb, cbdata| unsafe {
         notify(

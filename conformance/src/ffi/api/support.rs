@@ -21,15 +21,6 @@ use crate::api::support::{
     compression_results,
 };
 
-/// `pmix_data_array_t`: type (u16) at 0, size at 8, array at 16; 24 bytes.
-#[repr(C)]
-#[derive(Debug)]
-struct CDataArray {
-    dtype: u16,
-    size: usize,
-    array: *mut c_void,
-}
-
 type Text = unsafe extern "C" fn(*const c_char) -> *const c_char;
 type Compress = unsafe extern "C" fn(*const u8, usize, *mut *mut u8, *mut usize) -> bool;
 /// `(target, key, data, type)`: `PMIx_Info_load` and `PMIx_Info_list_add`.
@@ -39,10 +30,10 @@ type LoadKeyed = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_void,
 struct SupportSyms {
     copy: Option<unsafe extern "C" fn(*mut *mut c_void, *mut c_void, u16) -> i32>,
     print: Option<unsafe extern "C" fn(*mut *mut c_char, *const c_char, *mut c_void, u16) -> i32>,
-    load: Option<unsafe extern "C" fn(*mut DataBuf, *mut ByteObj) -> i32>,
-    unload: Option<unsafe extern "C" fn(*mut DataBuf, *mut ByteObj) -> i32>,
-    embed: Option<unsafe extern "C" fn(*mut DataBuf, *const ByteObj) -> i32>,
-    copy_payload: Option<unsafe extern "C" fn(*mut DataBuf, *mut DataBuf) -> i32>,
+    load: Option<unsafe extern "C" fn(*mut CDataBuffer, *mut CByteObject) -> i32>,
+    unload: Option<unsafe extern "C" fn(*mut CDataBuffer, *mut CByteObject) -> i32>,
+    embed: Option<unsafe extern "C" fn(*mut CDataBuffer, *const CByteObject) -> i32>,
+    copy_payload: Option<unsafe extern "C" fn(*mut CDataBuffer, *mut CDataBuffer) -> i32>,
     compress: Option<Compress>,
     decompress: Option<Compress>,
     value_load: Option<unsafe extern "C" fn(*mut CValue, *const c_void, u16) -> i32>,
@@ -55,9 +46,9 @@ struct SupportSyms {
     list_xfer: Option<unsafe extern "C" fn(*mut c_void, *const CInfo) -> i32>,
     list_convert: Option<unsafe extern "C" fn(*mut c_void, *mut CDataArray) -> i32>,
     list_release: Option<unsafe extern "C" fn(*mut c_void)>,
-    topology_destruct: Option<unsafe extern "C" fn(*mut CPair)>,
-    parse_cpuset: Option<unsafe extern "C" fn(*const c_char, *mut CPair) -> i32>,
-    cpuset_destruct: Option<unsafe extern "C" fn(*mut CPair)>,
+    topology_destruct: Option<unsafe extern "C" fn(*mut CSourced)>,
+    parse_cpuset: Option<unsafe extern "C" fn(*const c_char, *mut CSourced) -> i32>,
+    cpuset_destruct: Option<unsafe extern "C" fn(*mut CSourced)>,
     array_destruct: Option<unsafe extern "C" fn(*mut CDataArray)>,
 }
 
@@ -114,7 +105,9 @@ impl CValues {
     fn new(l: &'static Lib, t: DataType, values: &[Value]) -> Result<CValues, Status> {
         let size = c_size(t).ok_or(Status::ERR_UNKNOWN_DATA_TYPE)?;
         let held = l.value_to_c(&array_of(t, values.to_vec()))?;
-        if held.v.vtype != DataType::DATA_ARRAY.0 || held.v.data[0] == 0 {
+        // SAFETY: read only when the value is a `PMIX_DATA_ARRAY` (`||` checks that first),
+        // whose union the library set to its `pmix_data_array_t *`.
+        if held.v.type_ != DataType::DATA_ARRAY.0 || unsafe { held.v.data.darray }.is_null() {
             return Err(Status::ERR_UNPACK_FAILURE);
         }
         Ok(CValues { held, t, size })
@@ -122,10 +115,15 @@ impl CValues {
 
     /// The `i`th element.
     fn element(&self, i: usize) -> *mut c_void {
-        let d = self.held.v.data[0] as *const CDataArray;
-        // SAFETY: the library unpacked a pmix_data_array_t of the values, whose elements
-        // are `size` bytes each; callers ask for the elements they gave.
-        unsafe { (*d).array.cast::<u8>().add(i * self.size).cast() }
+        // SAFETY: the library unpacked a pmix_data_array_t of the values (checked in `new`),
+        // whose elements are `size` bytes each; callers ask for the elements they gave.
+        unsafe {
+            (*self.held.v.data.darray)
+                .array
+                .cast::<u8>()
+                .add(i * self.size)
+                .cast()
+        }
     }
 
     /// The `i`th element as the C API takes one value: a pointer to it, a string as itself.
@@ -152,13 +150,13 @@ fn read_values(
         return Ok(Vec::new());
     }
     let mut d = CDataArray {
-        dtype: t.0,
+        type_: t.0,
         size: n,
         array: elements,
     };
-    let mut v = zeroed_value();
-    v.vtype = DataType::DATA_ARRAY.0;
-    v.data[0] = (&raw mut d) as u64;
+    let mut v = CValue::zeroed();
+    v.type_ = DataType::DATA_ARRAY.0;
+    v.data.darray = &raw mut d;
     match l.value_from_c(&raw const v)? {
         Value::DataArray(a) => Ok(a.elements),
         _ => Err(Status::ERR_UNPACK_FAILURE),
@@ -175,7 +173,7 @@ fn release(s: &SupportSyms, t: DataType, elements: *mut c_void, n: usize) {
     match s.array_destruct {
         Some(destruct) => {
             let mut d = CDataArray {
-                dtype: t.0,
+                type_: t.0,
                 size: n,
                 array: elements,
             };
@@ -199,23 +197,23 @@ fn zeroed_block(n: usize, size: usize) -> Result<*mut c_void, Status> {
 }
 
 /// A data buffer of the C API, constructed zeroed; its payload is freed with it.
-struct Buf(DataBuf);
+struct Buf(CDataBuffer);
 
 impl Buf {
     fn new() -> Buf {
-        Buf(DataBuf::default())
+        Buf(CDataBuffer::zeroed())
     }
 }
 
 impl Drop for Buf {
     fn drop(&mut self) {
         // SAFETY: the payload is the library's malloc'd block (or NULL).
-        unsafe { free(self.0.base_ptr as *mut c_void) };
+        unsafe { free(self.0.base_ptr.cast()) };
     }
 }
 
 /// A byte object whose bytes are `malloc`ed, freed with it unless a buffer took them.
-struct Bytes(ByteObj);
+struct Bytes(CByteObject);
 
 impl Drop for Bytes {
     fn drop(&mut self) {
@@ -272,14 +270,14 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let mut a = packed_one_by_one(l, ss, data_type, &values)?;
             let payload = unload(ss, &mut a)?;
             let mut b = Buf::new();
-            let mut bo = Bytes(ByteObj {
+            let mut bo = Bytes(CByteObject {
                 bytes: payload.0.bytes,
                 size: payload.0.size,
             });
             std::mem::forget(payload);
             // SAFETY: a constructed buffer and a malloc'd payload, which the load takes.
             check(unsafe { need(ss.load)?(&mut b.0, &mut bo.0) })?;
-            if bo.0.bytes.cast::<c_void>() == b.0.base_ptr as *mut c_void {
+            if bo.0.bytes == b.0.base_ptr {
                 // Taken by the buffer without clearing the byte object: the buffer frees it.
                 std::mem::forget(bo);
             }
@@ -296,7 +294,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
                 check(embed(&mut first.0, &payload.0))?;
                 check(embed(&mut second.0, &payload.0))?;
             }
-            if [first.0.base_ptr, second.0.base_ptr].contains(&(payload.0.bytes as usize)) {
+            if [first.0.base_ptr, second.0.base_ptr].contains(&payload.0.bytes) {
                 // A buffer uses the payload itself: it frees it.
                 std::mem::forget(payload);
             } else {
@@ -331,7 +329,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let (mut block, mut n) = (std::ptr::null_mut::<u8>(), 0usize);
             // SAFETY: the input and its length; the block is malloc'd by the library.
             let compressed = unsafe { compress(input.as_ptr(), input.len(), &mut block, &mut n) };
-            let block = Bytes(ByteObj {
+            let block = Bytes(CByteObject {
                 bytes: block.cast(),
                 size: n,
             });
@@ -341,7 +339,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
                 let (mut back, mut m) = (std::ptr::null_mut::<u8>(), 0usize);
                 // SAFETY: the block compress returned; `back` is malloc'd by the library.
                 let inflated = unsafe { decompress(block.0.bytes.cast(), n, &mut back, &mut m) };
-                let back = Bytes(ByteObj {
+                let back = Bytes(CByteObject {
                     bytes: back.cast(),
                     size: m,
                 });
@@ -358,7 +356,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let src = CValues::new(l, t, std::slice::from_ref(&value))?;
             let mut dest = CValueBox {
                 lib: l,
-                v: Box::new(zeroed_value()),
+                v: Box::new(CValue::zeroed()),
             };
             // SAFETY: an empty pmix_value_t and one value as the C API takes it.
             check(unsafe { need(ss.value_load)?(&mut *dest.v, src.arg(0), t.0) })?;
@@ -377,7 +375,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let src = l.value_to_c(&value)?;
             let mut dest = CValueBox {
                 lib: l,
-                v: Box::new(zeroed_value()),
+                v: Box::new(CValue::zeroed()),
             };
             // SAFETY: an empty pmix_value_t and one the library filled.
             check(unsafe { need(ss.value_xfer)?(&mut *dest.v, &*src.v) })?;
@@ -389,7 +387,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let key = c_key(info.key.as_str())?;
             let mut dest = CInfos {
                 lib: l,
-                v: vec![zeroed_info()],
+                v: vec![CInfo::zeroed()],
             };
             // SAFETY: an empty pmix_info_t, a key and one value as the C API takes it.
             check(unsafe {
@@ -401,7 +399,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let src = l.infos_to_c(std::slice::from_ref(&info))?;
             let mut dest = CInfos {
                 lib: l,
-                v: vec![zeroed_info()],
+                v: vec![CInfo::zeroed()],
             };
             // SAFETY: an empty pmix_info_t and one the library filled.
             check(unsafe { need(ss.info_xfer)?(dest.v.as_mut_ptr(), src.ptr()) })?;
@@ -415,7 +413,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             let ours = wanted
                 .as_ref()
                 .map_or(std::ptr::null_mut(), |c| c.as_ptr().cast_mut());
-            let mut topo = CPair {
+            let mut topo = CSourced {
                 source: ours,
                 object: std::ptr::null_mut(),
             };
@@ -430,7 +428,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
             ApiOutput::value(value)
         }
         SupportCall::TopologyDestruct => {
-            let mut topo = CPair {
+            let mut topo = CSourced {
                 source: std::ptr::null_mut(),
                 object: std::ptr::null_mut(),
             };
@@ -460,7 +458,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: SupportCall) -> Result<ApiOut
         }
         SupportCall::ParseCpusetString { cpuset } => {
             let text = cstring(&cpuset)?;
-            let mut cs = CPair {
+            let mut cs = CSourced {
                 source: std::ptr::null_mut(),
                 object: std::ptr::null_mut(),
             };
@@ -568,7 +566,7 @@ fn packed_one_by_one(
 
 /// `PMIx_Data_unload` of what `b` has not unpacked.
 fn unload(s: &SupportSyms, b: &mut Buf) -> Result<Bytes, Status> {
-    let mut payload = Bytes(ByteObj {
+    let mut payload = Bytes(CByteObject {
         bytes: std::ptr::null_mut(),
         size: 0,
     });
@@ -612,7 +610,7 @@ fn info_list(
             check(unsafe { need(s.list_xfer)?(list, src.ptr()) })?;
         }
         let mut d = CDataArray {
-            dtype: 0,
+            type_: 0,
             size: 0,
             array: std::ptr::null_mut(),
         };
@@ -636,7 +634,7 @@ unsafe extern "C" {
 /// A cpuset the library filled. An hwloc bitmap is read with hwloc's own list printer (the
 /// library loads the same libhwloc): OpenPMIx 4.2.2 cannot pack a cpuset (it reads the length
 /// `hwloc_bitmap_list_asprintf` returns as an error). Another source goes through the pack.
-fn read_cpuset(l: &Lib, cs: &CPair) -> Result<pmix::model::Cpuset, Status> {
+fn read_cpuset(l: &Lib, cs: &CSourced) -> Result<pmix::model::Cpuset, Status> {
     let source = if cs.source.is_null() {
         None
     } else {
@@ -675,10 +673,10 @@ fn one_cpuset(mut v: Vec<pmix::model::Cpuset>) -> Result<pmix::model::Cpuset, St
 }
 
 /// A loaded topology as a value, through the library's pack (hwloc's XML).
-fn topology_value(l: &Lib, topo: &mut CPair) -> Result<Value, Status> {
-    let mut v = zeroed_value();
-    v.vtype = DataType::TOPO.0;
-    v.data[0] = std::ptr::from_mut(topo) as u64;
+fn topology_value(l: &Lib, topo: &mut CSourced) -> Result<Value, Status> {
+    let mut v = CValue::zeroed();
+    v.type_ = DataType::TOPO.0;
+    v.data.ptr = std::ptr::from_mut(topo).cast();
     match l.value_from_c(&raw const v)? {
         t @ Value::Topo(_) => Ok(t),
         _ => Err(Status::ERR_UNPACK_FAILURE),

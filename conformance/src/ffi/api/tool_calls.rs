@@ -65,7 +65,7 @@ pub fn run_tool(call: ToolCall) -> ApiOutput {
 
 fn init(l: &'static Lib, s: &ToolSyms, info: &[Info]) -> Result<ApiOutput, Status> {
     let (_strings, ci) = plain_infos(info)?;
-    let mut me = blank();
+    let mut me = CProc::zeroed();
     let ptr = if ci.is_empty() {
         std::ptr::null()
     } else {
@@ -76,14 +76,6 @@ fn init(l: &'static Lib, s: &ToolSyms, info: &[Info]) -> Result<ApiOutput, Statu
     check(unsafe { need(s.init)?(&mut me, ptr, ci.len()) })?;
     set_buffer_type(l.probe_buffer_type());
     Ok(ApiOutput::status(Status::SUCCESS))
-}
-
-/// A zeroed `pmix_proc_t` for the library to fill.
-fn blank() -> CProc {
-    CProc {
-        nspace: [0; 256],
-        rank: 0,
-    }
 }
 
 /// The server `set_server` and `disconnect` act on.
@@ -105,7 +97,7 @@ fn servers(s: &ToolSyms) -> Result<Vec<Proc>, Status> {
     // SAFETY: `n` identifiers at `p`, read before they are freed.
     let out = unsafe { std::slice::from_raw_parts(p, n) }
         .iter()
-        .map(|c| c.to_proc())
+        .map(|c| proc_of(*c))
         .collect();
     // SAFETY: the array was malloc'd for the caller (PMIX_PROC_CREATE).
     unsafe { free(p.cast()) };
@@ -121,28 +113,28 @@ fn run(l: &'static Lib, s: &ToolSyms, call: ToolCall) -> Result<ApiOutput, Statu
         }
         ToolCall::ConnectToServer { info } => {
             let ci = l.infos_to_c(&info)?;
-            let mut me = blank();
+            let mut me = CProc::zeroed();
             // SAFETY: a pmix_proc_t the library fills and infos alive for the call.
             status_of(unsafe { need(s.connect)?(&mut me, ci.ptr(), ci.v.len()) })
         }
         ToolCall::AttachToServer { info } => {
             let ci = l.infos_to_c(&info)?;
-            let (mut me, mut server) = (blank(), blank());
+            let (mut me, mut server) = (CProc::zeroed(), CProc::zeroed());
             // SAFETY: two pmix_proc_t the library fills and infos alive for the call.
             check(unsafe { need(s.attach)?(&mut me, &mut server, ci.ptr(), ci.v.len()) })?;
-            let server = server.to_proc()?;
+            let server = proc_of(server)?;
             *lock(&SERVER) = Some(server.clone());
             ApiOutput::value(Ok(Value::Proc(server)))
         }
         ToolCall::SetServer { info } => {
             let ci = l.infos_to_c(&info)?;
-            let server = CProc::new(&current_server(s)?);
+            let server = c_proc(&current_server(s)?);
             // SAFETY: an identifier and infos alive for the call.
             status_of(unsafe { need(s.set_server)?(&server, ci.ptr(), ci.v.len()) })
         }
         ToolCall::GetServers => ApiOutput::value(servers(s).map(sorted_procs)),
         ToolCall::Disconnect => {
-            let server = CProc::new(&current_server(s)?);
+            let server = c_proc(&current_server(s)?);
             // SAFETY: an identifier alive for the call.
             status_of(unsafe { need(s.disconnect)?(&server) })
         }
