@@ -162,7 +162,7 @@ impl Events {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct IofOutput {
-    /// The id [`Client::iof_pull`] returned.
+    /// The id [`super::Client::iof_pull`] returned.
     pub handler: u64,
     /// The process that wrote it.
     pub source: Proc,

@@ -174,9 +174,9 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
         ServerCall::DeregisterNspace { nspace } => {
             let n = ns(&nspace)?;
             let f = need(s.deregister_nspace)?;
-            // SAFETY: a NUL-terminated namespace; the callback comes after the return (the
-            // standard forbids it before), and op_nb waits for it.
             op_nb(|cb, d| {
+                // SAFETY: a NUL-terminated namespace; the callback comes after the return
+                // (the standard forbids it before), and op_nb waits for it.
                 unsafe { f(n.as_ptr(), cb, d) };
                 PMIX_SUCCESS
             })
@@ -188,8 +188,8 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
         ServerCall::DeregisterClient { proc } => {
             let p = c_proc(&proc);
             let f = need(s.deregister_client)?;
-            // SAFETY: a process identifier alive until the callback, which op_nb waits for.
             op_nb(|cb, d| {
+                // SAFETY: a process identifier alive until the callback, which op_nb waits for.
                 unsafe { f(&p, cb, d) };
                 PMIX_SUCCESS
             })
