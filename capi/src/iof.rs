@@ -26,7 +26,7 @@ use crate::events::RegistrationDone;
 use crate::nb::{CbData, OpCallback, call_op, detached_on, run_counted};
 use crate::server::Caller;
 use crate::types::{CByteObject, CInfo, CProc, CStatus};
-use crate::values::{c_proc, free_infos, read_infos, read_procs, write_infos};
+use crate::values::{c_proc, free_infos, read_bytes, read_infos, read_procs, write_infos};
 
 /// `pmix_iof_cbfunc_t`: the pull's id, the channel, the source, the bytes, infos.
 pub(crate) type IofCallback =
@@ -256,8 +256,8 @@ pub unsafe extern "C" fn PMIx_IOF_push(
                 read_infos(directives, ndirs)?,
             )
         };
-        // SAFETY: the caller's byte object, read now (the caller may reuse it at once).
-        let data = unsafe { bytes_of(bo) };
+        // SAFETY: the caller's byte object or NULL, read now (the caller may reuse it at once).
+        let data = unsafe { bo.as_ref().map(|bo| read_bytes(bo)).transpose()? }.map(|b| b.0);
         let push = move |c: &pmix::client::blocking::Client| {
             (c.iof_push(&targets, data.as_deref(), &directives)).map_err(|e| e.status())
         };
@@ -271,18 +271,4 @@ pub unsafe extern "C" fn PMIx_IOF_push(
         });
         Ok(())
     })
-}
-
-/// A copy of the bytes of `bo`, or `None` for a NULL byte object.
-///
-/// # Safety
-/// `bo` is NULL or a byte object whose `bytes` hold `size` bytes (or are NULL).
-pub(crate) unsafe fn bytes_of(bo: *const CByteObject) -> Option<Vec<u8>> {
-    // SAFETY: the caller's promise.
-    let bo = unsafe { bo.as_ref() }?;
-    if bo.bytes.is_null() || bo.size == 0 {
-        return Some(Vec::new());
-    }
-    // SAFETY: `size` bytes at `bytes`, the caller's promise.
-    Some(unsafe { std::slice::from_raw_parts(bo.bytes.cast::<u8>(), bo.size) }.to_vec())
 }

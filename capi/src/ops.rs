@@ -18,7 +18,9 @@ use crate::boundary::{c_bytes, guard, guard_or, read_cstr, slice_of, write_fixed
 use crate::client::client;
 use crate::nb::{CbData, OpCallback, call_op, detached};
 use crate::types::{CApp, CByteObject, CInfo, CProc, CQuery, CStatus};
-use crate::values::{free_infos, read_infos, read_object, read_proc, read_procs, write_infos};
+use crate::values::{
+    free_infos, read_bytes, read_infos, read_object, read_proc, read_procs, write_infos,
+};
 
 /// `pmix_release_cbfunc_t`.
 type ReleaseCallback = unsafe extern "C" fn(*mut c_void);
@@ -646,14 +648,10 @@ fn validate(c: &Client, cred: &[u8], info: &[Info]) -> Outcome {
 /// # Safety
 /// `cred` is NULL or a byte object.
 unsafe fn credential_bytes(cred: *const CByteObject) -> Result<Vec<u8>, Status> {
-    if cred.is_null() {
-        return Err(Status::ERR_BAD_PARAM);
-    }
     // SAFETY: the caller's promise.
-    unsafe {
-        let c = &*cred;
-        Ok(slice_of(c.bytes.cast::<u8>(), c.size)?.to_vec())
-    }
+    let cred = unsafe { cred.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+    // SAFETY: as above.
+    Ok(unsafe { read_bytes(cred)? }.0)
 }
 
 /// `PMIx_Validate_credential`.

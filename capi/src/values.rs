@@ -362,7 +362,7 @@ pub(crate) unsafe fn read_procs(p: *const CProc, n: usize) -> Result<Vec<Proc>, 
 
 /// # Safety
 /// `bo.bytes` points to `bo.size` bytes (or `size` is 0).
-unsafe fn read_bytes(bo: &CByteObject) -> Result<ByteObject, Status> {
+pub(crate) unsafe fn read_bytes(bo: &CByteObject) -> Result<ByteObject, Status> {
     // SAFETY: the caller's promise.
     let bytes = unsafe { slice_of(bo.bytes.cast::<u8>(), bo.size)? };
     Ok(ByteObject(bytes.to_vec()))

@@ -595,7 +595,9 @@ pub unsafe extern "C" fn PMIx_server_IOF_deliver(
         let source = unsafe { source.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
         let source = read_proc(source)?;
         // SAFETY: the caller's promise; the bytes are copied before the call returns.
-        let data = unsafe { crate::iof::bytes_of(bo) }.ok_or(Status::ERR_BAD_PARAM)?;
+        let bo = unsafe { bo.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: as above.
+        let data = unsafe { crate::values::read_bytes(bo)? }.0;
         // SAFETY: the caller's promise.
         let info = unsafe { read_infos(info, ninfo)? };
         let (server, handle, _) = server()?;
