@@ -10,8 +10,10 @@
 //! Output that no pull matches is kept, up to [`CACHE_LIMIT`] deliveries and
 //! [`CACHE_BYTES`] bytes (the oldest dropped first), and goes to the first pull that matches
 //! it, right after that pull's reply: a tool that attaches late still sees what the job wrote
-//! before. Standard input a client or tool
-//! pushes (`IOF_PUSH`) goes to the host (`push_stdin` upcall) with the pusher as its source.
+//! before. A deregistration
+//! ends the pull here and is relayed to the host; standard input a client or tool pushes
+//! (`IOF_PUSH`) is only relayed (`push_stdin` upcall, the pusher as its source): both are
+//! answered with the host's status, by [`super::relayed`].
 //!
 //! As in OpenPMIx 4.2: output never goes back to the process that produced it, a
 //! deregistration tells the host with `PMIX_IOF_STOP` ([`IOF_STOP`]), and a
@@ -22,7 +24,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::model::{ByteObject, Info, IofChannel, Proc, Status};
-use crate::wire::ops::{IOF_STOP, IofDelivery, Op};
+use crate::wire::ops::{IOF_STOP, IofDelivery};
 use crate::wire::{OpReply, Reply, Tag};
 
 use super::interface::{Action, ConnId};
@@ -56,16 +58,16 @@ struct Output {
     info: Vec<Info>,
 }
 
-/// A request waiting for the host's answer.
+/// A pull waiting for the host's answer: registered under `id`, answered to the request
+/// `tag` of `conn`.
 #[derive(Clone, Copy, Debug)]
-enum Waiting {
-    /// The pull registered under `id`, answered to the request `tag` of `conn`.
-    Pull { conn: ConnId, tag: Tag, id: u64 },
-    /// A deregistration or a push: the host's status is the answer.
-    Status { conn: ConnId, tag: Tag },
+struct Waiting {
+    conn: ConnId,
+    tag: Tag,
+    id: u64,
 }
 
-/// The pulls, the output no one has pulled yet, and the requests at the host.
+/// The pulls, the output no one has pulled yet, and the pulls the host has yet to agree to.
 #[derive(Debug, Default)]
 pub(super) struct Iof {
     pulls: BTreeMap<u64, Pull>,
@@ -76,47 +78,16 @@ pub(super) struct Iof {
     at_host: BTreeMap<u64, Waiting>,
 }
 
-impl Iof {
-    /// An I/O-forwarding request of `me` (`IOF_PULL`, `IOF_DEREG`, `IOF_PUSH`).
-    pub(super) fn request(&mut self, cx: &mut Shared, conn: ConnId, me: &Proc, tag: Tag, op: Op) {
-        match op {
-            Op::IofPull {
-                procs,
-                directives,
-                channel,
-                local_id,
-            } => self.pull(cx, (conn, me, tag), procs, directives, channel, local_id),
-            Op::IofDeregister {
-                directives,
-                remote_id,
-            } => self.deregister(cx, conn, tag, directives, remote_id),
-            Op::IofPush {
-                targets,
-                directives,
-                data,
-            } => {
-                let directives = cx.with_ids(conn, directives);
-                let op = cx.call_host(HostCall::PushStdin {
-                    source: me.clone(),
-                    targets,
-                    directives,
-                    data: data.map(|d| d.0),
-                });
-                self.at_host.insert(op, Waiting::Status { conn, tag });
-            }
-            _ => cx.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
-        }
-    }
+/// What an `IOF_PULL` asks: the processes, the directives, the channels, the puller's id.
+pub(super) type PullRequest = (Vec<Proc>, Vec<Info>, IofChannel, u64);
 
+impl Iof {
     /// `IOF_PULL` of `me`: ask the host to forward the output of `procs` on `channels`.
-    fn pull(
+    pub(super) fn pull(
         &mut self,
         cx: &mut Shared,
         (conn, me, tag): (ConnId, &Proc, Tag),
-        procs: Vec<Proc>,
-        directives: Vec<Info>,
-        channels: IofChannel,
-        their_id: u64,
+        (procs, directives, channels, their_id): PullRequest,
     ) {
         let refuse = |cx: &mut Shared, status: Status| {
             let reply = OpReply::IofPull {
@@ -148,32 +119,30 @@ impl Iof {
             directives,
             channels,
         });
-        self.at_host.insert(op, Waiting::Pull { conn, tag, id });
+        self.at_host.insert(op, Waiting { conn, tag, id });
     }
 
-    /// `IOF_DEREG` of the pull `id` (this server's): tell the host to stop.
-    fn deregister(
+    /// `IOF_DEREG` of the pull `id` (this server's) by `conn`: the pull ends, and the host
+    /// call that tells the host to stop forwarding what it wanted.
+    pub(super) fn deregister(
         &mut self,
         cx: &mut Shared,
         conn: ConnId,
-        tag: Tag,
         directives: Vec<Info>,
         id: u64,
-    ) {
-        let Some(pull) = self.pulls.get(&id).filter(|p| p.conn == conn) else {
-            cx.send(conn, tag, &Reply::Status(Status::ERR_NOT_FOUND));
-            return;
-        };
+    ) -> Result<HostCall, Status> {
+        let pull = (self.pulls.get(&id))
+            .filter(|p| p.conn == conn)
+            .ok_or(Status::ERR_NOT_FOUND)?;
         let (procs, channels) = (pull.procs.clone(), pull.channels);
         self.pulls.remove(&id);
         let mut directives = cx.with_ids(conn, directives);
         directives.extend(Info::with_key(IOF_STOP, true));
-        let op = cx.call_host(HostCall::IofPull {
+        Ok(HostCall::IofPull {
             procs,
             directives,
             channels,
-        });
-        self.at_host.insert(op, Waiting::Status { conn, tag });
+        })
     }
 
     /// Whether the host call `op` is one of this chapter's.
@@ -181,40 +150,34 @@ impl Iof {
         self.at_host.contains_key(&op)
     }
 
-    /// The host answered `op`: answer the requester; a pull the host agreed to starts
+    /// The host answered the pull `op`: answer the puller; a pull the host agreed to starts
     /// receiving output, the cached output it matches first.
     pub(super) fn host_answered(&mut self, cx: &mut Shared, op: u64, result: HostResult) {
-        match self.at_host.remove(&op) {
-            Some(Waiting::Status { conn, tag }) => {
-                cx.send(conn, tag, &Reply::Status(result.status()));
+        let Some(Waiting { conn, tag, id }) = self.at_host.remove(&op) else {
+            return;
+        };
+        let status = result.status();
+        let agreed = status == Status::SUCCESS;
+        let remote_id = match self.pulls.get_mut(&id) {
+            Some(p) if agreed => {
+                p.active = true;
+                Some(id)
             }
-            Some(Waiting::Pull { conn, tag, id }) => {
-                let status = result.status();
-                let agreed = status == Status::SUCCESS;
-                let pull = self.pulls.get_mut(&id);
-                let remote_id = match pull {
-                    Some(p) if agreed => {
-                        p.active = true;
-                        Some(id)
-                    }
-                    _ => None,
-                };
-                if remote_id.is_none() {
-                    self.pulls.remove(&id);
-                }
-                let status = if agreed && remote_id.is_none() {
-                    // The puller went away while the host answered.
-                    Status::ERR_LOST_CONNECTION
-                } else {
-                    status
-                };
-                let reply = OpReply::IofPull { status, remote_id };
-                cx.send(conn, tag, &Reply::Op(reply));
-                if remote_id.is_some() {
-                    self.flush_cache(cx, id);
-                }
-            }
-            None => {}
+            _ => None,
+        };
+        if remote_id.is_none() {
+            self.pulls.remove(&id);
+        }
+        let status = if agreed && remote_id.is_none() {
+            // The puller went away while the host answered.
+            Status::ERR_LOST_CONNECTION
+        } else {
+            status
+        };
+        let reply = OpReply::IofPull { status, remote_id };
+        cx.send(conn, tag, &Reply::Op(reply));
+        if remote_id.is_some() {
+            self.flush_cache(cx, id);
         }
     }
 

@@ -179,8 +179,40 @@ impl ServerCore {
                 let command = crate::wire::Command::FABRIC_UPDATE;
                 self.relay(conn, tag, call, Answer::Infos { command });
             }
-            op @ (Op::IofPull { .. } | Op::IofDeregister { .. } | Op::IofPush { .. }) => {
-                self.iof.request(&mut self.cx, conn, me, tag, op);
+            Op::IofPull {
+                procs,
+                directives,
+                channel,
+                local_id,
+            } => {
+                let pull = (procs, directives, channel, local_id);
+                self.iof.pull(&mut self.cx, (conn, me, tag), pull);
+            }
+            // The host is told to stop forwarding what the pull wanted; its status is the
+            // answer.
+            Op::IofDeregister {
+                directives,
+                remote_id,
+            } => match self
+                .iof
+                .deregister(&mut self.cx, conn, directives, remote_id)
+            {
+                Ok(call) => self.relay(conn, tag, call, Answer::Status),
+                Err(status) => self.send(conn, tag, &Reply::Status(status)),
+            },
+            // Standard input goes to the host, with the pusher as its source.
+            Op::IofPush {
+                targets,
+                directives,
+                data,
+            } => {
+                let call = HostCall::PushStdin {
+                    source: me.clone(),
+                    targets,
+                    directives: self.cx.with_ids(conn, directives),
+                    data: data.map(|d| d.0),
+                };
+                self.relay(conn, tag, call, Answer::Status);
             }
             _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
         }
