@@ -182,3 +182,22 @@ async fn stdin_cannot_be_pulled_and_pushed_input_reaches_the_host_from_its_pushe
         [(rank0, vec![rank1], Some(b"input".to_vec()))]
     );
 }
+
+#[tokio::test]
+async fn finalize_lets_go_of_the_pulls_handlers() {
+    let (server, ns) = server_with(ForwardingHost::default(), false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    // What a handler holds, as a handler that holds its own client would.
+    let held = Arc::new(());
+    let in_handler = held.clone();
+    let handler: IofHandler = Arc::new(move |_| {
+        let _ = &in_handler;
+    });
+    let rank1 = Proc::new(ns.clone(), Rank(1));
+    (clients[0].iof_pull(&[rank1], IofChannel::STDOUT_CHANNEL, &[], handler))
+        .await
+        .unwrap();
+    assert_eq!(Arc::strong_count(&held), 2);
+    clients[0].finalize().await.unwrap();
+    assert_eq!(Arc::strong_count(&held), 1, "the pull's handler is dropped");
+}

@@ -149,12 +149,17 @@ impl Events {
         Ok(request)
     }
 
-    /// Drop every handler (at finalize, which also ends any cycle through a handler that
-    /// holds the client).
+    /// Drop every handler, the pulls' too (at finalize, which also ends any cycle through a
+    /// handler that holds the client).
     pub(crate) fn clear(&self) {
-        let mut functions = lock_functions(&self.functions);
-        lock(&self.core).clear_handlers();
-        functions.clear();
+        // Taken out under the locks, dropped after them: a handler's drop may reach back here.
+        let functions = {
+            let mut functions = lock_functions(&self.functions);
+            lock(&self.core).clear_handlers();
+            std::mem::take(&mut *functions)
+        };
+        let pulls = std::mem::take(&mut lock_pulls(&self.pulls).by_id);
+        drop((functions, pulls));
     }
 }
 
