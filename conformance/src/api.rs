@@ -325,6 +325,21 @@ impl RustProc {
     fn seen(&self, id: HandlerId) -> Vec<SeenEvent> {
         lock(&self.seen).get(&id).cloned().unwrap_or_default()
     }
+
+    /// Until `enough` holds, re-checked whenever a handler was handed something, for
+    /// `wait_ms` at most (what was handed by then is the step's answer either way).
+    async fn wait_until(&self, enough: impl Fn() -> bool, wait_ms: u64) {
+        let waited = async {
+            loop {
+                let changed = self.changed.notified();
+                if enough() {
+                    return;
+                }
+                changed.await;
+            }
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_millis(wait_ms), waited).await;
+    }
 }
 
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -428,16 +443,7 @@ pub async fn run_rust(
             let Some(id) = me.handler(&handler) else {
                 return ApiOutput::status(Status::ERR_BAD_PARAM);
             };
-            let enough = async {
-                loop {
-                    let changed = me.changed.notified();
-                    if me.seen(id).len() >= count {
-                        return;
-                    }
-                    changed.await;
-                }
-            };
-            let _ = tokio::time::timeout(std::time::Duration::from_millis(wait_ms), enough).await;
+            me.wait_until(|| me.seen(id).len() >= count, wait_ms).await;
             ApiOutput {
                 events: me.seen(id),
                 ..ApiOutput::status(Status::SUCCESS)
@@ -733,16 +739,7 @@ pub async fn run_rust(
                 return ApiOutput::status(Status::ERR_BAD_PARAM);
             };
             let handed = || lock(&me.output).get(&id).cloned().unwrap_or_default();
-            let enough = async {
-                loop {
-                    let changed = me.changed.notified();
-                    if handed().len() >= bytes {
-                        return;
-                    }
-                    changed.await;
-                }
-            };
-            let _ = tokio::time::timeout(std::time::Duration::from_millis(wait_ms), enough).await;
+            me.wait_until(|| handed().len() >= bytes, wait_ms).await;
             ApiOutput::value(Ok(Value::ByteObject(pmix::model::ByteObject(handed()))))
         }
         ApiCall::IofPush {
