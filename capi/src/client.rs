@@ -83,8 +83,8 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
                     tracing::warn!("PMIx_Init: {e}");
                     e.status()
                 })?;
-                // Programs written for OpenPMIx put keys of the reserved namespace (Open MPI
-                // puts `pmix.hname`): accepted, as OpenPMIx accepts them (docs/capi.md).
+                // Programs written for OpenPMIx put attributes, whose keys are reserved (Open
+                // MPI puts `pmix.hname`): accepted, as OpenPMIx accepts them (docs/capi.md).
                 config.accept_reserved_puts = true;
                 let client = Client::init_with(&config).map_err(|e| {
                     tracing::warn!("PMIx_Init: {e}");

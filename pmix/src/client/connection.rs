@@ -37,10 +37,11 @@ pub struct ClientConfig {
     /// The server's Unix socket (`PMIX_RS_SERVER_USOCK`), preferred when present.
     pub unix_socket: Option<PathBuf>,
     pub buffer_type: BufferType,
-    /// Accept `PMIx_Put` of keys in the standard's reserved `pmix` namespace, as OpenPMIx
-    /// 4.2 does: the standard refuses them (rule P-01), but Open MPI 4.1 puts `pmix.hname`
-    /// and others. Off by default; this project's `libpmix.so.2` turns it on, to run what
-    /// runs on OpenPMIx's.
+    /// Accept `PMIx_Put` of the standard's own attributes, whose keys are in its reserved
+    /// `pmix` namespace, as OpenPMIx 4.2 does: the standard refuses every reserved key
+    /// (rule P-01), but Open MPI 4.1 puts `pmix.hname` and `pmix.cpuset`. A reserved key
+    /// that names no attribute is still refused. Off by default; this project's
+    /// `libpmix.so.2` turns it on, to run what runs on OpenPMIx's.
     pub accept_reserved_puts: bool,
 }
 

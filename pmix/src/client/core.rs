@@ -108,8 +108,8 @@ impl ClientCore {
         self.buffer_type
     }
 
-    /// Accept puts of keys in the reserved `pmix` namespace from now on, as OpenPMIx 4.2 does
-    /// (see `ClientConfig::accept_reserved_puts`).
+    /// Accept puts of the standard's attributes (keys in the reserved `pmix` namespace) from
+    /// now on, as OpenPMIx 4.2 does (see `ClientConfig::accept_reserved_puts`).
     pub fn accept_reserved_puts(&mut self, on: bool) {
         self.accept_reserved_puts = on;
     }
@@ -305,10 +305,11 @@ impl ClientCore {
     // --- put, commit, get ---
 
     /// `PMIx_Put`: cache the value and stage it for the next commit (rules P-01..P-03; a
-    /// reserved key only when [`ClientCore::accept_reserved_puts`] says so).
+    /// reserved key that names a defined attribute only when
+    /// [`ClientCore::accept_reserved_puts`] says so).
     pub fn put(&mut self, scope: Scope, key: &str, value: Value) -> Result<(), Status> {
         let key = if self.accept_reserved_puts {
-            crate::retrieval::check_put_reserved_allowed(scope, key)?
+            crate::retrieval::check_put_defined_allowed(scope, key)?
         } else {
             crate::retrieval::check_put(scope, key)?
         };

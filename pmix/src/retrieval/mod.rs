@@ -164,10 +164,16 @@ pub(crate) fn check_put(scope: Scope, key: &str) -> Result<Key, Status> {
     Ok(key)
 }
 
-/// [`check_put`] without P-01, for a client that accepts reserved keys as OpenPMIx 4.2 does
-/// (`ClientConfig::accept_reserved_puts`).
-pub(crate) fn check_put_reserved_allowed(scope: Scope, key: &str) -> Result<Key, Status> {
+/// [`check_put`] for a client that accepts the puts programs written for OpenPMIx 4.2 make
+/// (`ClientConfig::accept_reserved_puts`): a reserved key the standard or OpenPMIx defines as
+/// an attribute is accepted, as OpenPMIx 4.2 accepts it (Open MPI 4.1 puts `pmix.hname` and
+/// `pmix.cpuset`); any other reserved key is still refused (P-01), since no program can mean
+/// an attribute that does not exist.
+pub(crate) fn check_put_defined_allowed(scope: Scope, key: &str) -> Result<Key, Status> {
     let key = Key::new(key).map_err(|_| Status::ERR_BAD_PARAM)?;
+    if is_reserved(key.as_str()) && crate::model::attr::by_key(key.as_str()).is_none() {
+        return Err(Status::ERR_BAD_PARAM); // P-01
+    }
     check_put_scope(scope)?;
     Ok(key)
 }

@@ -174,6 +174,31 @@ fn k_01_pmix_prefixed_keys_are_reserved_and_cannot_be_posted() {
 }
 
 #[test]
+fn a_client_compatible_with_openpmix_may_put_defined_attributes_only() {
+    // Open MPI 4.1 puts these two; OpenPMIx 4.2 accepts them.
+    for key in ["pmix.hname", "pmix.cpuset"] {
+        assert!(
+            check_put_defined_allowed(Scope::GLOBAL, key).is_ok(),
+            "{key}"
+        );
+        assert_eq!(
+            check_put(Scope::GLOBAL, key).unwrap_err(),
+            Status::ERR_BAD_PARAM
+        );
+    }
+    // A reserved key that names no attribute stays refused (P-01).
+    assert_eq!(
+        check_put_defined_allowed(Scope::GLOBAL, "pmix.mine").unwrap_err(),
+        Status::ERR_BAD_PARAM
+    );
+    assert!(check_put_defined_allowed(Scope::GLOBAL, "app.key").is_ok());
+    assert_eq!(
+        check_put_defined_allowed(Scope(77), "pmix.hname").unwrap_err(),
+        Status::ERR_NOT_SUPPORTED
+    );
+}
+
+#[test]
 fn k_02_other_keys_follow_the_non_reserved_rules() {
     // A non-reserved key of a peer is waited for; a reserved key would be not found at once.
     let s = store();
