@@ -13,7 +13,8 @@
 //! `PMIX_ERR_NOT_SUPPORTED`.
 //!
 //! Fabric coordinates, geometries and endpoints and device distances are in [`fabric`];
-//! process, disk, network and node statistics in [`stats`]. A data buffer inside a value
+//! process, disk, network and node statistics in [`stats`]; argv lists, applications,
+//! queries, attribute registrations and data buffers in [`records`]. A data buffer inside a value
 //! (`PMIX_DATA_BUFFER`) carries its packed bytes, not where unpacking had got to: the copy
 //! written for a caller is packed to its end and unpacks from its start.
 //!
@@ -24,14 +25,14 @@ use std::ffi::{c_char, c_void};
 use std::ptr;
 
 use pmix::model::{
-    AllocDirective, App, Buffer, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar,
-    Info, InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData,
-    Persistence, Pointer, Proc, ProcInfo, ProcState, Query, Rank, RegAttr, Scope, Status,
-    StorageAccessType, StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval,
-    Value,
+    AllocDirective, ByteObject, DataArray, DataRange, DataType, DeviceType, Envar, Info,
+    InfoDirectives, IofChannel, JobState, Key, LinkState, Locality, Nspace, PData, Persistence,
+    Pointer, Proc, ProcInfo, ProcState, Rank, Scope, Status, StorageAccessType,
+    StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval, Value,
 };
 
 mod fabric;
+mod records;
 mod stats;
 
 use fabric::{
@@ -39,6 +40,11 @@ use fabric::{
     read_coord, read_device_distance, read_endpoint, read_geometry,
 };
 pub(crate) use fabric::{c_device_distance, destruct_device_distance};
+use records::{
+    c_data_buffer, c_regattr, destruct_app, destruct_data_buffer, destruct_regattr, read_app,
+    read_data_buffer, read_query, read_regattr, write_app, write_argv,
+};
+pub(crate) use records::{free_argv, read_argv};
 use stats::{
     c_disk_stats, c_net_stats, c_node_stats, c_proc_stats, destruct_disk_stats, destruct_net_stats,
     destruct_node_stats, destruct_proc_stats, read_disk_stats, read_net_stats, read_node_stats,
@@ -368,86 +374,6 @@ pub(crate) unsafe fn read_bytes(bo: &CByteObject) -> Result<ByteObject, Status> 
     Ok(ByteObject(bytes.to_vec()))
 }
 
-/// The packed bytes of a `pmix_data_buffer_t`: the `bytes_used` at `base_ptr`, whether
-/// unpacked yet or not.
-///
-/// # Safety
-/// `b.base_ptr` points to `b.bytes_used` bytes (or `bytes_used` is 0).
-unsafe fn read_data_buffer(b: &CDataBuffer) -> Result<Buffer, Status> {
-    // SAFETY: the caller's promise.
-    let bytes = unsafe { slice_of(b.base_ptr.cast::<u8>().cast_const(), b.bytes_used)? };
-    Ok(Buffer {
-        buffer_type: 0,
-        bytes: bytes.to_vec(),
-    })
-}
-
-/// A NULL-terminated array of strings (`char **`).
-///
-/// # Safety
-/// `argv` is NULL or a NULL-terminated array of strings.
-pub(crate) unsafe fn read_argv(argv: *const *mut c_char) -> Vec<Option<String>> {
-    let mut out = Vec::new();
-    if argv.is_null() {
-        return out;
-    }
-    let mut i = 0;
-    loop {
-        // SAFETY: the array is NULL-terminated, so every index up to the NULL is in it.
-        let s = unsafe { *argv.add(i) };
-        if s.is_null() {
-            return out;
-        }
-        // SAFETY: each element is a string.
-        out.push(unsafe { read_cstr(s) });
-        i += 1;
-    }
-}
-
-/// # Safety
-/// As [`read_object`], for its fields.
-unsafe fn read_app(a: &CApp) -> Result<App, Status> {
-    // SAFETY: the caller's promise, field by field.
-    unsafe {
-        Ok(App {
-            cmd: read_cstr(a.cmd),
-            argv: read_argv(a.argv),
-            env: read_argv(a.env),
-            cwd: read_cstr(a.cwd),
-            maxprocs: a.maxprocs,
-            info: read_infos(a.info, a.ninfo)?,
-        })
-    }
-}
-
-/// # Safety
-/// As [`read_object`], for its fields.
-unsafe fn read_query(q: &CQuery) -> Result<Query, Status> {
-    // SAFETY: the caller's promise, field by field.
-    unsafe {
-        Ok(Query {
-            keys: read_argv(q.keys),
-            qualifiers: read_infos(q.qualifiers, q.nqual)?,
-        })
-    }
-}
-
-/// A `pmix_regattr_t`; an empty key string is none.
-///
-/// # Safety
-/// Its name is NULL or a string; its description NULL or a NULL-terminated array of strings.
-unsafe fn read_regattr(r: &CRegattr) -> RegAttr {
-    let string = read_fixed(&r.string);
-    RegAttr {
-        // SAFETY: the caller's promise, field by field.
-        name: unsafe { read_cstr(r.name) },
-        string: (!string.is_empty()).then_some(string),
-        data_type: DataType(r.type_),
-        // SAFETY: as above.
-        description: unsafe { read_argv(r.description) },
-    }
-}
-
 /// # Safety
 /// `a.array` holds `a.size` objects of `a.type_`.
 unsafe fn read_array(a: &CDataArray) -> Result<DataArray, Status> {
@@ -755,7 +681,7 @@ pub(crate) fn write_infos(infos: &[Info]) -> Result<(*mut CInfo, usize), Status>
     Ok((array, infos.len()))
 }
 
-fn opt_strdup(s: Option<&str>) -> Result<*mut c_char, Status> {
+pub(super) fn opt_strdup(s: Option<&str>) -> Result<*mut c_char, Status> {
     s.map_or(Ok(ptr::null_mut()), c_strdup)
 }
 
@@ -780,102 +706,6 @@ fn c_byte_object(bytes: &[u8]) -> Result<CByteObject, Status> {
         bytes: c_bytes(bytes)?,
         size: bytes.len(),
     })
-}
-
-/// A `pmix_data_buffer_t` holding a copy of `b`'s bytes in a block of libc's allocator,
-/// packed to its end and unpacked from its start, as `PMIx_Data_load` leaves a buffer. An
-/// empty one holds no block, as `PMIX_DATA_BUFFER_CONSTRUCT` leaves it.
-fn c_data_buffer(b: &Buffer) -> Result<CDataBuffer, Status> {
-    let len = b.bytes.len();
-    if len == 0 {
-        return Ok(empty_data_buffer());
-    }
-    let base = c_bytes(&b.bytes)?;
-    Ok(CDataBuffer {
-        base_ptr: base,
-        // SAFETY: one past the end of the `len` bytes of `base`.
-        pack_ptr: unsafe { base.add(len) },
-        unpack_ptr: base,
-        bytes_allocated: len,
-        bytes_used: len,
-    })
-}
-
-fn empty_data_buffer() -> CDataBuffer {
-    CDataBuffer {
-        base_ptr: ptr::null_mut(),
-        pack_ptr: ptr::null_mut(),
-        unpack_ptr: ptr::null_mut(),
-        bytes_allocated: 0,
-        bytes_used: 0,
-    }
-}
-
-/// A NULL-terminated `char **` of `list` (a `None` element ends it early, as C reads it).
-fn write_argv(list: &[Option<String>]) -> Result<*mut *mut c_char, Status> {
-    let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
-    for (i, s) in list.iter().map_while(Option::as_deref).enumerate() {
-        match c_strdup(s) {
-            // SAFETY: `argv` has `list.len() + 1` slots.
-            Ok(p) => unsafe { *argv.add(i) = p },
-            Err(status) => {
-                // SAFETY: the slots so far hold strings of ours, the rest NULL.
-                unsafe { free_argv(argv) };
-                return Err(status);
-            }
-        }
-    }
-    Ok(argv)
-}
-
-/// # Safety
-/// None; `unsafe` for the blocks it hands out.
-unsafe fn write_app(app: &App) -> Result<CApp, Status> {
-    let mut c = CApp {
-        cmd: ptr::null_mut(),
-        argv: ptr::null_mut(),
-        env: ptr::null_mut(),
-        cwd: ptr::null_mut(),
-        maxprocs: app.maxprocs,
-        info: ptr::null_mut(),
-        ninfo: 0,
-    };
-    let filled = (|| {
-        c.cmd = opt_strdup(app.cmd.as_deref())?;
-        c.argv = write_argv(&app.argv)?;
-        c.env = write_argv(&app.env)?;
-        c.cwd = opt_strdup(app.cwd.as_deref())?;
-        (c.info, c.ninfo) = write_infos(&app.info)?;
-        Ok(())
-    })();
-    if let Err(s) = filled {
-        // SAFETY: every pointer of `c` is NULL or a block written above.
-        unsafe { destruct_app(&mut c) };
-        return Err(s);
-    }
-    Ok(c)
-}
-
-/// A `pmix_regattr_t` of `r`, its name and description in blocks of libc's allocator.
-fn c_regattr(r: &RegAttr) -> Result<CRegattr, Status> {
-    let mut c = CRegattr {
-        name: ptr::null_mut(),
-        string: [0; 512],
-        type_: r.data_type.0,
-        description: ptr::null_mut(),
-    };
-    write_fixed(&mut c.string, r.string.as_deref().unwrap_or(""));
-    let filled = (|| {
-        c.name = opt_strdup(r.name.as_deref())?;
-        c.description = write_argv(&r.description)?;
-        Ok(())
-    })();
-    if let Err(s) = filled {
-        // SAFETY: every pointer of `c` is NULL or a block written above.
-        unsafe { destruct_regattr(&mut c) };
-        return Err(s);
-    }
-    Ok(c)
 }
 
 fn write_array(a: &DataArray) -> Result<CDataArray, Status> {
@@ -1010,66 +840,6 @@ pub(crate) unsafe fn destruct_value(v: &mut CValue) {
         unsafe { destruct_object(t, ptr::from_mut(&mut v.data).cast()) };
     }
     *v = undef_value();
-}
-
-/// # Safety
-/// As [`destruct_object`].
-unsafe fn destruct_app(a: &mut CApp) {
-    // SAFETY: the caller's promise.
-    unsafe {
-        free(a.cmd);
-        free_argv(a.argv);
-        free_argv(a.env);
-        free(a.cwd);
-        free_infos(a.info, a.ninfo);
-    }
-    a.cmd = ptr::null_mut();
-    a.argv = ptr::null_mut();
-    a.env = ptr::null_mut();
-    a.cwd = ptr::null_mut();
-    a.info = ptr::null_mut();
-    a.ninfo = 0;
-}
-
-/// # Safety
-/// As [`destruct_object`].
-unsafe fn destruct_regattr(r: &mut CRegattr) {
-    // SAFETY: the caller's promise.
-    unsafe {
-        free(r.name);
-        free_argv(r.description);
-    }
-    r.name = ptr::null_mut();
-    r.description = ptr::null_mut();
-}
-
-/// Release a data buffer's block and leave it empty (`PMIX_DATA_BUFFER_DESTRUCT`).
-///
-/// # Safety
-/// As [`destruct_object`].
-unsafe fn destruct_data_buffer(b: &mut CDataBuffer) {
-    // SAFETY: the caller's promise.
-    unsafe { free(b.base_ptr) };
-    *b = empty_data_buffer();
-}
-
-/// Release a NULL-terminated `char **` and its strings.
-///
-/// # Safety
-/// `argv` is NULL or a NULL-terminated array of libc blocks.
-pub(crate) unsafe fn free_argv(argv: *mut *mut c_char) {
-    if argv.is_null() {
-        return;
-    }
-    let mut i = 0;
-    // SAFETY: the array is NULL-terminated.
-    unsafe {
-        while !(*argv.add(i)).is_null() {
-            free(*argv.add(i));
-            i += 1;
-        }
-        free(argv);
-    }
 }
 
 /// Release `n` infos at `p` and the array (`PMIX_INFO_FREE`).

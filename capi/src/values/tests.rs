@@ -16,6 +16,7 @@ use pmix::model::{
     RegAttr, Scope, Status, Time, Timeval, Topology, Value, attr,
 };
 
+use super::records::empty_data_buffer;
 use super::*;
 use crate::test_fixtures::ONE_PU;
 

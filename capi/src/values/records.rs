@@ -1,0 +1,253 @@
+//! The structs of values that hold lists and other values: argv lists (`char **`),
+//! applications (`pmix_app_t`), queries (`pmix_query_t`), attribute registrations
+//! (`pmix_regattr_t`) and data buffers (`pmix_data_buffer_t`). Each is read into the model,
+//! written for a caller (every block from libc's allocator) and destructed, as
+//! [`super::read_object`], [`super::write_object`] and [`super::destruct_object`] do for the
+//! value types that hold them.
+
+use std::ffi::c_char;
+use std::ptr;
+
+use pmix::model::{App, Buffer, DataType, Query, RegAttr, Status};
+
+use super::{free_infos, opt_strdup, read_infos, write_infos};
+use crate::boundary::{
+    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
+};
+use crate::types::{CApp, CDataBuffer, CQuery, CRegattr};
+
+/// The packed bytes of a `pmix_data_buffer_t`: the `bytes_used` at `base_ptr`, whether
+/// unpacked yet or not.
+///
+/// # Safety
+/// `b.base_ptr` points to `b.bytes_used` bytes (or `bytes_used` is 0).
+pub(super) unsafe fn read_data_buffer(b: &CDataBuffer) -> Result<Buffer, Status> {
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { slice_of(b.base_ptr.cast::<u8>().cast_const(), b.bytes_used)? };
+    Ok(Buffer {
+        buffer_type: 0,
+        bytes: bytes.to_vec(),
+    })
+}
+
+/// A NULL-terminated array of strings (`char **`).
+///
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of strings.
+pub(crate) unsafe fn read_argv(argv: *const *mut c_char) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    if argv.is_null() {
+        return out;
+    }
+    let mut i = 0;
+    loop {
+        // SAFETY: the array is NULL-terminated, so every index up to the NULL is in it.
+        let s = unsafe { *argv.add(i) };
+        if s.is_null() {
+            return out;
+        }
+        // SAFETY: each element is a string.
+        out.push(unsafe { read_cstr(s) });
+        i += 1;
+    }
+}
+
+/// # Safety
+/// As [`read_object`], for its fields.
+pub(super) unsafe fn read_app(a: &CApp) -> Result<App, Status> {
+    // SAFETY: the caller's promise, field by field.
+    unsafe {
+        Ok(App {
+            cmd: read_cstr(a.cmd),
+            argv: read_argv(a.argv),
+            env: read_argv(a.env),
+            cwd: read_cstr(a.cwd),
+            maxprocs: a.maxprocs,
+            info: read_infos(a.info, a.ninfo)?,
+        })
+    }
+}
+
+/// # Safety
+/// As [`read_object`], for its fields.
+pub(super) unsafe fn read_query(q: &CQuery) -> Result<Query, Status> {
+    // SAFETY: the caller's promise, field by field.
+    unsafe {
+        Ok(Query {
+            keys: read_argv(q.keys),
+            qualifiers: read_infos(q.qualifiers, q.nqual)?,
+        })
+    }
+}
+
+/// A `pmix_regattr_t`; an empty key string is none.
+///
+/// # Safety
+/// Its name is NULL or a string; its description NULL or a NULL-terminated array of strings.
+pub(super) unsafe fn read_regattr(r: &CRegattr) -> RegAttr {
+    let string = read_fixed(&r.string);
+    RegAttr {
+        // SAFETY: the caller's promise, field by field.
+        name: unsafe { read_cstr(r.name) },
+        string: (!string.is_empty()).then_some(string),
+        data_type: DataType(r.type_),
+        // SAFETY: as above.
+        description: unsafe { read_argv(r.description) },
+    }
+}
+
+/// A `pmix_data_buffer_t` holding a copy of `b`'s bytes in a block of libc's allocator,
+/// packed to its end and unpacked from its start, as `PMIx_Data_load` leaves a buffer. An
+/// empty one holds no block, as `PMIX_DATA_BUFFER_CONSTRUCT` leaves it.
+pub(super) fn c_data_buffer(b: &Buffer) -> Result<CDataBuffer, Status> {
+    let len = b.bytes.len();
+    if len == 0 {
+        return Ok(empty_data_buffer());
+    }
+    let base = c_bytes(&b.bytes)?;
+    Ok(CDataBuffer {
+        base_ptr: base,
+        // SAFETY: one past the end of the `len` bytes of `base`.
+        pack_ptr: unsafe { base.add(len) },
+        unpack_ptr: base,
+        bytes_allocated: len,
+        bytes_used: len,
+    })
+}
+
+pub(super) fn empty_data_buffer() -> CDataBuffer {
+    CDataBuffer {
+        base_ptr: ptr::null_mut(),
+        pack_ptr: ptr::null_mut(),
+        unpack_ptr: ptr::null_mut(),
+        bytes_allocated: 0,
+        bytes_used: 0,
+    }
+}
+
+/// A NULL-terminated `char **` of `list` (a `None` element ends it early, as C reads it).
+pub(super) fn write_argv(list: &[Option<String>]) -> Result<*mut *mut c_char, Status> {
+    let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
+    for (i, s) in list.iter().map_while(Option::as_deref).enumerate() {
+        match c_strdup(s) {
+            // SAFETY: `argv` has `list.len() + 1` slots.
+            Ok(p) => unsafe { *argv.add(i) = p },
+            Err(status) => {
+                // SAFETY: the slots so far hold strings of ours, the rest NULL.
+                unsafe { free_argv(argv) };
+                return Err(status);
+            }
+        }
+    }
+    Ok(argv)
+}
+
+/// # Safety
+/// None; `unsafe` for the blocks it hands out.
+pub(super) unsafe fn write_app(app: &App) -> Result<CApp, Status> {
+    let mut c = CApp {
+        cmd: ptr::null_mut(),
+        argv: ptr::null_mut(),
+        env: ptr::null_mut(),
+        cwd: ptr::null_mut(),
+        maxprocs: app.maxprocs,
+        info: ptr::null_mut(),
+        ninfo: 0,
+    };
+    let filled = (|| {
+        c.cmd = opt_strdup(app.cmd.as_deref())?;
+        c.argv = write_argv(&app.argv)?;
+        c.env = write_argv(&app.env)?;
+        c.cwd = opt_strdup(app.cwd.as_deref())?;
+        (c.info, c.ninfo) = write_infos(&app.info)?;
+        Ok(())
+    })();
+    if let Err(s) = filled {
+        // SAFETY: every pointer of `c` is NULL or a block written above.
+        unsafe { destruct_app(&mut c) };
+        return Err(s);
+    }
+    Ok(c)
+}
+
+/// A `pmix_regattr_t` of `r`, its name and description in blocks of libc's allocator.
+pub(super) fn c_regattr(r: &RegAttr) -> Result<CRegattr, Status> {
+    let mut c = CRegattr {
+        name: ptr::null_mut(),
+        string: [0; 512],
+        type_: r.data_type.0,
+        description: ptr::null_mut(),
+    };
+    write_fixed(&mut c.string, r.string.as_deref().unwrap_or(""));
+    let filled = (|| {
+        c.name = opt_strdup(r.name.as_deref())?;
+        c.description = write_argv(&r.description)?;
+        Ok(())
+    })();
+    if let Err(s) = filled {
+        // SAFETY: every pointer of `c` is NULL or a block written above.
+        unsafe { destruct_regattr(&mut c) };
+        return Err(s);
+    }
+    Ok(c)
+}
+
+/// # Safety
+/// As [`destruct_object`].
+pub(super) unsafe fn destruct_app(a: &mut CApp) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        free(a.cmd);
+        free_argv(a.argv);
+        free_argv(a.env);
+        free(a.cwd);
+        free_infos(a.info, a.ninfo);
+    }
+    a.cmd = ptr::null_mut();
+    a.argv = ptr::null_mut();
+    a.env = ptr::null_mut();
+    a.cwd = ptr::null_mut();
+    a.info = ptr::null_mut();
+    a.ninfo = 0;
+}
+
+/// # Safety
+/// As [`destruct_object`].
+pub(super) unsafe fn destruct_regattr(r: &mut CRegattr) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        free(r.name);
+        free_argv(r.description);
+    }
+    r.name = ptr::null_mut();
+    r.description = ptr::null_mut();
+}
+
+/// Release a data buffer's block and leave it empty (`PMIX_DATA_BUFFER_DESTRUCT`).
+///
+/// # Safety
+/// As [`destruct_object`].
+pub(super) unsafe fn destruct_data_buffer(b: &mut CDataBuffer) {
+    // SAFETY: the caller's promise.
+    unsafe { free(b.base_ptr) };
+    *b = empty_data_buffer();
+}
+
+/// Release a NULL-terminated `char **` and its strings.
+///
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of libc blocks.
+pub(crate) unsafe fn free_argv(argv: *mut *mut c_char) {
+    if argv.is_null() {
+        return;
+    }
+    let mut i = 0;
+    // SAFETY: the array is NULL-terminated.
+    unsafe {
+        while !(*argv.add(i)).is_null() {
+            free(*argv.add(i));
+            i += 1;
+        }
+        free(argv);
+    }
+}
