@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use pmix::model::Status;
 use pmix_capi::events::{PMIx_Notify_event, PMIx_Register_event_handler};
-use pmix_capi::server::{CServerModule, PMIx_server_finalize, PMIx_server_init};
+use pmix_capi::server::{PMIx_server_finalize, PMIx_server_init};
 use pmix_capi::support::PMIx_Info_load;
-use pmix_capi::types::{CInfo, CProc, CStatus};
+use pmix_capi::types::{CInfo, CProc, CServerModule, CStatus};
 
 /// The handlers' names, in the order they ran.
 static RAN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());

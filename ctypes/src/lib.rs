@@ -4,8 +4,12 @@
 //! them, and the conformance harness's FFI calls a C `libpmix.so` with them. The crate
 //! depends on nothing, so the harness has the structs without linking the library.
 //!
-//! The sizes and offsets are asserted below at compile time and compared with the C
-//! compiler's view of OpenPMIx's headers by the `tests` crate (`tests/tests/capi.rs`).
+//! `pmix_server_module_t` ([`CServerModule`]) is here too, with the types of its upcalls
+//! and of the callbacks that answer them (`server_module.rs`): `capi` calls a C host's
+//! upcalls through it, and the harness, a C host of a `libpmix.so`, fills it with its own.
+//!
+//! The sizes and offsets are asserted at compile time and compared with the C compiler's
+//! view of OpenPMIx's headers by the `tests` crate (`tests/tests/capi.rs`).
 //!
 //! The names are the C ones in Rust's case (`pmix_proc_t` is [`CProc`]). The `zeroed`
 //! constructors give a struct as the header's `PMIX_*_CONSTRUCT` macro leaves it.
@@ -14,6 +18,10 @@
 
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::{offset_of, size_of};
+
+mod server_module;
+
+pub use server_module::*;
 
 /// `pmix_status_t`.
 pub type CStatus = c_int;

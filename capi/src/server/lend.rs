@@ -7,13 +7,11 @@ use pmix::model::{Info, Nspace, PData, Proc, Status, Value};
 use tokio::sync::oneshot;
 
 use crate::boundary::{c_bytes, c_strdup, calloc_array, guard_or, read_cstr, slice_of};
-use crate::types::{CApp, CByteObject, CInfo, CPdata, CProc, CQuery, CStatus};
+use crate::types::{CApp, CByteObject, CInfo, CPdata, CProc, CQuery, CStatus, ReleaseCb};
 use crate::values::{
     c_proc, destruct_object, free_argv, free_infos, read_infos, read_key, read_proc, read_value,
     write_infos, write_object,
 };
-
-use super::module::ReleaseCb;
 
 /// A pointer that crosses to the blocking thread making the upcall.
 #[derive(Clone, Copy)]

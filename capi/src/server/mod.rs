@@ -1,15 +1,15 @@
 //! The server calls of `pmix_server.h` (v5.0 ch. 17) for C hosts: `PMIx_server_init` starts
 //! the crate's server on a runtime of its own, with the host's `pmix_server_module_t`
-//! (`module.rs`) as its `Host` (`upcalls.rs`, with what an upcall lends the host and the
-//! callbacks that answer it in `lend.rs`); the other calls reach that server from any thread
-//! of the host, its upcalls included.
+//! (`pmix-ctypes`' [`CServerModule`], with the types of its upcalls and their callbacks) as
+//! its `Host` (`upcalls.rs`, with what an upcall lends the host and the callbacks that answer
+//! it in `lend.rs`); the other calls reach that server from any thread of the host, its
+//! upcalls included.
 //!
 //! A call with a callback completes on one of the library's threads and calls it there; a
 //! call without one blocks until done, as OpenPMIx's do.
 
 pub(crate) mod events;
 mod lend;
-mod module;
 pub mod resources;
 mod upcalls;
 
@@ -21,14 +21,11 @@ use pmix::server::{Server, ServerConfig};
 
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
 use crate::nb::CbData;
-use crate::types::{CByteObject, CInfo, CProc, CStatus};
+use crate::types::{CByteObject, CInfo, CProc, CServerModule, CStatus, OpCb};
 use crate::values::{read_argv, read_infos, read_proc, read_procs, write_infos};
 
-pub use module::CServerModule;
 use upcalls::{CHost, ServerObjects};
 
-/// `pmix_op_cbfunc_t`.
-type OpCb = unsafe extern "C" fn(CStatus, *mut c_void);
 /// `pmix_dmodex_response_fn_t`.
 type DmodexResponse = unsafe extern "C" fn(CStatus, *mut c_char, usize, *mut c_void);
 /// `pmix_setup_application_cbfunc_t`.

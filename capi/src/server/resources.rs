@@ -8,12 +8,11 @@ use std::ffi::{c_char, c_void};
 
 use pmix::model::{Cpuset, Status};
 
-use super::module::InfoCb;
-use super::{OpCb, run_op, server, status_of};
+use super::{run_op, server, status_of};
 use crate::boundary::{c_strdup, guard, guard_or};
 use crate::nb::CbData;
 use crate::topology::read_cpuset;
-use crate::types::{CInfo, CSourced, CStatus};
+use crate::types::{CInfo, CSourced, CStatus, InfoCb, OpCb};
 use crate::values::{free_infos, read_infos, write_infos};
 
 /// `PMIx_server_register_resources`: information not tied to a job (nodes, fabrics, …), part

@@ -20,8 +20,7 @@ use super::lend::{
     Lent, Sent, credential_done, info_done, lookup_done, modex_done, op_done, spawn_done,
     tool_done, upcall, validation_done,
 };
-use super::module::{CServerModule, ConnectFn, InfoCb};
-use crate::types::{CApp, CQuery, CStatus};
+use crate::types::{CApp, CQuery, CServerModule, CStatus, ConnectFn, InfoCb};
 
 /// What the host gave `PMIx_server_register_client` for each client, handed back in the
 /// upcalls about it.

@@ -1,8 +1,9 @@
 //! A `libpmix.so` through its C API, loaded with `libloading`: the client calls a vector's
-//! steps use, the server calls a host makes, and the host callbacks (`pmix_server_module_t`)
-//! written in Rust. This is the conformance crate's only `unsafe` code; each block names the
-//! fact it relies on (OpenPMIx 4.2's `pmix.h`, `pmix_server.h`, and the layouts of
-//! `openpmix/ABI.md` §2.4: the structs of `pmix-ctypes`, which asserts them at compile time).
+//! steps use, the server calls a host makes, and the host callbacks, written in Rust, that
+//! fill its `pmix_server_module_t` (`pmix-ctypes`' `CServerModule`, like every C struct
+//! here). This is the conformance crate's only `unsafe` code; each block names the fact it
+//! relies on (OpenPMIx 4.2's `pmix.h`, `pmix_server.h`, and the layouts of `openpmix/ABI.md`
+//! §2.4: the structs of `pmix-ctypes`, which asserts them at compile time).
 //!
 //! Values cross the boundary through the library's own `PMIx_Data_pack`/`PMIx_Data_unpack`:
 //! a Rust value is packed with this project's codec and unpacked by the library into its C
@@ -26,11 +27,14 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use pmix::codec::{BufferType, Codec, DataBuffer};
 use pmix::model::{App, DataType, Info, PData, Proc, Rank, Scope, Status, Value};
 // The C structs are `pmix-ctypes`': the one definition, which `libpmix.so.2` is built on too.
-// `CSourced` is `pmix_topology_t` and `pmix_cpuset_t`. Only `pmix_server_module_t`
-// (`ServerModule`), whose slots are this harness's callbacks, is declared here.
+// `CSourced` is `pmix_topology_t` and `pmix_cpuset_t`. `CServerModule` is
+// `pmix_server_module_t`, declared there with the types of its slots and of the callbacks
+// that answer an upcall (`OpCb`, `InfoCb`, …): `upcalls.rs` fills it with this harness's
+// functions, and the client calls that take the same C callback types use these.
 use pmix_ctypes::{
     CApp, CByteObject, CDataArray, CDataBuffer, CDeviceDistance, CFabric, CInfo, CPdata, CProc,
-    CQuery, CSourced, CValue,
+    CQuery, CServerModule, CSourced, CValue, CredentialCb, InfoCb, LookupCb, ModexCb, OpCb,
+    ReleaseCb, SpawnCb, ValidationCb,
 };
 
 use crate::step::lock;
@@ -114,214 +118,15 @@ type PublishFn = unsafe extern "C" fn(*const CInfo, usize) -> i32;
 type LookupFn = unsafe extern "C" fn(*mut CPdata, usize, *const CInfo, usize) -> i32;
 type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const CInfo, usize) -> i32;
 
-type OpCb = unsafe extern "C" fn(i32, *mut c_void);
-type ReleaseCb = unsafe extern "C" fn(*mut c_void);
-type ModexCb = unsafe extern "C" fn(i32, *const c_char, usize, *mut c_void, ReleaseCb, *mut c_void);
-type LookupCb = unsafe extern "C" fn(i32, *mut CPdata, usize, *mut c_void);
-/// `pmix_info_cbfunc_t`: status, infos, their count, the cookie, and how to release them.
-type UpInfoCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, ReleaseCb, *mut c_void);
 type DmodexResponse = unsafe extern "C" fn(i32, *mut c_char, usize, *mut c_void);
 
-type ServerInitFn = unsafe extern "C" fn(*mut ServerModule, *mut CInfo, usize) -> i32;
+type ServerInitFn = unsafe extern "C" fn(*mut CServerModule, *mut CInfo, usize) -> i32;
 type RegisterNspaceFn =
     unsafe extern "C" fn(*const c_char, i32, *mut CInfo, usize, Option<OpCb>, *mut c_void) -> i32;
 type RegisterClientFn =
     unsafe extern "C" fn(*const CProc, u32, u32, *mut c_void, Option<OpCb>, *mut c_void) -> i32;
 type SetupForkFn = unsafe extern "C" fn(*const CProc, *mut *mut *mut c_char) -> i32;
 type DmodexFn = unsafe extern "C" fn(*const CProc, DmodexResponse, *mut c_void) -> i32;
-
-type FenceUp = unsafe extern "C" fn(
-    *const CProc,
-    usize,
-    *const CInfo,
-    usize,
-    *mut c_char,
-    usize,
-    ModexCb,
-    *mut c_void,
-) -> i32;
-type DmodexUp =
-    unsafe extern "C" fn(*const CProc, *const CInfo, usize, ModexCb, *mut c_void) -> i32;
-type PublishUp = unsafe extern "C" fn(*const CProc, *const CInfo, usize, OpCb, *mut c_void) -> i32;
-type LookupUp = unsafe extern "C" fn(
-    *const CProc,
-    *mut *mut c_char,
-    *const CInfo,
-    usize,
-    LookupCb,
-    *mut c_void,
-) -> i32;
-type UnpublishUp = unsafe extern "C" fn(
-    *const CProc,
-    *mut *mut c_char,
-    *const CInfo,
-    usize,
-    OpCb,
-    *mut c_void,
-) -> i32;
-
-/// `pmix_server_module_t`: 28 function pointers (ABI.md §2.4 gives the order); the ones this
-/// host does not provide are NULL, which the library answers with not-supported.
-#[repr(C)]
-struct ServerModule {
-    client_connected: usize,
-    client_finalized: Option<FinalizedUp>,
-    abort: Option<AbortUp>,
-    fence_nb: Option<FenceUp>,
-    direct_modex: Option<DmodexUp>,
-    publish: Option<PublishUp>,
-    lookup: Option<LookupUp>,
-    unpublish: Option<UnpublishUp>,
-    /// Slot 9.
-    spawn: Option<SpawnUp>,
-    connect: Option<ConnectUp>,
-    disconnect: Option<ConnectUp>,
-    register_events: Option<RegisterEventsUp>,
-    deregister_events: Option<DeregisterEventsUp>,
-    /// Slot 14 (listener), unused.
-    listener: usize,
-    notify_event: Option<NotifyUp>,
-    /// Slot 16.
-    query: Option<QueryUp>,
-    /// Slot 17 (tool_connected), unused.
-    tool_connected: usize,
-    /// Slot 18.
-    log: Option<LogUp>,
-    allocate: Option<AllocateUp>,
-    job_control: Option<JobControlUp>,
-    monitor: Option<MonitorUp>,
-    /// Slot 22.
-    get_credential: Option<GetCredUp>,
-    /// Slot 23.
-    validate_credential: Option<ValidateCredUp>,
-    /// Slot 24.
-    iof_pull: Option<IofPullUp>,
-    /// Slot 25.
-    push_stdin: Option<PushStdinUp>,
-    /// Slot 26.
-    group: Option<GroupUp>,
-    /// Slot 27.
-    fabric: Option<FabricUp>,
-    /// Slot 28.
-    client_connected2: Option<Connected2Up>,
-}
-
-/// `pmix_credential_cbfunc_t`: status, the credential, infos describing it, the cookie. The
-/// library copies what it is handed during the call.
-type CredCb = unsafe extern "C" fn(i32, *mut CByteObject, *mut CInfo, usize, *mut c_void);
-/// `pmix_validation_cbfunc_t`: status, infos (what the credential proves), the cookie.
-type ValidationCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
-/// `pmix_server_get_cred_fn_t`: the requester, the directives.
-type GetCredUp =
-    unsafe extern "C" fn(*const CProc, *const CInfo, usize, CredCb, *mut c_void) -> i32;
-/// `pmix_spawn_cbfunc_t`: the status and the new job's namespace (the library copies it).
-type SpawnDoneCb = unsafe extern "C" fn(i32, *mut c_char, *mut c_void);
-/// `pmix_server_spawn_fn_t`: the requester, the job's information, the apps (`pmix_app_t`).
-type SpawnUp = unsafe extern "C" fn(
-    *const CProc,
-    *const CInfo,
-    usize,
-    *const c_void,
-    usize,
-    SpawnDoneCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_log_fn_t`: the requester, the data to log, the directives; a void upcall,
-/// answered through its callback only.
-type LogUp =
-    unsafe extern "C" fn(*const CProc, *const CInfo, usize, *const CInfo, usize, OpCb, *mut c_void);
-/// `pmix_server_validate_cred_fn_t`: the requester, the credential, the directives.
-type ValidateCredUp = unsafe extern "C" fn(
-    *const CProc,
-    *const CByteObject,
-    *const CInfo,
-    usize,
-    ValidationCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_client_finalized_fn_t`: the client, its server object, the callback and its
-/// cookie.
-type FinalizedUp = unsafe extern "C" fn(*const CProc, *mut c_void, OpCb, *mut c_void) -> i32;
-/// `pmix_server_abort_fn_t`: the requester, its server object, the status, the message, the
-/// processes to abort (none: the requester's whole job).
-type AbortUp = unsafe extern "C" fn(
-    *const CProc,
-    *mut c_void,
-    i32,
-    *const c_char,
-    *mut CProc,
-    usize,
-    OpCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_query_fn_t`: the requester, the queries.
-type QueryUp = unsafe extern "C" fn(*mut CProc, *mut CQuery, usize, UpInfoCb, *mut c_void) -> i32;
-/// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`: the processes, the infos.
-type ConnectUp =
-    unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
-/// `pmix_server_iof_fn_t`: the processes, the directives, the channels.
-type IofPullUp =
-    unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize, u16, OpCb, *mut c_void) -> i32;
-/// `pmix_server_stdin_fn_t`: the source, the targets, the directives, the data (or NULL).
-type PushStdinUp = unsafe extern "C" fn(
-    *const CProc,
-    *const CProc,
-    usize,
-    *const CInfo,
-    usize,
-    *const CByteObject,
-    OpCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_register_events_fn_t`: the codes, the infos.
-type RegisterEventsUp =
-    unsafe extern "C" fn(*mut i32, usize, *const CInfo, usize, OpCb, *mut c_void) -> i32;
-/// `pmix_server_deregister_events_fn_t`: the codes.
-type DeregisterEventsUp = unsafe extern "C" fn(*mut i32, usize, OpCb, *mut c_void) -> i32;
-/// `pmix_server_client_connected2_fn_t`: the client, its server object, the infos.
-type Connected2Up =
-    unsafe extern "C" fn(*const CProc, *mut c_void, *const CInfo, usize, OpCb, *mut c_void) -> i32;
-/// `pmix_server_notify_event_fn_t`: the event's code, source, range and infos.
-type NotifyUp =
-    unsafe extern "C" fn(i32, *const CProc, u8, *const CInfo, usize, OpCb, *mut c_void) -> i32;
-/// `pmix_server_alloc_fn_t`: the requester, the directive, the request's infos.
-type AllocateUp =
-    unsafe extern "C" fn(*const CProc, u8, *const CInfo, usize, UpInfoCb, *mut c_void) -> i32;
-/// `pmix_server_job_control_fn_t`: the requester, the targets, the directives.
-type JobControlUp = unsafe extern "C" fn(
-    *const CProc,
-    *const CProc,
-    usize,
-    *const CInfo,
-    usize,
-    UpInfoCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_monitor_fn_t`: the requester, what to monitor, the error to raise, the
-/// directives.
-type MonitorUp = unsafe extern "C" fn(
-    *const CProc,
-    *const CInfo,
-    i32,
-    *const CInfo,
-    usize,
-    UpInfoCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_grp_fn_t`: the operation, the group's name, its members, the directives.
-type GroupUp = unsafe extern "C" fn(
-    i32,
-    *mut c_char,
-    *const CProc,
-    usize,
-    *const CInfo,
-    usize,
-    UpInfoCb,
-    *mut c_void,
-) -> i32;
-/// `pmix_server_fabric_fn_t`: the requester, the operation, the directives.
-type FabricUp =
-    unsafe extern "C" fn(*const CProc, i32, *const CInfo, usize, UpInfoCb, *mut c_void) -> i32;
 
 unsafe extern "C" {
     fn malloc(n: usize) -> *mut c_void;
@@ -419,7 +224,6 @@ pub fn open(path: &str) -> Result<&'static Lib, String> {
     if let Some(l) = LIB.get() {
         return Ok(l);
     }
-    assert_layouts();
     // SAFETY: loading a PMIx library runs its constructors, which only initialise globals.
     let lib = unsafe { libloading::Library::new(path) }.map_err(|e| format!("{path}: {e}"))?;
     macro_rules! sym {
@@ -455,15 +259,6 @@ pub fn open(path: &str) -> Result<&'static Lib, String> {
         _lib: lib,
     };
     Ok(LIB.get_or_init(|| l))
-}
-
-/// The layout of the one struct declared here; `pmix-ctypes` asserts its own at compile time.
-fn assert_layouts() {
-    assert_eq!(
-        std::mem::size_of::<ServerModule>(),
-        224,
-        "pmix_server_module_t"
-    );
 }
 
 /// Turn a C status into a Rust result.
@@ -633,12 +428,12 @@ impl Lib {
     }
 
     /// `n` `pmix_app_t` at `p`, read through the library's own packing of them.
-    fn apps_from_c(&self, p: *const c_void, n: usize) -> Result<Vec<App>, Status> {
+    fn apps_from_c(&self, p: *const CApp, n: usize) -> Result<Vec<App>, Status> {
         if p.is_null() || n == 0 {
             return Ok(Vec::new());
         }
         let count = i32::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?;
-        let bytes = self.packed(p, count, DataType::APP)?;
+        let bytes = self.packed(p.cast(), count, DataType::APP)?;
         self.decode(bytes, n)
     }
 

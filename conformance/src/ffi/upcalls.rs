@@ -19,10 +19,10 @@ enum CompletionKind {
     Modex(ModexCb),
     /// A lookup, with the keys it asked for: the library is told how many were found.
     Lookup(LookupCb, Vec<String>),
-    Info(UpInfoCb),
-    Credential(CredCb),
+    Info(InfoCb),
+    Credential(CredentialCb),
     Validation(ValidationCb),
-    Spawn(SpawnDoneCb),
+    Spawn(SpawnCb),
 }
 
 unsafe extern "C" fn release_infos(cbdata: *mut c_void) {
@@ -74,12 +74,12 @@ impl Completion {
                         let (ptr, len) = (data.as_ptr().cast::<c_char>(), data.len());
                         let keep = Box::into_raw(data).cast::<c_void>();
                         // SAFETY: `ptr` stays valid until the library calls release_bytes.
-                        unsafe { cb(PMIX_SUCCESS, ptr, len, cbdata, release_bytes, keep) };
+                        unsafe { cb(PMIX_SUCCESS, ptr, len, cbdata, Some(release_bytes), keep) };
                     }
                     Err(s) => {
                         let keep = Box::into_raw(Box::new(Vec::<u8>::new())).cast::<c_void>();
                         // SAFETY: no data; the release function frees the empty box.
-                        unsafe { cb(s.0, std::ptr::null(), 0, cbdata, release_bytes, keep) };
+                        unsafe { cb(s.0, std::ptr::null(), 0, cbdata, Some(release_bytes), keep) };
                     }
                 }
             }
@@ -111,7 +111,7 @@ impl Completion {
                         let ptr = if n == 0 { std::ptr::null_mut() } else { ptr };
                         let keep = Box::into_raw(infos).cast::<c_void>();
                         // SAFETY: the infos stay valid until the library calls release_infos.
-                        unsafe { cb(PMIX_SUCCESS, ptr, n, cbdata, release_infos, keep) };
+                        unsafe { cb(PMIX_SUCCESS, ptr, n, cbdata, Some(release_infos), keep) };
                     }
                     Err(s) => {
                         let none = ready().and_then(|l| l.infos_to_c(&[]));
@@ -120,13 +120,27 @@ impl Completion {
                                 let keep = Box::into_raw(Box::new(empty)).cast::<c_void>();
                                 // SAFETY: no infos; the release function frees the empty box.
                                 unsafe {
-                                    cb(s.0, std::ptr::null_mut(), 0, cbdata, release_infos, keep)
+                                    cb(
+                                        s.0,
+                                        std::ptr::null_mut(),
+                                        0,
+                                        cbdata,
+                                        Some(release_infos),
+                                        keep,
+                                    )
                                 };
                             }
                             Err(_) => {
                                 // SAFETY: no infos and nothing to release.
                                 unsafe {
-                                    cb(s.0, std::ptr::null_mut(), 0, cbdata, release_noop, cbdata)
+                                    cb(
+                                        s.0,
+                                        std::ptr::null_mut(),
+                                        0,
+                                        cbdata,
+                                        Some(release_noop),
+                                        cbdata,
+                                    )
                                 };
                             }
                         }
@@ -395,7 +409,7 @@ unsafe extern "C" fn up_group(
     nprocs: usize,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: UpInfoCb,
+    cbfunc: InfoCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -421,7 +435,7 @@ unsafe extern "C" fn up_fabric(
     op: i32,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: UpInfoCb,
+    cbfunc: InfoCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -443,7 +457,7 @@ unsafe extern "C" fn up_notify_event(
     code: i32,
     source: *const CProc,
     range: u8,
-    info: *const CInfo,
+    info: *mut CInfo,
     ninfo: usize,
     _cbfunc: OpCb,
     _cbdata: *mut c_void,
@@ -504,7 +518,7 @@ unsafe extern "C" fn up_allocate(
     directive: u8,
     data: *const CInfo,
     ndata: usize,
-    cbfunc: UpInfoCb,
+    cbfunc: InfoCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -521,9 +535,9 @@ unsafe extern "C" fn up_spawn(
     requestor: *const CProc,
     job_info: *const CInfo,
     ninfo: usize,
-    apps: *const c_void,
+    apps: *const CApp,
     napps: usize,
-    cbfunc: SpawnDoneCb,
+    cbfunc: SpawnCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -569,7 +583,7 @@ unsafe extern "C" fn up_job_control(
     ntargets: usize,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: UpInfoCb,
+    cbfunc: InfoCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -588,7 +602,7 @@ unsafe extern "C" fn up_monitor(
     error: i32,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: UpInfoCb,
+    cbfunc: InfoCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -610,7 +624,7 @@ unsafe extern "C" fn up_query(
     requestor: *mut CProc,
     queries: *mut CQuery,
     nqueries: usize,
-    cbfunc: UpInfoCb,
+    cbfunc: InfoCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -654,7 +668,7 @@ fn codes_from_c(codes: *const i32, n: usize) -> Vec<Status> {
 unsafe extern "C" fn up_client_connected2(
     client: *const CProc,
     _server_object: *mut c_void,
-    _info: *const CInfo,
+    _info: *mut CInfo,
     _ninfo: usize,
     _cbfunc: OpCb,
     _cbdata: *mut c_void,
@@ -736,7 +750,7 @@ unsafe extern "C" fn up_get_credential(
     requestor: *const CProc,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: CredCb,
+    cbfunc: CredentialCb,
     cbdata: *mut c_void,
 ) -> i32 {
     let upcall = (|| {
@@ -778,8 +792,6 @@ pub struct HostCaps {
     pub publish: bool,
 }
 
-/// The module for `PMIx_server_init`: the callbacks `caps` asks for and those this host
-/// always provides, the others NULL; `host` receives every upcall.
 unsafe extern "C" fn up_iof_pull(
     procs: *const CProc,
     nprocs: usize,
@@ -823,36 +835,42 @@ unsafe extern "C" fn up_push_stdin(
     up(upcall, CompletionKind::Op(cbfunc), cbdata)
 }
 
-pub(super) fn module(caps: HostCaps, host: HostFn) -> ServerModule {
+/// The module for `PMIx_server_init`: the callbacks `caps` asks for and those this host
+/// always provides, the others NULL; `host` receives every upcall.
+pub(super) fn module(caps: HostCaps, host: HostFn) -> CServerModule {
     let _ = HOST.set(host);
-    ServerModule {
-        client_connected: 0,
-        client_finalized: Some(up_client_finalized as FinalizedUp),
-        abort: Some(up_abort as AbortUp),
-        fence_nb: caps.fence.then_some(up_fence as FenceUp),
-        direct_modex: caps.direct_modex.then_some(up_dmodex as DmodexUp),
-        publish: caps.publish.then_some(up_publish as PublishUp),
-        lookup: caps.publish.then_some(up_lookup as LookupUp),
-        unpublish: caps.publish.then_some(up_unpublish as UnpublishUp),
-        spawn: Some(up_spawn as SpawnUp),
-        connect: Some(up_connect as ConnectUp),
-        disconnect: Some(up_disconnect as ConnectUp),
-        register_events: Some(up_register_events as RegisterEventsUp),
-        deregister_events: Some(up_deregister_events as DeregisterEventsUp),
-        listener: 0,
-        notify_event: Some(up_notify_event as NotifyUp),
-        query: Some(up_query as QueryUp),
-        tool_connected: 0,
-        log: Some(up_log as LogUp),
-        allocate: Some(up_allocate as AllocateUp),
-        job_control: Some(up_job_control as JobControlUp),
-        monitor: Some(up_monitor as MonitorUp),
-        get_credential: Some(up_get_credential as GetCredUp),
-        validate_credential: Some(up_validate_credential as ValidateCredUp),
-        iof_pull: Some(up_iof_pull as IofPullUp),
-        push_stdin: Some(up_push_stdin as PushStdinUp),
-        group: Some(up_group as GroupUp),
-        fabric: Some(up_fabric as FabricUp),
-        client_connected2: Some(up_client_connected2 as Connected2Up),
+    CServerModule {
+        client_connected: None,
+        client_finalized: Some(up_client_finalized),
+        abort: Some(up_abort),
+        fence_nb: caps.fence.then_some(up_fence as pmix_ctypes::FenceFn),
+        direct_modex: caps
+            .direct_modex
+            .then_some(up_dmodex as pmix_ctypes::DmodexFn),
+        publish: caps.publish.then_some(up_publish as pmix_ctypes::PublishFn),
+        lookup: caps.publish.then_some(up_lookup as pmix_ctypes::LookupFn),
+        unpublish: caps
+            .publish
+            .then_some(up_unpublish as pmix_ctypes::UnpublishFn),
+        spawn: Some(up_spawn),
+        connect: Some(up_connect),
+        disconnect: Some(up_disconnect),
+        register_events: Some(up_register_events),
+        deregister_events: Some(up_deregister_events),
+        listener: None,
+        notify_event: Some(up_notify_event),
+        query: Some(up_query),
+        tool_connected: None,
+        log: Some(up_log),
+        allocate: Some(up_allocate),
+        job_control: Some(up_job_control),
+        monitor: Some(up_monitor),
+        get_credential: Some(up_get_credential),
+        validate_credential: Some(up_validate_credential),
+        iof_pull: Some(up_iof_pull),
+        push_stdin: Some(up_push_stdin),
+        group: Some(up_group),
+        fabric: Some(up_fabric),
+        client_connected2: Some(up_client_connected2),
     }
 }

@@ -1,14 +1,10 @@
 //! The C side of [`super`]: the callback types and the entry points, each looked up when
-//! first used (the structs the calls build are `pmix-ctypes`').
+//! first used (the structs the calls build are `pmix-ctypes`', and so are the callback types
+//! the server module shares with the client calls: `InfoCb`, `SpawnCb`, `CredentialCb`,
+//! `ValidationCb`).
 
 use super::*;
 
-pub(super) type InfoCb =
-    unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
-pub(super) type SpawnCb = unsafe extern "C" fn(i32, *mut c_char, *mut c_void);
-pub(super) type CredCb =
-    unsafe extern "C" fn(i32, *mut CByteObject, *mut CInfo, usize, *mut c_void);
-pub(super) type ValidCb = unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void);
 pub(super) type HdlrRegCb = unsafe extern "C" fn(i32, usize, *mut c_void);
 pub(super) type EventDoneCb =
     unsafe extern "C" fn(i32, *mut CInfo, usize, Option<OpCb>, *mut c_void, *mut c_void);
@@ -150,7 +146,7 @@ pub(super) struct Syms {
     >,
     pub(super) get_cred: Option<unsafe extern "C" fn(*const CInfo, usize, *mut CByteObject) -> i32>,
     pub(super) get_cred_nb:
-        Option<unsafe extern "C" fn(*const CInfo, usize, CredCb, *mut c_void) -> i32>,
+        Option<unsafe extern "C" fn(*const CInfo, usize, CredentialCb, *mut c_void) -> i32>,
     pub(super) validate: Option<
         unsafe extern "C" fn(
             *const CByteObject,
@@ -161,7 +157,13 @@ pub(super) struct Syms {
         ) -> i32,
     >,
     pub(super) validate_nb: Option<
-        unsafe extern "C" fn(*const CByteObject, *const CInfo, usize, ValidCb, *mut c_void) -> i32,
+        unsafe extern "C" fn(
+            *const CByteObject,
+            *const CInfo,
+            usize,
+            ValidationCb,
+            *mut c_void,
+        ) -> i32,
     >,
     pub(super) group_construct: Option<GroupProcsFn>,
     pub(super) group_construct_nb: Option<GroupProcsNbFn>,
