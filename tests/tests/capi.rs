@@ -14,7 +14,7 @@ use std::process::Command;
 use pmix_capi::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
     CEnvar, CFabric, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats,
-    CQuery, CRegattr, CSourced, CValue,
+    CQuery, CRegattr, CServerModule, CSourced, CValue,
 };
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{
@@ -300,10 +300,37 @@ fn the_structs_are_laid_out_as_openpmix_headers_say() {
             "nnetstats",
             offset_of!(CNodeStats, nnetstats),
         ),
+        // The host's upcalls: a slot out of place calls the wrong function.
+        ("pmix_server_module_t", "", size_of::<CServerModule>()),
+        (
+            "pmix_server_module_t",
+            "fence_nb",
+            offset_of!(CServerModule, fence_nb),
+        ),
+        (
+            "pmix_server_module_t",
+            "listener",
+            offset_of!(CServerModule, listener),
+        ),
+        (
+            "pmix_server_module_t",
+            "tool_connected",
+            offset_of!(CServerModule, tool_connected),
+        ),
+        (
+            "pmix_server_module_t",
+            "iof_pull",
+            offset_of!(CServerModule, iof_pull),
+        ),
+        (
+            "pmix_server_module_t",
+            "client_connected2",
+            offset_of!(CServerModule, client_connected2),
+        ),
     ];
     // A C program printing the compiler's numbers for the same list.
     let mut c = String::from(
-        "#include <pmix.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n",
+        "#include <pmix_server.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n",
     );
     for (ty, field, _) in ours {
         if field.is_empty() {
