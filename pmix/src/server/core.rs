@@ -177,6 +177,9 @@ impl ServerCore {
             .cloned()
             .unwrap_or_else(|| JobRealms::new(nspace.clone()));
         realms.register(info);
+        if let Some(host) = &self.cx.store.hostname {
+            realms.name_local_node(host);
+        }
         if let Some((nodes, ppn)) = maps {
             realms.apply_maps(&nodes, &ppn)?;
         }

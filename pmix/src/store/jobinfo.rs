@@ -110,6 +110,13 @@ fn realm_kvals(realms: &JobRealms) -> Vec<Kval> {
     ));
 
     for node in &realms.nodes {
+        if node.hostname.is_none() && node.nodeid.is_none() {
+            // A node array must name its node (OpenPMIx 4.2's clients refuse one that does
+            // not, and the rest of the job's information with it): keys of a node no one
+            // named go loose, as they were registered.
+            out.extend(node.info.iter().map(to_kval));
+            continue;
+        }
         let mut infos = Vec::new();
         if let Some(h) = &node.hostname {
             infos.push(info(attr::HOSTNAME.wire_key(), Value::string(h.clone())));

@@ -227,6 +227,49 @@ mod tests {
         assert_eq!(value_of(&s, cluster), None);
     }
 
+    /// A registration as Slurm 22.05's `mpi/pmix` plugin makes it: its node's id and size
+    /// loose, the maps, and no node array.
+    #[test]
+    fn loose_node_keys_join_the_mapped_node_of_the_servers_host() {
+        let mut realms = JobRealms::new(Nspace::new("slurm.0").unwrap());
+        realms.register(&[
+            info(attr::NODEID.wire_key(), Value::Uint32(0)),
+            info(attr::NODE_SIZE.wire_key(), Value::Uint32(2)),
+        ]);
+        realms.name_local_node("vm");
+        realms
+            .apply_maps(&["vm".to_owned()], &[vec![0, 1]])
+            .unwrap();
+        assert_eq!(realms.nodes.len(), 1, "{:?}", realms.nodes);
+        let data = jobinfo::get_reply_job_data(&realms);
+        let arrays: Vec<_> = (data.kvals.iter())
+            .filter(|k| k.key.as_str() == attr::NODE_INFO_ARRAY.wire_key())
+            .map(|k| realm::info_array_items(&k.value).unwrap())
+            .collect();
+        assert_eq!(arrays.len(), 1);
+        let value = |key: &str| {
+            (arrays[0].iter())
+                .find(|i| i.key.as_str() == key)
+                .map(|i| i.value.clone())
+        };
+        assert_eq!(value(attr::HOSTNAME.wire_key()), Some(Value::string("vm")));
+        assert_eq!(value(attr::NODEID.wire_key()), Some(Value::Uint32(0)));
+        assert_eq!(value(attr::NODE_SIZE.wire_key()), Some(Value::Uint32(2)));
+    }
+
+    #[test]
+    fn a_node_no_one_named_is_sent_as_loose_keys_not_as_an_array() {
+        let mut realms = JobRealms::new(Nspace::new("job").unwrap());
+        realms.register(&[info(attr::NODE_SIZE.wire_key(), Value::Uint32(2))]);
+        let data = jobinfo::get_reply_job_data(&realms);
+        let keys: Vec<&str> = data.kvals.iter().map(|k| k.key.as_str()).collect();
+        assert!(
+            !keys.contains(&attr::NODE_INFO_ARRAY.wire_key()),
+            "{keys:?}"
+        );
+        assert!(keys.contains(&attr::NODE_SIZE.wire_key()), "{keys:?}");
+    }
+
     #[test]
     fn deregistering_a_node_array_key_keeps_the_nodes_other_keys() {
         let mut s = ServerStore::default();

@@ -367,9 +367,17 @@ impl JobRealms {
         match realm {
             Realm::Session => upsert(&mut self.session, i.clone()),
             Realm::Application => upsert(self.apps.entry(0).or_default(), i.clone()),
-            // A loose node key describes the node of the registering server (v5.0 §17.2.3).
+            // A loose node key describes the node of the registering server (v5.0 §17.2.3);
+            // a loose `PMIX_HOSTNAME` or `PMIX_NODEID` names it (Slurm registers its node's
+            // id this way).
             Realm::Node if inside.is_none() => {
                 let node = self.node_entry(None, None);
+                if k == attr::HOSTNAME.wire_key() {
+                    node.hostname = i.value.as_str().map(str::to_owned).or(node.hostname.take());
+                } else if k == attr::NODEID.wire_key() {
+                    let id = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
+                    node.nodeid = id.or(node.nodeid);
+                }
                 upsert(&mut node.info, i.clone());
             }
             _ => upsert(&mut self.job, i.clone()),
@@ -397,6 +405,32 @@ impl JobRealms {
             node.nodeid = nodeid;
         }
         node
+    }
+
+    /// Name the node the loose node keys were filed under `hostname`, the registering
+    /// server's own (v5.0 §17.2.3), if it has no name yet; if a node of that name is
+    /// registered too, the two are one and merge (the loose keys win, being explicit both).
+    /// Node maps and node arrays that name the host then join it, and no node is left
+    /// without a name in what clients are sent: OpenPMIx 4.2's clients refuse a
+    /// `PMIX_NODE_INFO_ARRAY` with neither `PMIX_HOSTNAME` nor `PMIX_NODEID` and drop the
+    /// rest of the job's information with it.
+    pub fn name_local_node(&mut self, hostname: &str) {
+        let Some(anonymous) = self.nodes.iter().position(|n| n.hostname.is_none()) else {
+            return;
+        };
+        let named = (self.nodes.iter()).position(|n| n.hostname.as_deref() == Some(hostname));
+        match named {
+            None => self.nodes[anonymous].hostname = Some(hostname.to_owned()),
+            Some(named) => {
+                let loose = self.nodes.remove(anonymous);
+                let named = if named > anonymous { named - 1 } else { named };
+                let node = &mut self.nodes[named];
+                node.nodeid = node.nodeid.or(loose.nodeid);
+                for i in loose.info {
+                    upsert(&mut node.info, i);
+                }
+            }
+        }
     }
 
     /// Fill in what a node map and a proc map imply (a host may register only
