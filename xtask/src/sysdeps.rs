@@ -34,7 +34,7 @@ pub(crate) const CONFORMANCE: &[&str] = &[
 /// build and run: C programs against OpenPMIx (a C compiler), Open MPI with its compiler
 /// wrapper, python3-pmix and mpi4py as clients; `dpkg-dev` for `apt-get source` of the
 /// peers' sources; `binutils` (`nm`, `readelf`) and `valgrind` for the checks of this
-/// project's `libpmix.so.2`.
+/// project's `libpmix.so.2`; Slurm's controller, node daemon and `srun`, as a host.
 pub(crate) const TESTS: &[&str] = &[
     "pkg-config",
     "libhwloc-dev",
@@ -49,6 +49,9 @@ pub(crate) const TESTS: &[&str] = &[
     "binutils",
     "valgrind",
     "dpkg-dev",
+    "slurmctld",
+    "slurmd",
+    "slurm-client",
 ];
 
 /// Packages of the C toolchain itself, which no list names: every Rust program on Linux is
