@@ -23,24 +23,24 @@ fn tool() -> MutexGuard<'static, Option<Tool>> {
     TOOL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The client of the tool's primary server, or `PMIX_ERR_INIT` when the process is no tool
-/// or has no primary server.
+/// The client of the tool's primary server: `PMIX_ERR_INIT` when the process is no tool,
+/// `PMIX_ERR_UNREACH` when the tool has no primary server (v5.0 §18.5.3: after it
+/// disconnected from it, until it attaches again or names another).
 pub(crate) fn primary() -> Result<Arc<Client>, Status> {
-    tool()
-        .as_ref()
-        .and_then(Tool::primary)
-        .ok_or(Status::ERR_INIT)
+    primary_of(&tool())
 }
 
 /// Run `f` with the primary server's client under the tool's lock (as
 /// `crate::client::with_client` does for a client).
 pub(crate) fn with_primary<T>(f: impl FnOnce(&Client) -> T) -> Result<T, Status> {
     let state = tool();
-    let client = state
-        .as_ref()
-        .and_then(Tool::primary)
-        .ok_or(Status::ERR_INIT)?;
+    let client = primary_of(&state)?;
     Ok(f(&client))
+}
+
+fn primary_of(state: &Option<Tool>) -> Result<Arc<Client>, Status> {
+    let tool = state.as_ref().ok_or(Status::ERR_INIT)?;
+    tool.primary().ok_or(Status::ERR_UNREACH)
 }
 
 /// Whether `PMIx_tool_init` ran and `PMIx_tool_finalize` did not.
