@@ -181,7 +181,21 @@ fn producers(v: &Vector, at: usize) -> Vec<usize> {
         .clone()
         .filter(|&i| v.steps[i].save.as_ref().is_some_and(|n| refs.contains(n)))
         .collect();
-    out.extend(before.filter(|&i| sees(&step.call, &v.steps[i])));
+    out.extend(before.clone().filter(|&i| sees(&step.call, &v.steps[i])));
+    // What the tool does reaches the servers its connection steps left it with (v5.0
+    // §18.5): the servers it lists, and whether its calls find a primary server.
+    if v.by_tool(step) {
+        out.extend(before.filter(|&i| {
+            v.by_tool(&v.steps[i])
+                && matches!(
+                    v.steps[i].call,
+                    Call::ToolAttachToServer { .. }
+                        | Call::ToolConnectToServer { .. }
+                        | Call::ToolSetServer { .. }
+                        | Call::ToolDisconnect
+                )
+        }));
+    }
     // An expected event whose source is the caller of an earlier step that raises it.
     if let Some(events) = &step.expect.events {
         for ev in events {
