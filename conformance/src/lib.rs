@@ -12,8 +12,9 @@
 //!   process per rank ([`libpmix_child`]), each loading the library through [`ffi`] and
 //!   speaking the line protocol of [`pipes`]; and the pairings, with this crate's servers or
 //!   clients on one side;
-//! - [`api`], [`server_api`] and [`tool_api`] resolve the calls of a rank, a node's server
-//!   and the vector's tool, and run them on this crate;
+//! - [`prepare`] resolves a rank's step for every target; [`api`], [`server_api`] and
+//!   [`tool_api`] resolve the calls of a rank, a node's server and the vector's tool, and run
+//!   them on this crate;
 //!   [`runner`] picks the target and adds the timeout;
 //! - [`outcome`] judges each step against the standard's expectation;
 //! - [`report`] and [`coverage`] write the matrix, diffs, JUnit, JSON and the coverage table.
@@ -33,6 +34,7 @@ pub mod libpmix_child;
 pub mod libpmix_target;
 pub mod outcome;
 pub mod pipes;
+pub mod prepare;
 pub mod report;
 pub mod runner;
 pub mod rust_target;

@@ -36,7 +36,7 @@ use crate::cluster::{
     ClusterHost, ModexFuture, NodeServer, Shared, StatusFuture, registration, start_rust_servers,
 };
 use crate::outcome::has_expected_upcalls;
-use crate::rust_target::{Prepared, prepare};
+use crate::prepare::{Prepared, prepare};
 use crate::step::{Observed, Problem, Side, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};

@@ -13,14 +13,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pmix::client::{Client, ClientConfig, Pending};
-use pmix::model::{Info, PData, Proc, Rank, Status, Value};
+use pmix::model::{PData, Proc, Status, Value};
 use pmix::server::Server;
 use pmix::transport::{MemoryConnector, PeerCred, memory};
 
-use crate::api::{ApiCall, RustProc};
+use crate::api::RustProc;
 use crate::cluster::{Shared, start_rust_servers};
 use crate::libpmix_target::{TempDir, ToolProcess};
 use crate::outcome::has_expected_upcalls;
+use crate::prepare::{Prepared, get_args, prepare};
 use crate::step::{Observed, Problem, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
@@ -216,30 +217,6 @@ where
     out
 }
 
-pub(crate) fn get_args(
-    v: &Vector,
-    step: &Step,
-    rank: u32,
-) -> Result<(Option<Proc>, String, Vec<Info>), String> {
-    let Call::Get {
-        target, key, info, ..
-    } = &step.call
-    else {
-        return Err("not a get".into());
-    };
-    let ns = &v.setup.nspace;
-    let target = target
-        .as_ref()
-        .map(|t| t.to_proc(ns, Rank(rank)))
-        .transpose()?;
-    let key = crate::vector::key_string(key)?;
-    let info = info
-        .iter()
-        .map(|i| i.to_info(ns))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((target, key, info))
-}
-
 fn observe_value(r: Result<Value, pmix::Error>) -> Observed {
     match r {
         Ok(v) => Observed {
@@ -299,89 +276,6 @@ fn one_call(
             Prepared::Api(call) => crate::api::run_rust(&c, &me, call).await,
         })
     }
-}
-
-/// A step's call for one caller, with its arguments resolved against the vector.
-#[derive(Clone, Debug)]
-pub enum Prepared {
-    Put(pmix::model::Scope, String, Value),
-    StoreInternal(Proc, String, Value),
-    Commit,
-    Fence(Vec<Proc>, Vec<Info>),
-    /// Target, key, infos, and whether to give no storage for a static value.
-    Get(Option<Proc>, String, Vec<Info>, bool),
-    Publish(Vec<Info>),
-    Lookup(Vec<String>, Vec<Info>),
-    Unpublish(Vec<String>, Vec<Info>),
-    Finalize,
-    /// A call of the other chapters.
-    Api(ApiCall),
-}
-
-/// Resolve `step`'s arguments for caller `rank`.
-pub fn prepare(v: &Vector, step: &Step, rank: u32) -> Result<Prepared, String> {
-    use crate::vector::{key_string, scope_named};
-    let ns = &v.setup.nspace;
-    let infos = |list: &[crate::vector::InfoSpec]| -> Result<Vec<Info>, String> {
-        list.iter().map(|i| i.to_info(ns)).collect()
-    };
-    let keys = |list: &[String]| -> Result<Vec<String>, String> {
-        list.iter().map(|k| key_string(k)).collect()
-    };
-    Ok(match &step.call {
-        Call::Put { scope, key, value } => {
-            Prepared::Put(scope_named(scope)?, key_string(key)?, value.to_value(ns)?)
-        }
-        Call::StoreInternal { target, key, value } => {
-            let me = Rank(rank);
-            let target = match target {
-                Some(t) => t.to_proc(ns, me)?,
-                None => Proc::try_new(ns, me).map_err(|e| e.to_string())?,
-            };
-            Prepared::StoreInternal(target, key_string(key)?, value.to_value(ns)?)
-        }
-        Call::Commit => Prepared::Commit,
-        Call::Fence {
-            procs,
-            info,
-            nb: false,
-        } => {
-            let procs = procs
-                .iter()
-                .map(|p| p.to_proc(ns, Rank(rank)))
-                .collect::<Result<Vec<_>, _>>()?;
-            Prepared::Fence(procs, infos(info)?)
-        }
-        Call::Get { .. } => {
-            let (t, k, i) = get_args(v, step, rank)?;
-            let no_storage = matches!(
-                step.call,
-                Call::Get {
-                    no_storage: true,
-                    ..
-                }
-            );
-            Prepared::Get(t, k, i, no_storage)
-        }
-        Call::Publish { info, nb: false } => Prepared::Publish(infos(info)?),
-        Call::Lookup {
-            keys: k,
-            info,
-            nb: false,
-        } => Prepared::Lookup(keys(k)?, infos(info)?),
-        Call::Unpublish {
-            keys: k,
-            info,
-            nb: false,
-        } => Prepared::Unpublish(keys(k)?, infos(info)?),
-        Call::Finalize => Prepared::Finalize,
-        Call::Await { .. } | Call::Vanish | Call::Init => {
-            return Err("not a direct call".into());
-        }
-        other => Prepared::Api(
-            crate::api::resolve(other, ns, rank)?.ok_or("a data-access call without its path")?,
-        ),
-    })
 }
 
 // ---- the job: one server per node, a host between them ----
