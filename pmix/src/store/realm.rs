@@ -415,9 +415,11 @@ impl JobRealms {
     /// `PMIX_NODE_INFO_ARRAY` with neither `PMIX_HOSTNAME` nor `PMIX_NODEID` and drop the
     /// rest of the job's information with it.
     pub fn name_local_node(&mut self, hostname: &str) {
-        let Some(anonymous) = self.nodes.iter().position(|n| n.hostname.is_none()) else {
+        // Loose node keys are filed under the first node (`node_entry(None, None)`).
+        let anonymous = 0;
+        if self.nodes.first().is_none_or(|n| n.hostname.is_some()) {
             return;
-        };
+        }
         let named = (self.nodes.iter()).position(|n| n.hostname.as_deref() == Some(hostname));
         match named {
             None => self.nodes[anonymous].hostname = Some(hostname.to_owned()),
