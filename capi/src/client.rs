@@ -84,8 +84,9 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
                     e.status()
                 })?;
                 // Programs written for OpenPMIx put attributes, whose keys are reserved (Open
-                // MPI puts `pmix.hname`): accepted, as OpenPMIx accepts them (docs/capi.md).
-                config.accept_reserved_puts = true;
+                // MPI puts `pmix.hname`): accepted, as OpenPMIx accepts them, unless the
+                // standard's behaviour was asked for (`departures`).
+                config.accept_reserved_puts = !crate::departures::strict();
                 let client = Client::init_with(&config).map_err(|e| {
                     tracing::warn!("PMIx_Init: {e}");
                     e.status()
@@ -370,13 +371,17 @@ pub unsafe extern "C" fn PMIx_Unpublish(
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Progress() {}
 
-/// `PMIx_Get_version`: this library's version string (static).
+/// `PMIx_Get_version`: this library's version string (static), marked `strict` when it
+/// follows the standard where OpenPMIx 4.2 does not (`departures`).
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Get_version() -> *const c_char {
     static VERSION: OnceLock<CString> = OnceLock::new();
     guard_or("PMIx_Get_version", std::ptr::null(), || {
         VERSION
-            .get_or_init(|| CString::new(pmix::client::VERSION).unwrap_or_default())
+            .get_or_init(|| {
+                CString::new(crate::departures::version(crate::departures::strict()))
+                    .unwrap_or_default()
+            })
             .as_ptr()
     })
 }

@@ -23,7 +23,9 @@
 //! - `fabric`: fabric registration, update and deregistration;
 //! - `tool`: the tool calls: init, attaching to servers, the primary server;
 //! - `iof`: I/O forwarding: pulling other processes' output, pushing to their input;
-//! - `support`: the calls that need no server (strings, values, infos, info lists).
+//! - `support`: the calls that need no server (strings, values, infos, info lists);
+//! - `departures`: where the C form keeps OpenPMIx 4.2's behaviour, and `PMIX_RS_STRICT`,
+//!   which asks for the standard's instead.
 //!
 //! Every `unsafe` block says what it relies on in a `// SAFETY:` comment; the C caller's
 //! promises are the `# Safety` sections of the exported functions.
@@ -35,6 +37,7 @@
 mod boundary;
 pub mod client;
 pub mod data;
+mod departures;
 pub mod events;
 pub mod fabric;
 pub mod iof;

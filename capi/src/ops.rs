@@ -214,8 +214,12 @@ unsafe fn read_queries(queries: *const CQuery, nqueries: usize) -> Result<Vec<Qu
 
 /// The answer to queries as C callers read it: one flat list of the answers, each keyed by
 /// its query key, as OpenPMIx 4.2 hands them (`pmix::query`'s module doc); the standard's
-/// per-query `PMIX_QUERY_RESULTS` arrays are opened.
+/// per-query `PMIX_QUERY_RESULTS` arrays are opened. When the standard's behaviour was asked
+/// for (`departures`), the answer as the standard gives it.
 fn flat(results: Vec<Info>) -> Vec<Info> {
+    if crate::departures::strict() {
+        return results;
+    }
     let mut out = Vec::new();
     for r in results {
         if r.key.as_str() == attr::QUERY_RESULTS.wire_key() {
@@ -353,7 +357,8 @@ procs_call!(PMIx_Connect, PMIx_Connect_nb, connect);
 procs_call!(PMIx_Disconnect, PMIx_Disconnect_nb, disconnect);
 
 /// `PMIx_Query_info`: the answers as one flat list, keyed by the query keys (OpenPMIx 4.2's
-/// form). Before `PMIx_Init`, what the library answers itself.
+/// form; the standard's with `PMIX_RS_STRICT=1`). Before `PMIx_Init`, what the library
+/// answers itself.
 ///
 /// # Safety
 /// `queries` holds `nqueries` queries; `results` and `nresults` are writable.

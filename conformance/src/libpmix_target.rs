@@ -46,7 +46,7 @@ pub use crate::pipes::*;
 // ---- the harness ----
 
 /// What the library calls itself, and the target name derived from it ("OpenPMIx 4.2.2 ..."
-/// gives `openpmix-4.2`).
+/// gives `openpmix-4.2`, "pmix-rs 0.1.0 strict (...)" `pmix-rs-0.1-strict`).
 pub async fn identify(exe: &Path, lib: &str) -> Result<(String, String), String> {
     let out = Command::new(exe)
         .args(["__libpmix-version", lib])
@@ -61,16 +61,20 @@ pub async fn identify(exe: &Path, lib: &str) -> Result<(String, String), String>
     Ok((target_name(&version), version))
 }
 
+/// The implementation's name, its major and minor release, and the words between the
+/// release and the parenthesis (a library's mode), joined by dashes, in lower case.
 fn target_name(version: &str) -> String {
-    let mut words = version.split_whitespace();
-    let implementation = words.next().unwrap_or("libpmix").to_lowercase();
-    let release = words.next().unwrap_or("");
-    let major_minor: Vec<&str> = release.split('.').take(2).collect();
-    if major_minor.len() == 2 {
-        format!("{implementation}-{}", major_minor.join("."))
-    } else {
-        implementation
+    let head = version.split_once('(').map_or(version, |(head, _)| head);
+    let mut words = head.split_whitespace();
+    let mut parts = vec![words.next().unwrap_or("libpmix").to_lowercase()];
+    if let Some(release) = words.next() {
+        let major_minor: Vec<&str> = release.split('.').take(2).collect();
+        if major_minor.len() == 2 {
+            parts.push(major_minor.join("."));
+        }
     }
+    parts.extend(words.map(str::to_lowercase));
+    parts.join("-")
 }
 
 /// Run the vector's steps with `servers` and `clients` (a library on either side, this crate
@@ -927,5 +931,15 @@ mod tests {
             "openpmix-4.2"
         );
         assert_eq!(target_name("Other"), "other");
+        assert_eq!(
+            target_name("pmix-rs 0.1.0 (PMIx Standard 5.0, wire-compatible with OpenPMIx 4.2)"),
+            "pmix-rs-0.1"
+        );
+        assert_eq!(
+            target_name(
+                "pmix-rs 0.1.0 strict (PMIx Standard 5.0, wire-compatible with OpenPMIx 4.2)"
+            ),
+            "pmix-rs-0.1-strict"
+        );
     }
 }
