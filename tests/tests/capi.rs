@@ -432,6 +432,24 @@ fn python3_pmix_clients_run_on_this_library_under_pmixrun() {
 }
 
 #[test]
+fn with_pmix_rs_strict_python3_pmix_queries_get_the_standards_form() {
+    // PMIX_RS_STRICT=1 turns off the flat answers OpenPMIx 4.2 gives (docs/capi.md): one
+    // PMIX_QUERY_RESULTS per query reaches the binding, and what they hold is checked.
+    let mut cmd = under_pmixrun(2, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(root().join("tests/interop/python/query_check.py"))
+        .arg("standard")
+        .env("PMIX_RS_STRICT", "1");
+    on_our_library(&mut cmd);
+    let says = Some("ok standard form: 2 PMIX_QUERY_RESULTS");
+    check_says(
+        cmd,
+        2,
+        "python3-pmix queries, strict, on this library",
+        says,
+    );
+}
+
+#[test]
 fn tools_on_this_library_attach_to_pmixrun_by_uri_and_by_pid() {
     // Each rank forgets it is a client and connects again as a self-started tool, which
     // the server gives an identifier: the project's C tool and python3-pmix's PMIxTool.

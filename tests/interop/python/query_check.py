@@ -5,7 +5,10 @@ Each rank asks, in one PMIx_Query_info call, for the active namespaces and for i
 process table, then asks a query that pairs PMIX_PROCID with PMIX_RANK. It checks that its
 namespace is listed, that the table holds one entry per rank in rank order with this
 process's own pid, and that the bad query is refused. OpenPMIx's client hands back the
-answers as one flat list (the wire's shape), which is what is read here. One line per step,
+answers as one flat list (the wire's shape), which is what is read here; with the argument
+`standard`, the answers must come in the standard's form instead (v5.0 §7.1.2: one
+PMIX_QUERY_RESULTS per query, in the queries' order, each holding that query's answers), as
+this project's library gives them under PMIX_RS_STRICT=1. One line per step,
 `ok <step> ...` or `FAIL <step>: <reason>`.
 """
 
@@ -30,7 +33,13 @@ def main():
         emit(f"FAIL query: {client.error_string(rc)}")
         client.finalize([])
         return 1
-    answers = {text(i["key"]): i["value"] for i in info}
+    if "standard" in sys.argv[1:]:
+        answers = per_query(info, 2)
+        if answers is None:
+            client.finalize([])
+            return 1
+    else:
+        answers = {text(i["key"]): i["value"] for i in info}
     names = text(answers.get(text(pmix.PMIX_QUERY_NAMESPACES), "")).split(",")
     if text(me["nspace"]) in names:
         emit("ok namespaces")
@@ -55,6 +64,20 @@ def main():
         failed = True
     client.finalize([])
     return 1 if failed else 0
+
+
+def per_query(info, queries):
+    """The answers of the standard's form, keyed by query key, or None after a FAIL."""
+    results = [i for i in info if text(i["key"]) == text(pmix.PMIX_QUERY_RESULTS)]
+    if len(results) != queries or len(info) != queries:
+        emit(f"FAIL standard form: {queries} PMIX_QUERY_RESULTS expected, got {info}")
+        return None
+    answers = {}
+    for r in results:
+        for i in r["value"].get("array", []):
+            answers[text(i["key"])] = i["value"]
+    emit(f"ok standard form: {queries} PMIX_QUERY_RESULTS")
+    return answers
 
 
 if __name__ == "__main__":
