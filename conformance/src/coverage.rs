@@ -183,17 +183,19 @@ fn producers(v: &Vector, at: usize) -> Vec<usize> {
         .collect();
     out.extend(before.clone().filter(|&i| sees(&step.call, &v.steps[i])));
     // What the tool does reaches the servers its connection steps left it with (v5.0
-    // §18.5): the servers it lists, and whether its calls find a primary server.
+    // §18.5): the servers it lists (which do not depend on which one is primary), and
+    // whether its calls find a primary server.
     if v.by_tool(step) {
+        let lists = matches!(step.call, Call::ToolGetServers);
         out.extend(before.filter(|&i| {
             v.by_tool(&v.steps[i])
-                && matches!(
-                    v.steps[i].call,
+                && match v.steps[i].call {
                     Call::ToolAttachToServer { .. }
-                        | Call::ToolConnectToServer { .. }
-                        | Call::ToolSetServer { .. }
-                        | Call::ToolDisconnect
-                )
+                    | Call::ToolConnectToServer { .. }
+                    | Call::ToolDisconnect => true,
+                    Call::ToolSetServer { .. } => !lists,
+                    _ => false,
+                }
         }));
     }
     // An expected event whose source is the caller of an earlier step that raises it.
@@ -751,6 +753,41 @@ target = { rank = 0 }
 key = "k"
 info = [{ key = "PMIX_TIMEOUT", value = { int32 = 5 } }]
 "#;
+
+    #[test]
+    fn a_tools_list_of_servers_sees_its_connections_but_not_its_choice_of_primary() {
+        let steps = r#"
+[setup]
+[[setup.node]]
+name = "n0"
+ranks = [0]
+
+[[step]]
+proc = "tool"
+call = "tool_init"
+
+[[step]]
+proc = "tool"
+call = "tool_attach_to_server"
+info = [{ key = "PMIX_SERVER_URI", value = { string = "u" } }]
+
+[[step]]
+proc = "tool"
+call = "tool_set_server"
+
+[[step]]
+proc = "tool"
+call = "tool_get_servers"
+
+[[step]]
+proc = "tool"
+call = "tool_disconnect"
+"#;
+        let v = vector("tools/x", steps);
+        // The list sees the attach, not the set-server; the disconnect sees both.
+        assert_eq!(producers(&v, 3), [1]);
+        assert_eq!(producers(&v, 4), [1, 2]);
+    }
 
     #[test]
     fn a_success_only_vector_names_but_verifies_nothing() {
