@@ -19,7 +19,7 @@ use crate::client::client;
 use crate::nb::{CbData, OpCallback, call_op, detached};
 use crate::types::{CApp, CByteObject, CInfo, CProc, CQuery, CStatus};
 use crate::values::{
-    free_infos, read_bytes, read_infos, read_object, read_proc, read_procs, write_infos,
+    free_infos, read_infos, read_object, read_proc, read_procs, read_required_bytes, write_infos,
 };
 
 /// `pmix_release_cbfunc_t`.
@@ -650,15 +650,6 @@ fn validate(c: &Client, cred: &[u8], info: &[Info]) -> Outcome {
     Ok((Status::SUCCESS, got))
 }
 
-/// # Safety
-/// `cred` is NULL or a byte object.
-unsafe fn credential_bytes(cred: *const CByteObject) -> Result<Vec<u8>, Status> {
-    // SAFETY: the caller's promise.
-    let cred = unsafe { cred.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
-    // SAFETY: as above.
-    Ok(unsafe { read_bytes(cred)? }.0)
-}
-
 /// `PMIx_Validate_credential`.
 ///
 /// # Safety
@@ -675,7 +666,7 @@ pub unsafe extern "C" fn PMIx_Validate_credential(
     guard("PMIx_Validate_credential", || {
         // SAFETY: the caller's promise.
         unsafe {
-            let (bytes, info) = (credential_bytes(cred)?, read_infos(info, ninfo)?);
+            let (bytes, info) = (read_required_bytes(cred)?, read_infos(info, ninfo)?);
             blocking_infos(|c| validate(c, &bytes, &info), results, nresults)
         }
     })
@@ -696,7 +687,7 @@ pub unsafe extern "C" fn PMIx_Validate_credential_nb(
     guard("PMIx_Validate_credential_nb", || {
         let cbfunc = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
         // SAFETY: the caller's promise.
-        let (bytes, info) = unsafe { (credential_bytes(cred)?, read_infos(info, ninfo)?) };
+        let (bytes, info) = unsafe { (read_required_bytes(cred)?, read_infos(info, ninfo)?) };
         let data = CbData(cbdata);
         detached(move |c| {
             let (status, proved) = validate(c, &bytes, &info).unwrap_or_else(|s| (s, Vec::new()));

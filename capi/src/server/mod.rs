@@ -22,7 +22,9 @@ use pmix::server::{Server, ServerConfig};
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
 use crate::nb::CbData;
 use crate::types::{CByteObject, CInfo, CProc, CServerModule, CStatus, OpCb};
-use crate::values::{read_argv, read_infos, read_proc, read_procs, write_infos};
+use crate::values::{
+    read_argv, read_infos, read_proc, read_procs, read_required_bytes, write_infos,
+};
 
 use upcalls::{CHost, ServerObjects};
 
@@ -592,9 +594,7 @@ pub unsafe extern "C" fn PMIx_server_IOF_deliver(
         let source = unsafe { source.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
         let source = read_proc(source)?;
         // SAFETY: the caller's promise; the bytes are copied before the call returns.
-        let bo = unsafe { bo.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: as above.
-        let data = unsafe { crate::values::read_bytes(bo)? }.0;
+        let data = unsafe { read_required_bytes(bo)? };
         // SAFETY: the caller's promise.
         let info = unsafe { read_infos(info, ninfo)? };
         let (server, handle, _) = server()?;
