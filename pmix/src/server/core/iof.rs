@@ -78,8 +78,17 @@ pub(super) struct Iof {
     at_host: BTreeMap<u64, Waiting>,
 }
 
-/// What an `IOF_PULL` asks: the processes, the directives, the channels, the puller's id.
-pub(super) type PullRequest = (Vec<Proc>, Vec<Info>, IofChannel, u64);
+/// What an `IOF_PULL` asks.
+pub(super) struct PullRequest {
+    /// The processes whose output is wanted.
+    pub procs: Vec<Proc>,
+    /// The pull's directives, for the host.
+    pub directives: Vec<Info>,
+    /// The channels wanted.
+    pub channels: IofChannel,
+    /// The puller's own id of the pull, which the deliveries carry back.
+    pub their_id: u64,
+}
 
 impl Iof {
     /// `IOF_PULL` of `me`: ask the host to forward the output of `procs` on `channels`.
@@ -87,8 +96,14 @@ impl Iof {
         &mut self,
         cx: &mut Shared,
         (conn, me, tag): (ConnId, &Proc, Tag),
-        (procs, directives, channels, their_id): PullRequest,
+        request: PullRequest,
     ) {
+        let PullRequest {
+            procs,
+            directives,
+            channels,
+            their_id,
+        } = request;
         let refuse = |cx: &mut Shared, status: Status| {
             let reply = OpReply::IofPull {
                 status,

@@ -9,6 +9,7 @@ use crate::model::{FabricOperation, Info, Proc, Status, attr};
 use crate::wire::ops::Op;
 use crate::wire::{Reply, Tag};
 
+use super::iof::PullRequest;
 use super::relayed::{self, Answer};
 use super::{ConnId, HostCall, ServerCore, connect};
 
@@ -185,7 +186,12 @@ impl ServerCore {
                 channel,
                 local_id,
             } => {
-                let pull = (procs, directives, channel, local_id);
+                let pull = PullRequest {
+                    procs,
+                    directives,
+                    channels: channel,
+                    their_id: local_id,
+                };
                 self.iof.pull(&mut self.cx, (conn, me, tag), pull);
             }
             // The host is told to stop forwarding what the pull wanted; its status is the
