@@ -55,7 +55,7 @@ impl Cluster {
         }
         std::fs::write(dir.join("plugstack.conf"), "").unwrap();
         let host = short_hostname();
-        let (ctld_port, slurmd_port) = (free_port(), free_port());
+        let [ctld_port, slurmd_port] = free_ports();
         let d = dir.display();
         let conf = dir.join("slurm.conf");
         std::fs::write(
@@ -240,10 +240,12 @@ fn short_hostname() -> String {
     full.trim().split('.').next().unwrap().to_owned()
 }
 
-/// A TCP port of the loopback address no one listens on now.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+/// Two different TCP ports of the loopback address no one listens on now (both are held
+/// until both are chosen, so the kernel cannot hand out the same one twice).
+fn free_ports() -> [u16; 2] {
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (first, second) = (bind(), bind());
+    [first, second].map(|l| l.local_addr().unwrap().port())
 }
 
 /// The client check and the ring on `n` tasks, on OpenPMIx's clients or this project's.
