@@ -5,7 +5,8 @@
 //! demand (`libpmix-dev`).
 //!
 //! - `codec`: pack/unpack (criterion-style micro-benchmark in `pmix/benches/codec.rs`);
-//! - `core`: the client/server operations — get of a job-level key, get of a peer's key,
+//! - `core`: the client/server operations — get of a job-level key, the first get of a
+//!   peer's key (which may fetch its data) and the gets after it,
 //!   put+commit of one key (first, and after 1000 keys), fence with data at N = 2, 4, 8, 16 —
 //!   for Rust clients on our server, OpenPMIx clients on our server, OpenPMIx clients on
 //!   OpenPMIx's server (`tests/interop/c/host.c`), and the same C client on this project's
@@ -172,7 +173,14 @@ fn core(root: &Path, quick: bool) -> Result<(), String> {
     let sizes: &[u32] = if quick { &[2, 4] } else { &[2, 4, 8, 16] };
     let metrics = [
         ("get_job_us", "get of a job-level key"),
-        ("get_peer_us", "get of a peer's committed key"),
+        (
+            "first_peer_us",
+            "first get of a peer's key (fetches the peer's data)",
+        ),
+        (
+            "get_peer_us",
+            "get of a peer's committed key, after the first",
+        ),
         ("commit1_us", "put+commit of 1 key"),
         ("commit1000_us", "put+commit of 1 key after 1000 keys"),
         ("fence_us", "fence with data"),
