@@ -62,7 +62,9 @@ unsafe fn key_arg(key: *const c_char) -> Result<String, Status> {
 }
 
 /// `PMIx_Init`: connect to the server named by the environment the server's launcher set,
-/// and write this process's name to `proc` (when not NULL).
+/// and write this process's name to `proc` (when not NULL). Programming-model attributes
+/// among `info` raise `PMIX_MODEL_DECLARED` at the process's own handlers, at every init
+/// (`Client::declare_model`).
 ///
 /// # Safety
 /// `proc` is NULL or writable; `info` holds `ninfo` infos.
@@ -71,12 +73,12 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
     crate::boundary::init_logging();
     guard("PMIx_Init", || {
         // SAFETY: the caller's promise.
-        let _directives = unsafe { read_infos(info, ninfo)? };
+        let directives = unsafe { read_infos(info, ninfo)? };
         let mut state = connected();
-        let me = match state.as_mut() {
+        let client = match state.as_mut() {
             Some(c) => {
                 c.inits += 1;
-                c.client.proc().clone()
+                c.client.clone()
             }
             None => {
                 let mut config = pmix::client::ClientConfig::from_env().map_err(|e| {
@@ -91,14 +93,21 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
                     tracing::warn!("PMIx_Init: {e}");
                     e.status()
                 })?;
-                let me = client.proc().clone();
+                let client = Arc::new(client);
                 *state = Some(Connected {
-                    client: Arc::new(client),
+                    client: client.clone(),
                     inits: 1,
                 });
-                me
+                client
             }
         };
+        drop(state);
+        // Each init that names a programming model declares it to the process's handlers
+        // (a second runtime in the process initialises again with its own).
+        if let Err(e) = client.declare_model(&directives) {
+            tracing::warn!("PMIx_Init: the model could not be declared: {e}");
+        }
+        let me = client.proc().clone();
         if !proc.is_null() {
             // SAFETY: `proc` is writable (the caller's promise).
             unsafe { *proc = c_proc(&me) };

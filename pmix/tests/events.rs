@@ -133,6 +133,74 @@ async fn the_server_hands_cached_events_to_later_registrants_unless_told_not_to(
 }
 
 #[tokio::test]
+async fn a_declared_model_reaches_the_handlers_registered_before_and_after_it() {
+    let (server, ns) = server(false, 2).await;
+    let clients = memory_clients(&server, &ns, 2).await;
+    let c = &clients[0];
+    let model = |name: &str| {
+        vec![
+            Info::new(attr::PROGRAMMING_MODEL, name.to_owned()),
+            Info::new(attr::EVENT_TEXT_MESSAGE, "not a model attribute".to_owned()),
+        ]
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let heard = |who: &'static str| {
+        let tx = tx.clone();
+        move |n: EventNotice, done: EventCompletion| {
+            let keys: Vec<String> = n.info.iter().map(|i| i.key.as_str().to_owned()).collect();
+            let model = n.info.iter().find_map(|i| {
+                (i.key.as_str() == attr::PROGRAMMING_MODEL.wire_key())
+                    .then(|| i.value.as_str().map(str::to_owned))
+                    .flatten()
+            });
+            let _ = tx.send((who, n.status, n.source.clone(), model, keys));
+            drop(done);
+        }
+    };
+    // A default handler never hears it (PMIX_EVENT_NON_DEFAULT).
+    register(c, &[], vec![], heard("default")).await;
+    assert!(c.declare_model(&model("MPI")).await.unwrap());
+    assert!(!c.declare_model(&[]).await.unwrap(), "nothing to declare");
+    // The first runtime registers after its own declaration, and hears it.
+    register(c, &[Status::MODEL_DECLARED], vec![], heard("mpi")).await;
+    let (who, status, source, model_name, keys) = next(&mut rx).await;
+    assert_eq!(
+        (who, status, &source),
+        ("mpi", Status::MODEL_DECLARED, c.proc())
+    );
+    assert_eq!(model_name.as_deref(), Some("MPI"));
+    let non_default = attr::EVENT_NON_DEFAULT.wire_key().to_owned();
+    assert_eq!(
+        keys,
+        [attr::PROGRAMMING_MODEL.wire_key().to_owned(), non_default]
+    );
+    // A second runtime declares: the first hears it at once; registering, it hears both.
+    c.declare_model(&model("OpenMP")).await.unwrap();
+    let (who, _, _, model_name, _) = next(&mut rx).await;
+    assert_eq!((who, model_name.as_deref()), ("mpi", Some("OpenMP")));
+    register(c, &[Status::MODEL_DECLARED], vec![], heard("openmp")).await;
+    let mut second = [next(&mut rx).await, next(&mut rx).await];
+    second.sort_by(|a, b| a.3.cmp(&b.3));
+    let names: Vec<_> = second.iter().map(|h| (h.0, h.3.as_deref())).collect();
+    assert_eq!(names, [("openmp", Some("MPI")), ("openmp", Some("OpenMP"))]);
+    quiet(&mut rx).await;
+    // The other process heard nothing: the range is this process.
+    let (tx1, mut rx1) = mpsc::unbounded_channel();
+    register(
+        &clients[1],
+        &[Status::MODEL_DECLARED],
+        vec![],
+        move |n, done| {
+            let _ = tx1.send(n.status);
+            drop(done);
+        },
+    )
+    .await;
+    quiet(&mut rx1).await;
+    server.shutdown();
+}
+
+#[tokio::test]
 async fn host_events_reach_registered_clients_and_bad_ranges_are_refused() {
     let (server, ns) = server(false, 2).await;
     let clients = memory_clients(&server, &ns, 2).await;

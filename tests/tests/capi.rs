@@ -398,6 +398,17 @@ fn the_openpmix_c_client_runs_on_this_library_under_pmixrun() {
 }
 
 #[test]
+fn two_runtimes_in_a_c_process_hear_each_others_programming_model() {
+    // PMIx_Init twice, with two models: each handler for PMIX_MODEL_DECLARED hears every
+    // declaration, those made before it was registered included (tests/interop/c/model_check.c).
+    let client = build_c("model_check");
+    let mut cmd = under_pmixrun(2, &client, &[]);
+    on_our_library(&mut cmd);
+    let says = Some("ok both-declarations MPI,OpenMP");
+    check_says(cmd, 2, "C model declarations on this library", says);
+}
+
+#[test]
 fn the_c_benchmark_client_runs_on_this_library_under_pmixrun() {
     let client = build_c("bench_client");
     let mut cmd = under_pmixrun(2, &client, &["20"]);

@@ -187,6 +187,12 @@ impl Client {
             .block_on(self.inner.deregister_event_handler(id))
     }
 
+    /// What `PMIx_Init`'s programming-model attributes do (see the async
+    /// [`super::Client::declare_model`]).
+    pub fn declare_model(&self, info: &[Info]) -> Result<bool, Error> {
+        self.runtime.block_on(self.inner.declare_model(info))
+    }
+
     pub fn notify_event(
         &self,
         status: Status,

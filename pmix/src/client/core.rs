@@ -36,6 +36,10 @@ use crate::wire::{Command, CommitBucket, Frame, FrameDecoder, Notification, Repl
 pub(crate) enum Pushed {
     Event(Event),
     Output(IofDelivery),
+    /// An event this process raised for itself, for the handlers that hear it: those
+    /// registered when it was raised, or one registered later
+    /// ([`ClientCore::kept_events_for`]).
+    Own(Event, Vec<crate::events::HandlerId>),
 }
 
 /// One client's state and protocol, without I/O.
@@ -64,6 +68,8 @@ pub struct ClientCore {
     lost: bool,
     /// The event handlers this process registered (`core/events.rs`).
     handlers: Registry,
+    /// The events this process raised for itself, for the handlers it registers later.
+    kept_events: VecDeque<events::Kept>,
     /// Whether puts of reserved keys are accepted (`ClientConfig::accept_reserved_puts`).
     pub(crate) accept_reserved_puts: bool,
 }
@@ -96,6 +102,7 @@ impl ClientCore {
             outputs: VecDeque::new(),
             lost: false,
             handlers: Registry::default(),
+            kept_events: VecDeque::new(),
             accept_reserved_puts: false,
         }
     }
@@ -438,6 +445,6 @@ fn inflate(v: Value) -> Value {
 mod events;
 pub(crate) mod replies;
 
-pub use events::Notify;
+pub use events::{KEPT_EVENTS, Notify};
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,9 @@
 //! of output, which are kept here (the calls that make them are in `iof.rs`).
 //!
 //! Events reach one task per client, in the order they arrive: notifications the server
-//! pushes (tag 0), the process's own notifications, and `PMIX_ERR_LOST_CONNECTION` when the
-//! server goes away. For each event, in that order, the task builds the chain and starts a
+//! pushes (tag 0), the process's own notifications (and, for a handler just registered, the
+//! earlier ones it accepts, to it alone), and `PMIX_ERR_LOST_CONNECTION` when the server
+//! goes away. For each event, in that order, the task builds the chain and starts a
 //! task that calls its handlers; a handler ends its turn by calling
 //! [`EventCompletion::complete`] (or by dropping it, which lets the chain go on with no
 //! results), so a handler may finish its work on another task before the next handler of
@@ -115,8 +116,10 @@ impl Events {
         }
     }
 
-    pub(crate) fn deliver(&self, event: Event) {
-        let _ = self.queue.send(Pushed::Event(event));
+    /// Hand an event this process raised for itself to `handlers`, the chain the core
+    /// decided on when it was raised.
+    pub(crate) fn deliver_own(&self, event: Event, handlers: Vec<HandlerId>) {
+        let _ = self.queue.send(Pushed::Own(event, handlers));
     }
 
     /// Register `handler`: its identifier and the request that tells the server.
@@ -132,6 +135,14 @@ impl Events {
         let (id, request) = lock(&self.core).register_events(codes, info)?;
         functions.insert(id, handler);
         Ok((id, request))
+    }
+
+    /// Hand the handler `id`, just registered, the events this process raised for itself
+    /// before it that it accepts (`core/events.rs`), each to it alone.
+    pub(crate) fn hand_kept_events(&self, id: HandlerId) {
+        for event in lock(&self.core).kept_events_for(id) {
+            let _ = self.queue.send(Pushed::Own(event, vec![id]));
+        }
     }
 
     /// The server refused the registration of `id`.
@@ -237,15 +248,15 @@ async fn deliver_all(
     // Forwarded output is handed over here, in the order it came.
     let calling = Arc::new(Mutex::new(()));
     while let Some(pushed) = rx.recv().await {
-        let event = match pushed {
-            Pushed::Event(event) => event,
+        let chain = match pushed {
+            Pushed::Event(event) => lock(&core).event_chain(event),
+            Pushed::Own(event, handlers) => Chain::new(event, handlers),
             Pushed::Output(output) => {
                 let _one_at_a_time = calling.lock().unwrap_or_else(PoisonError::into_inner);
                 hand_over(&pulls, output);
                 continue;
             }
         };
-        let chain = lock(&core).event_chain(event);
         let (core, functions, calling) = (core.clone(), functions.clone(), calling.clone());
         tokio::spawn(walk(chain, core, functions, calling));
     }

@@ -54,6 +54,22 @@ pub const VERSION: &str = concat!(
     " (PMIx Standard 5.0, wire-compatible with OpenPMIx 4.2)"
 );
 
+/// Whether `key` is one of the programming-model attributes `PMIx_Init` takes (v5.0
+/// §4.3.2.2), which a `PMIX_MODEL_DECLARED` carries ([`Client::declare_model`]).
+fn is_model_attribute(key: &str) -> bool {
+    [
+        attr::PROGRAMMING_MODEL.wire_key(),
+        attr::MODEL_LIBRARY_NAME.wire_key(),
+        attr::MODEL_LIBRARY_VERSION.wire_key(),
+        attr::THREADING_MODEL.wire_key(),
+        attr::MODEL_NUM_THREADS.wire_key(),
+        attr::MODEL_NUM_CPUS.wire_key(),
+        attr::MODEL_CPU_TYPE.wire_key(),
+        attr::MODEL_AFFINITY_POLICY.wire_key(),
+    ]
+    .contains(&key)
+}
+
 /// The result of a non-blocking call, already under way: await it for the outcome.
 #[derive(Debug)]
 pub struct Pending<T>(tokio::task::JoinHandle<Result<T, Error>>);
@@ -465,6 +481,7 @@ impl Client {
             self.inner.events.refused(id);
             return Err(s);
         }
+        self.inner.events.hand_kept_events(id);
         Ok(id)
     }
 
@@ -494,9 +511,31 @@ impl Client {
             self.status_of(&req).await?;
         }
         if let Some(event) = plan.local {
-            self.inner.events.deliver(event);
+            self.inner.events.deliver_own(event, plan.handlers);
         }
         Ok(())
+    }
+
+    /// What `PMIx_Init`'s programming-model attributes do (v5.0 §4.3.2.2, §B.3.2): when
+    /// `info` holds any (`PMIX_PROGRAMMING_MODEL`, `PMIX_MODEL_LIBRARY_NAME`, …), this
+    /// process's handlers hear `PMIX_MODEL_DECLARED` with them, in `PMIX_RANGE_PROC_LOCAL`
+    /// and never at a default handler (`PMIX_EVENT_NON_DEFAULT`), as OpenPMIx's library
+    /// raises it. A handler registered later still hears it (`core/events.rs`), so a runtime
+    /// that initialises second learns of the first. Whether anything was declared.
+    pub async fn declare_model(&self, info: &[Info]) -> Result<bool, Error> {
+        let mut declared: Vec<Info> = info
+            .iter()
+            .filter(|i| is_model_attribute(i.key.as_str()))
+            .cloned()
+            .collect();
+        if declared.is_empty() {
+            return Ok(false);
+        }
+        declared.push(Info::new(attr::EVENT_NON_DEFAULT, true));
+        let range = DataRange::PROC_LOCAL;
+        self.notify_event(Status::MODEL_DECLARED, None, range, &declared)
+            .await?;
+        Ok(true)
     }
 
     /// `PMIx_Progress`: the connection progresses in its own task; nothing to do.

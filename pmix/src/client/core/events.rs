@@ -2,6 +2,16 @@
 //! registered, what the server is told of them, where a notification goes, and the chain an
 //! event walks. The handlers' functions and the task that calls them are the driver's
 //! (`client/events.rs`); this part decides.
+//!
+//! The events a process raises for itself are kept (up to [`KEPT_EVENTS`], oldest dropped
+//! first, none that carries `PMIX_EVENT_DO_NOT_CACHE`), and a handler registered later is
+//! handed the kept ones it accepts, in the order they were raised, as the server does with
+//! the events of other processes (§10.1.8). The server never hands a process its own events
+//! again, so without this a runtime that initialises after another would never hear the
+//! model the first declared (§B.3.2: "cached locally and can then be read asynchronously
+//! by other runtime systems using PMIx's Event Notification system").
+
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::events::{Chain, Event, HandlerId, Registration};
 use crate::model::{DataRange, Info, Proc, Status};
@@ -10,6 +20,9 @@ use crate::wire::ops::Op;
 
 use super::ClientCore;
 
+/// How many of its own events a process keeps for handlers registered later.
+pub const KEPT_EVENTS: usize = 64;
+
 /// Where a notification of this process goes (`PMIx_Notify_event`).
 #[derive(Debug, PartialEq)]
 pub struct Notify {
@@ -17,6 +30,18 @@ pub struct Notify {
     pub request: Option<Request>,
     /// The event for this process's own handlers, when its range holds this process.
     pub local: Option<Event>,
+    /// The handlers that hear it now, in the chain's order (§10.1.2): those registered when
+    /// it is raised. A handler registered later is handed it apart, if it was kept
+    /// ([`ClientCore::kept_events_for`]).
+    pub handlers: Vec<HandlerId>,
+}
+
+/// An event this process raised for itself, kept for the handlers it registers later, and
+/// the handlers that have heard it (so none hears it twice).
+#[derive(Debug)]
+pub(crate) struct Kept {
+    event: Event,
+    heard_by: BTreeSet<HandlerId>,
 }
 
 impl ClientCore {
@@ -55,7 +80,7 @@ impl ClientCore {
     /// other range goes to the server, which passes it on, and to this process's own
     /// handlers when the range holds it.
     pub fn notify(
-        &self,
+        &mut self,
         status: Status,
         source: Option<&Proc>,
         range: DataRange,
@@ -74,7 +99,39 @@ impl ClientCore {
             info: info.to_vec(),
         });
         let local = (range == DataRange::PROC_LOCAL || event.reaches(&self.me)).then_some(event);
-        Ok(Notify { request, local })
+        let handlers = local
+            .as_ref()
+            .map(|e| self.handlers.chain(&self.me, e))
+            .unwrap_or_default();
+        if let Some(event) = local.as_ref().filter(|e| !e.do_not_cache()) {
+            let heard_by = handlers.iter().copied().collect();
+            let kept = Kept {
+                event: event.clone(),
+                heard_by,
+            };
+            keep(&mut self.kept_events, kept);
+        }
+        Ok(Notify {
+            request,
+            local,
+            handlers,
+        })
+    }
+
+    /// The kept events of this process the handler `id` accepts and has not heard, oldest
+    /// first, now counted as heard: what a handler registered after them is handed (the
+    /// module's doc).
+    pub fn kept_events_for(&mut self, id: HandlerId) -> Vec<Event> {
+        let mut out = Vec::new();
+        for kept in &mut self.kept_events {
+            if !kept.heard_by.contains(&id)
+                && self.handlers.chain(&self.me, &kept.event).contains(&id)
+            {
+                kept.heard_by.insert(id);
+                out.push(kept.event.clone());
+            }
+        }
+        out
     }
 
     /// The chain `event` walks: the handlers that accept it, in the order of §10.1.2.
@@ -93,4 +150,12 @@ impl ClientCore {
     pub fn clear_handlers(&mut self) {
         self.handlers = Default::default();
     }
+}
+
+/// Keep `event`, dropping the oldest kept when [`KEPT_EVENTS`] are.
+fn keep(kept: &mut VecDeque<Kept>, event: Kept) {
+    if kept.len() == KEPT_EVENTS {
+        kept.pop_front();
+    }
+    kept.push_back(event);
 }

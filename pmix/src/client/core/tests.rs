@@ -453,7 +453,7 @@ fn the_chain_runs_single_code_then_multi_code_then_default_handlers() {
 
 #[test]
 fn a_proc_local_notification_stays_in_the_process() {
-    let c = core();
+    let mut c = core();
     let plan = c
         .notify(Status::ERR_PROC_ABORTED, None, DataRange::PROC_LOCAL, &[])
         .unwrap();
@@ -464,7 +464,7 @@ fn a_proc_local_notification_stays_in_the_process() {
 
 #[test]
 fn a_wider_notification_goes_to_the_server_and_to_this_process_when_in_range() {
-    let c = core();
+    let mut c = core();
     let plan = c
         .notify(Status::ERR_PROC_ABORTED, None, DataRange::NAMESPACE, &[])
         .unwrap();
@@ -487,6 +487,47 @@ fn a_wider_notification_goes_to_the_server_and_to_this_process_when_in_range() {
         c.notify(Status::ERR_PROC_ABORTED, None, DataRange::INVALID, &[]),
         Err(Status::ERR_BAD_PARAM)
     );
+}
+
+#[test]
+fn a_handler_registered_later_is_handed_the_processs_own_events_it_accepts() {
+    let mut c = core();
+    let raise = |c: &mut ClientCore, status: Status, info: &[Info]| {
+        let plan = c.notify(status, None, DataRange::PROC_LOCAL, info);
+        plan.unwrap().local.expect("heard here")
+    };
+    let declared = raise(&mut c, Status::MODEL_DECLARED, &[]);
+    raise(&mut c, Status::ERR_TIMEOUT, &[]);
+    let unkept = [Info::new(attr::EVENT_DO_NOT_CACHE, true)];
+    raise(&mut c, Status::MODEL_DECLARED, &unkept);
+    // From another process, through the server: the server's cache is the one for those.
+    let theirs = event(Status::MODEL_DECLARED, peer(1), DataRange::SESSION);
+    c.events.push_back(theirs);
+    let (id, _) = c.register_events(&[Status::MODEL_DECLARED], &[]).unwrap();
+    assert_eq!(c.kept_events_for(id), std::slice::from_ref(&declared));
+    assert!(c.kept_events_for(id).is_empty(), "handed once");
+    // Every later registration is handed them, not only the first.
+    let (again, _) = c.register_events(&[Status::MODEL_DECLARED], &[]).unwrap();
+    assert_eq!(c.kept_events_for(again), std::slice::from_ref(&declared));
+    // An event raised after a registration is that handler's at once, and not again.
+    let plan = c.notify(Status::MODEL_DECLARED, None, DataRange::PROC_LOCAL, &[]);
+    assert_eq!(plan.unwrap().handlers, [id, again]);
+    assert!(c.kept_events_for(id).is_empty());
+}
+
+#[test]
+fn only_the_newest_of_a_processs_own_events_are_kept() {
+    let mut c = core();
+    for n in 0..=KEPT_EVENTS {
+        let info = [Info::new(attr::EVENT_TEXT_MESSAGE, format!("n{n}"))];
+        c.notify(Status::ERR_TIMEOUT, None, DataRange::PROC_LOCAL, &info)
+            .unwrap();
+    }
+    let (id, _) = c.register_events(&[], &[]).unwrap();
+    let kept = c.kept_events_for(id);
+    assert_eq!(kept.len(), KEPT_EVENTS);
+    let first = kept[0].info[0].value.as_str().map(str::to_owned);
+    assert_eq!(first.as_deref(), Some("n1"), "the oldest was dropped");
 }
 
 #[test]
