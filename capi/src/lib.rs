@@ -14,7 +14,8 @@
 //! - `values`: C values to the crate's model and back;
 //! - `client`: the client calls (init, put, commit, fence, get, publish, resolving peers and
 //!   nodes, …);
-//! - `ops`: spawn, connect, queries, logging, job management, credentials, groups;
+//! - `ops`: spawn, connect, queries, logging, job management, credentials, groups, a file
+//!   each;
 //! - `server`: the server calls for C hosts, their upcalls as the crate's `Host`;
 //! - `nb`: the non-blocking forms of the data calls, their callbacks on the client's threads;
 //! - `events`: event handlers written in C, and notifications;
