@@ -137,6 +137,12 @@ pub fn check_says(mut cmd: Command, n: u32, what: &str, says: Option<&str>) {
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     let out = cmd.output().unwrap();
+    assert_passed(&out, n, what, says);
+}
+
+/// A launcher's run passed: it succeeded, no rank printed a `FAIL` line, and its output holds
+/// the line `says` if given.
+pub fn assert_passed(out: &std::process::Output, n: u32, what: &str, says: Option<&str>) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

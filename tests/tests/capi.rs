@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::mem::{offset_of, size_of};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use pmix_capi::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
@@ -18,7 +18,8 @@ use pmix_capi::types::{
 };
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{
-    build_c, build_c_program, build_dir, build_mpi, check, check_says, root, under_pmixrun,
+    assert_passed, build_c, build_c_program, build_dir, build_mpi, check, check_says, pmixrun,
+    root, under_pmixrun,
 };
 
 fn tool_output(program: &str, args: &[&str], file: &Path) -> String {
@@ -440,6 +441,30 @@ fn python3_pmix_clients_run_on_this_library_under_pmixrun() {
             says,
         );
     }
+}
+
+#[test]
+fn a_python3_pmix_tool_pushes_input_to_a_rank_of_pmixrun_on_this_library() {
+    // Rank 1 reads the launcher's input (`--stdin 1`), which stays open and empty: what it
+    // reads is what rank 0, as a tool, pushes (tests/interop/python/stdin_check.py).
+    // OpenPMIx 4.2's blocking PMIx_IOF_push frees the record its caller waits on when the
+    // answer comes, so the same script hangs on OpenPMIx's library: this library's only.
+    let script = root().join("tests/interop/python/stdin_check.py");
+    let mut cmd = Command::new(pmixrun());
+    cmd.args(["-n", "2", "--stdin", "1", "--timeout", "120", "--"])
+        .arg("/usr/bin/python3")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    on_our_library(&mut cmd);
+    let mut launcher = cmd.spawn().unwrap();
+    let held_open = launcher.stdin.take();
+    let out = launcher.wait_with_output().unwrap();
+    drop(held_open);
+    let what = "python3-pmix tool pushing input on this library";
+    assert_passed(&out, 2, what, Some("ok stdin-read 'pushed!\\n'"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok iof-push"));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The launcher itself, as a user meets it: how it reports a process killed by a signal and
-//! ends the job, and what it leaves behind when it is itself told to stop.
+//! ends the job, what it leaves behind when it is itself told to stop, and where its input
+//! goes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
 
@@ -57,4 +58,43 @@ fn sigterm_to_pmixrun_ends_the_job_and_removes_its_directory() {
     assert_eq!(status.code(), Some(143), "{stderr}");
     assert!(stderr.contains("SIGTERM; ending the job"), "{stderr}");
     assert!(left.is_empty(), "pmixrun left {left:?} behind");
+}
+
+#[test]
+fn the_launchers_input_goes_to_the_ranks_stdin_names() {
+    // Each rank counts the lines of its input: rank 0's by default, everyone's with `all`,
+    // nobody's with `none` (the others read an empty input).
+    let script = r#"echo "rank $PMIX_RANK read $(wc -l) lines""#;
+    for (stdin, readers) in [
+        (None, vec![0]),
+        (Some("all"), vec![0, 1]),
+        (Some("none"), vec![]),
+    ] {
+        let mut cmd = Command::new(pmixrun());
+        cmd.args(["-n", "2", "--timeout", "120"]);
+        if let Some(s) = stdin {
+            cmd.args(["--stdin", s]);
+        }
+        let mut launcher = cmd
+            .args(["--", "/bin/sh", "-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = launcher.stdin.take().unwrap();
+        std::io::Write::write_all(&mut input, b"one\ntwo\nthree\n").unwrap();
+        drop(input);
+        let out = launcher.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        for rank in 0..2 {
+            let lines = if readers.contains(&rank) { 3 } else { 0 };
+            let line = format!("rank {rank} read {lines} lines");
+            assert!(
+                stdout.contains(&line),
+                "--stdin {stdin:?}: no {line:?} in {stdout}"
+            );
+        }
+    }
 }

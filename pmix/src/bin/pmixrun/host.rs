@@ -65,6 +65,8 @@ pub(crate) struct HostState {
     /// The signals requests sent each process (job control, an abort listing it): an end by
     /// one of those was asked for, not a failure.
     pub(crate) signalled: Mutex<BTreeMap<Proc, Vec<nix::sys::signal::Signal>>>,
+    /// The input pipes of the processes that read the launcher's input (`input.rs`).
+    pub(crate) inputs: std::sync::Arc<crate::input::Inputs>,
 }
 
 /// A job-control request as a later `PMIX_JOB_CTRL_CANCEL` names it: who asked, under which
@@ -538,6 +540,25 @@ impl Host for RunHost {
         _channels: pmix::model::IofChannel,
     ) -> Result<(), Status> {
         Ok(())
+    }
+
+    /// Input pushed by a tool or client (`PMIx_IOF_push`) goes to the processes among
+    /// `targets` that read an input from the launcher (`--stdin`); `PMIX_IOF_COMPLETE`
+    /// closes it. None of them reading one is `PMIX_ERR_NOT_FOUND`.
+    async fn push_stdin(
+        &self,
+        _source: Proc,
+        targets: Vec<Proc>,
+        directives: Vec<Info>,
+        data: Option<Vec<u8>>,
+    ) -> Result<(), Status> {
+        let complete = directives.iter().any(|i| {
+            i.key.as_str() == attr::IOF_COMPLETE.wire_key() && i.value.as_bool().unwrap_or(true)
+        });
+        match self.inputs.push(&targets, data.as_deref(), complete) {
+            0 => Err(Status::ERR_NOT_FOUND),
+            _ => Ok(()),
+        }
     }
 
     async fn job_control(

@@ -1,5 +1,5 @@
-//! `pmixrun -n N [--timeout SECONDS] [--pset NAME] [--bind-to none|core|hwthread] [--]
-//! PROGRAM [ARGS...]`: run N copies of a program on this machine under a PMIx server of this
+//! `pmixrun -n N [--timeout SECONDS] [--pset NAME] [--bind-to none|core|hwthread]
+//! [--stdin RANK|all|none] [--] PROGRAM [ARGS...]`: run N copies of a program on this machine under a PMIx server of this
 //! crate.
 //!
 //! It starts a server, registers one job with complete job, node, application and process
@@ -9,7 +9,8 @@
 //! forks the processes with the environment their PMIx client needs (and what MPI runtimes
 //! look for to recognise a direct launch), with `--bind-to` each bound to one core or hardware
 //! thread, round robin, relays their output (to its own stdout and stderr, and to the tools
-//! that pull it: `output.rs`), and returns the worst exit status. A process that connects but exits without `PMIx_Finalize` is
+//! that pull it: `output.rs`) and its own input to the ranks `--stdin` names (rank 0 by
+//! default; tools push input there too: `input.rs`), and returns the worst exit status. A process that connects but exits without `PMIx_Finalize` is
 //! reported and fails the run.
 //!
 //! As the host (`host.rs`) it:
@@ -32,6 +33,7 @@
 
 mod ending;
 mod host;
+mod input;
 mod output;
 
 use std::collections::BTreeMap;
@@ -51,6 +53,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use ending::Ending;
 use host::{HostEvent, RunHost, lock};
+use input::StdinTarget;
 use nix::sys::signal::Signal;
 use pmix::host::control::Authority;
 use pmix::transport::uid_gid;
@@ -75,6 +78,9 @@ struct Options {
     /// A failed process does not end the job (for fault-tolerant jobs).
     #[arg(long = "enable-recovery")]
     recover: bool,
+    /// Which ranks read the launcher's standard input; the others read an empty input.
+    #[arg(long = "stdin", value_name = "RANK|all|none", value_parser = input::stdin_target, default_value = "0")]
+    stdin: StdinTarget,
     /// The program, then its arguments (everything after the program is its own).
     #[arg(
         required = true,
@@ -165,8 +171,9 @@ struct Launcher<'a> {
 }
 
 impl Launcher<'_> {
-    /// Register `job` with the server and fork its processes, each watched until it exits.
-    async fn start(&self, job: &JobLaunch) -> Result<(), Status> {
+    /// Register `job` with the server and fork its processes, each watched until it exits;
+    /// the ranks `stdin` names read an input the launcher writes (`input.rs`).
+    async fn start(&self, job: &JobLaunch, stdin: StdinTarget) -> Result<(), Status> {
         let (bindings, placement) = self.placement(job.size());
         let oversubscribed = self.host.running_count() + job.size() > self.processors();
         let job = &JobLaunch {
@@ -196,6 +203,11 @@ impl Launcher<'_> {
             cmd.envs(app.env.iter().filter_map(|e| e.split_once('=')))
                 .envs(self.server.setup_fork(&proc))
                 .envs(launcher_env(&job.nspace, job.oversubscribed))
+                .stdin(if stdin.takes(proc.rank) {
+                    Stdio::piped()
+                } else {
+                    Stdio::null()
+                })
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .kill_on_drop(true);
@@ -210,6 +222,9 @@ impl Launcher<'_> {
                 eprintln!("pmixrun: cannot start {}: {e}", app.exe.display());
                 Status::ERR_JOB_FAILED_TO_LAUNCH
             })?;
+            if let Some(pipe) = child.stdin.take() {
+                self.host.inputs.add(proc.clone(), pipe);
+            }
             let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
             let exe = app.exe.display().to_string();
             let command: Vec<String> = app.argv.clone();
@@ -394,9 +409,18 @@ async fn run(opts: Options) -> Result<u8, String> {
         bind: opts.bind.0,
     };
     launcher
-        .start(&job)
+        .start(&job, opts.stdin)
         .await
         .map_err(|s| format!("cannot start the job: {s:?}"))?;
+    let readers: Vec<Proc> = job
+        .procs()
+        .into_iter()
+        .map(|(proc, _)| proc)
+        .filter(|p| opts.stdin.takes(p.rank))
+        .collect();
+    if !readers.is_empty() {
+        input::forward_own_input(host.inputs.clone(), readers);
+    }
     let mut jobs_spawned = 0u32;
     // The jobs spawned so far, with what their requesters asked to hear of them.
     let mut spawned: BTreeMap<Nspace, Spawned> = BTreeMap::new();
@@ -468,7 +492,7 @@ async fn run(opts: Options) -> Result<u8, String> {
                     Ok(child) => match launch::plan(child, &host_name, Some(req.parent.clone()), &req.job_info, &req.apps, &tmp) {
                         Ok(job) => {
                             lock(&host.authority).spawned(job.nspace.clone(), req.parent.nspace.clone());
-                            launcher.start(&job).await.map(|()| job)
+                            launcher.start(&job, StdinTarget::None).await.map(|()| job)
                         }
                         Err(s) => Err(s),
                     },
