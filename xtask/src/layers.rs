@@ -387,6 +387,14 @@ fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// What a re-export (`pub use`, `pub(crate) use`, `pub(super) use`) names: the statement
+/// after its `use`.
+fn reexported(stmt: &str) -> Option<&str> {
+    ["pub use ", "pub(crate) use ", "pub(super) use "]
+        .iter()
+        .find_map(|p| stmt.find(p).map(|at| &stmt[at + p.len()..]))
+}
+
 /// The leaves of a use tree (`a::{b, c::{d, e}}`), each with `prefix` before it.
 fn expand(tree: &str, prefix: &[String], out: &mut Vec<Vec<String>>) {
     let tree = tree.trim();
@@ -482,11 +490,11 @@ fn imports(modules: &[Module]) -> BTreeMap<usize, BTreeSet<usize>> {
     let mut globs: BTreeMap<usize, Vec<Vec<String>>> = BTreeMap::new();
     for (i, m) in modules.iter().enumerate() {
         for stmt in m.code.split(';') {
-            let Some(at) = stmt.find("pub use ") else {
+            let Some(body) = reexported(stmt) else {
                 continue;
             };
             let mut leaves = Vec::new();
-            expand(&stmt[at + "pub use ".len()..], &[], &mut leaves);
+            expand(body, &[], &mut leaves);
             for leaf in leaves {
                 let leaf = if leaf
                     .first()
@@ -693,6 +701,17 @@ mod tests {
                 "crate::a::self"
             ]
         );
+    }
+
+    #[test]
+    fn re_exports_of_every_visibility_are_read() {
+        assert_eq!(reexported("\npub use a::b"), Some("a::b"));
+        assert_eq!(
+            reexported("pub(crate) use children::{T, U}"),
+            Some("children::{T, U}")
+        );
+        assert_eq!(reexported("pub(super) use x::y"), Some("x::y"));
+        assert_eq!(reexported("use a::b"), None);
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub struct ClientCore {
     /// The event handlers this process registered (`core/events.rs`).
     handlers: Registry,
     /// The events this process raised for itself, for the handlers it registers later.
-    kept_events: VecDeque<events::Kept>,
+    kept_events: VecDeque<Kept>,
     /// Whether puts of reserved keys are accepted (`ClientConfig::accept_reserved_puts`).
     pub(crate) accept_reserved_puts: bool,
 }
@@ -445,6 +445,7 @@ fn inflate(v: Value) -> Value {
 mod events;
 pub(crate) mod replies;
 
+pub(crate) use events::Kept;
 pub use events::{KEPT_EVENTS, Notify};
 #[cfg(test)]
 mod tests;
