@@ -5,8 +5,9 @@
 //!
 //! The events a process raises for itself are kept (up to [`KEPT_EVENTS`], oldest dropped
 //! first, none that carries `PMIX_EVENT_DO_NOT_CACHE`), and a handler registered later is
-//! handed the kept ones it accepts, in the order they were raised, as the server does with
-//! the events of other processes (§10.1.8). The server never hands a process its own events
+//! handed the kept ones it accepts (each walks a chain of its own, as every event does, so
+//! their order is not promised), as the server does with the events of other processes
+//! (§10.1.8). The server never hands a process its own events
 //! again, so without this a runtime that initialises after another would never hear the
 //! model the first declared (§B.3.2: "cached locally and can then be read asynchronously
 //! by other runtime systems using PMIx's Event Notification system").
@@ -119,7 +120,7 @@ impl ClientCore {
     }
 
     /// The kept events of this process the handler `id` accepts and has not heard, oldest
-    /// first, now counted as heard: what a handler registered after them is handed (the
+    /// first (the order they are queued in), now counted as heard: what a handler registered after them is handed (the
     /// module's doc).
     pub fn kept_events_for(&mut self, id: HandlerId) -> Vec<Event> {
         let mut out = Vec::new();
