@@ -57,3 +57,37 @@ def job_size(client, nspace):
     rc, val = client.get({"nspace": nspace, "rank": pmix.PMIX_RANK_WILDCARD},
                          pmix.PMIX_JOB_SIZE, [])
     return int(val["value"]) if rc == pmix.PMIX_SUCCESS else 0
+
+
+def forget_client():
+    """Drop what makes this process a client of its launcher (its identity and the server's
+    URIs), as a tool started by hand has none of them."""
+    for k in ["PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
+              "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"]:
+        os.environ.pop(k, None)
+
+
+def launcher_pid():
+    """The directive that finds the launcher's server by its pid (this process's parent)."""
+    return {"key": pmix.PMIX_SERVER_PIDINFO, "value": os.getppid(), "val_type": pmix.PMIX_PID}
+
+
+def tool_init(where):
+    """PMIxTool init with the directive `where`: the tool and its identifier, or (None,
+    None) after a FAIL."""
+    tool = pmix.PMIxTool()
+    rc, me = tool.init([where])
+    if rc != pmix.PMIX_SUCCESS:
+        fail("tool-init", tool.error_string(rc))
+        return None, None
+    return tool, me
+
+
+def tool_finalize(tool):
+    """PMIx_tool_finalize with its verdict; the exit status of the whole check."""
+    rc = tool.finalize()
+    if rc != pmix.PMIX_SUCCESS:
+        fail("tool-finalize", tool.error_string(rc))
+    else:
+        ok("tool-finalize")
+    return 0 if failures() == 0 else 1

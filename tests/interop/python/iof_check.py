@@ -21,7 +21,8 @@ import sys
 import threading
 import time
 
-from checks import emit, fail, failures, ok, text
+from checks import (emit, fail, forget_client, launcher_pid, ok, text, tool_finalize,
+                    tool_init)
 import pmix
 
 OUT = "iof-check says hello on stdout"
@@ -43,15 +44,10 @@ def main():
         return 1
     if rank != "0":
         return rank1()
-    for k in ["PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
-              "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"]:
-        os.environ.pop(k, None)
+    forget_client()
 
-    tool = pmix.PMIxTool()
-    where = {"key": pmix.PMIX_SERVER_PIDINFO, "value": os.getppid(), "val_type": pmix.PMIX_PID}
-    rc, me = tool.init([where])
-    if rc != pmix.PMIX_SUCCESS:
-        fail("tool-init", tool.error_string(rc))
+    tool, me = tool_init(launcher_pid())
+    if tool is None:
         return 1
     ok("tool-init", f"{text(me['nspace'])}:{me['rank']}")
 
@@ -99,12 +95,7 @@ def main():
 
     # No iof_deregister: the binding's own wrapper raises a TypeError before it reaches the
     # library (`for h in myhdlrs and not found`); finalizing ends the pull.
-    rc = tool.finalize()
-    if rc != pmix.PMIX_SUCCESS:
-        fail("tool-finalize", tool.error_string(rc))
-    else:
-        ok("tool-finalize")
-    return 0 if failures() == 0 else 1
+    return tool_finalize(tool)
 
 
 if __name__ == "__main__":

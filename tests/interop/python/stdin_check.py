@@ -19,7 +19,8 @@ push hangs (measured: the caller blocks in `pthread_mutex_lock` inside `PMIx_IOF
 import os
 import sys
 
-from checks import fail, failures, ok, text
+from checks import (fail, failures, forget_client, launcher_pid, ok, text, tool_finalize,
+                    tool_init)
 import pmix
 
 LINE = "pushed!\n"
@@ -47,15 +48,10 @@ def main():
         return 1
     if rank != "0":
         return rank1()
-    for k in ["PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
-              "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"]:
-        os.environ.pop(k, None)
+    forget_client()
 
-    tool = pmix.PMIxTool()
-    where = {"key": pmix.PMIX_SERVER_PIDINFO, "value": os.getppid(), "val_type": pmix.PMIX_PID}
-    rc, me = tool.init([where])
-    if rc != pmix.PMIX_SUCCESS:
-        fail("tool-init", tool.error_string(rc))
+    tool, me = tool_init(launcher_pid())
+    if tool is None:
         return 1
     ok("tool-init", f"{text(me['nspace'])}:{me['rank']}")
 
@@ -66,12 +62,7 @@ def main():
     else:
         fail("iof-push", tool.error_string(rc))
 
-    rc = tool.finalize()
-    if rc != pmix.PMIX_SUCCESS:
-        fail("tool-finalize", tool.error_string(rc))
-    else:
-        ok("tool-finalize")
-    return 0 if failures() == 0 else 1
+    return tool_finalize(tool)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ Facts about the binding this script is written around: `PMIxTool.init` returns (
 import os
 import sys
 
-from checks import fail, failures, ok, text
+from checks import fail, forget_client, launcher_pid, ok, text, tool_finalize, tool_init
 import pmix
 
 
@@ -35,19 +35,14 @@ def main():
         fail("setup", "run me under a PMIx launcher (PMIX_NAMESPACE, PMIX_SERVER_URI41)")
         return 1
     # A tool started by hand has none of the client's variables.
-    for k in ["PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
-              "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"]:
-        os.environ.pop(k, None)
+    forget_client()
 
     if mode == "pid":
-        where = {"key": pmix.PMIX_SERVER_PIDINFO, "value": os.getppid(),
-                 "val_type": pmix.PMIX_PID}
+        where = launcher_pid()
     else:
         where = {"key": pmix.PMIX_SERVER_URI, "value": uri, "val_type": pmix.PMIX_STRING}
-    tool = pmix.PMIxTool()
-    rc, me = tool.init([where])
-    if rc != pmix.PMIX_SUCCESS:
-        fail("tool-init", tool.error_string(rc))
+    tool, me = tool_init(where)
+    if tool is None:
         return 1
     if not text(me["nspace"]) or text(me["nspace"]) == job:
         fail("tool-init", f"assigned namespace {me['nspace']!r} is not a tool's own")
@@ -75,12 +70,7 @@ def main():
     else:
         ok("get-job-size", str(val["value"]))
 
-    rc = tool.finalize()
-    if rc != pmix.PMIX_SUCCESS:
-        fail("tool-finalize", tool.error_string(rc))
-    else:
-        ok("tool-finalize")
-    return 0 if failures() == 0 else 1
+    return tool_finalize(tool)
 
 
 if __name__ == "__main__":
