@@ -59,7 +59,10 @@ INT_TYPES = {
 
 
 def info(key, value, val_type):
-    return {"key": key, "value": value, "val_type": val_type}
+    # The binding leaves an info's flags as malloc left them unless given: garbage that
+    # depends on the process's memory, which made every get with PMIX_TIMEOUT fail on this
+    # project's server (and pass by luck) as unrelated code changed.
+    return {"key": key, "value": value, "val_type": val_type, "flags": 0}
 
 
 def main():
