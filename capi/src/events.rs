@@ -224,10 +224,12 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
             }
         };
         let register = move |c: &pmix::client::blocking::Client| {
-            c.register_event_handler(&codes, &info, move |notice, completion| {
+            c.register_event_handler(&codes, &info, move |notice, mut completion| {
                 // On one of the client's threads, where a C handler may block and call the
-                // library (the chain waits for its completion, not for its return).
+                // library (the chain waits for its completion, not for its return; but a
+                // process's own notification waits for the handler's return).
                 let returned = returned.clone();
+                let in_call = completion.in_call();
                 let turn = move || {
                     let event = Delivery {
                         handler: notice.handler,
@@ -238,6 +240,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
                     };
                     let done: Completion = Box::new(move |s, r| completion.complete(s, r));
                     run_handler(handler, returned.as_ref(), &event, done);
+                    drop(in_call);
                 };
                 // Through the lock, not a reference of its own: this runs on the client's
                 // runtime, where the client must never be dropped.

@@ -38,8 +38,9 @@ pub(crate) enum Pushed {
     Output(IofDelivery),
     /// An event this process raised for itself, for the handlers that hear it: those
     /// registered when it was raised, or one registered later
-    /// ([`ClientCore::kept_events_for`]).
-    Own(Event, Vec<crate::events::HandlerId>),
+    /// ([`ClientCore::kept_events_for`]); with the ticket of the caller that waits until
+    /// the chain has been walked (the driver's).
+    Own(Event, Vec<crate::events::HandlerId>, Option<u64>),
 }
 
 /// One client's state and protocol, without I/O.

@@ -44,16 +44,36 @@ pub struct EventNotice {
 
 /// A handler's way to end its turn (`pmix_event_notification_cbfunc_fn_t`).
 #[derive(Debug)]
-pub struct EventCompletion(Option<oneshot::Sender<(Status, Vec<Info>)>>);
+pub struct EventCompletion {
+    done: Option<oneshot::Sender<(Status, Vec<Info>)>>,
+    returned: Option<oneshot::Sender<()>>,
+}
 
 impl EventCompletion {
     /// Hand the chain on: `status` (`PMIX_EVENT_ACTION_COMPLETE` ends it) and results for the
     /// handlers after this one.
     pub fn complete(mut self, status: Status, results: Vec<Info>) {
-        if let Some(tx) = self.0.take() {
+        if let Some(tx) = self.done.take() {
             let _ = tx.send((status, results));
         }
     }
+
+    /// For a handler that does its work on another thread (as the C library's handlers run
+    /// on threads of their own): until the returned guard is dropped, the handler counts as
+    /// still in its call. Whoever raised an event for its own process waits until the chain
+    /// has run as far as it goes at once ([`super::Client::notify_event`]): a handler that
+    /// completes before the guard is dropped lets that wait go on to the next handler.
+    pub fn in_call(&mut self) -> HandlerInCall {
+        HandlerInCall {
+            _returned: self.returned.take(),
+        }
+    }
+}
+
+/// The guard of [`EventCompletion::in_call`]: dropped when the handler's call has returned.
+#[derive(Debug)]
+pub struct HandlerInCall {
+    _returned: Option<oneshot::Sender<()>>,
 }
 
 /// An event handler: called on the client's runtime, it must not block.
@@ -69,6 +89,19 @@ pub(crate) struct Events {
     queue: mpsc::UnboundedSender<Pushed>,
     /// The process's pulls of forwarded output ([`super::iof`]).
     pub(crate) pulls: Arc<Mutex<Pulls>>,
+    /// The callers waiting for the chains of their own events to be walked.
+    walked: Arc<Mutex<Walked>>,
+}
+
+/// Who waits for the walk of an event this process raised for itself, by ticket.
+#[derive(Default)]
+struct Walked {
+    next: u64,
+    waiting: BTreeMap<u64, oneshot::Sender<()>>,
+}
+
+fn lock_walked(walked: &Mutex<Walked>) -> MutexGuard<'_, Walked> {
+    walked.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 type Functions = BTreeMap<HandlerId, EventHandler>;
@@ -102,10 +135,12 @@ impl Events {
     pub(crate) fn start(core: Arc<Mutex<ClientCore>>, (queue, rx): EventQueue) -> Events {
         let functions: Arc<Mutex<Functions>> = Arc::default();
         let pulls: Arc<Mutex<Pulls>> = Arc::default();
+        let walked: Arc<Mutex<Walked>> = Arc::default();
         tokio::spawn(deliver_all(
             core.clone(),
             functions.clone(),
             pulls.clone(),
+            walked.clone(),
             rx,
         ));
         Events {
@@ -113,13 +148,37 @@ impl Events {
             functions,
             queue,
             pulls,
+            walked,
         }
     }
 
     /// Hand an event this process raised for itself to `handlers`, the chain the core
-    /// decided on when it was raised.
-    pub(crate) fn deliver_own(&self, event: Event, handlers: Vec<HandlerId>) {
-        let _ = self.queue.send(Pushed::Own(event, handlers));
+    /// decided on when it was raised. The answer is ready once the chain has been walked as
+    /// far as it goes at once: to its end, or to a handler that returned without completing
+    /// its turn (it may complete later, from another thread). OpenPMIx's library calls the
+    /// notifier's callback at that point too, so a program that waits for it before it
+    /// finalizes has seen its own handlers run.
+    pub(crate) fn deliver_own(
+        &self,
+        event: Event,
+        handlers: Vec<HandlerId>,
+    ) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        let ticket = {
+            let mut walked = lock_walked(&self.walked);
+            walked.next += 1;
+            let ticket = walked.next;
+            walked.waiting.insert(ticket, tx);
+            ticket
+        };
+        if self
+            .queue
+            .send(Pushed::Own(event, handlers, Some(ticket)))
+            .is_err()
+        {
+            lock_walked(&self.walked).waiting.remove(&ticket);
+        }
+        rx
     }
 
     /// Register `handler`: its identifier and the request that tells the server.
@@ -141,7 +200,7 @@ impl Events {
     /// before it that it accepts (`core/events.rs`), each to it alone.
     pub(crate) fn hand_kept_events(&self, id: HandlerId) {
         for event in lock(&self.core).kept_events_for(id) {
-            let _ = self.queue.send(Pushed::Own(event, vec![id]));
+            let _ = self.queue.send(Pushed::Own(event, vec![id], None));
         }
     }
 
@@ -241,6 +300,7 @@ async fn deliver_all(
     core: Arc<Mutex<ClientCore>>,
     functions: Arc<Mutex<Functions>>,
     pulls: Arc<Mutex<Pulls>>,
+    walked: Arc<Mutex<Walked>>,
     mut rx: mpsc::UnboundedReceiver<Pushed>,
 ) {
     // Handlers are called one at a time, each event's chain in its own task: a handler that
@@ -248,9 +308,13 @@ async fn deliver_all(
     // Forwarded output is handed over here, in the order it came.
     let calling = Arc::new(Mutex::new(()));
     while let Some(pushed) = rx.recv().await {
+        let mut waiter = None;
         let chain = match pushed {
             Pushed::Event(event) => lock(&core).event_chain(event),
-            Pushed::Own(event, handlers) => Chain::new(event, handlers),
+            Pushed::Own(event, handlers, ticket) => {
+                waiter = ticket.and_then(|t| lock_walked(&walked).waiting.remove(&t));
+                Chain::new(event, handlers)
+            }
             Pushed::Output(output) => {
                 let _one_at_a_time = calling.lock().unwrap_or_else(PoisonError::into_inner);
                 hand_over(&pulls, output);
@@ -258,16 +322,18 @@ async fn deliver_all(
             }
         };
         let (core, functions, calling) = (core.clone(), functions.clone(), calling.clone());
-        tokio::spawn(walk(chain, core, functions, calling));
+        tokio::spawn(walk(chain, core, functions, calling, waiter));
     }
 }
 
-/// Call the handlers of one event's chain, each after the one before it completed.
+/// Call the handlers of one event's chain, each after the one before it completed; tell
+/// `waiter` when the chain is walked as far as it goes at once (`Events::deliver_own`).
 async fn walk(
     mut chain: Chain,
     core: Arc<Mutex<ClientCore>>,
     functions: Arc<Mutex<Functions>>,
     calling: Arc<Mutex<()>>,
+    mut waiter: Option<oneshot::Sender<()>>,
 ) {
     while let Some(id) = chain.next_handler() {
         // A handler deregistered while the chain ran is not called (§10.1.7).
@@ -285,8 +351,12 @@ async fn walk(
             info: chain.event.info.clone(),
             results: chain.results.clone(),
         };
-        let (tx, done) = oneshot::channel();
-        let completion = EventCompletion(Some(tx));
+        let (tx, mut done) = oneshot::channel();
+        let (in_call, mut returned) = oneshot::channel();
+        let completion = EventCompletion {
+            done: Some(tx),
+            returned: Some(in_call),
+        };
         {
             let _one_at_a_time = calling.lock().unwrap_or_else(PoisonError::into_inner);
             // A handler that panics has ended its turn; the chain and later events go on.
@@ -294,8 +364,31 @@ async fn walk(
                 handler(notice, completion)
             }));
         }
-        // A dropped completion lets the chain go on with nothing to add.
-        let (status, results) = done.await.unwrap_or((Status::SUCCESS, Vec::new()));
+        // Its completion if it came within the handler's call (which ends when the handler
+        // returns, or drops the guard of `in_call`); a dropped completion lets the chain go
+        // on with nothing to add.
+        let within_call = tokio::select! {
+            biased;
+            turn = &mut done => Some(turn.unwrap_or((Status::SUCCESS, Vec::new()))),
+            _ = &mut returned => match done.try_recv() {
+                Ok(turn) => Some(turn),
+                Err(oneshot::error::TryRecvError::Closed) => Some((Status::SUCCESS, Vec::new())),
+                Err(oneshot::error::TryRecvError::Empty) => None,
+            },
+        };
+        let (status, results) = match within_call {
+            Some(turn) => turn,
+            None => {
+                // The handler completes later: the walk goes no further at once.
+                if let Some(w) = waiter.take() {
+                    let _ = w.send(());
+                }
+                done.await.unwrap_or((Status::SUCCESS, Vec::new()))
+            }
+        };
         chain.handler_done(status, results);
+    }
+    if let Some(w) = waiter.take() {
+        let _ = w.send(());
     }
 }

@@ -511,7 +511,10 @@ impl Client {
             self.status_of(&req).await?;
         }
         if let Some(event) = plan.local {
-            self.inner.events.deliver_own(event, plan.handlers);
+            // The process's own handlers have run as far as they go at once before the call
+            // returns (see `Events::deliver_own`).
+            let walked = self.inner.events.deliver_own(event, plan.handlers);
+            let _ = walked.await;
         }
         Ok(())
     }
