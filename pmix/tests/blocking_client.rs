@@ -76,12 +76,14 @@ fn threads_of_one_client_wait_for_their_own_replies_at_once() {
     // so four calls are in flight on one socket, and whoever reads must hand the others
     // their replies.
     let (tx, rx) = mpsc::channel();
-    for k in 0..4u32 {
-        let (c, p, tx) = (reader.clone(), of_writer.clone(), tx.clone());
-        std::thread::spawn(move || {
-            let _ = tx.send((k, c.get(Some(&p), &format!("key{k}"), &[])));
-        });
-    }
+    let getters: Vec<_> = (0..4u32)
+        .map(|k| {
+            let (c, p, tx) = (reader.clone(), of_writer.clone(), tx.clone());
+            std::thread::spawn(move || {
+                let _ = tx.send((k, c.get(Some(&p), &format!("key{k}"), &[])));
+            })
+        })
+        .collect();
     // Puts in the reverse order, each committed alone: the replies come back out of order.
     let writer = on_thread(move || {
         for k in (0..4u32).rev() {
@@ -98,7 +100,11 @@ fn threads_of_one_client_wait_for_their_own_replies_at_once() {
     got.sort_by_key(|(k, _)| *k);
     let want: Vec<_> = (0..4u32).map(|k| (k, Ok(Value::Uint32(10 + k)))).collect();
     assert_eq!(got, want);
-    // The socket is still shared correctly afterwards: a fence of both completes.
+    // The socket is still shared correctly afterwards: a fence of both completes. A getter
+    // thread may still hold its clone of the client a moment after it sent its answer.
+    for getter in getters {
+        getter.join().unwrap();
+    }
     let reader = std::sync::Arc::try_unwrap(reader).unwrap();
     let fence_w = std::thread::spawn(move || (writer.fence(&[], &[]), writer));
     let (fence_r, reader) = on_thread(move || (reader.fence(&[], &[]), reader));
