@@ -9,6 +9,7 @@
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
+//! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
 //! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
@@ -18,6 +19,7 @@ mod attribute_vectors;
 mod bench;
 mod capi;
 mod layers;
+mod openpmix;
 mod outside;
 mod sysdeps;
 mod tables;
@@ -116,6 +118,12 @@ enum Cmd {
         )]
         args: Vec<String>,
     },
+    /// Build OpenPMIx releases as peers (5.0.9, 6.1.0) from the reference material's
+    /// tarballs into a cache outside the clone, once per machine, and print where each is.
+    Openpmix {
+        /// The releases (`5.0`, `6.1`); all when none is named.
+        releases: Vec<String>,
+    },
     /// List the files of pmix that import from a layer above them or import each other
     /// (another crate's: its circles).
     Layers {
@@ -146,6 +154,7 @@ fn main() -> ExitCode {
         Cmd::Sim {
             planted_bug, args, ..
         } => ("sim", sim(&root, planted_bug, &args)),
+        Cmd::Openpmix { releases } => ("openpmix", openpmix::run(&root, &releases)),
         Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
     };
     match result {
