@@ -23,8 +23,13 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// A server with a job of `n` on a Unix socket, on a runtime of its own; and the
 /// configuration each rank's process would find in its environment.
 fn server(n: u32) -> (tokio::runtime::Runtime, Server, Vec<ClientConfig>) {
+    server_also_on_tcp(n, false)
+}
+
+/// [`server`], listening on loopback TCP too when `tcp`.
+fn server_also_on_tcp(n: u32, tcp: bool) -> (tokio::runtime::Runtime, Server, Vec<ClientConfig>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let (server, ns) = runtime.block_on(server_configured(NoHost, false, n, |c| {
+    let (server, ns) = runtime.block_on(server_configured(NoHost, tcp, n, |c| {
         c.unix_socket = true;
     }));
     let configs = (0..n)
@@ -176,5 +181,23 @@ fn finalize_from_another_thread_ends_a_call_waiting_on_the_socket() {
     );
     assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
     on_thread(move || drop(client));
+    server.shutdown();
+}
+
+#[test]
+fn a_client_whose_socket_file_is_gone_joins_through_the_servers_tcp_uri() {
+    // A process that ends may clean the folder the socket is in (Open MPI's spawned
+    // children do); the server still listens on the TCP address its URI gives.
+    let (_rt, server, configs) = server_also_on_tcp(1, true);
+    let config = configs[0].clone();
+    let socket = config
+        .unix_socket
+        .clone()
+        .expect("the server hands out its socket");
+    std::fs::remove_file(&socket).unwrap();
+    let client = on_thread(move || Client::init_with(&config));
+    let client = client.expect("the client joins over TCP");
+    assert_eq!(client.proc(), &configs[0].proc);
+    on_thread(move || assert_eq!(client.finalize(), Ok(())));
     server.shutdown();
 }

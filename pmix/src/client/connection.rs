@@ -125,31 +125,98 @@ fn lost(why: impl std::fmt::Display) -> Error {
     Error::Status(Status::ERR_LOST_CONNECTION, why.to_string())
 }
 
-fn unreachable(e: std::io::Error) -> Error {
-    Error::Status(Status::ERR_UNREACH, e.to_string())
-}
-
 /// Where the server listens.
+#[derive(Clone, Copy, Debug)]
 enum Address<'a> {
     Unix(&'a Path),
     Tcp(SocketAddr),
 }
 
-/// The server's address from the client's configuration: its Unix socket when it has one,
-/// else the TCP address of its URI.
-fn server_address(env: &ClientConfig) -> Result<Address<'_>, Error> {
-    match (&env.unix_socket, &env.uri) {
-        (Some(path), _) => Ok(Address::Unix(path)),
-        (None, Some(uri)) => {
-            let (_, addr) = parse_uri(uri).ok_or_else(|| {
-                Error::Status(Status::ERR_INIT, format!("cannot parse server URI {uri:?}"))
-            })?;
-            Ok(Address::Tcp(addr))
+/// The server's addresses from the client's configuration, in the order to try them: its
+/// Unix socket when it has one, then the TCP address of its URI. A socket file can vanish
+/// while the server still listens on TCP (a process that ends may clean the folder it is
+/// in: Open MPI's children of a spawn do), so the URI is kept as the way in that remains.
+fn server_addresses(env: &ClientConfig) -> Result<Vec<Address<'_>>, Error> {
+    let mut addresses = Vec::new();
+    if let Some(path) = &env.unix_socket {
+        addresses.push(Address::Unix(path));
+    }
+    if let Some(uri) = &env.uri {
+        match parse_uri(uri) {
+            Some((_, addr)) => addresses.push(Address::Tcp(addr)),
+            // The socket alone will do; without one, the URI was the only way.
+            None if !addresses.is_empty() => {
+                tracing::debug!("cannot parse server URI {uri:?}: only the socket is tried");
+            }
+            None => {
+                return Err(Error::Status(
+                    Status::ERR_INIT,
+                    format!("cannot parse server URI {uri:?}"),
+                ));
+            }
         }
-        (None, None) => Err(Error::Status(
+    }
+    if addresses.is_empty() {
+        return Err(Error::Status(
             Status::ERR_INIT,
             "no PMIX_SERVER_URI* in the environment".into(),
-        )),
+        ));
+    }
+    Ok(addresses)
+}
+
+/// Try each of `addresses` in turn with `connect`: the first stream, or `PMIX_ERR_UNREACH`
+/// naming every address and why it failed.
+fn first_reachable<S>(
+    addresses: &[Address<'_>],
+    mut connect: impl FnMut(Address<'_>) -> std::io::Result<S>,
+) -> Result<S, Error> {
+    let mut failures = Unreached::default();
+    for &address in addresses {
+        match connect(address) {
+            Ok(stream) => return Ok(stream),
+            Err(e) => failures.add(address, &e),
+        }
+    }
+    Err(failures.into_error())
+}
+
+/// Connect to `address` from the calling thread.
+fn connect_sync(address: Address<'_>) -> std::io::Result<SyncStream> {
+    match address {
+        Address::Unix(path) => std::os::unix::net::UnixStream::connect(path).map(SyncStream::Unix),
+        Address::Tcp(addr) => std::net::TcpStream::connect(addr)
+            .and_then(|tcp| tcp.set_nodelay(true).map(|()| SyncStream::Tcp(tcp))),
+    }
+}
+
+/// [`first_reachable`] for async connects.
+async fn first_reachable_async<S>(
+    addresses: &[Address<'_>],
+    mut connect: impl AsyncFnMut(Address<'_>) -> std::io::Result<S>,
+) -> Result<S, Error> {
+    let mut failures = Unreached::default();
+    for &address in addresses {
+        match connect(address).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => failures.add(address, &e),
+        }
+    }
+    Err(failures.into_error())
+}
+
+/// The addresses tried in vain, and why.
+#[derive(Default)]
+struct Unreached(Vec<String>);
+
+impl Unreached {
+    fn add(&mut self, address: Address<'_>, e: &std::io::Error) {
+        tracing::debug!("server at {address:?} unreachable: {e}");
+        self.0.push(format!("{address:?}: {e}"));
+    }
+
+    fn into_error(self) -> Error {
+        Error::Status(Status::ERR_UNREACH, self.0.join("; "))
     }
 }
 
@@ -160,11 +227,12 @@ impl Connection {
         env: &ClientConfig,
         events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
-        let stream = match server_address(env)? {
-            Address::Unix(path) => connect_unix(path).await,
-            Address::Tcp(addr) => connect_tcp(addr).await,
-        };
-        let stream = stream.map_err(unreachable)?;
+        let stream =
+            first_reachable_async(&server_addresses(env)?, async |address| match address {
+                Address::Unix(path) => connect_unix(path).await,
+                Address::Tcp(addr) => connect_tcp(addr).await,
+            })
+            .await?;
         let conn = Self::handshake(stream, &env.proc, env.buffer_type, events).await?;
         conn.core().accept_reserved_puts = env.accept_reserved_puts;
         Ok(conn)
@@ -176,14 +244,7 @@ impl Connection {
         env: &ClientConfig,
         events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
-        let stream = match server_address(env)? {
-            Address::Unix(path) => {
-                std::os::unix::net::UnixStream::connect(path).map(SyncStream::Unix)
-            }
-            Address::Tcp(addr) => std::net::TcpStream::connect(addr)
-                .and_then(|tcp| tcp.set_nodelay(true).map(|()| SyncStream::Tcp(tcp))),
-        };
-        let stream = stream.map_err(unreachable)?;
+        let stream = first_reachable(&server_addresses(env)?, connect_sync)?;
         let (hello, uid) = hello(&env.proc, env.buffer_type)?;
         stream.write_all(&hello).map_err(lost)?;
         let mut answer = [[0u8; 4]; 2];
@@ -215,9 +276,7 @@ impl Connection {
                 format!("cannot parse server URI {uri:?}"),
             )
         })?;
-        let stream = std::net::TcpStream::connect(addr)
-            .and_then(|tcp| tcp.set_nodelay(true).map(|()| SyncStream::Tcp(tcp)))
-            .map_err(unreachable)?;
+        let stream = first_reachable(&[Address::Tcp(addr)], connect_sync)?;
         let (uid, gid) = uid_gid();
         let hello = ConnectRequest::tool(proc.cloned(), uid, gid, buffer_type).encode()?;
         stream.write_all(&hello).map_err(lost)?;
