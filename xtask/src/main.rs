@@ -188,6 +188,7 @@ pub(crate) fn run_cmd(root: &Path, program: &str, args: &[&str]) -> Result<(), S
 
 fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
     sysdeps::ensure(sysdeps::CONFORMANCE)?;
+    let args = library_shorthands(root, args)?;
     let mut cargo_args = vec![
         "run",
         "--quiet",
@@ -198,6 +199,52 @@ fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
     ];
     cargo_args.extend(args.iter().map(String::as_str));
     run_cmd(root, "cargo", &cargo_args)
+}
+
+/// The runner's arguments with the libraries of `--target` and `--library` given by short
+/// name made into paths, each built first when it is not yet: `openpmix-5.0` and
+/// `openpmix-6.1` (OpenPMIx from the reference material's sources, `cargo xtask openpmix`),
+/// `openpmix-4.2` (Debian's library, for the dynamic loader) and `pmix-rs` (this project's,
+/// `cargo xtask capi`). Anything else passes unchanged.
+fn library_shorthands(root: &Path, args: &[String]) -> Result<Vec<String>, String> {
+    let resolve = |name: &str| -> Result<Option<String>, String> {
+        if name == "openpmix-4.2" {
+            return Ok(Some("libpmix.so.2".into()));
+        }
+        if name == "pmix-rs" {
+            return capi::run(root).map(|p| Some(p.display().to_string()));
+        }
+        match name.strip_prefix("openpmix-").and_then(openpmix::release) {
+            Some(release) => {
+                let prefix = openpmix::ensure(root, release)?;
+                Ok(Some(prefix.join("lib/libpmix.so.2").display().to_string()))
+            }
+            None => Ok(None),
+        }
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut takes_library = false;
+    for arg in args {
+        if takes_library {
+            takes_library = false;
+            out.push(resolve(arg)?.unwrap_or_else(|| arg.clone()));
+            continue;
+        }
+        let joined = ["--target=", "--library="]
+            .iter()
+            .find_map(|flag| arg.strip_prefix(flag).map(|value| (flag, value)));
+        match joined {
+            Some((flag, value)) => match resolve(value)? {
+                Some(path) => out.push(format!("{flag}{path}")),
+                None => out.push(arg.clone()),
+            },
+            None => {
+                takes_library = arg == "--target" || arg == "--library";
+                out.push(arg.clone());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The cargo arguments that run the simulator, built with its planted bug or not (in a
