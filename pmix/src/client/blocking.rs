@@ -45,13 +45,28 @@ impl Client {
         proc: Option<&Proc>,
         buffer_type: crate::codec::BufferType,
     ) -> Result<(Client, Proc), Error> {
+        Self::connect_tool_at(uri, None, proc, buffer_type)
+    }
+
+    /// [`Client::connect_tool`] to a server whose version is known (its rendezvous file's
+    /// second line), so that the tool speaks that version's layouts.
+    pub(crate) fn connect_tool_at(
+        uri: &str,
+        version: Option<crate::wire::PeerVersion>,
+        proc: Option<&Proc>,
+        buffer_type: crate::codec::BufferType,
+    ) -> Result<(Client, Proc), Error> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .map_err(|e| Error::Status(Status::ERR_INIT, e.to_string()))?;
-        let (inner, server) =
-            runtime.block_on(super::Client::init_tool_blocking_io(uri, proc, buffer_type))?;
+        let (inner, server) = runtime.block_on(super::Client::init_tool_blocking_io(
+            uri,
+            version,
+            proc,
+            buffer_type,
+        ))?;
         Ok((Client { runtime, inner }, server))
     }
 

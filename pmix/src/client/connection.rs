@@ -21,7 +21,7 @@ use crate::model::{Proc, Rank, Status};
 use crate::transport::{BoxStream, connect_tcp, connect_unix, uid_gid};
 use crate::wire::handshake::{ConnectRequest, ToolReply, decode_status};
 use crate::wire::uri::parse_uri;
-use crate::wire::{Reply, Request};
+use crate::wire::{PeerVersion, Reply, Request};
 
 use super::blocking_io::{SyncIo, SyncStream};
 use super::core::{ClientCore, Pushed, cannot_send, lock};
@@ -37,6 +37,10 @@ pub struct ClientConfig {
     /// The server's Unix socket (`PMIX_RS_SERVER_USOCK`), preferred when present.
     pub unix_socket: Option<PathBuf>,
     pub buffer_type: BufferType,
+    /// The server's library version (`PMIX_VERSION`, which OpenPMIx's servers and this
+    /// crate's put in the environment they launch processes with): the layouts of the few
+    /// messages OpenPMIx 5.0 and 6.1 changed follow it. `None`: a 4.x server.
+    pub server_version: Option<PeerVersion>,
     /// Accept `PMIx_Put` of the standard's own attributes, whose keys are in its reserved
     /// `pmix` namespace, as OpenPMIx 4.2 does: the standard refuses every reserved key
     /// (rule P-01), but Open MPI 4.1 puts `pmix.hname` and `pmix.cpuset`. A reserved key
@@ -86,8 +90,16 @@ impl ClientConfig {
             uri,
             unix_socket: var("PMIX_RS_SERVER_USOCK").map(PathBuf::from),
             buffer_type,
+            server_version: var("PMIX_VERSION").map(|v| PeerVersion::parse(&v)),
             accept_reserved_puts: false,
         })
+    }
+}
+
+impl ClientConfig {
+    /// The layouts the server speaks.
+    fn server_dialect(&self) -> crate::wire::Dialect {
+        (self.server_version.map(PeerVersion::dialect)).unwrap_or_default()
     }
 }
 
@@ -235,6 +247,7 @@ impl Connection {
             .await?;
         let conn = Self::handshake(stream, &env.proc, env.buffer_type, events).await?;
         conn.core().accept_reserved_puts = env.accept_reserved_puts;
+        conn.core().set_server_dialect(env.server_dialect());
         Ok(conn)
     }
 
@@ -257,15 +270,19 @@ impl Connection {
             pindex(answer[1]),
         )));
         lock(&core).accept_reserved_puts = env.accept_reserved_puts;
+        lock(&core).set_server_dialect(env.server_dialect());
         let io = Io::Blocking(SyncIo::start(stream, core.clone(), events)?);
         Ok(Connection { core, io, uid })
     }
 
     /// Connect to the server at `uri` as a tool, whose calls do their own I/O on the calling
     /// thread: with `proc` when the tool brings its identifier, else under the one the
-    /// server assigns. Returns the connection, the tool's identifier and the server's.
+    /// server assigns. `version` is the server's, when its rendezvous file said (else a 4.x
+    /// server's layouts are spoken). Returns the connection, the tool's identifier and the
+    /// server's.
     pub(crate) fn connect_tool_blocking(
         uri: &str,
+        version: Option<PeerVersion>,
         proc: Option<&Proc>,
         buffer_type: BufferType,
         events: mpsc::UnboundedSender<Pushed>,
@@ -291,7 +308,9 @@ impl Connection {
             (None, None) => return Err(lost("the server assigned the tool no identifier")),
         };
         // A server does not read a tool's peer index: its headers carry 0.
-        let core = Arc::new(Mutex::new(ClientCore::new(me.clone(), buffer_type, 0)));
+        let mut core = ClientCore::new(me.clone(), buffer_type, 0);
+        core.set_server_dialect(version.map(PeerVersion::dialect).unwrap_or_default());
+        let core = Arc::new(Mutex::new(core));
         let io = Io::Blocking(SyncIo::start(stream, core.clone(), events)?);
         Ok((Connection { core, io, uid }, me, answer.server))
     }

@@ -28,7 +28,9 @@ use crate::store::JobRealms;
 use crate::store::jobinfo::{is_job_data, realms_from_kvals};
 use crate::store::qualified::{QUALIFIED_VALUE, value_for};
 use crate::wire::ops::IofDelivery;
-use crate::wire::{Command, CommitBucket, Frame, FrameDecoder, Notification, Reply, Request, Tag};
+use crate::wire::{
+    Command, CommitBucket, Dialect, Frame, FrameDecoder, Notification, Reply, Request, Tag,
+};
 
 /// What the server pushes to a process without being asked: events (tag 0) and forwarded
 /// output (tag 2).
@@ -50,6 +52,12 @@ pub struct ClientCore {
     buffer_type: BufferType,
     /// The index the server gave this peer at the handshake, written in every frame.
     pindex: i32,
+    /// The layouts the server reads and writes, from the version it stated
+    /// ([`ClientCore::set_server_dialect`]).
+    server: Dialect,
+    /// The members of the groups this process formed, as the server named them: a 5.0 or
+    /// later server wants them back in the destruct (`wire::version`).
+    pub(crate) groups: BTreeMap<String, Vec<Proc>>,
     pub(crate) cache: ClientCache,
     /// Values put and not yet committed, by scope.
     staged: Vec<(Scope, Kval)>,
@@ -90,6 +98,8 @@ impl ClientCore {
             me,
             buffer_type,
             pindex,
+            server: Dialect::V4,
+            groups: BTreeMap::new(),
             cache: ClientCache::default(),
             staged: Vec::new(),
             finalized: false,
@@ -116,6 +126,17 @@ impl ClientCore {
         self.buffer_type
     }
 
+    /// Speak the layouts of a server of this dialect from now on (a server that stated no
+    /// version is taken for a 4.x one, as this crate's own are).
+    pub fn set_server_dialect(&mut self, dialect: Dialect) {
+        self.server = dialect;
+    }
+
+    /// The layouts the server speaks.
+    pub fn server_dialect(&self) -> Dialect {
+        self.server
+    }
+
     /// Accept puts of the standard's attributes (keys in the reserved `pmix` namespace) from
     /// now on, as OpenPMIx 4.2 does (see `ClientConfig::accept_reserved_puts`).
     pub fn accept_reserved_puts(&mut self, on: bool) {
@@ -135,7 +156,8 @@ impl ClientCore {
             return Err(Status::ERR_LOST_CONNECTION);
         }
         let tag = self.tag();
-        self.frame(tag, req.encode(self.buffer_type).map_err(|e| e.status())?)?;
+        let payload = (req.encode_for(self.buffer_type, self.server)).map_err(|e| e.status())?;
+        self.frame(tag, payload)?;
         self.waiting.insert(tag.0, req.command());
         Ok(tag)
     }
@@ -146,7 +168,8 @@ impl ClientCore {
             return Err(Status::ERR_LOST_CONNECTION);
         }
         let tag = self.tag();
-        self.frame(tag, req.encode(self.buffer_type).map_err(|e| e.status())?)
+        let payload = (req.encode_for(self.buffer_type, self.server)).map_err(|e| e.status())?;
+        self.frame(tag, payload)
     }
 
     /// Queue a heartbeat: an empty frame under `PMIX_PTL_TAG_HEARTBEAT`, as OpenPMIx's clients
@@ -235,7 +258,8 @@ impl ClientCore {
             );
             return;
         };
-        let reply = Reply::decode(command, &frame.payload, self.buffer_type).map_err(|e| {
+        let decoded = Reply::decode_for(command, &frame.payload, self.buffer_type, self.server);
+        let reply = decoded.map_err(|e| {
             tracing::warn!("a reply to {command:?} that does not decode: {e}");
             e.status()
         });

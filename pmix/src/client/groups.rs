@@ -52,7 +52,14 @@ impl Client {
             info: info.to_vec(),
         });
         let reply = self.inner.conn.request(&req).await?;
-        let (status, context_id) = replies::group_constructed(reply)?;
+        let (status, context_id, members) = replies::group_constructed(reply)?;
+        // A 5.0 or later server names the members, and wants them back in the destruct.
+        let members = if members.is_empty() {
+            procs.to_vec()
+        } else {
+            members
+        };
+        self.state().groups.insert(group.to_owned(), members);
         let mut results = Vec::new();
         if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
             results.push(Info::new(attr::GROUP_CONTEXT_ID, id));
@@ -84,13 +91,18 @@ impl Client {
     }
 
     /// `PMIx_Group_destruct`: end the group with every other member (§14.2.8), a
-    /// collective. An unknown group is `PMIX_ERR_NOT_FOUND`.
+    /// collective. An unknown group is `PMIX_ERR_NOT_FOUND`. A 5.0 or later server is sent
+    /// the members this process learned when the group formed (`wire::version`).
     pub async fn group_destruct(&self, group: &str, info: &[Info]) -> Result<(), Error> {
+        let members = (self.state().groups.get(group).cloned()).unwrap_or_default();
         let req = Request::Op(Op::GroupDestruct {
             group: group.to_owned(),
+            members,
             info: info.to_vec(),
         });
-        self.status_of(&req).await
+        self.status_of(&req).await?;
+        self.state().groups.remove(group);
+        Ok(())
     }
 
     /// `PMIx_Group_invite`: invite `procs` into `group`, led by this process (§14.2.10).
@@ -144,6 +156,14 @@ impl Client {
     /// An invitation's or a join's outcome: the group formed, as the server reports it.
     async fn formed(&self, req: &Request) -> Result<GroupConstructed, Error> {
         let (status, results) = replies::group_formed(self.inner.conn.request(req).await?)?;
+        let membership = (results.iter())
+            .find(|i| i.is(attr::GROUP_MEMBERSHIP))
+            .map(|i| crate::events::procs_of(&i.value));
+        if let (Request::Op(Op::GroupInvite { group, .. } | Op::GroupJoin { group, .. }), Some(m)) =
+            (req, membership)
+        {
+            self.state().groups.insert(group.clone(), m);
+        }
         Ok(GroupConstructed { status, results })
     }
 

@@ -146,12 +146,13 @@ impl Client {
     /// server's identifier. A tool has no job of its own to fetch information for.
     pub(crate) async fn init_tool_blocking_io(
         uri: &str,
+        version: Option<crate::wire::PeerVersion>,
         proc: Option<&Proc>,
         buffer_type: BufferType,
     ) -> Result<(Client, Proc), Error> {
         let (queue, rx) = events::queue();
         let (conn, me, server) =
-            Connection::connect_tool_blocking(uri, proc, buffer_type, queue.clone())?;
+            Connection::connect_tool_blocking(uri, version, proc, buffer_type, queue.clone())?;
         Ok((Client::started(conn, (queue, rx), me), server))
     }
 

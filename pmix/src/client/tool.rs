@@ -21,6 +21,7 @@ use crate::Error;
 use crate::codec::BufferType;
 use crate::model::{Info, Proc, Rank, Status, attr};
 use crate::transport::{default_tmpdir, kernel_hostname};
+use crate::wire::PeerVersion;
 use crate::wire::uri::parse_uri;
 
 use super::blocking::Client;
@@ -125,29 +126,39 @@ impl Search {
 
     /// The URI of the server searched for: `PMIX_ERR_UNREACH` when there is none.
     pub fn uri(&self) -> Result<String, Error> {
+        self.server().map(|found| found.uri)
+    }
+
+    /// The server searched for: its URI, and its version when a rendezvous file gave it
+    /// (`PMIX_ERR_UNREACH` when there is none).
+    pub fn server(&self) -> Result<Rendezvous, Error> {
         let system = format!("pmix.sys.{}", self.hostname);
+        let given = |uri: String| Rendezvous { uri, version: None };
         match &self.locator {
-            Locator::Uri(uri) => Ok(uri.clone()),
-            Locator::File(path) => read_uri(path),
+            Locator::Uri(uri) => Ok(given(uri.clone())),
+            Locator::File(path) => read_rendezvous(path),
             Locator::Pid(pid) => self.file(&format!("pmix.{}.tool.{pid}", self.hostname)),
             Locator::Nspace(ns) => self.file(&format!("pmix.{}.tool.{ns}", self.hostname)),
             Locator::System => self.file(&system),
             Locator::SystemFirst => self.file(&system).or_else(|_| self.any_server()),
-            Locator::Any => (environment_uri().ok_or(()))
+            Locator::Any => (environment_server().ok_or(()))
                 .or_else(|()| self.file(&system))
                 .or_else(|_| self.any_server()),
         }
     }
 
-    /// The URI in the rendezvous file `name` of the first directory holding one.
-    fn file(&self, name: &str) -> Result<String, Error> {
-        (self.dirs.iter().find_map(|d| read_uri(&d.join(name)).ok()))
-            .ok_or_else(|| unreachable(format!("no rendezvous file {name} in {:?}", self.dirs)))
+    /// The rendezvous file `name` of the first directory holding one.
+    fn file(&self, name: &str) -> Result<Rendezvous, Error> {
+        (self
+            .dirs
+            .iter()
+            .find_map(|d| read_rendezvous(&d.join(name)).ok()))
+        .ok_or_else(|| unreachable(format!("no rendezvous file {name} in {:?}", self.dirs)))
     }
 
     /// The first (by name) of the tool rendezvous files of this node, in the first
     /// directory that holds one.
-    fn any_server(&self) -> Result<String, Error> {
+    fn any_server(&self) -> Result<Rendezvous, Error> {
         let prefix = format!("pmix.{}.tool.", self.hostname);
         let in_dir = |dir: &PathBuf| {
             let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -157,32 +168,49 @@ impl Search {
                 .map(|e| e.path())
                 .collect();
             files.sort();
-            files.iter().find_map(|f| read_uri(f).ok())
+            files.iter().find_map(|f| read_rendezvous(f).ok())
         };
         (self.dirs.iter().find_map(in_dir))
             .ok_or_else(|| unreachable(format!("no rendezvous file {prefix}* in {:?}", self.dirs)))
     }
 }
 
+/// A server found: its URI and, when its rendezvous file said, its library version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendezvous {
+    pub uri: String,
+    pub version: Option<PeerVersion>,
+}
+
 fn unreachable(why: String) -> Error {
     Error::Status(Status::ERR_UNREACH, why)
 }
 
-/// The server URI on a rendezvous file's first line.
-fn read_uri(path: &Path) -> Result<String, Error> {
+/// The server URI on a rendezvous file's first line, and its version on the second (as
+/// OpenPMIx's servers and this crate's write them; OpenPMIx's tools read no more).
+fn read_rendezvous(path: &Path) -> Result<Rendezvous, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| unreachable(format!("cannot read {}: {e}", path.display())))?;
-    (text.lines().next().map(str::trim))
+    let mut lines = text.lines().map(str::trim);
+    let uri = (lines.next())
         .filter(|l| !l.is_empty())
         .map(str::to_owned)
-        .ok_or_else(|| unreachable(format!("{} holds no server URI", path.display())))
+        .ok_or_else(|| unreachable(format!("{} holds no server URI", path.display())))?;
+    let version = (lines.next())
+        .filter(|l| !l.is_empty())
+        .map(PeerVersion::parse);
+    Ok(Rendezvous { uri, version })
 }
 
-/// The URI a server put in the environment of a process it launched.
-fn environment_uri() -> Option<String> {
-    ["PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3"]
+/// The server a server put in the environment of a process it launched: its URI, and its
+/// version (`PMIX_VERSION`).
+fn environment_server() -> Option<Rendezvous> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let uri = ["PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3"]
         .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .find_map(|k| var(k))?;
+    let version = var("PMIX_VERSION").map(|v| PeerVersion::parse(&v));
+    Some(Rendezvous { uri, version })
 }
 
 /// A tool: its identifier, its connections to servers, and its primary server.
@@ -232,8 +260,13 @@ impl Tool {
                 primary: None,
             });
         }
-        let uri = base.uri()?;
-        let (client, server) = Client::connect_tool(&uri, given.as_ref(), BufferType::default())?;
+        let found = base.server()?;
+        let (client, server) = Client::connect_tool_at(
+            &found.uri,
+            found.version,
+            given.as_ref(),
+            BufferType::default(),
+        )?;
         Ok(Tool {
             me: client.proc().clone(),
             base,
@@ -254,13 +287,17 @@ impl Tool {
         let search = Search::from_info(info, Some(&self.base))?;
         let primary =
             (info.iter()).any(|i| i.is(attr::PRIMARY_SERVER) && i.value.as_bool().unwrap_or(true));
-        let uri = search.uri()?;
-        let known = parse_uri(&uri).and_then(|(p, _)| self.index(&p));
+        let found = search.server()?;
+        let known = parse_uri(&found.uri).and_then(|(p, _)| self.index(&p));
         let at = match known {
             Some(at) => at,
             None => {
-                let (client, server) =
-                    Client::connect_tool(&uri, Some(&self.me), BufferType::default())?;
+                let (client, server) = Client::connect_tool_at(
+                    &found.uri,
+                    found.version,
+                    Some(&self.me),
+                    BufferType::default(),
+                )?;
                 self.servers.push((server, Arc::new(client)));
                 self.servers.len() - 1
             }
@@ -427,6 +464,21 @@ mod tests {
         assert_eq!(
             search(Locator::SystemFirst).uri().unwrap(),
             "sys.0;tcp4://127.0.0.1:3"
+        );
+        // The second line is the server's version, whose layouts the tool then speaks.
+        assert_eq!(
+            search(Locator::Pid(77)).server().unwrap().version,
+            Some(PeerVersion::parse("4.2.2"))
+        );
+        std::fs::write(
+            dir.join("pmix.n0.tool.61"),
+            "six.0;tcp4://127.0.0.1:4\nv6.1.0\n",
+        )
+        .unwrap();
+        let six = search(Locator::Pid(61)).server().unwrap();
+        assert_eq!(
+            six.version.map(PeerVersion::dialect),
+            Some(crate::wire::Dialect::V6)
         );
         assert!(search(Locator::Pid(78)).uri().is_err());
         let other_host = Search {

@@ -282,7 +282,8 @@ impl ServerCore {
             self.cx.call_host(call);
             return;
         }
-        let request = match Request::decode(&frame.payload, c.buffer_type) {
+        let request = match Request::decode_for(&frame.payload, c.buffer_type, c.version.dialect())
+        {
             Ok(r) => r,
             Err(e) => {
                 self.close(conn, format!("malformed request from {:?}: {e}", c.proc));
@@ -753,3 +754,5 @@ mod shared;
 #[cfg(test)]
 mod tests;
 mod upcall;
+#[cfg(test)]
+mod versions_tests;

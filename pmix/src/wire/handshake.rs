@@ -63,8 +63,10 @@ impl PeerType {
         matches!(self.0, 3 | 6)
     }
 
-    /// Whether the server answers with the tool form of the reply: every peer but a simple
-    /// client (OpenPMIx 4.2 handles legacy tools and singletons on the tool path too).
+    /// Whether the server admits the peer as a tool and answers with the tool form of the
+    /// reply: every peer but a simple client (OpenPMIx 4.2 handles legacy tools and
+    /// singletons on the tool path too). A singleton of 5.0 or later reads the client form
+    /// instead ([`super::Dialect::singleton_reads_client_reply`]).
     pub fn gets_tool_reply(self) -> bool {
         self != PeerType::SIMPLE_CLIENT
     }

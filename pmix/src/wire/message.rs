@@ -21,6 +21,7 @@ use super::command::Command;
 use super::fields::{count, malformed, one, pack_info_list, unpack_info_list};
 use super::op_reply::OpReply;
 use super::ops::Op;
+use super::version::Dialect;
 
 /// A request from a client (or tool) to its server.
 #[derive(Clone, Debug, PartialEq)]
@@ -101,8 +102,14 @@ impl Request {
         }
     }
 
-    /// The request's payload in the given buffer type.
+    /// The request's payload in the given buffer type, in the 4.x layouts.
     pub fn encode(&self, buffer_type: BufferType) -> Result<Vec<u8>, Error> {
+        self.encode_for(buffer_type, Dialect::V4)
+    }
+
+    /// The request's payload in the given buffer type, in the layouts of a server that
+    /// speaks `dialect`.
+    pub fn encode_for(&self, buffer_type: BufferType, dialect: Dialect) -> Result<Vec<u8>, Error> {
         let mut b = DataBuffer::with_type(buffer_type);
         b.pack(&[self.command()])?;
         match self {
@@ -179,7 +186,7 @@ impl Request {
                 b.pack(&[*range])?;
                 pack_info_list(&mut b, info)?;
             }
-            Request::Op(op) => op.encode_fields(&mut b)?,
+            Request::Op(op) => op.encode_fields(&mut b, dialect)?,
             Request::Other { body, .. } => {
                 let mut bytes = b.unload();
                 bytes.extend_from_slice(body);
@@ -189,8 +196,18 @@ impl Request {
         Ok(b.unload())
     }
 
-    /// Parse a request payload sent in the given buffer type.
+    /// Parse a request payload sent in the given buffer type, in the 4.x layouts.
     pub fn decode(payload: &[u8], buffer_type: BufferType) -> Result<Request, Error> {
+        Self::decode_for(payload, buffer_type, Dialect::V4)
+    }
+
+    /// Parse a request payload sent in the given buffer type by a client that speaks
+    /// `dialect`.
+    pub fn decode_for(
+        payload: &[u8],
+        buffer_type: BufferType,
+        dialect: Dialect,
+    ) -> Result<Request, Error> {
         let mut b = DataBuffer::load(payload.to_vec(), buffer_type);
         let command: Command = one(&mut b, "command")?;
         let request = match command {
@@ -283,7 +300,7 @@ impl Request {
                     info,
                 }
             }
-            _ => match Op::decode_fields(command, &mut b)? {
+            _ => match Op::decode_fields(command, &mut b, dialect)? {
                 Some(op) => Request::Op(op),
                 None => Request::Other {
                     command,
@@ -318,7 +335,14 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// The reply's payload in the given buffer type, in the 4.x layouts.
     pub fn encode(&self, buffer_type: BufferType) -> Result<Vec<u8>, Error> {
+        self.encode_for(buffer_type, Dialect::V4)
+    }
+
+    /// The reply's payload in the given buffer type, in the layouts of a client that speaks
+    /// `dialect`.
+    pub fn encode_for(&self, buffer_type: BufferType, dialect: Dialect) -> Result<Vec<u8>, Error> {
         let mut b = DataBuffer::with_type(buffer_type);
         match self {
             Reply::JobInfo { nspace, kvals } => {
@@ -339,7 +363,7 @@ impl Reply {
                     b.pack(&[ByteObject(inner.unload())])?;
                 }
             }
-            Reply::Op(op) => return op.encode(buffer_type),
+            Reply::Op(op) => return op.encode_for(buffer_type, dialect),
             Reply::Lookup { status, data } => {
                 b.pack(&[*status])?;
                 // OpenPMIx 4.2 sends data with PMIX_SUCCESS only, and its client reads nothing
@@ -356,13 +380,23 @@ impl Reply {
         Ok(b.unload())
     }
 
-    /// Parse a reply to a request of the given command.
+    /// Parse a reply to a request of the given command, in the 4.x layouts.
     pub fn decode(
         command: Command,
         payload: &[u8],
         buffer_type: BufferType,
     ) -> Result<Reply, Error> {
-        if let Some(op) = OpReply::decode(command, payload, buffer_type)? {
+        Self::decode_for(command, payload, buffer_type, Dialect::V4)
+    }
+
+    /// Parse a reply to a request of the given command from a server that speaks `dialect`.
+    pub fn decode_for(
+        command: Command,
+        payload: &[u8],
+        buffer_type: BufferType,
+        dialect: Dialect,
+    ) -> Result<Reply, Error> {
+        if let Some(op) = OpReply::decode_for(command, payload, buffer_type, dialect)? {
             return Ok(Reply::Op(op));
         }
         let mut b = DataBuffer::load(payload.to_vec(), buffer_type);

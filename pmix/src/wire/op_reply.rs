@@ -13,17 +13,20 @@
 //! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE`, and the group invite and join this library adds | SIZE n, INFO\[n\] (packed whatever the status; an invitation's and a join's are the group formed, `PMIX_GROUP_MEMBERSHIP` and any `PMIX_GROUP_CONTEXT_ID`) |
 //! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO\[n\] |
 //! | `IOF_PULL` | on success: SIZE the server's id of the registration |
-//! | `GROUP_CONSTRUCT` | SIZE context id (OpenPMIx packs it whatever the status; its client reads it if present) |
+//! | `GROUP_CONSTRUCT` to a 4.x client | SIZE context id (OpenPMIx packs it whatever the status; its client reads it if present) |
+//! | `GROUP_CONSTRUCT` to a 5.0 client, on success | SIZE n, PROC\[n\], SIZE context id (OpenPMIx's server then adds a BYTE_OBJECT of job information per other namespace, which its client does not read) |
+//! | `GROUP_CONSTRUCT` to a 6.x client, on success | SIZE n, PROC\[n\], BOOL context id given, \[SIZE context id\], SIZE ninfo, ninfo INFO (one pack call each: `PMIX_GROUP_INFO` arrays) |
 //! | `COMPUTE_DEVICE_DISTANCES` | SIZE n, DEVICE_DIST\[n\] |
 //! | `DISCONNECTNB`, `LOG`, `IOF_PUSH`, `IOF_DEREG`, `GROUP_DESTRUCT`, and the group leave this library adds | nothing |
 //! | `DEREGEVENTS` | no reply is sent |
 
 use crate::Error;
 use crate::codec::{BufferType, DataBuffer, Size};
-use crate::model::{ByteObject, DeviceDistance, Info, Kval, Status};
+use crate::model::{ByteObject, DeviceDistance, Info, Kval, Proc, Status};
 
 use super::command::Command;
-use super::fields::{one, pack_info_list, unpack_info_list};
+use super::fields::{count, one, pack_info_list, pack_list, unpack_info_list, unpack_list};
+use super::version::Dialect;
 
 /// The job information of one namespace, as a connect reply carries it.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,10 +64,13 @@ pub enum OpReply {
         status: Status,
         remote_id: Option<u64>,
     },
-    /// `GROUP_CONSTRUCT`: the group's context id, when the host assigned one.
+    /// `GROUP_CONSTRUCT`: the group's context id, when the host assigned one, and its
+    /// members, which travel only to and from 5.0 and later peers (their clients keep them
+    /// for the destruct) and only with a success.
     GroupConstruct {
         status: Status,
         context_id: Option<u64>,
+        members: Vec<Proc>,
     },
     /// `COMPUTE_DEVICE_DISTANCES`: the distances from the caller's cpuset to each device.
     DeviceDistances {
@@ -165,6 +171,7 @@ impl OpReply {
             Command::GROUP_CONSTRUCT => OpReply::GroupConstruct {
                 status,
                 context_id: None,
+                members: Vec::new(),
             },
             Command::COMPUTE_DEVICE_DISTANCES => OpReply::DeviceDistances {
                 status,
@@ -179,7 +186,13 @@ impl OpReply {
         }
     }
 
+    /// The reply in the 4.x layouts.
     pub fn encode(&self, buffer_type: BufferType) -> Result<Vec<u8>, Error> {
+        self.encode_for(buffer_type, Dialect::V4)
+    }
+
+    /// The reply in the layouts of a client that speaks `dialect`.
+    pub fn encode_for(&self, buffer_type: BufferType, dialect: Dialect) -> Result<Vec<u8>, Error> {
         let mut b = DataBuffer::with_type(buffer_type);
         b.pack(&[self.status()])?;
         let ok = self.status() == Status::SUCCESS;
@@ -217,11 +230,39 @@ impl OpReply {
                     b.pack(&[Size(*id)])?;
                 }
             }
-            OpReply::GroupConstruct { context_id, .. } => {
-                if let Some(id) = context_id {
-                    b.pack(&[Size(*id)])?;
+            OpReply::GroupConstruct {
+                context_id,
+                members,
+                ..
+            } => match dialect {
+                Dialect::V4 => {
+                    if let Some(id) = context_id {
+                        b.pack(&[Size(*id)])?;
+                    }
                 }
-            }
+                // 5.0 and 6.1 clients read members only after a success (6.1 returns at
+                // any other status; 5.0 would take a context id for a member count).
+                _ if !ok => {}
+                Dialect::V5 => {
+                    pack_list(&mut b, members)?;
+                    // A 5.0 server sends SIZE_MAX when no id was assigned, which its
+                    // client then reports as one; leaving the field out tells it "none"
+                    // (5.0 `client/pmix_client_group.c:1126-1135` reads it optionally).
+                    if let Some(id) = context_id {
+                        b.pack(&[Size(*id)])?;
+                    }
+                }
+                Dialect::V6 => {
+                    pack_list(&mut b, members)?;
+                    b.pack(&[context_id.is_some()])?;
+                    if let Some(id) = context_id {
+                        b.pack(&[Size(*id)])?;
+                    }
+                    // The values members posted for the group are served by gets from the
+                    // server's store (`store::qualified`), so none travel here.
+                    b.pack(&[Size(0)])?;
+                }
+            },
             OpReply::DeviceDistances { distances, .. } => {
                 b.pack(&[Size(distances.len() as u64)])?;
                 if !distances.is_empty() {
@@ -233,11 +274,23 @@ impl OpReply {
         Ok(b.unload())
     }
 
-    /// Parse a reply to `command`, or `None` when `command` is not one of [`Self::answers`].
+    /// Parse a reply to `command` in the 4.x layouts, or `None` when `command` is not one
+    /// of [`Self::answers`].
     pub fn decode(
         command: Command,
         payload: &[u8],
         buffer_type: BufferType,
+    ) -> Result<Option<OpReply>, Error> {
+        Self::decode_for(command, payload, buffer_type, Dialect::V4)
+    }
+
+    /// Parse a reply to `command` from a server that speaks `dialect`, or `None` when
+    /// `command` is not one of [`Self::answers`].
+    pub fn decode_for(
+        command: Command,
+        payload: &[u8],
+        buffer_type: BufferType,
+        dialect: Dialect,
     ) -> Result<Option<OpReply>, Error> {
         if !Self::answers(command) {
             return Ok(None);
@@ -275,9 +328,38 @@ impl OpReply {
             OpReply::IofPull { remote_id, .. } => {
                 *remote_id = Some(one::<Size>(&mut b, "iof registration id")?.0);
             }
-            OpReply::GroupConstruct { context_id, .. } => {
-                *context_id = Some(one::<Size>(&mut b, "group context id")?.0);
-            }
+            OpReply::GroupConstruct {
+                context_id,
+                members,
+                ..
+            } => match dialect {
+                Dialect::V4 => *context_id = Some(one::<Size>(&mut b, "group context id")?.0),
+                Dialect::V5 => {
+                    *members = unpack_list(&mut b, "group members")?;
+                    if !b.is_exhausted() {
+                        let id = one::<Size>(&mut b, "group context id")?.0;
+                        // SIZE_MAX: the server had none to give.
+                        *context_id = (id != u64::MAX).then_some(id);
+                    }
+                    // The job information of the other namespaces, which 5.0's own client
+                    // does not read either.
+                    while !b.is_exhausted() {
+                        one::<ByteObject>(&mut b, "group job information")?;
+                    }
+                }
+                Dialect::V6 => {
+                    *members = unpack_list(&mut b, "group members")?;
+                    if one::<bool>(&mut b, "group context id given")? {
+                        *context_id = Some(one::<Size>(&mut b, "group context id")?.0);
+                    }
+                    // Values the members posted for the group: this client gets them from
+                    // the server when asked, so they are read past.
+                    let n = count(&mut b, "group info count")?;
+                    for _ in 0..n {
+                        one::<Info>(&mut b, "group info")?;
+                    }
+                }
+            },
             OpReply::DeviceDistances { distances, .. } => {
                 let n: Size = one(&mut b, "distance count")?;
                 let n = usize::try_from(n.0).unwrap_or(usize::MAX);
@@ -379,6 +461,7 @@ mod tests {
             OpReply::GroupConstruct {
                 status: Status::SUCCESS,
                 context_id: Some(42),
+                members: vec![],
             },
             OpReply::DeviceDistances {
                 status: Status::SUCCESS,
@@ -514,12 +597,120 @@ mod tests {
             OpReply::GroupConstruct {
                 status: Status::ERR_TIMEOUT,
                 context_id: Some(0),
+                members: vec![],
             },
             &|b| {
                 b.pack(&[Status::ERR_TIMEOUT]).unwrap();
                 b.pack(&[Size(0)]).unwrap();
             },
         );
+    }
+
+    fn members() -> Vec<Proc> {
+        vec![
+            Proc::try_new("job", 0).unwrap(),
+            Proc::try_new("job", 1).unwrap(),
+        ]
+    }
+
+    /// A construction's reply as 5.0's and 6.1's servers pack it, and as their clients read
+    /// it: the members first, then the context id (6.1: behind a flag), then 6.1's group
+    /// information.
+    #[test]
+    fn a_construction_names_its_members_to_5_0_and_6_1_clients() {
+        let bt = BufferType::NonDescribed;
+        let formed = |context_id| OpReply::GroupConstruct {
+            status: Status::SUCCESS,
+            context_id,
+            members: members(),
+        };
+        let build = |f: &dyn Fn(&mut DataBuffer)| {
+            let mut b = DataBuffer::with_type(bt);
+            b.pack(&[Status::SUCCESS]).unwrap();
+            b.pack(&[Size(2)]).unwrap();
+            b.pack(&members()).unwrap();
+            f(&mut b);
+            b.unload()
+        };
+        let five = build(&|b| b.pack(&[Size(7)]).unwrap());
+        let six = build(&|b| {
+            b.pack(&[true]).unwrap();
+            b.pack(&[Size(7)]).unwrap();
+            b.pack(&[Size(0)]).unwrap();
+        });
+        let six_without = build(&|b| {
+            b.pack(&[false]).unwrap();
+            b.pack(&[Size(0)]).unwrap();
+        });
+        assert_eq!(formed(Some(7)).encode_for(bt, Dialect::V5).unwrap(), five);
+        assert_eq!(formed(Some(7)).encode_for(bt, Dialect::V6).unwrap(), six);
+        assert_eq!(
+            formed(None).encode_for(bt, Dialect::V6).unwrap(),
+            six_without
+        );
+        // No id: 5.0's field is left out, which its client reads as none.
+        assert_eq!(
+            formed(None).encode_for(bt, Dialect::V5).unwrap(),
+            build(&|_| {})
+        );
+        for (bytes, dialect) in [(&five, Dialect::V5), (&six, Dialect::V6)] {
+            let back = OpReply::decode_for(Command::GROUP_CONSTRUCT, bytes, bt, dialect);
+            assert_eq!(back.unwrap(), Some(formed(Some(7))), "{dialect:?}");
+        }
+        // 4.x: the id alone, never the members.
+        assert_eq!(
+            formed(Some(7)).encode(bt).unwrap(),
+            OpReply::GroupConstruct {
+                status: Status::SUCCESS,
+                context_id: Some(7),
+                members: vec![],
+            }
+            .encode(bt)
+            .unwrap()
+        );
+        // A failure is the status alone in every dialect.
+        let failed = OpReply::failure(Command::GROUP_CONSTRUCT, Status::ERR_TIMEOUT);
+        for dialect in [Dialect::V5, Dialect::V6] {
+            let bytes = failed.encode_for(bt, dialect).unwrap();
+            assert_eq!(bytes, failed.encode(bt).unwrap());
+            let back = OpReply::decode_for(Command::GROUP_CONSTRUCT, &bytes, bt, dialect);
+            assert_eq!(back.unwrap(), Some(failed.clone()));
+        }
+    }
+
+    /// What a real 5.0 server adds (SIZE_MAX for no id, job information of the other
+    /// namespaces) and 6.1's group information are read past.
+    #[test]
+    fn what_5_0_and_6_1_servers_add_is_read_past() {
+        let bt = BufferType::FullyDescribed;
+        let mut b = DataBuffer::with_type(bt);
+        b.pack(&[Status::SUCCESS]).unwrap();
+        b.pack(&[Size(2)]).unwrap();
+        b.pack(&members()).unwrap();
+        b.pack(&[Size(u64::MAX)]).unwrap();
+        b.pack(&[ByteObject(vec![1, 2, 3])]).unwrap();
+        let five = b.unload();
+        let want = OpReply::GroupConstruct {
+            status: Status::SUCCESS,
+            context_id: None,
+            members: members(),
+        };
+        let back = OpReply::decode_for(Command::GROUP_CONSTRUCT, &five, bt, Dialect::V5);
+        assert_eq!(back.unwrap(), Some(want.clone()));
+        let mut b = DataBuffer::with_type(bt);
+        b.pack(&[Status::SUCCESS]).unwrap();
+        b.pack(&[Size(2)]).unwrap();
+        b.pack(&members()).unwrap();
+        b.pack(&[false]).unwrap();
+        b.pack(&[Size(2)]).unwrap();
+        b.pack(&[Info::new(attr::TIMEOUT, 1)]).unwrap();
+        b.pack(&[Info::new(attr::TIMEOUT, 2)]).unwrap();
+        let six = b.unload();
+        let back = OpReply::decode_for(Command::GROUP_CONSTRUCT, &six, bt, Dialect::V6);
+        assert_eq!(back.unwrap(), Some(want));
+        for cut in 0..six.len() {
+            let _ = OpReply::decode_for(Command::GROUP_CONSTRUCT, &six[..cut], bt, Dialect::V6);
+        }
     }
 
     #[test]

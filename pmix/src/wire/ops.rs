@@ -23,7 +23,8 @@
 //! | `IOF_DEREG` | SIZE ndirs, INFO\[ndirs\], SIZE remote id |
 //! | `GROUP_CONSTRUCT` | STRING group, SIZE nprocs, PROC\[nprocs\], SIZE ninfo, INFO\[ninfo\] |
 //! | `GROUP_INVITE`, `GROUP_JOIN` | not sent by OpenPMIx 4.2; this library uses the construct layout (a join's procs: the leader; a decline: [`GROUP_JOIN_DECLINES`] in its info) |
-//! | `GROUP_LEAVE`, `GROUP_DESTRUCT` | STRING group, SIZE ninfo, INFO\[ninfo\] |
+//! | `GROUP_LEAVE`, and `GROUP_DESTRUCT` to or from a 4.x peer | STRING group, SIZE ninfo, INFO\[ninfo\] |
+//! | `GROUP_DESTRUCT` to or from a 5.0 or later peer ([`Dialect::destruct_lists_members`]) | STRING group, SIZE nmembers, PROC\[nmembers\] (packed even when empty), SIZE ninfo, INFO\[ninfo\] |
 //! | `FABRIC_REGISTER` | SIZE ndirs, INFO\[ndirs\] |
 //! | `FABRIC_UPDATE` | SIZE fabric index |
 //! | `COMPUTE_DEVICE_DISTANCES` | TOPO, PROC_CPUSET, SIZE ninfo, INFO\[ninfo\] |
@@ -39,7 +40,8 @@ use crate::model::{
 };
 
 use super::command::Command;
-use super::fields::{one, pack_info_list, pack_list, unpack_info_list, unpack_list};
+use super::fields::{count, one, pack_info_list, pack_list, unpack_info_list, unpack_list};
+use super::version::Dialect;
 
 /// The key, in a `GROUP_JOIN`'s information, of the joiner's answer: `true` declines the
 /// invitation. This library's own (OpenPMIx 4.2 sends no `GROUP_JOIN`, and `PMIx_Group_join`'s
@@ -143,8 +145,11 @@ pub enum Op {
         group: String,
         info: Vec<Info>,
     },
+    /// `members` travel only to and from 5.0 and later peers, whose servers do not keep a
+    /// group's members; from a 4.x peer they are empty.
     GroupDestruct {
         group: String,
+        members: Vec<Proc>,
         info: Vec<Info>,
     },
     FabricRegister {
@@ -188,8 +193,8 @@ impl Op {
         }
     }
 
-    /// Pack the fields (the command code is already in `b`).
-    pub(super) fn encode_fields(&self, b: &mut DataBuffer) -> Result<(), Error> {
+    /// Pack the fields (the command code is already in `b`) in the layouts of `dialect`.
+    pub(super) fn encode_fields(&self, b: &mut DataBuffer, dialect: Dialect) -> Result<(), Error> {
         match self {
             Op::Spawn { job_info, apps } => {
                 pack_info_list(b, job_info)?;
@@ -278,8 +283,23 @@ impl Op {
                 pack_list(b, procs)?;
                 pack_info_list(b, info)?;
             }
-            Op::GroupLeave { group, info } | Op::GroupDestruct { group, info } => {
+            Op::GroupLeave { group, info } => {
                 b.pack(std::slice::from_ref(group))?;
+                pack_info_list(b, info)?;
+            }
+            Op::GroupDestruct {
+                group,
+                members,
+                info,
+            } => {
+                b.pack(std::slice::from_ref(group))?;
+                if dialect.destruct_lists_members() {
+                    // OpenPMIx 5.0 and 6.1 pack the member array whatever its length
+                    // (6.1 `client/pmix_client_group.c:496-507`): an empty one is a count
+                    // of zero.
+                    b.pack(&[Size(members.len() as u64)])?;
+                    b.pack(members)?;
+                }
                 pack_info_list(b, info)?;
             }
             Op::FabricRegister { directives } => pack_info_list(b, directives)?,
@@ -297,8 +317,13 @@ impl Op {
         Ok(())
     }
 
-    /// Unpack the fields of `command`, or `None` for a command this enum does not cover.
-    pub(super) fn decode_fields(command: Command, b: &mut DataBuffer) -> Result<Option<Op>, Error> {
+    /// Unpack the fields of `command` in the layouts of `dialect`, or `None` for a command
+    /// this enum does not cover.
+    pub(super) fn decode_fields(
+        command: Command,
+        b: &mut DataBuffer,
+        dialect: Dialect,
+    ) -> Result<Option<Op>, Error> {
         let op = match command {
             Command::SPAWNNB => Op::Spawn {
                 job_info: unpack_info_list(b)?,
@@ -380,10 +405,20 @@ impl Op {
                 group: one(b, "group id")?,
                 info: unpack_info_list(b)?,
             },
-            Command::GROUP_DESTRUCT => Op::GroupDestruct {
-                group: one(b, "group id")?,
-                info: unpack_info_list(b)?,
-            },
+            Command::GROUP_DESTRUCT => {
+                let group = one(b, "group id")?;
+                let members = if dialect.destruct_lists_members() {
+                    let n = count(b, "group members")?;
+                    b.unpack(n)?
+                } else {
+                    Vec::new()
+                };
+                Op::GroupDestruct {
+                    group,
+                    members,
+                    info: unpack_info_list(b)?,
+                }
+            }
             Command::FABRIC_REGISTER => Op::FabricRegister {
                 directives: unpack_info_list(b)?,
             },
@@ -557,8 +592,10 @@ mod tests {
                 group: "g".into(),
                 info: infos(),
             },
+            // A 4.x peer's destruct names no members (the 5.0 layout: its own test).
             Op::GroupDestruct {
                 group: "g".into(),
+                members: vec![],
                 info: vec![],
             },
             Op::FabricRegister {
@@ -685,6 +722,55 @@ mod tests {
         check(Op::FabricUpdate { index: 4 }, &|b| {
             b.pack(&[Size(4)]).unwrap()
         });
+    }
+
+    /// OpenPMIx 5.0 and 6.1 clients send the members they learned at construction; 4.2's
+    /// send none, and a 4.x server must not see them.
+    #[test]
+    fn a_destruct_lists_its_members_from_5_0_on() {
+        let bt = BufferType::NonDescribed;
+        let destruct = |members: Vec<Proc>| {
+            Request::Op(Op::GroupDestruct {
+                group: "g".into(),
+                members,
+                info: infos(),
+            })
+        };
+        let mut five = DataBuffer::with_type(bt);
+        five.pack(&[Command::GROUP_DESTRUCT]).unwrap();
+        five.pack(&["g".to_string()]).unwrap();
+        five.pack(&[Size(2)]).unwrap();
+        five.pack(&procs()).unwrap();
+        five.pack(&[Size(2)]).unwrap();
+        five.pack(&infos()).unwrap();
+        let five = five.unload();
+        for dialect in [Dialect::V5, Dialect::V6] {
+            let req = destruct(procs());
+            assert_eq!(req.encode_for(bt, dialect).unwrap(), five);
+            assert_eq!(Request::decode_for(&five, bt, dialect).unwrap(), req);
+        }
+        // Read as 4.x, the member count would be taken for the info count.
+        assert!(Request::decode(&five, bt).is_err());
+        let four = destruct(procs()).encode(bt).unwrap();
+        assert_eq!(Request::decode(&four, bt).unwrap(), destruct(vec![]));
+        // An empty member array is still one pack call: a count of zero, then nothing.
+        let mut empty = DataBuffer::with_type(bt);
+        empty.pack(&[Command::GROUP_DESTRUCT]).unwrap();
+        empty.pack(&["g".to_string()]).unwrap();
+        empty.pack(&[Size(0)]).unwrap();
+        empty.pack::<Proc>(&[]).unwrap();
+        empty.pack(&[Size(0)]).unwrap();
+        let empty = empty.unload();
+        let req = Request::Op(Op::GroupDestruct {
+            group: "g".into(),
+            members: vec![],
+            info: vec![],
+        });
+        for bt in [BufferType::NonDescribed, BufferType::FullyDescribed] {
+            let bytes = req.encode_for(bt, Dialect::V6).unwrap();
+            assert_eq!(Request::decode_for(&bytes, bt, Dialect::V6).unwrap(), req);
+        }
+        assert_eq!(req.encode_for(bt, Dialect::V6).unwrap(), empty);
     }
 
     #[test]

@@ -96,13 +96,18 @@ pub(crate) fn credential(reply: Reply) -> Result<(ByteObject, Vec<Info>), Error>
 }
 
 /// A group construction's reply: its status (a success or a partial one, when members were
-/// lost on the way) and the context id the server assigned.
-pub(crate) fn group_constructed(reply: Reply) -> Result<(Status, Option<u64>), Error> {
+/// lost on the way), the context id the server assigned, and the members it names (a 5.0
+/// or later server does; others name none).
+pub(crate) fn group_constructed(
+    reply: Reply,
+) -> Result<(Status, Option<u64>, Vec<crate::model::Proc>), Error> {
     match reply {
-        Reply::Op(OpReply::GroupConstruct { status, context_id })
-            if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS =>
-        {
-            Ok((status, context_id))
+        Reply::Op(OpReply::GroupConstruct {
+            status,
+            context_id,
+            members,
+        }) if status == Status::SUCCESS || status == Status::ERR_PARTIAL_SUCCESS => {
+            Ok((status, context_id, members))
         }
         Reply::Op(OpReply::GroupConstruct { status, .. } | OpReply::Status { status, .. })
         | Reply::Status(status) => Err(status.into()),
@@ -297,14 +302,16 @@ mod tests {
         let partial = Reply::Op(OpReply::GroupConstruct {
             status: Status::ERR_PARTIAL_SUCCESS,
             context_id: Some(4),
+            members: vec![],
         });
         assert_eq!(
             group_constructed(partial),
-            Ok((Status::ERR_PARTIAL_SUCCESS, Some(4)))
+            Ok((Status::ERR_PARTIAL_SUCCESS, Some(4), vec![]))
         );
         let lost = Reply::Op(OpReply::GroupConstruct {
             status: Status::ERR_PROC_TERM_WO_SYNC,
             context_id: None,
+            members: vec![],
         });
         assert_eq!(
             failed(group_constructed(lost)),

@@ -401,6 +401,7 @@ fn a_construction_the_host_completes_without_a_lost_member_forms_the_group_it_na
     for &conn in &ca {
         let destruct = Request::Op(Op::GroupDestruct {
             group: "g".into(),
+            members: vec![],
             info: vec![],
         });
         send(&mut a, conn, 141, &destruct);

@@ -109,6 +109,7 @@ fn each_members_posted_value_is_found_by_its_id_and_the_groups_context_id_after_
     let (mut c, conns) = constructed(&assign);
     let destruct = Request::Op(Op::GroupDestruct {
         group: "g".into(),
+        members: vec![],
         info: vec![],
     });
     for &conn in &conns {

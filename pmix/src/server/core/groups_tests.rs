@@ -54,6 +54,7 @@ fn construct(group: &str, ranks: &[u32], info: Vec<Info>) -> Request {
 pub(super) fn destruct(group: &str) -> Request {
     Request::Op(Op::GroupDestruct {
         group: group.into(),
+        members: vec![],
         info: vec![],
     })
 }
@@ -62,6 +63,7 @@ fn constructed(status: Status) -> Reply {
     Reply::Op(OpReply::GroupConstruct {
         status,
         context_id: None,
+        members: vec![],
     })
 }
 
@@ -286,6 +288,7 @@ fn the_host_assigns_the_context_id_of_a_group_spanning_nodes() {
     let want = Reply::Op(OpReply::GroupConstruct {
         status: Status::SUCCESS,
         context_id: Some(42),
+        members: vec![],
     });
     assert_eq!(r, vec![(a, 105, want)]);
     // The member this server serves hears of the id (rank 2's own server tells it).

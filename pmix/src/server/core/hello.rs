@@ -20,13 +20,20 @@
 //! it is of a user the host admitted, and its connection ending is not that process ending.
 //!
 //! Each refusal is logged with its reason by the driver ([`Action::Handshake`]'s `refused`).
+//!
+//! Every accepted connection keeps the version its peer stated, which chooses the layouts
+//! of the few messages OpenPMIx 5.0 and 6.1 changed (`wire::version`). The first of them is
+//! the answer to a singleton (flag 9): a 4.x singleton reads the tool form, a 5.0 or later
+//! one the client form (status and peer index), since those serve singletons on their client
+//! path. Either way it is admitted as a tool is (rule 3 and the host's `tool_connected`):
+//! its namespace was registered by no host.
 
 use std::collections::BTreeMap;
 
 use crate::codec::BufferType;
 use crate::model::{Info, Proc, Status, attr};
 use crate::wire::handshake::{ToolReply, encode_client_reply};
-use crate::wire::{ConnectRequest, PeerType};
+use crate::wire::{ConnectRequest, PeerType, PeerVersion};
 
 use super::interface::{Action, ConnId, PeerCred};
 use super::shared::{Conn, Shared};
@@ -45,6 +52,8 @@ struct ConnectingTool {
     buffer_type: BufferType,
     /// Who the kernel says it is.
     peer: PeerCred,
+    /// The library version it stated.
+    version: PeerVersion,
 }
 
 /// Who may connect, and the tools waiting for the host to admit them.
@@ -67,6 +76,13 @@ impl Admission {
         req: &ConnectRequest,
         peer: Option<PeerCred>,
     ) {
+        let version = PeerVersion::parse(&req.version);
+        tracing::debug!(
+            "connection {conn}: {:?} peer of OpenPMIx {version} ({:?}, {})",
+            req.peer_type,
+            req.version,
+            req.bfrops
+        );
         let checked = Self::verified(req, peer).and_then(|peer| {
             if req.peer_type.gets_tool_reply() {
                 self.tool_hello(cx, conn, req, peer)
@@ -141,6 +157,7 @@ impl Admission {
             proc: req.proc.clone(),
             buffer_type: req.buffer_type,
             peer,
+            version: PeerVersion::parse(&req.version),
         };
         let op = cx.call_host(HostCall::ToolConnected { info });
         self.at_host.insert(op, tool);
@@ -172,15 +189,21 @@ impl Admission {
                 return;
             }
         };
-        let reply = ToolReply {
-            status: Status::SUCCESS,
-            assigned: tool.peer_type.needs_id().then(|| proc.clone()),
-            server: cx.id.clone(),
-            security_status: Status::SUCCESS,
+        let singleton = tool.peer_type == PeerType::SINGLETON_CLIENT;
+        let reply = if singleton && tool.version.dialect().singleton_reads_client_reply() {
+            encode_client_reply(Status::SUCCESS, self.pindex()).to_vec()
+        } else {
+            let reply = ToolReply {
+                status: Status::SUCCESS,
+                assigned: tool.peer_type.needs_id().then(|| proc.clone()),
+                server: cx.id.clone(),
+                security_status: Status::SUCCESS,
+            };
+            reply.encode()
         };
         cx.push(Action::Handshake {
             conn: tool.conn,
-            reply: reply.encode(),
+            reply,
             refused: None,
         });
         cx.conns.insert(
@@ -191,8 +214,16 @@ impl Admission {
                 tool: true,
                 uid: tool.peer.uid,
                 gid: tool.peer.gid,
+                version: tool.version,
             },
         );
+    }
+
+    /// The next client's peer index.
+    fn pindex(&mut self) -> u32 {
+        let pindex = self.next_pindex;
+        self.next_pindex = self.next_pindex.wrapping_add(1);
+        pindex
     }
 
     /// A simple client's connect message from a peer the kernel vouches for: accept it
@@ -249,10 +280,10 @@ impl Admission {
                 tool: false,
                 uid: peer.uid,
                 gid,
+                version: PeerVersion::parse(&req.version),
             },
         );
-        let pindex = self.next_pindex;
-        self.next_pindex = self.next_pindex.wrapping_add(1);
+        let pindex = self.pindex();
         // Nothing waits on the answer.
         cx.call_host(HostCall::ClientConnected(proc));
         Ok(pindex)

@@ -148,7 +148,9 @@ impl ServerCore {
                 self.groups_at()
                     .group_construct(conn, me, tag, group, procs, &info);
             }
-            Op::GroupDestruct { group, info } => {
+            // The members a 5.0 or later client lists are those this server recorded when the
+            // group formed; its own record decides.
+            Op::GroupDestruct { group, info, .. } => {
                 self.groups_at().group_destruct(conn, me, tag, group, &info);
             }
             Op::GroupInvite { group, procs, info } => {

@@ -7,7 +7,7 @@ use crate::codec::BufferType;
 use crate::model::{Info, Nspace, Proc, Rank, attr};
 use crate::store::ServerStore;
 
-use crate::wire::{Reply, Tag};
+use crate::wire::{PeerVersion, Reply, Tag};
 
 use super::interface::{Action, ConnId};
 use super::upcall::HostCall;
@@ -22,6 +22,9 @@ pub(super) struct Conn {
     /// registered (a tool's over TCP is unknown).
     pub(super) uid: u32,
     pub(super) gid: Option<u32>,
+    /// The library version its connect message stated: which layouts it reads and writes
+    /// (`wire::version`).
+    pub(super) version: PeerVersion,
 }
 
 #[derive(Clone, Debug)]
@@ -90,13 +93,14 @@ impl Shared {
         op
     }
 
-    /// Send `reply` to the request `tag` of `conn`, encoded as that peer reads. A peer gone
-    /// is not answered; a reply that cannot be encoded closes the connection.
+    /// Send `reply` to the request `tag` of `conn`, encoded as that peer reads: in its
+    /// buffer type and its version's layouts. A peer gone is not answered; a reply that
+    /// cannot be encoded closes the connection.
     pub(super) fn send(&mut self, conn: ConnId, tag: Tag, reply: &Reply) {
         let Some(c) = self.conns.get(&conn) else {
             return; // the requester is gone; nothing to answer
         };
-        match reply.encode(c.buffer_type) {
+        match reply.encode_for(c.buffer_type, c.version.dialect()) {
             Ok(payload) => self.push(Action::Send { conn, tag, payload }),
             Err(e) => self.close(conn, format!("cannot encode a reply: {e}")),
         }

@@ -70,7 +70,7 @@ impl GroupsAt<'_> {
         };
         if status != Status::SUCCESS {
             tracing::debug!("{me}: bootstrap construction of {group:?} refused: {status:?}");
-            self.group_reply(Kind::Construct, conn, tag, status, None);
+            self.group_reply(Kind::Construct, conn, tag, status, (&[], None));
             return;
         }
         let timeout = Directives::from_info(info).timeout_s;
@@ -145,7 +145,7 @@ impl GroupsAt<'_> {
                 w.conn,
                 Tag(w.tag),
                 Status::ERR_BAD_PARAM,
-                None,
+                (&[], None),
             );
         }
         let optional = Info::flag(&b.info, attr::GROUP_OPTIONAL);
@@ -175,7 +175,7 @@ impl GroupsAt<'_> {
         };
         let waiters: Vec<Waiter> = b.waiters().copied().collect();
         for w in waiters {
-            self.group_reply(Kind::Construct, w.conn, Tag(w.tag), status, None);
+            self.group_reply(Kind::Construct, w.conn, Tag(w.tag), status, (&[], None));
         }
     }
 

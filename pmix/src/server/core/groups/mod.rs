@@ -105,18 +105,22 @@ impl GroupsAt<'_> {
         }
     }
 
+    /// Answer a construct or destruct: with the members of the group formed (which the
+    /// reply carries to 5.0 and later clients) and its context id, if any.
     pub(super) fn group_reply(
         &mut self,
         kind: Kind,
         conn: ConnId,
         tag: Tag,
         status: Status,
-        cid: Option<u64>,
+        formed: (&[Proc], Option<u64>),
     ) {
+        let (members, cid) = formed;
         let reply = match kind {
             Kind::Construct => OpReply::GroupConstruct {
                 status,
                 context_id: cid,
+                members: members.to_vec(),
             },
             Kind::Destruct => OpReply::Status {
                 command: Command::GROUP_DESTRUCT,
@@ -156,7 +160,7 @@ impl GroupsAt<'_> {
         };
         if status != Status::SUCCESS {
             tracing::debug!("{me}: group construct of {group:?} refused: {status:?}");
-            self.group_reply(Kind::Construct, conn, tag, status, None);
+            self.group_reply(Kind::Construct, conn, tag, status, (&[], None));
             return;
         }
         let roles = self.groups.roles.entry(group.clone()).or_default();
@@ -181,13 +185,25 @@ impl GroupsAt<'_> {
         info: &[Info],
     ) {
         let Some(g) = self.groups.live.get(&group) else {
-            self.group_reply(Kind::Destruct, conn, tag, Status::ERR_NOT_FOUND, None);
+            self.group_reply(
+                Kind::Destruct,
+                conn,
+                tag,
+                Status::ERR_NOT_FOUND,
+                (&[], None),
+            );
             return;
         };
         let procs = g.members.clone();
         let local = self.cx.store.local_participants(&procs);
         if !local.contains(me) {
-            self.group_reply(Kind::Destruct, conn, tag, Status::ERR_BAD_PARAM, None);
+            self.group_reply(
+                Kind::Destruct,
+                conn,
+                tag,
+                Status::ERR_BAD_PARAM,
+                (&[], None),
+            );
             return;
         }
         let waiter = Waiter { conn, tag: tag.0 };
@@ -381,8 +397,14 @@ impl GroupsAt<'_> {
             }
             _ => {}
         }
+        let members = match kind {
+            Kind::Construct => (self.groups.live.get(&t.label))
+                .map(|g| g.members.clone())
+                .unwrap_or_default(),
+            Kind::Destruct => Vec::new(),
+        };
         for w in t.contributed.values() {
-            self.group_reply(kind, w.conn, Tag(w.tag), status, cid);
+            self.group_reply(kind, w.conn, Tag(w.tag), status, (&members, cid));
         }
         if let Some(next) = next {
             self.complete_group(kind, next);

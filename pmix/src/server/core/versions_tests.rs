@@ -1,0 +1,183 @@
+//! Peers of OpenPMIx 5.0 and 6.1: the version each connection states, and the layouts it
+//! chooses (`wire::version`), checked in bytes.
+
+use super::tests::{KERNEL, UID, core_with, handshake, host_call, p, tool_hello};
+use super::*;
+use crate::codec::{BufferType, DataBuffer, Size};
+use crate::wire::handshake::{ToolReply, decode_status};
+use crate::wire::{Command, ConnectRequest, Dialect, Op, OpReply, PeerType, PeerVersion};
+
+const ND: BufferType = BufferType::NonDescribed;
+
+/// Rank `r`'s connect message as a client of OpenPMIx `version` sends it.
+fn client_hello(r: u32, version: &str) -> ConnectRequest {
+    ConnectRequest {
+        version: version.into(),
+        ..ConnectRequest::simple_client(p(r), UID, UID, ND)
+    }
+}
+
+/// Connect rank `r` as a client of `version`; its connection is `100 + r`.
+fn connect_as(c: &mut ServerCore, r: u32, version: &str) -> ConnId {
+    let conn = ConnId::from(r) + 100;
+    c.handle_hello(conn, &client_hello(r, version), KERNEL);
+    let (reply, refused) = handshake(c, conn);
+    assert!(!refused, "rank {r} refused: {reply:?}");
+    conn
+}
+
+/// Send `req` from `conn` as a peer of `dialect` writes it.
+fn send_as(c: &mut ServerCore, conn: ConnId, tag: u32, req: &Request, dialect: Dialect) {
+    let payload = req.encode_for(ND, dialect).unwrap();
+    c.handle_frame(
+        conn,
+        Frame {
+            pindex: 0,
+            tag: Tag(tag),
+            payload,
+        },
+    );
+}
+
+/// The payloads sent since the last drain, with their connection and tag; no connection
+/// may have been closed.
+fn sent(c: &mut ServerCore) -> Vec<(ConnId, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    while let Some(a) = c.poll_action() {
+        match a {
+            Action::Send { conn, tag, payload } => out.push((conn, tag.0, payload)),
+            Action::Close { conn, reason } => panic!("closed {conn}: {reason}"),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn each_connection_keeps_the_version_its_peer_stated() {
+    let mut c = core_with(3);
+    let a = connect_as(&mut c, 0, "5.0.9a1");
+    let b = connect_as(&mut c, 1, "6.1.0");
+    let d = connect_as(&mut c, 2, "4.2.2rc2");
+    let version = |c: &ServerCore, conn| c.cx.conns[&conn].version;
+    assert_eq!(version(&c, a), PeerVersion::parse("5.0.9"));
+    assert_eq!(version(&c, b).dialect(), Dialect::V6);
+    assert_eq!(version(&c, d), PeerVersion::OPENPMIX_4_2);
+    // A tool's too, once the host admitted it.
+    let mut tool = tool_hello(
+        PeerType::TOOL_GIVEN_ID,
+        Some(Proc::try_new("t", 0).unwrap()),
+        UID,
+    );
+    tool.version = "6.1.0".into();
+    c.handle_hello(9, &tool, KERNEL);
+    let (op, _) = host_call(&mut c);
+    c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
+    assert!(!handshake(&mut c, 9).1);
+    assert_eq!(version(&c, 9).dialect(), Dialect::V6);
+}
+
+/// A singleton of 5.0 or later reads a status and its peer index (the client form); one of
+/// 4.2 the tool form. Both are admitted as tools are.
+#[test]
+fn a_singleton_is_answered_in_the_form_its_version_reads() {
+    let mut c = core_with(1).with_id(Proc::try_new("srv", 0).unwrap());
+    let me = Proc::try_new("singleton.vm.42", 0).unwrap();
+    for (conn, version) in [(1, "6.1.0"), (2, "5.0.9a1"), (3, "4.2.2rc2")] {
+        let mut hello = tool_hello(PeerType::SINGLETON_CLIENT, Some(me.clone()), UID);
+        hello.version = version.into();
+        c.handle_hello(conn, &hello, KERNEL);
+        let (op, call) = host_call(&mut c);
+        assert!(matches!(call, HostCall::ToolConnected { .. }), "{call:?}");
+        c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
+        let (reply, refused) = handshake(&mut c, conn);
+        assert!(!refused);
+        if version.starts_with('4') {
+            assert_eq!(reply.len(), ToolReply::encoded_len(false));
+            let r = ToolReply::decode(&reply, false).unwrap();
+            assert_eq!(r.server, Proc::try_new("srv", 0).unwrap());
+        } else {
+            assert_eq!(reply.len(), 8, "{version}");
+            assert_eq!(
+                decode_status(reply[..4].try_into().unwrap()),
+                Status::SUCCESS
+            );
+        }
+    }
+    // 6.1 singletons then ask for their job's information, under their own namespace.
+    send_as(&mut c, 1, 101, &Request::JobInfo, Dialect::V6);
+    let (_, tag, payload) = sent(&mut c).remove(0);
+    assert_eq!(tag, 101);
+    let reply = Reply::decode_for(Command::REQ, &payload, ND, Dialect::V6).unwrap();
+    assert!(matches!(reply, Reply::JobInfo { nspace, .. } if nspace == me.nspace));
+}
+
+/// Three 6.1 clients (and a 5.0 one) build a group: each reply names the members in its
+/// client's layout, and the destructs that list them back are served.
+#[test]
+fn groups_of_5_0_and_6_1_clients_form_and_end_in_their_layouts() {
+    let mut c = core_with(3);
+    let versions = ["6.1.0", "6.1.0", "5.0.9a1"];
+    let conns: Vec<ConnId> = (0..3)
+        .map(|r| connect_as(&mut c, r, versions[r as usize]))
+        .collect();
+    drain(&mut c);
+    let members = vec![p(0), p(1), p(2)];
+    let construct = Request::Op(Op::GroupConstruct {
+        group: "g".into(),
+        procs: members.clone(),
+        info: vec![],
+    });
+    for (r, &conn) in conns.iter().enumerate() {
+        let dialect = Dialect::of(versions[r]);
+        send_as(&mut c, conn, 110, &construct, dialect);
+    }
+    let replies = sent(&mut c);
+    assert_eq!(replies.len(), 3);
+    for (conn, tag, payload) in replies {
+        assert_eq!(tag, 110);
+        let dialect = if conn == conns[2] {
+            Dialect::V5
+        } else {
+            Dialect::V6
+        };
+        // The bytes, as 6.1's and 5.0's own servers pack them.
+        let mut want = DataBuffer::with_type(ND);
+        want.pack(&[Status::SUCCESS]).unwrap();
+        want.pack(&[Size(3)]).unwrap();
+        want.pack(&members).unwrap();
+        if dialect == Dialect::V6 {
+            want.pack(&[false]).unwrap();
+            want.pack(&[Size(0)]).unwrap();
+        }
+        assert_eq!(payload, want.unload(), "{dialect:?}");
+        let reply = Reply::decode_for(Command::GROUP_CONSTRUCT, &payload, ND, dialect);
+        let Ok(Reply::Op(OpReply::GroupConstruct { members: got, .. })) = reply else {
+            panic!("{reply:?}");
+        };
+        assert_eq!(got, members);
+    }
+    let destruct = Request::Op(Op::GroupDestruct {
+        group: "g".into(),
+        members: members.clone(),
+        info: vec![],
+    });
+    for (r, &conn) in conns.iter().enumerate() {
+        send_as(&mut c, conn, 111, &destruct, Dialect::of(versions[r]));
+    }
+    let replies = sent(&mut c);
+    assert_eq!(replies.len(), 3);
+    for (_, tag, payload) in replies {
+        assert_eq!(tag, 111);
+        let reply = Reply::decode(Command::GROUP_DESTRUCT, &payload, ND).unwrap();
+        assert_eq!(
+            reply,
+            super::groups_tests::plain(Command::GROUP_DESTRUCT, Status::SUCCESS)
+        );
+    }
+    assert!(c.groups.live.is_empty());
+}
+
+fn drain(c: &mut ServerCore) {
+    while c.poll_action().is_some() {}
+}
