@@ -22,6 +22,7 @@
 //! | process groups, invitations, bootstrap | `groups::Groups` (worked on through `GroupsAt`) |
 //! | requests relayed to the host, credentials | `relayed::Relayed` |
 //! | process sets | `psets::ProcessSets` |
+//! | peers and nodes resolved, cache refreshes (OpenPMIx 5.0's requests) | `resolve`, over the store |
 //! | I/O forwarding: pulls, output delivered, input pushed | `iof::Iof` |
 //!
 //! What they all read and write (the store, the connections, the registered clients, the
@@ -504,7 +505,10 @@ impl ServerCore {
                 info,
             } => self.client_notify(conn, tag, me, status, range, info),
             Request::Op(op) => self.handle_op(conn, me, tag, op),
-            Request::Other { .. } => {
+            // A command this server does not serve (6.1's `RESBLK`, a newer peer's): the bare
+            // status every OpenPMIx client reads for a refusal (`wire::command`).
+            Request::Other { command, .. } => {
+                tracing::debug!("{me}: command {command:?} is not supported");
                 self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
             }
         }
@@ -750,6 +754,7 @@ mod ops;
 mod psets;
 mod query;
 mod relayed;
+mod resolve;
 mod shared;
 #[cfg(test)]
 mod tests;

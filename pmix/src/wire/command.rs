@@ -1,7 +1,13 @@
-//! The command codes of OpenPMIx 4.2's protocol (`pmix_cmd_t`, packed as `PMIX_COMMAND`).
+//! The command codes of OpenPMIx's protocol (`pmix_cmd_t`, packed as `PMIX_COMMAND`): 0–32
+//! are 4.2's, unchanged in 5.0 and 6.1; 33, 37 and 38 came with 5.0 and 34–36 with 6.1
+//! (6.1 `src/include/pmix_globals.h:227-265`).
 //!
 //! An open set (STYLE 7): a code this table does not name still decodes, and the server
-//! answers it with `PMIX_ERR_NOT_SUPPORTED` instead of dropping the connection.
+//! answers it with `PMIX_ERR_NOT_SUPPORTED` on the request's tag instead of dropping the
+//! connection. That status alone is the reply every OpenPMIx client reads for a request its
+//! server refused (every reply but `REQ`'s starts with the status, and OpenPMIx's own
+//! servers answer a command they do not know so: 6.1 `server/pmix_server.c:6043-6077`), so
+//! a newer peer's command neither hangs its caller nor costs it the connection.
 
 use crate::Error;
 use crate::codec::Codec;
@@ -65,6 +71,13 @@ commands! {
     FABRIC_REGISTER = 30,
     FABRIC_UPDATE = 31,
     COMPUTE_DEVICE_DISTANCES = 32,
+    // OpenPMIx spells this one without `_CMD`.
+    REFRESH_CACHE = 33,
+    RESBLK = 34,
+    SESSION_CTRL = 35,
+    REQ_SYSINFO = 36,
+    RESOLVE_PEERS = 37,
+    RESOLVE_NODE = 38,
 }
 
 impl std::fmt::Debug for Command {
@@ -92,8 +105,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn there_are_33_commands_numbered_densely() {
-        assert_eq!(Command::ALL.len(), 33);
+    fn there_are_39_commands_numbered_densely() {
+        assert_eq!(Command::ALL.len(), 39);
         for (i, c) in Command::ALL.iter().enumerate() {
             assert_eq!(usize::from(c.0), i);
         }

@@ -8,7 +8,7 @@
 //!
 //! - [`frame`]: the 16-byte header and a stream splitter;
 //! - [`handshake`]: the connect message (host-order header) and the server's answers;
-//! - [`command`]: the 33 command codes;
+//! - [`command`]: the 39 command codes;
 //! - [`message`]: the typed core requests, the replies, and server-pushed notifications;
 //! - [`ops`]: the typed requests of every other command and the pushed I/O-forwarding message;
 //! - [`op_reply`]: the typed replies to those commands;

@@ -18,6 +18,11 @@
 //! | `GROUP_CONSTRUCT` to a 6.x client, on success | SIZE n, PROC\[n\], BOOL context id given, \[SIZE context id\], SIZE ninfo, ninfo INFO (one pack call each: `PMIX_GROUP_INFO` arrays) |
 //! | `COMPUTE_DEVICE_DISTANCES` | SIZE n, DEVICE_DIST\[n\] |
 //! | `DISCONNECTNB`, `LOG`, `IOF_PUSH`, `IOF_DEREG`, `GROUP_DESTRUCT`, and the group leave this library adds | nothing |
+//! | `REFRESH_CACHE` (5.0) | KVAL... the process's values, one pack call each, until the end |
+//! | `SESSION_CTRL` (6.1) | on success, SIZE n, INFO\[n\] (this library packs the count whatever the status, as for the other lists of infos) |
+//! | `RESOLVE_PEERS` (5.0) | on success, SIZE n, PROC\[n\] |
+//! | `RESOLVE_NODE` (5.0) | on success, STRING the comma-separated node names |
+//! | `RESBLK`, `REQ_SYSINFO` (6.1) | nothing (this library refuses both) |
 //! | `DEREGEVENTS` | no reply is sent |
 
 use crate::Error;
@@ -77,12 +82,21 @@ pub enum OpReply {
         status: Status,
         distances: Vec<DeviceDistance>,
     },
+    /// `REFRESH_CACHE`: the values of the process the server holds now.
+    RefreshCache { status: Status, kvals: Vec<Kval> },
+    /// `RESOLVE_PEERS`: the processes on the node asked about.
+    ResolvedPeers { status: Status, procs: Vec<Proc> },
+    /// `RESOLVE_NODE`: the nodes, comma-separated (`None`: a NULL string).
+    ResolvedNode {
+        status: Status,
+        nodes: Option<String>,
+    },
     /// The commands answered by a status alone.
     Status { command: Command, status: Status },
 }
 
 /// Commands whose reply carries data besides the status, or whose reply this module types.
-const INFO_REPLIES: [Command; 9] = [
+const INFO_REPLIES: [Command; 10] = [
     Command::QUERY,
     Command::ALLOC,
     Command::JOB_CONTROL,
@@ -92,15 +106,18 @@ const INFO_REPLIES: [Command; 9] = [
     Command::FABRIC_UPDATE,
     Command::GROUP_INVITE,
     Command::GROUP_JOIN,
+    Command::SESSION_CTRL,
 ];
 
-const STATUS_REPLIES: [Command; 6] = [
+const STATUS_REPLIES: [Command; 8] = [
     Command::DISCONNECTNB,
     Command::LOG,
     Command::IOF_PUSH,
     Command::IOF_DEREG,
     Command::GROUP_DESTRUCT,
     Command::GROUP_LEAVE,
+    Command::RESBLK,
+    Command::REQ_SYSINFO,
 ];
 
 impl OpReply {
@@ -114,6 +131,9 @@ impl OpReply {
             OpReply::IofPull { .. } => Command::IOF_PULL,
             OpReply::GroupConstruct { .. } => Command::GROUP_CONSTRUCT,
             OpReply::DeviceDistances { .. } => Command::COMPUTE_DEVICE_DISTANCES,
+            OpReply::RefreshCache { .. } => Command::REFRESH_CACHE,
+            OpReply::ResolvedPeers { .. } => Command::RESOLVE_PEERS,
+            OpReply::ResolvedNode { .. } => Command::RESOLVE_NODE,
         }
     }
 
@@ -127,6 +147,9 @@ impl OpReply {
             | OpReply::IofPull { status, .. }
             | OpReply::GroupConstruct { status, .. }
             | OpReply::DeviceDistances { status, .. }
+            | OpReply::RefreshCache { status, .. }
+            | OpReply::ResolvedPeers { status, .. }
+            | OpReply::ResolvedNode { status, .. }
             | OpReply::Status { status, .. } => *status,
         }
     }
@@ -142,6 +165,9 @@ impl OpReply {
                 | Command::IOF_PULL
                 | Command::GROUP_CONSTRUCT
                 | Command::COMPUTE_DEVICE_DISTANCES
+                | Command::REFRESH_CACHE
+                | Command::RESOLVE_PEERS
+                | Command::RESOLVE_NODE
         ) || INFO_REPLIES.contains(&command)
             || STATUS_REPLIES.contains(&command)
     }
@@ -176,6 +202,18 @@ impl OpReply {
             Command::COMPUTE_DEVICE_DISTANCES => OpReply::DeviceDistances {
                 status,
                 distances: Vec::new(),
+            },
+            Command::REFRESH_CACHE => OpReply::RefreshCache {
+                status,
+                kvals: Vec::new(),
+            },
+            Command::RESOLVE_PEERS => OpReply::ResolvedPeers {
+                status,
+                procs: Vec::new(),
+            },
+            Command::RESOLVE_NODE => OpReply::ResolvedNode {
+                status,
+                nodes: None,
             },
             c if INFO_REPLIES.contains(&c) => OpReply::Infos {
                 command: c,
@@ -267,6 +305,19 @@ impl OpReply {
                 b.pack(&[Size(distances.len() as u64)])?;
                 if !distances.is_empty() {
                     b.pack(distances)?;
+                }
+            }
+            // 6.1's server packs whatever it found after any status; its client stores each
+            // one until the buffer ends (6.1 `server/pmix_server_ops.c:2757-2782`).
+            OpReply::RefreshCache { kvals, .. } => pack_each(&mut b, kvals)?,
+            OpReply::ResolvedPeers { procs, .. } => {
+                if ok {
+                    pack_list(&mut b, procs)?;
+                }
+            }
+            OpReply::ResolvedNode { nodes, .. } => {
+                if ok {
+                    b.pack(std::slice::from_ref(nodes))?;
                 }
             }
             OpReply::Status { .. } => {}
@@ -373,6 +424,9 @@ impl OpReply {
                     *distances = b.unpack(n)?;
                 }
             }
+            OpReply::RefreshCache { kvals, .. } => *kvals = unpack_to_end(&mut b)?,
+            OpReply::ResolvedPeers { procs, .. } => *procs = unpack_list(&mut b, "peers")?,
+            OpReply::ResolvedNode { nodes, .. } => *nodes = one(&mut b, "node list")?,
             OpReply::Status { .. } => {}
         }
         if !b.is_exhausted() {
@@ -472,6 +526,18 @@ mod tests {
                     mindist: 1,
                     maxdist: 10,
                 }],
+            },
+            OpReply::RefreshCache {
+                status: Status::SUCCESS,
+                kvals: kvals(),
+            },
+            OpReply::ResolvedPeers {
+                status: Status::SUCCESS,
+                procs: members(),
+            },
+            OpReply::ResolvedNode {
+                status: Status::SUCCESS,
+                nodes: Some("n0,n1".into()),
             },
         ];
         for c in INFO_REPLIES {

@@ -28,6 +28,16 @@
 //! | `FABRIC_REGISTER` | SIZE ndirs, INFO\[ndirs\] |
 //! | `FABRIC_UPDATE` | SIZE fabric index |
 //! | `COMPUTE_DEVICE_DISTANCES` | TOPO, PROC_CPUSET, SIZE ninfo, INFO\[ninfo\] |
+//! | `REFRESH_CACHE` (5.0) | STRING nspace, PROC_RANK rank |
+//! | `SESSION_CTRL` (6.1) | UINT32 session id, SIZE ndirs, INFO\[ndirs\] |
+//! | `RESOLVE_PEERS` (5.0) | STRING node (the caller's own when it gave none), STRING nspace (NULL or empty: every namespace) |
+//! | `RESOLVE_NODE` (5.0) | STRING nspace (NULL or empty: every namespace) |
+//!
+//! Those of 5.0 and 6.1 are read from their clients' sources (5.0.9, 6.1.0
+//! `client/pmix_client_get.c` `refresh_cache`, `client/pmix_client_resolve.c`,
+//! `common/pmix_session.c`). Two commands stay untyped ([`UNTYPED`]): `RESBLK`, whose
+//! request holds the resource types of the `v51` and `v61` encodings, and `REQ_SYSINFO`,
+//! which no OpenPMIx release sends.
 //!
 //! The I/O-forwarding message a server pushes to a client or tool that pulled output (tag 2)
 //! is: PROC source, IOF_CHANNEL, SIZE the puller's id, SIZE ninfo, INFO\[ninfo\], BYTE_OBJECT
@@ -36,7 +46,8 @@
 use crate::Error;
 use crate::codec::{DataBuffer, Size};
 use crate::model::{
-    AllocDirective, App, ByteObject, Cpuset, Info, IofChannel, Proc, Query, Status, Time, Topology,
+    AllocDirective, App, ByteObject, Cpuset, Info, IofChannel, Proc, Query, Rank, Status, Time,
+    Topology,
 };
 
 use super::command::Command;
@@ -63,6 +74,10 @@ pub const GROUP_SERVER_EVENT: &str = "pmix.rs.grp.server";
 /// directives of an `iof_pull` upcall to say the puller deregistered (`Host::iof_pull`), as
 /// OpenPMIx 4.2's server does.
 pub const IOF_STOP: &str = "pmix.iof.stop";
+
+/// The commands beyond the core set without a typed request: they decode as
+/// `Request::Other` and the server refuses them with a bare status.
+pub const UNTYPED: [Command; 2] = [Command::RESBLK, Command::REQ_SYSINFO];
 
 /// A typed request of the commands beyond the core set.
 #[derive(Clone, Debug, PartialEq)]
@@ -163,6 +178,27 @@ pub enum Op {
         cpuset: Cpuset,
         info: Vec<Info>,
     },
+    /// `PMIx_Get` with `PMIX_GET_REFRESH_CACHE`: what the server holds of this process now.
+    RefreshCache {
+        nspace: String,
+        rank: Rank,
+    },
+    /// `PMIx_Session_control`.
+    SessionControl {
+        session_id: u32,
+        directives: Vec<Info>,
+    },
+    /// `PMIx_Resolve_peers`: the processes on `node` of `nspace` (of every namespace when
+    /// it is `None` or empty).
+    ResolvePeers {
+        node: Option<String>,
+        nspace: Option<String>,
+    },
+    /// `PMIx_Resolve_nodes`: the nodes `nspace` runs on (every namespace's when it is
+    /// `None` or empty).
+    ResolveNode {
+        nspace: Option<String>,
+    },
 }
 
 impl Op {
@@ -190,6 +226,10 @@ impl Op {
             Op::FabricRegister { .. } => Command::FABRIC_REGISTER,
             Op::FabricUpdate { .. } => Command::FABRIC_UPDATE,
             Op::ComputeDeviceDistances { .. } => Command::COMPUTE_DEVICE_DISTANCES,
+            Op::RefreshCache { .. } => Command::REFRESH_CACHE,
+            Op::SessionControl { .. } => Command::SESSION_CTRL,
+            Op::ResolvePeers { .. } => Command::RESOLVE_PEERS,
+            Op::ResolveNode { .. } => Command::RESOLVE_NODE,
         }
     }
 
@@ -313,6 +353,22 @@ impl Op {
                 b.pack(std::slice::from_ref(cpuset))?;
                 pack_info_list(b, info)?;
             }
+            Op::RefreshCache { nspace, rank } => {
+                b.pack(std::slice::from_ref(nspace))?;
+                b.pack(&[*rank])?;
+            }
+            Op::SessionControl {
+                session_id,
+                directives,
+            } => {
+                b.pack(&[*session_id])?;
+                pack_info_list(b, directives)?;
+            }
+            Op::ResolvePeers { node, nspace } => {
+                b.pack(std::slice::from_ref(node))?;
+                b.pack(std::slice::from_ref(nspace))?;
+            }
+            Op::ResolveNode { nspace } => b.pack(std::slice::from_ref(nspace))?,
         }
         Ok(())
     }
@@ -429,6 +485,21 @@ impl Op {
                 topology: one(b, "topology")?,
                 cpuset: one(b, "cpuset")?,
                 info: unpack_info_list(b)?,
+            },
+            Command::REFRESH_CACHE => Op::RefreshCache {
+                nspace: one(b, "refresh namespace")?,
+                rank: one(b, "refresh rank")?,
+            },
+            Command::SESSION_CTRL => Op::SessionControl {
+                session_id: one(b, "session id")?,
+                directives: unpack_info_list(b)?,
+            },
+            Command::RESOLVE_PEERS => Op::ResolvePeers {
+                node: one(b, "node name")?,
+                nspace: one(b, "namespace")?,
+            },
+            Command::RESOLVE_NODE => Op::ResolveNode {
+                nspace: one(b, "namespace")?,
             },
             _ => return Ok(None),
         };
@@ -613,6 +684,21 @@ mod tests {
                 },
                 info: vec![],
             },
+            Op::RefreshCache {
+                nspace: "job".into(),
+                rank: Rank(3),
+            },
+            Op::SessionControl {
+                session_id: 7,
+                directives: infos(),
+            },
+            Op::ResolvePeers {
+                node: Some("n0".into()),
+                nspace: None,
+            },
+            Op::ResolveNode {
+                nspace: Some("job".into()),
+            },
         ]
     }
 
@@ -637,10 +723,24 @@ mod tests {
         let core = [0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13];
         for c in Command::ALL {
             assert!(
-                core.contains(&c.0) || typed.contains(c),
+                core.contains(&c.0) || typed.contains(c) || UNTYPED.contains(c),
                 "{c:?} has no typed operation"
             );
         }
+        // The untyped ones keep their bodies, for the server to refuse.
+        let bt = BufferType::NonDescribed;
+        let mut b = DataBuffer::with_type(bt);
+        b.pack(&[Command::RESBLK]).unwrap();
+        b.pack(&[7u8]).unwrap();
+        let bytes = b.unload();
+        let decoded = Request::decode(&bytes, bt).unwrap();
+        assert!(matches!(
+            decoded,
+            Request::Other {
+                command: Command::RESBLK,
+                ..
+            }
+        ));
     }
 
     /// The layouts, built by hand in OpenPMIx's pack order.
@@ -722,6 +822,37 @@ mod tests {
         check(Op::FabricUpdate { index: 4 }, &|b| {
             b.pack(&[Size(4)]).unwrap()
         });
+        // 5.0 and 6.1: a NULL node or namespace is a NULL string.
+        check(
+            Op::ResolvePeers {
+                node: Some("n0".into()),
+                nspace: None,
+            },
+            &|b| {
+                b.pack(&[Some("n0".to_string())]).unwrap();
+                b.pack(&[None::<String>]).unwrap();
+            },
+        );
+        check(
+            Op::RefreshCache {
+                nspace: "job".into(),
+                rank: Rank(3),
+            },
+            &|b| {
+                b.pack(&["job".to_string()]).unwrap();
+                b.pack(&[Rank(3)]).unwrap();
+            },
+        );
+        check(
+            Op::SessionControl {
+                session_id: 7,
+                directives: vec![],
+            },
+            &|b| {
+                b.pack(&[7u32]).unwrap();
+                b.pack(&[Size(0)]).unwrap();
+            },
+        );
     }
 
     /// OpenPMIx 5.0 and 6.1 clients send the members they learned at construction; 4.2's

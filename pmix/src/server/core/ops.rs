@@ -2,8 +2,11 @@
 //! goes to the chapter that serves it (queries, connect, events' deregistration, process
 //! groups, I/O forwarding) or is relayed to the host with the requester's ids (spawn, log,
 //! allocation, job control, monitoring, credentials, fabric registrations and updates; see
-//! [`super::relayed`]). Requests of chapters not served yet (device distances) are refused
-//! with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx sends.
+//! [`super::relayed`]); the peers and nodes OpenPMIx 5.0 clients ask their server to
+//! resolve, and the cache refreshes of their gets, are answered from the store
+//! ([`super::resolve`]). Requests of chapters not served yet (device distances, 6.1's
+//! session control) are refused with `PMIX_ERR_NOT_SUPPORTED`, the bare status OpenPMIx
+//! sends for a request it refuses.
 
 use crate::model::{FabricOperation, Info, Proc, Status, attr};
 use crate::wire::ops::Op;
@@ -222,7 +225,18 @@ impl ServerCore {
                 };
                 self.relay(conn, tag, call, Answer::Status);
             }
-            _ => self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED)),
+            Op::RefreshCache { nspace, rank } => self.refresh_cache(conn, tag, &nspace, rank),
+            Op::ResolvePeers { node, nspace } => self.resolve_peers(conn, tag, node, nspace),
+            Op::ResolveNode { nspace } => self.resolve_node(conn, tag, nspace),
+            // A session belongs to the host's scheduler, and `Host` has no upcall for it.
+            Op::SessionControl { session_id, .. } => {
+                tracing::debug!("{me}: control of session {session_id} is not supported");
+                self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
+            }
+            Op::ComputeDeviceDistances { .. } => {
+                tracing::debug!("{me}: device distances are not computed by this server");
+                self.send(conn, tag, &Reply::Status(Status::ERR_NOT_SUPPORTED));
+            }
         }
     }
 

@@ -181,3 +181,145 @@ fn groups_of_5_0_and_6_1_clients_form_and_end_in_their_layouts() {
 fn drain(c: &mut ServerCore) {
     while c.poll_action().is_some() {}
 }
+
+/// Ranks 0 and 2 of "job" on this server's node n0, rank 1 on n1, from the maps alone; ranks
+/// 0 and 2 connected as 6.1 clients.
+fn mapped_job() -> (ServerCore, ConnId, ConnId) {
+    use crate::store::realm::info;
+    let mut c = ServerCore::new(Some("n0".into()), false, "4.2.2").with_tool_uids(vec![UID]);
+    c.register_nspace(
+        Nspace::new("job").unwrap(),
+        &[
+            info(attr::NODE_MAP.wire_key(), Value::string("n0,n1")),
+            info(attr::PROC_MAP.wire_key(), Value::string("0,2;1")),
+        ],
+    )
+    .unwrap();
+    c.register_client(p(0), UID, UID);
+    c.register_client(p(2), UID, UID);
+    let a = connect_as(&mut c, 0, "6.1.0");
+    let b = connect_as(&mut c, 2, "6.1.0");
+    drain(&mut c);
+    (c, a, b)
+}
+
+/// The one reply `req` from `conn` gets, decoded as a 6.1 client reads it.
+fn ask(c: &mut ServerCore, conn: ConnId, req: Op) -> Reply {
+    let command = req.command();
+    send_as(c, conn, 120, &Request::Op(req), Dialect::V6);
+    let mut replies = sent(c);
+    assert_eq!(replies.len(), 1, "{command:?}");
+    let (_, tag, payload) = replies.remove(0);
+    assert_eq!(tag, 120);
+    Reply::decode_for(command, &payload, ND, Dialect::V6).unwrap()
+}
+
+#[test]
+fn peers_and_nodes_are_resolved_from_the_registered_maps() {
+    let (mut c, a, _) = mapped_job();
+    let peers = |c: &mut ServerCore, node: Option<&str>, nspace: Option<&str>| match ask(
+        c,
+        a,
+        Op::ResolvePeers {
+            node: node.map(str::to_owned),
+            nspace: nspace.map(str::to_owned),
+        },
+    ) {
+        Reply::Op(OpReply::ResolvedPeers { status, procs }) => (status, procs),
+        other => panic!("{other:?}"),
+    };
+    let ok = Status::SUCCESS;
+    assert_eq!(
+        peers(&mut c, Some("n0"), Some("job")),
+        (ok, vec![p(0), p(2)])
+    );
+    assert_eq!(peers(&mut c, Some("n1"), Some("job")), (ok, vec![p(1)]));
+    // Every namespace; no node: the server's own.
+    assert_eq!(peers(&mut c, None, Some("")), (ok, vec![p(0), p(2)]));
+    // What this server cannot tell sends the client to its own resolution.
+    let unknown = (Status::ERR_NOT_FOUND, vec![]);
+    assert_eq!(peers(&mut c, Some("n9"), Some("job")), unknown);
+    assert_eq!(peers(&mut c, Some("n0"), Some("nope")), unknown);
+    let nodes = |c: &mut ServerCore, nspace: Option<&str>| match ask(
+        c,
+        a,
+        Op::ResolveNode {
+            nspace: nspace.map(str::to_owned),
+        },
+    ) {
+        Reply::Op(OpReply::ResolvedNode { status, nodes }) => (status, nodes),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(nodes(&mut c, Some("job")), (ok, Some("n0,n1".to_owned())));
+    assert_eq!(nodes(&mut c, None), (ok, Some("n0,n1".to_owned())));
+    assert_eq!(nodes(&mut c, Some("nope")), (Status::ERR_NOT_FOUND, None));
+}
+
+#[test]
+fn a_refresh_returns_what_the_process_committed() {
+    use crate::model::Scope;
+    use crate::wire::CommitBucket;
+    let (mut c, a, b) = mapped_job();
+    let kv = Kval {
+        key: Key::new("ep").unwrap(),
+        value: Value::Uint32(7),
+    };
+    let commit = Request::Commit {
+        buckets: vec![CommitBucket {
+            scope: Scope::GLOBAL,
+            kvals: vec![kv.clone()],
+        }],
+    };
+    send_as(&mut c, b, 110, &commit, Dialect::V6);
+    drain(&mut c);
+    let refresh = |c: &mut ServerCore, rank| {
+        ask(
+            c,
+            a,
+            Op::RefreshCache {
+                nspace: "job".into(),
+                rank: Rank(rank),
+            },
+        )
+    };
+    let want = Reply::Op(OpReply::RefreshCache {
+        status: Status::SUCCESS,
+        kvals: vec![kv],
+    });
+    assert_eq!(refresh(&mut c, 2), want);
+    let none = OpReply::failure(Command::REFRESH_CACHE, Status::ERR_NOT_FOUND);
+    assert_eq!(refresh(&mut c, 1), Reply::Op(none));
+}
+
+/// 6.1's session control and resource blocks, and a command no release has yet, are
+/// refused with the bare status on their tag: the connection stays.
+#[test]
+fn commands_this_server_does_not_serve_are_refused_on_their_tag() {
+    let (mut c, a, _) = mapped_job();
+    let mut bare = DataBuffer::with_type(ND);
+    bare.pack(&[Status::ERR_NOT_SUPPORTED]).unwrap();
+    let bare = bare.unload();
+    let session = Request::Op(Op::SessionControl {
+        session_id: 3,
+        directives: vec![],
+    });
+    send_as(&mut c, a, 130, &session, Dialect::V6);
+    assert_eq!(sent(&mut c), vec![(a, 130, bare.clone())]);
+    for command in [Command::RESBLK, Command::REQ_SYSINFO, Command(200)] {
+        // A body this server cannot read (RESBLK's is in v61 types): kept, not read.
+        let mut b = DataBuffer::with_type(ND);
+        b.pack(&[command]).unwrap();
+        let mut payload = b.unload();
+        payload.extend_from_slice(&[0x47, 0xff, 0x00]);
+        c.handle_frame(
+            a,
+            Frame {
+                pindex: 0,
+                tag: Tag(131),
+                payload,
+            },
+        );
+        assert_eq!(sent(&mut c), vec![(a, 131, bare.clone())], "{command:?}");
+    }
+    assert!(c.cx.conns.contains_key(&a));
+}
