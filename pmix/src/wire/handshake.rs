@@ -11,8 +11,16 @@
 //!
 //! The identity is `nspace\0 u32be rank` for a simple client, `u32be uid u32be gid` for tools
 //! and launchers, followed by `nspace\0 u32be rank` for those that bring their own identifier.
-//! OpenPMIx 4.2 clients end the message with one stray `0x00` byte (a size over-count); it is
-//! tolerated and reproduced.
+//! OpenPMIx 4.2 clients end the message with one stray `0x00` byte (a size over-count, gone in
+//! 5.0: 6.1 `ptl_base_fns.c:458-470`); it is tolerated, and reproduced for simple clients,
+//! whose servers of every release ignore it. A tool sends no such byte: on the tool path
+//! OpenPMIx 5.0 and 6.1 (and 4.2) read any byte after the storage modules as a packed info
+//! count and refuse the connection when the info then missing cannot be read.
+//!
+//! Beside 4.2's peer types, 5.0 and 6.1 send flag 10, a scheduler with its own identifier
+//! (`ptl_base_handshake.h:58`), and name their encoding `v51` or `v61` where 4.2 said `v41`.
+//! Those encode every type 4.2 knows as `v41` does (they share OpenPMIx's base pack
+//! functions), so a server that speaks `v41` serves them ([`speaks_v41`]).
 //!
 //! The server answers a simple client with two raw big-endian `u32`s: the status, then the
 //! peer index the client puts in its later headers. Tools get the status, an assigned
@@ -47,6 +55,10 @@ impl PeerType {
     pub const LAUNCHER_GIVEN_ID: PeerType = PeerType(7);
     pub const LAUNCHER_CLIENT: PeerType = PeerType(8);
     pub const SINGLETON_CLIENT: PeerType = PeerType(9);
+    /// OpenPMIx 5.0 and later: a scheduler that brings its own identifier.
+    pub const SCHEDULER_WITH_ID: PeerType = PeerType(10);
+    /// The largest flag any OpenPMIx release sends.
+    pub const LAST: PeerType = PeerType::SCHEDULER_WITH_ID;
 
     /// Whether the identity field starts with the peer's uid and gid.
     pub fn sends_uid_gid(self) -> bool {
@@ -55,7 +67,7 @@ impl PeerType {
 
     /// Whether the identity field carries a process identifier.
     pub fn sends_proc(self) -> bool {
-        matches!(self.0, 0 | 4 | 5 | 7 | 8 | 9)
+        matches!(self.0, 0 | 4 | 5 | 7 | 8 | 9 | 10)
     }
 
     /// Whether the server must assign the peer an identifier.
@@ -80,6 +92,22 @@ impl PeerType {
     pub fn is_launcher(self) -> bool {
         matches!(self.0, 2 | 6 | 7 | 8)
     }
+
+    /// A scheduler (`PMIX_PROC_SCHEDULER`, flag 10).
+    pub fn is_scheduler(self) -> bool {
+        self == PeerType::SCHEDULER_WITH_ID
+    }
+}
+
+/// Whether an encoding module's name (a comma-separated list of names, as OpenPMIx's
+/// servers accept) includes one that encodes every type 4.2 knows as `v41` does: `v41`,
+/// 4.0's `v4` (a subset of its types), and 5.0's and 6.1's `v51` and `v61` (supersets,
+/// sharing OpenPMIx's base pack functions: 6.1 `mca/bfrops/v61/bfrop_pmix61.c`). The older
+/// `v3`, `v21`, `v20` and `v12` encode differently.
+pub fn speaks_v41(bfrops: &str) -> bool {
+    (bfrops.split(','))
+        .map(str::trim)
+        .any(|name| matches!(name, "v41" | "v4" | "v51" | "v61"))
 }
 
 /// The connect message.
@@ -172,8 +200,11 @@ impl ConnectRequest {
         p.push(self.buffer_type.wire_value());
         put_cstr(&mut p, &self.gds)?;
         if self.info.is_empty() {
-            // What OpenPMIx 4.2 clients send in place of an empty info array.
-            p.push(0);
+            // What OpenPMIx 4.2 clients send in place of an empty info array; a tool's
+            // server would read it as an info count (see the module's doc).
+            if self.peer_type == PeerType::SIMPLE_CLIENT {
+                p.push(0);
+            }
         } else {
             let mut buf = DataBuffer::with_type(self.buffer_type);
             buf.pack(&[Size(self.info.len() as u64)])?;
@@ -211,7 +242,7 @@ impl ConnectRequest {
         let cred_len = r.u32be("credential length")? as usize;
         let credential = r.take(cred_len, "credential")?.to_vec();
         let peer_type = PeerType(r.u8("peer type")?);
-        if peer_type.0 > 9 {
+        if peer_type > PeerType::LAST {
             return Err(Error::decode(
                 Status::ERR_BAD_PARAM,
                 format!("unknown peer type {}", peer_type.0),
@@ -503,10 +534,68 @@ mod tests {
         }
     }
 
+    /// The payload ends at the storage module's NUL: OpenPMIx 5.0 and 6.1 servers refuse a
+    /// tool whose message goes on with a byte that is no packed info.
+    #[test]
+    fn a_tool_without_info_sends_no_stray_byte() {
+        let me = Proc::try_new("tool", 0).unwrap();
+        for proc in [None, Some(me)] {
+            let req = ConnectRequest::tool(proc, 1000, 100, BufferType::NonDescribed);
+            let bytes = req.encode().unwrap();
+            assert!(bytes.ends_with(b"v41\0\x01hash\0"), "{bytes:?}");
+            let header: [u8; 16] = bytes[..16].try_into().unwrap();
+            assert_eq!(
+                ConnectRequest::payload_len(&header).unwrap(),
+                bytes.len() - 16
+            );
+            assert_eq!(ConnectRequest::decode(&bytes[16..]).unwrap(), req);
+        }
+        // A simple client keeps 4.2's byte (see the capture above), which every server skips.
+        let client = ConnectRequest::simple_client(
+            Proc::try_new("job", 0).unwrap(),
+            0,
+            0,
+            BufferType::NonDescribed,
+        );
+        assert!(client.encode().unwrap().ends_with(b"hash\0\0"));
+    }
+
+    /// A 6.1 scheduler's connect message: flag 10 with uid, gid and its identifier, and the
+    /// `v61` encoding, which this server speaks as `v41`.
+    #[test]
+    fn a_scheduler_and_the_encodings_of_5_0_and_6_1_are_understood() {
+        let sched = Proc::try_new("sched", 0).unwrap();
+        let req = ConnectRequest {
+            peer_type: PeerType::SCHEDULER_WITH_ID,
+            version: "6.1.0".into(),
+            bfrops: "v61".into(),
+            ..ConnectRequest::tool(Some(sched.clone()), 5, 6, BufferType::NonDescribed)
+        };
+        let bytes = req.encode().unwrap();
+        let mut identity = vec![10];
+        identity.extend_from_slice(&5u32.to_be_bytes());
+        identity.extend_from_slice(&6u32.to_be_bytes());
+        identity.extend_from_slice(b"sched\0\0\0\0\0");
+        assert!(bytes.windows(identity.len()).any(|w| w == identity));
+        let back = ConnectRequest::decode(&bytes[16..]).unwrap();
+        assert_eq!((back.uid_gid, back.proc), (Some((5, 6)), Some(sched)));
+        assert!(back.peer_type.gets_tool_reply() && back.peer_type.is_scheduler());
+        let mut eleven = bytes[16..].to_vec();
+        let at = eleven.iter().position(|&b| b == 10).unwrap();
+        eleven[at] = 11;
+        assert!(ConnectRequest::decode(&eleven).is_err());
+        for name in ["v41", "v4", "v51", "v61", "v20,v41"] {
+            assert!(speaks_v41(name), "{name}");
+        }
+        for name in ["v3", "v21", "v20", "v12", "", "v62"] {
+            assert!(!speaks_v41(name), "{name}");
+        }
+    }
+
     #[test]
     fn every_peer_but_a_simple_client_gets_the_tool_reply() {
         assert!(!PeerType::SIMPLE_CLIENT.gets_tool_reply());
-        for t in 1..=9 {
+        for t in 1..=10 {
             assert!(PeerType(t).gets_tool_reply(), "flag {t}");
         }
         assert!(PeerType::TOOL_NEEDS_ID.needs_id() && PeerType::LAUNCHER_NEEDS_ID.needs_id());

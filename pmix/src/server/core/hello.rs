@@ -21,6 +21,11 @@
 //!
 //! Each refusal is logged with its reason by the driver ([`Action::Handshake`]'s `refused`).
 //!
+//! A peer must encode as `v41` does (`wire::handshake::speaks_v41`: 4.2's, and 5.0's and
+//! 6.1's `v51` and `v61`, which differ only in types 4.2 does not know); one that names an
+//! older encoding is refused with `PMIX_ERR_NOT_SUPPORTED` before anything else. A 5.0 or
+//! 6.1 scheduler (flag 10) is admitted as a tool that brings its identifier.
+//!
 //! Every accepted connection keeps the version its peer stated, which chooses the layouts
 //! of the few messages OpenPMIx 5.0 and 6.1 changed (`wire::version`). The first of them is
 //! the answer to a singleton (flag 9): a 4.x singleton reads the tool form, a 5.0 or later
@@ -32,7 +37,7 @@ use std::collections::BTreeMap;
 
 use crate::codec::BufferType;
 use crate::model::{Info, Proc, Status, attr};
-use crate::wire::handshake::{ToolReply, encode_client_reply};
+use crate::wire::handshake::{ToolReply, encode_client_reply, speaks_v41};
 use crate::wire::{ConnectRequest, PeerType, PeerVersion};
 
 use super::interface::{Action, ConnId, PeerCred};
@@ -83,19 +88,30 @@ impl Admission {
             req.version,
             req.bfrops
         );
-        let checked = Self::verified(req, peer).and_then(|peer| {
-            if req.peer_type.gets_tool_reply() {
-                self.tool_hello(cx, conn, req, peer)
-            } else {
-                self.client(cx, conn, req, peer).map(|pindex| {
-                    cx.push(Action::Handshake {
-                        conn,
-                        reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
-                        refused: None,
+        let encoding = if speaks_v41(&req.bfrops) {
+            Ok(())
+        } else {
+            let why = format!(
+                "{:?} peer of OpenPMIx {version} encodes as {:?}; this server speaks v41",
+                req.peer_type, req.bfrops
+            );
+            Err((Status::ERR_NOT_SUPPORTED, why))
+        };
+        let checked = encoding
+            .and_then(|()| Self::verified(req, peer))
+            .and_then(|peer| {
+                if req.peer_type.gets_tool_reply() {
+                    self.tool_hello(cx, conn, req, peer)
+                } else {
+                    self.client(cx, conn, req, peer).map(|pindex| {
+                        cx.push(Action::Handshake {
+                            conn,
+                            reply: encode_client_reply(Status::SUCCESS, pindex).to_vec(),
+                            refused: None,
+                        })
                     })
-                })
-            }
-        });
+                }
+            });
         if let Err((status, why)) = checked {
             refuse(cx, conn, status, why);
         }

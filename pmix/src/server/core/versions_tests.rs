@@ -112,6 +112,45 @@ fn a_singleton_is_answered_in_the_form_its_version_reads() {
     assert!(matches!(reply, Reply::JobInfo { nspace, .. } if nspace == me.nspace));
 }
 
+/// `v51` and `v61` encode what this server reads as `v41` does; an older encoding is
+/// refused with a status before anything else, and a 6.1 scheduler is admitted as a tool.
+#[test]
+fn encodings_of_5_0_and_6_1_are_spoken_and_older_ones_refused() {
+    let mut c = core_with(3);
+    let mut old = client_hello(0, "2.1.4");
+    old.bfrops = "v21".into();
+    c.handle_hello(1, &old, KERNEL);
+    let (reply, refused) = handshake(&mut c, 1);
+    assert!(refused && reply.len() == 4);
+    assert_eq!(
+        decode_status(reply[..4].try_into().unwrap()),
+        Status::ERR_NOT_SUPPORTED
+    );
+    for (r, bfrops) in [(0, "v61"), (1, "v51"), (2, "v4,v41")] {
+        let mut hello = client_hello(r, "6.1.0");
+        hello.bfrops = bfrops.into();
+        c.handle_hello(10 + ConnId::from(r), &hello, KERNEL);
+        assert!(!handshake(&mut c, 10 + ConnId::from(r)).1, "{bfrops}");
+    }
+    let sched = Proc::try_new("sched", 0).unwrap();
+    let mut hello = tool_hello(PeerType::SCHEDULER_WITH_ID, Some(sched.clone()), UID);
+    (hello.version, hello.bfrops) = ("6.1.0".into(), "v61".into());
+    c.handle_hello(20, &hello, KERNEL);
+    let (op, call) = host_call(&mut c);
+    let HostCall::ToolConnected { info } = call else {
+        panic!("{call:?}");
+    };
+    assert!(info.iter().any(|i| i.is(attr::NSPACE)));
+    c.handle_host(op, HostResult::Proc(Err(Status::ERR_NOT_SUPPORTED)));
+    let (reply, refused) = handshake(&mut c, 20);
+    assert!(!refused);
+    assert_eq!(
+        ToolReply::decode(&reply, false).unwrap().status,
+        Status::SUCCESS
+    );
+    assert_eq!(c.cx.conns[&20].proc, sched);
+}
+
 /// Three 6.1 clients (and a 5.0 one) build a group: each reply names the members in its
 /// client's layout, and the destructs that list them back are served.
 #[test]
