@@ -341,7 +341,9 @@ impl Server {
             .await??)
     }
 
-    /// `PMIx_server_setup_fork`: the environment a client process needs.
+    /// `PMIx_server_setup_fork`: the environment a client process needs. A launcher also
+    /// removes from the process's environment what [`super::inherited_server_vars`] names,
+    /// or an outer server's URIs could take it elsewhere.
     pub fn setup_fork(&self, proc: &Proc) -> Vec<(String, String)> {
         env::client_env(
             proc,

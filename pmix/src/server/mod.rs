@@ -35,3 +35,4 @@ pub use config::{CredentialKey, Roles, ServerConfig};
 pub use driver::{SERVER_VERSION, Server};
 // The upcalls as messages, for a host in another process.
 pub use core::{HostCall, HostResult};
+pub use env::inherited_server_vars;

@@ -46,7 +46,7 @@ use pmix::host::launch::{self, JobLaunch, Placement};
 use pmix::model::{
     App, Cpuset, DataArray, DataRange, Info, IofChannel, Nspace, Proc, Rank, Status, Time, attr,
 };
-use pmix::server::{Server, ServerConfig};
+use pmix::server::{Server, ServerConfig, inherited_server_vars};
 use pmix::topology::Machine;
 use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
@@ -200,8 +200,17 @@ impl Launcher<'_> {
             if let Some((first, rest)) = app.argv.split_first() {
                 cmd.arg0(first).args(rest);
             }
+            let server_env = self.server.setup_fork(&proc);
+            // An outer server's URIs (pmixrun run under another launcher) must not reach the
+            // process: OpenPMIx 6.1 would take its URI61 before this server's URI41.
+            let own: Vec<String> = std::env::vars_os()
+                .filter_map(|(k, _)| k.into_string().ok())
+                .collect();
+            for stale in inherited_server_vars(own.iter().map(String::as_str), &server_env) {
+                cmd.env_remove(stale);
+            }
             cmd.envs(app.env.iter().filter_map(|e| e.split_once('=')))
-                .envs(self.server.setup_fork(&proc))
+                .envs(server_env)
                 .envs(launcher_env(&job.nspace, job.oversubscribed))
                 .stdin(if stdin.takes(proc.rank) {
                     Stdio::piped()
