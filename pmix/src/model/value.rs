@@ -187,6 +187,29 @@ impl Value {
         }
     }
 
+    /// Whether this value, or one nested in it (an info's, a key-value pair's, published
+    /// data's, a data array's elements or declared type, an application's or a query's
+    /// infos), is of a type `pred` picks: what a peer that cannot decode such a type would
+    /// choke on.
+    pub fn holds_type(&self, pred: &dyn Fn(DataType) -> bool) -> bool {
+        if pred(self.data_type()) {
+            return true;
+        }
+        let in_infos = |infos: &[Info]| infos.iter().any(|i| i.value.holds_type(pred));
+        match self {
+            Value::Value(v) => v.holds_type(pred),
+            Value::Info(i) => i.value.holds_type(pred),
+            Value::PData(p) => p.value.holds_type(pred),
+            Value::Kval(k) => k.value.holds_type(pred),
+            Value::App(a) => in_infos(&a.info),
+            Value::Query(q) => in_infos(&q.qualifiers),
+            Value::DataArray(d) => {
+                pred(d.data_type) || d.elements.iter().any(|v| v.holds_type(pred))
+            }
+            _ => false,
+        }
+    }
+
     /// A `PMIX_STRING` value.
     pub fn string(s: impl Into<String>) -> Self {
         Value::String(Some(s.into()))

@@ -1,7 +1,7 @@
 //! Field helpers every message of the protocol is read and written with: a list (its count,
 //! then the values; an info list is one), one value of a pack call that must hold exactly
-//! one, a count bounded by the bytes left. The typed messages (`message.rs`, `ops.rs`, `op_reply.rs`) build
-//! on them and not on each other.
+//! one, a count bounded by the bytes left, a filter that counts what it left out. The typed
+//! messages (`message.rs`, `ops.rs`, `op_reply.rs`) build on them and not on each other.
 
 use crate::Error;
 use crate::codec::{Codec, DataBuffer, Size};
@@ -54,6 +54,13 @@ pub(crate) fn count(b: &mut DataBuffer, what: &str) -> Result<usize, Error> {
         ));
     }
     Ok(n)
+}
+
+/// `items.retain(keep)`, and how many it removed.
+pub(crate) fn retain_counted<T>(items: &mut Vec<T>, keep: impl Fn(&T) -> bool) -> usize {
+    let before = items.len();
+    items.retain(|i| keep(i));
+    before - items.len()
 }
 
 pub(crate) fn malformed(why: &str) -> Error {

@@ -18,7 +18,7 @@ use crate::model::{
 };
 
 use super::command::Command;
-use super::fields::{count, malformed, one, pack_info_list, unpack_info_list};
+use super::fields::{count, malformed, one, pack_info_list, retain_counted, unpack_info_list};
 use super::op_reply::OpReply;
 use super::ops::Op;
 use super::version::Dialect;
@@ -378,6 +378,33 @@ impl Reply {
             }
         }
         Ok(b.unload())
+    }
+
+    /// Whether a value the reply carries (nested ones included) is one `pred` picks.
+    pub fn any_value(&self, pred: &dyn Fn(&Value) -> bool) -> bool {
+        match self {
+            Reply::JobInfo { kvals, .. } => kvals.iter().any(|kv| pred(&kv.value)),
+            Reply::Get { data, .. } => (data.iter())
+                .flat_map(|d| &d.kvals)
+                .any(|kv| pred(&kv.value)),
+            Reply::Lookup { data, .. } => data.iter().any(|d| pred(&d.value)),
+            Reply::Status(_) => false,
+            Reply::Op(op) => op.any_value(pred),
+        }
+    }
+
+    /// Leave out of the reply the key-value pairs, infos and published data whose value
+    /// `keep` refuses; how many were left out.
+    pub fn retain_values(&mut self, keep: &dyn Fn(&Value) -> bool) -> usize {
+        match self {
+            Reply::JobInfo { kvals, .. } => retain_counted(kvals, |kv| keep(&kv.value)),
+            Reply::Get { data, .. } => (data.iter_mut())
+                .map(|d| retain_counted(&mut d.kvals, |kv| keep(&kv.value)))
+                .sum(),
+            Reply::Lookup { data, .. } => retain_counted(data, |d| keep(&d.value)),
+            Reply::Status(_) => 0,
+            Reply::Op(op) => op.retain_values(keep),
+        }
     }
 
     /// Parse a reply to a request of the given command, in the 4.x layouts.

@@ -27,10 +27,12 @@
 
 use crate::Error;
 use crate::codec::{BufferType, DataBuffer, Size};
-use crate::model::{ByteObject, DeviceDistance, Info, Kval, Proc, Status};
+use crate::model::{ByteObject, DeviceDistance, Info, Kval, Proc, Status, Value};
 
 use super::command::Command;
-use super::fields::{count, one, pack_info_list, pack_list, unpack_info_list, unpack_list};
+use super::fields::{
+    count, one, pack_info_list, pack_list, retain_counted, unpack_info_list, unpack_list,
+};
 use super::version::Dialect;
 
 /// The job information of one namespace, as a connect reply carries it.
@@ -170,6 +172,37 @@ impl OpReply {
                 | Command::RESOLVE_NODE
         ) || INFO_REPLIES.contains(&command)
             || STATUS_REPLIES.contains(&command)
+    }
+
+    /// Whether a value the reply carries (nested ones included) is one `pred` picks.
+    pub fn any_value(&self, pred: &dyn Fn(&Value) -> bool) -> bool {
+        let in_kvals = |kvals: &[Kval]| kvals.iter().any(|kv| pred(&kv.value));
+        match self {
+            OpReply::Spawn { job_info, .. } => in_kvals(job_info),
+            OpReply::Connect { jobs, .. } => jobs.iter().any(|j| in_kvals(&j.kvals)),
+            OpReply::RefreshCache { kvals, .. } => in_kvals(kvals),
+            OpReply::Infos { info, .. } | OpReply::Credential { info, .. } => {
+                info.iter().any(|i| pred(&i.value))
+            }
+            _ => false,
+        }
+    }
+
+    /// Leave out the key-value pairs and infos whose value `keep` refuses; how many were left
+    /// out.
+    pub fn retain_values(&mut self, keep: &dyn Fn(&Value) -> bool) -> usize {
+        let kept = |kv: &Kval| keep(&kv.value);
+        match self {
+            OpReply::Spawn { job_info, .. } => retain_counted(job_info, kept),
+            OpReply::Connect { jobs, .. } => (jobs.iter_mut())
+                .map(|j| retain_counted(&mut j.kvals, kept))
+                .sum(),
+            OpReply::RefreshCache { kvals, .. } => retain_counted(kvals, kept),
+            OpReply::Infos { info, .. } | OpReply::Credential { info, .. } => {
+                retain_counted(info, |i| keep(&i.value))
+            }
+            _ => 0,
+        }
     }
 
     /// A reply to `command` with `status` and no data: what a server sends when it refuses or

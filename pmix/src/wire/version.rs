@@ -22,6 +22,8 @@
 //! `client/pmix_client_group.c:445-521,1192-1330`, `server/pmix_server_group.c:528-578`,
 //! `include/pmix_common.h.in:1760-1831`.) This crate's own peers speak the 4.x layouts.
 
+use crate::model::{DataType, Value};
+
 /// A peer's library version: major, minor and release numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PeerVersion {
@@ -112,6 +114,21 @@ impl Dialect {
     pub fn knows_statistics_types(self) -> bool {
         self <= Dialect::V5
     }
+
+    /// Whether the peer can decode `value` whole: a 6.1 peer fails the whole message that
+    /// holds a statistics value anywhere (6.1 has no unpack function for 61–64).
+    pub fn can_read(self, value: &Value) -> bool {
+        self.knows_statistics_types() || !value.holds_type(&is_statistics)
+    }
+}
+
+/// `PMIX_PROC_STATS`, `PMIX_DISK_STATS`, `PMIX_NET_STATS`, `PMIX_NODE_STATS`: gone in 6.1
+/// (`include/pmix_common.h.in:1760-1831`), whose statistics are data arrays of infos.
+fn is_statistics(t: DataType) -> bool {
+    matches!(
+        t,
+        DataType::PROC_STATS | DataType::DISK_STATS | DataType::NET_STATS | DataType::NODE_STATS
+    )
 }
 
 #[cfg(test)]
@@ -150,5 +167,26 @@ mod tests {
         assert!(!Dialect::V4.singleton_reads_client_reply());
         assert!(Dialect::V5.singleton_reads_client_reply() && Dialect::V6.destruct_lists_members());
         assert!(Dialect::V5.knows_statistics_types() && !Dialect::V6.knows_statistics_types());
+    }
+
+    #[test]
+    fn a_6_1_peer_cannot_read_statistics_wherever_they_are() {
+        use crate::model::{DataArray, Info, attr};
+        let stats = Value::ProcStats(Box::default());
+        let nested = Value::DataArray(Box::new(DataArray::of_infos(vec![Info::new(
+            attr::TIMEOUT,
+            1,
+        )])));
+        let hidden = Value::DataArray(Box::new(DataArray::of_infos(vec![
+            Info::with_key("x", stats.clone()).unwrap(),
+        ])));
+        let empty = Value::DataArray(Box::new(
+            DataArray::new(DataType::NODE_STATS, vec![]).unwrap(),
+        ));
+        for v in [&stats, &hidden, &empty] {
+            assert!(!Dialect::V6.can_read(v), "{v:?}");
+            assert!(Dialect::V5.can_read(v) && Dialect::V4.can_read(v));
+        }
+        assert!(Dialect::V6.can_read(&nested));
     }
 }

@@ -252,7 +252,11 @@ fn push_event(cx: &mut Shared, conn: ConnId, event: &Event) {
     let Some(c) = cx.conns.get(&conn) else {
         return;
     };
-    match Notification::from(event).encode(c.buffer_type) {
+    let mut notification = Notification::from(event);
+    let dialect = c.version.dialect();
+    // A value the client cannot decode would lose it the whole event (6.1: statistics).
+    notification.info.retain(|i| dialect.can_read(&i.value));
+    match notification.encode(c.buffer_type) {
         Ok(payload) => cx.push(Action::Send {
             conn,
             tag: Tag::NOTIFY,

@@ -241,11 +241,16 @@ impl Iof {
         let Some(c) = cx.conns.get(&pull.conn) else {
             return false;
         };
+        let dialect = c.version.dialect();
         let delivery = IofDelivery {
             source: output.source.clone(),
             channel: output.channel,
             remote_id: pull.their_id,
-            info: output.info.clone(),
+            // A value the puller cannot decode would lose it the output (6.1: statistics).
+            info: (output.info.iter())
+                .filter(|i| dialect.can_read(&i.value))
+                .cloned()
+                .collect(),
             data: ByteObject(output.data.clone()),
         };
         match delivery.encode(c.buffer_type) {

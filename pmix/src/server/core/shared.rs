@@ -100,7 +100,24 @@ impl Shared {
         let Some(c) = self.conns.get(&conn) else {
             return; // the requester is gone; nothing to answer
         };
-        match reply.encode_for(c.buffer_type, c.version.dialect()) {
+        let dialect = c.version.dialect();
+        let readable;
+        let reply = if reply.any_value(&|v| !dialect.can_read(v)) {
+            // OpenPMIx 6.1 fails a whole message holding a type it no longer has (the
+            // statistics 61–64): leave those values out, so the rest arrives.
+            let mut trimmed = reply.clone();
+            let left_out = trimmed.retain_values(&|v| dialect.can_read(v));
+            tracing::warn!(
+                "{}: {left_out} value(s) of types OpenPMIx {} cannot read left out of a reply",
+                c.proc,
+                c.version
+            );
+            readable = trimmed;
+            &readable
+        } else {
+            reply
+        };
+        match reply.encode_for(c.buffer_type, dialect) {
             Ok(payload) => self.push(Action::Send { conn, tag, payload }),
             Err(e) => self.close(conn, format!("cannot encode a reply: {e}")),
         }

@@ -362,3 +362,49 @@ fn commands_this_server_does_not_serve_are_refused_on_their_tag() {
     }
     assert!(c.cx.conns.contains_key(&a));
 }
+
+/// A statistics value (types 61–64, gone in 6.1) that a 4.2 client posted reaches the other
+/// 4.2 client, and is left out of what a 6.1 client is sent, which would otherwise fail to
+/// read the whole reply.
+#[test]
+fn a_6_1_client_is_never_sent_the_statistics_types() {
+    use crate::model::Scope;
+    use crate::wire::CommitBucket;
+    let mut c = core_with(3);
+    let poster = connect_as(&mut c, 0, "4.2.2rc2");
+    let old = connect_as(&mut c, 1, "4.2.2rc2");
+    let new = connect_as(&mut c, 2, "6.1.0");
+    drain(&mut c);
+    let stats = Kval {
+        key: Key::new("st").unwrap(),
+        value: Value::ProcStats(Box::default()),
+    };
+    let plain = Kval {
+        key: Key::new("ep").unwrap(),
+        value: Value::Uint32(7),
+    };
+    let commit = Request::Commit {
+        buckets: vec![CommitBucket {
+            scope: Scope::GLOBAL,
+            kvals: vec![stats.clone(), plain.clone()],
+        }],
+    };
+    send_as(&mut c, poster, 110, &commit, Dialect::V4);
+    drain(&mut c);
+    let refresh = Op::RefreshCache {
+        nspace: "job".into(),
+        rank: Rank(0),
+    };
+    let kvals_of = |reply: Reply| match reply {
+        Reply::Op(OpReply::RefreshCache { kvals, .. }) => kvals,
+        other => panic!("{other:?}"),
+    };
+    send_as(&mut c, old, 120, &Request::Op(refresh.clone()), Dialect::V4);
+    let (_, _, payload) = sent(&mut c).remove(0);
+    let reply = Reply::decode(Command::REFRESH_CACHE, &payload, ND).unwrap();
+    assert_eq!(kvals_of(reply), vec![stats, plain.clone()]);
+    send_as(&mut c, new, 121, &Request::Op(refresh), Dialect::V6);
+    let (_, _, payload) = sent(&mut c).remove(0);
+    let reply = Reply::decode_for(Command::REFRESH_CACHE, &payload, ND, Dialect::V6).unwrap();
+    assert_eq!(kvals_of(reply), vec![plain]);
+}
