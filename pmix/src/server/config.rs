@@ -25,8 +25,9 @@ pub struct ServerConfig {
     /// Listen on a Unix socket in `tmpdir` as well.
     pub unix_socket: bool,
     /// Write the rendezvous files OpenPMIx tools search for (`PMIX_SERVER_TOOL_SUPPORT`):
-    /// `pmix.<host>.tool.<pid>` and `pmix.<host>.tool.<server nspace>` in `tmpdir`, holding
-    /// the URI, version, pid and `uid:gid`. Removed when the server stops.
+    /// `pmix.<host>.tool.<pid>` and `pmix.<host>.tool.<server nspace>` in `tmpdir` (for a
+    /// `hostname` with a domain, under its short name too), holding the URI, version, pid
+    /// and `uid:gid`. Removed when the server stops.
     pub tool_rendezvous: bool,
     /// Act as the node's system-level server (`PMIX_SERVER_SYSTEM_SUPPORT`): write
     /// `pmix.sys.<host>` in `system_tmpdir`, where tools asking for the system server

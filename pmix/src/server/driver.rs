@@ -131,24 +131,26 @@ impl Server {
         if server.config.tool_rendezvous
             && let Some(uri) = server.uri()
         {
-            let host = &server.config.hostname;
-            let names = [
-                format!("pmix.{host}.tool.{}", std::process::id()),
-                format!("pmix.{host}.tool.{}", server.config.id.nspace.as_str()),
-            ];
-            for name in names {
-                let path = server.config.tmpdir.join(name);
-                write_rendezvous(&path, &uri).map_err(io_err)?;
-                server.rendezvous.push(path);
+            for host in rendezvous_hosts(&server.config.hostname) {
+                let names = [
+                    format!("pmix.{host}.tool.{}", std::process::id()),
+                    format!("pmix.{host}.tool.{}", server.config.id.nspace.as_str()),
+                ];
+                for name in names {
+                    let path = server.config.tmpdir.join(name);
+                    write_rendezvous(&path, &uri).map_err(io_err)?;
+                    server.rendezvous.push(path);
+                }
             }
         }
         if server.config.system_rendezvous
             && let Some(uri) = server.uri()
         {
-            let path =
-                (server.config.system_tmpdir).join(format!("pmix.sys.{}", server.config.hostname));
-            write_rendezvous(&path, &uri).map_err(io_err)?;
-            server.rendezvous.push(path);
+            for host in rendezvous_hosts(&server.config.hostname) {
+                let path = (server.config.system_tmpdir).join(format!("pmix.sys.{host}"));
+                write_rendezvous(&path, &uri).map_err(io_err)?;
+                server.rendezvous.push(path);
+            }
         }
         Ok(server)
     }
@@ -399,6 +401,23 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// The node names in the rendezvous files' names: the server's (`PMIX_HOSTNAME`, else the
+/// kernel's), and for a name with a domain the name without it too. Tools search by the
+/// name they compute: OpenPMIx 4.2 strips the domain from `gethostname()`, 5.0 and 6.1 keep
+/// it (5.0.9 and 6.1.0 `runtime/pmix_init.c:436-450`), and all take `PMIX_HOSTNAME` when it
+/// is set. Both files hold the same URI, which OpenPMIx's search accepts.
+fn rendezvous_hosts(hostname: &str) -> Vec<&str> {
+    let mut hosts = vec![hostname];
+    // An IPv4 address is no name with a domain (4.2 keeps those whole too).
+    if let Some((short, _)) = hostname.split_once('.')
+        && !short.is_empty()
+        && short.parse::<u8>().is_err()
+    {
+        hosts.push(short);
+    }
+    hosts
 }
 
 /// Write a tool rendezvous file at `path` (mode 0640): the server's URI, its version, this
@@ -653,4 +672,16 @@ async fn read_connect(stream: &mut BoxStream) -> Result<ConnectRequest, Error> {
 /// A call made after the server's event loop has ended.
 fn stopped() -> Error {
     Error::Status(Status::ERR_INIT, "the server has stopped".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rendezvous_hosts;
+
+    #[test]
+    fn rendezvous_files_are_named_for_tools_that_keep_the_domain_and_those_that_strip_it() {
+        assert_eq!(rendezvous_hosts("vm"), ["vm"]);
+        assert_eq!(rendezvous_hosts("n1.cluster.org"), ["n1.cluster.org", "n1"]);
+        assert_eq!(rendezvous_hosts("10.0.0.7"), ["10.0.0.7"]);
+    }
 }
