@@ -1,6 +1,7 @@
-//! OpenPMIx 4.2's C structs, defined once for the whole project: the structs of the
-//! standard's C API, laid out as OpenPMIx 4.2's headers lay them out on x86-64
-//! (`openpmix/ABI.md` §2.4). The library `capi` (`libpmix.so.2`) exports its functions over
+//! OpenPMIx's C structs, defined once for the whole project: the structs of the standard's
+//! C API, laid out as OpenPMIx 4.2's headers lay them out on x86-64 (`openpmix/ABI.md`
+//! §2.4), with the three that OpenPMIx 6.1's headers add ([`CDevice`], [`CResourceUnit`],
+//! [`CNodePid`]; every struct the two share has the same layout in 4.2, 5.0 and 6.1). The library `capi` (`libpmix.so.2`) exports its functions over
 //! them, and the conformance harness's FFI calls a C `libpmix.so` with them. The crate
 //! depends on nothing, so the harness has the structs without linking the library.
 //!
@@ -117,6 +118,12 @@ pub union CValueData {
     pub dkstats: *mut CDiskStats,
     pub netstats: *mut CNetStats,
     pub ndstats: *mut CNodeStats,
+    /// OpenPMIx 6.1's members, in the union's room (its headers drop the four stats
+    /// pointers, whose type codes 61 to 64 they leave unassigned).
+    pub rbdir: u8,
+    pub device: *mut CDevice,
+    pub resunit: *mut CResourceUnit,
+    pub nodepid: *mut CNodePid,
 }
 
 impl std::fmt::Debug for CValueData {
@@ -345,6 +352,32 @@ pub struct CNodeStats {
     pub nnetstats: usize,
 }
 
+/// `pmix_device_t` (OpenPMIx 6.1, type code 70): a device by its identifiers and type.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CDevice {
+    pub uuid: *mut c_char,
+    pub osname: *mut c_char,
+    pub type_: u64,
+}
+
+/// `pmix_resource_unit_t` (OpenPMIx 6.1, type code 72): a count of resources of one type.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CResourceUnit {
+    pub type_: u64,
+    pub count: usize,
+}
+
+/// `pmix_node_pid_t` (OpenPMIx 6.1, type code 73): a process by its node and pid.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CNodePid {
+    pub hostname: *mut c_char,
+    pub nodeid: u32,
+    pub pid: i32,
+}
+
 /// `pmix_info_t`'s flag on the last element of an array made by `PMIX_INFO_CREATE`.
 pub const INFO_ARRAY_END: u32 = 0x2;
 
@@ -458,6 +491,11 @@ const _: () = {
     assert!(offset_of!(CNodeStats, mapped) == 48 && offset_of!(CNodeStats, sample_time) == 56);
     assert!(offset_of!(CNodeStats, diskstats) == 72 && offset_of!(CNodeStats, ndiskstats) == 80);
     assert!(offset_of!(CNodeStats, netstats) == 88 && offset_of!(CNodeStats, nnetstats) == 96);
+    // OpenPMIx 6.1.0's headers.
+    assert!(size_of::<CDevice>() == 24 && offset_of!(CDevice, type_) == 16);
+    assert!(size_of::<CResourceUnit>() == 16 && offset_of!(CResourceUnit, count) == 8);
+    assert!(size_of::<CNodePid>() == 16 && offset_of!(CNodePid, nodeid) == 8);
+    assert!(offset_of!(CNodePid, pid) == 12);
 };
 
 #[cfg(test)]
