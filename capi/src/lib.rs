@@ -24,7 +24,11 @@
 //! - `fabric`: fabric registration, update and deregistration;
 //! - `tool`: the tool calls: init, attaching to servers, the primary server;
 //! - `iof`: I/O forwarding: pulling other processes' output, pushing to their input;
-//! - `support`: the calls that need no server (strings, values, infos, info lists);
+//! - `support`: the calls that need no server (strings, values, infos);
+//! - `info_list`: the info lists, built an info at a time;
+//! - `helpers`: the support functions OpenPMIx 5.0 and 6.1 added, which their headers'
+//!   macros call (each structure's construct/create/destruct/free, argv, key and process
+//!   helpers, flags, and the new calls that reach a server);
 //! - `departures`: where the C form keeps OpenPMIx 4.2's behaviour, and `PMIX_RS_STRICT`,
 //!   which asks for the standard's instead.
 //!
@@ -41,6 +45,8 @@ pub mod data;
 mod departures;
 pub mod events;
 pub mod fabric;
+pub mod helpers;
+pub mod info_list;
 pub mod iof;
 pub mod nb;
 pub mod ops;

@@ -1,5 +1,6 @@
 //! The support calls of `pmix.h` that need no server: the `*_string` calls, values and
-//! infos (`PMIx_Value_*`, `PMIx_Info_*`, the info lists), and data arrays.
+//! infos (`PMIx_Value_*`, `PMIx_Info_*`), and data arrays. The info lists are in
+//! `info_list.rs`.
 
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
@@ -8,8 +9,8 @@ use std::sync::{Mutex, PoisonError};
 
 use pmix::model::strings;
 use pmix::model::{
-    AllocDirective, DataArray, DataRange, DataType, DeviceType, Info, InfoDirectives, IofChannel,
-    JobState, Key, LinkState, Persistence, ProcState, Scope, Status, Value,
+    AllocDirective, DataRange, DataType, DeviceType, InfoDirectives, IofChannel, JobState,
+    LinkState, Persistence, ProcState, Scope, Status, Value,
 };
 
 use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr, write_fixed};
@@ -21,7 +22,7 @@ use crate::values::{
 
 /// A string C callers may keep for the life of the process: each distinct text is made
 /// once (the set of texts is small and bounded: the standard's names and messages).
-fn interned(text: &str) -> *const c_char {
+pub(crate) fn interned(text: &str) -> *const c_char {
     static TEXTS: Mutex<BTreeMap<String, &'static CStr>> = Mutex::new(BTreeMap::new());
     let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(s) = texts.get(text) {
@@ -195,7 +196,7 @@ fn value_text(v: &Value) -> String {
 ///
 /// # Safety
 /// `data` is as described, for type `t`.
-unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
+pub(crate) unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
     if data.is_null() {
         // No data: a boolean is true (`PMIX_INFO_LOAD(&i, PMIX_COLLECT_DATA, NULL, PMIX_BOOL)`
         // asks for the directive), any other type its zero (a NULL string, an empty array).
@@ -422,115 +423,4 @@ pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut CInfo, src: *const CInfo) -> 
             write_value(&value, &mut dest.value)
         }
     })
-}
-
-/// The list behind the `void *` of `PMIx_Info_list_start`.
-type InfoList = Vec<Info>;
-
-/// # Safety
-/// `ptr` is NULL or a list of `PMIx_Info_list_start` not yet released.
-unsafe fn list<'a>(ptr: *mut c_void) -> Result<&'a mut InfoList, Status> {
-    // SAFETY: the caller's promise.
-    unsafe { ptr.cast::<InfoList>().as_mut() }.ok_or(Status::ERR_BAD_PARAM)
-}
-
-/// `PMIx_Info_list_start`: an empty list of infos, released by `PMIx_Info_list_release`.
-#[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Info_list_start() -> *mut c_void {
-    guard_or("PMIx_Info_list_start", ptr::null_mut(), || {
-        Box::into_raw(Box::<InfoList>::default()).cast()
-    })
-}
-
-/// `PMIx_Info_list_add`: an info of `key` and a copy of `value` (as `PMIx_Value_load` takes
-/// it) at the end of the list.
-///
-/// # Safety
-/// `ptr` is a list; `key` a string; `value` as `PMIx_Value_load` reads it.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_list_add(
-    ptr: *mut c_void,
-    key: *const c_char,
-    value: *const c_void,
-    type_: u16,
-) -> CStatus {
-    guard("PMIx_Info_list_add", || {
-        // SAFETY: the caller's promise.
-        unsafe {
-            let list = list(ptr)?;
-            let key = read_cstr(key).ok_or(Status::ERR_BAD_PARAM)?;
-            let key = Key::new(key).map_err(|e| e.status())?;
-            let value = loaded(value, DataType(type_))?;
-            list.push(Info {
-                key,
-                flags: InfoDirectives::default(),
-                value,
-            });
-        }
-        Ok(())
-    })
-}
-
-/// `PMIx_Info_list_insert`: a copy of `info` at the end of the list.
-///
-/// # Safety
-/// `ptr` is a list; `info` an info.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_list_insert(ptr: *mut c_void, info: *mut CInfo) -> CStatus {
-    // SAFETY: as `PMIx_Info_list_xfer`.
-    unsafe { PMIx_Info_list_xfer(ptr, info) }
-}
-
-/// `PMIx_Info_list_xfer`: a copy of `info` at the end of the list.
-///
-/// # Safety
-/// `ptr` is a list; `info` an info.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_list_xfer(ptr: *mut c_void, info: *const CInfo) -> CStatus {
-    guard("PMIx_Info_list_xfer", || {
-        if info.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        unsafe {
-            let list = list(ptr)?;
-            list.push(read_info(&*info)?);
-        }
-        Ok(())
-    })
-}
-
-/// `PMIx_Info_list_convert`: the list as a data array of infos (from libc's allocator).
-///
-/// # Safety
-/// `ptr` is a list; `par` writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_list_convert(ptr: *mut c_void, par: *mut CDataArray) -> CStatus {
-    guard("PMIx_Info_list_convert", || {
-        if par.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        let list = unsafe { list(ptr)? };
-        if list.is_empty() {
-            return Err(Status::ERR_EMPTY);
-        }
-        let array = Value::DataArray(Box::new(DataArray::of_infos(list.clone())));
-        // SAFETY: `par` has room for a data array (the caller's promise).
-        unsafe { write_object(&array, par.cast()) }
-    })
-}
-
-/// `PMIx_Info_list_release`.
-///
-/// # Safety
-/// `ptr` is NULL or a list of `PMIx_Info_list_start`, released once.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_list_release(ptr: *mut c_void) {
-    guard_or("PMIx_Info_list_release", (), || {
-        if !ptr.is_null() {
-            // SAFETY: the caller's promise: a box of ours, released once.
-            drop(unsafe { Box::from_raw(ptr.cast::<InfoList>()) });
-        }
-    });
 }

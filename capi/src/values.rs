@@ -59,15 +59,27 @@ use crate::topology::{
     read_cpuset, read_topology,
 };
 use crate::types::{
-    CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
-    CEnvar, CGeometry, CInfo, CNetStats, CNodeStats, CPdata, CProc, CProcInfo, CProcStats, CQuery,
-    CRegattr, CSourced, CTimeval, CValue, CValueData,
+    CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDevice, CDeviceDistance, CDiskStats,
+    CEndpoint, CEnvar, CGeometry, CInfo, CNetStats, CNodePid, CNodeStats, CPdata, CProc, CProcInfo,
+    CProcStats, CQuery, CRegattr, CResourceUnit, CSourced, CTimeval, CValue, CValueData,
 };
+
+/// OpenPMIx 6.1's `PMIX_DEVICE` (`pmix_device_t`), unknown to the standard's v5.0 and to
+/// the crate's model: its C objects are made, released and copied here, never read.
+pub(crate) const DEVICE: DataType = DataType(70);
+/// OpenPMIx 6.1's `PMIX_RESBLOCK_DIRECTIVE` (`pmix_resource_block_directive_t`, a byte).
+pub(crate) const RESBLOCK_DIRECTIVE: DataType = DataType(71);
+/// OpenPMIx 6.1's `PMIX_RESOURCE_UNIT` (`pmix_resource_unit_t`).
+pub(crate) const RESOURCE_UNIT: DataType = DataType(72);
 
 /// The size of one C object of type `t` (an element of a `pmix_data_array_t`), for the types
 /// this library carries.
 pub(crate) fn object_size(t: DataType) -> Option<usize> {
     Some(match t {
+        RESBLOCK_DIRECTIVE => 1,
+        DEVICE => size_of::<CDevice>(),
+        RESOURCE_UNIT => size_of::<CResourceUnit>(),
+        DataType::NODE_PID => size_of::<CNodePid>(),
         DataType::BOOL
         | DataType::BYTE
         | DataType::INT8
@@ -156,6 +168,9 @@ pub(crate) fn by_pointer(t: DataType) -> bool {
             | DataType::NET_STATS
             | DataType::NODE_STATS
             | DataType::DATA_BUFFER
+            | DEVICE
+            | RESOURCE_UNIT
+            | DataType::NODE_PID
     )
 }
 
@@ -806,6 +821,18 @@ pub(crate) unsafe fn destruct_object(t: DataType, p: *mut c_void) {
             DataType::NET_STATS => destruct_net_stats(&mut *p.cast::<CNetStats>()),
             DataType::NODE_STATS => destruct_node_stats(&mut *p.cast::<CNodeStats>()),
             DataType::DATA_BUFFER => destruct_data_buffer(&mut *p.cast::<CDataBuffer>()),
+            DEVICE => {
+                let d = &mut *p.cast::<CDevice>();
+                free(d.uuid);
+                free(d.osname);
+                d.uuid = ptr::null_mut();
+                d.osname = ptr::null_mut();
+            }
+            DataType::NODE_PID => {
+                let n = &mut *p.cast::<CNodePid>();
+                free(n.hostname);
+                n.hostname = ptr::null_mut();
+            }
             _ => {}
         }
     }
