@@ -3,7 +3,7 @@
 //! | command | what it does |
 //! |---|---|
 //! | `conformance [ARGS]` | the main job: runs the conformance runner (Rust target by default) |
-//! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit), after fetching the outside programs it runs (`outside`); as root also the tests that need root |
+//! | `test [--ci]` | the test suite through `cargo nextest` (the `ci` profile writes JUnit), after fetching the outside programs it runs (`outside`) and building OpenPMIx 5.0 and 6.1 when the cache lacks them (`openpmix`); as root also the tests that need root |
 //! | `build-pmixrun` | builds `target/release/pmixrun` |
 //! | `capi` | builds this project's C library, `target/release/capi/libpmix.so.2` (with `pmix.pc`) |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
@@ -352,6 +352,11 @@ fn test(root: &Path, ci: bool, passthrough: &[String]) -> Result<(), String> {
     sysdeps::ensure(sysdeps::TESTS)?;
     sysdeps::ensure_deb_src()?;
     outside::fetch(root)?;
+    // The later OpenPMIx releases, whose examples and headers the tests build against: once
+    // per machine (`cargo xtask openpmix`).
+    for release in openpmix::RELEASES {
+        openpmix::ensure(root, release)?;
+    }
     let ci = ci || std::env::var_os("CI").is_some();
     let profile = if ci { "ci" } else { "default" };
     if which("cargo-nextest").is_none() {
