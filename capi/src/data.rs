@@ -144,6 +144,8 @@ pub unsafe extern "C" fn PMIx_Data_pack(
 
 /// `PMIx_Data_unpack`: unpack the next pack call's objects of type `type_` into `dest`,
 /// which has room for `*max_num_values` of them; `*max_num_values` becomes their number.
+/// When the pack call holds more, the first `*max_num_values` are written and the answer
+/// is `PMIX_ERR_UNPACK_INADEQUATE_SPACE`.
 ///
 /// # Safety
 /// `buffer` is a buffer; `dest` has room for `*max_num_values` objects of the type.
@@ -171,7 +173,9 @@ pub unsafe extern "C" fn PMIx_Data_unpack(
             return Err(Status::ERR_UNPACK_READ_PAST_END_OF_BUFFER);
         }
         let mut packed = DataBuffer::load(bytes.to_vec(), BUFFER_TYPE);
-        let mut values = packed.unpack_values(t, max).map_err(|e| e.status())?;
+        // Too little room: the values that fit are written, and the call says the rest was
+        // not read (as OpenPMIx's library does; the standard leaves their fate open).
+        let (mut values, all) = packed.unpack_values_up_to(t, max).map_err(|e| e.status())?;
         if t == DataType::VALUE {
             // Each is written as a `pmix_value_t` holding it.
             values = values
@@ -201,7 +205,11 @@ pub unsafe extern "C" fn PMIx_Data_unpack(
             };
             *max_num_values = i32::try_from(values.len()).unwrap_or(i32::MAX);
         }
-        Ok(())
+        if all {
+            Ok(())
+        } else {
+            Err(Status::ERR_UNPACK_INADEQUATE_SPACE)
+        }
     })
 }
 

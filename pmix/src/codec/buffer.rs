@@ -251,6 +251,35 @@ impl DataBuffer {
         })
     }
 
+    /// As [`DataBuffer::unpack_values`], with OpenPMIx's C form of too little room: when the
+    /// next pack call holds more than `max` values, its first `max` are read and returned
+    /// with `false` (not all were read: the rest of that pack call is left where no later
+    /// unpack can read it as a whole), `true` otherwise. What `PMIx_Data_unpack` of the
+    /// library hands a C caller, who gets the values that fit and
+    /// `PMIX_ERR_UNPACK_INADEQUATE_SPACE`.
+    pub fn unpack_values_up_to(
+        &mut self,
+        t: DataType,
+        max: usize,
+    ) -> Result<(Vec<Value>, bool), Error> {
+        if t != DataType::VALUE && !t.is_packable() {
+            return Err(Error::decode(
+                Status::ERR_UNKNOWN_DATA_TYPE,
+                format!("data type {}", t.0),
+            ));
+        }
+        self.unpacking(|this, r| {
+            let n = this.read_header(r, t)?;
+            let taken = n.min(max);
+            let values = if t == DataType::VALUE {
+                collect_n(taken, || Value::decode(r, 0))?
+            } else {
+                collect_n(taken, || decode_payload(r, t, 0))?
+            };
+            Ok((values, taken == n))
+        })
+    }
+
     /// In a fully described buffer, the type of the next pack call's values.
     pub fn peek_type(&self) -> Result<DataType, Error> {
         if self.buffer_type != BufferType::FullyDescribed {
@@ -299,6 +328,21 @@ fn check_space(n: usize, max: usize) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unpacking_into_too_little_room_reads_the_values_that_fit() {
+        let mut buf = DataBuffer::new();
+        buf.pack(&[1u32, 2, 3]).expect("pack");
+        let (values, all) = buf
+            .unpack_values_up_to(DataType::UINT32, 2)
+            .expect("partial");
+        assert_eq!(values, [Value::Uint32(1), Value::Uint32(2)]);
+        assert!(!all);
+        let mut buf = DataBuffer::new();
+        buf.pack(&[4u32]).expect("pack");
+        let (values, all) = buf.unpack_values_up_to(DataType::UINT32, 2).expect("whole");
+        assert_eq!((values, all), (vec![Value::Uint32(4)], true));
+    }
 
     #[test]
     fn unload_returns_only_the_unread_bytes_and_embed_restarts() {
