@@ -668,6 +668,67 @@ fn an_open_mpi_program_runs_on_this_library_under_open_mpis_mpirun() {
 }
 
 #[test]
+fn two_mpirun_jobs_meet_through_ompi_server_with_this_library_as_their_server() {
+    // MPI_Publish_name, MPI_Lookup_name, accept/connect and disconnect between two jobs,
+    // each mpirun's ORTE hosting this library's server, the names kept by ompi-server. The
+    // disconnect is a fence across both jobs, whose data OpenPMIx's server gives the host
+    // (ORTE frees it): both mpiruns crashed on free() before this library gave it too.
+    let program = build_mpi("connect_check");
+    let dir = build_dir().join(format!("ompi-server-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let uri = dir.join("uri");
+    let mut server = Command::new("ompi-server")
+        .args(["--no-daemonize", "--report-uri"])
+        .arg(&uri)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .spawn()
+        .expect("ompi-server runs (openmpi-bin)");
+    let reported = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::fs::read_to_string(&uri).is_ok_and(|s| {
+            s.trim_end()
+                .ends_with(|c: char| c.is_ascii_digit() || c == ']')
+        })
+    });
+    let job = |side: &str| {
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["--timeout", "120", "--ompi-server"])
+            .arg(format!("file:{}", uri.display()))
+            .args(["-n", "1"])
+            .arg(&program)
+            .arg(side)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        on_our_library(&mut cmd);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let outcome = if reported {
+        let accept = job("accept");
+        let connect = job("connect");
+        Some((
+            accept.wait_with_output().unwrap(),
+            connect.wait_with_output().unwrap(),
+        ))
+    } else {
+        None
+    };
+    let _ = server.kill();
+    let _ = server.wait();
+    let (accept, connect) = outcome.expect("ompi-server reported its URI");
+    for (side, out) in [("accept", &accept), ("connect", &connect)] {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains(&format!("ok {side}")),
+            "the {side} job on this library: {:?}\n{stdout}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn the_c_programs_run_clean_under_valgrind_on_this_library() {
     // memcheck over both sides of the C API: the C client (each rank under valgrind, under
     // pmixrun) and the C host embedding this library's server, with its C clients. Any

@@ -152,10 +152,17 @@ impl Host for CHost {
         let mut lent = Lent::new();
         let (p, np) = lent.procs(&procs)?;
         let (i, ni) = lent.infos(&info)?;
-        let mut data = data;
-        let (d, nd) = (Sent(data.as_mut_ptr().cast()), data.len());
+        // The data is given, not lent: OpenPMIx's server hands the host a block of libc's
+        // that becomes the host's (ORTE and PRRTE load it into a buffer of theirs and free
+        // it; the project's C host frees it), and NULL when there is none.
+        let d = if data.is_empty() {
+            Sent(std::ptr::null_mut())
+        } else {
+            Sent(crate::boundary::c_bytes(&data)?.cast())
+        };
+        let nd = data.len();
         upcall(
-            (lent, data),
+            lent,
             || Ok(Vec::new()),
             move |cb| {
                 // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
