@@ -314,9 +314,15 @@ pub unsafe extern "C" fn PMIx_Get(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_Publish(info: *const CInfo, ninfo: usize) -> CStatus {
     guard("PMIx_Publish", || {
+        let client = client()?;
+        // Nothing to publish is refused at once, as OpenPMIx's library does, before any
+        // message to the server.
+        if info.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
         // SAFETY: the caller's promise.
         let info = unsafe { read_infos(info, ninfo)? };
-        client()?.publish(&info).map_err(status_of)
+        client.publish(&info).map_err(status_of)
     })
 }
 

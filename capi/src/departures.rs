@@ -1,16 +1,21 @@
-//! Where the C form keeps OpenPMIx 4.2's behaviour rather than the standard's, and the
-//! switch that turns that off.
+//! Where the C form keeps OpenPMIx's behaviour rather than the standard's, and the switch
+//! that turns that off.
 //!
-//! Programs written for OpenPMIx 4.2 depend on two behaviours the standard does not have
-//! (`docs/capi.md`): `PMIx_Put` of the standard's own attributes (Open MPI puts `pmix.hname`
-//! and `pmix.cpuset`; rule P-01 refuses keys of the reserved namespace), and `PMIx_Query_info`
-//! answering one flat list keyed by the query keys (v5.0 §7.1.2: one `PMIX_QUERY_RESULTS`
-//! per query). The library keeps both by default, so those programs run unchanged.
+//! Programs written for OpenPMIx depend on behaviours the standard does not have
+//! (`docs/capi.md` lists them): `PMIx_Put` of the standard's own attributes (Open MPI puts
+//! `pmix.hname` and `pmix.cpuset`; rule P-01 refuses keys of the reserved namespace);
+//! `PMIx_Query_info` answering one flat list keyed by the query keys (v5.0 §7.1.2: one
+//! `PMIX_QUERY_RESULTS` per query); `PMIx_Value_unload` copying a number into the caller's
+//! storage and handing out a byte object's own bytes (v5.0 §3.2.8: memory is allocated);
+//! `PMIx_Info_directives_string` handing out a string the caller frees (v5.0 §3.5: a
+//! `const char *`); and `PMIx_Deregister_event_handler` of an unknown reference succeeding
+//! (v5.0 §10.1.7: `PMIX_ERR_BAD_PARAM`). The library keeps them by default, so those
+//! programs run unchanged.
 //!
 //! `PMIX_RS_STRICT=1` in a process's environment makes its library follow the standard in
-//! both, and says so in its version string (`PMIx_Get_version`: `pmix-rs 0.1.0 strict (…)`),
-//! so that a report, or a user, can tell which behaviour they measured. The environment is
-//! read once, on first use.
+//! all of them, and says so in its version string (`PMIx_Get_version`: `pmix-rs 0.1.0
+//! strict (…)`), so that a report, or a user, can tell which behaviour they measured. The
+//! environment is read once, on first use.
 
 use std::sync::OnceLock;
 

@@ -229,15 +229,21 @@ pub unsafe extern "C" fn PMIx_Publish_nb(
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Publish_nb", || {
+        let c = client()?;
+        // As `PMIx_Publish`: refused at once, the callback never called.
+        if info.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
         // SAFETY: the caller's promise.
         let info = unsafe { read_infos(info, ninfo)? };
         let data = CbData(cbdata);
-        detached(move |c| {
+        detached_on(c, move |c| {
             let status = outcome(c.publish(&info));
             if let Some(f) = cbfunc {
                 call_op(f, status, data);
             }
-        })
+        });
+        Ok(())
     })
 }
 

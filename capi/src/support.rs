@@ -16,8 +16,8 @@ use pmix::model::{
 use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr, write_fixed};
 use crate::types::{CDataArray, CInfo, CStatus, CValue};
 use crate::values::{
-    destruct_array, destruct_value, object_size, read_info, read_object, read_value, write_object,
-    write_value,
+    by_pointer, destruct_array, destruct_value, object_size, read_info, read_object, read_value,
+    write_object, write_value,
 };
 
 /// A string C callers may keep for the life of the process: each distinct text is made
@@ -133,11 +133,16 @@ pub unsafe extern "C" fn PMIx_Get_attribute_name(attrstring: *const c_char) -> *
     })
 }
 
-/// `PMIx_Info_directives_string`: a string from libc's allocator, the caller frees it.
+/// `PMIx_Info_directives_string`: a string from libc's allocator, the caller frees it, as
+/// OpenPMIx's library hands it (`char *` in its headers). Under `PMIX_RS_STRICT=1`, the
+/// standard's `const char *` (v5.0 §3.5): a string the library keeps, never to be freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Info_directives_string(directives: u32) -> *mut c_char {
     guard_or("PMIx_Info_directives_string", ptr::null_mut(), || {
         let text = strings::info_directives_string(InfoDirectives(directives));
+        if crate::departures::strict() {
+            return interned(&text).cast_mut();
+        }
         c_strdup(&text).unwrap_or(ptr::null_mut())
     })
 }
@@ -255,11 +260,18 @@ pub unsafe extern "C" fn PMIx_Value_load(
     })
 }
 
-/// `PMIx_Value_unload`: a copy of the value's object in a block from libc's allocator, and
-/// its size (a string's with its NUL).
+/// `PMIx_Value_unload`: the value's data, as OpenPMIx's library hands it (its C callers
+/// rely on it; `docs/capi.md`): a number or another fixed-size object is copied into the
+/// storage `*data` points to (`PMIX_ERR_BAD_PARAM` when it is NULL), with its size; a
+/// string is a copy from libc, its size without the NUL; a byte object (and a compressed
+/// one, a regex) is the value's own bytes, not a copy; a process or a namespace is copied
+/// into the storage `*data` points to; a pointer is the pointer; every other structure is a
+/// copy from libc whose address replaces `*data`. Under `PMIX_RS_STRICT=1`, the standard's
+/// form (v5.0 §3.2.8: "memory will be allocated"): every type is a copy from libc.
 ///
 /// # Safety
-/// `val` is a value; `data` and `sz` are writable.
+/// `val` is a value; `data` and `sz` are writable; `*data`, for the types copied into it,
+/// has room for the type's object.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_Value_unload(
     val: *mut CValue,
@@ -271,34 +283,153 @@ pub unsafe extern "C" fn PMIx_Value_unload(
             return Err(Status::ERR_BAD_PARAM);
         }
         // SAFETY: the caller's promise.
-        let v = unsafe { read_value(&*val)? };
-        let (block, size): (*mut c_void, usize) = match &v {
-            Value::Undef => (ptr::null_mut(), 0),
-            Value::String(s) => {
-                let s = s.as_deref().unwrap_or("");
-                (c_strdup(s)?.cast(), s.len() + 1)
-            }
-            // The address itself, as it was loaded.
-            Value::Pointer(p) => (p.0 as *mut c_void, size_of::<*mut c_void>()),
-            other => {
-                let size = object_size(other.data_type()).ok_or(Status::ERR_NOT_SUPPORTED)?;
-                let p: *mut u8 = calloc_array(size)?;
-                // SAFETY: `p` has room for one object of the type.
-                if let Err(s) = unsafe { write_object(other, p.cast()) } {
-                    // SAFETY: `p` is ours.
-                    unsafe { free(p) };
-                    return Err(s);
-                }
-                (p.cast(), size)
-            }
-        };
-        // SAFETY: writable (the caller's promise).
-        unsafe {
-            *data = block;
-            *sz = size;
+        let (val, data, sz) = unsafe { (&*val, &mut *data, &mut *sz) };
+        if crate::departures::strict() {
+            // SAFETY: as above.
+            return unsafe { unload_allocated(val, data, sz) };
         }
-        Ok(())
+        // SAFETY: as above.
+        unsafe { unload_as_openpmix(val, data, sz) }
     })
+}
+
+/// The standard's `PMIx_Value_unload`: a copy of the value's object in a block from
+/// libc's allocator, and its size (a string's with its NUL).
+///
+/// # Safety
+/// `val` is a value.
+unsafe fn unload_allocated(
+    val: &CValue,
+    data: &mut *mut c_void,
+    sz: &mut usize,
+) -> Result<(), Status> {
+    // SAFETY: the caller's promise.
+    let v = unsafe { read_value(val)? };
+    let (block, size): (*mut c_void, usize) = match &v {
+        Value::Undef => (ptr::null_mut(), 0),
+        Value::String(s) => {
+            let s = s.as_deref().unwrap_or("");
+            (c_strdup(s)?.cast(), s.len() + 1)
+        }
+        // The address itself, as it was loaded.
+        Value::Pointer(p) => (p.0 as *mut c_void, size_of::<*mut c_void>()),
+        other => (
+            allocated_copy(other)?,
+            object_size(other.data_type()).unwrap_or(0),
+        ),
+    };
+    *data = block;
+    *sz = size;
+    Ok(())
+}
+
+/// A copy of `v`'s object in a block of libc's allocator.
+fn allocated_copy(v: &Value) -> Result<*mut c_void, Status> {
+    let size = object_size(v.data_type()).ok_or(Status::ERR_NOT_SUPPORTED)?;
+    let p: *mut u8 = calloc_array(size)?;
+    // SAFETY: `p` has room for one object of the type.
+    if let Err(s) = unsafe { write_object(v, p.cast()) } {
+        // SAFETY: `p` is ours.
+        unsafe { free(p) };
+        return Err(s);
+    }
+    Ok(p.cast())
+}
+
+/// OpenPMIx's `PMIx_Value_unload` (see [`PMIx_Value_unload`]).
+///
+/// # Safety
+/// As [`PMIx_Value_unload`].
+unsafe fn unload_as_openpmix(
+    val: &CValue,
+    data: &mut *mut c_void,
+    sz: &mut usize,
+) -> Result<(), Status> {
+    let t = DataType(val.type_);
+    let byte_like = matches!(
+        t,
+        DataType::BYTE_OBJECT
+            | DataType::COMPRESSED_STRING
+            | DataType::COMPRESSED_BYTE_OBJECT
+            | DataType::REGEX
+    );
+    if data.is_null() && t != DataType::STRING && !byte_like {
+        // The caller's storage is where the data goes (or, for a structure, a pointer the
+        // library replaces): none given.
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // The union is the value's, of type `t` (the caller's promise).
+    let union = &val.data;
+    match t {
+        DataType::UNDEF => Err(Status::ERR_UNKNOWN_DATA_TYPE),
+        DataType::STRING => {
+            // SAFETY: a string value holds NULL or a C string.
+            if let Some(s) = unsafe { read_cstr(union.string) } {
+                *data = c_strdup(&s)?.cast();
+                *sz = s.len();
+            }
+            Ok(())
+        }
+        _ if byte_like => {
+            // SAFETY: a byte-object value holds one in place.
+            let bo = unsafe { union.bo };
+            (*data, *sz) = if bo.bytes.is_null() || bo.size == 0 {
+                (ptr::null_mut(), 0)
+            } else {
+                (bo.bytes.cast(), bo.size)
+            };
+            Ok(())
+        }
+        DataType::POINTER => {
+            // SAFETY: a pointer value holds it.
+            *data = unsafe { union.ptr };
+            *sz = size_of::<*mut c_void>();
+            Ok(())
+        }
+        DataType::PROC_NSPACE | DataType::PROC => {
+            // SAFETY: a value of either type points to its object.
+            let src = unsafe { union.ptr };
+            if src.is_null() {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            let size = object_size(t).ok_or(Status::ERR_NOT_SUPPORTED)?;
+            // SAFETY: `src` holds one object of `size` bytes; `*data` has room for one
+            // (the caller's promise).
+            unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), data.cast::<u8>(), size) };
+            *sz = if t == DataType::PROC {
+                size
+            } else {
+                // SAFETY: a namespace is NUL-terminated within its 256 bytes.
+                unsafe { CStr::from_ptr(data.cast::<c_char>()) }
+                    .to_bytes()
+                    .len()
+            };
+            Ok(())
+        }
+        _ if !by_pointer(t) && t != DataType::ENVAR => {
+            // A number, a code or a time: copied into the caller's storage.
+            let size = object_size(t).ok_or(Status::ERROR)?;
+            // SAFETY: the union holds `size` bytes of the type in place; `*data` has room
+            // for them (the caller's promise).
+            unsafe {
+                ptr::copy_nonoverlapping(
+                    ptr::from_ref(union).cast::<u8>(),
+                    data.cast::<u8>(),
+                    size,
+                );
+            }
+            *sz = size;
+            Ok(())
+        }
+        _ => {
+            // A structure: a copy, whose address replaces the caller's pointer.
+            // SAFETY: the caller's promise.
+            let v = unsafe { read_value(val)? };
+            *data = allocated_copy(&v)?;
+            *sz = object_size(t).unwrap_or(0);
+            Ok(())
+        }
+    }
 }
 
 /// `PMIx_Value_destruct`: release what the value holds; it is left `PMIX_UNDEF`.
