@@ -71,7 +71,8 @@ impl Event {
             .map(|i| procs_of(&i.value))
     }
 
-    /// `PMIX_EVENT_NON_DEFAULT`: default handlers do not see it.
+    /// `PMIX_EVENT_NON_DEFAULT`: default handlers do not see it (nor those of
+    /// [`for_the_library`]'s codes).
     pub fn non_default(&self) -> bool {
         flag(&self.info, attr::EVENT_NON_DEFAULT)
     }
@@ -257,7 +258,7 @@ impl Registration {
     /// Whether this handler is to see `event`, raised to the process `me`.
     pub fn accepts(&self, me: &Proc, event: &Event) -> bool {
         let code = if self.codes.is_empty() {
-            !event.non_default()
+            !event.non_default() && !for_the_library(event.status)
         } else {
             self.codes.contains(&event.status)
         };
@@ -445,6 +446,15 @@ impl Chain {
             self.next = self.handlers.len();
         }
     }
+}
+
+/// Codes whose events are the library's to act on, not the application's, so that a
+/// default handler never sees them (a handler registered for the code still does): v5.0
+/// §14.2.10, "the `PMIX_GROUP_INVITE_ACCEPTED` event is captured by the PMIx client library
+/// of the inviting process – i.e., the application itself does not need to register for
+/// this event". OpenPMIx's library passes none to a default handler either.
+pub fn for_the_library(code: Status) -> bool {
+    code == Status::GROUP_INVITE_ACCEPTED
 }
 
 #[cfg(test)]

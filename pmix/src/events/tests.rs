@@ -308,3 +308,14 @@ fn the_chain_accumulates_results_and_stops_on_action_complete() {
     assert_eq!(chain.next_handler(), None);
     assert_eq!(chain.results.len(), 2);
 }
+
+#[test]
+fn an_accepted_invitation_is_the_librarys_and_reaches_only_a_handler_registered_for_it() {
+    let mut r = Registry::new();
+    add(&mut r, "default", &[], vec![]);
+    let accepted = Status::GROUP_INVITE_ACCEPTED;
+    assert!(r.chain(&me(), &event(accepted, vec![])).is_empty());
+    add(&mut r, "mine", &[accepted], vec![]);
+    let chain = r.chain(&me(), &event(accepted, vec![]));
+    assert_eq!(names(&r, &chain), ["mine"]);
+}
