@@ -300,6 +300,17 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
                 info(attr::NODEID.wire_key(), Value::Uint32(0)),
                 info(attr::NODE_SIZE.wire_key(), Value::Uint32(n)),
                 info(attr::LOCAL_PEERS.wire_key(), Value::string(peers)),
+                // The node's processes as processes (v5.0 §6.1.5), which OpenPMIx 6.1's
+                // client example reads beside the peers' ranks.
+                info(
+                    attr::LOCAL_PROCS.wire_key(),
+                    Value::DataArray(Box::new(DataArray {
+                        data_type: DataType::PROC,
+                        elements: (0..n)
+                            .map(|r| Value::Proc(Proc::new(job.nspace.clone(), Rank(r))))
+                            .collect(),
+                    })),
+                ),
                 info(attr::LOCALLDR.wire_key(), Value::Rank(Rank(0))),
                 info(attr::LOCAL_SIZE.wire_key(), Value::Uint32(n)),
                 info(
