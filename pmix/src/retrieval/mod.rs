@@ -286,6 +286,12 @@ pub(crate) fn client_get(
     if key == attr::RANK.wire_key() && target.rank.is_valid() && target.nspace == me.nspace {
         return ClientStep::Done(Ok(Value::Rank(target.rank)));
     }
+    // The standard is silent on `PMIX_RANK` of the caller's namespace with the rank
+    // `PMIX_RANK_INVALID`; OpenPMIx's clients (4.2 to 6.1) answer the caller's own rank, and
+    // 6.1's examples ask for it so.
+    if key == attr::RANK.wire_key() && target.rank == Rank::INVALID && target.nspace == me.nspace {
+        return ClientStep::Done(Ok(Value::Rank(me.rank)));
+    }
     // v5.0 §14.2.5: the groups a process belongs to change after it started; its server
     // tracks them, and has them or not.
     if key == attr::GROUP_NAMES.wire_key() {

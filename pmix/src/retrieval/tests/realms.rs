@@ -192,6 +192,16 @@ fn rp_02_procid_ignores_the_proc() {
 }
 
 #[test]
+fn the_rank_of_the_callers_namespace_with_an_invalid_rank_is_the_callers_own() {
+    // OpenPMIx's form, on which the standard is silent (OpenPMIx 6.1's client4 example).
+    let c = ClientCache::default();
+    let me = p("job", 2);
+    let asked = p("job", Rank::INVALID.0);
+    let step = client_get(&c, &me, &asked, attr::RANK.wire_key(), &dir(&[]));
+    assert_eq!(step, ClientStep::Done(Ok(Value::Rank(Rank(2)))));
+}
+
+#[test]
 fn rp_06_spawned_for_a_process_not_spawned_is_not_found() {
     assert_eq!(get_reserved(attr::SPAWNED.wire_key(), Rank(0), &[]), None);
 }
