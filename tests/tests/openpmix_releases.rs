@@ -14,9 +14,9 @@
 //!   launcher that co-spawns debugger daemons or a system server (issue 50);
 //! - `monitor`, `monitor_multi`, `monitor_remote`: they ask for 6.1's resource-usage
 //!   monitors, which `pmixrun`'s host answers `PMIX_ERR_NOT_SUPPORTED`;
-//! - `client`, `client3`, `client4`, `toolqry`, `resolve`, `pset`, `spawn_group`,
-//!   `group_bootstrap`: they read what `pmixrun` does not register, or use 6.1 forms this
-//!   project's server does not serve yet (`docs/capi.md` lists each, with what it found);
+//! - `toolqry`: it looks for a namespace named as PRRTE names its jobs (`name@N`);
+//! - `resolve`, `pset`, `spawn_group`, `group_bootstrap`: they use forms this project does
+//!   not serve yet (`docs/capi.md` lists each, with what it found);
 //! - `fault`, `bad_exit`: a rank fails on purpose; their 4.2 forms are run by
 //!   `openpmix_examples.rs`;
 //! - `server`, `pmi1client`: a host of OpenPMIx's internals, and the PMI-1 header.
@@ -97,6 +97,9 @@ macro_rules! runs_on_this_library {
 
 runs_on_this_library! {
     hello_of_each_release_runs_on_this_library: "hello" at 2;
+    client_of_each_release_runs_on_this_library: "client" at 2, 4;
+    client3_of_each_release_runs_on_this_library: "client3" at 2;
+    client4_of_each_release_runs_on_this_library: "client4" at 2;
     client2_of_each_release_runs_on_this_library: "client2" at 2, 4;
     dmodex_of_each_release_runs_on_this_library: "dmodex" at 2;
     dynamic_of_each_release_spawns_on_this_library: "dynamic" at 2;
