@@ -39,6 +39,10 @@ struct Options {
     /// Run only the vectors whose id matches (`*` matches any run of characters).
     #[arg(long, value_name = "GLOB")]
     filter: Option<String>,
+    /// Run only the K-th of N slices of the vectors (`2/8`: every eighth vector, starting
+    /// with the third, in id order): a part of a long matrix, as CI runs one per commit.
+    #[arg(long, value_name = "K/N", value_parser = parse_slice)]
+    slice: Option<(usize, usize)>,
     /// Another folder of vectors, judged without the baselines: any vector that does not
     /// pass makes the exit status non-zero.
     #[arg(long, value_name = "DIR")]
@@ -78,6 +82,21 @@ impl Options {
         }
         all
     }
+}
+
+/// `K/N` with `K < N`.
+fn parse_slice(text: &str) -> Result<(usize, usize), String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("{text:?} is not K/N"))?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|e| format!("{k:?}: {e}"))?,
+        n.trim().parse().map_err(|e| format!("{n:?}: {e}"))?,
+    );
+    if n == 0 || k >= n {
+        return Err(format!("{text:?}: K must be below N, and N above 0"));
+    }
+    Ok((k, n))
 }
 
 /// `*` matches any run of characters; everything else matches itself.
@@ -182,6 +201,9 @@ fn main() -> ExitCode {
     let vectors: Vec<_> = all
         .into_iter()
         .filter(|v| opts.filter.as_deref().is_none_or(|f| glob(f, &v.id)))
+        .enumerate()
+        .filter(|(i, _)| opts.slice.is_none_or(|(k, n)| i % n == k))
+        .map(|(_, v)| v)
         .collect();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -315,8 +337,12 @@ fn main() -> ExitCode {
         eprintln!("conformance: cannot write {}: {e}", path.display());
         ok = false;
     }
-    if opts.update_baseline && (opts.filter.is_some() || opts.vectors.is_some()) {
-        eprintln!("conformance: --update-baseline needs the whole set (no --filter, no --vectors)");
+    if opts.update_baseline
+        && (opts.filter.is_some() || opts.vectors.is_some() || opts.slice.is_some())
+    {
+        eprintln!(
+            "conformance: --update-baseline needs the whole set (no --filter, --slice or --vectors)"
+        );
         return ExitCode::from(2);
     }
     for target in &targets {
