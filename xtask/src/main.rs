@@ -9,6 +9,7 @@
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
+//! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
 //! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
@@ -118,6 +119,15 @@ enum Cmd {
         )]
         args: Vec<String>,
     },
+    /// The cross-release matrix: the vectors on OpenPMIx 4.2, 5.0 and 6.1, and this crate
+    /// paired with each over the wire in both directions (its servers with their clients,
+    /// their servers with its clients), each against its committed baseline.
+    Matrix {
+        /// Run one of N slices of the vectors, chosen by the commit checked out (CI's form:
+        /// each commit checks another part; the whole takes about an hour on 2 cores).
+        #[arg(long, value_name = "N")]
+        slice_of_commit: Option<usize>,
+    },
     /// Build OpenPMIx releases as peers (5.0.9, 6.1.0) from the reference material's
     /// tarballs into a cache outside the clone, once per machine, and print where each is.
     Openpmix {
@@ -155,6 +165,7 @@ fn main() -> ExitCode {
             planted_bug, args, ..
         } => ("sim", sim(&root, planted_bug, &args)),
         Cmd::Openpmix { releases } => ("openpmix", openpmix::run(&root, &releases)),
+        Cmd::Matrix { slice_of_commit } => ("matrix", matrix(&root, slice_of_commit)),
         Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
     };
     match result {
@@ -245,6 +256,62 @@ fn library_shorthands(root: &Path, args: &[String]) -> Result<Vec<String>, Strin
         }
     }
     Ok(out)
+}
+
+/// `cargo xtask matrix`: the three OpenPMIx releases as targets, then each paired with this
+/// crate in both directions, each run judged against its baseline; all runs are made, and
+/// the command fails if any failed.
+fn matrix(root: &Path, slice_of_commit: Option<usize>) -> Result<(), String> {
+    let slice = match slice_of_commit {
+        Some(0) => return Err("--slice-of-commit needs at least one slice".into()),
+        Some(n) => {
+            let out = Command::new("git")
+                .args(["rev-parse", "HEAD"])
+                .current_dir(root)
+                .output()
+                .map_err(|e| format!("cannot run git: {e}"))?;
+            let head = String::from_utf8_lossy(&out.stdout);
+            let k = u64::from_str_radix(head.get(..8).unwrap_or("0"), 16).unwrap_or(0) % n as u64;
+            println!("the commit {} runs slice {k} of {n}", head.trim());
+            Some(format!("{k}/{n}"))
+        }
+        None => None,
+    };
+    let releases = ["openpmix-4.2", "openpmix-5.0", "openpmix-6.1"];
+    let mut runs: Vec<Vec<String>> = vec![
+        releases
+            .iter()
+            .flat_map(|r| ["--target".to_owned(), (*r).to_owned()])
+            .collect(),
+    ];
+    for r in releases {
+        runs.push(
+            [
+                "--pairing",
+                "rust-server:c-client",
+                "--pairing",
+                "c-server:rust-client",
+                "--library",
+                r,
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+        );
+    }
+    let mut failed = Vec::new();
+    for mut args in runs {
+        if let Some(s) = &slice {
+            args.extend(["--slice".to_owned(), s.clone()]);
+        }
+        if let Err(e) = conformance(root, &args) {
+            failed.push(e);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("\n"))
+    }
 }
 
 /// The cargo arguments that run the simulator, built with its planted bug or not (in a
