@@ -394,3 +394,20 @@ async fn client_disconnecting_in_the_middle_of_a_commit_fails_its_collectives_on
         .await;
     assert_eq!(v, Ok(Value::Uint8(1)));
 }
+
+#[tokio::test]
+async fn resolving_the_nodes_of_no_namespace_answers_those_of_every_known_one() {
+    // The standard is silent on an empty namespace; OpenPMIx's clients answer the nodes of
+    // every namespace they know, and OpenPMIx 6.1's resolve example relies on it.
+    let (server, ns) = server(false, 1).await;
+    let clients = memory_clients(&server, &ns, 1).await;
+    let none = Nspace::new("").unwrap();
+    assert_eq!(
+        clients[0].resolve_nodes(&ns).await,
+        Ok("testhost".to_owned())
+    );
+    assert_eq!(
+        clients[0].resolve_nodes(&none).await,
+        Ok("testhost".to_owned())
+    );
+}

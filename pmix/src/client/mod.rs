@@ -321,6 +321,9 @@ impl Client {
     /// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`'s
     /// processes (the job's `PMIX_NODE_LIST`).
     pub async fn resolve_nodes(&self, nspace: &Nspace) -> Result<String, Error> {
+        if nspace.as_str().is_empty() {
+            return self.resolve_all_nodes().await;
+        }
         let job = Proc::new(nspace.clone(), Rank::WILDCARD);
         match self
             .get(Some(&job), attr::NODE_LIST.wire_key(), &[])
@@ -329,6 +332,27 @@ impl Client {
             Value::String(Some(s)) => Ok(s),
             _ => Err(Status::ERR_TYPE_MISMATCH.into()),
         }
+    }
+
+    /// `PMIx_Resolve_nodes` of an empty namespace: the nodes of every namespace this client
+    /// knows, each once, in the order first met. The standard is silent; OpenPMIx's clients
+    /// (5.0, 6.1) answer so, and 6.1's `resolve` example asks before any spawn.
+    async fn resolve_all_nodes(&self) -> Result<String, Error> {
+        let known: Vec<Nspace> = self.state().cache.realms.keys().cloned().collect();
+        let mut nodes: Vec<String> = Vec::new();
+        for nspace in known {
+            let job = Proc::new(nspace, Rank::WILDCARD);
+            if let Ok(Value::String(Some(list))) =
+                self.get(Some(&job), attr::NODE_LIST.wire_key(), &[]).await
+            {
+                for node in list.split(',').filter(|n| !n.is_empty()) {
+                    if !nodes.iter().any(|n| n == node) {
+                        nodes.push(node.to_owned());
+                    }
+                }
+            }
+        }
+        Ok(nodes.join(","))
     }
 
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).

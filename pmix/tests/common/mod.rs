@@ -13,6 +13,7 @@ use pmix::transport::{PeerCred, memory};
 pub(crate) fn job_info(n: u32) -> Vec<Info> {
     vec![
         Info::new(attr::JOB_SIZE, n),
+        Info::new(attr::NODE_LIST, "testhost".to_owned()),
         Info::with_key(
             attr::LOCAL_PEERS.wire_key(),
             Value::string((0..n).map(|r| r.to_string()).collect::<Vec<_>>().join(",")),
