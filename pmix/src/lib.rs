@@ -1,4 +1,5 @@
-//! An independent implementation of the PMIx Standard (v5.0), wire-compatible with OpenPMIx 4.2.
+//! An independent implementation of the PMIx Standard (v5.0), wire-compatible with OpenPMIx
+//! 4.2, 5.0 and 6.1.
 //!
 //! The crate is built in layers; dependencies point down only, and each layer is testable
 //! without the ones above it:

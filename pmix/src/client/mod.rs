@@ -47,11 +47,14 @@ use self::core::{ClientCore, GetStart};
 use connection::Connection;
 use events::{EventQueue, Events};
 
-/// The version this library reports (`PMIx_Get_version`).
+/// The version this library reports (`PMIx_Get_version`): the standard it implements, the
+/// OpenPMIx releases whose C API (`libpmix.so.2`) and wire it is compatible with. (Its
+/// handshake says `4.2.2`, the protocol level it speaks; the layouts later releases changed
+/// are read and written by the peer's release, `wire::version`.)
 pub const VERSION: &str = concat!(
     "pmix-rs ",
     env!("CARGO_PKG_VERSION"),
-    " (PMIx Standard 5.0, wire-compatible with OpenPMIx 4.2)"
+    " (PMIx Standard 5.0, C API and wire of OpenPMIx 4.2 to 6.1)"
 );
 
 /// Whether `key` is one of the programming-model attributes `PMIx_Init` takes (v5.0
