@@ -140,6 +140,19 @@ pub fn check_says(mut cmd: Command, n: u32, what: &str, says: Option<&str>) {
     assert_passed(&out, n, what, says);
 }
 
+/// The lines of an example's output that report an error (`error` or `fail`, in any case),
+/// but those holding one of `allowed` (what the example itself says is an expected refusal).
+pub fn error_lines<'a>(output: &'a str, allowed: &[&str]) -> Vec<&'a str> {
+    output
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("fail")
+        })
+        .filter(|l| !allowed.iter().any(|a| l.contains(a)))
+        .collect()
+}
+
 /// A launcher's run passed: it succeeded, no rank printed a `FAIL` line, and its output holds
 /// the line `says` if given.
 pub fn assert_passed(out: &std::process::Output, n: u32, what: &str, says: Option<&str>) {

@@ -342,7 +342,19 @@ fn the_structs_are_laid_out_as_openpmix_headers_say() {
             offset_of!(CServerModule, client_connected2),
         ),
     ];
-    // A C program printing the compiler's numbers for the same list.
+    let exe = layouts_program(ours, "capi_layouts", |src, out| {
+        build_c_program(src, out, &["-Wall"])
+    });
+    assert_laid_out_as(ours, Command::new(&exe));
+}
+
+/// A C program printing, for each of `ours`, the compiler's size or offset, built from its
+/// source `name.c` by `build` (against one release's headers or another's).
+fn layouts_program(
+    ours: &[(&str, &str, usize)],
+    name: &str,
+    build: impl FnOnce(&Path, &Path) -> std::path::PathBuf,
+) -> std::path::PathBuf {
     let mut c = String::from(
         "#include <pmix_server.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n",
     );
@@ -354,11 +366,15 @@ fn the_structs_are_laid_out_as_openpmix_headers_say() {
         }
     }
     c += "    return 0;\n}\n";
-    let src = build_dir().join("capi_layouts.c");
+    let src = build_dir().join(format!("{name}.c"));
     std::fs::write(&src, c).unwrap();
-    let exe = build_c_program(&src, &build_dir().join("capi_layouts"), &["-Wall"]);
-    let out = Command::new(&exe).output().unwrap();
-    assert!(out.status.success());
+    build(&src, &build_dir().join(name))
+}
+
+/// The numbers `program` prints (of [`layouts_program`]) are the library's, `ours`.
+fn assert_laid_out_as(ours: &[(&str, &str, usize)], mut program: Command) {
+    let out = program.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
     let theirs: BTreeMap<(String, String), usize> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -415,41 +431,15 @@ fn the_structs_are_laid_out_as_openpmix_6_1_headers_say() {
         ("pmix_node_pid_t", "nodeid", offset_of!(CNodePid, nodeid)),
         ("pmix_node_pid_t", "pid", offset_of!(CNodePid, pid)),
     ];
-    let mut c = String::from(
-        "#include <pmix.h>\n#include <stddef.h>\n#include <stdio.h>\nint main(void) {\n",
-    );
-    for (ty, field, _) in ours {
-        if field.is_empty() {
-            c += &format!("    printf(\"{ty} . %zu\\n\", sizeof({ty}));\n");
-        } else {
-            c += &format!("    printf(\"{ty} {field} %zu\\n\", offsetof({ty}, {field}));\n");
-        }
-    }
-    c += "    return 0;\n}\n";
-    let src = build_dir().join("capi_layouts_6_1.c");
-    std::fs::write(&src, c).unwrap();
-    let exe = build_against(
-        "6.1.0",
-        &src,
-        &build_dir().join("capi_layouts_6_1"),
-        &["-Wall"],
-    );
+    let exe = layouts_program(ours, "capi_layouts_6_1", |src, out| {
+        build_against("6.1.0", src, out, &["-Wall"])
+    });
     let mut run = Command::new(&exe);
     run.env(
         "LD_LIBRARY_PATH",
         pmix_tests::openpmix::library_dir("6.1.0"),
     );
-    let out = run.output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), ours.len());
-    for ((ty, field, n), line) in ours.iter().zip(text.lines()) {
-        assert!(
-            line.ends_with(&format!(" {n}")),
-            "{ty} {}: the header says {line:?}, this library {n}",
-            if field.is_empty() { "size" } else { field }
-        );
-    }
+    assert_laid_out_as(ours, run);
 }
 
 /// The loader of a program under `LD_LIBRARY_PATH` resolves `libpmix.so.2` to this library.

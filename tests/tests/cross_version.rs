@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use pmix_tests::capi::library_dir;
-use pmix_tests::launch::{build_c, build_dir, check, pkg_config, pmixrun, root};
+use pmix_tests::launch::{build_c, build_dir, check, error_lines, pkg_config, pmixrun, root};
 use pmix_tests::openpmix::{RELEASES, build_against, example, library_dir as release_lib};
 
 /// The project's C host, compiled against `version`'s headers (OpenPMIx 4.2.2's, Debian's,
@@ -72,14 +72,7 @@ fn example_passes(version: &str, name: &str, n: u32, launcher: &mut Command, all
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let errors: Vec<&str> = output
-        .lines()
-        .filter(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("fail")
-        })
-        .filter(|l| !allowed.iter().any(|a| l.contains(a)))
-        .collect();
+    let errors = error_lines(&output, allowed);
     assert!(
         out.status.success() && errors.is_empty(),
         "OpenPMIx {version}'s {name} at n = {n} on its own library: {:?}, errors {errors:?}\n\

@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use pmix_tests::capi::on_our_library;
-use pmix_tests::launch::{build_c_program, build_dir, outside, pkg_config, pmixrun};
+use pmix_tests::launch::{build_c_program, build_dir, error_lines, outside, pkg_config, pmixrun};
 
 /// The PMIx library a run loads.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,13 +123,7 @@ fn passes(name: &str, n: u32, allowed: &[&str]) {
 
 fn passes_on(name: &str, n: u32, allowed: &[&str], library: Library) {
     let r = run(name, n, library);
-    let errors: Vec<&str> = (r.output.lines())
-        .filter(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("fail")
-        })
-        .filter(|l| !allowed.iter().any(|a| l.contains(a)))
-        .collect();
+    let errors = error_lines(&r.output, allowed);
     assert!(
         r.code == Some(0) && errors.is_empty(),
         "{name} at n = {n} on {library:?}'s library ended with {:?}, errors {errors:?}\n{}",

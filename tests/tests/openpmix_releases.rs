@@ -27,7 +27,7 @@
 use std::process::Command;
 
 use pmix_tests::capi::on_our_library;
-use pmix_tests::launch::{build_c, pmixrun};
+use pmix_tests::launch::{build_c, error_lines, pmixrun};
 use pmix_tests::openpmix::example;
 
 /// Run `name` of OpenPMIx `version` with `n` processes as `launch` starts them, on this
@@ -57,14 +57,7 @@ fn passes(version: &str, name: &str, n: u32, allowed: &[&str], launch: Launch) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let errors: Vec<&str> = output
-        .lines()
-        .filter(|l| {
-            let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("fail")
-        })
-        .filter(|l| !allowed.iter().any(|a| l.contains(a)))
-        .collect();
+    let errors = error_lines(&output, allowed);
     assert!(
         out.status.success() && errors.is_empty(),
         "OpenPMIx {version}'s {name} at n = {n} under {launch:?} on this library: {:?}, \

@@ -383,6 +383,12 @@ pub unsafe extern "C" fn PMIx_Fabric_construct(p: *mut CFabric) {
     });
 }
 
+/// `n` empty infos from libc and their count (none when there is no memory).
+fn new_infos(n: usize) -> (*mut CInfo, usize) {
+    let infos = create::<CInfo>(n);
+    (infos, if infos.is_null() { 0 } else { n })
+}
+
 /// `PMIx_App_info_create`: `n` empty infos as the application's.
 ///
 /// # Safety
@@ -392,8 +398,7 @@ pub unsafe extern "C" fn PMIx_App_info_create(p: *mut CApp, n: usize) {
     guard_or("PMIx_App_info_create", (), || {
         // SAFETY: the caller's promise.
         if let Some(app) = unsafe { p.as_mut() } {
-            app.info = create::<CInfo>(n);
-            app.ninfo = if app.info.is_null() { 0 } else { n };
+            (app.info, app.ninfo) = new_infos(n);
         }
     });
 }
@@ -417,8 +422,7 @@ pub unsafe extern "C" fn PMIx_Query_qualifiers_create(p: *mut CQuery, n: usize) 
     guard_or("PMIx_Query_qualifiers_create", (), || {
         // SAFETY: the caller's promise.
         if let Some(q) = unsafe { p.as_mut() } {
-            q.qualifiers = create::<CInfo>(n);
-            q.nqual = if q.qualifiers.is_null() { 0 } else { n };
+            (q.qualifiers, q.nqual) = new_infos(n);
         }
     });
 }
