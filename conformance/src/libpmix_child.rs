@@ -45,9 +45,10 @@ pub fn version_main(lib: &str) -> ExitCode {
 /// OpenPMIx 4.2's: registering another job while its direct-modex upcall waits, then
 /// answering the upcall, left the waiting `PMIx_Get` unanswered, past its `PMIX_TIMEOUT`, in
 /// about a third of the runs (measured: 9 of 24), so a vector that needs it would pass or
-/// fail by chance; its server answers `PMIX_ERR_NOT_SUPPORTED` instead.
+/// fail by chance; its server answers `PMIX_ERR_NOT_SUPPORTED` instead. OpenPMIx 5.0 and 6.1
+/// serve those gets every time (measured: the spawn vectors, 6 runs of each release).
 fn registers_jobs(version: &str) -> bool {
-    !version.starts_with("OpenPMIx")
+    !version.starts_with("OpenPMIx 4.")
 }
 
 /// `conformance __libpmix-node LIB`: one node's server.

@@ -1,5 +1,6 @@
-//! Reports of a run: the Markdown and HTML matrix of vectors × targets, failures with their
-//! diffs, the coverage table, JUnit XML for CI and a JSON summary for machines.
+//! Reports of a run: the Markdown and HTML matrix of vectors × targets, what changed between
+//! the OpenPMIx releases of a run (`releases`), failures with their diffs, the coverage
+//! table, JUnit XML for CI and a JSON summary for machines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -10,6 +11,8 @@ use crate::coverage;
 use crate::inventory::{Inventory, Version};
 use crate::outcome::{Outcome, Row, Seen};
 use crate::vector::{FailureKind, Vector};
+
+mod releases;
 
 /// Counts per outcome label, in a fixed order.
 pub fn counts(rows: &[Row]) -> Vec<(&'static str, usize)> {
@@ -40,6 +43,7 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
             .collect();
         let _ = writeln!(out, "- `{t}`: {} vectors: {}", mine.len(), parts.join(", "));
     }
+    out.push_str(&releases::markdown(rows));
     out.push_str("\n## Matrix\n\n| vector | section | rules |");
     for t in &targets {
         let _ = write!(out, " {t} |");

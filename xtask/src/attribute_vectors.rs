@@ -71,11 +71,13 @@ const STANDARD_INFO: &[&str] = &[
 /// the setup (`refused`: the server refuses the registration), step 1 the first get.
 type Failing = (&'static str, usize, &'static str);
 
-/// The library target and the pairing whose server is OpenPMIx, whose clients' first get
+/// The library targets and the pairing whose server is OpenPMIx, whose clients' first get
 /// answers PMIX_ERR_NOT_FOUND: a departure of its server.
 const OPENPMIX_SERVER: &[Failing] = &[
     ("openpmix-4.2", 1, "PMIX_ERR_NOT_FOUND"),
     ("openpmix-4.2-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
+    ("openpmix-5.0", 1, "PMIX_ERR_NOT_FOUND"),
+    ("openpmix-6.1", 1, "PMIX_ERR_NOT_FOUND"),
 ];
 
 /// Every target with OpenPMIx on some side, as each fails on a bound cpuset: its server
@@ -84,6 +86,15 @@ const OPENPMIX_ANYWHERE: &[Failing] = &[
     ("openpmix-4.2", 0, "refused"),
     ("openpmix-4.2-server+rust-client", 0, "refused"),
     ("rust-server+openpmix-4.2-client", 1, "PMIX_ERROR"),
+    ("openpmix-5.0", 0, "refused"),
+    ("openpmix-6.1", 0, "refused"),
+];
+
+/// OpenPMIx 5.0 and 6.1, whose clients' PMIx_Init fails on an empty array in the job's
+/// information.
+const OPENPMIX_SHMEM2: &[Failing] = &[
+    ("openpmix-5.0", 0, "refused"),
+    ("openpmix-6.1", 0, "refused"),
 ];
 
 /// Known departures: (attribute, where each target fails, reason). Each listed attribute
@@ -103,13 +114,25 @@ const DEPARTURES: &[(&str, &[Failing], &str)] = &[
         "OpenPMIx 4.2's server files PMIX_PSET_MEMBERS registered for a job under the job's application (pmix.app.arr), so a get of the job-realm key finds nothing (OpenPMIx's own client searches every realm)",
     ),
     ("PMIX_CPUSET_BITMAP", OPENPMIX_ANYWHERE, CPUSET_DEPARTURE),
+    (
+        "PMIX_DEVICE_DISTANCES",
+        OPENPMIX_SHMEM2,
+        EMPTY_ARRAY_DEPARTURE,
+    ),
+    ("PMIX_FABRIC_ENDPT", OPENPMIX_SHMEM2, EMPTY_ARRAY_DEPARTURE),
 ];
 
 /// Seen on the wire: the keys are missing from the job information OpenPMIx's server sends.
-const KEPT_BY_SERVER: &str = "OpenPMIx 4.2's server keeps this key to itself when a host registers it for a job: its clients' PMIx_Get answers PMIX_ERR_NOT_FOUND (rule RJ-01)";
+/// The same code in 5.0 and 6.1 (`gds/hash/gds_hash.c`, `process_arrays.c`).
+const KEPT_BY_SERVER: &str = "OpenPMIx 4.2 to 6.1's server keeps this key to itself when a host registers it for a job (gds/hash sets PMIX_PERSONALITY, PMIX_PROGRAMMING_MODEL and the model library keys aside as the job's personality): its clients' PMIx_Get answers PMIX_ERR_NOT_FOUND (rule RJ-01)";
 
-/// Measured with OpenPMIx 4.2.2's `PMIx_Data_pack` (see `pmix/tests/data/golden/`).
-const CPUSET_DEPARTURE: &str = "OpenPMIx 4.2.2 cannot pack a bound PMIX_PROC_CPUSET (PMIX_ERROR: it takes the character count hwloc_bitmap_list_asprintf returns for an error), so such a value never crosses its processes";
+/// Measured with OpenPMIx 4.2.2's `PMIx_Data_pack` (see `pmix/tests/data/golden/`); 5.0.9
+/// and 6.1.0 have the same test in `src/hwloc/pmix_hwloc_datatype.c`.
+const CPUSET_DEPARTURE: &str = "OpenPMIx 4.2 to 6.1 cannot pack a bound PMIX_PROC_CPUSET (PMIX_ERROR: src/hwloc/pmix_hwloc_datatype.c takes the character count hwloc_bitmap_list_asprintf returns for an error), so such a value never crosses their processes";
+
+/// Measured: the same registration passes with `PMIX_MCA_gds=hash`, and with either side
+/// this crate's (the pairings).
+const EMPTY_ARRAY_DEPARTURE: &str = "OpenPMIx 5.0 and 6.1's clients fail PMIx_Init with PMIX_ERROR when the job's information holds an empty data array (this attribute's sample has no elements), as their server and client share it through the default gds shmem2 store (measured: with PMIX_MCA_gds=hash, or either side this crate's, the registration passes); v5.0 §3.2.13 sets no lower bound on an array's size (its static initializer is an empty array) and §17.2.3 has the registered information reach the job's processes";
 
 /// What OpenPMIx 4.2 does with an attribute whose key string its headers lack (newer than
 /// 4.2, or spelled differently there), per target: the attributes of a section it lacks are
@@ -399,6 +422,10 @@ fn sample(name: &str, ty: &str) -> Option<String> {
     let n = number(name);
     Some(match ty {
         "PMIX_BOOL" => "{ bool = true }".into(),
+        // A job's directory is a path a library may use: OpenPMIx 5.0 and 6.1 keep the job's
+        // shared-memory store in PMIX_NSDIR (gds shmem2), and their clients' PMIx_Init fails
+        // when it names no directory. The standard defines it as a full path (§6.1.2).
+        "PMIX_STRING" if name == "PMIX_NSDIR" => "{ string = \"/tmp\" }".into(),
         "PMIX_STRING" => format!("{{ string = \"value of {name}\" }}"),
         "PMIX_INT" => format!("{{ int = -{n} }}"),
         "PMIX_INT32" => format!("{{ int32 = -{n} }}"),

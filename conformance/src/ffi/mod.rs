@@ -120,7 +120,7 @@ type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const CInfo, usize) -
 
 type DmodexResponse = unsafe extern "C" fn(i32, *mut c_char, usize, *mut c_void);
 
-type ServerInitFn = unsafe extern "C" fn(*mut CServerModule, *mut CInfo, usize) -> i32;
+type ServerInitFn = unsafe extern "C" fn(*mut upcalls::LibraryModule, *mut CInfo, usize) -> i32;
 type RegisterNspaceFn =
     unsafe extern "C" fn(*const c_char, i32, *mut CInfo, usize, Option<OpCb>, *mut c_void) -> i32;
 type RegisterClientFn =

@@ -835,11 +835,30 @@ unsafe extern "C" fn up_push_stdin(
     up(upcall, CompletionKind::Op(cbfunc), cbdata)
 }
 
+/// `pmix_server_module_t` as long as the longest release's: OpenPMIx 4.2's 28 slots, then
+/// the slots later releases appended, every one NULL. `PMIx_server_init` copies as many
+/// bytes as its own header's struct holds: 224 in 4.2, 232 in 5.0 (`session_control`),
+/// 256 in 6.1 (`tool_connected2`, `log2`, `session_control`, `resource_block`). Handed
+/// 4.2's struct alone, 5.0 and 6.1 read the bytes past it as upcalls, and 6.1 called
+/// whatever the stack held there as `tool_connected2` when a tool connected (measured: the
+/// server closed every tool's connection, `PMIx_tool_init` answered `PMIX_ERR_UNREACH`).
+/// The host provides none of the later upcalls, so each release answers those requests
+/// as a host without them would have it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LibraryModule {
+    slots: CServerModule,
+    later: [Option<unsafe extern "C" fn()>; 4],
+}
+
+// OpenPMIx 6.1's `pmix_server.h`: 32 pointers.
+const _: () = assert!(size_of::<LibraryModule>() == 256);
+
 /// The module for `PMIx_server_init`: the callbacks `caps` asks for and those this host
 /// always provides, the others NULL; `host` receives every upcall.
-pub(super) fn module(caps: HostCaps, host: HostFn) -> CServerModule {
+pub(super) fn module(caps: HostCaps, host: HostFn) -> LibraryModule {
     let _ = HOST.set(host);
-    CServerModule {
+    let slots = CServerModule {
         client_connected: None,
         client_finalized: Some(up_client_finalized),
         abort: Some(up_abort),
@@ -872,5 +891,9 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> CServerModule {
         group: Some(up_group),
         fabric: Some(up_fabric),
         client_connected2: Some(up_client_connected2),
+    };
+    LibraryModule {
+        slots,
+        later: [None; 4],
     }
 }

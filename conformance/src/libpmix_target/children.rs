@@ -35,7 +35,7 @@ pub(super) async fn c_nodes(
 ) -> Result<Envs, Problem> {
     let mut node_servers: Vec<Arc<dyn NodeServer>> = Vec::new();
     for i in 0..v.setup.nodes.len() {
-        let n = NodeProc::start(exe, lib, i, shared.clone(), rust_clients)?;
+        let n = NodeProc::start(exe, lib, i, shared.clone(), rust_clients, tmp)?;
         node_servers.push(Arc::new(n.handle.clone()));
         nodes.push(n);
     }
@@ -292,8 +292,14 @@ impl NodeProc {
         node: usize,
         shared: Arc<Shared>,
         rust_clients: bool,
+        tmp: &Path,
     ) -> Result<NodeProc, String> {
         let mut command = Command::new(exe);
+        // OpenPMIx 5.0 and 6.1 keep a job's information in a shared-memory file of their gds
+        // `shmem2` store, in the job's PMIX_NSDIR or else in $TMPDIR (else /tmp), and remove
+        // it at PMIx_server_finalize; the harness kills its servers, so the files go into the
+        // run's directory, which it removes, not into the machine's /tmp.
+        command.env("TMPDIR", tmp);
         if rust_clients {
             // This crate's client implements OpenPMIx's hash store, not its shared-memory one.
             command.env("PMIX_MCA_gds", "hash");
