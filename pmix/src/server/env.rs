@@ -73,7 +73,7 @@ pub(crate) fn client_env(
 /// which 6.1 clients read before this server's `URI41`), the generic `PMIX_SERVER_URI` and
 /// `PMIX_TCP_URI`, the rendezvous an outer launcher gives its tools
 /// (`PMIX_LAUNCHER_RNDZ_URI`, `PMIX_LAUNCHER_RNDZ_FILE`) and this crate's
-/// `PMIX_RS_SERVER_USOCK`; but not those of `set`, the environment [`client_env`] gives,
+/// `PMIX_RS_SERVER_USOCK`; but not those of `set`, the environment `client_env` gives,
 /// which replaces them. `inherited` are the names of the launcher's own variables.
 pub fn inherited_server_vars<'a>(
     inherited: impl IntoIterator<Item = &'a str>,
