@@ -11,7 +11,7 @@
 //! | `SPAWNNB` | STRING new namespace (NULL on failure), then on success KVAL... its job information until the end |
 //! | `CONNECTNB` | on success, BYTE_OBJECT... until the end, one per other namespace: STRING namespace, KVAL... its job information |
 //! | `QUERY`, `ALLOC`, `JOB_CONTROL`, `MONITOR`, `VALIDATE_CRED`, `FABRIC_REGISTER`, `FABRIC_UPDATE`, and the group invite and join this library adds | SIZE n, INFO\[n\] (packed whatever the status; an invitation's and a join's are the group formed, `PMIX_GROUP_MEMBERSHIP` and any `PMIX_GROUP_CONTEXT_ID`) |
-//! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO\[n\] |
+//! | `GET_CREDENTIAL` | on success: BYTE_OBJECT credential, SIZE n, INFO\[n\] (a list that does not unpack is dropped and the credential kept: see the decoder) |
 //! | `IOF_PULL` | on success: SIZE the server's id of the registration |
 //! | `GROUP_CONSTRUCT` to a 4.x client | SIZE context id (OpenPMIx packs it whatever the status; its client reads it if present) |
 //! | `GROUP_CONSTRUCT` to a 5.0 client, on success | SIZE n, PROC\[n\], SIZE context id (OpenPMIx's server then adds a BYTE_OBJECT of job information per other namespace, which its client does not read) |
@@ -407,7 +407,22 @@ impl OpReply {
                 credential, info, ..
             } => {
                 *credential = Some(one(&mut b, "credential")?);
-                *info = unpack_info_list(&mut b)?;
+                // OpenPMIx 6.1's server packs the host's infos after the host's callback
+                // has returned and may have released them (server/pmix_server.c:
+                // cred_cbfunc keeps the pointer), so the list can be freed memory. The
+                // credential before it is whole: keep it and drop the list, as 6.1's own
+                // client does (it logs the unpack error and returns the credential).
+                *info = match unpack_info_list(&mut b) {
+                    Ok(info) => info,
+                    Err(e) => {
+                        tracing::warn!(
+                            "the infos of a credential reply do not unpack ({e}); the credential is kept without them"
+                        );
+                        // What is left of the list is not read.
+                        b = DataBuffer::load(Vec::new(), buffer_type);
+                        Vec::new()
+                    }
+                };
             }
             OpReply::IofPull { remote_id, .. } => {
                 *remote_id = Some(one::<Size>(&mut b, "iof registration id")?.0);
@@ -625,6 +640,29 @@ mod tests {
             let r = OpReply::decode(*c, &bytes, bt).unwrap().unwrap();
             assert_eq!(r, OpReply::failure(*c, Status::ERR_NOT_SUPPORTED));
         }
+    }
+
+    /// The reply OpenPMIx 6.1's server sends when it packs infos the host has released: a
+    /// whole credential, a count of one and an info cut short.
+    #[test]
+    fn a_credential_whose_infos_do_not_unpack_is_kept_without_them() {
+        let bt = BufferType::NonDescribed;
+        let mut b = DataBuffer::with_type(bt);
+        b.pack(&[Status::SUCCESS]).unwrap();
+        b.pack(&[ByteObject(vec![1, 2, 3])]).unwrap();
+        b.pack(&[Size(1)]).unwrap();
+        let mut bytes = b.unload();
+        // A key that announces 14 bytes and ends after 3.
+        bytes.extend([14, 0xd5, 0xe2, 0x05]);
+        let r = OpReply::decode(Command::GET_CREDENTIAL, &bytes, bt).unwrap();
+        assert_eq!(
+            r,
+            Some(OpReply::Credential {
+                status: Status::SUCCESS,
+                credential: Some(ByteObject(vec![1, 2, 3])),
+                info: vec![],
+            })
+        );
     }
 
     /// The layouts, built by hand in the order OpenPMIx's server packs them.
