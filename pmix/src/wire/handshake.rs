@@ -12,10 +12,11 @@
 //! The identity is `nspace\0 u32be rank` for a simple client, `u32be uid u32be gid` for tools
 //! and launchers, followed by `nspace\0 u32be rank` for those that bring their own identifier.
 //! OpenPMIx 4.2 clients end the message with one stray `0x00` byte (a size over-count, gone in
-//! 5.0: 6.1 `ptl_base_fns.c:458-470`); it is tolerated, and reproduced for simple clients,
-//! whose servers of every release ignore it. A tool sends no such byte: on the tool path
-//! OpenPMIx 5.0 and 6.1 (and 4.2) read any byte after the storage modules as a packed info
-//! count and refuse the connection when the info then missing cannot be read.
+//! 5.0: 6.1 `ptl_base_fns.c:458-470`); it is tolerated, not reproduced. OpenPMIx 5.0 and 6.1
+//! servers read any byte after the storage modules as a packed info count: a tool's
+//! connection is refused when the info then missing cannot be read, and a client's is served
+//! after a `PMIX ERROR` on the server's stderr (4.2's server ignores what follows for a
+//! client). So this library's peers end the message at the storage module's NUL.
 //!
 //! Beside 4.2's peer types, 5.0 and 6.1 send flag 10, a scheduler with its own identifier
 //! (`ptl_base_handshake.h:58`), and name their encoding `v51` or `v61` where 4.2 said `v41`.
@@ -199,13 +200,8 @@ impl ConnectRequest {
         put_cstr(&mut p, &self.bfrops)?;
         p.push(self.buffer_type.wire_value());
         put_cstr(&mut p, &self.gds)?;
-        if self.info.is_empty() {
-            // What OpenPMIx 4.2 clients send in place of an empty info array; a tool's
-            // server would read it as an info count (see the module's doc).
-            if self.peer_type == PeerType::SIMPLE_CLIENT {
-                p.push(0);
-            }
-        } else {
+        // Without info the message ends here: no stray byte (see the module's doc).
+        if !self.info.is_empty() {
             let mut buf = DataBuffer::with_type(self.buffer_type);
             buf.pack(&[Size(self.info.len() as u64)])?;
             buf.pack(&self.info)?;
@@ -475,7 +471,12 @@ mod tests {
         assert_eq!(req.bfrops, "v41");
         assert_eq!(req.buffer_type, BufferType::NonDescribed);
         assert_eq!(req.gds, "ds21");
-        assert_eq!(req.encode().unwrap(), bytes);
+        // This library sends the same message without 4.2's stray last byte, and a header
+        // that counts one byte less.
+        let mut without = bytes.clone();
+        without.pop();
+        without[8..12].copy_from_slice(&49u32.to_ne_bytes());
+        assert_eq!(req.encode().unwrap(), without);
     }
 
     #[test]
@@ -535,9 +536,10 @@ mod tests {
     }
 
     /// The payload ends at the storage module's NUL: OpenPMIx 5.0 and 6.1 servers refuse a
-    /// tool whose message goes on with a byte that is no packed info.
+    /// tool whose message goes on with a byte that is no packed info, and log an error for a
+    /// client's.
     #[test]
-    fn a_tool_without_info_sends_no_stray_byte() {
+    fn peers_without_info_send_no_stray_byte() {
         let me = Proc::try_new("tool", 0).unwrap();
         for proc in [None, Some(me)] {
             let req = ConnectRequest::tool(proc, 1000, 100, BufferType::NonDescribed);
@@ -550,14 +552,14 @@ mod tests {
             );
             assert_eq!(ConnectRequest::decode(&bytes[16..]).unwrap(), req);
         }
-        // A simple client keeps 4.2's byte (see the capture above), which every server skips.
         let client = ConnectRequest::simple_client(
             Proc::try_new("job", 0).unwrap(),
             0,
             0,
             BufferType::NonDescribed,
         );
-        assert!(client.encode().unwrap().ends_with(b"hash\0\0"));
+        let bytes = client.encode().unwrap();
+        assert!(bytes.ends_with(b"v41\0\x01hash\0"), "{bytes:?}");
     }
 
     /// A 6.1 scheduler's connect message: flag 10 with uid, gid and its identifier, and the
