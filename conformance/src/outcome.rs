@@ -90,20 +90,23 @@ impl Outcome {
 
     /// Apply the vector's expected-failure entry for `target`: a failure at the listed step
     /// that sees what is listed is expected; any other failure is a failure, with the listing
-    /// it missed in its diff.
+    /// it missed in its diff. A pass is stale listing, unless the entry is intermittent.
     pub fn against_expectation(self, v: &Vector, target: &str) -> Outcome {
         let Some(listed) = v.expected_failure.get(target) else {
             return self;
         };
         let Some((step, seen)) = self.failed_at().map(|(s, x)| (s, x.to_owned())) else {
             return match self {
+                Outcome::Pass if listed.intermittent => Outcome::Pass,
                 Outcome::Pass => Outcome::UnexpectedPass {
                     reason: listed.reason.clone(),
                 },
                 o => o,
             };
         };
-        if listed.step == step && listed.seen == seen {
+        // A race can strike the listed step or any later one that repeats the operation.
+        let at_listed_step = listed.step == step || (listed.intermittent && step > listed.step);
+        if at_listed_step && listed.seen == seen {
             return Outcome::ExpectedFailure {
                 step,
                 seen,

@@ -251,4 +251,59 @@ key = "PMIX_JOB_SIZE"
         }
         assert!(other.is_bad());
     }
+
+    /// A listed failure that comes in some runs only: both outcomes are accepted, and the
+    /// baseline records neither.
+    #[test]
+    fn an_intermittent_failure_accepts_a_pass_and_the_baseline_names_it() {
+        let listed = |size: &str| {
+            format!(
+                "summary = \"s\"\nsection = \"x\"\n[expected_failure]\n\
+                 rust = {{ step = 1, seen = \"value\", reason = \"a race\", intermittent = true }}\n\
+                 [[step]]\nproc = 0\ncall = \"get\"\ntarget = {{ rank = \"wildcard\" }}\n\
+                 key = \"PMIX_JOB_SIZE\"\nexpect.value = {size}\n"
+            )
+        };
+        let failed = run_one(&vector(&listed("{ uint32 = 3 }")));
+        assert!(
+            matches!(failed, Outcome::ExpectedFailure { step: 1, .. }),
+            "{failed:?}"
+        );
+        let passed = run_one(&vector(&listed("{ uint32 = 2 }")));
+        assert_eq!(passed, Outcome::Pass);
+        // The race may strike a later step that repeats the operation, never an earlier one.
+        let two_gets = |listed_step: usize, first: &str, second: &str| {
+            let get = |size: &str| {
+                format!(
+                    "[[step]]\nproc = 0\ncall = \"get\"\ntarget = {{ rank = \"wildcard\" }}\n\
+                     key = \"PMIX_JOB_SIZE\"\nexpect.value = {size}\n"
+                )
+            };
+            format!(
+                "summary = \"s\"\nsection = \"x\"\n[expected_failure]\n\
+                 rust = {{ step = {listed_step}, seen = \"value\", reason = \"a race\", intermittent = true }}\n{}{}",
+                get(first),
+                get(second)
+            )
+        };
+        let later = run_one(&vector(&two_gets(1, "{ uint32 = 2 }", "{ uint32 = 3 }")));
+        assert!(
+            matches!(later, Outcome::ExpectedFailure { step: 2, .. }),
+            "{later:?}"
+        );
+        let earlier = run_one(&vector(&two_gets(2, "{ uint32 = 3 }", "{ uint32 = 2 }")));
+        assert!(earlier.is_bad(), "{earlier:?}");
+        let row = |outcome| crate::outcome::Row {
+            id: "v".into(),
+            section: String::new(),
+            rules: Vec::new(),
+            target: "rust".into(),
+            outcome,
+        };
+        let intermittent = ["v"].into_iter().collect();
+        for outcome in [failed, passed] {
+            let base = crate::report::baseline(&[row(outcome)], &intermittent);
+            assert!(base.ends_with("v\tintermittent\n"), "{base}");
+        }
+    }
 }
