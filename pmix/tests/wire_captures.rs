@@ -1,6 +1,7 @@
 //! Replays traffic captured between unmodified OpenPMIx 4.2.2 clients and a server
 //! (`tests/data/captures/`, strace of the socket calls) through the wire layer: every connect
-//! message, request and reply decodes into a typed message that re-encodes to the same bytes.
+//! message, request and reply decodes into a typed message that re-encodes to the same bytes
+//! (a connect message without the stray last byte 4.2's clients add: `wire::handshake`).
 
 use std::collections::BTreeMap;
 
@@ -74,7 +75,15 @@ fn replay(text: &str) -> Replayed {
             let header: [u8; 16] = bytes[..16].try_into().expect("header");
             let n = ConnectRequest::payload_len(&header).expect("length");
             let req = ConnectRequest::decode(&bytes[16..16 + n]).expect("connect decodes");
-            assert_eq!(req.encode().expect("encodes"), *bytes, "connect re-encodes");
+            // 4.2's clients end with a stray zero this library does not send.
+            assert_eq!(bytes.last(), Some(&0), "the stray byte");
+            let mut without = bytes[..bytes.len() - 1].to_vec();
+            without[8..12].copy_from_slice(&((n - 1) as u32).to_ne_bytes());
+            assert_eq!(
+                req.encode().expect("encodes"),
+                without,
+                "connect re-encodes"
+            );
             out.connects += 1;
         }
         if c.name == "sendto" && c.data.first().is_some_and(|d| d.len() == 4) {
