@@ -78,6 +78,8 @@ const OPENPMIX_SERVER: &[Failing] = &[
     ("openpmix-4.2-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
     ("openpmix-5.0", 1, "PMIX_ERR_NOT_FOUND"),
     ("openpmix-6.1", 1, "PMIX_ERR_NOT_FOUND"),
+    ("openpmix-5.0-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
+    ("openpmix-6.1-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
 ];
 
 /// Every target with OpenPMIx on some side, as each fails on a bound cpuset: its server
@@ -88,6 +90,10 @@ const OPENPMIX_ANYWHERE: &[Failing] = &[
     ("rust-server+openpmix-4.2-client", 1, "PMIX_ERROR"),
     ("openpmix-5.0", 0, "refused"),
     ("openpmix-6.1", 0, "refused"),
+    ("openpmix-5.0-server+rust-client", 0, "refused"),
+    ("openpmix-6.1-server+rust-client", 0, "refused"),
+    ("rust-server+openpmix-5.0-client", 1, "PMIX_ERROR"),
+    ("rust-server+openpmix-6.1-client", 1, "PMIX_ERROR"),
 ];
 
 /// OpenPMIx 5.0 and 6.1, whose clients' PMIx_Init fails on an empty array in the job's
@@ -110,8 +116,12 @@ const DEPARTURES: &[(&str, &[Failing], &str)] = &[
     ),
     (
         "PMIX_PSET_MEMBERS",
-        &[("openpmix-4.2-server+rust-client", 1, "PMIX_ERR_NOT_FOUND")],
-        "OpenPMIx 4.2's server files PMIX_PSET_MEMBERS registered for a job under the job's application (pmix.app.arr), so a get of the job-realm key finds nothing (OpenPMIx's own client searches every realm)",
+        &[
+            ("openpmix-4.2-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
+            ("openpmix-5.0-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
+            ("openpmix-6.1-server+rust-client", 1, "PMIX_ERR_NOT_FOUND"),
+        ],
+        "OpenPMIx 4.2's server files PMIX_PSET_MEMBERS registered for a job under the job's application (pmix.app.arr), so a get of the job-realm key finds nothing (OpenPMIx's own client searches every realm); 5.0's and 6.1's servers answer this crate's get the same (measured)",
     ),
     ("PMIX_CPUSET_BITMAP", OPENPMIX_ANYWHERE, CPUSET_DEPARTURE),
     (
