@@ -1,10 +1,14 @@
 //! How much of the standard the behavioural vectors cover, per version and per target, in
-//! three measures:
+//! four measures:
 //!
 //! - **named**: a vector names the item (calls the API or lists it under `apis`, uses the
 //!   attribute as a key, directive, qualifier or registered value, names the rule);
 //! - **passing**: a vector that passes on the target names it;
-//! - **verified**: a vector that passes on the target *observes* the item's effect. A step
+//! - **forwarded**: a vector that passes on the target sees a host handed the item: an upcall
+//!   it expects, an attribute such an upcall carries;
+//! - **verified**: a vector that passes on the target *observes* the item's effect, and for
+//!   an attribute (or an attribute × API pair) [`crate::ablation`] proved it: the vector
+//!   fails there once the attribute is taken away. Below, what a vector is credited with. A step
 //!   observes when its expectation goes beyond success: a value, a lookup's data, results, a
 //!   query's answers, events, the host's upcalls, a locality's bits, a text's prefix, or a
 //!   status other than `PMIX_SUCCESS` (a `value_type` alone does not count, nor does a text
@@ -13,8 +17,9 @@
 //!   effect it observes: a get verifies the puts, commits, fences and namespace
 //!   (de)registrations before it, a server's direct-modex request the commits and client
 //!   deregistrations, a server call the server's finalization, a lookup the publishes and
-//!   unpublishes of its keys, an `events` step its handler's registration and the notifications
-//!   before it and the source's call that raises the event (a group invitation, join or leave),
+//!   unpublishes of its keys, an `events` step its handler's registration, the notifications
+//!   before it whose status it expects and the source's call that raises the event (a group
+//!   invitation, join or leave),
 //!   an `await` the call it collects, and any step the earlier step whose value it uses
 //!   (`"$NAME"` of a `save = "NAME"`), each in turn with the steps whose effect *it* sees (a
 //!   get sees a namespace registered with a saved node map, and so the step that made the map);
@@ -41,6 +46,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use crate::ablation::Proof;
 use crate::inventory::{Inventory, Standard, Version};
 use crate::outcome::Outcome;
 use crate::outcome::Row;
@@ -98,10 +104,13 @@ impl Covered {
     }
 }
 
-/// What one vector names, and what it verifies when it passes.
+/// What one vector names, what it sees forwarded to a host, and what it verifies when it
+/// passes. Its verified attributes and pairs are *credited* only: [`crate::ablation`] proves
+/// them per target.
 #[derive(Debug, Default)]
 pub struct Items {
     pub named: Covered,
+    pub forwarded: Covered,
     pub verified: Covered,
 }
 
@@ -181,7 +190,7 @@ fn producers(v: &Vector, at: usize) -> Vec<usize> {
         .clone()
         .filter(|&i| v.steps[i].save.as_ref().is_some_and(|n| refs.contains(n)))
         .collect();
-    out.extend(before.clone().filter(|&i| sees(&step.call, &v.steps[i])));
+    out.extend(before.clone().filter(|&i| sees(step, &v.steps[i])));
     // What the tool does reaches the servers its connection steps left it with (v5.0
     // §18.5): the servers it lists (which do not depend on which one is primary), and
     // whether its calls find a primary server.
@@ -235,7 +244,8 @@ fn raises(call: &Call) -> &'static [&'static str] {
 /// unpublishes of its keys, an `events` step its handler's registration and the
 /// notifications, an `iof_output` step its pull, its deregistration and the output
 /// delivered, an `await` the call it collects, a server's call its finalization.
-fn sees(call: &Call, earlier: &Step) -> bool {
+fn sees(step: &Step, earlier: &Step) -> bool {
+    let call = &step.call;
     // A server's call after its finalization sees that finalization.
     if matches!(earlier.call, Call::ServerFinalize)
         && call.api().is_some_and(|a| a.starts_with("PMIx_server"))
@@ -266,9 +276,12 @@ fn sees(call: &Call, earlier: &Step) -> bool {
             }
             _ => false,
         },
+        // A notification is seen by the events step that expects its status.
         Call::Events { handler, .. } => match &earlier.call {
             Call::RegisterEventHandler { handler: h, .. } => h == handler,
-            Call::NotifyEvent { .. } => true,
+            Call::NotifyEvent { status, .. } => {
+                (step.expect.events.iter().flatten()).any(|e| &e.status == status)
+            }
             _ => false,
         },
         // The output a pull was handed: its pull, its deregistration (which stops what
@@ -342,8 +355,26 @@ pub fn items(v: &Vector) -> Items {
     }
 
     let mut verified = Covered::default();
+    let mut forwarded = Covered::default();
     if v.id.starts_with("attribute-types/") {
-        return Items { named, verified };
+        return Items {
+            named,
+            forwarded,
+            verified,
+        };
+    }
+    // What a host is seen to receive: the upcalls expected, and the attributes they carry.
+    for s in &v.steps {
+        for u in &s.expect.upcalls {
+            forwarded.apis.insert(u.upcall.clone());
+            let keys = (u.info.iter().flat_map(|i| i.keys()))
+                .chain(u.keys.iter().map(String::as_str))
+                .chain(u.asked.iter().map(String::as_str));
+            forwarded.attributes.extend(
+                keys.filter_map(pmix::model::attr::by_name)
+                    .map(|d| d.name.to_owned()),
+            );
+        }
     }
     let observing: Vec<usize> = (0..v.steps.len())
         .filter(|&i| observes(&v.steps[i]))
@@ -380,7 +411,11 @@ pub fn items(v: &Vector) -> Items {
             }
         }
     }
-    Items { named, verified }
+    Items {
+        named,
+        forwarded,
+        verified,
+    }
 }
 
 /// The attribute names of the info arrays among `infos` (nested ones included) that carry,
@@ -420,38 +455,57 @@ fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
     out
 }
 
-/// The three measures over a run: named by any vector, and per target passing and verified.
+/// The measures over a run: named by any vector, and per target passing, forwarded and
+/// verified. A target's verified attributes and pairs are those ablation proved there; a
+/// target without a proof has none (`ablated` lists the targets with one).
 #[derive(Debug, Default)]
 pub struct Tally {
     pub named: Covered,
     pub passing: BTreeMap<String, Covered>,
+    pub forwarded: BTreeMap<String, Covered>,
     pub verified: BTreeMap<String, Covered>,
+    pub ablated: BTreeSet<String>,
 }
 
-/// Tally `vectors` against the outcomes of `rows` (every target of the run).
-pub fn tally(vectors: &[Vector], rows: &[Row]) -> Tally {
-    let mut t = Tally::default();
+/// Tally `vectors` against the outcomes of `rows` (every target of the run) and the
+/// ablation's `proofs` (per target).
+pub fn tally(vectors: &[Vector], rows: &[Row], proofs: &BTreeMap<String, Proof>) -> Tally {
+    let mut t = Tally {
+        ablated: proofs.keys().cloned().collect(),
+        ..Tally::default()
+    };
     let per_vector: BTreeMap<&str, Items> =
         vectors.iter().map(|v| (v.id.as_str(), items(v))).collect();
     for i in per_vector.values() {
         t.named.extend(&i.named);
     }
     for r in rows {
-        t.passing.entry(r.target.clone()).or_default();
-        t.verified.entry(r.target.clone()).or_default();
+        let target = r.target.clone();
+        t.passing.entry(target.clone()).or_default();
+        t.forwarded.entry(target.clone()).or_default();
+        t.verified.entry(target.clone()).or_default();
         if !matches!(r.outcome, Outcome::Pass) {
             continue;
         }
-        if let Some(i) = per_vector.get(r.id.as_str()) {
-            t.passing
-                .entry(r.target.clone())
-                .or_default()
-                .extend(&i.named);
-            t.verified
-                .entry(r.target.clone())
-                .or_default()
-                .extend(&i.verified);
-        }
+        let Some(i) = per_vector.get(r.id.as_str()) else {
+            continue;
+        };
+        t.passing
+            .entry(target.clone())
+            .or_default()
+            .extend(&i.named);
+        t.forwarded
+            .entry(target.clone())
+            .or_default()
+            .extend(&i.forwarded);
+        let mut verified = i.verified.clone();
+        let proven = proofs
+            .get(&target)
+            .map(|p| p.of_vector(&r.id))
+            .unwrap_or_default();
+        verified.attributes.retain(|a| proven.contains(a.as_str()));
+        verified.pairs.retain(|(_, a)| proven.contains(a.as_str()));
+        t.verified.entry(target).or_default().extend(&verified);
     }
     t
 }
@@ -461,14 +515,16 @@ pub fn tally(vectors: &[Vector], rows: &[Row]) -> Tally {
 pub struct TargetCount {
     pub target: String,
     pub passing: usize,
-    pub verified: usize,
+    pub forwarded: usize,
+    /// `None` for attributes and pairs on a target the ablation did not run on.
+    pub verified: Option<usize>,
 }
 
 /// One line of the coverage table.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Line {
     pub version: Version,
-    pub what: &'static str,
+    pub what: String,
     pub total: usize,
     pub named: usize,
     pub targets: Vec<TargetCount>,
@@ -535,30 +591,45 @@ pub const API_KINDS: [(&str, &str); 5] = [
     ("host upcalls", "upcall"),
 ];
 
+/// One line of a table: `count` gives the items a set covers and the total; `by_ablation`
+/// marks attributes and pairs, which a target without a proof has not verified.
+fn line(
+    t: &Tally,
+    version: Version,
+    what: String,
+    by_ablation: bool,
+    count: &dyn Fn(&Covered) -> (usize, usize),
+) -> Line {
+    let (named, total) = count(&t.named);
+    let targets = t
+        .passing
+        .iter()
+        .map(|(target, passing)| TargetCount {
+            target: target.clone(),
+            passing: count(passing).0,
+            forwarded: t.forwarded.get(target).map_or(0, |v| count(v).0),
+            verified: (!by_ablation || t.ablated.contains(target))
+                .then(|| t.verified.get(target).map_or(0, |v| count(v).0)),
+        })
+        .collect();
+    Line {
+        version,
+        what,
+        total,
+        named,
+        targets,
+    }
+}
+
 /// The coverage of `inventory` by the tally, per version: client, server, tool and support
 /// APIs, host upcalls, attributes, required attribute × API pairs, retrieval rules.
 pub fn table(inventory: &Inventory, t: &Tally) -> Vec<Line> {
     let mut lines = Vec::new();
     for version in Version::ALL {
         let std = inventory.standard(version);
-        let line = |what, count: &dyn Fn(&Covered) -> (usize, usize)| {
-            let (named, total) = count(&t.named);
-            let targets = t
-                .passing
-                .iter()
-                .map(|(target, passing)| TargetCount {
-                    target: target.clone(),
-                    passing: count(passing).0,
-                    verified: t.verified.get(target).map_or(0, |v| count(v).0),
-                })
-                .collect();
-            Line {
-                version,
-                what,
-                total,
-                named,
-                targets,
-            }
+        let line = |what: &'static str, count: &dyn Fn(&Covered) -> (usize, usize)| {
+            let by_ablation = matches!(what, "attributes" | "required attributes × API");
+            line(t, version, what.to_owned(), by_ablation, count)
         };
         for (what, kind) in API_KINDS {
             let names: Vec<&str> = std
@@ -630,7 +701,60 @@ pub fn required_pairs<'a>(std: &'a Standard, covered: &Covered) -> (Pairs<'a>, P
     (hit, all)
 }
 
-/// The table as Markdown: verified first, per target, then passing, named and the total.
+/// The v5.0 coverage per chapter of the standard: its APIs (of every kind) and its
+/// attributes, by the section the inventory gives each.
+pub fn chapters(inventory: &Inventory, t: &Tally) -> Vec<Line> {
+    let std = inventory.standard(Version::V5_0);
+    let chapter = |section: &str| section.split('.').next().unwrap_or_default().to_owned();
+    let titles: BTreeMap<String, &str> = std
+        .sections
+        .iter()
+        .filter(|r| !r.get("section").contains('.'))
+        .map(|r| (r.get("section").to_owned(), r.get("title")))
+        .collect();
+    let mut numbers: Vec<String> = (std.apis.iter().chain(&std.attributes))
+        .map(|r| chapter(r.get("section")))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    numbers.sort_by_key(|n| n.parse::<u32>().unwrap_or(u32::MAX));
+    let mut lines = Vec::new();
+    for n in numbers {
+        let title = titles.get(&n).copied().unwrap_or_default();
+        let apis: Vec<&str> = (std.apis.iter())
+            .filter(|r| chapter(r.get("section")) == n)
+            .map(|r| r.get("name"))
+            .collect();
+        let attributes: Vec<&str> = (std.attributes.iter())
+            .filter(|r| chapter(r.get("section")) == n)
+            .map(|r| r.get("name"))
+            .collect();
+        for (what, names, by_ablation) in
+            [("APIs", &apis, false), ("attributes", &attributes, true)]
+        {
+            if names.is_empty() {
+                continue;
+            }
+            lines.push(line(
+                t,
+                Version::V5_0,
+                format!("§{n} {title}: {what}"),
+                by_ablation,
+                &|c: &Covered| {
+                    let set = if by_ablation { &c.attributes } else { &c.apis };
+                    (
+                        names.iter().filter(|x| set.contains(**x)).count(),
+                        names.len(),
+                    )
+                },
+            ));
+        }
+    }
+    lines
+}
+
+/// The table as Markdown: per target verified first, then forwarded and passing; then named
+/// and the total.
 pub fn markdown(lines: &[Line]) -> String {
     let targets: Vec<&str> = lines
         .first()
@@ -639,8 +763,8 @@ pub fn markdown(lines: &[Line]) -> String {
     let mut out = String::from("| standard | items | total | named |");
     let mut rule = String::from("|---|---|---:|---:|");
     for t in &targets {
-        let _ = write!(out, " verified `{t}` | passing `{t}` |");
-        rule.push_str("---:|---:|");
+        let _ = write!(out, " verified `{t}` | forwarded `{t}` | passing `{t}` |");
+        rule.push_str("---:|---:|---:|");
     }
     let _ = writeln!(out, "\n{rule}");
     for l in lines {
@@ -650,13 +774,13 @@ pub fn markdown(lines: &[Line]) -> String {
             l.version, l.what, l.total, l.named
         );
         for t in &l.targets {
-            let _ = write!(
-                out,
-                " **{}** ({}) | {} |",
-                t.verified,
-                percent(t.verified, l.total),
-                t.passing
-            );
+            match t.verified {
+                Some(v) => {
+                    let _ = write!(out, " **{v}** ({}) |", percent(v, l.total));
+                }
+                None => out.push_str(" not ablated |"),
+            }
+            let _ = write!(out, " {} | {} |", t.forwarded, t.passing);
         }
         out.push('\n');
     }
@@ -926,5 +1050,40 @@ key = "PMIX_MAX_PROCS"
             "PMIx_server_register_nspace".to_owned(),
             "PMIX_NODE_INFO_ARRAY".to_owned()
         )));
+    }
+
+    #[test]
+    fn attributes_count_verified_only_where_ablation_proved_them() {
+        let observed = format!("{PUT_GET}expect.value = {{ uint8 = 1 }}\n");
+        let v = vector("data-access/x", &observed);
+        let row = Row {
+            id: v.id.clone(),
+            section: String::new(),
+            rules: Vec::new(),
+            target: "rust".into(),
+            outcome: Outcome::Pass,
+        };
+        let vectors = [v];
+        let none = tally(&vectors, std::slice::from_ref(&row), &BTreeMap::new());
+        let rust = &none.verified["rust"];
+        assert!(rust.apis.contains("PMIx_Get") && rust.attributes.is_empty());
+        assert!(rust.pairs.is_empty());
+        let mut proof = Proof::default();
+        proof.attributes.insert(
+            "PMIX_COLLECT_DATA".into(),
+            BTreeSet::from(["data-access/x".to_owned()]),
+        );
+        let proofs = BTreeMap::from([("rust".to_owned(), proof)]);
+        let proven = tally(&vectors, &[row], &proofs);
+        let rust = &proven.verified["rust"];
+        assert_eq!(
+            rust.attributes.iter().collect::<Vec<_>>(),
+            ["PMIX_COLLECT_DATA"]
+        );
+        assert!(
+            rust.pairs
+                .contains(&("PMIx_Fence".to_owned(), "PMIX_COLLECT_DATA".to_owned()))
+        );
+        assert!(proven.ablated.contains("rust") && none.ablated.is_empty());
     }
 }

@@ -25,6 +25,7 @@
 //!                               inventory ──▶ coverage ◀── report ◀──────────┘
 //! ```
 
+pub mod ablation;
 pub mod api;
 pub mod cluster;
 pub mod coverage;

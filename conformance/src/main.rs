@@ -56,6 +56,14 @@ struct Options {
     /// Write each target's results as its committed baseline (spec-vectors/baseline/).
     #[arg(long)]
     update_baseline: bool,
+    /// The targets whose passing vectors are run again without each attribute they use, to
+    /// prove which attributes they verify (`rust`, `all` or `none`): a target not ablated
+    /// has no verified attributes in the report.
+    #[arg(long, value_name = "rust|all|none", default_value = "rust")]
+    ablate: String,
+    /// How many copies of vectors the ablation runs at once.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    ablate_parallel: usize,
 }
 
 /// The two ways of pairing this crate with a library.
@@ -272,9 +280,36 @@ fn main() -> ExitCode {
         }
         bar.finish_and_clear();
     }
+    let mut proofs = std::collections::BTreeMap::new();
+    for target in &targets {
+        let ablated = match opts.ablate.as_str() {
+            "all" => true,
+            "rust" => *target == Target::Rust,
+            _ => false,
+        };
+        if !ablated {
+            continue;
+        }
+        println!(
+            "ablation on {}: each passing vector again without each attribute it uses",
+            target.name()
+        );
+        let proof = runtime.block_on(conformance::ablation::prove(
+            &vectors,
+            &rows,
+            target,
+            opts.ablate_parallel,
+        ));
+        println!(
+            "  {} copies run, {} attributes proven",
+            proof.runs,
+            proof.attributes.len()
+        );
+        proofs.insert(target.name().to_owned(), proof);
+    }
     runtime.shutdown_background();
 
-    let md = report::markdown(&rows, &inventory, &vectors);
+    let md = report::markdown(&rows, &inventory, &vectors, &proofs);
     let summary = md
         .split("\n## Matrix")
         .next()
@@ -332,7 +367,7 @@ fn main() -> ExitCode {
         }
     }
     if let Some(path) = &opts.json
-        && let Err(e) = std::fs::write(path, report::json(&rows, &vectors))
+        && let Err(e) = std::fs::write(path, report::json(&rows, &inventory, &vectors, &proofs))
     {
         eprintln!("conformance: cannot write {}: {e}", path.display());
         ok = false;

@@ -8,6 +8,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::coverage;
+
+/// What the ablation proved, per target (see [`crate::ablation`]).
+pub type Proofs = BTreeMap<String, crate::ablation::Proof>;
 use crate::inventory::{Inventory, Version};
 use crate::outcome::{Outcome, Row, Seen};
 use crate::vector::{FailureKind, Vector};
@@ -31,7 +34,12 @@ pub fn counts(rows: &[Row]) -> Vec<(&'static str, usize)> {
 }
 
 /// The Markdown report: summary, matrix, failures with diffs, coverage.
-pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> String {
+pub fn markdown(
+    rows: &[Row],
+    inventory: &Inventory,
+    vectors: &[Vector],
+    proofs: &Proofs,
+) -> String {
     let targets: BTreeSet<&str> = rows.iter().map(|r| r.target.as_str()).collect();
     let mut out = String::from("# Conformance report\n\n");
     for t in &targets {
@@ -139,17 +147,22 @@ pub fn markdown(rows: &[Row], inventory: &Inventory, vectors: &[Vector]) -> Stri
     }
     out.push_str("\n## Coverage\n\n");
     out.push_str(COVERAGE_NOTE);
-    let tally = coverage::tally(vectors, rows);
+    let tally = coverage::tally(vectors, rows, proofs);
     out.push_str(&coverage::markdown(&coverage::table(inventory, &tally)));
+    out.push_str("\n### Per chapter of v5.0\n\n");
+    out.push_str(&coverage::markdown(&coverage::chapters(inventory, &tally)));
     out.push_str(&unverified(inventory, &tally, rows, vectors));
     out
 }
 
 /// How to read the coverage table.
-const COVERAGE_NOTE: &str = "*Verified*: a vector that passes on the target observes the \
-item's effect (a value, data, results, events, the host's upcalls, or a status other than \
-success); *passing*: a passing vector names it; *named*: some vector names it. How each is \
-counted: `spec-vectors/README.md`.\n\n";
+const COVERAGE_NOTE: &str = "*Verified*: an attribute (or a required attribute × API pair) \
+is verified on a target when a vector that passes there fails once the attribute is taken \
+out of its inputs (ablation; *not ablated* where the run did not try); an API, upcall or \
+retrieval rule when a passing vector observes its effect (a value, data, results, events, \
+the host's upcalls, or a status other than success). *Forwarded*: a passing vector sees a \
+host handed the item (an upcall, an attribute it carries). *Passing*: a passing vector names \
+it; *named*: some vector names it. How each is counted: `spec-vectors/README.md`.\n\n";
 
 /// What a library target's column of the publish/lookup chapter measures.
 const LIBRARY_NOTE: &str = "\nOn a library target, the data of `PMIx_Publish`, \
@@ -447,7 +460,45 @@ pub fn junit(rows: &[Row]) -> std::io::Result<String> {
 }
 
 /// The JSON summary.
-pub fn json(rows: &[Row], vectors: &[Vector]) -> String {
+pub fn json(rows: &[Row], inventory: &Inventory, vectors: &[Vector], proofs: &Proofs) -> String {
+    /// One line of the coverage table, as counts.
+    #[derive(Serialize)]
+    struct Count {
+        version: String,
+        items: String,
+        total: usize,
+        named: usize,
+        /// Per target: verified (absent for attributes on a target not ablated), forwarded,
+        /// passing.
+        targets: BTreeMap<String, TargetCounts>,
+    }
+    #[derive(Serialize)]
+    struct TargetCounts {
+        verified: Option<usize>,
+        forwarded: usize,
+        passing: usize,
+    }
+    let counted = |lines: Vec<coverage::Line>| -> Vec<Count> {
+        lines
+            .into_iter()
+            .map(|l| Count {
+                version: l.version.to_string(),
+                items: l.what,
+                total: l.total,
+                named: l.named,
+                targets: (l.targets.into_iter())
+                    .map(|t| {
+                        let c = TargetCounts {
+                            verified: t.verified,
+                            forwarded: t.forwarded,
+                            passing: t.passing,
+                        };
+                        (t.target, c)
+                    })
+                    .collect(),
+            })
+            .collect()
+    };
     /// Items of the standard: APIs, attributes, rules and (API, attribute) pairs.
     #[derive(Serialize)]
     struct Items {
@@ -469,22 +520,46 @@ pub fn json(rows: &[Row], vectors: &[Vector]) -> String {
     #[derive(Serialize)]
     struct Summary<'a> {
         counts: Vec<(&'static str, usize)>,
+        /// The coverage table: per version and kind of item, then per chapter of v5.0.
+        coverage: Vec<Count>,
+        chapters: Vec<Count>,
         named: Items,
         /// Per target: the items passing vectors name.
         passing: BTreeMap<String, Items>,
-        /// Per target: the items passing vectors observe.
+        /// Per target: the items passing vectors see handed to a host.
+        forwarded: BTreeMap<String, Items>,
+        /// Per target: the items passing vectors observe (attributes and pairs proven by
+        /// ablation, on the targets in `ablated`).
         verified: BTreeMap<String, Items>,
+        /// The targets the ablation ran on.
+        ablated: Vec<String>,
+        /// Per ablated target: each verified attribute with the vectors whose copy without it
+        /// failed.
+        ablation: BTreeMap<String, BTreeMap<String, Vec<String>>>,
         results: &'a [Row],
     }
-    let t = coverage::tally(vectors, rows);
+    let t = coverage::tally(vectors, rows, proofs);
     let per = |m: &BTreeMap<String, coverage::Covered>| {
         m.iter().map(|(k, c)| (k.clone(), Items::from(c))).collect()
     };
     serde_json::to_string_pretty(&Summary {
         counts: counts(rows),
+        coverage: counted(coverage::table(inventory, &t)),
+        chapters: counted(coverage::chapters(inventory, &t)),
         named: Items::from(&t.named),
         passing: per(&t.passing),
+        forwarded: per(&t.forwarded),
         verified: per(&t.verified),
+        ablated: t.ablated.iter().cloned().collect(),
+        ablation: proofs
+            .iter()
+            .map(|(target, p)| {
+                let attrs = (p.attributes.iter())
+                    .map(|(a, ids)| (a.clone(), ids.iter().cloned().collect()))
+                    .collect();
+                (target.clone(), attrs)
+            })
+            .collect(),
         results: rows,
     })
     .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

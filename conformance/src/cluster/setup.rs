@@ -36,7 +36,7 @@ pub fn server_init_info(v: &Vector, node: &str, tmpdir: &Path) -> Result<Vec<Inf
         out.retain(|o| o.key != i.key);
         out.push(i);
     }
-    Ok(out)
+    Ok(crate::ablation::harness_infos(v, out))
 }
 
 /// Start this crate's server for every node of the vector, in this process, with the job and
@@ -122,7 +122,7 @@ pub fn registration(v: &Vector) -> Result<Vec<Info>, String> {
     for i in &v.setup.info {
         out.push(i.to_info(&v.setup.nspace)?);
     }
-    Ok(out)
+    Ok(crate::ablation::harness_infos(v, out))
 }
 
 /// What a launcher registers for a job laid out as the vector's nodes: one application.

@@ -59,6 +59,14 @@ pub struct Vector {
     pub setup: Setup,
     #[serde(rename = "step", default)]
     pub steps: Vec<Step>,
+    /// The file's text, kept for [`crate::ablation`] (which runs a copy with an attribute
+    /// taken out of it).
+    #[serde(skip)]
+    pub text: String,
+    /// The attribute (by name) taken out of this copy: the harness leaves it out of what it
+    /// registers and passes to `PMIx_server_init` too.
+    #[serde(skip)]
+    pub ablated: Option<String>,
 }
 
 /// A vector's known failure on one target: the step that fails, what that step sees there,
@@ -520,6 +528,7 @@ pub fn load_file(path: &Path, id: &str) -> Result<Vector, VectorError> {
         )));
     }
     v.check().map_err(err)?;
+    v.text = text;
     Ok(v)
 }
 
