@@ -83,6 +83,7 @@ pub fn markdown(
         FailureKind::Allowed,
         FailureKind::Harness,
         FailureKind::Unimplemented,
+        FailureKind::Inexpressible,
     ] {
         let part: Vec<_> = departed.iter().filter(|(k, _, _)| *k == kind).collect();
         let _ = write!(out, "\n## {}\n\n", part_title(kind));
@@ -178,6 +179,7 @@ fn part_title(kind: FailureKind) -> &'static str {
         FailureKind::Harness => "Where the harness cannot yet drive a target",
         FailureKind::Unimplemented => "What this crate does not implement yet",
         FailureKind::Allowed => "Where a target takes another path the standard allows",
+        FailureKind::Inexpressible => "What a target's API cannot express",
     }
 }
 
@@ -346,6 +348,7 @@ pub fn html(rows: &[Row]) -> String {
         FailureKind::Allowed,
         FailureKind::Harness,
         FailureKind::Unimplemented,
+        FailureKind::Inexpressible,
     ] {
         let _ = write!(
             out,

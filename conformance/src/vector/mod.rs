@@ -107,6 +107,10 @@ pub enum FailureKind {
     /// heartbeats itself need not hand the host a monitor request): the vector checks one of
     /// the permitted behaviours, not a requirement.
     Allowed,
+    /// The target's API has no call for what the vector does (the Rust API has no C
+    /// structure helpers: its values own their data): not a departure from the standard's
+    /// behaviour, which the target's other API (this crate's C ABI) is measured on.
+    Inexpressible,
 }
 
 impl FailureKind {
@@ -116,6 +120,7 @@ impl FailureKind {
             FailureKind::Harness => "harness",
             FailureKind::Unimplemented => "unimplemented",
             FailureKind::Allowed => "allowed",
+            FailureKind::Inexpressible => "inexpressible",
         }
     }
 }
