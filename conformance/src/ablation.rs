@@ -21,7 +21,7 @@ use pmix::model::{Info, Value};
 
 use crate::coverage::items;
 use crate::outcome::{Outcome, Row};
-use crate::runner::{Target, run};
+use crate::runner::{Target, run_many};
 use pmix::model::attr::by_name as attribute;
 
 use crate::vector::Vector;
@@ -215,36 +215,19 @@ pub async fn prove(vectors: &[Vector], rows: &[Row], target: &Target, parallel: 
         }
     }
     let runs = copies.len();
-    // The copies run side by side on this thread: most of a vector's time is waiting.
-    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
-    let local = tokio::task::LocalSet::new();
-    let mut tasks = Vec::new();
-    for (a, copy) in copies {
-        let (limit, target) = (limit.clone(), target.clone());
-        tasks.push(local.spawn_local(async move {
-            let _permit = limit.acquire().await;
-            let outcome = run(&copy, &target).await;
-            (a, copy.id, outcome)
-        }));
-    }
-    let outcomes = local
-        .run_until(async move {
-            let mut out = Vec::new();
-            for t in tasks {
-                if let Ok(done) = t.await {
-                    out.push(done);
-                }
-            }
-            out
-        })
-        .await;
+    let (names, copies): (Vec<String>, Vec<Vector>) = copies.into_iter().unzip();
+    let outcomes = run_many(&copies, target, parallel).await;
     let mut proof = Proof {
         runs,
         ..Proof::default()
     };
-    for (a, id, outcome) in outcomes {
+    for ((a, copy), outcome) in names.into_iter().zip(&copies).zip(outcomes) {
         if !matches!(outcome, Outcome::Pass | Outcome::Error { .. }) {
-            proof.attributes.entry(a).or_default().insert(id);
+            proof
+                .attributes
+                .entry(a)
+                .or_default()
+                .insert(copy.id.clone());
         }
     }
     proof

@@ -102,6 +102,32 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
     outcome.against_expectation(v, target.name())
 }
 
+/// Run every vector of `vectors` on `target`, `parallel` at once on this thread (most of a
+/// vector's time is waiting), and give each outcome in the order of `vectors`.
+pub async fn run_many(vectors: &[Vector], target: &Target, parallel: usize) -> Vec<Outcome> {
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let local = tokio::task::LocalSet::new();
+    let mut tasks = Vec::new();
+    for v in vectors {
+        let (limit, target, v) = (limit.clone(), target.clone(), v.clone());
+        tasks.push(local.spawn_local(async move {
+            let _permit = limit.acquire().await;
+            run(&v, &target).await
+        }));
+    }
+    local
+        .run_until(async move {
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap_or_else(|e| Outcome::Error {
+                    message: format!("the run of the vector ended abnormally: {e}"),
+                }));
+            }
+            out
+        })
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
+//! | `mutants [--planted \| --shard K/N \| --sample-of-commit N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test; `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
 //! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
@@ -20,6 +21,7 @@ mod attribute_vectors;
 mod bench;
 mod capi;
 mod layers;
+mod mutants;
 mod openpmix;
 mod outside;
 mod sysdeps;
@@ -134,6 +136,24 @@ enum Cmd {
         /// The releases (`5.0`, `6.1`); all when none is named.
         releases: Vec<String>,
     },
+    /// Does a broken implementation fail the vectors? Mutation testing (cargo-mutants) of the
+    /// modules of pmix that implement the standard's behaviour, with the `rust` target's
+    /// vectors as the test: lists the mutants that survive and fails on one that
+    /// spec-vectors/mutants.tsv does not explain. Or the planted bugs, each of which must make
+    /// the main job fail.
+    Mutants {
+        /// Plant each of this project's bugs in a copy of the workspace instead; the main job
+        /// must fail on every one.
+        #[arg(long, conflicts_with_all = ["shard", "sample_of_commit"])]
+        planted: bool,
+        /// Run one shard of the whole (`2/8`; round-robin).
+        #[arg(long, value_name = "K/N", conflicts_with = "sample_of_commit")]
+        shard: Option<String>,
+        /// Run about N mutants, picked by the commit checked out (what CI runs), and only
+        /// report their survivors.
+        #[arg(long, value_name = "N")]
+        sample_of_commit: Option<usize>,
+    },
     /// List the files of pmix that import from a layer above them or import each other
     /// (another crate's: its circles).
     Layers {
@@ -167,6 +187,19 @@ fn main() -> ExitCode {
         Cmd::Openpmix { releases } => ("openpmix", openpmix::run(&root, &releases)),
         Cmd::Matrix { slice_of_commit } => ("matrix", matrix(&root, slice_of_commit)),
         Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
+        Cmd::Mutants {
+            planted,
+            shard,
+            sample_of_commit,
+        } => {
+            let what = match (planted, shard, sample_of_commit) {
+                (true, _, _) => mutants::Run::Planted,
+                (_, Some(s), _) => mutants::Run::Shard(s),
+                (_, _, Some(n)) => mutants::Run::SampleOfCommit(n),
+                _ => mutants::Run::All,
+            };
+            ("mutants", mutants::run(&root, what))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,403 @@
+//! `cargo xtask mutants`: does a broken implementation fail the vectors?
+//!
+//! Two checks, both with the `rust` target's vectors as the test (the main job's run as one
+//! test, `conformance/tests/rust_vectors.rs`):
+//!
+//! - **Mutation testing** with `cargo-mutants` over the modules of `pmix` that implement the
+//!   standard's behaviour ([`MODULES`]): each mutant is the crate with one small change (a
+//!   function that returns a default, an operator swapped, a match arm deleted), built and run
+//!   against the vectors. A mutant no vector notices *survives*: the behaviour it changes is
+//!   not observed, or the change is equivalent. Survivors are explained, one per line, in
+//!   `spec-vectors/mutants.tsv`; the whole run reports the others and fails on them. The
+//!   whole run takes hours (about 50 s a mutant on 2 cores), so `--shard K/N` runs a part and
+//!   `--sample-of-commit N` about N mutants picked by the commit checked out (what CI runs:
+//!   it reports the survivors it meets).
+//! - **Planted bugs** ([`PLANTED`]): changes of this project's choosing, each a behaviour
+//!   the standard requires, planted one at a time in a copy of the workspace; the main job
+//!   must fail on every one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The files of `pmix` that implement the standard's behaviour: retrieval rules and the
+/// stores behind them, events, groups, process sets, queries, fences and modex,
+/// publish/lookup, I/O forwarding, tools.
+pub(crate) const MODULES: &[&str] = &[
+    "pmix/src/retrieval/mod.rs",
+    "pmix/src/store/*.rs",
+    "pmix/src/events.rs",
+    "pmix/src/client/events.rs",
+    "pmix/src/client/core/events.rs",
+    "pmix/src/server/core/events.rs",
+    "pmix/src/server/core/groups/*.rs",
+    "pmix/src/client/groups.rs",
+    "pmix/src/server/core/psets.rs",
+    "pmix/src/query.rs",
+    "pmix/src/query/support.rs",
+    "pmix/src/server/core/query.rs",
+    "pmix/src/server/fence.rs",
+    "pmix/src/server/core/fencing.rs",
+    "pmix/src/server/core/gets.rs",
+    "pmix/src/host/publish.rs",
+    "pmix/src/server/core/iof.rs",
+    "pmix/src/client/iof.rs",
+    "pmix/src/client/tool.rs",
+];
+
+/// The version of cargo-mutants the command installs when it is missing.
+const CARGO_MUTANTS: &str = "27.1.0";
+
+/// One planted bug: in `file`, the text `find` (which must be there once) becomes `plant`.
+pub(crate) struct Planted {
+    what: &'static str,
+    file: &'static str,
+    find: &'static str,
+    plant: &'static str,
+}
+
+/// The planted bugs: each breaks a behaviour the standard requires, and the main job must
+/// fail on each.
+pub(crate) const PLANTED: &[Planted] = &[
+    Planted {
+        what: "PMIX_GET_REFRESH_CACHE ignored: a get for a key not yet posted waits instead of \
+               answering from what the server holds (v5.0 §5.2.6)",
+        file: "pmix/src/retrieval/mod.rs",
+        find: "Found::Missing if d.refresh_cache => ServerStep::status(Status::ERR_NOT_FOUND),",
+        plant: "Found::Missing if false && d.refresh_cache => {\n            ServerStep::status(Status::ERR_NOT_FOUND)\n        }",
+    },
+    Planted {
+        what: "a publish with PMIX_RANGE_LOCAL is found by processes of other nodes (v5.0 \
+               §9.1.1)",
+        file: "pmix/src/store/published.rs",
+        find: "DataRange::LOCAL => topology.same_node(of, other),",
+        plant: "DataRange::LOCAL => true,",
+    },
+    Planted {
+        what: "PMIX_COLLECT_DATA ignored: a fence never collects the participants' data \
+               (v5.0 §8.1.1)",
+        file: "pmix/src/server/fence.rs",
+        find: "t.collect |= Info::flag(info, attr::COLLECT_DATA);",
+        plant: "t.collect |= false && Info::flag(info, attr::COLLECT_DATA);",
+    },
+];
+
+/// What the command was asked to run.
+pub(crate) enum Run {
+    /// Every mutant of [`MODULES`].
+    All,
+    /// One shard, `K/N`.
+    Shard(String),
+    /// About this many mutants, picked by the commit checked out.
+    SampleOfCommit(usize),
+    /// The planted bugs.
+    Planted,
+}
+
+pub(crate) fn run(root: &Path, what: Run) -> Result<(), String> {
+    match what {
+        Run::Planted => planted(root),
+        Run::All => mutants(root, None, true),
+        Run::Shard(shard) => mutants(root, Some(shard), true),
+        Run::SampleOfCommit(n) => {
+            let total = list(root)?.len();
+            let shards = total.div_ceil(n.max(1)).max(1);
+            let k = commit_number(root)? % shards as u64;
+            println!("the commit picks shard {k} of {shards} ({total} mutants in all)");
+            mutants(root, Some(format!("{k}/{shards}")), false)
+        }
+    }
+}
+
+/// The first 32 bits of the commit checked out.
+fn commit_number(root: &Path) -> Result<u64, String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    let head = String::from_utf8_lossy(&out.stdout);
+    Ok(u64::from_str_radix(head.get(..8).unwrap_or("0"), 16).unwrap_or(0))
+}
+
+/// Install cargo-mutants when it is missing.
+fn ensure_cargo_mutants() -> Result<(), String> {
+    let present = Command::new("cargo")
+        .args(["mutants", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if present {
+        return Ok(());
+    }
+    println!("installing cargo-mutants {CARGO_MUTANTS} (cargo install)");
+    crate::run_cmd(
+        Path::new("."),
+        "cargo",
+        &[
+            "install",
+            "cargo-mutants",
+            "--locked",
+            "--version",
+            CARGO_MUTANTS,
+        ],
+    )
+}
+
+/// The arguments that select the mutants of [`MODULES`].
+fn selection() -> Vec<String> {
+    let mut args = vec!["--package".to_owned(), "pmix".to_owned()];
+    for m in MODULES {
+        args.extend(["--file".to_owned(), (*m).to_owned()]);
+    }
+    // Unit tests' files are not the behaviour.
+    args.extend(["--exclude".to_owned(), "*tests*".to_owned()]);
+    args
+}
+
+/// Every mutant's name (`file:line:col: description`).
+fn list(root: &Path) -> Result<Vec<String>, String> {
+    ensure_cargo_mutants()?;
+    let mut args = vec!["mutants".to_owned(), "--list".to_owned()];
+    args.extend(selection());
+    let out = Command::new("cargo")
+        .args(&args)
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run cargo mutants: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo mutants --list failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect())
+}
+
+/// A mutant's name without its line and column: what `spec-vectors/mutants.tsv` keys on, so
+/// that an explanation survives edits above it.
+fn without_position(name: &str) -> String {
+    let mut parts = name.splitn(4, ':');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(file), Some(_line), Some(_col), Some(rest)) => format!("{file}:{rest}"),
+        _ => name.to_owned(),
+    }
+}
+
+/// The explained survivors: `file: description` → why.
+fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
+    let path = root.join("spec-vectors/mutants.tsv");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(m, why)| (m.to_owned(), why.to_owned()))
+        .collect())
+}
+
+/// Run cargo-mutants (all of [`MODULES`], or one shard), then list the survivors; with
+/// `strict`, fail on a survivor `spec-vectors/mutants.tsv` does not explain.
+fn mutants(root: &Path, shard: Option<String>, strict: bool) -> Result<(), String> {
+    ensure_cargo_mutants()?;
+    let out_dir = root.join("target/mutants");
+    let mut args = vec!["mutants".to_owned()];
+    args.extend(selection());
+    args.extend(
+        [
+            "--test-package",
+            "conformance",
+            "--baseline",
+            "skip",
+            // A mutant that makes a vector hang is ended by the vector's own timeout; this
+            // bounds a mutant that hangs the harness.
+            "--timeout",
+            "600",
+            "--output",
+        ]
+        .map(str::to_owned),
+    );
+    args.push(out_dir.display().to_string());
+    if let Some(s) = shard {
+        args.extend([
+            "--shard".to_owned(),
+            s,
+            "--sharding".to_owned(),
+            "round-robin".to_owned(),
+        ]);
+    }
+    args.extend(["--", "--test", "rust_vectors", "--", "--ignored"].map(str::to_owned));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    // cargo-mutants exits non-zero when a mutant survives: the lists below judge.
+    let status = Command::new("cargo")
+        .args(&refs)
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run cargo mutants: {e}"))?;
+    let read = |name: &str| -> Vec<String> {
+        std::fs::read_to_string(out_dir.join("mutants.out").join(name))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let (caught, missed, timeout, unviable) = (
+        read("caught.txt"),
+        read("missed.txt"),
+        read("timeout.txt"),
+        read("unviable.txt"),
+    );
+    if caught.len() + missed.len() + timeout.len() + unviable.len() == 0 {
+        return Err(format!("cargo mutants tested nothing ({status})"));
+    }
+    let why = explained(root)?;
+    let mut unexplained = Vec::new();
+    println!(
+        "\n{} caught, {} timed out (caught: a vector did not finish), {} unviable (did not \
+         build), {} survived",
+        caught.len(),
+        timeout.len(),
+        unviable.len(),
+        missed.len()
+    );
+    for m in &missed {
+        let key = without_position(m);
+        match why.iter().find(|(k, _)| *k == key) {
+            Some((_, reason)) => println!("  survived, explained: {m}: {reason}"),
+            None => {
+                println!("  survived: {m}");
+                unexplained.push(m.clone());
+            }
+        }
+    }
+    let tested = caught.len() + timeout.len() + missed.len();
+    if tested > 0 {
+        println!(
+            "mutation score: {:.0} % ({} of {tested} viable mutants caught)",
+            100.0 * (caught.len() + timeout.len()) as f64 / tested as f64,
+            caught.len() + timeout.len()
+        );
+    }
+    if strict && !unexplained.is_empty() {
+        return Err(format!(
+            "{} mutants survive that spec-vectors/mutants.tsv does not explain: kill each with \
+             a vector that observes the behaviour, or explain it there",
+            unexplained.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Plant each bug of [`PLANTED`] in a copy of the workspace and require the main job's run
+/// on `rust` to fail.
+fn planted(root: &Path) -> Result<(), String> {
+    let scratch = root.join("target/planted");
+    let tree = scratch.join("tree");
+    let _ = std::fs::remove_dir_all(&tree);
+    copy_tree(root, &tree).map_err(|e| format!("cannot copy the workspace: {e}"))?;
+    let target_dir = scratch.join("target");
+    let mut missed = Vec::new();
+    for (i, bug) in PLANTED.iter().enumerate() {
+        println!(
+            "\n=== planted bug {} of {}: {}",
+            i + 1,
+            PLANTED.len(),
+            bug.what
+        );
+        let file = tree.join(bug.file);
+        let original =
+            std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", bug.file))?;
+        if original.matches(bug.find).count() != 1 {
+            return Err(format!(
+                "{}: the text to replace is no longer there once; update PLANTED in \
+                 xtask/src/mutants.rs: {}",
+                bug.file, bug.find
+            ));
+        }
+        std::fs::write(&file, original.replacen(bug.find, bug.plant, 1))
+            .map_err(|e| format!("cannot write {}: {e}", bug.file))?;
+        let status = Command::new("cargo")
+            .args([
+                "test",
+                "--quiet",
+                "-p",
+                "conformance",
+                "--test",
+                "rust_vectors",
+            ])
+            .args(["--", "--ignored"])
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .current_dir(&tree)
+            .status()
+            .map_err(|e| format!("cannot run cargo test: {e}"))?;
+        std::fs::write(&file, original).map_err(|e| format!("cannot restore {}: {e}", bug.file))?;
+        if status.success() {
+            println!("NOT CAUGHT: the vectors pass with this bug");
+            missed.push(bug.what);
+        } else {
+            println!("caught: the main job fails with this bug");
+        }
+    }
+    if missed.is_empty() {
+        println!("\nevery planted bug is caught");
+        Ok(())
+    } else {
+        Err(format!(
+            "the main job passes with {} planted bugs:\n  {}",
+            missed.len(),
+            missed.join("\n  ")
+        ))
+    }
+}
+
+/// Copy the workspace's sources (not `target/`, not `.git`) to `to`.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == "target" || name == ".git" {
+            continue;
+        }
+        let dest: PathBuf = to.join(&name);
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), dest)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explanation_keys_on_the_mutant_without_its_position() {
+        assert_eq!(
+            without_position(
+                "pmix/src/events.rs:54:9: replace Event::affected -> Vec<Proc> with vec![]"
+            ),
+            "pmix/src/events.rs: replace Event::affected -> Vec<Proc> with vec![]"
+        );
+    }
+
+    /// Every planted bug's text is in the workspace once, so that the check plants it.
+    #[test]
+    fn every_planted_bug_finds_its_text() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for bug in PLANTED {
+            let text = std::fs::read_to_string(root.join(bug.file)).expect("the file");
+            assert_eq!(
+                text.matches(bug.find).count(),
+                1,
+                "{}: {}",
+                bug.file,
+                bug.find
+            );
+        }
+    }
+}
