@@ -10,6 +10,9 @@
 //! The copy leaves the attribute out of every input: each step's infos, directives,
 //! qualifiers and key lists, the job's registration (the vector's `setup.info` and the infos
 //! the harness adds, nested arrays included), `PMIx_server_init`'s infos and the other jobs'.
+//! In a vector's own info lists it becomes an info every target ignores ([`PLACEHOLDER`]),
+//! so that a call keeps as many directives as it had: a job control handed none fails for
+//! that reason, which proves nothing about the attribute taken away.
 //! It leaves the expectations as written, except that an expected upcall no longer needs to
 //! carry the attribute: the host being handed what the caller passed is *forwarding*, which
 //! the report counts apart. A copy that the harness cannot run (an error, not a failure)
@@ -53,6 +56,16 @@ pub fn without(v: &Vector, name: &str) -> Result<Vector, String> {
     Ok(copy)
 }
 
+/// An info the targets ignore, in the vectors' form.
+fn placeholder() -> toml::Value {
+    let mut value = toml::Table::new();
+    value.insert("bool".into(), toml::Value::Boolean(true));
+    let mut info = toml::Table::new();
+    info.insert("key".into(), toml::Value::String(PLACEHOLDER.into()));
+    info.insert("value".into(), toml::Value::Table(value));
+    toml::Value::Table(info)
+}
+
 /// A step without the attribute in its inputs, and without it in the upcalls it expects.
 fn strip_step(step: &mut toml::Value, names: &dyn Fn(&str) -> bool) {
     let Some(table) = step.as_table_mut() else {
@@ -67,27 +80,46 @@ fn strip_step(step: &mut toml::Value, names: &dyn Fn(&str) -> bool) {
             .as_table_mut()
             .and_then(|e| e.get_mut("upcalls"))
             .and_then(toml::Value::as_array_mut);
+        // An expected upcall no longer needs to carry it (nor the placeholder).
         for u in upcalls.into_iter().flatten() {
             let Some(u) = u.as_table_mut() else { continue };
             for list in ["info", "keys", "asked"] {
-                if let Some(v) = u.get_mut(list) {
-                    strip(v, names);
+                if let Some(toml::Value::Array(items)) = u.get_mut(list) {
+                    items.retain(|item| {
+                        let key = item.as_str().or_else(|| {
+                            item.as_table()
+                                .and_then(|t| t.get("key"))
+                                .and_then(toml::Value::as_str)
+                        });
+                        !key.is_some_and(names)
+                    });
                 }
             }
         }
     }
 }
 
-/// Remove, at any depth, the array elements that are the attribute: a table whose `key` names
-/// it (an info), or its name as a string (a key list).
+/// The key an ablated info becomes: not the standard's, so every target ignores it (v5.0
+/// §3.2.7: an attribute a library does not recognise is ignored unless required).
+pub const PLACEHOLDER: &str = "conformance.ablated";
+
+/// Take the attribute out at any depth: an info (a table whose `key` names it) becomes an
+/// info of [`PLACEHOLDER`], so that a list keeps its length (a call given no directive at all
+/// fails for another reason than the attribute's absence); a key list (strings) loses it.
 fn strip(value: &mut toml::Value, names: &dyn Fn(&str) -> bool) {
     match value {
         toml::Value::Array(items) => {
-            items.retain(|item| match item {
-                toml::Value::String(s) => !names(s),
-                toml::Value::Table(t) => !t.get("key").and_then(|k| k.as_str()).is_some_and(names),
-                _ => true,
-            });
+            items.retain(|item| !item.as_str().is_some_and(names));
+            for item in items.iter_mut() {
+                let is_it = item
+                    .as_table()
+                    .and_then(|t| t.get("key"))
+                    .and_then(toml::Value::as_str)
+                    .is_some_and(names);
+                if is_it {
+                    *item = placeholder();
+                }
+            }
             for item in items {
                 strip(item, names);
             }
