@@ -40,7 +40,7 @@ pub struct HostUpcall {
     /// log's data then its directives, a monitor's monitor then its directives, each query's
     /// qualifiers, a credential request's directives; and, after a stdin upcall's
     /// directives, the bytes it carried, under the harness's key `harness.stdin.data`
-    /// (`crate::cluster::host::STDIN_DATA_KEY`).
+    /// (`STDIN_DATA_KEY` of the cluster host).
     pub info: Vec<Info>,
     /// The keys it asks about, in argument order: every query's keys, a lookup's or an
     /// unpublish's keys.

@@ -657,7 +657,7 @@ impl Host for ClusterHost {
 /// The key under which the host records the bytes a `pmix_server_stdin_fn_t` upcall carried:
 /// not an attribute (the standard hands the data as the upcall's own argument), a name of
 /// the harness's that no library sends.
-pub const STDIN_DATA_KEY: &str = "harness.stdin.data";
+const STDIN_DATA_KEY: &str = "harness.stdin.data";
 
 fn stdin_data(bytes: Vec<u8>) -> Info {
     let value = pmix::model::Value::ByteObject(pmix::model::ByteObject(bytes));
