@@ -38,7 +38,9 @@ pub struct HostUpcall {
     /// Every info it was handed, in argument order: a fence's, connect's or group's
     /// directives, what a publish publishes, a spawn's job information then each app's, a
     /// log's data then its directives, a monitor's monitor then its directives, each query's
-    /// qualifiers, a credential request's directives.
+    /// qualifiers, a credential request's directives; and, after a stdin upcall's
+    /// directives, the bytes it carried, under the harness's key `harness.stdin.data`
+    /// (`STDIN_DATA_KEY` of the cluster host).
     pub info: Vec<Info>,
     /// The keys it asks about, in argument order: every query's keys, a lookup's or an
     /// unpublish's keys.

@@ -630,7 +630,9 @@ impl Host for ClusterHost {
         Ok(())
     }
 
-    /// Input is accepted and dropped: the vector's processes read no standard input.
+    /// Input is recorded and dropped: the vector's processes read no standard input. The
+    /// bytes are recorded as the info [`STDIN_DATA_KEY`] after the directives, so that a
+    /// vector can compare what reached the host with what was pushed.
     async fn push_stdin(
         &self,
         source: Proc,
@@ -639,14 +641,27 @@ impl Host for ClusterHost {
         data: Option<Vec<u8>>,
     ) -> Result<(), Status> {
         let seen = self.upcall("pmix_server_stdin_fn_t").proc(&source);
-        let bytes = data.map_or(0, |d| d.len());
-        self.record(
-            seen.procs(&targets)
-                .info(&directives)
-                .detail(format!("{bytes} bytes")),
-        );
+        let detail = match &data {
+            Some(d) => format!("{} bytes", d.len()),
+            None => "end of input".to_owned(),
+        };
+        let mut seen = seen.procs(&targets).info(&directives).detail(detail);
+        if let Some(d) = data {
+            seen = seen.info(&[stdin_data(d)]);
+        }
+        self.record(seen);
         Ok(())
     }
+}
+
+/// The key under which the host records the bytes a `pmix_server_stdin_fn_t` upcall carried:
+/// not an attribute (the standard hands the data as the upcall's own argument), a name of
+/// the harness's that no library sends.
+const STDIN_DATA_KEY: &str = "harness.stdin.data";
+
+fn stdin_data(bytes: Vec<u8>) -> Info {
+    let value = pmix::model::Value::ByteObject(pmix::model::ByteObject(bytes));
+    Info::with_key(STDIN_DATA_KEY, value).expect("a valid key")
 }
 
 /// The signals the host carries out (their numbers are the same on every Unix).
