@@ -175,19 +175,9 @@ pub(crate) fn realms_from_kvals(
                 }
             }
             loose.push(info(attr::PROC_INFO_ARRAY.wire_key(), info_array(infos)));
-        } else if key == attr::NODE_INFO_ARRAY.wire_key()
-            || key == attr::APP_INFO_ARRAY.wire_key()
-            || key == attr::SESSION_INFO_ARRAY.wire_key()
-            || key == attr::JOB_INFO_ARRAY.wire_key()
-            || key == attr::PROC_INFO_ARRAY.wire_key()
-        {
-            loose.push(Info {
-                key: kv.key.clone(),
-                flags: crate::model::InfoDirectives(0),
-                value: kv.value.clone(),
-            });
         } else if key != BFROPS_MODULE_KEY {
-            // Loose keys of a job-info reply belong to the job (or their default realm).
+            // Realm arrays go where their keys say; loose keys of a job-info reply belong to
+            // the job (or their default realm).
             loose.push(Info {
                 key: kv.key.clone(),
                 flags: crate::model::InfoDirectives(0),
