@@ -60,24 +60,37 @@ pub(crate) struct Planted {
 pub(crate) const PLANTED: &[Planted] = &[
     Planted {
         what: "PMIX_GET_REFRESH_CACHE ignored: a get for a key not yet posted waits instead of \
-               answering from what the server holds (v5.0 §5.2.6)",
+               answering from what the server holds (v5.0 §5.4.2)",
         file: "pmix/src/retrieval/mod.rs",
         find: "Found::Missing if d.refresh_cache => ServerStep::status(Status::ERR_NOT_FOUND),",
         plant: "Found::Missing if false && d.refresh_cache => {\n            ServerStep::status(Status::ERR_NOT_FOUND)\n        }",
     },
     Planted {
         what: "a publish with PMIX_RANGE_LOCAL is found by processes of other nodes (v5.0 \
-               §9.1.1)",
+               §9.4)",
         file: "pmix/src/store/published.rs",
         find: "DataRange::LOCAL => topology.same_node(of, other),",
         plant: "DataRange::LOCAL => true,",
     },
     Planted {
         what: "PMIX_COLLECT_DATA ignored: a fence never collects the participants' data \
-               (v5.0 §8.1.1)",
+               (v5.0 §8.2.1)",
         file: "pmix/src/server/fence.rs",
         find: "t.collect |= Info::flag(info, attr::COLLECT_DATA);",
         plant: "t.collect |= false && Info::flag(info, attr::COLLECT_DATA);",
+    },
+    Planted {
+        what: "a handler registered for PMIX_EVENT_AFFECTED_PROC(S) also hears events that \
+               affect other processes (v5.0 §10.1.5)",
+        file: "pmix/src/events.rs",
+        find: "let affected = self.affected.as_ref().is_none_or(|mine| {",
+        plant: "let affected = true || self.affected.as_ref().is_none_or(|mine| {",
+    },
+    Planted {
+        what: "a process set's membership answer misses its first member (v5.0 §14.1.2)",
+        file: "pmix/src/server/core/psets.rs",
+        find: "let m = DataArray::of_procs(m.clone());",
+        plant: "let m = DataArray::of_procs(m.iter().skip(1).cloned().collect());",
     },
 ];
 
