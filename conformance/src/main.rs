@@ -36,9 +36,10 @@ struct Options {
     /// The C library of the pairings.
     #[arg(long, value_name = "LIBPMIX", default_value = "libpmix.so.2")]
     library: String,
-    /// Run only the vectors whose id matches (`*` matches any run of characters).
+    /// Run only the vectors whose id matches (`*` matches any run of characters); repeat
+    /// for several.
     #[arg(long, value_name = "GLOB")]
-    filter: Option<String>,
+    filter: Vec<String>,
     /// Run only the K-th of N slices of the vectors (`2/8`: every eighth vector, starting
     /// with the third, in id order): a part of a long matrix, as CI runs one per commit.
     #[arg(long, value_name = "K/N", value_parser = parse_slice)]
@@ -208,7 +209,7 @@ fn main() -> ExitCode {
     }
     let vectors: Vec<_> = all
         .into_iter()
-        .filter(|v| opts.filter.as_deref().is_none_or(|f| glob(f, &v.id)))
+        .filter(|v| opts.filter.is_empty() || opts.filter.iter().any(|f| glob(f, &v.id)))
         .enumerate()
         .filter(|(i, _)| opts.slice.is_none_or(|(k, n)| i % n == k))
         .map(|(_, v)| v)
@@ -373,7 +374,7 @@ fn main() -> ExitCode {
         ok = false;
     }
     if opts.update_baseline
-        && (opts.filter.is_some() || opts.vectors.is_some() || opts.slice.is_some())
+        && (!opts.filter.is_empty() || opts.vectors.is_some() || opts.slice.is_some())
     {
         eprintln!(
             "conformance: --update-baseline needs the whole set (no --filter, --slice or --vectors)"
