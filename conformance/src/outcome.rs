@@ -135,9 +135,11 @@ impl Outcome {
 pub struct Seen;
 
 impl Seen {
-    /// The status the standard allows, with another value, data or results.
+    /// The status the standard allows, with another value, data or results: `value: ` and
+    /// what came.
     pub const VALUE: &'static str = "value";
-    /// The step did not complete within the vector's time.
+    /// The step did not complete within the vector's time: `timeout: ` and which call, after
+    /// how long.
     pub const TIMEOUT: &'static str = "timeout";
     /// A process of the target died during the step.
     pub const CRASHED: &'static str = "crashed";
@@ -205,7 +207,7 @@ pub fn judge(
             return Some(Outcome::Fail {
                 step: n + 1,
                 seen: if ok_status {
-                    Seen::VALUE.to_owned()
+                    observed_value(step, got, nspace)
                 } else {
                     status_word(got.status)
                 },
@@ -391,24 +393,10 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
     if !holds_infos(&e.results, &got.results, job) {
         return false;
     }
-    for k in &e.result_keys {
-        let Ok(key) = crate::vector::key_string(k) else {
-            return false;
-        };
-        // v5.0 §7.1.2: a query's answers sit in one PMIX_QUERY_RESULTS per query; the other
-        // calls return their results as a flat list.
-        let answered = if matches!(step.call, crate::vector::Call::Query { .. }) {
-            got.results
-                .iter()
-                .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
-                .flat_map(pmix::query::answers_in)
-                .any(|i| i.key.as_str() == key)
-        } else {
-            got.results.iter().any(|i| i.key.as_str() == key)
-        };
-        if !answered {
-            return false;
-        }
+    // v5.0 §7.1.2: a query's answers sit in one PMIX_QUERY_RESULTS per query; the other
+    // calls return their results as a flat list.
+    if !value_matches_result_keys(step, got) {
+        return false;
     }
     if let Some(events) = &e.events {
         if events.len() != got.events.len() {
@@ -545,6 +533,109 @@ fn actual_text(step: &Step, rank: u32, got: &Observed) -> String {
         }
     }
     out
+}
+
+/// What a step that got an allowed status observed where its expectation differs, as a
+/// failure's `seen` names it: `value: ` and, for each part the expectation compares and that
+/// differs, what came (a value, a datum, a result, the events' statuses), at most
+/// [`SEEN_MAX`] characters.
+fn observed_value(step: &Step, got: &Observed, job: &str) -> String {
+    let e = &step.expect;
+    let mut parts: Vec<String> = Vec::new();
+    let value = || match &got.value {
+        Some(v) => format!("{v:?}"),
+        None => "no value".to_owned(),
+    };
+    let want: Vec<_> = e.value.iter().chain(&e.value_any).collect();
+    let value_differs = !want.is_empty()
+        && !(got.value.as_ref()).is_some_and(|v| {
+            want.iter()
+                .any(|w| w.to_value(job).ok().as_ref() == Some(v))
+        });
+    let type_differs = e.value_type.as_ref().is_some_and(|t| {
+        got.value.as_ref().map(pmix::model::Value::data_type) != pmix::model::DataType::from_name(t)
+    });
+    if value_differs || type_differs || e.starts_with.is_some() || !e.bits_set.is_empty() {
+        parts.push(value());
+    }
+    for d in &e.data {
+        let key = crate::vector::key_string(&d.key).unwrap_or_default();
+        match got.data.iter().find(|p| p.key.as_str() == key) {
+            None => parts.push(format!("{} missing", d.key)),
+            Some(p) => {
+                let same = d.value.to_value(job).ok().as_ref() == Some(&p.value)
+                    && d.publisher.is_none_or(|r| r == p.proc.rank.0);
+                if !same {
+                    parts.push(format!(
+                        "{} = {:?} from rank {}",
+                        d.key, p.value, p.proc.rank.0
+                    ));
+                }
+            }
+        }
+    }
+    for r in &e.results {
+        if holds_infos(std::slice::from_ref(r), &got.results, job) {
+            continue;
+        }
+        let key = crate::vector::key_string(&r.key).unwrap_or_default();
+        match got.results.iter().find(|i| i.key.as_str() == key) {
+            Some(i) => parts.push(format!("{} = {:?}", r.key, i.value)),
+            None => parts.push(format!("{} missing", r.key)),
+        }
+    }
+    if !e.result_keys.is_empty() && !value_matches_result_keys(step, got) {
+        parts.push(format!(
+            "results [{}]",
+            (got.results.iter())
+                .map(|i| i.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if e.events.is_some() {
+        let statuses: Vec<String> = got.events.iter().map(|ev| status_word(ev.status)).collect();
+        let expected: Vec<&str> = e
+            .events
+            .iter()
+            .flatten()
+            .map(|ev| ev.status.as_str())
+            .collect();
+        if statuses != expected {
+            parts.push(format!("events [{}]", statuses.join(", ")));
+        } else {
+            parts.push("events with other sources or information".to_owned());
+        }
+    }
+    if parts.is_empty() {
+        parts.push(value());
+    }
+    let mut text = format!("{}: {}", Seen::VALUE, parts.join("; "));
+    if text.chars().count() > SEEN_MAX {
+        text = text.chars().take(SEEN_MAX - 1).collect::<String>() + "…";
+    }
+    text
+}
+
+/// The longest `seen` a failure names: enough for a value, a few results or a list of events.
+pub const SEEN_MAX: usize = 200;
+
+/// Whether every key of `result_keys` was answered (see [`value_matches`]).
+fn value_matches_result_keys(step: &Step, got: &Observed) -> bool {
+    step.expect.result_keys.iter().all(|k| {
+        let Ok(key) = crate::vector::key_string(k) else {
+            return false;
+        };
+        if matches!(step.call, crate::vector::Call::Query { .. }) {
+            got.results
+                .iter()
+                .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
+                .flat_map(pmix::query::answers_in)
+                .any(|i| i.key.as_str() == key)
+        } else {
+            got.results.iter().any(|i| i.key.as_str() == key)
+        }
+    })
 }
 
 /// Whether `got` holds every info `want` names, with its value.

@@ -79,7 +79,11 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
                 .map_or("?", |s| s.call.api().unwrap_or(s.call.name()));
             Outcome::Fail {
                 step,
-                seen: Seen::TIMEOUT.to_owned(),
+                seen: format!(
+                    "{}: {call} incomplete after {} s",
+                    Seen::TIMEOUT,
+                    v.timeout_s
+                ),
                 diff: format!(
                     "step {step} ({call}) did not complete within the vector's {} s",
                     v.timeout_s
@@ -167,7 +171,8 @@ key = "PMIX_JOB_SIZE"
                 seen,
                 diff,
             } => {
-                assert_eq!(seen, Seen::VALUE);
+                // What was seen is named, not only that it was another value.
+                assert_eq!(seen, "value: Uint32(2)");
                 assert!(diff.contains("-  value: Uint32(3)"), "{diff}");
                 assert!(diff.contains("+  value: Uint32(2)"), "{diff}");
             }
@@ -214,8 +219,13 @@ key = "PMIX_JOB_SIZE"
             "summary = \"s\"\nsection = \"x\"\ntimeout_s = 1\n[[step]]\nproc = 0\ncall = \"get\"\ntarget = { rank = 1 }\nkey = \"never\"\n",
         );
         match run_one(&v) {
-            Outcome::Fail { step: 1, diff, .. } => {
+            Outcome::Fail {
+                step: 1,
+                diff,
+                seen,
+            } => {
                 assert!(diff.contains("did not complete"), "{diff}");
+                assert_eq!(seen, "timeout: PMIx_Get incomplete after 1 s");
             }
             other => panic!("{other:?}"),
         }
@@ -249,15 +259,15 @@ key = "PMIX_JOB_SIZE"
             )
         };
         assert_eq!(
-            run_one(&vector(&listed("{ uint32 = 3 }", "value"))),
+            run_one(&vector(&listed("{ uint32 = 3 }", "value: Uint32(2)"))),
             Outcome::ExpectedFailure {
                 step: 1,
-                seen: "value".into(),
+                seen: "value: Uint32(2)".into(),
                 kind: crate::vector::FailureKind::Unimplemented,
                 reason: "because".into()
             }
         );
-        let stale = run_one(&vector(&listed("{ uint32 = 2 }", "value")));
+        let stale = run_one(&vector(&listed("{ uint32 = 2 }", "value: Uint32(2)")));
         assert!(matches!(stale, Outcome::UnexpectedPass { .. }) && stale.is_bad());
         // Failing another way than listed is a failure of its own.
         let other = run_one(&vector(&listed("{ uint32 = 3 }", "PMIX_ERR_NOT_FOUND")));
@@ -267,7 +277,7 @@ key = "PMIX_JOB_SIZE"
                 seen,
                 diff,
             } => {
-                assert_eq!(seen, "value");
+                assert_eq!(seen, "value: Uint32(2)");
                 assert!(
                     diff.starts_with("listed to fail at step 1 seeing PMIX_ERR_NOT_FOUND"),
                     "{diff}"
@@ -285,7 +295,7 @@ key = "PMIX_JOB_SIZE"
         let listed = |size: &str| {
             format!(
                 "summary = \"s\"\nsection = \"x\"\n[expected_failure]\n\
-                 rust = {{ step = 1, seen = \"value\", reason = \"a race\", intermittent = true }}\n\
+                 rust = {{ step = 1, seen = \"value: Uint32(2)\", reason = \"a race\", intermittent = true }}\n\
                  [[step]]\nproc = 0\ncall = \"get\"\ntarget = {{ rank = \"wildcard\" }}\n\
                  key = \"PMIX_JOB_SIZE\"\nexpect.value = {size}\n"
             )
@@ -307,7 +317,7 @@ key = "PMIX_JOB_SIZE"
             };
             format!(
                 "summary = \"s\"\nsection = \"x\"\n[expected_failure]\n\
-                 rust = {{ step = {listed_step}, seen = \"value\", reason = \"a race\", intermittent = true }}\n{}{}",
+                 rust = {{ step = {listed_step}, seen = \"value: Uint32(2)\", reason = \"a race\", intermittent = true }}\n{}{}",
                 get(first),
                 get(second)
             )

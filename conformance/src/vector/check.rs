@@ -79,12 +79,24 @@ impl Vector {
                     self.steps.len()
                 )));
             }
+            use crate::outcome::Seen;
             let a_status = status_named(&e.seen).is_ok() || e.seen.parse::<i32>().is_ok();
-            if !a_status && !crate::outcome::Seen::WORDS.contains(&e.seen.as_str()) {
+            // A wrong value or a timeout names what was seen: `value: ...`, `timeout: ...`.
+            let detailed = [Seen::VALUE, Seen::TIMEOUT].iter().any(|w| {
+                e.seen
+                    .strip_prefix(w)
+                    .and_then(|rest| rest.strip_prefix(": "))
+                    .is_some_and(|rest| !rest.trim().is_empty())
+            });
+            let a_word = Seen::WORDS
+                .iter()
+                .any(|w| *w == e.seen && ![Seen::VALUE, Seen::TIMEOUT].contains(w));
+            if !a_status && !a_word && !detailed {
                 return Err(at(format!(
-                    "`seen` \"{}\" is neither a status nor one of {}",
+                    "`seen` \"{}\" is neither a status, nor `value: ` or `timeout: ` with what \
+                     was seen, nor one of {}",
                     e.seen,
-                    crate::outcome::Seen::WORDS.join(", ")
+                    Seen::WORDS[2..].join(", ")
                 )));
             }
             if e.reason.trim().is_empty() {

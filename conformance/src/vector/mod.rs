@@ -926,6 +926,32 @@ expect.upcalls = [{ upcall = "pmix_server_fencenb_fn_t", procs = [{ rank = "wild
         assert!(parse(&dangling).is_err());
     }
 
+    /// An expected failure names what it saw: a wrong value or a timeout by itself is not
+    /// enough.
+    #[test]
+    fn an_expected_failure_names_the_value_or_the_timeout_it_saw() {
+        let listed = |seen: &str| {
+            GOOD.replace(
+                "[[step]]",
+                &format!(
+                    "[expected_failure]\nrust = {{ step = 1, seen = \"{seen}\", reason = \"r\" }}\n[[step]]"
+                ),
+            )
+        };
+        for bare in ["value", "timeout", "value: ", "timeout:  "] {
+            let e = parse(&listed(bare)).unwrap_err();
+            assert!(e.contains("with what was seen"), "{bare}: {e}");
+        }
+        for named in [
+            "value: Uint32(3)",
+            "timeout: PMIx_Get incomplete after 10 s",
+            "PMIX_ERR_NOT_FOUND",
+            "crashed",
+        ] {
+            assert!(parse(&listed(named)).is_ok(), "{named}");
+        }
+    }
+
     const SERVER_STEPS: &str = r#"
 summary = "a server's step and a client's step use the value the server saved"
 section = "v5.0 §16.2.17"
