@@ -631,7 +631,7 @@ impl Host for ClusterHost {
     }
 
     /// Input is recorded and dropped: the vector's processes read no standard input. The
-    /// bytes are recorded as the info [`STDIN_DATA_KEY`] after the directives, so that a
+    /// bytes are recorded as the info `STDIN_DATA_KEY` after the directives, so that a
     /// vector can compare what reached the host with what was pushed.
     async fn push_stdin(
         &self,
