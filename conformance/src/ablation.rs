@@ -183,24 +183,9 @@ pub fn candidates(v: &Vector) -> BTreeSet<String> {
 
 /// The attribute names of `infos`, nested arrays included.
 fn nested(infos: &[Info]) -> Vec<String> {
-    let mut out = Vec::new();
-    for i in infos {
-        if let Some(d) = pmix::model::attr::by_key(i.key.as_str()) {
-            out.push(d.name.to_owned());
-        }
-        if let Value::DataArray(a) = &i.value {
-            let inner: Vec<Info> = a
-                .elements
-                .iter()
-                .filter_map(|e| match e {
-                    Value::Info(x) => Some((**x).clone()),
-                    _ => None,
-                })
-                .collect();
-            out.extend(nested(&inner));
-        }
-    }
-    out
+    (crate::coverage::nested_names(infos).into_iter())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// What ablation proved on one target: each verified attribute with the vectors whose copy

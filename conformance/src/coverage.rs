@@ -437,7 +437,7 @@ fn arrays_holding(infos: &[pmix::model::Info], observed: &BTreeSet<String>) -> V
 }
 
 /// The attribute names of `infos` and of the infos nested in their arrays.
-fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
+pub(crate) fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
     let mut out = Vec::new();
     let mut stack: Vec<&pmix::model::Info> = infos.iter().collect();
     while let Some(i) = stack.pop() {

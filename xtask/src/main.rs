@@ -291,6 +291,19 @@ fn library_shorthands(root: &Path, args: &[String]) -> Result<Vec<String>, Strin
     Ok(out)
 }
 
+/// The commit checked out, and its first 32 bits as a number: what picks CI's part of a long
+/// run (`matrix --slice-of-commit`, `mutants --sample-of-commit`).
+pub(crate) fn head_commit(root: &Path) -> Result<(String, u64), String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    let head = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let number = u64::from_str_radix(head.get(..8).unwrap_or("0"), 16).unwrap_or(0);
+    Ok((head, number))
+}
+
 /// `cargo xtask matrix`: the three OpenPMIx releases as targets, then each paired with this
 /// crate in both directions, each run judged against its baseline; all runs are made, and
 /// the command fails if any failed.
@@ -298,14 +311,9 @@ fn matrix(root: &Path, slice_of_commit: Option<usize>) -> Result<(), String> {
     let slice = match slice_of_commit {
         Some(0) => return Err("--slice-of-commit needs at least one slice".into()),
         Some(n) => {
-            let out = Command::new("git")
-                .args(["rev-parse", "HEAD"])
-                .current_dir(root)
-                .output()
-                .map_err(|e| format!("cannot run git: {e}"))?;
-            let head = String::from_utf8_lossy(&out.stdout);
-            let k = u64::from_str_radix(head.get(..8).unwrap_or("0"), 16).unwrap_or(0) % n as u64;
-            println!("the commit {} runs slice {k} of {n}", head.trim());
+            let (head, number) = head_commit(root)?;
+            let k = number % n as u64;
+            println!("the commit {head} runs slice {k} of {n}");
             Some(format!("{k}/{n}"))
         }
         None => None,

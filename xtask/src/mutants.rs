@@ -114,22 +114,11 @@ pub(crate) fn run(root: &Path, what: Run) -> Result<(), String> {
         Run::SampleOfCommit(n) => {
             let total = list(root)?.len();
             let shards = total.div_ceil(n.max(1)).max(1);
-            let k = commit_number(root)? % shards as u64;
+            let k = crate::head_commit(root)?.1 % shards as u64;
             println!("the commit picks shard {k} of {shards} ({total} mutants in all)");
             mutants(root, Some(format!("{k}/{shards}")), false)
         }
     }
-}
-
-/// The first 32 bits of the commit checked out.
-fn commit_number(root: &Path) -> Result<u64, String> {
-    let out = Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(root)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    let head = String::from_utf8_lossy(&out.stdout);
-    Ok(u64::from_str_radix(head.get(..8).unwrap_or("0"), 16).unwrap_or(0))
 }
 
 /// Install cargo-mutants when it is missing.
