@@ -65,6 +65,11 @@ struct Options {
     /// How many copies of vectors the ablation runs at once.
     #[arg(long, value_name = "N", default_value_t = 4)]
     ablate_parallel: usize,
+    /// How many vectors run at once on each target (most of a vector's time is waiting for
+    /// a timeout to pass or a peer to answer). The lines then come in the order the vectors
+    /// end; the report is in id order either way.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    parallel: usize,
 }
 
 /// The two ways of pairing this crate with a library.
@@ -255,22 +260,28 @@ fn main() -> ExitCode {
             }
         }
         let bar = progress(total);
-        for (i, v) in vectors.iter().enumerate() {
-            bar.set_message(v.id.clone());
-            let outcome = runtime.block_on(runner::run(v, target));
-            let line = format!(
-                "{:>3}/{total} {:<16} {:<14} {}",
-                i + 1,
-                outcome.label(),
-                target.name(),
-                v.id
-            );
-            if bar.is_hidden() {
-                println!("{line}");
-            } else {
-                bar.println(line);
-            }
-            bar.inc(1);
+        let mut ended = 0;
+        let outcomes = runtime.block_on(runner::run_many_reporting(
+            &vectors,
+            target,
+            opts.parallel,
+            |i, outcome| {
+                ended += 1;
+                let line = format!(
+                    "{ended:>3}/{total} {:<16} {:<14} {}",
+                    outcome.label(),
+                    target.name(),
+                    vectors[i].id
+                );
+                if bar.is_hidden() {
+                    println!("{line}");
+                } else {
+                    bar.println(line);
+                }
+                bar.inc(1);
+            },
+        ));
+        for (v, outcome) in vectors.iter().zip(outcomes) {
             rows.push(Row {
                 id: v.id.clone(),
                 section: v.section.clone(),

@@ -109,27 +109,68 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
 /// Run every vector of `vectors` on `target`, `parallel` at once on this thread (most of a
 /// vector's time is waiting), and give each outcome in the order of `vectors`.
 pub async fn run_many(vectors: &[Vector], target: &Target, parallel: usize) -> Vec<Outcome> {
+    run_many_reporting(vectors, target, parallel, |_, _| {}).await
+}
+
+/// As [`run_many`], telling `done` of each outcome (with its vector's index) as it comes,
+/// in the order the vectors end.
+pub async fn run_many_reporting(
+    vectors: &[Vector],
+    target: &Target,
+    parallel: usize,
+    mut done: impl FnMut(usize, &Outcome),
+) -> Vec<Outcome> {
     let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let local = tokio::task::LocalSet::new();
     let mut tasks = Vec::new();
-    for v in vectors {
-        let (limit, target, v) = (limit.clone(), target.clone(), v.clone());
+    for (i, v) in vectors.iter().enumerate() {
+        let (limit, target, v, tx) = (limit.clone(), target.clone(), v.clone(), tx.clone());
         tasks.push(local.spawn_local(async move {
             let _permit = limit.acquire().await;
-            run(&v, &target).await
+            let outcome = run(&v, &target).await;
+            // The receiver lives until every task has ended.
+            let _ = tx.send(i);
+            outcome
         }));
     }
+    drop(tx);
     local
         .run_until(async move {
-            let mut out = Vec::new();
-            for t in tasks {
-                out.push(t.await.unwrap_or_else(|e| Outcome::Error {
-                    message: format!("the run of the vector ended abnormally: {e}"),
-                }));
+            let mut out: Vec<Option<Outcome>> = vec![None; vectors.len()];
+            let mut handles: Vec<Option<_>> = tasks.into_iter().map(Some).collect();
+            // A task that ends abnormally sends nothing: the channel closes once every task
+            // has ended either way, and the handles left are awaited for their errors.
+            while let Some(i) = rx.recv().await {
+                let Some(handle) = handles[i].take() else {
+                    continue;
+                };
+                let outcome = handle.await.unwrap_or_else(aborted);
+                done(i, &outcome);
+                out[i] = Some(outcome);
             }
-            out
+            for (i, handle) in handles.into_iter().enumerate() {
+                if let Some(handle) = handle {
+                    let outcome = handle.await.unwrap_or_else(aborted);
+                    done(i, &outcome);
+                    out[i] = Some(outcome);
+                }
+            }
+            out.into_iter()
+                .map(|o| o.unwrap_or_else(|| aborted_text("no outcome")))
+                .collect()
         })
         .await
+}
+
+fn aborted(e: tokio::task::JoinError) -> Outcome {
+    aborted_text(&e.to_string())
+}
+
+fn aborted_text(why: &str) -> Outcome {
+    Outcome::Error {
+        message: format!("the run of the vector ended abnormally: {why}"),
+    }
 }
 
 #[cfg(test)]

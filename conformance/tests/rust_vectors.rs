@@ -13,7 +13,7 @@ use std::process::Command;
 #[ignore = "the main job runs the vectors; `cargo xtask mutants` runs this against each mutant"]
 fn every_vector_on_rust_is_as_its_baseline() {
     let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(["--target", "rust", "--ablate", "none"])
+        .args(["--target", "rust", "--ablate", "none", "--parallel", "8"])
         .output()
         .expect("the conformance binary runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
