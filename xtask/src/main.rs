@@ -11,7 +11,7 @@
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
-//! | `mutants [--planted \| --shard K/N \| --sample-of-commit N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test; `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
+//! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --score \| --record]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
 //! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
@@ -144,8 +144,16 @@ enum Cmd {
     Mutants {
         /// Plant each of this project's bugs in a copy of the workspace instead; the main job
         /// must fail on every one.
-        #[arg(long, conflicts_with_all = ["shard", "sample_of_commit"])]
+        #[arg(long, conflicts_with_all = ["shard", "sample_of_commit", "record", "score"])]
         planted: bool,
+        /// Record the last run's outcomes (target/mutants) in spec-vectors/mutation.tsv, as
+        /// every run does when it ends.
+        #[arg(long, conflicts_with_all = ["shard", "sample_of_commit", "score"])]
+        record: bool,
+        /// Print the score of spec-vectors/mutation.tsv: the mutants measured so far, in any
+        /// shard, against the sources checked out, and the survivors not explained.
+        #[arg(long, conflicts_with_all = ["shard", "sample_of_commit"])]
+        score: bool,
         /// Run one shard of the whole (`2/8`; round-robin).
         #[arg(long, value_name = "K/N", conflicts_with = "sample_of_commit")]
         shard: Option<String>,
@@ -189,10 +197,14 @@ fn main() -> ExitCode {
         Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
         Cmd::Mutants {
             planted,
+            record,
+            score,
             shard,
             sample_of_commit,
         } => {
             let what = match (planted, shard, sample_of_commit) {
+                _ if record => mutants::Run::Record,
+                _ if score => mutants::Run::Score,
                 (true, _, _) => mutants::Run::Planted,
                 (_, Some(s), _) => mutants::Run::Shard(s),
                 (_, _, Some(n)) => mutants::Run::SampleOfCommit(n),

@@ -104,11 +104,17 @@ pub(crate) enum Run {
     SampleOfCommit(usize),
     /// The planted bugs.
     Planted,
+    /// Record the last run's outcomes in the ledger (what every run does when it ends).
+    Record,
+    /// The score of the ledger against the mutants of the sources checked out.
+    Score,
 }
 
 pub(crate) fn run(root: &Path, what: Run) -> Result<(), String> {
     match what {
         Run::Planted => planted(root),
+        Run::Record => record(root).map(|_| ()),
+        Run::Score => score(root),
         Run::All => mutants(root, None, true),
         Run::Shard(shard) => mutants(root, Some(shard), true),
         Run::SampleOfCommit(n) => {
@@ -187,6 +193,182 @@ fn without_position(name: &str) -> String {
     }
 }
 
+/// The names of the last run's mutants of one outcome (`caught.txt`, `missed.txt`,
+/// `timeout.txt`, `unviable.txt`).
+fn last_run(root: &Path, list: &str) -> Vec<String> {
+    std::fs::read_to_string(root.join("target/mutants/mutants.out").join(list))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The ledger of mutation outcomes, committed: the whole run takes hours, so it is run in
+/// shards, across sessions, and each shard's outcomes are kept here.
+const LEDGER: &str = "spec-vectors/mutation.tsv";
+
+/// What identifies a mutant across edits: its name without line and column, and which
+/// occurrence of that name it is in the file (the same change can apply at several places of
+/// one function).
+type Key = (String, usize);
+
+/// Each mutant of `names` (in cargo-mutants' order: by file, then position) with its key.
+fn keyed(names: &[String]) -> Vec<(Key, &String)> {
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    names
+        .iter()
+        .map(|name| {
+            let bare = without_position(name);
+            let n = seen.entry(bare.clone()).or_default();
+            *n += 1;
+            ((bare, *n), name)
+        })
+        .collect()
+}
+
+/// One line of the ledger: the outcome and the commit it was measured at.
+#[derive(Clone, Debug, PartialEq)]
+struct Measured {
+    outcome: String,
+    commit: String,
+}
+
+fn read_ledger(root: &Path) -> Result<std::collections::BTreeMap<Key, Measured>, String> {
+    let path = root.join(LEDGER);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        let [outcome, commit, bare, n, _position] = cols.as_slice() else {
+            return Err(format!("{LEDGER}:{}: not five columns", i + 1));
+        };
+        let n: usize = n
+            .parse()
+            .map_err(|e| format!("{LEDGER}:{}: occurrence {n:?}: {e}", i + 1))?;
+        out.insert(
+            ((*bare).to_owned(), n),
+            Measured {
+                outcome: (*outcome).to_owned(),
+                commit: (*commit).to_owned(),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Merge the last run's outcomes into the ledger, drop what no longer names a mutant of the
+/// sources, and write it in the sources' order. Gives how many outcomes it recorded.
+fn record(root: &Path) -> Result<usize, String> {
+    let current = list(root)?;
+    let keys = keyed(&current);
+    let commit = crate::head_commit(root)?.0;
+    let short = commit.get(..12).unwrap_or(&commit).to_owned();
+    let mut ledger = read_ledger(root)?;
+    let mut recorded = 0;
+    for outcome in ["caught", "missed", "timeout", "unviable"] {
+        for name in last_run(root, &format!("{outcome}.txt")) {
+            let Some((key, _)) = keys.iter().find(|(_, n)| **n == name) else {
+                return Err(format!(
+                    "the last run's mutant {name:?} is not a mutant of the sources checked \
+                     out: they changed since the run, which is not recorded"
+                ));
+            };
+            ledger.insert(
+                key.clone(),
+                Measured {
+                    outcome: outcome.to_owned(),
+                    commit: short.clone(),
+                },
+            );
+            recorded += 1;
+        }
+    }
+    let mut text = String::from(
+        "# The outcome of each mutant `cargo xtask mutants` has run, kept across runs: the whole\n\
+         # run takes hours, so it is run in shards (`--shard K/N`). Columns: the outcome\n\
+         # (caught, missed = survived, timeout = caught by a vector that did not finish,\n\
+         # unviable = did not build), the commit it was measured at, the mutant's file and\n\
+         # description, which occurrence of that description in the file it is, and its\n\
+         # position then. Written by the command; `cargo xtask mutants --score` reads it.\n",
+    );
+    for (key, name) in &keys {
+        if let Some(m) = ledger.get(key) {
+            let position = name.split(": ").next().unwrap_or_default();
+            text.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{position}\n",
+                m.outcome, m.commit, key.0, key.1
+            ));
+        }
+    }
+    std::fs::write(root.join(LEDGER), text).map_err(|e| format!("cannot write {LEDGER}: {e}"))?;
+    println!("{recorded} outcomes recorded in {LEDGER}");
+    Ok(recorded)
+}
+
+/// The ledger's score against the mutants of the sources checked out, with every survivor
+/// `spec-vectors/mutants.tsv` does not explain and how many mutants are not yet measured.
+fn score(root: &Path) -> Result<(), String> {
+    let current = list(root)?;
+    let keys = keyed(&current);
+    let ledger = read_ledger(root)?;
+    let why = explained(root)?;
+    let mut count = std::collections::BTreeMap::<&str, usize>::new();
+    let mut commits = std::collections::BTreeSet::new();
+    let mut unexplained = Vec::new();
+    let mut explained_n = 0;
+    for (key, name) in &keys {
+        let Some(m) = ledger.get(key) else {
+            *count.entry("untested").or_default() += 1;
+            continue;
+        };
+        commits.insert(m.commit.as_str());
+        *count.entry(m.outcome.as_str()).or_default() += 1;
+        if m.outcome == "missed" {
+            if why.iter().any(|(k, _)| *k == key.0) {
+                explained_n += 1;
+            } else {
+                unexplained.push(*name);
+            }
+        }
+    }
+    let get = |k: &str| count.get(k).copied().unwrap_or(0);
+    let caught = get("caught") + get("timeout");
+    let viable = caught + get("missed");
+    println!(
+        "{} mutants in the modules; measured {} (at {} commits), {} not yet",
+        current.len(),
+        current.len() - get("untested"),
+        commits.len(),
+        get("untested")
+    );
+    println!(
+        "{} caught ({} by a timeout), {} unviable, {} survived ({explained_n} explained)",
+        caught,
+        get("timeout"),
+        get("unviable"),
+        get("missed")
+    );
+    if viable > 0 {
+        println!(
+            "mutation score: {:.1} % of the viable mutants measured ({caught} of {viable}); \
+             counting the explained survivors as caught: {:.1} %",
+            100.0 * caught as f64 / viable as f64,
+            100.0 * (caught + explained_n) as f64 / viable as f64
+        );
+    }
+    for name in &unexplained {
+        println!("  survived: {name}");
+    }
+    Ok(())
+}
+
 /// The explained survivors: `file: description` → why.
 fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
     let path = root.join("spec-vectors/mutants.tsv");
@@ -238,13 +420,7 @@ fn mutants(root: &Path, shard: Option<String>, strict: bool) -> Result<(), Strin
         .current_dir(root)
         .status()
         .map_err(|e| format!("cannot run cargo mutants: {e}"))?;
-    let read = |name: &str| -> Vec<String> {
-        std::fs::read_to_string(out_dir.join("mutants.out").join(name))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    };
+    let read = |name: &str| last_run(root, name);
     let (caught, missed, timeout, unviable) = (
         read("caught.txt"),
         read("missed.txt"),
@@ -254,6 +430,7 @@ fn mutants(root: &Path, shard: Option<String>, strict: bool) -> Result<(), Strin
     if caught.len() + missed.len() + timeout.len() + unviable.len() == 0 {
         return Err(format!("cargo mutants tested nothing ({status})"));
     }
+    record(root)?;
     let why = explained(root)?;
     let mut unexplained = Vec::new();
     println!(
@@ -384,6 +561,24 @@ mod tests {
                 "pmix/src/events.rs:54:9: replace Event::affected -> Vec<Proc> with vec![]"
             ),
             "pmix/src/events.rs: replace Event::affected -> Vec<Proc> with vec![]"
+        );
+    }
+
+    #[test]
+    fn a_mutant_keys_on_its_occurrence_of_a_name_in_its_file() {
+        let names = [
+            "a.rs:1:5: replace == with != in f".to_owned(),
+            "a.rs:3:9: replace == with != in f".to_owned(),
+            "b.rs:3:9: replace == with != in f".to_owned(),
+        ];
+        let keys: Vec<Key> = keyed(&names).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            keys,
+            [
+                ("a.rs: replace == with != in f".to_owned(), 1),
+                ("a.rs: replace == with != in f".to_owned(), 2),
+                ("b.rs: replace == with != in f".to_owned(), 1),
+            ]
         );
     }
 
