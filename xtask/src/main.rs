@@ -161,6 +161,10 @@ enum Cmd {
         /// report their survivors.
         #[arg(long, value_name = "N")]
         sample_of_commit: Option<usize>,
+        /// Test this many mutants at once, each in a build folder of its own (2 is about 1.5
+        /// times as fast on 2 cores: one builds while another's vectors wait).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        jobs: usize,
     },
     /// List the files of pmix that import from a layer above them or import each other
     /// (another crate's: its circles).
@@ -201,6 +205,7 @@ fn main() -> ExitCode {
             score,
             shard,
             sample_of_commit,
+            jobs,
         } => {
             let what = match (planted, shard, sample_of_commit) {
                 _ if record => mutants::Run::Record,
@@ -210,7 +215,7 @@ fn main() -> ExitCode {
                 (_, _, Some(n)) => mutants::Run::SampleOfCommit(n),
                 _ => mutants::Run::All,
             };
-            ("mutants", mutants::run(&root, what))
+            ("mutants", mutants::run(&root, what, jobs))
         }
     };
     match result {

@@ -110,19 +110,21 @@ pub(crate) enum Run {
     Score,
 }
 
-pub(crate) fn run(root: &Path, what: Run) -> Result<(), String> {
+/// Run `what`; cargo-mutants tests `jobs` mutants at once (each in a build folder of its
+/// own: one's build overlaps another's vectors, which mostly wait).
+pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
     match what {
         Run::Planted => planted(root),
         Run::Record => record(root).map(|_| ()),
         Run::Score => score(root),
-        Run::All => mutants(root, None, true),
-        Run::Shard(shard) => mutants(root, Some(shard), true),
+        Run::All => mutants(root, None, true, jobs),
+        Run::Shard(shard) => mutants(root, Some(shard), true, jobs),
         Run::SampleOfCommit(n) => {
             let total = list(root)?.len();
             let shards = total.div_ceil(n.max(1)).max(1);
             let k = crate::head_commit(root)?.1 % shards as u64;
             println!("the commit picks shard {k} of {shards} ({total} mutants in all)");
-            mutants(root, Some(format!("{k}/{shards}")), false)
+            mutants(root, Some(format!("{k}/{shards}")), false, jobs)
         }
     }
 }
@@ -384,7 +386,7 @@ fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
 
 /// Run cargo-mutants (all of [`MODULES`], or one shard), then list the survivors; with
 /// `strict`, fail on a survivor `spec-vectors/mutants.tsv` does not explain.
-fn mutants(root: &Path, shard: Option<String>, strict: bool) -> Result<(), String> {
+fn mutants(root: &Path, shard: Option<String>, strict: bool, jobs: usize) -> Result<(), String> {
     ensure_cargo_mutants()?;
     let out_dir = root.join("target/mutants");
     let mut args = vec!["mutants".to_owned()];
@@ -404,6 +406,7 @@ fn mutants(root: &Path, shard: Option<String>, strict: bool) -> Result<(), Strin
         .map(str::to_owned),
     );
     args.push(out_dir.display().to_string());
+    args.extend(["--jobs".to_owned(), jobs.max(1).to_string()]);
     if let Some(s) = shard {
         args.extend([
             "--shard".to_owned(),
