@@ -48,6 +48,7 @@ use std::fmt::Write as _;
 
 use crate::ablation::Proof;
 use crate::inventory::{Inventory, Standard, Version};
+use crate::mutation::Mutation;
 use crate::outcome::Outcome;
 use crate::outcome::Row;
 use crate::vector::{Call, RankSpec, Step, Vector};
@@ -455,21 +456,33 @@ pub(crate) fn nested_names(infos: &[pmix::model::Info]) -> Vec<&'static str> {
     out
 }
 
+/// What proves the items passing vectors observe: for attributes and pairs the ablation, per
+/// target it ran on; for APIs (upcalls included) and retrieval rules the mutation ledger.
+#[derive(Debug, Default)]
+pub struct Evidence {
+    pub ablation: BTreeMap<String, Proof>,
+    pub mutation: Mutation,
+}
+
 /// The measures over a run: named by any vector, and per target passing, forwarded and
-/// verified. A target's verified attributes and pairs are those ablation proved there; a
-/// target without a proof has none (`ablated` lists the targets with one).
+/// verified. A target's verified attributes and pairs are those ablation proved there (a
+/// target without a proof has none: `ablated` lists the targets with one); its verified APIs
+/// and rules are those a passing vector observes there and mutation proves. `unproven` holds,
+/// per target, the APIs and rules observed there that mutation does not prove.
 #[derive(Debug, Default)]
 pub struct Tally {
     pub named: Covered,
     pub passing: BTreeMap<String, Covered>,
     pub forwarded: BTreeMap<String, Covered>,
     pub verified: BTreeMap<String, Covered>,
+    pub unproven: BTreeMap<String, Covered>,
     pub ablated: BTreeSet<String>,
 }
 
 /// Tally `vectors` against the outcomes of `rows` (every target of the run) and the
-/// ablation's `proofs` (per target).
-pub fn tally(vectors: &[Vector], rows: &[Row], proofs: &BTreeMap<String, Proof>) -> Tally {
+/// `evidence`.
+pub fn tally(vectors: &[Vector], rows: &[Row], evidence: &Evidence) -> Tally {
+    let proofs = &evidence.ablation;
     let mut t = Tally {
         ablated: proofs.keys().cloned().collect(),
         ..Tally::default()
@@ -506,6 +519,20 @@ pub fn tally(vectors: &[Vector], rows: &[Row], proofs: &BTreeMap<String, Proof>)
         verified.attributes.retain(|a| proven.contains(a.as_str()));
         verified.pairs.retain(|(_, a)| proven.contains(a.as_str()));
         t.verified.entry(target).or_default().extend(&verified);
+    }
+    let mutation = &evidence.mutation;
+    for (target, verified) in &mut t.verified {
+        let unproven = t.unproven.entry(target.clone()).or_default();
+        unproven.apis = (verified.apis.iter())
+            .filter(|a| !mutation.proves(a))
+            .cloned()
+            .collect();
+        unproven.rules = (verified.rules.iter())
+            .filter(|r| !mutation.proves(r))
+            .cloned()
+            .collect();
+        verified.apis.retain(|a| mutation.proves(a));
+        verified.rules.retain(|r| mutation.proves(r));
     }
     t
 }
@@ -1064,17 +1091,19 @@ key = "PMIX_MAX_PROCS"
             outcome: Outcome::Pass,
         };
         let vectors = [v];
-        let none = tally(&vectors, std::slice::from_ref(&row), &BTreeMap::new());
+        let none = tally(&vectors, std::slice::from_ref(&row), &Evidence::default());
         let rust = &none.verified["rust"];
-        assert!(rust.apis.contains("PMIx_Get") && rust.attributes.is_empty());
-        assert!(rust.pairs.is_empty());
+        assert!(rust.attributes.is_empty() && rust.pairs.is_empty());
         let mut proof = Proof::default();
         proof.attributes.insert(
             "PMIX_COLLECT_DATA".into(),
             BTreeSet::from(["data-access/x".to_owned()]),
         );
-        let proofs = BTreeMap::from([("rust".to_owned(), proof)]);
-        let proven = tally(&vectors, &[row], &proofs);
+        let evidence = Evidence {
+            ablation: BTreeMap::from([("rust".to_owned(), proof)]),
+            ..Evidence::default()
+        };
+        let proven = tally(&vectors, &[row], &evidence);
         let rust = &proven.verified["rust"];
         assert_eq!(
             rust.attributes.iter().collect::<Vec<_>>(),
@@ -1085,5 +1114,35 @@ key = "PMIX_MAX_PROCS"
                 .contains(&("PMIx_Fence".to_owned(), "PMIX_COLLECT_DATA".to_owned()))
         );
         assert!(proven.ablated.contains("rust") && none.ablated.is_empty());
+    }
+
+    #[test]
+    fn apis_and_rules_count_verified_only_where_mutation_proved_them() {
+        let observed = format!("{PUT_GET}expect.value = {{ uint8 = 1 }}\n");
+        let v = vector("data-access/x", &observed);
+        let row = Row {
+            id: v.id.clone(),
+            section: String::new(),
+            rules: Vec::new(),
+            target: "rust".into(),
+            outcome: Outcome::Pass,
+        };
+        let vectors = [v];
+        let none = tally(&vectors, std::slice::from_ref(&row), &Evidence::default());
+        assert!(none.verified["rust"].apis.is_empty() && none.verified["rust"].rules.is_empty());
+        assert!(none.unproven["rust"].apis.contains("PMIx_Get"));
+        assert!(none.unproven["rust"].rules.contains("G-01"));
+        let ledger =
+            "caught\tabc\tr.rs: replace get_target -> Proc with Default::default()\t1\tr.rs:1:1\n";
+        let evidence = Evidence {
+            mutation: Mutation::from_texts(ledger, "r.rs\tget_target\tPMIx_Get G-01\n", "")
+                .expect("parses"),
+            ..Evidence::default()
+        };
+        let proven = tally(&vectors, &[row], &evidence);
+        assert!(proven.verified["rust"].apis.contains("PMIx_Get"));
+        assert!(proven.verified["rust"].rules.contains("G-01"));
+        assert!(!proven.verified["rust"].apis.contains("PMIx_Put"));
+        assert!(proven.unproven["rust"].apis.contains("PMIx_Put"));
     }
 }

@@ -33,6 +33,7 @@ pub mod ffi;
 pub mod inventory;
 pub mod libpmix_child;
 pub mod libpmix_target;
+pub mod mutation;
 pub mod outcome;
 pub mod pipes;
 pub mod prepare;

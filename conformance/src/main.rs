@@ -320,8 +320,26 @@ fn main() -> ExitCode {
         proofs.insert(target.name().to_owned(), proof);
     }
     runtime.shutdown_background();
+    let mutation = match conformance::mutation::Mutation::load(&root.join("spec-vectors")) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("conformance: the mutation ledger: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "mutation ledger: {} mutants measured (cargo xtask mutants); {} of {} attributed APIs \
+         and rules proven",
+        mutation.measured,
+        mutation.items.values().filter(|i| i.proven()).count(),
+        mutation.attributed.len()
+    );
+    let evidence = conformance::coverage::Evidence {
+        ablation: proofs,
+        mutation,
+    };
 
-    let md = report::markdown(&rows, &inventory, &vectors, &proofs);
+    let md = report::markdown(&rows, &inventory, &vectors, &evidence);
     let summary = md
         .split("\n## Matrix")
         .next()
@@ -379,7 +397,7 @@ fn main() -> ExitCode {
         }
     }
     if let Some(path) = &opts.json
-        && let Err(e) = std::fs::write(path, report::json(&rows, &inventory, &vectors, &proofs))
+        && let Err(e) = std::fs::write(path, report::json(&rows, &inventory, &vectors, &evidence))
     {
         eprintln!("conformance: cannot write {}: {e}", path.display());
         ok = false;

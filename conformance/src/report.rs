@@ -9,8 +9,7 @@ use serde::Serialize;
 
 use crate::coverage;
 
-/// What the ablation proved, per target (see [`crate::ablation`]).
-pub type Proofs = BTreeMap<String, crate::ablation::Proof>;
+use crate::coverage::Evidence;
 use crate::inventory::{Inventory, Version};
 use crate::outcome::{Outcome, Row, Seen};
 use crate::vector::{FailureKind, Vector};
@@ -38,7 +37,7 @@ pub fn markdown(
     rows: &[Row],
     inventory: &Inventory,
     vectors: &[Vector],
-    proofs: &Proofs,
+    evidence: &Evidence,
 ) -> String {
     let targets: BTreeSet<&str> = rows.iter().map(|r| r.target.as_str()).collect();
     let mut out = String::from("# Conformance report\n\n");
@@ -148,11 +147,17 @@ pub fn markdown(
     }
     out.push_str("\n## Coverage\n\n");
     out.push_str(COVERAGE_NOTE);
-    let tally = coverage::tally(vectors, rows, proofs);
+    let tally = coverage::tally(vectors, rows, evidence);
     out.push_str(&coverage::markdown(&coverage::table(inventory, &tally)));
     out.push_str("\n### Per chapter of v5.0\n\n");
     out.push_str(&coverage::markdown(&coverage::chapters(inventory, &tally)));
-    out.push_str(&unverified(inventory, &tally, rows, vectors));
+    out.push_str(&unverified(
+        inventory,
+        &tally,
+        rows,
+        vectors,
+        &evidence.mutation,
+    ));
     out
 }
 
@@ -161,7 +166,9 @@ const COVERAGE_NOTE: &str = "*Verified*: an attribute (or a required attribute Ã
 is verified on a target when a vector that passes there fails once the attribute is taken \
 out of its inputs (ablation; *not ablated* where the run did not try); an API, upcall or \
 retrieval rule when a passing vector observes its effect (a value, data, results, events, \
-the host's upcalls, or a status other than success). *Forwarded*: a passing vector sees a \
+the host's upcalls, or a status other than success) and mutation proves it: a mutant of the \
+code that implements it was caught and none survives unexplained (`cargo xtask mutants`, \
+`spec-vectors/mutation.tsv` and `implemented-by.tsv`). *Forwarded*: a passing vector sees a \
 host handed the item (an upcall, an attribute it carries). *Passing*: a passing vector names \
 it; *named*: some vector names it. How each is counted: `spec-vectors/README.md`.\n\n";
 
@@ -198,10 +205,12 @@ fn unverified(
     t: &coverage::Tally,
     rows: &[Row],
     vectors: &[Vector],
+    mutation: &crate::mutation::Mutation,
 ) -> String {
     let Some(rust) = t.verified.get("rust") else {
         return String::new();
     };
+    let unproven = t.unproven.get("rust").cloned().unwrap_or_default();
     let std = inventory.standard(Version::V5_0);
     let mut out = String::new();
     for (what, kind) in coverage::API_KINDS {
@@ -235,6 +244,11 @@ fn unverified(
                 let _ = writeln!(out, "- `{api}` (nothing defined to observe: {why})");
                 continue;
             }
+            if unproven.apis.contains(api) {
+                let why = mutation.why_not(api).unwrap_or_default();
+                let _ = writeln!(out, "- `{api}` (observed, not proven by mutation: {why})");
+                continue;
+            }
             let listed = naming
                 .iter()
                 .filter(|_| !passes)
@@ -255,6 +269,25 @@ fn unverified(
                     .map(|l| format!(" (expected failure {l})"))
                     .unwrap_or_default()
             );
+        }
+    }
+    let rules: Vec<&String> = (unproven.rules.iter())
+        .filter(|r| {
+            inventory
+                .rules(Version::V5_0)
+                .any(|row| row.get("id") == r.as_str())
+        })
+        .collect();
+    if !rules.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nv5.0 retrieval rules observed on `rust` but not proven by mutation (the ledger \
+             has {} mutants measured):\n",
+            mutation.measured
+        );
+        for r in rules {
+            let why = mutation.why_not(r).unwrap_or_default();
+            let _ = writeln!(out, "- {r}: {why}");
         }
     }
     out
@@ -463,7 +496,12 @@ pub fn junit(rows: &[Row]) -> std::io::Result<String> {
 }
 
 /// The JSON summary.
-pub fn json(rows: &[Row], inventory: &Inventory, vectors: &[Vector], proofs: &Proofs) -> String {
+pub fn json(
+    rows: &[Row],
+    inventory: &Inventory,
+    vectors: &[Vector],
+    evidence: &Evidence,
+) -> String {
     /// One line of the coverage table, as counts.
     #[derive(Serialize)]
     struct Count {
@@ -539,9 +577,12 @@ pub fn json(rows: &[Row], inventory: &Inventory, vectors: &[Vector], proofs: &Pr
         /// Per ablated target: each verified attribute with the vectors whose copy without it
         /// failed.
         ablation: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+        /// The mutation ledger read against the attribution: how many mutants are measured,
+        /// and per attributed API or rule the mutants caught, explained and surviving.
+        mutation: &'a crate::mutation::Mutation,
         results: &'a [Row],
     }
-    let t = coverage::tally(vectors, rows, proofs);
+    let t = coverage::tally(vectors, rows, evidence);
     let per = |m: &BTreeMap<String, coverage::Covered>| {
         m.iter().map(|(k, c)| (k.clone(), Items::from(c))).collect()
     };
@@ -554,7 +595,9 @@ pub fn json(rows: &[Row], inventory: &Inventory, vectors: &[Vector], proofs: &Pr
         forwarded: per(&t.forwarded),
         verified: per(&t.verified),
         ablated: t.ablated.iter().cloned().collect(),
-        ablation: proofs
+        mutation: &evidence.mutation,
+        ablation: evidence
+            .ablation
             .iter()
             .map(|(target, p)| {
                 let attrs = (p.attributes.iter())

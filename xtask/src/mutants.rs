@@ -205,6 +205,9 @@ fn last_run(root: &Path, list: &str) -> Vec<String> {
         .collect()
 }
 
+/// Where a run keeps the list of every mutant as it starts (in `target/mutants/`).
+const LIST: &str = "list.txt";
+
 /// The ledger of mutation outcomes, committed: the whole run takes hours, so it is run in
 /// shards, across sessions, and each shard's outcomes are kept here.
 const LEDGER: &str = "spec-vectors/mutation.tsv";
@@ -268,7 +271,10 @@ fn read_ledger(root: &Path) -> Result<std::collections::BTreeMap<Key, Measured>,
 /// Merge the last run's outcomes into the ledger, drop what no longer names a mutant of the
 /// sources, and write it in the sources' order. Gives how many outcomes it recorded.
 fn record(root: &Path) -> Result<usize, String> {
-    let current = list(root)?;
+    let current = match std::fs::read_to_string(root.join("target/mutants").join(LIST)) {
+        Ok(text) => text.lines().map(str::to_owned).collect(),
+        Err(_) => list(root)?,
+    };
     let keys = keyed(&current);
     let commit = crate::head_commit(root)?.0;
     let short = commit.get(..12).unwrap_or(&commit).to_owned();
@@ -278,8 +284,8 @@ fn record(root: &Path) -> Result<usize, String> {
         for name in last_run(root, &format!("{outcome}.txt")) {
             let Some((key, _)) = keys.iter().find(|(_, n)| **n == name) else {
                 return Err(format!(
-                    "the last run's mutant {name:?} is not a mutant of the sources checked \
-                     out: they changed since the run, which is not recorded"
+                    "the last run's mutant {name:?} is not in target/mutants/{LIST}, the list \
+                     its run started from: the run is not recorded"
                 ));
             };
             ledger.insert(
@@ -389,6 +395,11 @@ fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
 fn mutants(root: &Path, shard: Option<String>, strict: bool, jobs: usize) -> Result<(), String> {
     ensure_cargo_mutants()?;
     let out_dir = root.join("target/mutants");
+    // The whole list as the run starts: the ledger keys each mutant by its place in it, and
+    // the sources may change while a long run goes on.
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create target/mutants: {e}"))?;
+    std::fs::write(out_dir.join(LIST), list(root)?.join("\n"))
+        .map_err(|e| format!("cannot write target/mutants/{LIST}: {e}"))?;
     let mut args = vec!["mutants".to_owned()];
     args.extend(selection());
     args.extend(
