@@ -55,7 +55,10 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
         Call::IofPull { .. }
         | Call::IofOutput { .. }
         | Call::IofDeregister { .. }
-        | Call::IofPush { .. } => {
+        | Call::IofPush { .. }
+        | Call::RegisterEventHandler { .. }
+        | Call::DeregisterEventHandler { .. }
+        | Call::Events { .. } => {
             // A tool has no rank: its steps name every process they concern.
             match crate::api::resolve(call, nspace, 0)? {
                 Some(c) => ToolCall::Client(c),

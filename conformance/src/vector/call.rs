@@ -884,7 +884,7 @@ impl Call {
     }
 
     /// Whether the vector's tool may make the call: its own, and the client calls a tool
-    /// makes of its server (I/O forwarding).
+    /// makes of its server (I/O forwarding, event handlers).
     pub fn tool_may_make(&self) -> bool {
         self.by_tool()
             || matches!(
@@ -893,6 +893,9 @@ impl Call {
                     | Call::IofOutput { .. }
                     | Call::IofDeregister { .. }
                     | Call::IofPush { .. }
+                    | Call::RegisterEventHandler { .. }
+                    | Call::DeregisterEventHandler { .. }
+                    | Call::Events { .. }
             )
     }
 
