@@ -398,15 +398,6 @@ impl Registry {
         self.entries.get(&id)
     }
 
-    /// Whether a handler registered here still asks for `code` (`None`: a default handler,
-    /// registered for every code).
-    pub fn wants(&self, code: Option<Status>) -> bool {
-        self.entries.values().any(|r| match code {
-            None => r.codes.is_empty(),
-            Some(c) => r.codes.contains(&c),
-        })
-    }
-
     /// The handlers `event` reaches in process `me`, in the order they run.
     pub fn chain(&self, me: &Proc, event: &Event) -> Vec<HandlerId> {
         let ordered = self

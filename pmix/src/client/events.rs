@@ -211,8 +211,8 @@ impl Events {
         functions.remove(&id);
     }
 
-    /// Deregister `id`: the request that tells the server, if any.
-    pub(crate) fn deregister(&self, id: HandlerId) -> Result<Option<Request>, Status> {
+    /// Deregister `id`: the request that tells the server.
+    pub(crate) fn deregister(&self, id: HandlerId) -> Result<Request, Status> {
         let mut functions = lock_functions(&self.functions);
         let request = lock(&self.core).deregister_events(id)?;
         functions.remove(&id);

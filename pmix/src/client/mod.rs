@@ -516,11 +516,10 @@ impl Client {
     /// `PMIx_Deregister_event_handler`: the handler is not called again; an identifier this
     /// process does not hold is `PMIX_ERR_BAD_PARAM` (§10.1.7).
     pub async fn deregister_event_handler(&self, id: HandlerId) -> Result<(), Error> {
+        let req = self.inner.events.deregister(id)?;
         // The server answers nothing (as OpenPMIx 4.2 servers do not): a lost connection
         // only means there is nothing left to tell.
-        if let Some(req) = self.inner.events.deregister(id)? {
-            let _ = self.inner.conn.send(&req).await;
-        }
+        let _ = self.inner.conn.send(&req).await;
         Ok(())
     }
 

@@ -68,24 +68,12 @@ impl ClientCore {
         let _ = self.handlers.deregister(id);
     }
 
-    /// `PMIx_Deregister_event_handler`: the handler is not called again. The server is told
-    /// of the codes no handler left here asks for (none: the request is `None`) with the
-    /// returned request, which it does not answer: a server stops sending a code once told,
-    /// whatever other registrations of it the process made (OpenPMIx's servers do), so a
-    /// code another handler still wants is not named. An identifier this process does not
-    /// hold is `PMIX_ERR_BAD_PARAM` (§10.1.7).
-    pub fn deregister_events(&mut self, id: HandlerId) -> Result<Option<Request>, Status> {
+    /// `PMIx_Deregister_event_handler`: the handler is not called again, and the server is
+    /// told with the returned request, which it does not answer. An identifier this process
+    /// does not hold is `PMIX_ERR_BAD_PARAM` (§10.1.7).
+    pub fn deregister_events(&mut self, id: HandlerId) -> Result<Request, Status> {
         let reg = self.handlers.deregister(id)?;
-        let gone = if reg.codes.is_empty() {
-            !self.handlers.wants(None)
-        } else {
-            reg.codes.iter().any(|c| !self.handlers.wants(Some(*c)))
-        };
-        let codes: Vec<Status> = (reg.codes.iter())
-            .copied()
-            .filter(|c| !self.handlers.wants(Some(*c)))
-            .collect();
-        Ok(gone.then_some(Request::Op(Op::DeregisterEvents { codes })))
+        Ok(Request::Op(Op::DeregisterEvents { codes: reg.codes }))
     }
 
     /// `PMIx_Notify_event`: raise `status` from `source` (this process when `None`) to the

@@ -39,7 +39,7 @@ pub(crate) const CACHE_LIMIT: usize = 256;
 #[derive(Debug, Default)]
 pub(super) struct ServerEvents {
     /// The code lists each connection registered (an empty list: every code).
-    pub(super) registrations: BTreeMap<ConnId, Vec<Vec<Status>>>,
+    registrations: BTreeMap<ConnId, Vec<Vec<Status>>>,
     cache: VecDeque<Cached>,
     /// The codes the host was asked to watch and not yet told to forget (§17.3.14: "only
     /// once a given unique code value").
@@ -184,20 +184,13 @@ impl ServerEvents {
         }
     }
 
-    /// `DEREGEVENTS`: the process no longer wants these codes (none: its default
-    /// registrations are gone), whatever registrations named them. A client sends it once no
-    /// handler of its own asks for them (this crate's and OpenPMIx's clients alike).
+    /// `DEREGEVENTS`: one registration of exactly these codes is gone.
     pub(super) fn deregister(&mut self, cx: &mut Shared, conn: ConnId, codes: &[Status]) {
-        if let Some(regs) = self.registrations.get_mut(&conn) {
-            if codes.is_empty() {
-                regs.retain(|r| !r.is_empty());
-            } else {
-                regs.retain_mut(|r| {
-                    let was_default = r.is_empty();
-                    r.retain(|c| !codes.contains(c));
-                    was_default || !r.is_empty()
-                });
-            }
+        let codes = normal_form(codes.to_vec());
+        if let Some(regs) = self.registrations.get_mut(&conn)
+            && let Some(at) = regs.iter().position(|r| *r == codes)
+        {
+            regs.remove(at);
         }
         self.release_host_codes(cx);
     }

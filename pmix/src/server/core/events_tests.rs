@@ -179,45 +179,6 @@ fn the_host_forgets_a_code_when_its_last_registration_goes() {
     );
 }
 
-/// `DEREGEVENTS` names codes the process no longer wants: they go from each of its
-/// registrations, and a registration left with none goes (a client sends it once no handler
-/// of its own asks for the codes, as OpenPMIx's clients do).
-#[test]
-fn a_deregistration_drops_its_codes_from_every_registration_of_the_process() {
-    let mut c = core_with(2);
-    let a = connect(&mut c, 0);
-    drain(&mut c);
-    register(&mut c, a, 101, &[USER_CODE], vec![]);
-    register(&mut c, a, 102, &[USER_CODE, NODE_DOWN], vec![]);
-    register(&mut c, a, 103, &[], vec![]);
-    // The host accepts each code it is asked to watch.
-    loop {
-        let (calls, _) = outputs(&mut c);
-        if calls.is_empty() {
-            break;
-        }
-        for (op, _) in calls {
-            c.handle_host(op, HostResult::Status(Status::SUCCESS));
-        }
-    }
-    deregister(&mut c, a, &[USER_CODE]);
-    // The host forgets USER_CODE, and not NODE_DOWN, still registered.
-    let (calls, _) = outputs(&mut c);
-    assert!(
-        matches!(&calls[..], [(_, HostCall::DeregisterEvents { codes })] if codes == &[USER_CODE]),
-        "{calls:?}"
-    );
-    let mut left = c.events.registrations[&a].clone();
-    left.sort();
-    assert_eq!(
-        left,
-        [Vec::new(), vec![NODE_DOWN]],
-        "USER_CODE is gone from both registrations, the default one stays"
-    );
-    deregister(&mut c, a, &[]);
-    assert_eq!(c.events.registrations[&a], [vec![NODE_DOWN]]);
-}
-
 #[test]
 fn a_code_asked_for_a_client_that_left_meanwhile_is_forgotten() {
     let mut c = core_with(2);
