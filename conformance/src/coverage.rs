@@ -8,7 +8,9 @@
 //!   it expects, an attribute such an upcall carries;
 //! - **verified**: a vector that passes on the target *observes* the item's effect, and for
 //!   an attribute (or an attribute × API pair) [`crate::ablation`] proved it: the vector
-//!   fails there once the attribute is taken away. Below, what a vector is credited with. A step
+//!   fails there once the attribute is taken away; for an API (upcalls included) or a
+//!   retrieval rule, [`crate::mutation`] proved it: a mutant of its code was caught and none
+//!   survives unexplained. Below, what a vector is credited with. A step
 //!   observes when its expectation goes beyond success: a value, a lookup's data, results, a
 //!   query's answers, events, the host's upcalls, a locality's bits, a text's prefix, or a
 //!   status other than `PMIX_SUCCESS` (a `value_type` alone does not count, nor does a text
