@@ -133,10 +133,13 @@ pub struct Shared {
     ender: Mutex<Option<Arc<dyn RankEnder>>>,
 }
 
+/// One collective in progress: each node's part, and the first local failure a node's server
+/// reported (`PMIX_LOCAL_COLLECTIVE_STATUS`), which every node's answer then carries.
 #[derive(Default)]
 struct FenceRound {
     data: BTreeMap<usize, Vec<u8>>,
-    waiters: Vec<oneshot::Sender<Vec<u8>>>,
+    failed: Option<pmix::model::Status>,
+    waiters: Vec<oneshot::Sender<Result<Vec<u8>, pmix::model::Status>>>,
 }
 
 /// The vector's job runs on its nodes; other jobs' processes run nowhere, so share no node.

@@ -80,7 +80,8 @@ impl Host for ClusterHost {
         if !self.shared.fence {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        self.collective("fence", &procs, data).await
+        self.collective("fence", &procs, data, local_failure(&info))
+            .await
     }
 
     /// Start the job on the requester's node: checked and described by
@@ -341,7 +342,8 @@ impl Host for ClusterHost {
                 .procs(&procs)
                 .info(&info),
         );
-        self.collective("connect", &procs, Vec::new()).await?;
+        self.collective("connect", &procs, Vec::new(), local_failure(&info))
+            .await?;
         lock(&self.shared.connected).insert(sorted(procs));
         Ok(())
     }
@@ -359,7 +361,8 @@ impl Host for ClusterHost {
         if !lock(&self.shared.connected).contains(&set) {
             return Err(Status::ERR_INVALID_OPERATION);
         }
-        self.collective("disconnect", &set, Vec::new()).await?;
+        self.collective("disconnect", &set, Vec::new(), local_failure(&info))
+            .await?;
         lock(&self.shared.connected).remove(&set);
         Ok(())
     }
@@ -432,7 +435,8 @@ impl Host for ClusterHost {
             .info(&directives);
         self.record(seen.detail(format!("operation {} group {group}", op.0)));
         let kind = format!("group {} {group}", op.0);
-        self.collective(&kind, &procs, Vec::new()).await?;
+        self.collective(&kind, &procs, Vec::new(), local_failure(&directives))
+            .await?;
         let wants_id = Info::flag(&directives, attr::GROUP_ASSIGN_CONTEXT_ID);
         let mut ids = lock(&self.shared.context_ids);
         if op == GroupOperation::DESTRUCT {
@@ -766,11 +770,16 @@ impl ClusterHost {
 
     /// One round of a collective among the nodes hosting `procs`: each node brings `data`,
     /// and all get every node's data, in node order. Rounds are counted per kind and set.
+    /// Join the collective `kind` of `procs` with this node's `data` (and its server's local
+    /// failure, if any); once every node involved has, each gets every node's data, or the
+    /// first failure a node reported: hosts carry `PMIX_LOCAL_COLLECTIVE_STATUS` to all
+    /// (v5.0 §17.3.6).
     async fn collective(
         &self,
         kind: &str,
         procs: &[Proc],
         data: Vec<u8>,
+        failure: Option<Status>,
     ) -> Result<Vec<u8>, Status> {
         let mut sorted = procs.to_vec();
         sorted.sort();
@@ -786,20 +795,33 @@ impl ClusterHost {
             let mut fences = lock(&self.shared.fences);
             let f = fences.entry((key.clone(), round)).or_default();
             f.data.insert(self.node, data);
+            f.failed = f.failed.or(failure);
             let (tx, rx) = oneshot::channel();
             f.waiters.push(tx);
             if expected.iter().all(|n| f.data.contains_key(n)) {
                 let all: Vec<u8> = f.data.values().flatten().copied().collect();
                 if let Some(done) = fences.remove(&(key, round)) {
+                    let outcome = done.failed.map_or(Ok(all), Err);
                     for w in done.waiters {
-                        let _ = w.send(all.clone());
+                        let _ = w.send(outcome.clone());
                     }
                 }
             }
             rx
         };
-        rx.await.map_err(|_| Status::ERR_LOST_CONNECTION)
+        rx.await.map_err(|_| Status::ERR_LOST_CONNECTION)?
     }
+}
+
+/// The failure a server reports with `PMIX_LOCAL_COLLECTIVE_STATUS`: a status other than
+/// success.
+fn local_failure(info: &[Info]) -> Option<Status> {
+    info.iter()
+        .find(|i| i.is(attr::LOCAL_COLLECTIVE_STATUS))
+        .and_then(|i| match i.value {
+            pmix::model::Value::Status(s) if s != Status::SUCCESS => Some(s),
+            _ => None,
+        })
 }
 
 /// `procs` in order, the form a connected set is recorded in.
