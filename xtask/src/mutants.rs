@@ -104,6 +104,8 @@ pub(crate) enum Run {
     SampleOfCommit(usize),
     /// The planted bugs.
     Planted,
+    /// The mutants the ledger has as survivors, again (after vectors meant to kill them).
+    Survivors,
     /// Record the last run's outcomes in the ledger (what every run does when it ends).
     Record,
     /// The score of the ledger against the mutants of the sources checked out.
@@ -117,14 +119,23 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
         Run::Planted => planted(root),
         Run::Record => record(root).map(|_| ()),
         Run::Score => score(root),
-        Run::All => mutants(root, None, true, jobs),
-        Run::Shard(shard) => mutants(root, Some(shard), true, jobs),
+        Run::All => mutants(root, Pick::All, true, jobs),
+        Run::Shard(shard) => mutants(root, Pick::Shard(shard), true, jobs),
+        Run::Survivors => {
+            let names = survivors(root)?;
+            if names.is_empty() {
+                println!("the ledger has no survivor to run again");
+                return Ok(());
+            }
+            println!("running the ledger's {} survivors again", names.len());
+            mutants(root, Pick::Named(names), true, jobs)
+        }
         Run::SampleOfCommit(n) => {
             let total = list(root)?.len();
             let shards = total.div_ceil(n.max(1)).max(1);
             let k = crate::head_commit(root)?.1 % shards as u64;
             println!("the commit picks shard {k} of {shards} ({total} mutants in all)");
-            mutants(root, Some(format!("{k}/{shards}")), false, jobs)
+            mutants(root, Pick::Shard(format!("{k}/{shards}")), false, jobs)
         }
     }
 }
@@ -377,6 +388,29 @@ fn score(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The current names of the mutants the ledger has as survivors (`missed`).
+fn survivors(root: &Path) -> Result<Vec<String>, String> {
+    let current = list(root)?;
+    let ledger = read_ledger(root)?;
+    Ok(keyed(&current)
+        .into_iter()
+        .filter(|(key, _)| ledger.get(key).is_some_and(|m| m.outcome == "missed"))
+        .map(|(_, name)| name.clone())
+        .collect())
+}
+
+/// `text` as a regular expression that matches it alone.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The explained survivors: `file: description` → why.
 fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
     let path = root.join("spec-vectors/mutants.tsv");
@@ -392,7 +426,16 @@ fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
 
 /// Run cargo-mutants (all of [`MODULES`], or one shard), then list the survivors; with
 /// `strict`, fail on a survivor `spec-vectors/mutants.tsv` does not explain.
-fn mutants(root: &Path, shard: Option<String>, strict: bool, jobs: usize) -> Result<(), String> {
+/// Which mutants a run tests.
+enum Pick {
+    All,
+    /// `K/N`, round-robin.
+    Shard(String),
+    /// These, by their names as `cargo mutants --list` gives them.
+    Named(Vec<String>),
+}
+
+fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), String> {
     ensure_cargo_mutants()?;
     let out_dir = root.join("target/mutants");
     // The whole list as the run starts: the ledger keys each mutant by its place in it, and
@@ -418,7 +461,12 @@ fn mutants(root: &Path, shard: Option<String>, strict: bool, jobs: usize) -> Res
     );
     args.push(out_dir.display().to_string());
     args.extend(["--jobs".to_owned(), jobs.max(1).to_string()]);
-    if let Some(s) = shard {
+    if let Pick::Named(names) = &pick {
+        for name in names {
+            args.extend(["--re".to_owned(), format!("^{}$", regex_escape(name))]);
+        }
+    }
+    if let Pick::Shard(s) = pick {
         args.extend([
             "--shard".to_owned(),
             s,
@@ -575,6 +623,14 @@ mod tests {
                 "pmix/src/events.rs:54:9: replace Event::affected -> Vec<Proc> with vec![]"
             ),
             "pmix/src/events.rs: replace Event::affected -> Vec<Proc> with vec![]"
+        );
+    }
+
+    #[test]
+    fn a_name_escaped_as_a_regex_matches_only_itself() {
+        assert_eq!(
+            regex_escape("a.rs:3:9: replace == with != in S<'_>::f (x)"),
+            "a\\.rs:3:9: replace == with != in S<'_>::f \\(x\\)"
         );
     }
 
