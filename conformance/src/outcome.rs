@@ -106,7 +106,7 @@ impl Outcome {
         };
         // A race can strike the listed step or any later one that repeats the operation.
         let at_listed_step = listed.step == step || (listed.intermittent && step > listed.step);
-        if at_listed_step && listed.seen == seen {
+        if at_listed_step && listed.sees(&seen) {
             return Outcome::ExpectedFailure {
                 step,
                 seen,
@@ -141,6 +141,10 @@ impl Seen {
     /// The step did not complete within the vector's time: `timeout: ` and which call, after
     /// how long.
     pub const TIMEOUT: &'static str = "timeout";
+    /// Listed only: the target returns an uninitialized status at the step (`uninitialized: `
+    /// and where, in the target's source), so any status other than success is what it is
+    /// seen to return, the value varying with what the memory held.
+    pub const UNINITIALIZED: &'static str = "uninitialized";
     /// A process of the target died during the step.
     pub const CRASHED: &'static str = "crashed";
     /// The target refused to set the job up (step 0).

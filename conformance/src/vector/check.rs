@@ -82,12 +82,14 @@ impl Vector {
             use crate::outcome::Seen;
             let a_status = status_named(&e.seen).is_ok() || e.seen.parse::<i32>().is_ok();
             // A wrong value or a timeout names what was seen: `value: ...`, `timeout: ...`.
-            let detailed = [Seen::VALUE, Seen::TIMEOUT].iter().any(|w| {
-                e.seen
-                    .strip_prefix(w)
-                    .and_then(|rest| rest.strip_prefix(": "))
-                    .is_some_and(|rest| !rest.trim().is_empty())
-            });
+            let detailed = [Seen::VALUE, Seen::TIMEOUT, Seen::UNINITIALIZED]
+                .iter()
+                .any(|w| {
+                    e.seen
+                        .strip_prefix(w)
+                        .and_then(|rest| rest.strip_prefix(": "))
+                        .is_some_and(|rest| !rest.trim().is_empty())
+                });
             let a_word = Seen::WORDS
                 .iter()
                 .any(|w| *w == e.seen && ![Seen::VALUE, Seen::TIMEOUT].contains(w));
