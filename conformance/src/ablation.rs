@@ -340,13 +340,7 @@ expect.value = { uint32 = 2 }
             candidates(&v),
             BTreeSet::from(["PMIX_JOB_SIZE".to_owned(), "PMIX_TIMEOUT".to_owned()])
         );
-        let row = Row {
-            id: v.id.clone(),
-            section: String::new(),
-            rules: Vec::new(),
-            target: "rust".into(),
-            outcome: Outcome::Pass,
-        };
+        let row = Row::passing(&v.id, "rust");
         let rt = tokio::runtime::Runtime::new().expect("runtime");
         let proof = rt.block_on(prove(std::slice::from_ref(&v), &[row], &Target::Rust, 2));
         assert_eq!(proof.runs, 2);

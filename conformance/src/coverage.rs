@@ -1085,13 +1085,7 @@ key = "PMIX_MAX_PROCS"
     fn attributes_count_verified_only_where_ablation_proved_them() {
         let observed = format!("{PUT_GET}expect.value = {{ uint8 = 1 }}\n");
         let v = vector("data-access/x", &observed);
-        let row = Row {
-            id: v.id.clone(),
-            section: String::new(),
-            rules: Vec::new(),
-            target: "rust".into(),
-            outcome: Outcome::Pass,
-        };
+        let row = Row::passing(&v.id, "rust");
         let vectors = [v];
         let none = tally(&vectors, std::slice::from_ref(&row), &Evidence::default());
         let rust = &none.verified["rust"];
@@ -1122,13 +1116,7 @@ key = "PMIX_MAX_PROCS"
     fn apis_and_rules_count_verified_only_where_mutation_proved_them() {
         let observed = format!("{PUT_GET}expect.value = {{ uint8 = 1 }}\n");
         let v = vector("data-access/x", &observed);
-        let row = Row {
-            id: v.id.clone(),
-            section: String::new(),
-            rules: Vec::new(),
-            target: "rust".into(),
-            outcome: Outcome::Pass,
-        };
+        let row = Row::passing(&v.id, "rust");
         let vectors = [v];
         let none = tally(&vectors, std::slice::from_ref(&row), &Evidence::default());
         assert!(none.verified["rust"].apis.is_empty() && none.verified["rust"].rules.is_empty());

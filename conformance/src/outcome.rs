@@ -21,6 +21,20 @@ pub struct Row {
     pub outcome: Outcome,
 }
 
+impl Row {
+    /// The row of vector `id` passing on `target`, with no section or rules (for the tests).
+    #[cfg(test)]
+    pub(crate) fn passing(id: &str, target: &str) -> Row {
+        Row {
+            id: id.to_owned(),
+            section: String::new(),
+            rules: Vec::new(),
+            target: target.to_owned(),
+            outcome: Outcome::Pass,
+        }
+    }
+}
+
 /// A vector's outcome on one target.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
