@@ -9,7 +9,7 @@
 //!   against the vectors. A mutant no vector notices *survives*: the behaviour it changes is
 //!   not observed, or the change is equivalent. Survivors are explained, one per line, in
 //!   `spec-vectors/mutants.tsv`; the whole run reports the others and fails on them. The
-//!   whole run takes hours (about 15 s a mutant on 2 cores), so `--shard K/N` runs a part and
+//!   whole run takes hours (about 20 s a mutant on 2 cores), so `--shard K/N` runs a part and
 //!   `--sample-of-commit N` about N mutants picked by the commit checked out (what CI runs:
 //!   it reports the survivors it meets).
 //! - **Planted bugs** ([`PLANTED`]): changes of this project's choosing, each a behaviour
@@ -451,6 +451,9 @@ fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), Str
             "conformance",
             "--baseline",
             "skip",
+            // Cargo.toml's profile without debug information: quicker builds and links.
+            "--profile",
+            "mutation",
             // A mutant that makes a vector hang is ended by the vector's own timeout; this
             // bounds a mutant that hangs the harness.
             "--timeout",
