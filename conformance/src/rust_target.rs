@@ -122,6 +122,14 @@ where
                 for r in &callers {
                     clients.remove(*r);
                 }
+                // Its calls still under way end with it: each holds its connection open.
+                handles.retain(|_, (r, started, _)| {
+                    let vanishes = callers.contains(r);
+                    if vanishes {
+                        started.abort();
+                    }
+                    !vanishes
+                });
                 // Let the servers see the connections close.
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 Vec::new()
