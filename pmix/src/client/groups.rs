@@ -118,12 +118,10 @@ impl Client {
         procs: &[Proc],
         info: &[Info],
     ) -> Result<GroupConstructed, Error> {
-        // The caller leads the group by its role: listed among the invited (as OpenPMIx's
-        // own examples list it), it is not sent an invitation of its own.
-        let me = self.proc();
+        // The server leaves the caller out of the invited: it leads the group by its role.
         let req = Request::Op(Op::GroupInvite {
             group: group.to_owned(),
-            procs: procs.iter().filter(|p| *p != me).cloned().collect(),
+            procs: procs.to_vec(),
             info: info.to_vec(),
         });
         self.formed(&req).await

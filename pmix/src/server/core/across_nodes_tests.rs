@@ -213,7 +213,30 @@ fn invitees_on_another_node_join_and_the_group_forms_on_both() {
 }
 
 #[test]
-fn an_invitee_terminating_elsewhere_fails_to_answer_and_the_group_forms_without_it() {
+fn an_invitee_terminating_elsewhere_fails_to_answer_and_the_group_of_optional_members_forms_without_it()
+ {
+    let (mut a, ca) = node("a", [0, 1]);
+    let (mut b, _cb) = node("b", [2, 3]);
+    let optional = vec![Info::new(attr::GROUP_OPTIONAL, true)];
+    send(&mut a, ca[0], INVITE, &invite(&[1, 2], optional));
+    send(&mut a, ca[1], JOIN, &join(false));
+    settle(&mut a, &mut b, Status::SUCCESS);
+    let terminated = Event {
+        status: Status::EVENT_PROC_TERMINATED,
+        source: p(2),
+        range: DataRange::SESSION,
+        info: vec![Info::new(attr::EVENT_AFFECTED_PROC, p(2))],
+    };
+    a.notify_event(terminated).unwrap();
+    let (sa, _) = settle(&mut a, &mut b, Status::SUCCESS);
+    assert_eq!(sa.heard(ca[0], Status::GROUP_INVITE_FAILED), vec![p(2)]);
+    assert_eq!(sa.answer(ca[0], INVITE), Some(Status::ERR_PARTIAL_SUCCESS));
+    assert_eq!(sa.answer(ca[1], JOIN), Some(Status::SUCCESS));
+    assert_eq!(members(&a), Some(vec![p(0), p(1)]));
+}
+
+#[test]
+fn an_invitee_terminating_elsewhere_fails_an_invitation_whose_members_are_not_optional() {
     let (mut a, ca) = node("a", [0, 1]);
     let (mut b, _cb) = node("b", [2, 3]);
     send(&mut a, ca[0], INVITE, &invite(&[1, 2], vec![]));
@@ -228,9 +251,10 @@ fn an_invitee_terminating_elsewhere_fails_to_answer_and_the_group_forms_without_
     a.notify_event(terminated).unwrap();
     let (sa, _) = settle(&mut a, &mut b, Status::SUCCESS);
     assert_eq!(sa.heard(ca[0], Status::GROUP_INVITE_FAILED), vec![p(2)]);
-    assert_eq!(sa.answer(ca[0], INVITE), Some(Status::SUCCESS));
-    assert_eq!(sa.answer(ca[1], JOIN), Some(Status::SUCCESS));
-    assert_eq!(members(&a), Some(vec![p(0), p(1)]));
+    assert_eq!(sa.answer(ca[0], INVITE), Some(Status::ERR_LOST_CONNECTION));
+    assert_eq!(sa.answer(ca[1], JOIN), Some(Status::ERR_LOST_CONNECTION));
+    assert_eq!(sa.heard(ca[1], Status::GROUP_CONSTRUCT_ABORT), vec![p(0)]);
+    assert!(members(&a).is_none());
 }
 
 #[test]
@@ -305,11 +329,12 @@ fn an_invitation_timing_out_at_home_ends_the_joins_elsewhere_with_its_status() {
 fn invitees_the_host_cannot_reach_count_as_failed() {
     let (mut a, ca) = node("a", [0, 1]);
     let (mut b, _cb) = node("b", [2, 3]);
-    send(&mut a, ca[0], INVITE, &invite(&[1, 2], vec![]));
+    let optional = vec![Info::new(attr::GROUP_OPTIONAL, true)];
+    send(&mut a, ca[0], INVITE, &invite(&[1, 2], optional));
     send(&mut a, ca[1], JOIN, &join(false));
     let (sa, _) = settle(&mut a, &mut b, Status::ERR_NOT_SUPPORTED);
     assert_eq!(sa.heard(ca[0], Status::GROUP_INVITE_FAILED), vec![p(2)]);
-    assert_eq!(sa.answer(ca[0], INVITE), Some(Status::SUCCESS));
+    assert_eq!(sa.answer(ca[0], INVITE), Some(Status::ERR_PARTIAL_SUCCESS));
     assert_eq!(members(&a), Some(vec![p(0), p(1)]));
 }
 

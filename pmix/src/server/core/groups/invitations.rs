@@ -32,7 +32,7 @@ use crate::wire::op_reply::OpReply;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Reply, Tag};
 
-use super::super::super::fence::Waiter;
+use super::super::super::fence::{LOST_PARTICIPANT, Waiter};
 use super::super::interface::{Action, ConnId};
 use super::super::upcall::{HostCall, HostResult};
 use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};
@@ -66,7 +66,8 @@ impl GroupsAt<'_> {
     }
 
     /// `proc` terminated: an invitation it had not answered counts it as failed
-    /// (`PMIX_GROUP_INVITE_FAILED` at the leader).
+    /// (`PMIX_GROUP_INVITE_FAILED` at the leader), and fails unless its members are optional
+    /// (see [`GroupsAt::conclude_invitation`]).
     pub(in crate::server::core) fn invitee_lost(&mut self, proc: &Proc) {
         self.remote_invitee_lost(proc);
         let waiting: Vec<(String, Proc)> = self
@@ -83,6 +84,7 @@ impl GroupsAt<'_> {
         for (group, leader) in waiting {
             if let Some(inv) = self.groups.invitations.get_mut(&group) {
                 inv.refused.insert(proc.clone());
+                inv.lost = true;
             }
             self.group_event(
                 Status::GROUP_INVITE_FAILED,
@@ -152,10 +154,12 @@ impl GroupsAt<'_> {
         procs: Vec<Proc>,
         info: Vec<Info>,
     ) {
+        // The caller leads the group by its role: listed among the invited (as OpenPMIx's
+        // own examples list it), it is not sent an invitation of its own.
+        let procs: Vec<Proc> = procs.into_iter().filter(|p| p != me).collect();
         let status = if group.is_empty()
             || procs.is_empty()
             || has_duplicates(&procs)
-            || procs.contains(me)
             || procs.iter().any(|p| p.rank == Rank::WILDCARD)
         {
             Status::ERR_BAD_PARAM
@@ -191,6 +195,7 @@ impl GroupsAt<'_> {
             refused: gone.iter().cloned().collect(),
             timer,
             timed_out: false,
+            lost: !gone.is_empty(),
             at_host: false,
         };
         self.groups.invitations.insert(group.clone(), invitation);
@@ -267,7 +272,10 @@ impl GroupsAt<'_> {
     }
 
     /// Every invitee of `group` answered (or failed to): form the group, asking the host for
-    /// a context id first if the leader wanted one.
+    /// a context id first if the leader wanted one. An invitee that failed to answer (it
+    /// terminated, or the timeout passed) fails the invitation unless the leader made its
+    /// members optional (v5.0 §14.2.10 `PMIX_GROUP_OPTIONAL`, `PMIX_TIMEOUT`); then the group
+    /// forms without it, a partial success (§14.2.11).
     fn conclude_invitation(&mut self, group: &str) {
         let Some(inv) = self.groups.invitations.get_mut(group) else {
             return;
@@ -276,9 +284,16 @@ impl GroupsAt<'_> {
         if answered < inv.invited.len() || inv.at_host {
             return;
         }
-        if inv.timed_out && !Info::flag(&inv.info, attr::GROUP_OPTIONAL) {
-            self.form_invited_group(group, Err(Status::ERR_TIMEOUT));
-            return;
+        if !Info::flag(&inv.info, attr::GROUP_OPTIONAL) {
+            let failure = if inv.timed_out {
+                Some(Status::ERR_TIMEOUT)
+            } else {
+                inv.lost.then_some(LOST_PARTICIPANT)
+            };
+            if let Some(failure) = failure {
+                self.form_invited_group(group, Err(failure));
+                return;
+            }
         }
         let members = inv.members();
         if Info::flag(&inv.info, attr::GROUP_ASSIGN_CONTEXT_ID) {
@@ -331,7 +346,7 @@ impl GroupsAt<'_> {
                 if let Some(c) = cid {
                     self.context_id_assigned(group, &members, c);
                 }
-                let status = if inv.timed_out {
+                let status = if inv.timed_out || inv.lost {
                     Status::ERR_PARTIAL_SUCCESS
                 } else {
                     Status::SUCCESS
@@ -710,6 +725,7 @@ impl GroupsAt<'_> {
         if inv.accepted.contains_key(proc) || !inv.refused.insert(proc.clone()) {
             return;
         }
+        inv.lost = true;
         let leader = inv.leader.clone();
         let failed = Status::GROUP_INVITE_FAILED;
         self.group_event(failed, proc, &[leader], group, Vec::new());

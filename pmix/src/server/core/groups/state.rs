@@ -130,6 +130,8 @@ pub(in crate::server::core) struct Invitation {
     pub(super) timer: Option<u64>,
     /// Its `PMIX_TIMEOUT` passed before every invitee answered.
     pub(super) timed_out: bool,
+    /// An invitee terminated, or could not be told of it, before answering.
+    pub(super) lost: bool,
     /// Asked the host for a context id: the invitation is complete otherwise.
     pub(super) at_host: bool,
 }
