@@ -221,12 +221,7 @@ fn an_invitee_terminating_elsewhere_fails_to_answer_and_the_group_of_optional_me
     send(&mut a, ca[0], INVITE, &invite(&[1, 2], optional));
     send(&mut a, ca[1], JOIN, &join(false));
     settle(&mut a, &mut b, Status::SUCCESS);
-    let terminated = Event {
-        status: Status::EVENT_PROC_TERMINATED,
-        source: p(2),
-        range: DataRange::SESSION,
-        info: vec![Info::new(attr::EVENT_AFFECTED_PROC, p(2))],
-    };
+    let terminated = terminated(2);
     a.notify_event(terminated).unwrap();
     let (sa, _) = settle(&mut a, &mut b, Status::SUCCESS);
     assert_eq!(sa.heard(ca[0], Status::GROUP_INVITE_FAILED), vec![p(2)]);
@@ -242,12 +237,7 @@ fn an_invitee_terminating_elsewhere_fails_an_invitation_whose_members_are_not_op
     send(&mut a, ca[0], INVITE, &invite(&[1, 2], vec![]));
     send(&mut a, ca[1], JOIN, &join(false));
     settle(&mut a, &mut b, Status::SUCCESS);
-    let terminated = Event {
-        status: Status::EVENT_PROC_TERMINATED,
-        source: p(2),
-        range: DataRange::SESSION,
-        info: vec![Info::new(attr::EVENT_AFFECTED_PROC, p(2))],
-    };
+    let terminated = terminated(2);
     a.notify_event(terminated).unwrap();
     let (sa, _) = settle(&mut a, &mut b, Status::SUCCESS);
     assert_eq!(sa.heard(ca[0], Status::GROUP_INVITE_FAILED), vec![p(2)]);
@@ -351,12 +341,7 @@ fn a_leader_lost_is_reported_once_to_each_member_by_its_own_server() {
     assert_eq!(members(&b), Some(vec![p(0), p(1), p(2)]));
     // Rank 0 terminates: its server sees it, and b's host tells b.
     a.handle_closed(ca[0]);
-    let terminated = Event {
-        status: Status::EVENT_PROC_TERMINATED,
-        source: p(0),
-        range: DataRange::SESSION,
-        info: vec![Info::new(attr::EVENT_AFFECTED_PROC, p(0))],
-    };
+    let terminated = terminated(0);
     b.notify_event(terminated).unwrap();
     let (sa, sb) = settle(&mut a, &mut b, Status::SUCCESS);
     assert_eq!(sa.heard(ca[1], Status::GROUP_LEADER_FAILED), vec![p(0)]);
@@ -434,4 +419,14 @@ fn a_construction_the_host_completes_without_a_lost_member_forms_the_group_it_na
     let (_, procs, info) = host_op(&mut a).expect("the destruct goes to the host");
     assert_eq!(procs.len(), 3);
     assert!(super::groups::group::tolerates_losses(&info));
+}
+
+/// The host's `PMIX_EVENT_PROC_TERMINATED` for rank `r`, as a host relays it from elsewhere.
+fn terminated(r: u32) -> Event {
+    Event {
+        status: Status::EVENT_PROC_TERMINATED,
+        source: p(r),
+        range: DataRange::SESSION,
+        info: vec![Info::new(attr::EVENT_AFFECTED_PROC, p(r))],
+    }
 }
