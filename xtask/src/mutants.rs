@@ -106,6 +106,8 @@ pub(crate) enum Run {
     Planted,
     /// The mutants the ledger has as survivors, again (after vectors meant to kill them).
     Survivors,
+    /// The mutants the ledger has no outcome for.
+    Unmeasured,
     /// Record the last run's outcomes in the ledger (what every run does when it ends).
     Record,
     /// The score of the ledger against the mutants of the sources checked out.
@@ -128,6 +130,18 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
                 return Ok(());
             }
             println!("running the ledger's {} survivors again", names.len());
+            mutants(root, Pick::Named(names), true, jobs)
+        }
+        Run::Unmeasured => {
+            let names = unmeasured(root)?;
+            if names.is_empty() {
+                println!("the ledger has an outcome for every mutant");
+                return Ok(());
+            }
+            println!(
+                "running the {} mutants the ledger has not measured",
+                names.len()
+            );
             mutants(root, Pick::Named(names), true, jobs)
         }
         Run::SampleOfCommit(n) => {
@@ -219,6 +233,9 @@ fn last_run(root: &Path, list: &str) -> Vec<String> {
 /// Where a run keeps the list of every mutant as it starts (in `target/mutants/`).
 const LIST: &str = "list.txt";
 
+/// Where a run keeps the commit it started from (in `target/mutants/`).
+const COMMIT: &str = "commit.txt";
+
 /// The ledger of mutation outcomes, committed: the whole run takes hours, so it is run in
 /// shards, across sessions, and each shard's outcomes are kept here.
 const LEDGER: &str = "spec-vectors/mutation.tsv";
@@ -287,7 +304,11 @@ fn record(root: &Path) -> Result<usize, String> {
         Err(_) => list(root)?,
     };
     let keys = keyed(&current);
-    let commit = crate::head_commit(root)?.0;
+    // The commit the run started from (the sources may be committed to while it runs).
+    let commit = match std::fs::read_to_string(root.join("target/mutants").join(COMMIT)) {
+        Ok(text) if !text.trim().is_empty() => text.trim().to_owned(),
+        _ => crate::head_commit(root)?.0,
+    };
     let short = commit.get(..12).unwrap_or(&commit).to_owned();
     let mut ledger = read_ledger(root)?;
     let mut recorded = 0;
@@ -399,6 +420,17 @@ fn survivors(root: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// The current names of the mutants the ledger has no outcome for.
+fn unmeasured(root: &Path) -> Result<Vec<String>, String> {
+    let current = list(root)?;
+    let ledger = read_ledger(root)?;
+    Ok(keyed(&current)
+        .into_iter()
+        .filter(|(key, _)| !ledger.contains_key(key))
+        .map(|(_, name)| name.clone())
+        .collect())
+}
+
 /// `text` as a regular expression that matches it alone.
 fn regex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -443,6 +475,8 @@ fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), Str
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("cannot create target/mutants: {e}"))?;
     std::fs::write(out_dir.join(LIST), list(root)?.join("\n"))
         .map_err(|e| format!("cannot write target/mutants/{LIST}: {e}"))?;
+    std::fs::write(out_dir.join(COMMIT), crate::head_commit(root)?.0)
+        .map_err(|e| format!("cannot write target/mutants/{COMMIT}: {e}"))?;
     let mut args = vec!["mutants".to_owned()];
     args.extend(selection());
     args.extend(
