@@ -93,9 +93,19 @@ impl Mutation {
         explained: &str,
     ) -> Result<Mutation, String> {
         let rows = attribution_rows(attribution)?;
-        let explained: Vec<&str> = data_lines(explained)
+        // `file: change`, with the occurrence when ` #N` names one.
+        let explained: Vec<(&str, Option<&str>)> = data_lines(explained)
             .filter_map(|l| l.split_once('\t').map(|(m, _)| m))
+            .map(|m| match m.rsplit_once(" #") {
+                Some((bare, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    (bare, Some(n))
+                }
+                _ => (m, None),
+            })
             .collect();
+        let is_explained = |bare: &str, n: &str| {
+            (explained.iter()).any(|(b, o)| *b == bare && o.is_none_or(|o| o == n))
+        };
         let mut out = Mutation {
             attributed: (rows.iter())
                 .flat_map(|r| r.items.iter().map(|i| (*i).to_owned()))
@@ -104,7 +114,7 @@ impl Mutation {
         };
         for (i, line) in data_lines(ledger).enumerate() {
             let cols: Vec<&str> = line.split('\t').collect();
-            let [outcome, _commit, bare, _n, _position] = cols.as_slice() else {
+            let [outcome, _commit, bare, n, _position] = cols.as_slice() else {
                 return Err(format!("mutation.tsv: line {}: not five columns", i + 1));
             };
             out.measured += 1;
@@ -117,7 +127,7 @@ impl Mutation {
                     let t = out.items.entry((*item).to_owned()).or_default();
                     match *outcome {
                         "caught" | "timeout" => t.caught += 1,
-                        "missed" if explained.contains(bare) => t.explained += 1,
+                        "missed" if is_explained(bare, n) => t.explained += 1,
                         "missed" => t.survived.push((*bare).to_owned()),
                         "unviable" => {}
                         other => {
@@ -234,6 +244,16 @@ mod tests {
         let m = Mutation::from_texts(&text, ATTRIBUTION, explained).expect("parses");
         assert!(m.proves("PMIx_B") && m.proves("R-01"));
         assert_eq!(m.measured, 4);
+    }
+
+    #[test]
+    fn an_explanation_naming_an_occurrence_covers_that_one_alone() {
+        let text = "missed\tabc\tb.rs: delete ! in S::join\t1\tx:1:1\n\
+                    missed\tabc\tb.rs: delete ! in S::join\t2\tx:2:1\n";
+        let explained = "b.rs: delete ! in S::join #2\tequivalent: ...\n";
+        let m = Mutation::from_texts(text, ATTRIBUTION, explained).expect("parses");
+        assert_eq!(m.items["PMIx_B"].explained, 1);
+        assert_eq!(m.items["PMIx_B"].survived, ["b.rs: delete ! in S::join"]);
     }
 
     #[test]

@@ -230,6 +230,15 @@ fn last_run(root: &Path, list: &str) -> Vec<String> {
         .collect()
 }
 
+/// The list of every mutant as the last run started.
+fn last_run_list(root: &Path) -> Vec<String> {
+    std::fs::read_to_string(root.join("target/mutants").join(LIST))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Where a run keeps the list of every mutant as it starts (in `target/mutants/`).
 const LIST: &str = "list.txt";
 
@@ -371,7 +380,7 @@ fn score(root: &Path) -> Result<(), String> {
         commits.insert(m.commit.as_str());
         *count.entry(m.outcome.as_str()).or_default() += 1;
         if m.outcome == "missed" {
-            if why.iter().any(|(k, _)| *k == key.0) {
+            if why.iter().any(|e| e.covers(key)) {
                 explained_n += 1;
             } else {
                 unexplained.push(*name);
@@ -443,8 +452,33 @@ fn regex_escape(text: &str) -> String {
     out
 }
 
-/// The explained survivors: `file: description` → why.
-fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
+/// One explanation of `spec-vectors/mutants.tsv`: the mutant's file and description, which
+/// occurrence of it in the file (`None`: every one), and why it survives.
+struct Explanation {
+    bare: String,
+    occurrence: Option<usize>,
+    why: String,
+}
+
+impl Explanation {
+    fn covers(&self, key: &Key) -> bool {
+        self.bare == key.0 && self.occurrence.is_none_or(|n| n == key.1)
+    }
+}
+
+/// A mutant column of `spec-vectors/mutants.tsv`: `file: description`, optionally followed by
+/// ` #N` for its N-th occurrence in the file alone.
+fn parse_explained_mutant(column: &str) -> (String, Option<usize>) {
+    match column.rsplit_once(" #") {
+        Some((bare, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            (bare.to_owned(), n.parse().ok())
+        }
+        _ => (column.to_owned(), None),
+    }
+}
+
+/// The explained survivors.
+fn explained(root: &Path) -> Result<Vec<Explanation>, String> {
     let path = root.join("spec-vectors/mutants.tsv");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -452,7 +486,14 @@ fn explained(root: &Path) -> Result<Vec<(String, String)>, String> {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .filter_map(|l| l.split_once('\t'))
-        .map(|(m, why)| (m.to_owned(), why.to_owned()))
+        .map(|(m, why)| {
+            let (bare, occurrence) = parse_explained_mutant(m);
+            Explanation {
+                bare,
+                occurrence,
+                why: why.to_owned(),
+            }
+        })
         .collect())
 }
 
@@ -540,10 +581,15 @@ fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), Str
         unviable.len(),
         missed.len()
     );
+    let list = last_run_list(root);
+    let keys = keyed(&list);
     for m in &missed {
-        let key = without_position(m);
-        match why.iter().find(|(k, _)| *k == key) {
-            Some((_, reason)) => println!("  survived, explained: {m}: {reason}"),
+        let key = match keys.iter().find(|(_, name)| *name == m) {
+            Some((key, _)) => key.clone(),
+            None => (without_position(m), 1),
+        };
+        match why.iter().find(|e| e.covers(&key)) {
+            Some(e) => println!("  survived, explained: {m}: {}", e.why),
             None => {
                 println!("  survived: {m}");
                 unexplained.push(m.clone());
@@ -661,6 +707,29 @@ mod tests {
             ),
             "pmix/src/events.rs: replace Event::affected -> Vec<Proc> with vec![]"
         );
+    }
+
+    #[test]
+    fn an_explanation_may_name_one_occurrence() {
+        let (bare, n) = parse_explained_mutant("a.rs: replace == with != in f #2");
+        assert_eq!(
+            (bare.as_str(), n),
+            ("a.rs: replace == with != in f", Some(2))
+        );
+        let (bare, n) = parse_explained_mutant("a.rs: replace f -> u64 with 0");
+        assert_eq!((bare.as_str(), n), ("a.rs: replace f -> u64 with 0", None));
+        let one = Explanation {
+            bare: bare.clone(),
+            occurrence: Some(2),
+            why: String::new(),
+        };
+        assert!(one.covers(&(bare.clone(), 2)));
+        assert!(!one.covers(&(bare.clone(), 1)));
+        let every = Explanation {
+            occurrence: None,
+            ..one
+        };
+        assert!(every.covers(&(bare, 1)));
     }
 
     #[test]
