@@ -49,16 +49,6 @@ pub trait Topology {
     fn same_node(&self, a: &Proc, b: &Proc) -> bool;
 }
 
-/// Every process on one node (a single-machine host).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct OneNode;
-
-impl Topology for OneNode {
-    fn same_node(&self, _: &Proc, _: &Proc) -> bool {
-        true
-    }
-}
-
 /// A host's published data.
 #[derive(Clone, Debug, Default)]
 pub struct Published {

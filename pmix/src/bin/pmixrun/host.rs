@@ -13,7 +13,7 @@ use pmix::model::{
     ProcState, Query, Status, attr,
 };
 use pmix::server::Host;
-use pmix::store::published::OneNode;
+use pmix::store::published::Topology;
 use tokio::sync::Notify;
 
 /// The launcher as a PMIx host: published data, finalized processes, abort requests.
@@ -777,3 +777,12 @@ mod fabric;
 mod queries;
 #[cfg(test)]
 mod tests;
+
+/// Every process of `pmixrun` runs on its one machine (`PMIX_RANGE_LOCAL` reaches them all).
+struct OneNode;
+
+impl Topology for OneNode {
+    fn same_node(&self, _: &Proc, _: &Proc) -> bool {
+        true
+    }
+}

@@ -13,6 +13,15 @@ fn keys(k: &[&str]) -> Vec<String> {
     k.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// Every process on one node.
+struct OneNode;
+
+impl Topology for OneNode {
+    fn same_node(&self, _: &Proc, _: &Proc) -> bool {
+        true
+    }
+}
+
 /// Processes of namespace "a" on node 0, the others on node 1.
 struct TwoNodes;
 
