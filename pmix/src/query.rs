@@ -224,30 +224,6 @@ pub fn target(q: &Query, requester: &Proc) -> Proc {
     }
 }
 
-/// The namespace a query names with `PMIX_NSPACE` (or in its `PMIX_PROCID`), if any.
-pub fn named_nspace(q: &Query) -> Option<Nspace> {
-    q.qualifiers.iter().find_map(|i| {
-        let k = i.key.as_str();
-        if k == attr::NSPACE.wire_key() {
-            i.value.as_str().and_then(|s| Nspace::new(s).ok())
-        } else if k == attr::PROCID.wire_key() {
-            i.value
-                .as_proc()
-                .filter(|p| !p.nspace.as_str().is_empty())
-                .map(|p| p.nspace.clone())
-        } else {
-            None
-        }
-    })
-}
-
-/// Whether the query asks to bypass cached answers.
-pub fn refresh(q: &Query) -> bool {
-    q.qualifiers.iter().any(|i| {
-        i.key.as_str() == attr::QUERY_REFRESH_CACHE.wire_key() && i.value.as_bool().unwrap_or(true)
-    })
-}
-
 /// Attributes named as in the standard, as `pmix_regattr_t`s (unknown names are skipped).
 pub fn regattrs(names: &[&str]) -> Vec<Value> {
     names

@@ -12,7 +12,7 @@ impl HostState {
     /// §7.1.2, §7.1.4): namespaces, job status and process tables, spawn and debugger
     /// support, memory use, queues and allocation status.
     pub(super) fn answer(&self, key: &str, q: &Query, requester: &Proc) -> Option<Value> {
-        let nspace = &pmix::query::named_nspace(q).unwrap_or_else(|| requester.nspace.clone());
+        let nspace = &named_nspace(q).unwrap_or_else(|| requester.nspace.clone());
         let qualifier = |a: &str| q.qualifiers.iter().find(|i| i.key.as_str() == a);
         if key == attr::QUERY_SPAWN_SUPPORT.wire_key() {
             return Some(Value::string(SPAWN_SUPPORT.join(",")));
@@ -150,4 +150,21 @@ fn rss_mb(pid: u32) -> Option<f32> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: f32 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+/// The namespace a query names with `PMIX_NSPACE` (or in its `PMIX_PROCID`), if any.
+pub(super) fn named_nspace(q: &Query) -> Option<Nspace> {
+    q.qualifiers.iter().find_map(|i| {
+        let k = i.key.as_str();
+        if k == attr::NSPACE.wire_key() {
+            i.value.as_str().and_then(|s| Nspace::new(s).ok())
+        } else if k == attr::PROCID.wire_key() {
+            i.value
+                .as_proc()
+                .filter(|p| !p.nspace.as_str().is_empty())
+                .map(|p| p.nspace.clone())
+        } else {
+            None
+        }
+    })
 }

@@ -220,3 +220,25 @@ fn aborting_listed_processes_kills_them_and_leaves_the_job_running() {
         assert!(lock(&h.abort).is_none());
     });
 }
+
+#[test]
+fn a_query_names_a_namespace_by_itself_or_in_a_process_id() {
+    use pmix::model::{Nspace, Query};
+    let query = |qualifiers: Vec<Info>| Query {
+        keys: vec![Some("k".to_owned())],
+        qualifiers,
+    };
+    let other = Nspace::new("other").expect("a valid name");
+    let by_name = query(vec![Info::new(attr::NSPACE, "other".to_owned())]);
+    assert_eq!(queries::named_nspace(&by_name), Some(other.clone()));
+    let by_id = query(vec![Info::new(
+        attr::PROCID,
+        Proc::new(other.clone(), 1u32),
+    )]);
+    assert_eq!(queries::named_nspace(&by_id), Some(other));
+    let own = query(vec![Info::new(
+        attr::PROCID,
+        Proc::new(Nspace::default(), 1u32),
+    )]);
+    assert_eq!(queries::named_nspace(&own), None);
+}
