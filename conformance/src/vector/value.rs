@@ -3,7 +3,7 @@
 
 use pmix::model::{
     ByteObject, Coord, CoordView, Cpuset, DataArray, DataRange, DataType, DeviceDistance,
-    DeviceType, Envar, Geometry, LinkState, Persistence, Pointer, Proc, ProcState, Rank,
+    DeviceType, Envar, Geometry, LinkState, Persistence, Pointer, Proc, ProcState, Rank, RegAttr,
     StorageAccessType, StorageAccessibility, StorageMedium, StoragePersistence, Time, Timeval,
     Topology, Value,
 };
@@ -81,6 +81,21 @@ pub enum ValueSpec {
     Pointer(usize),
     /// `PMIX_UNDEF`: no value (`{ undef = true }`).
     Undef(bool),
+    /// `PMIX_REGATTR`: an attribute as a library registers it.
+    Regattr(RegattrSpec),
+}
+
+/// `pmix_regattr_t` as written: `{ name = "PMIX_TIMEOUT", string = "pmix.timeout", type =
+/// "PMIX_INT", description = ["…"] }` (no description: none).
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegattrSpec {
+    pub name: String,
+    pub string: String,
+    #[serde(rename = "type")]
+    pub data_type: String,
+    #[serde(default)]
+    pub description: Vec<String>,
 }
 
 /// `pmix_topology_t` as written: `{ source = "hwloc", xml = "<topology …>" }`.
@@ -258,6 +273,12 @@ impl ValueSpec {
             })),
             ValueSpec::Pointer(address) => Value::Pointer(Pointer(*address)),
             ValueSpec::Undef(_) => Value::Undef,
+            ValueSpec::Regattr(r) => Value::RegAttr(Box::new(RegAttr {
+                name: Some(r.name.clone()),
+                string: Some(r.string.clone()),
+                data_type: code(&r.data_type, DataType::from_name)?,
+                description: r.description.iter().cloned().map(Some).collect(),
+            })),
             ValueSpec::Array(a) => {
                 let of = code(&a.of, DataType::from_name)?;
                 let mut elements = Vec::new();
