@@ -22,6 +22,13 @@
 //! host interface carries them, a get of a remote member's value is `PMIX_ERR_NOT_FOUND`.
 //! Bootstrap constructions (whose members' calls are replayed with the leaders' directives)
 //! post nothing either.
+//!
+//! **Not done: a get without the group's context id.** The draft says a get under the
+//! poster's process ID retrieves the value; a client answers a reserved key it does not hold
+//! with `PMIX_ERR_NOT_FOUND` without asking its server (rule R-02: reserved keys are there
+//! from the start), so only a get qualified by `PMIX_GROUP_CONTEXT_ID` reaches the values
+//! stored here. The construct's results would have to carry the members' values to each
+//! client's cache.
 
 use crate::model::{Info, Proc, attr};
 
