@@ -72,8 +72,6 @@ pub(crate) struct ProcModex {
     pub(crate) local: KvList,
     /// Values visible to processes on other nodes (remote and global scope).
     pub(crate) remote: KvList,
-    /// How many commits this process made.
-    pub(crate) commits: u64,
 }
 
 /// What a search of committed data found.
@@ -95,7 +93,6 @@ impl ModexStore {
     /// Merge a commit: a key posted again takes its new value (rule P-05).
     pub(crate) fn commit(&mut self, proc: &Proc, buckets: Vec<CommitBucket>) {
         let entry = self.procs.entry(proc.clone()).or_default();
-        entry.commits += 1;
         for bucket in buckets {
             let (to_local, to_remote) = match bucket.scope {
                 Scope::LOCAL => (true, false),
@@ -118,7 +115,6 @@ impl ModexStore {
     /// Store the whole data of a process on another node (from a fence or direct modex).
     pub(crate) fn store_remote(&mut self, proc: &Proc, kvals: Vec<Kval>) {
         let entry = self.procs.entry(proc.clone()).or_default();
-        entry.commits += 1;
         for kv in kvals {
             entry.local.upsert(kv.clone());
             entry.remote.upsert(kv);
