@@ -104,10 +104,11 @@ pub(crate) enum Run {
     SampleOfCommit(usize),
     /// The planted bugs.
     Planted,
-    /// The mutants the ledger has as survivors, again (after vectors meant to kill them).
-    Survivors,
+    /// The mutants the ledger has as survivors, again (after vectors meant to kill them);
+    /// with a text, only those whose name holds it.
+    Survivors(Option<String>),
     /// The mutants the ledger has no outcome for.
-    Unmeasured,
+    Unmeasured(Option<String>),
     /// Record the last run's outcomes in the ledger (what every run does when it ends).
     Record,
     /// The score of the ledger against the mutants of the sources checked out.
@@ -123,8 +124,8 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
         Run::Score => score(root),
         Run::All => mutants(root, Pick::All, true, jobs),
         Run::Shard(shard) => mutants(root, Pick::Shard(shard), true, jobs),
-        Run::Survivors => {
-            let names = survivors(root)?;
+        Run::Survivors(only) => {
+            let names = only_with(survivors(root)?, only.as_deref());
             if names.is_empty() {
                 println!("the ledger has no survivor to run again");
                 return Ok(());
@@ -132,8 +133,8 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
             println!("running the ledger's {} survivors again", names.len());
             mutants(root, Pick::Named(names), true, jobs)
         }
-        Run::Unmeasured => {
-            let names = unmeasured(root)?;
+        Run::Unmeasured(only) => {
+            let names = only_with(unmeasured(root)?, only.as_deref());
             if names.is_empty() {
                 println!("the ledger has an outcome for every mutant");
                 return Ok(());
@@ -427,6 +428,14 @@ fn survivors(root: &Path) -> Result<Vec<String>, String> {
         .filter(|(key, _)| ledger.get(key).is_some_and(|m| m.outcome == "missed"))
         .map(|(_, name)| name.clone())
         .collect())
+}
+
+/// The names that hold `only`, or all of them.
+fn only_with(names: Vec<String>, only: Option<&str>) -> Vec<String> {
+    match only {
+        Some(text) => names.into_iter().filter(|n| n.contains(text)).collect(),
+        None => names,
+    }
 }
 
 /// The current names of the mutants the ledger has no outcome for.
