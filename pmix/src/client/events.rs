@@ -260,6 +260,11 @@ pub(crate) struct Pulls {
 }
 
 impl Pulls {
+    /// Number the pulls to come from past `base` (a tool's connections each have their own).
+    pub(super) fn start_after(&mut self, base: u64) {
+        self.next = self.next.max(base);
+    }
+
     pub(super) fn add(&mut self, handler: IofHandler) -> u64 {
         // Id 0 is OpenPMIx's default handler's: pulls start at 1.
         self.next += 1;

@@ -65,6 +65,12 @@ impl Client {
         Err(status)
     }
 
+    /// Number this connection's pulls from past `base`: a tool attached to several servers
+    /// gives each connection its own range, so that pull references stay unique in it.
+    pub(crate) fn number_pulls_from(&self, base: u64) {
+        lock_pulls(&self.inner.events.pulls).start_after(base);
+    }
+
     /// `PMIx_IOF_deregister`: end the pull `id` (v5.0 §18.5.8); an id this process does not
     /// hold is `PMIX_ERR_BAD_PARAM`. Its handler is not called again: output already on its
     /// way is dropped.

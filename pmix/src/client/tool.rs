@@ -222,6 +222,9 @@ pub struct Tool {
     base: Search,
     servers: Vec<(Proc, Arc<Client>)>,
     primary: Option<usize>,
+    /// Connections made so far: each numbers its output pulls from its own base, so that a
+    /// pull's reference is the tool's alone whichever server it was made with.
+    connections: u64,
 }
 
 impl Tool {
@@ -258,6 +261,7 @@ impl Tool {
                 base,
                 servers: Vec::new(),
                 primary: None,
+                connections: 0,
             });
         }
         let found = base.server()?;
@@ -272,6 +276,7 @@ impl Tool {
             base,
             servers: vec![(server, Arc::new(client))],
             primary: Some(0),
+            connections: 1,
         })
     }
 
@@ -298,6 +303,8 @@ impl Tool {
                     Some(&self.me),
                     BufferType::default(),
                 )?;
+                client.as_async().number_pulls_from(self.connections << 32);
+                self.connections += 1;
                 self.servers.push((server, Arc::new(client)));
                 self.servers.len() - 1
             }
