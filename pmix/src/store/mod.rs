@@ -257,6 +257,29 @@ mod tests {
         assert_eq!(value(attr::NODE_SIZE.wire_key()), Some(Value::Uint32(2)));
     }
 
+    /// Loose node keys registered after another node's array describe the server's node,
+    /// not the node registered first.
+    #[test]
+    fn loose_node_keys_after_another_nodes_array_stay_apart_from_it() {
+        let mut realms = JobRealms::new(Nspace::new("job").unwrap());
+        let other = info_array(vec![
+            info(attr::HOSTNAME.wire_key(), Value::string("other")),
+            info(attr::NODEID.wire_key(), Value::Uint32(9)),
+        ]);
+        realms.register(&[
+            info(attr::NODE_INFO_ARRAY.wire_key(), other),
+            info(attr::NODEID.wire_key(), Value::Uint32(7)),
+            info(attr::NODE_SIZE.wire_key(), Value::Uint32(2)),
+        ]);
+        realms.name_local_node("here");
+        let ids: Vec<_> = (realms.nodes.iter())
+            .map(|n| (n.hostname.as_deref(), n.nodeid))
+            .collect();
+        assert_eq!(ids, [(Some("here"), Some(7)), (Some("other"), Some(9))]);
+        let size = attr::NODE_SIZE.wire_key();
+        assert!(realms.nodes[1].info.iter().all(|i| i.key.as_str() != size));
+    }
+
     #[test]
     fn a_node_no_one_named_is_sent_as_loose_keys_not_as_an_array() {
         let mut realms = JobRealms::new(Nspace::new("job").unwrap());

@@ -245,9 +245,14 @@ pub struct JobRealms {
     pub job: Vec<Info>,
     /// Application info by application number.
     pub apps: BTreeMap<u32, Vec<Info>>,
+    /// The nodes; the first is the one the loose node keys are filed under when
+    /// `loose_node` says there is one.
     pub nodes: Vec<NodeRealm>,
     /// Process info by rank.
     pub procs: BTreeMap<u32, Vec<Info>>,
+    /// Whether `nodes[0]` holds the node keys registered outside any node array (the
+    /// registering server's node, v5.0 §17.2.3), which need not be the first node named.
+    loose_node: bool,
 }
 
 impl JobRealms {
@@ -260,6 +265,7 @@ impl JobRealms {
             apps: BTreeMap::new(),
             nodes: Vec::new(),
             procs: BTreeMap::new(),
+            loose_node: false,
         }
     }
 
@@ -384,11 +390,20 @@ impl JobRealms {
         }
     }
 
+    /// The node named by `hostname` or `nodeid`, added when there is none; with neither, the
+    /// node of the loose keys, kept first (a node array registered before them is another
+    /// node's).
     fn node_entry(&mut self, hostname: Option<String>, nodeid: Option<u32>) -> &mut NodeRealm {
+        if hostname.is_none() && nodeid.is_none() {
+            if !self.loose_node {
+                self.nodes.insert(0, NodeRealm::default());
+                self.loose_node = true;
+            }
+            return &mut self.nodes[0];
+        }
         let pos = self.nodes.iter().position(|n| {
             (hostname.is_some() && n.hostname == hostname)
                 || (nodeid.is_some() && n.nodeid == nodeid)
-                || (hostname.is_none() && nodeid.is_none())
         });
         let idx = match pos {
             Some(p) => p,
@@ -417,7 +432,7 @@ impl JobRealms {
     pub fn name_local_node(&mut self, hostname: &str) {
         // Loose node keys are filed under the first node (`node_entry(None, None)`).
         let anonymous = 0;
-        if self.nodes.first().is_none_or(|n| n.hostname.is_some()) {
+        if !self.loose_node || self.nodes[anonymous].hostname.is_some() {
             return;
         }
         let named = (self.nodes.iter()).position(|n| n.hostname.as_deref() == Some(hostname));
@@ -425,6 +440,7 @@ impl JobRealms {
             None => self.nodes[anonymous].hostname = Some(hostname.to_owned()),
             Some(named) => {
                 let loose = self.nodes.remove(anonymous);
+                self.loose_node = false;
                 let named = if named > anonymous { named - 1 } else { named };
                 let node = &mut self.nodes[named];
                 node.nodeid = node.nodeid.or(loose.nodeid);
