@@ -125,7 +125,10 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
         Run::All => mutants(root, Pick::All, true, jobs),
         Run::Shard(shard) => mutants(root, Pick::Shard(shard), true, jobs),
         Run::Survivors(only) => {
-            let names = only_with(survivors(root)?, only.as_deref());
+            let names = only_with(
+                in_ledger(root, |m| m.is_some_and(|m| m.outcome == "missed"))?,
+                only.as_deref(),
+            );
             if names.is_empty() {
                 println!("the ledger has no survivor to run again");
                 return Ok(());
@@ -134,7 +137,7 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
             mutants(root, Pick::Named(names), true, jobs)
         }
         Run::Unmeasured(only) => {
-            let names = only_with(unmeasured(root)?, only.as_deref());
+            let names = only_with(in_ledger(root, |m| m.is_none())?, only.as_deref());
             if names.is_empty() {
                 println!("the ledger has an outcome for every mutant");
                 return Ok(());
@@ -309,9 +312,9 @@ fn read_ledger(root: &Path) -> Result<std::collections::BTreeMap<Key, Measured>,
 /// Merge the last run's outcomes into the ledger, drop what no longer names a mutant of the
 /// sources, and write it in the sources' order. Gives how many outcomes it recorded.
 fn record(root: &Path) -> Result<usize, String> {
-    let current = match std::fs::read_to_string(root.join("target/mutants").join(LIST)) {
-        Ok(text) => text.lines().map(str::to_owned).collect(),
-        Err(_) => list(root)?,
+    let current = match last_run_list(root) {
+        started if !started.is_empty() => started,
+        _ => list(root)?,
     };
     let keys = keyed(&current);
     // The commit the run started from (the sources may be committed to while it runs).
@@ -373,6 +376,7 @@ fn score(root: &Path) -> Result<(), String> {
     let mut commits = std::collections::BTreeSet::new();
     let mut unexplained = Vec::new();
     let mut explained_n = 0;
+    let mut by_kind = std::collections::BTreeMap::<&str, usize>::new();
     for (key, name) in &keys {
         let Some(m) = ledger.get(key) else {
             *count.entry("untested").or_default() += 1;
@@ -381,8 +385,10 @@ fn score(root: &Path) -> Result<(), String> {
         commits.insert(m.commit.as_str());
         *count.entry(m.outcome.as_str()).or_default() += 1;
         if m.outcome == "missed" {
-            if why.iter().any(|e| e.covers(key)) {
+            if let Some(e) = why.iter().find(|e| e.covers(key)) {
                 explained_n += 1;
+                let kind = KINDS.iter().find(|k| e.why.starts_with(**k)).copied();
+                *by_kind.entry(kind.unwrap_or("?")).or_default() += 1;
             } else {
                 unexplained.push(*name);
             }
@@ -413,19 +419,33 @@ fn score(root: &Path) -> Result<(), String> {
             100.0 * (caught + explained_n) as f64 / viable as f64
         );
     }
+    if !by_kind.is_empty() {
+        let kinds: Vec<String> = (by_kind.iter())
+            .map(|(k, n)| format!("{n} {}", k.trim_end_matches(':')))
+            .collect();
+        println!("explained survivors by kind: {}", kinds.join(", "));
+    }
     for name in &unexplained {
         println!("  survived: {name}");
+    }
+    for (key, name) in &keys {
+        let caught =
+            (ledger.get(key)).is_some_and(|m| m.outcome == "caught" || m.outcome == "timeout");
+        if caught && why.iter().any(|e| e.covers(key)) {
+            println!("  caught, yet spec-vectors/mutants.tsv explains it: {name}");
+        }
     }
     Ok(())
 }
 
-/// The current names of the mutants the ledger has as survivors (`missed`).
-fn survivors(root: &Path) -> Result<Vec<String>, String> {
+/// The current names of the mutants whose entry in the ledger (none when it has no outcome for
+/// one) passes `pick`: its survivors (`missed`), or what it has not measured.
+fn in_ledger(root: &Path, pick: impl Fn(Option<&Measured>) -> bool) -> Result<Vec<String>, String> {
     let current = list(root)?;
     let ledger = read_ledger(root)?;
     Ok(keyed(&current)
         .into_iter()
-        .filter(|(key, _)| ledger.get(key).is_some_and(|m| m.outcome == "missed"))
+        .filter(|(key, _)| pick(ledger.get(key)))
         .map(|(_, name)| name.clone())
         .collect())
 }
@@ -436,17 +456,6 @@ fn only_with(names: Vec<String>, only: Option<&str>) -> Vec<String> {
         Some(text) => names.into_iter().filter(|n| n.contains(text)).collect(),
         None => names,
     }
-}
-
-/// The current names of the mutants the ledger has no outcome for.
-fn unmeasured(root: &Path) -> Result<Vec<String>, String> {
-    let current = list(root)?;
-    let ledger = read_ledger(root)?;
-    Ok(keyed(&current)
-        .into_iter()
-        .filter(|(key, _)| !ledger.contains_key(key))
-        .map(|(_, name)| name.clone())
-        .collect())
 }
 
 /// `text` as a regular expression that matches it alone.
@@ -486,28 +495,40 @@ fn parse_explained_mutant(column: &str) -> (String, Option<usize>) {
     }
 }
 
-/// The explained survivors.
+/// The kinds of reason an explanation may give, each its first word (see the header of
+/// `spec-vectors/mutants.tsv`).
+const KINDS: [&str; 4] = ["equivalent:", "undefined:", "redundant:", "peer:"];
+
+/// The explained survivors. A line that is not `mutant<TAB>kind: reason` is an error.
 fn explained(root: &Path) -> Result<Vec<Explanation>, String> {
     let path = root.join("spec-vectors/mutants.tsv");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok(text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(m, why)| {
-            let (bare, occurrence) = parse_explained_mutant(m);
-            Explanation {
-                bare,
-                occurrence,
-                why: why.to_owned(),
-            }
-        })
-        .collect())
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let bad = |what: &str| format!("{}:{}: {what}", path.display(), n + 1);
+        let (m, why) = line
+            .split_once('\t')
+            .ok_or_else(|| bad("no tab between the mutant and the reason"))?;
+        if !KINDS.iter().any(|k| why.starts_with(k)) {
+            return Err(bad(&format!(
+                "the reason must begin with one of {}",
+                KINDS.join(" ")
+            )));
+        }
+        let (bare, occurrence) = parse_explained_mutant(m);
+        out.push(Explanation {
+            bare,
+            occurrence,
+            why: why.to_owned(),
+        });
+    }
+    Ok(out)
 }
 
-/// Run cargo-mutants (all of [`MODULES`], or one shard), then list the survivors; with
-/// `strict`, fail on a survivor `spec-vectors/mutants.tsv` does not explain.
 /// Which mutants a run tests.
 enum Pick {
     All,
@@ -517,6 +538,9 @@ enum Pick {
     Named(Vec<String>),
 }
 
+/// Run cargo-mutants (all of [`MODULES`], one shard, or the mutants named), then list the
+/// survivors; with `strict`, fail on a survivor `spec-vectors/mutants.tsv` does not explain
+/// and on an explained mutant that a vector caught (its explanation is wrong).
 fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), String> {
     ensure_cargo_mutants()?;
     let out_dir = root.join("target/mutants");
@@ -592,18 +616,25 @@ fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), Str
     );
     let list = last_run_list(root);
     let keys = keyed(&list);
+    let key_of = |m: &String| match keys.iter().find(|(_, name)| *name == m) {
+        Some((key, _)) => key.clone(),
+        None => (without_position(m), 1),
+    };
     for m in &missed {
-        let key = match keys.iter().find(|(_, name)| *name == m) {
-            Some((key, _)) => key.clone(),
-            None => (without_position(m), 1),
-        };
-        match why.iter().find(|e| e.covers(&key)) {
+        match why.iter().find(|e| e.covers(&key_of(m))) {
             Some(e) => println!("  survived, explained: {m}: {}", e.why),
             None => {
                 println!("  survived: {m}");
                 unexplained.push(m.clone());
             }
         }
+    }
+    // An explained mutant that a vector caught: the explanation said no vector could.
+    let contradicted: Vec<&String> = (caught.iter().chain(&timeout))
+        .filter(|m| why.iter().any(|e| e.covers(&key_of(m))))
+        .collect();
+    for m in &contradicted {
+        println!("  caught, yet spec-vectors/mutants.tsv explains it: {m}");
     }
     let tested = caught.len() + timeout.len() + missed.len();
     if tested > 0 {
@@ -618,6 +649,13 @@ fn mutants(root: &Path, pick: Pick, strict: bool, jobs: usize) -> Result<(), Str
             "{} mutants survive that spec-vectors/mutants.tsv does not explain: kill each with \
              a vector that observes the behaviour, or explain it there",
             unexplained.len()
+        ));
+    }
+    if strict && !contradicted.is_empty() {
+        return Err(format!(
+            "{} mutants that spec-vectors/mutants.tsv explains were caught: remove their \
+             explanations",
+            contradicted.len()
         ));
     }
     Ok(())
