@@ -11,7 +11,7 @@
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
-//! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --survivors \| --unmeasured [--only TEXT] \| --score \| --record] [--jobs N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
+//! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --survivors \| --unmeasured [--only TEXT]... \| --score \| --record] [--jobs N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
 //! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
@@ -163,9 +163,9 @@ enum Cmd {
         #[arg(long, conflicts_with_all = ["shard", "sample_of_commit", "score", "record", "survivors"])]
         unmeasured: bool,
         /// With --survivors or --unmeasured: only the mutants whose name holds this text (a
-        /// file, `groups/`, a function).
+        /// file, `groups/`, a function); repeat for any of several.
         #[arg(long, value_name = "TEXT")]
-        only: Option<String>,
+        only: Vec<String>,
         /// Run one shard of the whole (`2/8`; round-robin).
         #[arg(long, value_name = "K/N", conflicts_with = "sample_of_commit")]
         shard: Option<String>,

@@ -105,10 +105,10 @@ pub(crate) enum Run {
     /// The planted bugs.
     Planted,
     /// The mutants the ledger has as survivors, again (after vectors meant to kill them);
-    /// with a text, only those whose name holds it.
-    Survivors(Option<String>),
-    /// The mutants the ledger has no outcome for.
-    Unmeasured(Option<String>),
+    /// with texts, only those whose name holds one of them.
+    Survivors(Vec<String>),
+    /// The mutants the ledger has no outcome for (with texts, as for `Survivors`).
+    Unmeasured(Vec<String>),
     /// Record the last run's outcomes in the ledger (what every run does when it ends).
     Record,
     /// The score of the ledger against the mutants of the sources checked out.
@@ -127,7 +127,7 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
         Run::Survivors(only) => {
             let names = only_with(
                 in_ledger(root, |m| m.is_some_and(|m| m.outcome == "missed"))?,
-                only.as_deref(),
+                &only,
             );
             if names.is_empty() {
                 println!("the ledger has no survivor to run again");
@@ -137,7 +137,7 @@ pub(crate) fn run(root: &Path, what: Run, jobs: usize) -> Result<(), String> {
             mutants(root, Pick::Named(names), true, jobs)
         }
         Run::Unmeasured(only) => {
-            let names = only_with(in_ledger(root, |m| m.is_none())?, only.as_deref());
+            let names = only_with(in_ledger(root, |m| m.is_none())?, &only);
             if names.is_empty() {
                 println!("the ledger has an outcome for every mutant");
                 return Ok(());
@@ -450,12 +450,14 @@ fn in_ledger(root: &Path, pick: impl Fn(Option<&Measured>) -> bool) -> Result<Ve
         .collect())
 }
 
-/// The names that hold `only`, or all of them.
-fn only_with(names: Vec<String>, only: Option<&str>) -> Vec<String> {
-    match only {
-        Some(text) => names.into_iter().filter(|n| n.contains(text)).collect(),
-        None => names,
+/// The names that hold one of the texts of `only`, or all of them when it has none.
+fn only_with(names: Vec<String>, only: &[String]) -> Vec<String> {
+    if only.is_empty() {
+        return names;
     }
+    (names.into_iter())
+        .filter(|n| only.iter().any(|text| n.contains(text.as_str())))
+        .collect()
 }
 
 /// `text` as a regular expression that matches it alone.
@@ -745,6 +747,15 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_keeps_the_names_that_hold_any_text_given() {
+        let names = || vec!["a/x.rs:1:1: m".to_owned(), "b/y.rs:2:2: n".to_owned()];
+        assert_eq!(only_with(names(), &[]), names());
+        assert_eq!(only_with(names(), &["b/".to_owned()]), ["b/y.rs:2:2: n"]);
+        let both = ["x.rs".to_owned(), "y.rs".to_owned()];
+        assert_eq!(only_with(names(), &both), names());
+    }
 
     #[test]
     fn an_explanation_keys_on_the_mutant_without_its_position() {
