@@ -4,7 +4,7 @@
 //! fence: `Proc::new(group, Rank::WILDCARD)`.
 
 use crate::Error;
-use crate::model::{Info, Proc, Query, Status, attr};
+use crate::model::{DataArray, Info, Proc, Query, Status, attr};
 use crate::wire::Request;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
 
@@ -35,11 +35,12 @@ impl Client {
     /// `PMIx_Group_construct`: build the group `group` of `procs` with every other member
     /// (v5.0 §14.2.6), a collective. The results hold `PMIX_GROUP_CONTEXT_ID` when
     /// `PMIX_GROUP_ASSIGN_CONTEXT_ID` was asked for and the host assigned one. With
-    /// `PMIX_GROUP_OPTIONAL` and a `PMIX_TIMEOUT`, members that never came are left out: the
-    /// status is then `PMIX_ERR_PARTIAL_SUCCESS`, and the results hold the members who
-    /// formed the group (`PMIX_GROUP_MEMBERSHIP`), as the server answers
-    /// `PMIX_QUERY_GROUP_MEMBERSHIP` (OpenPMIx 4.2's reply to the construction carries no
-    /// members; a server that cannot answer leaves them out).
+    /// `PMIX_GROUP_OPTIONAL` and a `PMIX_TIMEOUT`, members that never came are left out (the
+    /// status is then `PMIX_ERR_PARTIAL_SUCCESS`), and with `PMIX_GROUP_NOTIFY_TERMINATION`
+    /// members that terminated before calling it: then the results hold the members who
+    /// formed the group (`PMIX_GROUP_MEMBERSHIP`), as the server's reply names them or, when
+    /// it does not (OpenPMIx 4.2's), as it answers `PMIX_QUERY_GROUP_MEMBERSHIP` (a server
+    /// that cannot answer leaves them out).
     pub async fn group_construct(
         &self,
         group: &str,
@@ -53,26 +54,40 @@ impl Client {
         });
         let reply = self.inner.conn.request(&req).await?;
         let (status, context_id, members) = replies::group_constructed(reply)?;
-        // A 5.0 or later server names the members, and wants them back in the destruct.
-        let members = if members.is_empty() {
-            procs.to_vec()
-        } else {
+        // Members may have been left out: optional ones that never came (a partial
+        // success), or, with PMIX_GROUP_NOTIFY_TERMINATION, ones that terminated before
+        // calling construct. A 5.0 or later server names the members (and wants them back
+        // in the destruct); another is asked.
+        let may_differ = status == Status::ERR_PARTIAL_SUCCESS
+            || Info::flag(info, attr::GROUP_NOTIFY_TERMINATION);
+        let members = if !members.is_empty() {
             members
+        } else if may_differ {
+            (self.group_members(group).await).unwrap_or_else(|| procs.to_vec())
+        } else {
+            procs.to_vec()
         };
-        self.state().groups.insert(group.to_owned(), members);
+        self.state()
+            .groups
+            .insert(group.to_owned(), members.clone());
         let mut results = Vec::new();
         if let Some(id) = context_id.and_then(|c| usize::try_from(c).ok()) {
             results.push(Info::new(attr::GROUP_CONTEXT_ID, id));
         }
-        if status == Status::ERR_PARTIAL_SUCCESS {
-            results.extend(self.group_membership(group).await);
+        // v5.0 §14.2.5: then each member receives "an updated group membership (marked
+        // with the PMIX_GROUP_MEMBERSHIP attribute) as part of the results array".
+        if as_set(&members) != as_set(procs) {
+            results.push(Info::new(
+                attr::GROUP_MEMBERSHIP,
+                DataArray::of_procs(members),
+            ));
         }
         Ok(GroupConstructed { status, results })
     }
 
-    /// The members of `group` as the server knows them, as a `PMIX_GROUP_MEMBERSHIP` info;
-    /// none when it cannot say.
-    async fn group_membership(&self, group: &str) -> Option<Info> {
+    /// The members of `group` as the server knows them (`PMIX_QUERY_GROUP_MEMBERSHIP`); none
+    /// when it cannot say.
+    async fn group_members(&self, group: &str) -> Option<Vec<Proc>> {
         let membership = Query {
             keys: vec![Some(attr::QUERY_GROUP_MEMBERSHIP.wire_key().to_owned())],
             qualifiers: vec![Info::new(attr::GROUP_ID, group.to_owned())],
@@ -87,7 +102,7 @@ impl Client {
         (answered.results.iter())
             .flat_map(crate::query::answers_in)
             .find(|i| i.key.as_str() == attr::QUERY_GROUP_MEMBERSHIP.wire_key())
-            .and_then(|i| Info::with_key(attr::GROUP_MEMBERSHIP.wire_key(), i.value.clone()).ok())
+            .map(|i| crate::events::procs_of(&i.value))
     }
 
     /// `PMIx_Group_destruct`: end the group with every other member (§14.2.8), a
@@ -235,4 +250,9 @@ impl Client {
         let (c, g, i) = (self.clone(), group.to_owned(), info.to_vec());
         Pending(self.run_nb(async move { c.group_leave(&g, &i).await }))
     }
+}
+
+/// The processes of `procs`, once each and in order, to compare two memberships.
+fn as_set(procs: &[Proc]) -> std::collections::BTreeSet<&Proc> {
+    procs.iter().collect()
 }
