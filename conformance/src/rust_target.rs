@@ -94,7 +94,9 @@ where
                 let c = clients.get(r)?;
                 let h = step.start.clone().unwrap_or_default();
                 let p = procs.get(&r).cloned().unwrap_or_default();
-                handles.insert(h, (r, tokio::spawn(one_call(v, step, r, c, p)), mark));
+                let started = tokio::spawn(one_call(v, step, r, c, p));
+                clients.under_way(r, &started);
+                handles.insert(h, (r, started, mark));
                 Vec::new()
             }
             Call::Get {
@@ -105,6 +107,7 @@ where
                 let (target, key, info) = get_args(v, step, r)?;
                 let pending: Pending<Value> = c.get_nb(target.as_ref(), &key, &info);
                 let get = tokio::spawn(async move { Ok(observe_value(pending.await)) });
+                clients.under_way(r, &get);
                 handles.insert(h.clone(), (r, get, mark));
                 Vec::new()
             }
@@ -115,6 +118,9 @@ where
                 mark = at_start;
                 match started.await {
                     Ok(o) => vec![(r, o?)],
+                    Err(e) if e.is_cancelled() => {
+                        return Err(format!("rank {r} was ended before {handle} completed").into());
+                    }
                     Err(e) => std::panic::resume_unwind(e.into_panic()),
                 }
             }
@@ -122,14 +128,7 @@ where
                 for r in &callers {
                     clients.remove(*r);
                 }
-                // Its calls still under way end with it: each holds its connection open.
-                handles.retain(|_, (r, started, _)| {
-                    let vanishes = callers.contains(r);
-                    if vanishes {
-                        started.abort();
-                    }
-                    !vanishes
-                });
+                handles.retain(|_, (r, _, _)| !callers.contains(r));
                 // Let the servers see the connections close.
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 Vec::new()
@@ -166,26 +165,46 @@ where
 /// The clients of the started ranks, which the host ends by dropping them: the connection
 /// closes as a process's would when it dies.
 #[derive(Default)]
-struct Ranks(std::sync::Mutex<BTreeMap<u32, Client>>);
+struct Ranks(std::sync::Mutex<RankTable>);
+
+#[derive(Default)]
+struct RankTable {
+    clients: BTreeMap<u32, Client>,
+    /// The calls each rank started and has not collected: each holds the rank's connection
+    /// open, so they end with the rank.
+    under_way: BTreeMap<u32, Vec<tokio::task::AbortHandle>>,
+}
 
 impl Ranks {
     fn insert(&self, rank: u32, client: Client) {
-        lock(&self.0).insert(rank, client);
+        lock(&self.0).clients.insert(rank, client);
     }
 
     fn get(&self, rank: u32) -> Result<Client, String> {
-        lock(&self.0)
-            .get(&rank)
-            .cloned()
+        (lock(&self.0).clients.get(&rank).cloned())
             .ok_or(format!("rank {rank} has vanished or was ended"))
     }
 
+    fn under_way<T>(&self, rank: u32, call: &tokio::task::JoinHandle<T>) {
+        let mut table = lock(&self.0);
+        let calls = table.under_way.entry(rank).or_default();
+        calls.retain(|c| !c.is_finished());
+        calls.push(call.abort_handle());
+    }
+
+    /// End `rank`: its client and the calls it has under way.
     fn remove(&self, rank: u32) -> Option<Client> {
-        lock(&self.0).remove(&rank)
+        let mut table = lock(&self.0);
+        for call in table.under_way.remove(&rank).unwrap_or_default() {
+            call.abort();
+        }
+        table.clients.remove(&rank)
     }
 
     fn clear(&self) {
-        lock(&self.0).clear();
+        let mut table = lock(&self.0);
+        table.clients.clear();
+        table.under_way.clear();
     }
 }
 
