@@ -4,8 +4,9 @@
 //! `cargo xtask mutants` breaks `pmix` one small change at a time and runs the `rust` target's
 //! vectors against each change; it keeps every outcome in `spec-vectors/mutation.tsv` (the
 //! ledger). `spec-vectors/implemented-by.tsv` says which functions implement which API or
-//! rule, and `spec-vectors/mutants.tsv` explains the survivors that no vector can observe
-//! (equivalent mutants). An item is *proven* when at least one mutant of its code was caught
+//! rule, and `spec-vectors/mutants.tsv` explains the survivors that no `rust` vector can
+//! observe, each with its kind (`cargo xtask mutants` checks the kinds; this reads only which
+//! mutants are explained). An item is *proven* when at least one mutant of its code was caught
 //! and none of them survives unexplained: the vectors fail when that code is broken. A
 //! mutant not yet measured proves nothing either way; [`Mutation::measured`] says how much of
 //! the ledger is there.

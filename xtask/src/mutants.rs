@@ -377,6 +377,7 @@ fn score(root: &Path) -> Result<(), String> {
     let mut unexplained = Vec::new();
     let mut explained_n = 0;
     let mut by_kind = std::collections::BTreeMap::<&str, usize>::new();
+    let mut contradicted = Vec::new();
     for (key, name) in &keys {
         let Some(m) = ledger.get(key) else {
             *count.entry("untested").or_default() += 1;
@@ -384,14 +385,15 @@ fn score(root: &Path) -> Result<(), String> {
         };
         commits.insert(m.commit.as_str());
         *count.entry(m.outcome.as_str()).or_default() += 1;
-        if m.outcome == "missed" {
-            if let Some(e) = why.iter().find(|e| e.covers(key)) {
+        let explanation = why.iter().find(|e| e.covers(key));
+        match (m.outcome.as_str(), explanation) {
+            ("missed", Some(e)) => {
                 explained_n += 1;
-                let kind = KINDS.iter().find(|k| e.why.starts_with(**k)).copied();
-                *by_kind.entry(kind.unwrap_or("?")).or_default() += 1;
-            } else {
-                unexplained.push(*name);
+                *by_kind.entry(e.kind).or_default() += 1;
             }
+            ("missed", None) => unexplained.push(*name),
+            ("caught" | "timeout", Some(_)) => contradicted.push(*name),
+            _ => {}
         }
     }
     let get = |k: &str| count.get(k).copied().unwrap_or(0);
@@ -420,20 +422,14 @@ fn score(root: &Path) -> Result<(), String> {
         );
     }
     if !by_kind.is_empty() {
-        let kinds: Vec<String> = (by_kind.iter())
-            .map(|(k, n)| format!("{n} {}", k.trim_end_matches(':')))
-            .collect();
+        let kinds: Vec<String> = (by_kind.iter()).map(|(k, n)| format!("{n} {k}")).collect();
         println!("explained survivors by kind: {}", kinds.join(", "));
     }
     for name in &unexplained {
         println!("  survived: {name}");
     }
-    for (key, name) in &keys {
-        let caught =
-            (ledger.get(key)).is_some_and(|m| m.outcome == "caught" || m.outcome == "timeout");
-        if caught && why.iter().any(|e| e.covers(key)) {
-            println!("  caught, yet spec-vectors/mutants.tsv explains it: {name}");
-        }
+    for name in &contradicted {
+        println!("  caught, yet spec-vectors/mutants.tsv explains it: {name}");
     }
     Ok(())
 }
@@ -477,6 +473,8 @@ fn regex_escape(text: &str) -> String {
 struct Explanation {
     bare: String,
     occurrence: Option<usize>,
+    /// One of [`KINDS`], without its colon.
+    kind: &'static str,
     why: String,
 }
 
@@ -506,25 +504,31 @@ fn explained(root: &Path) -> Result<Vec<Explanation>, String> {
     let path = root.join("spec-vectors/mutants.tsv");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse_explanations(&text).map_err(|e| format!("{}:{e}", path.display()))
+}
+
+/// The explanations of `spec-vectors/mutants.tsv`'s text; an error names the bad line.
+fn parse_explanations(text: &str) -> Result<Vec<Explanation>, String> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        let bad = |what: &str| format!("{}:{}: {what}", path.display(), n + 1);
+        let bad = |what: &str| format!("{}: {what}", n + 1);
         let (m, why) = line
             .split_once('\t')
             .ok_or_else(|| bad("no tab between the mutant and the reason"))?;
-        if !KINDS.iter().any(|k| why.starts_with(k)) {
-            return Err(bad(&format!(
+        let kind = (KINDS.iter().find(|k| why.starts_with(**k))).ok_or_else(|| {
+            bad(&format!(
                 "the reason must begin with one of {}",
                 KINDS.join(" ")
-            )));
-        }
+            ))
+        })?;
         let (bare, occurrence) = parse_explained_mutant(m);
         out.push(Explanation {
             bare,
             occurrence,
+            kind: kind.trim_end_matches(':'),
             why: why.to_owned(),
         });
     }
@@ -779,6 +783,7 @@ mod tests {
         let one = Explanation {
             bare: bare.clone(),
             occurrence: Some(2),
+            kind: "equivalent",
             why: String::new(),
         };
         assert!(one.covers(&(bare.clone(), 2)));
@@ -788,6 +793,27 @@ mod tests {
             ..one
         };
         assert!(every.covers(&(bare, 1)));
+    }
+
+    #[test]
+    fn an_explanation_must_say_its_kind() {
+        let text = "# header\n\na.rs: replace f with ()\tpeer: only OpenPMIx reaches it\n\
+                    b.rs: delete ! in g #2\tundefined: the standard names no status\n";
+        let got = parse_explanations(text).expect("two good lines");
+        let kinds: Vec<(&str, &str, Option<usize>)> = (got.iter())
+            .map(|e| (e.bare.as_str(), e.kind, e.occurrence))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a.rs: replace f with ()", "peer", None),
+                ("b.rs: delete ! in g", "undefined", Some(2)),
+            ]
+        );
+        let unkinded = parse_explanations("a.rs: m\tno vector reaches it\n");
+        assert!(unkinded.is_err_and(|e| e.starts_with("1: the reason must begin with")));
+        let untabbed = parse_explanations("# h\na.rs: m equivalent: x\n");
+        assert!(untabbed.is_err_and(|e| e.starts_with("2: no tab")));
     }
 
     #[test]
