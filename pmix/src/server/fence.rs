@@ -38,8 +38,12 @@ pub(crate) struct Tracker {
     pub id: u64,
     /// The collective's name besides its set (a group's; empty otherwise).
     pub label: String,
-    /// The participants as requested (ranks may be wildcards).
+    /// The participants as requested (ranks may be wildcards), sorted: the collective's
+    /// name, alike at every server whatever order each caller listed them in.
     pub procs: Vec<Proc>,
+    /// The participants in the order the first caller listed them: a group's ranks are
+    /// positions in that list (v5.0 §14.2.1).
+    pub order: Vec<Proc>,
     /// The local processes that must contribute.
     pub local: BTreeSet<Proc>,
     pub contributed: BTreeMap<Proc, Waiter>,
@@ -57,9 +61,9 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
-    /// The participants not excused, in order.
+    /// The participants not excused, in the first caller's order.
     pub(crate) fn still_in(&self) -> Vec<Proc> {
-        (self.procs.iter())
+        (self.order.iter())
             .filter(|p| !self.excused.contains(*p))
             .cloned()
             .collect()
@@ -112,9 +116,12 @@ impl Fences {
         waiter: Waiter,
         info: &[Info],
     ) -> FenceStep {
-        let mut key = procs.to_vec();
-        key.sort();
-        key.dedup();
+        let mut seen = BTreeSet::new();
+        let order: Vec<Proc> = (procs.iter())
+            .filter(|p| seen.insert((*p).clone()))
+            .cloned()
+            .collect();
+        let key: Vec<Proc> = seen.into_iter().collect();
         let gens = self
             .sets
             .entry((label.to_owned(), key.clone()))
@@ -127,6 +134,7 @@ impl Fences {
                     id: self.next_id,
                     label: label.to_owned(),
                     procs: key,
+                    order,
                     local,
                     contributed: BTreeMap::new(),
                     info: info.to_vec(),
