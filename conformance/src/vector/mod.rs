@@ -646,8 +646,13 @@ pub fn key_string(name: &str) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
-/// A status by its standard name.
+/// A status by its standard name, or by its number.
 pub fn status_named(name: &str) -> Result<Status, String> {
+    // A code outside the standard's constants (a user-defined event code) is written as its
+    // number.
+    if let Ok(code) = name.parse::<i32>() {
+        return Ok(Status(code));
+    }
     Status::from_name(name).ok_or_else(|| format!("no status is named {name}"))
 }
 
