@@ -105,6 +105,15 @@ pub struct Shared {
     direct_modex: bool,
     fence: bool,
     publish: bool,
+    /// Event codes the host does not carry between nodes.
+    unrelayed: Vec<Status>,
+    /// Upcalls the host refuses, with the status it answers.
+    refused: BTreeMap<&'static str, Status>,
+    /// The host names the members of the groups it constructs.
+    group_membership: bool,
+    /// The ranks of the job the host knows have ended: those it ended, and those that
+    /// vanished (a resource manager sees its processes exit).
+    gone: Mutex<BTreeSet<u32>>,
     node_of: BTreeMap<u32, usize>,
     nodes: usize,
     node_names: Vec<String>,
@@ -168,6 +177,18 @@ impl Shared {
             direct_modex: v.setup.host.direct_modex,
             fence: v.setup.host.fence,
             publish: v.setup.host.publish,
+            // Checked when the vector was loaded.
+            unrelayed: (v.setup.host.unrelayed.iter())
+                .filter_map(|c| crate::vector::status_named(c).ok())
+                .collect(),
+            refused: (crate::vector::REFUSABLE.iter())
+                .filter_map(|u| {
+                    let status = v.setup.host.refuse.get(*u)?;
+                    Some((*u, crate::vector::status_named(status).ok()?))
+                })
+                .collect(),
+            group_membership: v.setup.host.group_membership,
+            gone: Mutex::default(),
             node_of: v
                 .setup
                 .nodes
@@ -190,6 +211,11 @@ impl Shared {
             upcalls: UpcallLog::default(),
             ender: Mutex::new(None),
         }
+    }
+
+    /// Rank `rank` of the job ended: the host knows it.
+    pub fn rank_gone(&self, rank: u32) {
+        lock(&self.gone).insert(rank);
     }
 
     /// The target's way of ending its ranks, for aborts and job control.

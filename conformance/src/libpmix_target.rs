@@ -189,6 +189,7 @@ where
                     if let Some(mut c) = procs.remove(r) {
                         c.kill().await;
                     }
+                    shared.rank_gone(*r);
                 }
                 // Let the servers see the connections close.
                 tokio::time::sleep(Duration::from_millis(100)).await;

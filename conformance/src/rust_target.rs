@@ -127,6 +127,7 @@ where
             Call::Vanish => {
                 for r in &callers {
                     clients.remove(*r);
+                    cluster.shared.rank_gone(*r);
                 }
                 handles.retain(|_, (r, _, _)| !callers.contains(r));
                 // Let the servers see the connections close.

@@ -443,13 +443,20 @@ impl Host for ClusterHost {
             ids.1.remove(&group);
             return Ok(Vec::new());
         }
-        if !wants_id {
-            return Ok(Vec::new());
+        let mut answer = Vec::new();
+        if self.shared.group_membership {
+            answer.push(Info::new(
+                attr::GROUP_MEMBERSHIP,
+                DataArray::of_procs(self.members_alive(&procs)),
+            ));
         }
-        let next = ids.0 + 1;
-        let id = *ids.1.entry(group).or_insert(next);
-        ids.0 = ids.0.max(id);
-        Ok(vec![Info::new(attr::GROUP_CONTEXT_ID, id)])
+        if wants_id {
+            let next = ids.0 + 1;
+            let id = *ids.1.entry(group).or_insert(next);
+            ids.0 = ids.0.max(id);
+            answer.push(Info::new(attr::GROUP_CONTEXT_ID, id));
+        }
+        Ok(answer)
     }
 
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
@@ -494,7 +501,7 @@ impl Host for ClusterHost {
     async fn register_events(&self, codes: Vec<Status>, info: Vec<Info>) -> Result<(), Status> {
         let seen = self.upcall("pmix_server_register_events_fn_t");
         self.record(seen.codes(&codes).info(&info));
-        Ok(())
+        self.refusal("pmix_server_register_events_fn_t")
     }
 
     async fn deregister_events(&self, codes: Vec<Status>) -> Result<(), Status> {
@@ -519,6 +526,9 @@ impl Host for ClusterHost {
             .proc(&source)
             .info(&info);
         self.record(seen.detail(format!("status {status:?} range {}", range.0)));
+        if self.shared.unrelayed.contains(&status) {
+            return Err(Status::ERR_UNREACH);
+        }
         let others: Vec<Arc<dyn NodeServer>> = lock(&self.shared.servers)
             .iter()
             .enumerate()
@@ -631,7 +641,7 @@ impl Host for ClusterHost {
             seen.info(&directives)
                 .detail(format!("channels {channels}")),
         );
-        Ok(())
+        self.refusal("pmix_server_iof_fn_t")
     }
 
     /// Input is recorded and dropped: the vector's processes read no standard input. The
@@ -682,6 +692,35 @@ impl ClusterHost {
         self.shared.upcalls.record(upcall);
     }
 
+    /// The answer to the upcall `name`: the status the vector has the host refuse it with,
+    /// or success.
+    fn refusal(&self, name: &str) -> Result<(), Status> {
+        self.shared.refused.get(name).map_or(Ok(()), |s| Err(*s))
+    }
+
+    /// `procs` in their order, the job's wildcard spelled out, without the ranks the host
+    /// knows have ended.
+    fn members_alive(&self, procs: &[Proc]) -> Vec<Proc> {
+        let gone = lock(&self.shared.gone).clone();
+        let mut out: Vec<Proc> = Vec::new();
+        for p in procs {
+            let of_job = p.nspace.as_str() == self.shared.nspace;
+            let ranks: Vec<u32> = if of_job && p.rank == Rank::WILDCARD {
+                self.shared.node_of.keys().copied().collect()
+            } else {
+                vec![p.rank.0]
+            };
+            for r in ranks {
+                let member = Proc::new(p.nspace.clone(), Rank(r));
+                let ended = of_job && gone.contains(&r);
+                if !ended && !out.contains(&member) {
+                    out.push(member);
+                }
+            }
+        }
+        out
+    }
+
     /// End the ranks of the vector's job that `targets` name (a wildcard: every rank), other
     /// than `requester`, with `signal`, each before the next; then announce each end to the
     /// job: `PMIX_EVENT_PROC_TERMINATED` naming it as `PMIX_EVENT_AFFECTED_PROC`, from the
@@ -707,6 +746,7 @@ impl ClusterHost {
             if !ender.end(rank, signal).await {
                 continue;
             }
+            self.shared.rank_gone(rank);
             let ended = Proc::new(job.clone(), Rank(rank));
             // The library's publish board drops what it published with PMIX_PERSIST_PROC.
             self.shared.published.process_ended(&ended);

@@ -43,6 +43,17 @@ impl Vector {
             i.to_info(&self.setup.nspace)
                 .map_err(|e| format!("field `setup.info`: {e}"))?;
         }
+        for code in &self.setup.host.unrelayed {
+            status_named(code).map_err(|e| format!("field `setup.host.unrelayed`: {e}"))?;
+        }
+        for (upcall, status) in &self.setup.host.refuse {
+            if !REFUSABLE.contains(&upcall.as_str()) {
+                return Err(format!(
+                    "field `setup.host.refuse`: the host cannot refuse {upcall} (only {REFUSABLE:?})"
+                ));
+            }
+            status_named(status).map_err(|e| format!("field `setup.host.refuse`: {e}"))?;
+        }
         for i in &self.setup.server_info {
             i.to_info(&self.setup.nspace)
                 .map_err(|e| format!("field `setup.server_info`: {e}"))?;

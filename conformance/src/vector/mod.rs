@@ -260,7 +260,23 @@ pub struct HostSetup {
     /// The host stores published data (`publish`, `lookup`, `unpublish` upcalls).
     #[serde(default = "yes")]
     pub publish: bool,
+    /// Event codes the host does not carry to the other nodes' servers: its `notify_event`
+    /// upcall answers `PMIX_ERR_UNREACH` for them, as a host whose network failed would.
+    #[serde(default)]
+    pub unrelayed: Vec<String>,
+    /// Upcalls the host refuses, by their C type's name (one of [`REFUSABLE`]), each with the
+    /// status it answers them.
+    #[serde(default)]
+    pub refuse: BTreeMap<String, String>,
+    /// The host answers each group construction with its members (`PMIX_GROUP_MEMBERSHIP`,
+    /// which v5.0 §16.3.29 lets it return): the processes it was handed, the job's wildcard
+    /// spelled out, without those it knows have ended (ended by it, or vanished).
+    #[serde(default)]
+    pub group_membership: bool,
 }
+
+/// The upcalls a vector's host can be made to refuse (`setup.host.refuse`).
+pub const REFUSABLE: [&str; 2] = ["pmix_server_register_events_fn_t", "pmix_server_iof_fn_t"];
 
 impl Default for HostSetup {
     fn default() -> Self {
@@ -268,6 +284,9 @@ impl Default for HostSetup {
             direct_modex: true,
             fence: true,
             publish: true,
+            unrelayed: Vec::new(),
+            refuse: BTreeMap::new(),
+            group_membership: false,
         }
     }
 }
