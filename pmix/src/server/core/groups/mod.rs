@@ -360,8 +360,10 @@ impl GroupsAt<'_> {
                     _ if status == Status::SUCCESS => still_in.clone(),
                     _ => t.contributed.keys().cloned().collect(),
                 };
-                // Members that terminated were left out: the others hear who is in.
-                let fewer = status == Status::SUCCESS && members.len() < still_in.len();
+                // Members that terminated were left out: the others hear who is in. A
+                // wildcard counts as the ranks it stands for (the host may name them).
+                let fewer = status == Status::SUCCESS
+                    && self.spelled_out(&members).len() < self.spelled_out(&still_in).len();
                 if !roles.excused.is_empty() || fewer {
                     let info = vec![Info::new(
                         attr::GROUP_MEMBERSHIP,
