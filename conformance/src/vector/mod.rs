@@ -269,7 +269,7 @@ pub struct HostSetup {
     #[serde(default)]
     pub refuse: BTreeMap<String, String>,
     /// The host answers each group construction with its members (`PMIX_GROUP_MEMBERSHIP`,
-    /// which v5.0 §16.3.29 lets it return): the processes it was handed, the job's wildcard
+    /// which v5.0 §17.3.29 lets it return): the processes it was handed, the job's wildcard
     /// spelled out, without those it knows have ended (ended by it, or vanished).
     #[serde(default)]
     pub group_membership: bool,
