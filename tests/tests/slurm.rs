@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pmix_tests::capi::{library, on_our_library};
 use pmix_tests::launch::{build_c, build_mpi, check_says, pkg_config};
@@ -35,6 +35,14 @@ use pmix_tests::launch::{build_c, build_mpi, check_says, pkg_config};
 enum Server {
     OpenPmix,
     ThisProject,
+}
+
+/// Why a cluster did not come up, with its logs.
+enum Down {
+    /// One of its daemons ended.
+    Ended(String),
+    /// Its daemons run, but it took no job in time.
+    NotIdle(String),
 }
 
 /// A one-node Slurm cluster, stopped when dropped.
@@ -47,7 +55,26 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// The cluster, taking jobs. A daemon that ends while the cluster comes up is most
+    /// likely one whose port another program took between `free_ports` and its bind: the
+    /// cluster is started again on other ports, three times at most.
     fn start(server: Server) -> Cluster {
+        let mut attempt = 1;
+        loop {
+            let mut cluster = Cluster::launch(server);
+            match cluster.wait_until_idle() {
+                Ok(()) => return cluster,
+                Err(Down::Ended(why)) if attempt < 3 => {
+                    eprintln!("the Slurm cluster is started again: {why}");
+                    attempt += 1;
+                }
+                Err(Down::Ended(why) | Down::NotIdle(why)) => panic!("{why}"),
+            }
+        }
+    }
+
+    /// Starts `slurmctld` and `slurmd` on two free ports.
+    fn launch(server: Server) -> Cluster {
         let dir = PathBuf::from(format!("/tmp/pmix-slurm-{}-{server:?}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["state", "spool", "log", "tmp"] {
@@ -130,39 +157,61 @@ impl Cluster {
             .stderr(log_file(&dir, "slurmd.err"))
             .spawn()
             .expect("unshare runs (util-linux)");
-        let cluster = Cluster {
+        Cluster {
             dir,
             conf,
             slurmctld,
             slurmd,
-        };
-        cluster.wait_until_idle();
-        cluster
+        }
     }
 
-    /// Until the node takes jobs: `sinfo` says it is idle and a step runs (a minute at
-    /// most, then the logs say why not).
-    fn wait_until_idle(&self) {
-        // 300 tries, 200 ms apart.
-        for _ in 0..300 {
-            let sinfo = self.command("sinfo").args(["-h", "-o", "%T"]).output();
-            let idle = sinfo.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "idle");
+    /// Until the node takes jobs: `sinfo` says it is idle and a step runs, within two
+    /// minutes; every command it runs is bounded, so that a cluster that does not come up
+    /// fails the test with its logs before the test runner ends it without them.
+    #[allow(clippy::disallowed_methods)] // a real cluster's deadline: no simulator reaches it
+    fn wait_until_idle(&mut self) -> Result<(), Down> {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Some(why) = self.ended() {
+                return Err(Down::Ended(format!(
+                    "{why} while the cluster in {} came up:\n{}",
+                    self.dir.display(),
+                    self.logs()
+                )));
+            }
+            let mut sinfo = self.command("timeout");
+            sinfo.args(["-s", "KILL", "10", "sinfo", "-h", "-o", "%T"]);
+            let idle = sinfo
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "idle");
             if idle
                 && self
-                    .srun(1, Path::new("true"), &[])
+                    .srun_within(30, 1, Path::new("true"), &[])
                     .status()
                     .unwrap()
                     .success()
             {
-                return;
+                return Ok(());
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        panic!(
-            "the Slurm cluster in {} did not come up:\n{}",
+        Err(Down::NotIdle(format!(
+            "the Slurm cluster in {} did not take a job within two minutes:\n{}",
             self.dir.display(),
             self.logs()
-        );
+        )))
+    }
+
+    /// Which daemon has ended, and how, if one has.
+    fn ended(&mut self) -> Option<String> {
+        let daemons = [
+            ("slurmctld", &mut self.slurmctld),
+            ("slurmd", &mut self.slurmd),
+        ];
+        daemons.into_iter().find_map(|(name, daemon)| {
+            let status = daemon.try_wait().ok()??;
+            Some(format!("{name} ended ({status})"))
+        })
     }
 
     /// A Slurm command for this cluster.
@@ -172,16 +221,30 @@ impl Cluster {
         cmd
     }
 
-    /// `srun --mpi=pmix` of `program` on `n` tasks, ended after two minutes at most.
+    /// `srun --mpi=pmix` of `program` on `n` tasks, ended after a minute at most (a test's
+    /// few steps then end well within the test runner's limit).
     fn srun(&self, n: u32, program: &Path, args: &[&str]) -> Command {
+        self.srun_within(60, n, program, args)
+    }
+
+    /// `srun --mpi=pmix` of `program` on `n` tasks, ended after `seconds` at most.
+    fn srun_within(&self, seconds: u32, n: u32, program: &Path, args: &[&str]) -> Command {
         let mut cmd = self.command("timeout");
-        cmd.args(["-s", "KILL", "120", "srun", "--mpi=pmix", "-t", "2"])
-            .arg(format!("--ntasks={n}"))
-            .arg(program)
-            .args(args)
-            // The plugin's folder for the clients, per cluster.
-            .env("SLURM_PMIX_TMPDIR", self.dir.join("tmp"))
-            .stdin(Stdio::null());
+        cmd.args([
+            "-s",
+            "KILL",
+            &seconds.to_string(),
+            "srun",
+            "--mpi=pmix",
+            "-t",
+            "2",
+        ])
+        .arg(format!("--ntasks={n}"))
+        .arg(program)
+        .args(args)
+        // The plugin's folder for the clients, per cluster.
+        .env("SLURM_PMIX_TMPDIR", self.dir.join("tmp"))
+        .stdin(Stdio::null());
         cmd
     }
 
