@@ -443,7 +443,18 @@ impl Connection {
         matches!(self.io, Io::Blocking(_))
     }
 
-    /// Stop reading; the server sees the connection close.
+    /// End the connection at finalize: stop reading and shut the writing side, so that the
+    /// server sees the connection end now, not when the last handle to the client goes (a
+    /// finalized process is no longer registered for anything, v5.0 §17.3.15).
+    pub(crate) async fn finish(&self) {
+        self.close();
+        if let Io::Tasks { writer, .. } = &self.io {
+            // A connection already lost has nothing left to end.
+            let _ = writer.lock().await.shutdown().await;
+        }
+    }
+
+    /// Stop reading (the writing side ends with the connection, or at [`Self::finish`]).
     pub(crate) fn close(&self) {
         match &self.io {
             Io::Tasks { reader, .. } => reader.abort(),

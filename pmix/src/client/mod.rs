@@ -592,7 +592,7 @@ impl Client {
         }
         let r = self.status_of(&Request::Finalize).await;
         self.state().finalized = true;
-        self.inner.conn.close();
+        self.inner.conn.finish().await;
         self.inner.events.clear();
         r
     }
