@@ -124,8 +124,10 @@ impl Search {
         })
     }
 
-    /// The URI of the server searched for: `PMIX_ERR_UNREACH` when there is none.
-    pub fn uri(&self) -> Result<String, Error> {
+    /// The URI of the server searched for: `PMIX_ERR_UNREACH` when there is none (the
+    /// tests' shorthand for [`Self::server`]).
+    #[cfg(test)]
+    fn uri(&self) -> Result<String, Error> {
         self.server().map(|found| found.uri)
     }
 
