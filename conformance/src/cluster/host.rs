@@ -189,7 +189,8 @@ impl Host for ClusterHost {
     }
 
     /// The cluster answers the namespaces it registered (the vector's job, its other jobs,
-    /// the jobs spawned so far), in name order; it knows nothing else a query may ask.
+    /// the jobs spawned so far), in name order; it knows nothing else a query may ask. A
+    /// vector can have it refuse every query.
     async fn query(&self, proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
         let mut seen = self.upcall("pmix_server_query_fn_t").proc(&proc);
         for q in &queries {
@@ -201,6 +202,7 @@ impl Host for ClusterHost {
             .map(String::as_str)
             .collect();
         self.record(seen.asked(&keys));
+        self.refusal("pmix_server_query_fn_t")?;
         let namespaces = attr::QUERY_NAMESPACES.wire_key();
         let mut names: BTreeSet<String> = lock(&self.shared.spawned_jobs).clone();
         names.insert(self.shared.nspace.clone());

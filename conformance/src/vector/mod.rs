@@ -276,7 +276,11 @@ pub struct HostSetup {
 }
 
 /// The upcalls a vector's host can be made to refuse (`setup.host.refuse`).
-pub const REFUSABLE: [&str; 2] = ["pmix_server_register_events_fn_t", "pmix_server_iof_fn_t"];
+pub const REFUSABLE: [&str; 3] = [
+    "pmix_server_register_events_fn_t",
+    "pmix_server_iof_fn_t",
+    "pmix_server_query_fn_t",
+];
 
 impl Default for HostSetup {
     fn default() -> Self {
