@@ -5,7 +5,7 @@
 //! Like the client calls of [`crate::api`], a server step travels to a target's node process
 //! as the vector wrote it and is resolved there, so both sides read a vector the same way.
 
-use pmix::model::{DataType, Info, IofChannel, Nspace, Proc, Rank, Status, Value, attr};
+use pmix::model::{DataRange, DataType, Info, IofChannel, Nspace, Proc, Rank, Status, Value, attr};
 use pmix::server::Server;
 
 use crate::api::ApiOutput;
@@ -60,6 +60,11 @@ pub enum ServerCall {
     },
     DeleteProcessSet {
         name: String,
+    },
+    NotifyEvent {
+        status: Status,
+        range: DataRange,
+        info: Vec<Info>,
     },
     RegisterResources {
         info: Vec<Info>,
@@ -173,6 +178,16 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ServerCall, String> {
         Call::ServerDeleteProcessSet { name } => {
             ServerCall::DeleteProcessSet { name: name.clone() }
         }
+        Call::ServerNotifyEvent {
+            status,
+            range,
+            info,
+        } => ServerCall::NotifyEvent {
+            status: crate::vector::status_named(status)?,
+            range: DataRange::from_name(range)
+                .ok_or_else(|| format!("field `range`: no range is named {range}"))?,
+            info: infos(info)?,
+        },
         Call::ServerRegisterResources { info } => {
             ServerCall::RegisterResources { info: infos(info)? }
         }
@@ -314,6 +329,11 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
                 .err()
                 .map_or(Status::SUCCESS, |e| e.status()),
         ),
+        ServerCall::NotifyEvent {
+            status,
+            range,
+            info,
+        } => unit(server.notify_event(status, None, range, info).await),
         ServerCall::IofDeliver {
             source,
             channel,

@@ -486,6 +486,14 @@ pub enum Call {
     },
     /// `PMIx_server_delete_process_set`.
     ServerDeleteProcessSet { name: String },
+    /// `PMIx_Notify_event` made by the server, for its host: `status` over `range` (a
+    /// `PMIX_RANGE_*` name), with no source process (the host's own event).
+    ServerNotifyEvent {
+        status: String,
+        range: String,
+        #[serde(default)]
+        info: Vec<InfoSpec>,
+    },
     /// `PMIx_server_register_resources`.
     ServerRegisterResources { info: Vec<InfoSpec> },
     /// `PMIx_server_deregister_resources`.
@@ -678,6 +686,7 @@ impl Call {
             Call::ServerDeliverInventory { .. } => "server_deliver_inventory",
             Call::ServerDefineProcessSet { .. } => "server_define_process_set",
             Call::ServerDeleteProcessSet { .. } => "server_delete_process_set",
+            Call::ServerNotifyEvent { .. } => "server_notify_event",
             Call::ServerRegisterResources { .. } => "server_register_resources",
             Call::ServerDeregisterResources { .. } => "server_deregister_resources",
             Call::GenerateRegex { .. } => "generate_regex",
@@ -827,6 +836,7 @@ impl Call {
             Call::ServerDeliverInventory { .. } => "PMIx_server_deliver_inventory",
             Call::ServerDefineProcessSet { .. } => "PMIx_server_define_process_set",
             Call::ServerDeleteProcessSet { .. } => "PMIx_server_delete_process_set",
+            Call::ServerNotifyEvent { .. } => "PMIx_Notify_event",
             Call::ServerRegisterResources { .. } => "PMIx_server_register_resources",
             Call::ServerDeregisterResources { .. } => "PMIx_server_deregister_resources",
             Call::GenerateRegex { .. } => "PMIx_generate_regex",
@@ -982,6 +992,7 @@ impl Call {
             Call::RegisterAttributes { attributes, .. } => attributes.iter().for_each(|k| key(k)),
             Call::RegisterEventHandler { info, .. }
             | Call::NotifyEvent { info, .. }
+            | Call::ServerNotifyEvent { info, .. }
             | Call::Connect { info, .. }
             | Call::Disconnect { info, .. }
             | Call::AllocationRequest { info, .. }

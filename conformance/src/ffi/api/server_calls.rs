@@ -256,6 +256,27 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             // SAFETY: a NUL-terminated name (the library does not write through it).
             status_of(unsafe { need(s.delete_pset)?(n.as_ptr()) })
         }
+        ServerCall::NotifyEvent {
+            status,
+            range,
+            info,
+        } => {
+            let ci = l.infos_to_c(&info)?;
+            let notify = need(syms(l).notify)?;
+            // SAFETY: the infos outlive the call, which op_nb waits for; no source: the
+            // server's own process is the event's source.
+            op_nb(|cb, d| unsafe {
+                notify(
+                    status.0,
+                    std::ptr::null(),
+                    range.0,
+                    ci.ptr(),
+                    ci.v.len(),
+                    Some(cb),
+                    d,
+                )
+            })
+        }
         ServerCall::RegisterResources { info } => {
             let ci = l.infos_to_c(&info)?;
             let f = need(s.register_resources)?;
