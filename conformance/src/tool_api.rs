@@ -88,8 +88,10 @@ impl RustTool {
         if let ToolCall::Init { info } = &call {
             return match Tool::init(info) {
                 Ok(t) => {
+                    // The identifier the tool was given, as PMIx_tool_init's `proc` returns it.
+                    let me = t.proc().clone();
                     self.tool = Some(t);
-                    ApiOutput::status(Status::SUCCESS)
+                    ApiOutput::value(Ok(Value::Proc(me)))
                 }
                 Err(e) => ApiOutput::status(e.status()),
             };

@@ -75,7 +75,12 @@ fn init(l: &'static Lib, s: &ToolSyms, info: &[Info]) -> Result<ApiOutput, Statu
     // owns, alive for the call (the library copies what it keeps).
     check(unsafe { need(s.init)?(&mut me, ptr, ci.len()) })?;
     set_buffer_type(l.probe_buffer_type());
-    Ok(ApiOutput::status(Status::SUCCESS))
+    // The identifier the tool was given: a library that fills `proc` with no valid
+    // namespace is seen as giving none.
+    Ok(match proc_of(me) {
+        Ok(me) => ApiOutput::value(Ok(Value::Proc(me))),
+        Err(_) => ApiOutput::status(Status::SUCCESS),
+    })
 }
 
 /// The server `set_server` and `disconnect` act on.
