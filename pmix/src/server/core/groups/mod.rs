@@ -727,15 +727,17 @@ impl GroupsAt<'_> {
         self.events.distribute(self.cx, event);
     }
 
-    /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it.
+    /// `PMIx_Group_leave` from `me`: out of the group at once; the others hear of it. A
+    /// group formed over a job's wildcard rank is its ranks, so it is spelled out first.
     pub(super) fn group_leave(&mut self, conn: ConnId, me: &Proc, tag: Tag, group: String) {
-        let status = match self.groups.live.get_mut(&group) {
-            None => Status::ERR_NOT_FOUND,
-            Some(g) if !g.members.contains(me) => Status::ERR_BAD_PARAM,
-            Some(g) => {
-                g.members.retain(|m| m != me);
+        let members = (self.groups.live.get(&group)).map(|g| self.spelled_out(&g.members));
+        let status = match (members, self.groups.live.get_mut(&group)) {
+            (Some(members), Some(g)) if members.contains(me) => {
+                g.members = members.into_iter().filter(|m| m != me).collect();
                 Status::SUCCESS
             }
+            (_, Some(_)) => Status::ERR_BAD_PARAM,
+            (_, None) => Status::ERR_NOT_FOUND,
         };
         self.plain_reply(Command::GROUP_LEAVE, conn, tag, status);
         if status != Status::SUCCESS {
