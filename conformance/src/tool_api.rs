@@ -52,7 +52,11 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
         Call::ToolSetServer { info } => ToolCall::SetServer { info: infos(info)? },
         Call::ToolGetServers => ToolCall::GetServers,
         Call::ToolDisconnect => ToolCall::Disconnect,
-        Call::IofPull { .. }
+        // Publish, lookup and unpublish in their non-blocking forms (`nb = true`).
+        Call::Publish { .. }
+        | Call::Lookup { .. }
+        | Call::Unpublish { .. }
+        | Call::IofPull { .. }
         | Call::IofOutput { .. }
         | Call::IofDeregister { .. }
         | Call::IofPush { .. }

@@ -894,12 +894,16 @@ impl Call {
     }
 
     /// Whether the vector's tool may make the call: its own, and the client calls a tool
-    /// makes of its server (I/O forwarding, event handlers).
+    /// makes of its server (I/O forwarding, event handlers, and publish, lookup and unpublish
+    /// in their non-blocking forms).
     pub fn tool_may_make(&self) -> bool {
         self.by_tool()
             || matches!(
                 self,
-                Call::IofPull { .. }
+                Call::Publish { nb: true, .. }
+                    | Call::Lookup { nb: true, .. }
+                    | Call::Unpublish { nb: true, .. }
+                    | Call::IofPull { .. }
                     | Call::IofOutput { .. }
                     | Call::IofDeregister { .. }
                     | Call::IofPush { .. }

@@ -145,7 +145,8 @@ impl Vector {
                 return Err(at(if s.call.by_tool() {
                     "field `proc`: a tool's call is made by \"tool\"".into()
                 } else {
-                    "field `proc`: the tool makes only the calls of a tool and I/O forwarding"
+                    "field `proc`: the tool makes only the calls of a tool, of I/O forwarding, of \
+                     event handlers and the non-blocking publish, lookup and unpublish"
                         .into()
                 }));
             }

@@ -120,7 +120,20 @@ pub fn run_presets() -> Saved {
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
         .map(str::trim)
         .unwrap_or_default();
-    Saved::from([("affinity".to_owned(), affinity.into())])
+    // The effective ids (the second of each line), which every rank runs with.
+    let effective = |field: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|ids| ids.split_whitespace().nth(1))
+            .and_then(|id| id.parse::<u32>().ok())
+            .unwrap_or_default()
+    };
+    Saved::from([
+        ("affinity".to_owned(), affinity.into()),
+        ("uid".to_owned(), effective("Uid:").into()),
+        ("gid".to_owned(), effective("Gid:").into()),
+    ])
 }
 
 /// Keep the value of a step with `save` (a string) for the steps after it.
@@ -216,7 +229,7 @@ info = [
         };
         assert_eq!(
             info[0].value,
-            super::super::ValueSpec::Pid(super::super::value::PidSpec::Number(42))
+            super::super::ValueSpec::Pid(super::super::value::NumberSpec::Number(42))
         );
         assert_eq!(
             info[1].value,

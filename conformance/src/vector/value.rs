@@ -18,7 +18,7 @@ pub enum ValueSpec {
     Bool(bool),
     Uint8(u8),
     Uint16(u16),
-    Uint32(u32),
+    Uint32(NumberSpec<u32>),
     Uint64(u64),
     Int8(i8),
     Int16(i16),
@@ -46,7 +46,7 @@ pub enum ValueSpec {
     Uint(u32),
     Float(f32),
     Double(f64),
-    Pid(PidSpec),
+    Pid(NumberSpec<i32>),
     /// `PMIX_TIME`: seconds since the epoch.
     Time(i64),
     /// `PMIX_TIMEVAL`: `[seconds, microseconds]`.
@@ -162,13 +162,22 @@ pub struct ArraySpec {
     pub items: Vec<ValueSpec>,
 }
 
-/// A pid: a number, or `"$pid_NODE"`, the pid of a node's server, which the runner puts in
-/// its place before the step runs.
+/// A number, or a saved one (`"$pid_NODE"`, the pid of a node's server; `"$uid"`, the ranks'
+/// user id), which the runner puts in its place before the step runs.
 #[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum PidSpec {
-    Number(i32),
+pub enum NumberSpec<T> {
+    Number(T),
     Saved(String),
+}
+
+impl<T: Copy> NumberSpec<T> {
+    fn number(&self, what: &str) -> Result<T, String> {
+        match self {
+            NumberSpec::Number(v) => Ok(*v),
+            NumberSpec::Saved(s) => Err(format!("{what} {s:?}: not a number nor a saved value")),
+        }
+    }
 }
 
 impl ValueSpec {
@@ -178,7 +187,7 @@ impl ValueSpec {
             ValueSpec::Bool(b) => Value::Bool(*b),
             ValueSpec::Uint8(v) => Value::Uint8(*v),
             ValueSpec::Uint16(v) => Value::Uint16(*v),
-            ValueSpec::Uint32(v) => Value::Uint32(*v),
+            ValueSpec::Uint32(v) => Value::Uint32(v.number("uint32")?),
             ValueSpec::Uint64(v) => Value::Uint64(*v),
             ValueSpec::Int8(v) => Value::Int8(*v),
             ValueSpec::Int16(v) => Value::Int16(*v),
@@ -208,10 +217,7 @@ impl ValueSpec {
             ValueSpec::Uint(v) => Value::Uint(*v),
             ValueSpec::Float(v) => Value::Float(*v),
             ValueSpec::Double(v) => Value::Double(*v),
-            ValueSpec::Pid(PidSpec::Number(v)) => Value::Pid(*v),
-            ValueSpec::Pid(PidSpec::Saved(s)) => {
-                return Err(format!("pid {s:?}: not a number nor a saved value"));
-            }
+            ValueSpec::Pid(v) => Value::Pid(v.number("pid")?),
             ValueSpec::Time(v) => Value::Time(Time(*v)),
             ValueSpec::Timeval((sec, usec)) => Value::Timeval(Timeval {
                 sec: *sec,
@@ -346,7 +352,7 @@ mod tests {
         );
         let mixed = ValueSpec::Array(ArraySpec {
             of: "PMIX_STRING".into(),
-            items: vec![ValueSpec::Uint32(1)],
+            items: vec![ValueSpec::Uint32(NumberSpec::Number(1))],
         });
         assert!(
             mixed.to_value("j").is_err(),
