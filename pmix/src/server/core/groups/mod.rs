@@ -595,9 +595,9 @@ impl GroupsAt<'_> {
     /// `PMIX_GROUP_CONTEXT_ID_ASSIGNED` (§14.2.4) at the members of `group` this server
     /// serves (every member's server raises it for its own), with the id.
     pub(super) fn context_id_assigned(&mut self, group: &str, members: &[Proc], id: u64) {
-        let here: Vec<Proc> = (members.iter())
+        // A member given as a job's wildcard stands for each of its ranks here.
+        let here: Vec<Proc> = (self.spelled_out(members).into_iter())
             .filter(|m| self.cx.store.is_local(m))
-            .cloned()
             .collect();
         if here.is_empty() {
             return;
