@@ -81,23 +81,35 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput,
             status,
             range,
             info,
-        } => {
-            let ci = l.infos_to_c(&info)?;
-            let notify = need(s.notify)?;
-            // SAFETY: infos of their length; the source is NULL (the caller); op_done frees
-            // the slot.
-            op_nb(|cb, cbdata| unsafe {
-                notify(
-                    status.0,
-                    std::ptr::null(),
-                    range.0,
-                    ci.ptr(),
-                    ci.v.len(),
-                    Some(cb),
-                    cbdata,
-                )
-            })
-        }
+        } => notify(l, status, None, range, &info)?,
         _ => return Err(NO_SUCH_CALL),
     })
+}
+
+/// `PMIx_Notify_event` of `status` from `source` (with none, the calling process, or the
+/// server's own in a server), waited for until its callback.
+pub(super) fn notify(
+    l: &'static Lib,
+    status: Status,
+    source: Option<&Proc>,
+    range: pmix::model::DataRange,
+    info: &[Info],
+) -> Result<ApiOutput, Status> {
+    let ci = l.infos_to_c(info)?;
+    let notify = need(syms(l).notify)?;
+    let src = source.map(c_proc);
+    let src_ptr = src.as_ref().map_or(std::ptr::null(), |p| &raw const *p);
+    // SAFETY: the source (or NULL) and the infos of their length outlive the call, which
+    // op_nb waits for; op_done frees the slot.
+    Ok(op_nb(|cb, cbdata| unsafe {
+        notify(
+            status.0,
+            src_ptr,
+            range.0,
+            ci.ptr(),
+            ci.v.len(),
+            Some(cb),
+            cbdata,
+        )
+    }))
 }

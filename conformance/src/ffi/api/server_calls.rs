@@ -260,23 +260,7 @@ fn run(l: &'static Lib, s: &ServerSyms, call: ServerCall) -> Result<ApiOutput, S
             status,
             range,
             info,
-        } => {
-            let ci = l.infos_to_c(&info)?;
-            let notify = need(syms(l).notify)?;
-            // SAFETY: the infos outlive the call, which op_nb waits for; no source: the
-            // server's own process is the event's source.
-            op_nb(|cb, d| unsafe {
-                notify(
-                    status.0,
-                    std::ptr::null(),
-                    range.0,
-                    ci.ptr(),
-                    ci.v.len(),
-                    Some(cb),
-                    d,
-                )
-            })
-        }
+        } => super::events::notify(l, status, None, range, &info)?,
         ServerCall::RegisterResources { info } => {
             let ci = l.infos_to_c(&info)?;
             let f = need(s.register_resources)?;
@@ -344,22 +328,7 @@ pub fn notify_for_host(
     range: DataRange,
     info: &[Info],
 ) -> Result<(), Status> {
-    let l = ready()?;
-    let ci = l.infos_to_c(info)?;
-    let notify = need(syms(l).notify)?;
-    let src = c_proc(source);
-    // SAFETY: the source and the infos outlive the call, which op_nb waits for.
-    let o = op_nb(|cb, cbdata| unsafe {
-        notify(
-            status.0,
-            &raw const src,
-            range.0,
-            ci.ptr(),
-            ci.v.len(),
-            Some(cb),
-            cbdata,
-        )
-    });
+    let o = super::events::notify(ready()?, status, Some(source), range, info)?;
     match o.status {
         Status::SUCCESS => Ok(()),
         s => Err(s),
