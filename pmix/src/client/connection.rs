@@ -245,7 +245,7 @@ impl Connection {
                 Address::Tcp(addr) => connect_tcp(addr).await,
             })
             .await?;
-        let conn = Self::handshake(stream, &env.proc, env.buffer_type, events).await?;
+        let conn = Self::handshake(stream, &env.proc, env.buffer_type, uid_gid(), events).await?;
         conn.core().accept_reserved_puts = env.accept_reserved_puts;
         conn.core().set_server_dialect(env.server_dialect());
         Ok(conn)
@@ -258,7 +258,7 @@ impl Connection {
         events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
         let stream = first_reachable(&server_addresses(env)?, connect_sync)?;
-        let (hello, uid) = hello(&env.proc, env.buffer_type)?;
+        let (hello, uid) = hello(&env.proc, env.buffer_type, uid_gid())?;
         stream.write_all(&hello).map_err(lost)?;
         let mut answer = [[0u8; 4]; 2];
         stream.read_exact(&mut answer[0]).map_err(lost)?;
@@ -315,14 +315,15 @@ impl Connection {
         Ok((Connection { core, io, uid }, me, answer.server))
     }
 
-    /// Handshake over an already connected stream.
+    /// Handshake over an already connected stream, as the user and group `ids`.
     pub(crate) async fn handshake(
         mut stream: BoxStream,
         proc: &Proc,
         buffer_type: BufferType,
+        ids: (u32, u32),
         events: mpsc::UnboundedSender<Pushed>,
     ) -> Result<Self, Error> {
-        let (hello, uid) = hello(proc, buffer_type)?;
+        let (hello, uid) = hello(proc, buffer_type, ids)?;
         stream.write_all(&hello).await.map_err(lost)?;
         let mut word = [0u8; 4];
         stream.read_exact(&mut word).await.map_err(lost)?;
@@ -463,10 +464,13 @@ impl Connection {
     }
 }
 
-/// The first message of a client, and the uid it claims (the server checks it against the
-/// kernel's peer credentials).
-fn hello(proc: &Proc, buffer_type: BufferType) -> Result<(Vec<u8>, u32), Error> {
-    let (uid, gid) = uid_gid();
+/// The first message of a client of user and group `(uid, gid)`, and the uid it claims (the
+/// server checks it against the kernel's peer credentials).
+fn hello(
+    proc: &Proc,
+    buffer_type: BufferType,
+    (uid, gid): (u32, u32),
+) -> Result<(Vec<u8>, u32), Error> {
     let hello = ConnectRequest::simple_client(proc.clone(), uid, gid, buffer_type).encode()?;
     Ok((hello, uid))
 }

@@ -132,8 +132,20 @@ impl Client {
         proc: Proc,
         buffer_type: BufferType,
     ) -> Result<Client, Error> {
+        Client::init_over_as(stream, proc, buffer_type, crate::transport::uid_gid()).await
+    }
+
+    /// [`Client::init_over`] for a process that runs as the user and group `ids`, which a
+    /// transport without a kernel (in memory) cannot tell: what the client states in its
+    /// handshake, which the server checks against the credentials the transport reports.
+    pub async fn init_over_as(
+        stream: crate::transport::BoxStream,
+        proc: Proc,
+        buffer_type: BufferType,
+        ids: (u32, u32),
+    ) -> Result<Client, Error> {
         let (queue, rx) = events::queue();
-        let conn = Connection::handshake(stream, &proc, buffer_type, queue.clone()).await?;
+        let conn = Connection::handshake(stream, &proc, buffer_type, ids, queue.clone()).await?;
         Client::start(conn, (queue, rx), proc).await
     }
 
