@@ -597,7 +597,9 @@ impl ServerCore {
     /// (`GroupsAt::relayed_group_event`).
     pub(crate) fn notify_event(&mut self, event: Event) -> Result<(), Status> {
         event.check()?;
-        self.events.distribute(&mut self.cx, event.clone());
+        if !groups::for_servers_only(&event) {
+            self.events.distribute(&mut self.cx, event.clone());
+        }
         self.groups_at().relayed_group_event(&event);
         Ok(())
     }

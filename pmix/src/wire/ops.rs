@@ -70,6 +70,12 @@ pub const GROUP_OUTCOME: &str = "pmix.rs.grp.outcome";
 /// library's own.
 pub const GROUP_SERVER_EVENT: &str = "pmix.rs.grp.server";
 
+/// The key, in a group event a server hands its host for the servers of other nodes, that
+/// keeps the event from their processes (`true`): the end of an invitation told to the
+/// servers of invitees that never answered it and are not in its outcome, so that they stop
+/// holding it for them. This library's own.
+pub const GROUP_FOR_SERVERS: &str = "pmix.rs.grp.servers";
+
 /// The key (`PMIX_IOF_STOP`, OpenPMIx's, not in the standard) that a server adds to the
 /// directives of an `iof_pull` upcall to say the puller deregistered (`Host::iof_pull`), as
 /// OpenPMIx 4.2's server does.

@@ -29,7 +29,7 @@ use crate::events::{Event, procs_of};
 use crate::model::{DataArray, GroupOperation, Info, Proc, Rank, Status, Value, attr};
 use crate::retrieval::Directives;
 use crate::wire::op_reply::OpReply;
-use crate::wire::ops::{GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
+use crate::wire::ops::{GROUP_FOR_SERVERS, GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Reply, Tag};
 
 use super::super::super::fence::{LOST_PARTICIPANT, Waiter};
@@ -329,6 +329,8 @@ impl GroupsAt<'_> {
         };
         let members = inv.members();
         let leader = inv.leader.clone();
+        // The invitation's status and results, the invitees its event reaches, and how it
+        // ended for the invitees it did not count.
         let outcome = match cid {
             Ok(cid) => {
                 let g = Group {
@@ -358,7 +360,7 @@ impl GroupsAt<'_> {
                     group,
                     info.clone(),
                 );
-                (status, info)
+                (status, info, members, Status::ERR_TIMEOUT)
             }
             Err(s) => {
                 // Every invitee still in hears of it, and their servers answer their joins.
@@ -373,11 +375,31 @@ impl GroupsAt<'_> {
                     let abort = Status::GROUP_CONSTRUCT_ABORT;
                     self.group_event(abort, &leader, &still, group, info);
                 }
-                (s, Vec::new())
+                (s, Vec::new(), still, s)
             }
         };
+        // The servers elsewhere of invitees that never answered and hear neither event drop
+        // the invitation they hold for them: a join there would otherwise wait for ever, and
+        // the name would stay taken. A join of theirs still on its way ends as the invitation
+        // did for them: with its failure, or else its timeout, which a group formed without
+        // some invitees' answers passed.
+        let (status, results, heard, ended) = outcome;
+        let unheard: Vec<Proc> = (inv.invited.iter())
+            .filter(|p| !heard.contains(p) && !self.cx.store.is_local(p) && !self.is_gone(p))
+            .cloned()
+            .collect();
+        if !unheard.is_empty() {
+            let info = [
+                Info::with_key(GROUP_FOR_SERVERS, Value::Bool(true)),
+                Info::with_key(GROUP_OUTCOME, Value::Status(ended)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let abort = Status::GROUP_CONSTRUCT_ABORT;
+            self.group_event(abort, &leader, &unheard, group, info);
+        }
         // The leader and the joiners are handed the group formed (§14.2.10, §14.2.12).
-        let (status, results) = outcome;
         let joined = joined_status(status);
         for w in inv.accepted.values().flatten() {
             self.formed_reply(Command::GROUP_JOIN, w, joined, results.clone());
@@ -428,6 +450,13 @@ fn joined_status(status: Status) -> Status {
 /// The group an event names (`PMIX_GROUP_ID`).
 fn group_of(event: &Event) -> Option<String> {
     event.info.iter().find_map(|i| i.get(attr::GROUP_ID))
+}
+
+/// Whether a server raised `event` for the servers that receive it, not their processes
+/// ([`GROUP_FOR_SERVERS`]).
+pub(in crate::server::core) fn for_servers_only(event: &Event) -> bool {
+    (event.info.iter())
+        .any(|i| i.key.as_str() == GROUP_FOR_SERVERS && i.value.as_bool() == Some(true))
 }
 
 impl GroupsAt<'_> {
@@ -517,6 +546,15 @@ impl GroupsAt<'_> {
         let Some(group) = group_of(event) else {
             return;
         };
+        if for_servers_only(event) {
+            let outcome = (event.info.iter())
+                .find(|i| i.key.as_str() == GROUP_OUTCOME)
+                .and_then(|i| i.value.as_status())
+                .unwrap_or(Status::ERR_TIMEOUT);
+            let invitees = event.custom_range().unwrap_or_default();
+            self.invitation_over_for(&group, invitees, outcome);
+            return;
+        }
         let source = &event.source;
         match status {
             Status::GROUP_INVITED => self.invited_from_elsewhere(&group, event),
@@ -641,6 +679,24 @@ impl GroupsAt<'_> {
         for w in inv.joined.values() {
             self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), status);
         }
+    }
+
+    /// The invitation to `group` from elsewhere ended with `outcome` for `invitees`, whose
+    /// answers it did not count: those here no longer wait on it (a later join of theirs finds
+    /// no invitation), and a join of theirs already made ends with `outcome`.
+    fn invitation_over_for(&mut self, group: &str, invitees: Vec<Proc>, outcome: Status) {
+        let Some(inv) = self.groups.remote_invitations.get_mut(group) else {
+            return;
+        };
+        let mut ended = Vec::new();
+        for p in &invitees {
+            inv.waiting.remove(p);
+            ended.extend(inv.joined.remove(p));
+        }
+        for w in ended {
+            self.plain_reply(Command::GROUP_JOIN, w.conn, Tag(w.tag), outcome);
+        }
+        self.forget_answered_invitation(group);
     }
 
     /// An invitee here terminated: it no longer waits on an invitation from elsewhere.
