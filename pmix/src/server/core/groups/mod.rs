@@ -749,10 +749,13 @@ impl GroupsAt<'_> {
             .get(&group)
             .map(|g| g.members.clone())
             .unwrap_or_default();
-        if rest.is_empty() {
-            self.groups.live.remove(&group);
-        } else {
+        if !rest.is_empty() {
             self.group_event(Status::GROUP_LEFT, me, &rest, &group, Vec::new());
+        }
+        // A group with no member here is no longer this server's to keep: its destruct runs
+        // where its members are, and would not reach this record.
+        if !rest.iter().any(|m| self.cx.store.is_local(m)) {
+            self.groups.live.remove(&group);
         }
     }
 }
@@ -761,5 +764,6 @@ mod announced;
 mod bootstrap;
 pub(super) mod group;
 mod invitations;
+pub(in crate::server::core) use invitations::for_servers_only;
 mod state;
 pub(super) mod values;
