@@ -213,9 +213,23 @@ impl Shared {
         }
     }
 
-    /// Rank `rank` of the job ended: the host knows it.
+    /// Rank `rank` of the job ended: the host knows it, and so does its publish board, as a
+    /// resource manager's would (§9.1: `PMIX_PERSIST_PROC` data goes with its publisher,
+    /// `PMIX_PERSIST_APP` data with the last process of its job).
     pub fn rank_gone(&self, rank: u32) {
-        lock(&self.gone).insert(rank);
+        let all_gone = {
+            let mut gone = lock(&self.gone);
+            gone.insert(rank);
+            self.node_of.keys().all(|r| gone.contains(r))
+        };
+        let Ok(job) = Nspace::new(&self.nspace) else {
+            return;
+        };
+        self.published
+            .process_ended(&Proc::new(job.clone(), Rank(rank)));
+        if all_gone {
+            self.published.job_ended(&job);
+        }
     }
 
     /// The target's way of ending its ranks, for aborts and job control.

@@ -750,8 +750,6 @@ impl ClusterHost {
             }
             self.shared.rank_gone(rank);
             let ended = Proc::new(job.clone(), Rank(rank));
-            // The library's publish board drops what it published with PMIX_PERSIST_PROC.
-            self.shared.published.process_ended(&ended);
             let audience = DataArray::of_procs(vec![Proc::new(job.clone(), Rank::WILDCARD)]);
             let info = vec![
                 Info::new(attr::EVENT_CUSTOM_RANGE, audience),
