@@ -148,6 +148,7 @@ pub fn observes(step: &Step) -> bool {
         || !e.data.is_empty()
         || !e.results.is_empty()
         || !e.result_keys.is_empty()
+        || !e.supports.is_empty()
         || e.events.as_ref().is_some_and(|ev| !ev.is_empty())
         || !e.upcalls.is_empty()
         // A text's prefix is observed; "any text that is not empty" is not.
@@ -165,6 +166,10 @@ fn expected_attributes(step: &Step) -> Vec<String> {
     let mut keys: Vec<&str> = Vec::new();
     keys.extend(e.results.iter().flat_map(|i| i.keys()));
     keys.extend(e.result_keys.iter().map(String::as_str));
+    for sp in &e.supports {
+        keys.push(&sp.level);
+        keys.extend(sp.attributes.iter().map(String::as_str));
+    }
     for ev in e.events.iter().flatten() {
         keys.extend(ev.results.iter().flat_map(|i| i.keys()));
         keys.extend(ev.info.iter().flat_map(|i| i.keys()));

@@ -87,6 +87,14 @@ pub async fn run<F>(
 where
     F: FnMut(usize, &Step, &StepResult, &[HostUpcall]) -> bool,
 {
+    if let Some(r) = v.setup.other_user.first() {
+        // Its ranks are processes of the harness's user, and a library server takes their
+        // credentials from the kernel.
+        return Err(Problem::Refused(format!(
+            "rank {r} should run as another user: this target's ranks are processes of the \
+             harness's user"
+        )));
+    }
     let tmp = TempDir::new()?;
     let shared = match servers {
         Side::Library(_) => Arc::new(Shared::new(v).with_security_service()),

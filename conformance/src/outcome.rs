@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::step::{Observed, StepResult};
 use crate::upcall_log::HostUpcall;
-use crate::vector::{FailureKind, Step, UpcallSpec, Vector, status_named};
+use crate::vector::{FailureKind, Step, SupportSpec, UpcallSpec, Vector, status_named};
 
 /// One vector's result on one target.
 #[derive(Clone, Debug, Serialize)]
@@ -413,7 +413,7 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
     }
     // v5.0 §7.1.2: a query's answers sit in one PMIX_QUERY_RESULTS per query; the other
     // calls return their results as a flat list.
-    if !value_matches_result_keys(step, got) {
+    if !value_matches_result_keys(step, got) || !missing_support(step, got).is_empty() {
         return false;
     }
     if let Some(events) = &e.events {
@@ -483,6 +483,15 @@ fn expected_text(step: &Step, rank: u32, allowed: &[Status], job: &str) -> Strin
         }
         for k in &e.result_keys {
             let _ = writeln!(out, "  result: {k}");
+        }
+        for sp in &e.supports {
+            let _ = writeln!(
+                out,
+                "  result: {} at {} lists {}",
+                sp.function,
+                sp.level,
+                sp.attributes.join(", ")
+            );
         }
         for ev in e.events.iter().flatten() {
             let src = ev
@@ -611,6 +620,14 @@ fn observed_value(step: &Step, got: &Observed, job: &str) -> String {
                 .join(", ")
         ));
     }
+    for (sp, missing) in missing_support(step, got) {
+        parts.push(format!(
+            "{} at {} lacks {}",
+            sp.function,
+            sp.level,
+            missing.join(", ")
+        ));
+    }
     if e.events.is_some() {
         let statuses: Vec<String> = got.events.iter().map(|ev| status_word(ev.status)).collect();
         let expected: Vec<&str> = e
@@ -654,6 +671,53 @@ fn value_matches_result_keys(step: &Step, got: &Observed) -> bool {
             got.results.iter().any(|i| i.key.as_str() == key)
         }
     })
+}
+
+/// The attributes each of `expect.supports` names that the query's answer does not list at
+/// its function's level (see [`crate::vector::SupportSpec`]); empty when all are there.
+/// The answer is walked here, not through the library's own reading of it.
+fn missing_support<'s>(step: &'s Step, got: &Observed) -> Vec<(&'s SupportSpec, Vec<&'s str>)> {
+    use pmix::model::Value;
+    fn infos(v: &Value) -> impl Iterator<Item = &pmix::model::Info> {
+        let elements = match v {
+            Value::DataArray(a) => &a.elements[..],
+            _ => &[],
+        };
+        elements.iter().filter_map(|e| match e {
+            Value::Info(i) => Some(&**i),
+            _ => None,
+        })
+    }
+    let answers = || {
+        (got.results.iter())
+            .filter(|r| r.key.as_str() == pmix::model::attr::QUERY_RESULTS.wire_key())
+            .flat_map(|r| infos(&r.value))
+    };
+    let mut out = Vec::new();
+    for sp in &step.expect.supports {
+        let level = crate::vector::key_string(&sp.level).unwrap_or_default();
+        let listed: Vec<&str> = answers()
+            .filter(|a| a.key.as_str() == sp.function)
+            .flat_map(|a| infos(&a.value))
+            .filter(|l| l.key.as_str() == level)
+            .flat_map(|l| match &l.value {
+                Value::DataArray(a) => &a.elements[..],
+                _ => &[],
+            })
+            .filter_map(|r| match r {
+                Value::RegAttr(r) => r.name.as_deref(),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<&str> = (sp.attributes.iter())
+            .map(String::as_str)
+            .filter(|a| !listed.contains(a))
+            .collect();
+        if !missing.is_empty() {
+            out.push((sp, missing));
+        }
+    }
+    out
 }
 
 /// Whether `got` holds every info `want` names, with its value.
@@ -922,6 +986,54 @@ mod tests {
             judged(expect, data(2)),
             Some(Outcome::Fail { .. })
         ));
+    }
+
+    #[test]
+    fn supports_asks_for_the_attributes_listed_at_the_functions_level() {
+        use pmix::model::{DataArray, DataType, Info, RegAttr, Value, attr};
+        let text = "summary = \"s\"\nsection = \"v5.0 §7.4\"\n[[step]]\nproc = 0\ncall = \"query\"\nqueries = [{ keys = [\"PMIX_QUERY_ATTRIBUTE_SUPPORT\", \"PMIx_Get\"] }]\nexpect.supports = [{ function = \"PMIx_Get\", level = \"PMIX_CLIENT_ATTRIBUTES\", attributes = [\"PMIX_OPTIONAL\", \"PMIX_IMMEDIATE\"] }]\n";
+        let v: Vector = toml::from_str(text).expect("a step");
+        let array = |data_type, elements| {
+            Value::DataArray(Box::new(DataArray {
+                data_type,
+                elements,
+            }))
+        };
+        let answer = |level: &str, names: &[&str]| {
+            let regattrs = (names.iter())
+                .map(|n| {
+                    Value::RegAttr(Box::new(RegAttr {
+                        name: Some((*n).to_owned()),
+                        string: None,
+                        data_type: DataType::BOOL,
+                        description: Vec::new(),
+                    }))
+                })
+                .collect();
+            let info = |k: &str, v| Info::with_key(k, v).expect("a key");
+            let entry = info(level, array(DataType::REGATTR, regattrs));
+            let function = info(
+                "PMIx_Get",
+                array(DataType::INFO, vec![Value::Info(Box::new(entry))]),
+            );
+            let results = array(DataType::INFO, vec![Value::Info(Box::new(function))]);
+            let o = Observed {
+                results: vec![info(attr::QUERY_RESULTS.wire_key(), results)],
+                ..Observed::status(Status::SUCCESS)
+            };
+            judge(0, &v.steps[0], &vec![(0, o)], &[], "vjob")
+        };
+        let client = attr::CLIENT_ATTRIBUTES.wire_key();
+        assert!(answer(client, &["PMIX_TIMEOUT", "PMIX_IMMEDIATE", "PMIX_OPTIONAL"]).is_none());
+        assert!(
+            answer(client, &["PMIX_OPTIONAL"]).is_some(),
+            "one is missing"
+        );
+        let elsewhere = attr::SERVER_ATTRIBUTES.wire_key();
+        assert!(
+            answer(elsewhere, &["PMIX_IMMEDIATE", "PMIX_OPTIONAL"]).is_some(),
+            "another level"
+        );
     }
 
     #[test]

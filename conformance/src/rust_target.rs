@@ -25,7 +25,6 @@ use crate::prepare::{Prepared, get_args, prepare};
 use crate::step::{Observed, Problem, StepResult, lock};
 use crate::upcall_log::HostUpcall;
 use crate::vector::{Call, Saved, Step, Vector, node_presets, record_saved, run_presets};
-use pmix::transport::uid_gid;
 
 /// Run the vector's steps, calling `check` after each with what the callers got and the
 /// upcalls the host received during the step; stops at the first step `check` rejects.
@@ -373,7 +372,7 @@ impl Cluster {
     /// harness's, the inner the client's.
     async fn init(&self, v: &Vector, rank: u32) -> Result<Result<Client, pmix::Error>, Problem> {
         let node = *self.node_of.get(&rank).ok_or("rank on no node")?;
-        let (uid, gid) = uid_gid();
+        let (uid, gid) = v.credentials(rank);
         let stream = self.connectors[node]
             .connect(Some(PeerCred::new(uid, gid)))
             .map_err(|e| e.to_string())?;
@@ -384,7 +383,7 @@ impl Cluster {
             self.servers[node].setup_fork(&proc).into_iter().collect();
         let config = ClientConfig::from_vars(|k| env.get(k).cloned())
             .map_err(|e| format!("rank {rank}: the server's setup_fork environment: {e}"))?;
-        Ok(Client::init_over(stream, config.proc, config.buffer_type).await)
+        Ok(Client::init_over_as(stream, config.proc, config.buffer_type, (uid, gid)).await)
     }
 
     fn stop(self) {

@@ -45,7 +45,7 @@ pub fn resolve(call: &Call, nspace: &str) -> Result<ToolCall, String> {
             .map_err(|e| format!("field `info`: {e}"))
     };
     Ok(match call {
-        Call::ToolInit { info } => ToolCall::Init { info: infos(info)? },
+        Call::ToolInit { info, .. } => ToolCall::Init { info: infos(info)? },
         Call::ToolFinalize => ToolCall::Finalize,
         Call::ToolConnectToServer { info } => ToolCall::ConnectToServer { info: infos(info)? },
         Call::ToolAttachToServer { info } => ToolCall::AttachToServer { info: infos(info)? },

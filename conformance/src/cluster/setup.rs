@@ -52,7 +52,6 @@ pub async fn start_rust_servers(
     use pmix::server::ServerConfig;
     let info = registration(v)?;
     let nspace = Nspace::new(&v.setup.nspace).map_err(|e| e.to_string())?;
-    let (uid, gid) = pmix::transport::uid_gid();
     let mut servers = Vec::new();
     for (i, node) in v.setup.nodes.iter().enumerate() {
         let init = server_init_info(v, &node.name, &dir(&node.name)?)?;
@@ -73,6 +72,7 @@ pub async fn start_rust_servers(
             .await
             .map_err(|e| Problem::Refused(format!("register_nspace on {}: {e}", node.name)))?;
         for r in &node.ranks {
+            let (uid, gid) = v.credentials(*r);
             server
                 .register_client(Proc::new(nspace.clone(), Rank(*r)), uid, gid)
                 .await

@@ -145,7 +145,11 @@ impl ToolProcess {
         nspace: &str,
     ) -> Result<Observed, Problem> {
         if self.0.is_none() {
-            self.0 = Some(ClientProc::start(exe, &args, 0, &BTreeMap::new()).await?);
+            let env = match call {
+                Call::ToolInit { env, .. } => env.clone(),
+                _ => BTreeMap::new(),
+            };
+            self.0 = Some(ClientProc::start(exe, &args, 0, &env).await?);
         }
         let t = self.0.as_ref().ok_or("no tool process")?;
         let msg = ClientCall::Tool {

@@ -522,6 +522,11 @@ pub enum Call {
     ToolInit {
         #[serde(default)]
         info: Vec<InfoSpec>,
+        /// Variables set in the tool process's environment (it starts for this call), over
+        /// those it inherits from the harness: where the standard has a tool read one
+        /// (`TMPDIR`, v5.0 §18.1).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        env: std::collections::BTreeMap<String, String>,
     },
     /// `PMIx_tool_finalize`.
     ToolFinalize,
@@ -1019,7 +1024,7 @@ impl Call {
             | Call::ServerDeliverInventory { info }
             | Call::ServerRegisterResources { info }
             | Call::ServerDeregisterResources { info }
-            | Call::ToolInit { info }
+            | Call::ToolInit { info, .. }
             | Call::ToolConnectToServer { info }
             | Call::ToolAttachToServer { info }
             | Call::ToolSetServer { info } => {

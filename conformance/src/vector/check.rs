@@ -39,6 +39,11 @@ impl Vector {
                 ));
             }
         }
+        if let Some(r) = self.setup.other_user.iter().find(|r| !ranks.contains(r)) {
+            return Err(format!(
+                "field `setup.other_user`: rank {r} is not in the job"
+            ));
+        }
         for i in &self.setup.info {
             i.to_info(&self.setup.nspace)
                 .map_err(|e| format!("field `setup.info`: {e}"))?;
@@ -235,6 +240,23 @@ impl Vector {
             }
             for k in &s.expect.result_keys {
                 key_string(k).map_err(|e| at(format!("field `expect.result_keys`: {e}")))?;
+            }
+            if !s.expect.supports.is_empty() && !matches!(s.call, Call::Query { .. }) {
+                return Err(at("field `expect.supports`: only a query answers it".into()));
+            }
+            for sp in &s.expect.supports {
+                if !SUPPORT_LEVELS.contains(&sp.level.as_str()) {
+                    return Err(at(format!(
+                        "field `expect.supports`: {} is not one of {}",
+                        sp.level,
+                        SUPPORT_LEVELS.join(", ")
+                    )));
+                }
+                if let Some(a) = (sp.attributes.iter()).find(|a| attr::by_name(a).is_none()) {
+                    return Err(at(format!(
+                        "field `expect.supports`: no attribute is named {a}"
+                    )));
+                }
             }
             for ev in s.expect.events.iter().flatten() {
                 status_named(&ev.status).map_err(|e| at(format!("field `expect.events`: {e}")))?;

@@ -174,6 +174,12 @@ pub struct Setup {
     /// `PMIx_Init`), so that the step sees what connecting does.
     #[serde(default)]
     pub started_by_step: Vec<u32>,
+    /// Ranks that run as another user: the user and group ids of
+    /// [`saved::other_ids`] (`"$other_uid"`, `"$other_gid"`), with which the host registers
+    /// them too. Only a target whose ranks' credentials the harness gives (this crate's, over
+    /// its in-memory transport) can run them; a target of processes refuses the setup.
+    #[serde(default)]
+    pub other_user: Vec<u32>,
     /// Other jobs the host registers (no local processes): namespaces a client may ask
     /// about.
     #[serde(default, rename = "job")]
@@ -208,6 +214,7 @@ impl Default for Setup {
             host: HostSetup::default(),
             not_started: Vec::new(),
             started_by_step: Vec::new(),
+            other_user: Vec::new(),
             jobs: Vec::new(),
             server_info: Vec::new(),
         }
@@ -418,6 +425,10 @@ pub struct Expect {
     /// `PMIX_QUERY_RESULTS`; for the other calls, in their flat list of results.
     #[serde(default)]
     pub result_keys: Vec<String>,
+    /// Attributes an attribute-support query's answer must list (others may come too): in
+    /// `PMIX_QUERY_RESULTS`, the function's entry at the level.
+    #[serde(default)]
+    pub supports: Vec<SupportSpec>,
     /// The events an `events` step must have seen, in order (and no others).
     #[serde(default)]
     pub events: Option<Vec<EventSpec>>,
@@ -469,6 +480,27 @@ pub struct EventSpec {
     #[serde(default)]
     pub results: Vec<InfoSpec>,
 }
+
+/// Attributes a function supports at a level, as `PMIX_QUERY_ATTRIBUTE_SUPPORT` answers it
+/// (v5.0 §7.4): one `pmix_regattr_t` per attribute, each found by its name.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SupportSpec {
+    /// The function, as the query names it (`PMIx_Get`).
+    pub function: String,
+    /// `PMIX_CLIENT_ATTRIBUTES`, `PMIX_SERVER_ATTRIBUTES` or `PMIX_HOST_ATTRIBUTES`.
+    pub level: String,
+    /// Names of attributes (`PMIX_OPTIONAL`).
+    pub attributes: Vec<String>,
+}
+
+/// The levels a [`SupportSpec`] may name: those whose key the standard and OpenPMIx spell
+/// alike.
+pub const SUPPORT_LEVELS: [&str; 3] = [
+    "PMIX_CLIENT_ATTRIBUTES",
+    "PMIX_SERVER_ATTRIBUTES",
+    "PMIX_HOST_ATTRIBUTES",
+];
 
 /// One datum of a lookup's answer.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -609,6 +641,17 @@ impl Vector {
             .collect();
         r.sort_unstable();
         r
+    }
+
+    /// The user and group ids rank `rank` runs as: the harness's own, or another user's for
+    /// a rank of `setup.other_user`.
+    pub fn credentials(&self, rank: u32) -> (u32, u32) {
+        let (uid, gid) = pmix::transport::uid_gid();
+        if self.setup.other_user.contains(&rank) {
+            saved::other_ids(uid, gid)
+        } else {
+            (uid, gid)
+        }
     }
 
     /// The ranks whose client starts with the job (not those that never start, nor those an

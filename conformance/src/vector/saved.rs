@@ -129,11 +129,22 @@ pub fn run_presets() -> Saved {
             .and_then(|id| id.parse::<u32>().ok())
             .unwrap_or_default()
     };
+    let (uid, gid) = (effective("Uid:"), effective("Gid:"));
+    let (other_uid, other_gid) = other_ids(uid, gid);
     Saved::from([
         ("affinity".to_owned(), affinity.into()),
-        ("uid".to_owned(), effective("Uid:").into()),
-        ("gid".to_owned(), effective("Gid:").into()),
+        ("uid".to_owned(), uid.into()),
+        ("gid".to_owned(), gid.into()),
+        ("other_uid".to_owned(), other_uid.into()),
+        ("other_gid".to_owned(), other_gid.into()),
     ])
+}
+
+/// The user and group ids of the ranks of `setup.other_user`, given the harness's own: ids
+/// other than those (`nobody`'s on Debian, 65534, or the one below it when that is ours).
+pub(super) fn other_ids(uid: u32, gid: u32) -> (u32, u32) {
+    let other = |id: u32| if id == 65534 { 65533 } else { 65534 };
+    (other(uid), other(gid))
 }
 
 /// Keep the value of a step with `save` (a string) for the steps after it.
@@ -224,7 +235,7 @@ info = [
             ("pid_n0".to_owned(), 42.into()),
             ("tmpdir_n0".to_owned(), "/t".into()),
         ]);
-        let Call::ToolInit { info } = with_saved(&c, &saved).unwrap() else {
+        let Call::ToolInit { info, .. } = with_saved(&c, &saved).unwrap() else {
             panic!("the call changed kind");
         };
         assert_eq!(
@@ -244,5 +255,15 @@ info = [
             ("tmpdir_n0".to_owned(), 7.into()),
         ]);
         assert!(with_saved(&c, &wrong).unwrap_err().contains("tmpdir_n0"));
+    }
+
+    #[test]
+    fn another_users_ids_are_never_the_harnesss() {
+        assert_eq!(other_ids(0, 0), (65534, 65534));
+        assert_eq!(other_ids(65534, 1000), (65533, 65534));
+        assert_eq!(other_ids(1000, 65534), (65534, 65533));
+        let presets = run_presets();
+        assert_ne!(presets["uid"], presets["other_uid"]);
+        assert_ne!(presets["gid"], presets["other_gid"]);
     }
 }
