@@ -25,7 +25,8 @@
 //!   `PMIX_ERR_PARTIAL_SUCCESS` with `PMIX_GROUP_OPTIONAL`, and fails with
 //!   `PMIX_ERR_TIMEOUT` without; a failed invitation raises `PMIX_GROUP_CONSTRUCT_ABORT` at
 //!   the invitees still in. Invitees on other nodes are reached through the host's
-//!   `notify_event` (see [`super::invitations`]). Invitations that clients run by events
+//!   `notify_event` (see [`super::invitations`]); the servers of those that never answered
+//!   hear the end too, without an event to them, and stop holding it. Invitations that clients run by events
 //!   alone (OpenPMIx 4.2's) reach the server only as those events; the leader's
 //!   `PMIX_GROUP_CONSTRUCT_COMPLETE` makes their group known (see [`super::announced`]).
 //! - **Context ids**: a group formed with one raises `PMIX_GROUP_CONTEXT_ID_ASSIGNED`, with
@@ -33,7 +34,9 @@
 //!   posted for it (`PMIX_GROUP_LOCAL_CID`) are kept under that id (see
 //!   [`values`]).
 //! - **Leave** takes the caller out at once and raises `PMIX_GROUP_LEFT` at the other
-//!   members.
+//!   members; a server left with no member of the group drops it (the others' destruct
+//!   runs where they are). A destruct started before a member's server has heard of a leave
+//!   elsewhere still waits for the one that left.
 //! - **Leaders and terminations** (§14.2.6): a member constructing with `PMIX_GROUP_LEADER`
 //!   leads the group. With `PMIX_GROUP_NOTIFY_TERMINATION`, a member that terminates is
 //!   reported instead of failing the operation: `PMIX_GROUP_MEMBER_FAILED` goes to the
