@@ -175,7 +175,7 @@ pub struct Setup {
     #[serde(default)]
     pub started_by_step: Vec<u32>,
     /// Ranks that run as another user: the user and group ids of
-    /// [`saved::other_ids`] (`"$other_uid"`, `"$other_gid"`), with which the host registers
+    /// `saved::other_ids` (`"$other_uid"`, `"$other_gid"`), with which the host registers
     /// them too. Only a target whose ranks' credentials the harness gives (this crate's, over
     /// its in-memory transport) can run them; a target of processes refuses the setup.
     #[serde(default)]
