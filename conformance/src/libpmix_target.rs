@@ -37,7 +37,7 @@ pub use crate::pipes::*;
 
 mod children;
 
-use children::{Children, ClientProc, Envs, NodeProc, c_nodes, crashed, observed};
+use children::{Children, ClientProc, Envs, NodeProc, c_nodes, observed};
 pub(crate) use children::{TempDir, ToolProcess};
 
 // ---- the harness ----
@@ -91,8 +91,7 @@ where
         // Its ranks are processes of the harness's user, and a library server takes their
         // credentials from the kernel.
         return Err(Problem::Refused(format!(
-            "rank {r} should run as another user: this target's ranks are processes of the \
-             harness's user"
+            "rank {r} as another user (the ranks are the harness's processes)"
         )));
     }
     let tmp = TempDir::new()?;
@@ -159,8 +158,7 @@ where
                     (Some(node), _) => observed(
                         node.handle
                             .call(step.call.clone(), v.setup.nspace.clone())
-                            .await
-                            .map_err(Problem::Crashed)?,
+                            .await?,
                     )?,
                     (None, Some(server)) => {
                         crate::server_api::run_step(server, &step.call, &v.setup.nspace).await?
@@ -189,7 +187,7 @@ where
                     handle: step.start.clone().unwrap_or_default(),
                     call: Box::new(client_call(v, step, r)?),
                 };
-                c.call(call).await.map_err(crashed)?;
+                c.judged_call(call).await?;
                 Vec::new()
             }
             Call::Vanish => {
@@ -207,11 +205,10 @@ where
                 let r = callers.first().copied().unwrap_or(0);
                 let c = procs.get(&r).ok_or(format!("rank {r} has vanished"))?;
                 let res = c
-                    .call(ClientCall::Await {
+                    .judged_call(ClientCall::Await {
                         handle: handle.clone(),
                     })
-                    .await
-                    .map_err(crashed)?;
+                    .await?;
                 vec![(r, observed(res)?)]
             }
             Call::Get {
@@ -223,7 +220,7 @@ where
                 if let ClientCall::Get { handle, .. } = &mut call {
                     *handle = Some(h.clone());
                 }
-                c.call(call).await.map_err(crashed)?;
+                c.judged_call(call).await?;
                 Vec::new()
             }
             _ => {
@@ -238,7 +235,13 @@ where
                 }
                 let mut out = Vec::new();
                 for (r, p) in callers.iter().zip(pending) {
-                    let res = p.await.map_err(|e| e.to_string())?.map_err(crashed)?;
+                    let res = match p.await.map_err(|e| e.to_string())? {
+                        Ok(res) => res,
+                        Err(e) => match procs.get(r) {
+                            Some(c) => return Err(c.problem(e).await),
+                            None => return Err(e.into()),
+                        },
+                    };
                     out.push((*r, observed(res)?));
                 }
                 out
@@ -317,7 +320,7 @@ fn presets(
         };
         let (uri, pid) = match rust_servers.get(i) {
             Some(s) => (s.uri(), Some(std::process::id())),
-            None => (from_env(), nodes.get(i).and_then(|n| n.child.id())),
+            None => (from_env(), nodes.get(i).and_then(|n| n.pid)),
         };
         out.extend(node_presets(
             &node.name,

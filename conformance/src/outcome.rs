@@ -159,21 +159,24 @@ impl Seen {
     /// and where, in the target's source), so any status other than success is what it is
     /// seen to return, the value varying with what the memory held.
     pub const UNINITIALIZED: &'static str = "uninitialized";
-    /// A process of the target died during the step.
+    /// A process of the target died during the step: `crashed: `, which one and how it ended
+    /// (`rank 1 killed by SIGSEGV`).
     pub const CRASHED: &'static str = "crashed";
-    /// The target refused to set the job up (step 0).
+    /// The target refused to set the job up (step 0): `refused: ` and what refused, with the
+    /// status it answered.
     pub const REFUSED: &'static str = "refused";
     /// The target has no function for the call.
     pub const NO_SUCH_CALL: &'static str = "no such call";
-    /// The host was not handed the upcalls the step expects.
+    /// The host was not handed the upcalls the step expects: `upcalls: ` and, for each, that
+    /// it is missing or what the closest one of its name lacked.
     pub const UPCALLS: &'static str = "upcalls";
-    /// Every word above.
-    pub const WORDS: [&'static str; 6] = [
+    /// The words a listed `seen` follows with `: ` and what was seen.
+    pub const DETAILED: [&'static str; 6] = [
         Seen::VALUE,
         Seen::TIMEOUT,
+        Seen::UNINITIALIZED,
         Seen::CRASHED,
         Seen::REFUSED,
-        Seen::NO_SUCH_CALL,
         Seen::UPCALLS,
     ];
 }
@@ -252,7 +255,7 @@ pub fn judge(
         }
         return Some(Outcome::Fail {
             step: n + 1,
-            seen: Seen::UPCALLS.to_owned(),
+            seen: observed_upcalls(&missing, upcalls, nspace, me),
             diff: diff(&expected, &actual),
         });
     }
@@ -278,38 +281,91 @@ pub fn missing_upcalls<'a>(
     job: &str,
     self_rank: u32,
 ) -> Vec<&'a UpcallSpec> {
-    let me = pmix::model::Rank(self_rank);
-    let matches = |w: &UpcallSpec, u: &HostUpcall| {
-        let proc_ok = w.proc.as_ref().is_none_or(|p| {
-            p.to_proc(job, me)
-                .is_ok_and(|p| u.proc.as_ref() == Some(&p))
-        });
-        let procs_ok = w
-            .procs
-            .iter()
-            .all(|p| p.to_proc(job, me).is_ok_and(|p| u.procs.contains(&p)));
-        let keys_ok = w.keys.iter().all(|k| {
-            crate::vector::key_string(k).is_ok_and(|k| u.info.iter().any(|i| i.key.as_str() == k))
-        });
-        let asked_ok = w
-            .asked
-            .iter()
-            .all(|k| crate::vector::key_string(k).is_ok_and(|k| u.asked.contains(&k)));
-        let codes_ok = w
-            .codes
-            .iter()
-            .all(|c| crate::vector::status_named(c).is_ok_and(|c| u.codes.contains(&c)));
-        w.upcall == u.upcall
-            && proc_ok
-            && codes_ok
-            && procs_ok
-            && keys_ok
-            && asked_ok
-            && holds_infos(&w.info, &u.info, job)
-    };
     want.iter()
-        .filter(|w| !seen.iter().any(|u| matches(w, u)))
+        .filter(|w| {
+            !seen
+                .iter()
+                .any(|u| w.upcall == u.upcall && lacks(w, u, job, self_rank).is_empty())
+        })
         .collect()
+}
+
+/// How the received upcall `u` (of the same name) departs from the expectation `w`, each
+/// part naming what came (`proc vjob:0`, `PMIX_COLLECT_DATA = Bool(false)`) or what did not
+/// (`without PMIX_USERID`, `not asking PMIX_QUERY_NAMESPACES`, `without code ...`); empty when
+/// `u` is one `w` expects.
+fn lacks(w: &UpcallSpec, u: &HostUpcall, job: &str, self_rank: u32) -> Vec<String> {
+    let me = pmix::model::Rank(self_rank);
+    let mut out = Vec::new();
+    if let Some(p) = &w.proc
+        && !p
+            .to_proc(job, me)
+            .is_ok_and(|p| u.proc.as_ref() == Some(&p))
+    {
+        out.push(
+            u.proc
+                .as_ref()
+                .map_or("no proc".to_owned(), |p| format!("proc {p:?}")),
+        );
+    }
+    for p in &w.procs {
+        match p.to_proc(job, me) {
+            Ok(p) if u.procs.contains(&p) => {}
+            Ok(p) => out.push(format!("without proc {p:?}")),
+            Err(e) => out.push(format!("without proc ({e})")),
+        }
+    }
+    for i in &w.info {
+        if holds_infos(std::slice::from_ref(i), &u.info, job) {
+            continue;
+        }
+        let key = crate::vector::key_string(&i.key).unwrap_or_default();
+        match u.info.iter().find(|got| got.key.as_str() == key) {
+            Some(got) => out.push(format!("{} = {:?}", i.key, got.value)),
+            None => out.push(format!("without {}", i.key)),
+        }
+    }
+    for k in &w.keys {
+        if !crate::vector::key_string(k).is_ok_and(|k| u.info.iter().any(|i| i.key.as_str() == k)) {
+            out.push(format!("without {k}"));
+        }
+    }
+    for k in &w.asked {
+        if !crate::vector::key_string(k).is_ok_and(|k| u.asked.contains(&k)) {
+            out.push(format!("not asking {k}"));
+        }
+    }
+    for c in &w.codes {
+        if !crate::vector::status_named(c).is_ok_and(|c| u.codes.contains(&c)) {
+            out.push(format!("without code {c}"));
+        }
+    }
+    out
+}
+
+/// The expected upcalls the host was not handed, as a failure's `seen` names them: `upcalls: `
+/// and, for each, `<upcall> missing` when none of its name came, else the upcall's name and
+/// how the closest one of that name departs (see [`lacks`]); at most [`SEEN_MAX`] characters.
+fn observed_upcalls(
+    missing: &[&UpcallSpec],
+    seen: &[HostUpcall],
+    job: &str,
+    self_rank: u32,
+) -> String {
+    let parts: Vec<String> = missing
+        .iter()
+        .map(|w| {
+            let closest = (seen.iter())
+                .filter(|u| u.upcall == w.upcall)
+                .map(|u| lacks(w, u, job, self_rank))
+                .min_by_key(Vec::len);
+            match closest {
+                None => format!("{} missing", w.upcall),
+                Some(l) => format!("{} {}", w.upcall, l.join(", ")),
+            }
+        })
+        .collect();
+    shortened(format!("{}: {}", Seen::UPCALLS, parts.join("; ")))
 }
 
 /// An expected upcall as the diff shows it.
@@ -645,11 +701,16 @@ fn observed_value(step: &Step, got: &Observed, job: &str) -> String {
     if parts.is_empty() {
         parts.push(value());
     }
-    let mut text = format!("{}: {}", Seen::VALUE, parts.join("; "));
+    shortened(format!("{}: {}", Seen::VALUE, parts.join("; ")))
+}
+
+/// `text` cut to [`SEEN_MAX`] characters, the last one an ellipsis where it was cut.
+fn shortened(text: String) -> String {
     if text.chars().count() > SEEN_MAX {
-        text = text.chars().take(SEEN_MAX - 1).collect::<String>() + "…";
+        text.chars().take(SEEN_MAX - 1).collect::<String>() + "…"
+    } else {
+        text
     }
-    text
 }
 
 /// The longest `seen` a failure names: enough for a value, a few results or a list of events.
@@ -869,11 +930,20 @@ mod tests {
                 ..full.clone()
             },
         ];
-        for d in departures {
+        let lacking = [
+            "pmix_server_fencenb_fn_t missing",
+            "pmix_server_fencenb_fn_t proc vjob:0",
+            "pmix_server_fencenb_fn_t without proc vjob:PMIX_RANK_WILDCARD",
+            "pmix_server_fencenb_fn_t without PMIX_COLLECT_DATA",
+            "pmix_server_fencenb_fn_t PMIX_COLLECT_DATA = Bool(false)",
+            "pmix_server_fencenb_fn_t without PMIX_USERID",
+        ];
+        for (d, lacks) in departures.into_iter().zip(lacking) {
+            let missing = missing_upcalls(want, std::slice::from_ref(&d), "vjob", 1);
+            assert_eq!(missing.len(), 1, "{d:?}");
             assert_eq!(
-                missing_upcalls(want, std::slice::from_ref(&d), "vjob", 1).len(),
-                1,
-                "{d:?}"
+                observed_upcalls(&missing, std::slice::from_ref(&d), "vjob", 1),
+                format!("upcalls: {lacks}")
             );
             // Any one matching upcall of the window satisfies the expectation.
             assert!(missing_upcalls(want, &[d, full.clone()], "vjob", 1).is_empty());
@@ -892,7 +962,12 @@ mod tests {
             .asked(&["pmix.qry.qlst", "pmix.qry.ns", "vjob.key"]);
         assert!(missing_upcalls(want, &[both], "vjob", 0).is_empty());
         let one = query.clone().asked(&["pmix.qry.qlst"]);
-        assert_eq!(missing_upcalls(want, &[one], "vjob", 0).len(), 1);
+        let missing = missing_upcalls(want, std::slice::from_ref(&one), "vjob", 0);
+        assert_eq!(missing.len(), 1);
+        assert_eq!(
+            observed_upcalls(&missing, &[one], "vjob", 0),
+            "upcalls: pmix_server_query_fn_t not asking vjob.key"
+        );
         // A key carried as an info is not a key asked about.
         let as_info = query.asked(&["vjob.key"]).info(&[pmix::model::Info::new(
             pmix::model::attr::QUERY_QUEUE_LIST,
@@ -914,7 +989,12 @@ mod tests {
             None
         );
         match judge(2, &step, &ok, std::slice::from_ref(&fence), "vjob") {
-            Some(Outcome::Fail { step: 3, diff, .. }) => {
+            Some(Outcome::Fail {
+                step: 3,
+                seen,
+                diff,
+            }) => {
+                assert_eq!(seen, "upcalls: pmix_server_publish_fn_t missing");
                 assert!(diff.contains("-  pmix_server_publish_fn_t"), "{diff}");
                 assert!(
                     diff.contains("+  pmix_server_fencenb_fn_t (node #1) 0 bytes of data"),
@@ -925,7 +1005,13 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match judge(0, &step, &ok, &[], "vjob") {
-            Some(Outcome::Fail { diff, .. }) => assert!(diff.contains("+  (no upcall)"), "{diff}"),
+            Some(Outcome::Fail { seen, diff, .. }) => {
+                assert_eq!(
+                    seen,
+                    "upcalls: pmix_server_fencenb_fn_t missing; pmix_server_publish_fn_t missing"
+                );
+                assert!(diff.contains("+  (no upcall)"), "{diff}");
+            }
             other => panic!("{other:?}"),
         }
         // A step that departs on its status is judged on that first.

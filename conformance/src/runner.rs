@@ -91,15 +91,15 @@ pub async fn run(v: &Vector, target: &Target) -> Outcome {
             }
         }
         Ok(Err(Problem::Harness(message))) => Outcome::Error { message },
-        Ok(Err(Problem::Crashed(message))) => Outcome::Fail {
+        Ok(Err(Problem::Crashed(how))) => Outcome::Fail {
             step: done.load(Ordering::Relaxed) + 1,
-            seen: Seen::CRASHED.to_owned(),
-            diff: message,
+            seen: format!("{}: {how}", Seen::CRASHED),
+            diff: format!("during the step, {how}"),
         },
-        Ok(Err(Problem::Refused(message))) => Outcome::Fail {
+        Ok(Err(Problem::Refused(what))) => Outcome::Fail {
             step: 0,
-            seen: Seen::REFUSED.to_owned(),
-            diff: format!("setup: {message}"),
+            seen: format!("{}: {what}", Seen::REFUSED),
+            diff: format!("setup: {what}"),
         },
         Ok(Ok(())) => verdict.unwrap_or(Outcome::Pass),
     };
@@ -227,26 +227,29 @@ key = "PMIX_JOB_SIZE"
     fn a_registration_the_target_refuses_fails_the_setup_and_can_be_expected() {
         // A process map that is not text: the server refuses the registration.
         let setup = "summary = \"s\"\nsection = \"x\"\n[[setup.info]]\nkey = \"PMIX_PROC_MAP\"\nvalue = { uint32 = 1 }\n[[step]]\nproc = 0\ncall = \"commit\"\n";
-        match run_one(&vector(setup)) {
+        let seen = match run_one(&vector(setup)) {
             Outcome::Fail {
                 step: 0,
                 seen,
                 diff,
             } => {
-                assert_eq!(seen, Seen::REFUSED);
+                assert!(seen.starts_with("refused: "), "{seen}");
                 assert!(diff.starts_with("setup: "), "{diff}");
+                seen
             }
             other => panic!("{other:?}"),
-        }
+        };
         let expected = setup.replace(
             "[[setup.info]]",
-            "[expected_failure]\nrust = { step = 0, seen = \"refused\", reason = \"refuses\" }\n[[setup.info]]",
+            &format!(
+                "[expected_failure]\nrust = {{ step = 0, seen = {seen:?}, reason = \"refuses\" }}\n[[setup.info]]"
+            ),
         );
         assert_eq!(
             run_one(&vector(&expected)),
             Outcome::ExpectedFailure {
                 step: 0,
-                seen: Seen::REFUSED.into(),
+                seen,
                 kind: crate::vector::FailureKind::Departure,
                 reason: "refuses".into()
             }

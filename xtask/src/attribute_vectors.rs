@@ -67,8 +67,8 @@ const STANDARD_INFO: &[&str] = &[
     "PMIX_NSPACE",
 ];
 
-/// Where a target fails a generated vector: (target, step, what the step sees). Step 0 is
-/// the setup (`refused`: the server refuses the registration), step 1 the first get.
+/// Where a target fails a generated vector: (target, step, what the step sees, as measured).
+/// Step 0 is the setup (`refused: ` and what refused it), step 1 the first get.
 type Failing = (&'static str, usize, &'static str);
 
 /// The library targets and the pairing whose server is OpenPMIx, whose clients' first get
@@ -83,15 +83,16 @@ const OPENPMIX_SERVER: &[Failing] = &[
 ];
 
 /// Every target with OpenPMIx on some side, as each fails on a bound cpuset: its server
-/// refuses the registration, its client cannot unpack the value (PMIX_ERROR).
+/// cannot pack the job's information for the client, whose `PMIx_Init` then fails; its
+/// client cannot unpack the value (PMIX_ERROR).
 const OPENPMIX_ANYWHERE: &[Failing] = &[
-    ("openpmix-4.2", 0, "refused"),
-    ("openpmix-4.2-server+rust-client", 0, "refused"),
+    ("openpmix-4.2", 0, OPENPMIX_INIT_FAILS),
+    ("openpmix-4.2-server+rust-client", 0, RUST_INIT_FAILS),
     ("rust-server+openpmix-4.2-client", 1, "PMIX_ERROR"),
-    ("openpmix-5.0", 0, "refused"),
-    ("openpmix-6.1", 0, "refused"),
-    ("openpmix-5.0-server+rust-client", 0, "refused"),
-    ("openpmix-6.1-server+rust-client", 0, "refused"),
+    ("openpmix-5.0", 0, OPENPMIX_INIT_FAILS),
+    ("openpmix-6.1", 0, OPENPMIX_INIT_FAILS),
+    ("openpmix-5.0-server+rust-client", 0, RUST_INIT_FAILS),
+    ("openpmix-6.1-server+rust-client", 0, RUST_INIT_FAILS),
     ("rust-server+openpmix-5.0-client", 1, "PMIX_ERROR"),
     ("rust-server+openpmix-6.1-client", 1, "PMIX_ERROR"),
 ];
@@ -99,9 +100,20 @@ const OPENPMIX_ANYWHERE: &[Failing] = &[
 /// OpenPMIx 5.0 and 6.1, whose clients' PMIx_Init fails on an empty array in the job's
 /// information.
 const OPENPMIX_SHMEM2: &[Failing] = &[
-    ("openpmix-5.0", 0, "refused"),
-    ("openpmix-6.1", 0, "refused"),
+    ("openpmix-5.0", 0, OPENPMIX_INIT_FAILS),
+    ("openpmix-6.1", 0, OPENPMIX_INIT_FAILS),
 ];
+
+/// An OpenPMIx client's `PMIx_Init` failing at the setup, as the runner names it.
+const OPENPMIX_INIT_FAILS: &str = "refused: rank 0: PMIx_Init answered PMIX_ERROR";
+
+/// This crate's client's `PMIx_Init` failing on what an OpenPMIx server sent it.
+const RUST_INIT_FAILS: &str =
+    "refused: rank 0: PMIx_Init answered PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER";
+
+/// An OpenPMIx server refusing the job's registration.
+const REGISTRATION_REFUSED: &str =
+    "refused: the server of n0: PMIx_server_register_nspace answered PMIX_ERR_BAD_PARAM";
 
 /// Known departures: (attribute, where each target fails, reason). Each listed attribute
 /// gets a vector of its own with the reason as those targets' expected failure.
@@ -149,11 +161,11 @@ const EMPTY_ARRAY_DEPARTURE: &str = "OpenPMIx 5.0 and 6.1's clients fail PMIx_In
 /// checked in a vector of their own (`…-beyond-openpmix-4.2`) with these reasons.
 const BEYOND_OPENPMIX: &[(Failing, &str)] = &[
     (
-        ("openpmix-4.2", 0, "refused"),
+        ("openpmix-4.2", 0, REGISTRATION_REFUSED),
         "OpenPMIx 4.2's server refuses to register a reserved key its dictionary lacks (PMIx_server_register_nspace answers PMIX_ERR_BAD_PARAM)",
     ),
     (
-        ("openpmix-4.2-server+rust-client", 0, "refused"),
+        ("openpmix-4.2-server+rust-client", 0, REGISTRATION_REFUSED),
         "OpenPMIx 4.2's server refuses to register a reserved key its dictionary lacks (PMIx_server_register_nspace answers PMIX_ERR_BAD_PARAM)",
     ),
     (

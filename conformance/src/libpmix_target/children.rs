@@ -35,7 +35,8 @@ pub(super) async fn c_nodes(
 ) -> Result<Envs, Problem> {
     let mut node_servers: Vec<Arc<dyn NodeServer>> = Vec::new();
     for i in 0..v.setup.nodes.len() {
-        let n = NodeProc::start(exe, lib, i, shared.clone(), rust_clients, tmp)?;
+        let name = &v.setup.nodes[i].name;
+        let n = NodeProc::start(exe, lib, (i, name), shared.clone(), rust_clients, tmp)?;
         node_servers.push(Arc::new(n.handle.clone()));
         nodes.push(n);
     }
@@ -72,10 +73,10 @@ pub(super) async fn c_nodes(
             .map_err(|_| format!("the server of {} exited during setup", spec.name))?;
         if ready.0 != 0 {
             return Err(Problem::Refused(format!(
-                "the server of {}: {} ({:?})",
+                "the server of {}: {} answered {}",
                 spec.name,
                 ready.1,
-                Status(ready.0)
+                crate::outcome::status_word(Status(ready.0))
             )));
         }
         envs.extend(ready.2);
@@ -149,14 +150,16 @@ impl ToolProcess {
                 Call::ToolInit { env, .. } => env.clone(),
                 _ => BTreeMap::new(),
             };
-            self.0 = Some(ClientProc::start(exe, &args, 0, &env).await?);
+            let mut tool = ClientProc::start(exe, &args, 0, &env).await?;
+            tool.who = "the tool".to_owned();
+            self.0 = Some(tool);
         }
         let t = self.0.as_ref().ok_or("no tool process")?;
         let msg = ClientCall::Tool {
             call: call.clone(),
             nspace: nspace.to_owned(),
         };
-        Ok(observed(t.call(msg).await.map_err(crashed)?)?)
+        Ok(observed(t.judged_call(msg).await?)?)
     }
 
     pub(crate) async fn kill(&mut self) {
@@ -201,7 +204,9 @@ type Setup = (i32, String, BTreeMap<u32, BTreeMap<String, String>>);
 
 /// The harness's side of one node's server process.
 pub(super) struct NodeProc {
-    pub(super) child: Child,
+    pub(super) child: Arc<tokio::sync::Mutex<Child>>,
+    /// The server process's id, while it runs.
+    pub(super) pid: Option<u32>,
     pub(super) handle: NodeHandle,
     ready: Option<oneshot::Receiver<Setup>>,
 }
@@ -222,6 +227,9 @@ pub(super) struct NodeHandle {
     /// Server steps waiting for their results.
     calls: Arc<Mutex<BTreeMap<u64, oneshot::Sender<ClientResult>>>>,
     next: Arc<AtomicU64>,
+    /// The node's name, as a crash names its server.
+    name: String,
+    child: Arc<tokio::sync::Mutex<Child>>,
 }
 
 impl NodeHandle {
@@ -239,15 +247,21 @@ impl NodeHandle {
         (id, rx)
     }
 
-    /// Make a server step's call on the node and wait for its result.
-    pub(super) async fn call(&self, call: Call, nspace: String) -> Result<ClientResult, String> {
+    /// Make a server step's call on the node and wait for its result: a crash when its
+    /// server process died under the call.
+    pub(super) async fn call(&self, call: Call, nspace: String) -> Result<ClientResult, Problem> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.calls).insert(id, tx);
         self.send(&ToNode::Call { id, call, nspace });
-        rx.await.map_err(|_| {
-            "the node's server process exited during the call (crashed or killed)".to_owned()
-        })
+        match rx.await {
+            Ok(r) => Ok(r),
+            Err(_) => Err(Problem::Crashed(format!(
+                "the server of {} {}",
+                self.name,
+                how_it_ended(&self.child).await
+            ))),
+        }
     }
 }
 
@@ -293,7 +307,7 @@ impl NodeProc {
     fn start(
         exe: &Path,
         lib: &str,
-        node: usize,
+        (node, name): (usize, &str),
         shared: Arc<Shared>,
         rust_clients: bool,
         tmp: &Path,
@@ -322,7 +336,11 @@ impl NodeProc {
         };
         let (tx, rx) = mpsc::unbounded_channel::<String>();
         tokio::spawn(write_lines(stdin, rx));
+        let pid = child.id();
+        let child = Arc::new(tokio::sync::Mutex::new(child));
         let handle = NodeHandle {
+            name: name.to_owned(),
+            child: child.clone(),
             tx,
             modex: Arc::new(Mutex::new(BTreeMap::new())),
             done: Arc::new(Mutex::new(BTreeMap::new())),
@@ -385,13 +403,14 @@ impl NodeProc {
         });
         Ok(NodeProc {
             child,
+            pid,
             handle,
             ready: Some(ready_rx),
         })
     }
 
     pub(super) async fn kill(&mut self) {
-        let _ = self.child.kill().await;
+        let _ = self.child.lock().await.kill().await;
     }
 }
 
@@ -411,6 +430,8 @@ pub(super) struct ClientProc {
     /// Shared with the host, which may end the process (see [`Children`]).
     pub(super) child: Arc<tokio::sync::Mutex<Child>>,
     pub(super) tx: CallTx,
+    /// Which process it is, as a crash names it: `rank 1`, `the tool`.
+    who: String,
 }
 
 /// The ranks' processes, which the host ends with a signal.
@@ -456,9 +477,10 @@ impl ClientProc {
         rank: u32,
         env: &BTreeMap<String, String>,
     ) -> Result<ClientProc, Problem> {
-        Self::launch(exe, args, rank, env)
-            .await?
-            .map_err(|s| Problem::Refused(format!("rank {rank}: PMIx_Init: {s:?}")))
+        Self::launch(exe, args, rank, env).await?.map_err(|s| {
+            let s = crate::outcome::status_word(s);
+            Problem::Refused(format!("rank {rank}: PMIx_Init answered {s}"))
+        })
     }
 
     /// Start the rank's process and wait for its `PMIx_Init`: the outer error is the
@@ -511,6 +533,7 @@ impl ClientProc {
         Ok(Ok(ClientProc {
             child: Arc::new(tokio::sync::Mutex::new(child)),
             tx,
+            who: format!("rank {rank}"),
         }))
     }
 
@@ -534,12 +557,41 @@ impl ClientProc {
 /// What a call learns when the rank's process died under it.
 const EXITED: &str = "the process exited (crashed or killed)";
 
-/// A failed call as a problem: the target's when its process died, else the harness's.
-pub(super) fn crashed(message: String) -> Problem {
-    if message == EXITED {
-        Problem::Crashed("the rank's process exited during the call (crashed or killed)".to_owned())
-    } else {
-        Problem::Harness(message)
+impl ClientProc {
+    /// A failed call as a problem: the target's when the process died under it (which one
+    /// and how it ended), else the harness's.
+    pub(super) async fn problem(&self, message: String) -> Problem {
+        if message == EXITED {
+            Problem::Crashed(format!("{} {}", self.who, how_it_ended(&self.child).await))
+        } else {
+            Problem::Harness(message)
+        }
+    }
+
+    /// Make the call, a failure being [`ClientProc::problem`]'s.
+    pub(super) async fn judged_call(&self, call: ClientCall) -> Result<ClientResult, Problem> {
+        match self.call(call).await {
+            Ok(r) => Ok(r),
+            Err(e) => Err(self.problem(e).await),
+        }
+    }
+}
+
+/// How a process that closed its output ended, as a crash names it: `killed by SIGSEGV`,
+/// `exited with status 1`, or that it closed its output and did not end within a few seconds.
+pub(super) async fn how_it_ended(child: &tokio::sync::Mutex<Child>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = child.lock().await;
+    match tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await {
+        Ok(Ok(status)) => match status.signal() {
+            Some(n) => nix::sys::signal::Signal::try_from(n).map_or_else(
+                |_| format!("killed by signal {n}"),
+                |s| format!("killed by {s}"),
+            ),
+            None => format!("exited with status {}", status.code().unwrap_or(-1)),
+        },
+        Ok(Err(e)) => format!("ended, its status unknown ({e})"),
+        Err(_) => "closed its output and did not end".to_owned(),
     }
 }
 

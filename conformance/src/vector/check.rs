@@ -97,24 +97,20 @@ impl Vector {
             }
             use crate::outcome::Seen;
             let a_status = status_named(&e.seen).is_ok() || e.seen.parse::<i32>().is_ok();
-            // A wrong value or a timeout names what was seen: `value: ...`, `timeout: ...`.
-            let detailed = [Seen::VALUE, Seen::TIMEOUT, Seen::UNINITIALIZED]
-                .iter()
-                .any(|w| {
-                    e.seen
-                        .strip_prefix(w)
-                        .and_then(|rest| rest.strip_prefix(": "))
-                        .is_some_and(|rest| !rest.trim().is_empty())
-                });
-            let a_word = Seen::WORDS
-                .iter()
-                .any(|w| *w == e.seen && ![Seen::VALUE, Seen::TIMEOUT].contains(w));
-            if !a_status && !a_word && !detailed {
+            // Every word but `no such call` names what was seen: `value: ...`, `upcalls: ...`.
+            let detailed = Seen::DETAILED.iter().any(|w| {
+                e.seen
+                    .strip_prefix(w)
+                    .and_then(|rest| rest.strip_prefix(": "))
+                    .is_some_and(|rest| !rest.trim().is_empty())
+            });
+            if !a_status && !detailed && e.seen != Seen::NO_SUCH_CALL {
                 return Err(at(format!(
-                    "`seen` \"{}\" is neither a status, nor `value: ` or `timeout: ` with what \
-                     was seen, nor one of {}",
+                    "`seen` \"{}\" is neither a status, nor `{}`, nor one of `{}: ` with what \
+                     was seen",
                     e.seen,
-                    Seen::WORDS[2..].join(", ")
+                    Seen::NO_SUCH_CALL,
+                    Seen::DETAILED.join(": `, `")
                 )));
             }
             if e.reason.trim().is_empty() {

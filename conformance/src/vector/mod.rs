@@ -1027,8 +1027,8 @@ expect.upcalls = [{ upcall = "pmix_server_fencenb_fn_t", procs = [{ rank = "wild
         assert!(parse(&dangling).is_err());
     }
 
-    /// An expected failure names what it saw: a wrong value or a timeout by itself is not
-    /// enough.
+    /// An expected failure names what it saw: a wrong value, a timeout, a crash, a refusal or
+    /// missing upcalls by themselves are not enough.
     #[test]
     fn an_expected_failure_names_the_value_or_the_timeout_it_saw() {
         let listed = |seen: &str| {
@@ -1039,7 +1039,16 @@ expect.upcalls = [{ upcall = "pmix_server_fencenb_fn_t", procs = [{ rank = "wild
                 ),
             )
         };
-        for bare in ["value", "timeout", "value: ", "timeout:  "] {
+        for bare in [
+            "value",
+            "timeout",
+            "value: ",
+            "timeout:  ",
+            "crashed",
+            "refused",
+            "upcalls",
+            "upcalls: ",
+        ] {
             let e = parse(&listed(bare)).unwrap_err();
             assert!(e.contains("with what was seen"), "{bare}: {e}");
         }
@@ -1047,7 +1056,9 @@ expect.upcalls = [{ upcall = "pmix_server_fencenb_fn_t", procs = [{ rank = "wild
             "value: Uint32(3)",
             "timeout: PMIx_Get incomplete after 10 s",
             "PMIX_ERR_NOT_FOUND",
-            "crashed",
+            "crashed: rank 1 killed by SIGSEGV",
+            "upcalls: fence_nb missing",
+            "no such call",
         ] {
             assert!(parse(&listed(named)).is_ok(), "{named}");
         }
