@@ -205,7 +205,7 @@ type Setup = (i32, String, BTreeMap<u32, BTreeMap<String, String>>);
 /// The harness's side of one node's server process.
 pub(super) struct NodeProc {
     pub(super) child: Arc<tokio::sync::Mutex<Child>>,
-    /// The server process's id, while it runs.
+    /// The server process's id, as it started (presets name it).
     pub(super) pid: Option<u32>,
     pub(super) handle: NodeHandle,
     ready: Option<oneshot::Receiver<Setup>>,
