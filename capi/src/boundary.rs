@@ -126,6 +126,30 @@ pub(crate) fn write_fixed(field: &mut [c_char], s: &str) {
     }
 }
 
+/// The most bytes a C array handed to this library may span.
+///
+/// A frame's length is a `u32` on the wire, so no array larger than this can ever be sent, and
+/// a count past it is a caller's mistake (an uninitialised or negative count): it is answered
+/// with `PMIX_ERR_BAD_PARAM` instead of being read until the process faults.
+pub(crate) const MAX_ARRAY_BYTES: usize = u32::MAX as usize;
+
+/// Whether `n` elements of `T` at `p` are a plausible array: not NULL, at most
+/// [`MAX_ARRAY_BYTES`], and not running past the end of the address space.
+pub(crate) fn plausible<T>(p: *const T, n: usize) -> Result<(), Status> {
+    if p.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    let bytes = n
+        .checked_mul(std::mem::size_of::<T>())
+        .filter(|b| *b <= MAX_ARRAY_BYTES)
+        .ok_or(Status::ERR_BAD_PARAM)?;
+    (p as usize)
+        .checked_add(bytes)
+        .filter(|end| *end <= isize::MAX as usize)
+        .map(|_| ())
+        .ok_or(Status::ERR_BAD_PARAM)
+}
+
 /// The slice of `n` elements at `p`; empty for `n == 0` whatever `p` is.
 ///
 /// # Safety
@@ -134,9 +158,56 @@ pub(crate) unsafe fn slice_of<'a, T>(p: *const T, n: usize) -> Result<&'a [T], S
     if n == 0 {
         return Ok(&[]);
     }
-    if p.is_null() {
-        return Err(Status::ERR_BAD_PARAM);
-    }
+    plausible(p, n)?;
     // SAFETY: the caller's promise, and `p` is not NULL.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// The mutable slice of `n` elements at `p`; empty for `n == 0` whatever `p` is.
+///
+/// # Safety
+/// When `n > 0`, `p` points to `n` initialised elements, not otherwise borrowed, that
+/// outlive the slice.
+pub(crate) unsafe fn slice_of_mut<'a, T>(p: *mut T, n: usize) -> Result<&'a mut [T], Status> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    plausible(p.cast_const(), n)?;
+    // SAFETY: the caller's promise, and `p` is not NULL.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_array_past_what_the_wire_can_carry_or_the_address_space_holds_is_a_bad_param() {
+        let procs = [0u64; 2];
+        // SAFETY: both arrays are refused before anything is read.
+        unsafe {
+            assert_eq!(
+                slice_of(procs.as_ptr(), 1 << 40).err(),
+                Some(Status::ERR_BAD_PARAM)
+            );
+            assert_eq!(
+                slice_of(procs.as_ptr(), usize::MAX).err(),
+                Some(Status::ERR_BAD_PARAM)
+            );
+            let near_the_end = (isize::MAX as usize - 8) as *const u64;
+            assert_eq!(slice_of(near_the_end, 2).err(), Some(Status::ERR_BAD_PARAM));
+        }
+        // SAFETY: `procs` holds two procs.
+        let read = unsafe { slice_of(procs.as_ptr(), 2) };
+        assert_eq!(read.map(<[_]>::len), Ok(2));
+        let mut bytes = [0u8; 4];
+        // SAFETY: `bytes` holds four bytes, refused past them.
+        unsafe {
+            assert_eq!(slice_of_mut(bytes.as_mut_ptr(), 4).map(|s| s.len()), Ok(4));
+            assert_eq!(
+                slice_of_mut(bytes.as_mut_ptr(), MAX_ARRAY_BYTES + 1).err(),
+                Some(Status::ERR_BAD_PARAM)
+            );
+        }
+    }
 }

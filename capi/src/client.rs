@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use pmix::client::blocking::Client;
 use pmix::model::{Nspace, PData, Scope, Status, attr};
 
-use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed};
+use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed, slice_of_mut};
 use crate::server::Caller;
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
 use crate::values::{
@@ -345,7 +345,7 @@ pub unsafe extern "C" fn PMIx_Lookup(
         // SAFETY: the caller's promise.
         let info = unsafe { read_infos(info, ninfo)? };
         // SAFETY: the caller's promise: `ndata` pdata at `data`.
-        let wanted = unsafe { std::slice::from_raw_parts_mut(data, ndata) };
+        let wanted = unsafe { slice_of_mut(data, ndata)? };
         let keys: Vec<String> = wanted.iter().map(|d| read_fixed(&d.key)).collect();
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
         let found = client()?.lookup(&refs, &info).map_err(status_of)?;
@@ -473,4 +473,18 @@ pub unsafe extern "C" fn PMIx_Resolve_nodes(
         unsafe { *nodelist = text };
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fence_over_a_count_no_job_can_have_is_a_bad_param_not_a_crash() {
+        let mut one = std::mem::MaybeUninit::<CProc>::zeroed();
+        // SAFETY: a zeroed proc is a valid one (empty namespace, rank 0); the count is refused
+        // before any proc past it is read.
+        let status = unsafe { PMIx_Fence(one.as_mut_ptr(), 1 << 40, std::ptr::null(), 0) };
+        assert_eq!(status, Status::ERR_BAD_PARAM.0);
+    }
 }

@@ -430,7 +430,9 @@ unsafe fn transform(
         return false;
     }
     // SAFETY: the caller's promise.
-    let input = unsafe { std::slice::from_raw_parts(inbytes, size) };
+    let Ok(input) = (unsafe { slice_of(inbytes, size) }) else {
+        return false;
+    };
     let Some(out) = f(input) else {
         return false;
     };

@@ -549,9 +549,36 @@ pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut CInfo, src: *const CInfo) -> 
             let src = &*src;
             let value = read_value(&src.value)?;
             let dest = &mut *dest;
+            // A key that fills its array without a NUL is cut to leave room for one, so the
+            // copy is always a C string.
             dest.key = src.key;
+            if let Some(last) = dest.key.last_mut() {
+                *last = 0;
+            }
             dest.flags = src.flags;
             write_value(&value, &mut dest.value)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transferred_key_that_fills_its_array_is_cut_to_end_in_a_nul() {
+        let mut src = std::mem::MaybeUninit::<CInfo>::zeroed();
+        let mut dest = std::mem::MaybeUninit::<CInfo>::zeroed();
+        // SAFETY: zeroed infos are valid (an undefined value); the source's key is filled
+        // with 'k' to its last byte, without a NUL.
+        let (status, key) = unsafe {
+            (*src.as_mut_ptr()).key.fill(b'k' as std::ffi::c_char);
+            let status = PMIx_Info_xfer(dest.as_mut_ptr(), src.as_ptr());
+            (status, (*dest.as_ptr()).key)
+        };
+        assert_eq!(status, Status::SUCCESS.0);
+        let (last, before) = key.split_last().unwrap();
+        assert_eq!(*last, 0);
+        assert!(before.iter().all(|c| *c == b'k' as std::ffi::c_char));
+    }
 }

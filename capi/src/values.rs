@@ -406,10 +406,9 @@ pub(crate) unsafe fn read_required_bytes(bo: *const CByteObject) -> Result<Vec<u
 unsafe fn read_array(a: &CDataArray) -> Result<DataArray, Status> {
     let t = DataType(a.type_);
     let size = object_size(t).ok_or(Status::ERR_NOT_SUPPORTED)?;
-    if a.size > 0 && a.array.is_null() {
-        return Err(Status::ERR_BAD_PARAM);
-    }
     let base = a.array.cast::<u8>();
+    // SAFETY: the caller's promise; only the array's extent is checked here.
+    unsafe { slice_of(base, a.size.checked_mul(size).ok_or(Status::ERR_BAD_PARAM)?)? };
     let elements = (0..a.size)
         // SAFETY: element `i` is at `i * size` within the array.
         .map(|i| unsafe { read_object(t, base.add(i * size).cast()) })

@@ -11,7 +11,7 @@ use std::ptr;
 
 use pmix::model::{DataType, Rank};
 
-use crate::boundary::{c_strdup, calloc_array, free, guard_or, read_cstr};
+use crate::boundary::{c_strdup, calloc_array, free, guard_or, plausible, read_cstr};
 use crate::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDevice, CDeviceDistance, CDiskStats,
     CEndpoint, CEnvar, CFabric, CGeometry, CInfo, CNetStats, CNodePid, CNodeStats, CPdata, CProc,
@@ -213,7 +213,9 @@ pub(crate) unsafe fn destruct<T: Family>(p: *mut T) {
 /// # Safety
 /// `p` is NULL or an array of libc's of at least `n` structures, released once.
 pub(crate) unsafe fn free_array<T: Family>(p: *mut T, n: usize) {
-    if p.is_null() {
+    // An array past any this library hands out is a caller's mistake: left alone (leaked)
+    // rather than released past its end.
+    if p.is_null() || plausible(p.cast_const(), n).is_err() {
         return;
     }
     for i in 0..n {
@@ -337,6 +339,9 @@ pub unsafe extern "C" fn PMIx_Coord_destruct(m: *mut CCoord) {
 pub extern "C" fn PMIx_Coord_create(dims: usize, number: usize) -> *mut CCoord {
     guard_or("PMIx_Coord_create", ptr::null_mut(), || {
         let array = create::<CCoord>(number);
+        if array.is_null() {
+            return array;
+        }
         for i in 0..number {
             // SAFETY: `array` holds `number` coordinates (a NULL array has none).
             let c = unsafe { &mut *array.add(i) };
@@ -846,5 +851,7 @@ mod tests {
             assert_eq!(*(*coords.add(1)).coord.add(2), 0);
             PMIx_Coord_free(coords, 2);
         }
+        // More coordinates than memory holds: NULL, not a crash.
+        assert!(PMIx_Coord_create(3, usize::MAX / 2).is_null());
     }
 }

@@ -179,7 +179,8 @@ fn infos_are_written_with_the_array_end_flag_on_the_last() {
 #[test]
 fn malformed_c_values_are_refused_not_read() {
     // A pointer type with a NULL pointer, an unknown type, a deprecated type this library
-    // does not carry, and an array whose elements are missing.
+    // does not carry, an array whose elements are missing and one whose count no array can
+    // have.
     let mut proc_null = undef_value();
     proc_null.type_ = DataType::PROC.0;
     let mut unknown = undef_value();
@@ -194,8 +195,18 @@ fn malformed_c_values_are_refused_not_read() {
     let mut holey = undef_value();
     holey.type_ = DataType::DATA_ARRAY.0;
     holey.data.darray = &raw mut array;
+    let mut one = 7u32;
+    let mut endless = CDataArray {
+        type_: DataType::UINT32.0,
+        size: 1 << 40,
+        array: (&raw mut one).cast(),
+    };
+    let mut miscounted = undef_value();
+    miscounted.type_ = DataType::DATA_ARRAY.0;
+    miscounted.data.darray = &raw mut endless;
     // SAFETY: each value is well formed as C memory; only its contents are wrong.
     unsafe {
+        assert_eq!(read_value(&miscounted), Err(Status::ERR_BAD_PARAM));
         assert_eq!(read_value(&proc_null), Err(Status::ERR_BAD_PARAM));
         assert_eq!(read_value(&unknown), Err(Status::ERR_NOT_SUPPORTED));
         assert_eq!(read_value(&buffer), Err(Status::ERR_NOT_SUPPORTED));
