@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::limits::Limits;
 use crate::model::{Info, Proc, Rank, Status, attr};
 use crate::transport::{default_tmpdir, kernel_hostname};
 
@@ -51,6 +52,8 @@ pub struct ServerConfig {
     /// tool; a tool may spawn, signal and query, so add a user here only if it may do that to
     /// every job of this server.
     pub tool_uids: Vec<u32>,
+    /// What peers may hold of the server's memory (see [`Limits`]).
+    pub limits: Limits,
 }
 
 /// A key for [`crate::server::credential`], kept out of debug output.
@@ -100,6 +103,7 @@ impl ServerConfig {
             topology: None,
             share_topology: false,
             tool_uids: vec![crate::transport::uid_gid().0],
+            limits: Limits::default(),
         }
     }
 
@@ -179,6 +183,13 @@ impl ServerConfig {
     #[must_use]
     pub fn tool_uids(mut self, uids: Vec<u32>) -> Self {
         self.tool_uids = uids;
+        self
+    }
+
+    /// What peers may hold of the server's memory.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 

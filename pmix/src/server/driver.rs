@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
+use super::budget::{Budget, LimitKind, Queue};
 use super::config::ServerConfig;
 use super::core::{Action, ConnId, HostResult, PeerCred, ServerCore};
 use super::env;
@@ -30,10 +31,10 @@ enum Event {
     Connect {
         req: Box<ConnectRequest>,
         peer: Option<PeerCred>,
-        writer: mpsc::UnboundedSender<Out>,
+        writer: Writer,
         answer: oneshot::Sender<Hello>,
     },
-    Frame(ConnId, Frame),
+    Frame(ConnId, Frame, Arc<Queue>),
     Closed(ConnId),
     Host(u64, HostResult),
     Timeout(u64),
@@ -56,7 +57,7 @@ struct Hello {
 
 /// A connection waiting for its handshake to be answered.
 struct Connecting {
-    writer: mpsc::UnboundedSender<Out>,
+    writer: Writer,
     answer: oneshot::Sender<Hello>,
 }
 
@@ -65,10 +66,55 @@ enum Out {
     Close,
 }
 
+/// The driver's end of a connection's output: the queue to its writer task and what that
+/// queue holds.
+struct Writer {
+    tx: mpsc::UnboundedSender<Out>,
+    queue: Arc<Queue>,
+}
+
+impl Writer {
+    /// Queue `bytes` for the peer, unless the peer has stopped reading past the limits: then
+    /// the connection is closed (false).
+    fn send(&self, conn: ConnId, bytes: Vec<u8>, budget: &Budget) -> bool {
+        let limits = &budget.limits;
+        let backlog = self.queue.bytes();
+        let over = if backlog > limits.backlog {
+            Some(format!(
+                "{backlog} bytes unread, past the limit of {}",
+                limits.backlog
+            ))
+        } else if backlog > limits.pause_at && budget.queued() > limits.total_backlog {
+            Some(format!(
+                "{backlog} bytes unread while all connections hold {}, past the limit of {}",
+                budget.queued(),
+                limits.total_backlog
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = over {
+            budget.limit_hit(
+                LimitKind::Backlog,
+                &format!("closing connection {conn}, which does not read its output: {why}"),
+            );
+            let _ = self.tx.send(Out::Close);
+            return false;
+        }
+        let n = bytes.len();
+        self.queue.push(budget, n);
+        if self.tx.send(Out::Bytes(bytes)).is_err() {
+            self.queue.pop(budget, n);
+        }
+        true
+    }
+}
+
 /// A running PMIx server.
 #[derive(Debug)]
 pub struct Server {
     events: mpsc::UnboundedSender<Event>,
+    budget: Arc<Budget>,
     pub(super) config: ServerConfig,
     tcp_addr: Option<SocketAddr>,
     unix_path: Option<PathBuf>,
@@ -101,9 +147,11 @@ impl Server {
             Some(k) => k.0,
             None => credential_key()?,
         });
-        tokio::spawn(drive(core, rx, tx.clone(), host));
+        let budget = Arc::new(Budget::new(config.limits.clone()));
+        tokio::spawn(drive(core, rx, tx.clone(), host, budget.clone()));
         let mut server = Server {
             events: tx,
+            budget,
             config,
             tcp_addr: None,
             unix_path: None,
@@ -158,6 +206,7 @@ impl Server {
     /// Accept connections from another transport as well.
     pub fn serve<A: Acceptor>(&self, mut acceptor: A) {
         let events = self.events.clone();
+        let budget = self.budget.clone();
         tokio::spawn(async move {
             loop {
                 let accepted = tokio::select! {
@@ -168,7 +217,7 @@ impl Server {
                 };
                 match accepted {
                     Ok(accepted) => {
-                        tokio::spawn(connection(accepted, events.clone()));
+                        tokio::spawn(connection(accepted, events.clone(), budget.clone()));
                     }
                     Err(e) => {
                         // Out of descriptors, a connection reset before it was accepted, ...:
@@ -179,6 +228,11 @@ impl Server {
                 }
             }
         });
+    }
+
+    /// What the server's connections hold of its memory now (see [`super::Limits`]).
+    pub fn held(&self) -> super::limits::Held {
+        self.budget.held()
     }
 
     /// The server's own identifier (`PMIX_SERVER_NSPACE`, `PMIX_SERVER_RANK`).
@@ -444,8 +498,9 @@ async fn drive<H: Host>(
     mut events: mpsc::UnboundedReceiver<Event>,
     tx: mpsc::UnboundedSender<Event>,
     host: Arc<H>,
+    budget: Arc<Budget>,
 ) {
-    let mut writers: BTreeMap<ConnId, mpsc::UnboundedSender<Out>> = BTreeMap::new();
+    let mut writers: BTreeMap<ConnId, Writer> = BTreeMap::new();
     let mut connecting: BTreeMap<ConnId, Connecting> = BTreeMap::new();
     let mut next_conn: ConnId = 0;
     let mut dmodex_waiters: BTreeMap<u64, oneshot::Sender<Result<Vec<u8>, Status>>> =
@@ -463,7 +518,11 @@ async fn drive<H: Host>(
                 connecting.insert(conn, Connecting { writer, answer });
                 core.handle_hello(conn, &req, peer);
             }
-            Event::Frame(conn, frame) => core.handle_frame(conn, frame),
+            Event::Frame(conn, frame, queue) => {
+                let n = HEADER_LEN + frame.payload.len();
+                core.handle_frame(conn, frame);
+                queue.handled(&budget, n);
+            }
             Event::Closed(conn) => {
                 writers.remove(&conn);
                 core.handle_closed(conn);
@@ -514,7 +573,9 @@ async fn drive<H: Host>(
                     };
                     match frame.encode() {
                         Ok(bytes) => {
-                            let _ = w.send(Out::Bytes(bytes));
+                            if !w.send(conn, bytes, &budget) {
+                                writers.remove(&conn);
+                            }
                         }
                         Err(e) => tracing::warn!("cannot frame a reply: {e}"),
                     }
@@ -522,7 +583,7 @@ async fn drive<H: Host>(
                 Action::Close { conn, reason } => {
                     tracing::warn!("closing connection {conn}: {reason}");
                     if let Some(w) = writers.remove(&conn) {
-                        let _ = w.send(Out::Close);
+                        let _ = w.tx.send(Out::Close);
                     }
                 }
                 Action::DmodexReply { op, result } => {
@@ -549,7 +610,7 @@ async fn drive<H: Host>(
         }
     }
     for w in writers.values() {
-        let _ = w.send(Out::Close);
+        let _ = w.tx.send(Out::Close);
     }
 }
 
@@ -568,8 +629,10 @@ fn credential_key() -> Result<[u8; 32], Error> {
     Ok(key)
 }
 
-/// One connection: handshake, then frames in and out until either side closes.
-async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>) {
+/// One connection: handshake, then frames in and out until either side closes, within the
+/// server's [`Limits`](super::Limits): a peer that leaves its output unread stops being read,
+/// and a frame that arrives too slowly or passes the total of partial frames closes it.
+async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>, budget: Arc<Budget>) {
     let Accepted { mut stream, peer } = accepted;
     let req = match tokio::time::timeout(HANDSHAKE_TIMEOUT, read_connect(&mut stream)).await {
         Ok(Ok(req)) => req,
@@ -582,12 +645,16 @@ async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>) {
             return;
         }
     };
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let queue = Arc::new(Queue::default());
     let (answer_tx, answer_rx) = oneshot::channel();
     let connect = Event::Connect {
         req: Box::new(req),
         peer,
-        writer: out_tx,
+        writer: Writer {
+            tx: out_tx,
+            queue: queue.clone(),
+        },
         answer: answer_tx,
     };
     if events.send(connect).is_err() {
@@ -610,53 +677,162 @@ async fn connection(accepted: Accepted, events: mpsc::UnboundedSender<Event>) {
         let _ = events.send(Event::Closed(conn));
         return;
     }
-    let (mut reader, mut writer) = tokio::io::split(stream);
-    let (closed_tx, mut closed_rx) = oneshot::channel::<()>();
-    let writer_task = tokio::spawn(async move {
-        while let Some(out) = out_rx.recv().await {
-            match out {
-                Out::Bytes(b) => {
-                    if writer.write_all(&b).await.is_err() {
-                        break;
-                    }
-                }
-                Out::Close => break,
+    let (reader, writer) = tokio::io::split(stream);
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let (closed_tx, closed_rx) = oneshot::channel::<()>();
+    let writer_task = tokio::spawn(write_out(
+        writer,
+        out_rx,
+        queue.clone(),
+        budget.clone(),
+        stop_rx,
+        closed_tx,
+    ));
+    let why = read_in(conn, reader, &events, &queue, &budget, closed_rx).await;
+    if let Some(why) = why {
+        budget.limit_hit(why.0, &format!("closing connection {conn}: {}", why.1));
+    }
+    let _ = events.send(Event::Closed(conn));
+    let _ = stop_tx.send(());
+    let _ = writer_task.await;
+}
+
+/// Read a connection's frames and hand them to the driver until the peer closes, the writer
+/// ends, or a limit is hit (returned, with its reason).
+async fn read_in(
+    conn: ConnId,
+    mut reader: tokio::io::ReadHalf<BoxStream>,
+    events: &mpsc::UnboundedSender<Event>,
+    queue: &Arc<Queue>,
+    budget: &Budget,
+    mut closed_rx: oneshot::Receiver<()>,
+) -> Option<(LimitKind, String)> {
+    let limits = &budget.limits;
+    let mut decoder = FrameDecoder::new(limits.max_frame);
+    let mut chunk = vec![0u8; 64 * 1024];
+    // When the frame now arriving must be whole, from the read that started it.
+    let mut deadline: Option<tokio::time::Instant> = None;
+    let mut held = 0;
+    let why = 'read: loop {
+        if queue.held() > limits.pause_at {
+            budget.limit_hit(
+                LimitKind::Paused,
+                &format!(
+                    "connection {conn} is not read while it holds {} bytes (its output unread, \
+                     its requests not yet handled)",
+                    queue.held()
+                ),
+            );
+            tokio::select! {
+                biased;
+                _ = &mut closed_rx => break 'read None,
+                () = queue.drained(budget) => {}
             }
         }
-        let _ = writer.shutdown().await;
-        let _ = closed_tx.send(());
-    });
-    let mut decoder = FrameDecoder::default();
-    let mut chunk = vec![0u8; 64 * 1024];
-    'read: loop {
+        let late = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
+            _ = &mut closed_rx => break 'read None,
+            () = late => {
+                break 'read Some((
+                    LimitKind::SlowFrame,
+                    format!("a frame did not arrive in time ({} bytes of it in)", decoder.pending()),
+                ));
+            }
             n = reader.read(&mut chunk) => {
                 let n = match n {
-                    Ok(0) | Err(_) => break 'read,
+                    Ok(0) | Err(_) => break 'read None,
                     Ok(n) => n,
                 };
                 decoder.handle_bytes(&chunk[..n]);
+                let mut whole = false;
                 loop {
                     match decoder.next_frame() {
                         Ok(Some(frame)) => {
-                            if events.send(Event::Frame(conn, frame)).is_err() {
-                                break 'read;
+                            whole = true;
+                            let n = HEADER_LEN + frame.payload.len();
+                            queue.received(budget, n);
+                            if events.send(Event::Frame(conn, frame, queue.clone())).is_err() {
+                                queue.handled(budget, n);
+                                break 'read None;
                             }
                         }
                         Ok(None) => break,
-                        Err(e) => {
-                            tracing::warn!("closing connection {conn}: {e}");
-                            break 'read;
-                        }
+                        Err(e) => break 'read Some((LimitKind::Partial, e.to_string())),
                     }
                 }
+                let pending = decoder.pending();
+                let within = budget.hold_partial(held, pending);
+                held = pending;
+                if !within {
+                    break 'read Some((
+                        LimitKind::Partial,
+                        format!(
+                            "partial frames of all connections hold {} bytes, past the limit of {}",
+                            budget.partial(),
+                            limits.total_partial
+                        ),
+                    ));
+                }
+                deadline = match (pending, whole, deadline) {
+                    (0, _, _) => None,
+                    (_, false, Some(at)) => Some(at),
+                    _ => {
+                        let len = decoder.expected().unwrap_or(0);
+                        Some(tokio::time::Instant::now() + limits.frame_time(len))
+                    }
+                };
             }
-            _ = &mut closed_rx => break 'read,
+        }
+    };
+    budget.hold_partial(held, 0);
+    why
+}
+
+/// Write what the driver queues for a connection until it says close, the peer stops
+/// taking bytes, or the reader has ended (`stop`); then give back what is left unwritten.
+async fn write_out(
+    mut writer: tokio::io::WriteHalf<BoxStream>,
+    mut out_rx: mpsc::UnboundedReceiver<Out>,
+    queue: Arc<Queue>,
+    budget: Arc<Budget>,
+    mut stop: oneshot::Receiver<()>,
+    closed: oneshot::Sender<()>,
+) {
+    loop {
+        let out = tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            out = out_rx.recv() => out,
+        };
+        match out {
+            Some(Out::Bytes(b)) => {
+                let written = tokio::select! {
+                    biased;
+                    _ = &mut stop => false,
+                    w = writer.write_all(&b) => w.is_ok(),
+                };
+                queue.pop(&budget, b.len());
+                if !written {
+                    break;
+                }
+            }
+            Some(Out::Close) | None => break,
         }
     }
-    let _ = events.send(Event::Closed(conn));
-    writer_task.abort();
+    let _ = closed.send(());
+    out_rx.close();
+    while let Ok(out) = out_rx.try_recv() {
+        if let Out::Bytes(b) = out {
+            queue.pop(&budget, b.len());
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer.shutdown()).await;
 }
 
 async fn read_connect(stream: &mut BoxStream) -> Result<ConnectRequest, Error> {

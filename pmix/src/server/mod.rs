@@ -21,9 +21,12 @@ pub(crate) mod env;
 pub(crate) mod fence;
 
 #[cfg(feature = "runtime")]
+mod budget;
+#[cfg(feature = "runtime")]
 mod driver;
 #[cfg(feature = "runtime")]
 mod inventory;
+pub mod limits;
 #[cfg(all(feature = "runtime", feature = "topology"))]
 mod topology;
 
@@ -33,6 +36,7 @@ pub use crate::host::{Host, NoHost};
 pub use config::{CredentialKey, Roles, ServerConfig};
 #[cfg(feature = "runtime")]
 pub use driver::{SERVER_VERSION, Server};
+pub use limits::{Held, Limits};
 // The upcalls as messages, for a host in another process.
 pub use core::{HostCall, HostResult};
 pub use env::inherited_server_vars;

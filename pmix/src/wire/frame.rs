@@ -119,8 +119,26 @@ impl FrameDecoder {
     }
 
     /// Append bytes read from the stream.
+    ///
+    /// The buffer grows by doubling, as a vector does, but never past the frame it holds:
+    /// a frame's length comes from the peer, so nothing is reserved ahead of the bytes that
+    /// arrive, and a frame of 128 MiB holds 128 MiB, not the 256 MiB of the next power of two.
     pub fn handle_bytes(&mut self, bytes: &[u8]) {
+        let len = self.buffer.len();
+        if let Some(total) = self.expected().map(|n| n + HEADER_LEN)
+            && len + bytes.len() <= total
+            && self.buffer.capacity() - len < bytes.len()
+        {
+            self.buffer
+                .reserve_exact(len.max(bytes.len()).min(total - len));
+        }
         self.buffer.extend_from_slice(bytes);
+    }
+
+    /// The payload length of the frame now arriving, once its header is in.
+    pub fn expected(&self) -> Option<usize> {
+        let head = self.buffer.first_chunk::<HEADER_LEN>()?;
+        Some(Header::decode(head).nbytes as usize)
     }
 
     /// The next complete frame, `Ok(None)` when more bytes are needed, or an error when the
@@ -175,6 +193,28 @@ mod tests {
             [0, 0, 0, 0, 0, 0, 0, 0x65, 0, 0, 0, 2, 0, 0, 0, 0]
         );
         assert_eq!(Header::decode(&h.encode()), h);
+    }
+
+    #[test]
+    fn a_partial_frame_holds_no_more_than_its_length() {
+        let frame = Frame {
+            pindex: 1,
+            tag: Tag(101),
+            payload: vec![7; 3 << 20],
+        };
+        let bytes = frame.encode().unwrap();
+        let mut decoder = FrameDecoder::default();
+        decoder.handle_bytes(&bytes[..HEADER_LEN]);
+        assert_eq!(decoder.expected(), Some(3 << 20));
+        // Nothing is reserved on the header's word.
+        assert!(decoder.buffer.capacity() < 1 << 10);
+        for piece in bytes[HEADER_LEN..bytes.len() - 1].chunks(64 << 10) {
+            decoder.handle_bytes(piece);
+            assert!(decoder.buffer.capacity() <= bytes.len());
+        }
+        assert_eq!(decoder.next_frame().unwrap(), None);
+        decoder.handle_bytes(&bytes[bytes.len() - 1..]);
+        assert_eq!(decoder.next_frame().unwrap(), Some(frame));
     }
 
     #[test]
