@@ -109,6 +109,12 @@ impl ServerCore {
         self
     }
 
+    /// Let each connection have at most `limit` gets waiting (`Limits::held_gets`).
+    pub(crate) fn with_held_gets(mut self, limit: usize) -> Self {
+        self.gets.set_limit(limit);
+        self
+    }
+
     /// Admit tools and launchers that run as one of `uids` (none are admitted otherwise):
     /// a tool can spawn, signal and query, so only the users the host trusts may connect one.
     pub(crate) fn with_tool_uids(mut self, uids: Vec<u32>) -> Self {
@@ -763,3 +769,4 @@ mod tests;
 mod upcall;
 #[cfg(test)]
 mod versions_tests;
+mod wait_limit;

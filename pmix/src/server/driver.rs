@@ -143,6 +143,7 @@ impl Server {
         )
         .with_id(config.id.clone())
         .with_tool_uids(config.tool_uids.clone())
+        .with_held_gets(config.limits.held_gets)
         .with_credential_key(match config.credential_key {
             Some(k) => k.0,
             None => credential_key()?,

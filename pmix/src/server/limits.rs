@@ -12,6 +12,7 @@
 //! | Replies and pushes queued for a peer that does not read | stop reading it past [`Limits::pause_at`]; close it past [`Limits::backlog`] | [`Limits::total_backlog`]: past it, a non-reading peer that is sent more is closed |
 //! | A frame's payload | [`Limits::max_frame`] | [`Limits::total_partial`] of partial frames: past it, the connection that adds to it is closed |
 //! | A frame's arrival | within [`Limits::frame_grace`] plus its length at [`Limits::min_rate`] | — |
+//! | Gets waiting for data not yet there | [`Limits::held_gets`], then `PMIX_ERR_OUT_OF_RESOURCE` | — |
 
 use std::time::Duration;
 
@@ -49,6 +50,10 @@ pub struct Limits {
     /// The slowest a frame's bytes may arrive past [`Limits::frame_grace`], in bytes per
     /// second: a 128 MiB frame has 30 s + 128 s. 1 MiB/s.
     pub min_rate: usize,
+    /// The gets one connection may have waiting for data not yet there; one more is
+    /// answered `PMIX_ERR_OUT_OF_RESOURCE`. 4096: an MPI rank waits for a few keys at a
+    /// time, a tool for one per process it watches.
+    pub held_gets: usize,
 }
 
 impl Default for Limits {
@@ -61,6 +66,7 @@ impl Default for Limits {
             total_partial: 1 << 30,
             frame_grace: Duration::from_secs(30),
             min_rate: 1 << 20,
+            held_gets: 4096,
         }
     }
 }

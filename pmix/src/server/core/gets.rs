@@ -18,6 +18,7 @@ use crate::wire::{Reply, Tag};
 use super::interface::{Action, ConnId};
 use super::shared::Shared;
 use super::upcall::{HostCall, HostResult};
+use super::wait_limit::WaitLimit;
 
 /// A client's get, waiting or about to be decided.
 #[derive(Clone, Debug)]
@@ -86,6 +87,8 @@ pub(super) struct Gets {
     host_has_dmodex: bool,
     /// The gets the host's `direct_modex` is fetching for, by the op of its call.
     at_host: BTreeMap<u64, HeldGet>,
+    /// The most gets one connection may have waiting.
+    limit: WaitLimit,
 }
 
 impl Gets {
@@ -95,7 +98,13 @@ impl Gets {
             held_dmodex: Vec::new(),
             host_has_dmodex,
             at_host: BTreeMap::new(),
+            limit: WaitLimit::new(crate::server::limits::Limits::default().held_gets),
         }
+    }
+
+    /// Let each connection have at most `limit` gets waiting.
+    pub(super) fn set_limit(&mut self, limit: usize) {
+        self.limit = WaitLimit::new(limit);
     }
 
     /// A client's get: decide it by the get rules.
@@ -120,6 +129,15 @@ impl Gets {
                 cx.send(get.conn, get.tag, &Reply::Get { status, data });
             }
             ServerStep::Wait => {
+                if self
+                    .limit
+                    .refuses(get.conn, self.held.iter().map(|h| h.conn))
+                {
+                    let status = Status::ERR_OUT_OF_RESOURCE;
+                    let data = Vec::new();
+                    cx.send(get.conn, get.tag, &Reply::Get { status, data });
+                    return;
+                }
                 get.op = cx.op();
                 if let Some(after_s) = get.directives.timeout_s {
                     cx.push(Action::Timer {

@@ -458,6 +458,42 @@ fn get_is_held_until_the_target_commits() {
 }
 
 #[test]
+fn a_connection_past_its_waiting_gets_is_refused_more_and_others_still_wait() {
+    let mut c = core_with(2).with_held_gets(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    replies(&mut c, Command::GETNB);
+    let get = |key: &str| Request::Get {
+        nspace: "job".into(),
+        rank: Rank(1),
+        info: vec![],
+        key: Some(key.into()),
+    };
+    send(&mut c, a, 102, &get("k1"));
+    send(&mut c, a, 103, &get("k2"));
+    assert!(replies(&mut c, Command::GETNB).is_empty(), "both held");
+    send(&mut c, a, 104, &get("k3"));
+    let refused = Reply::Get {
+        status: Status::ERR_OUT_OF_RESOURCE,
+        data: vec![],
+    };
+    assert_eq!(replies(&mut c, Command::GETNB), [(a, 104, refused)]);
+    // The limit is the connection's: another rank's get still waits.
+    send(
+        &mut c,
+        b,
+        105,
+        &Request::Get {
+            nspace: "job".into(),
+            rank: Rank(0),
+            info: vec![],
+            key: Some("k".into()),
+        },
+    );
+    assert!(replies(&mut c, Command::GETNB).is_empty(), "held");
+}
+
+#[test]
 fn held_get_with_timeout_ends_in_timeout() {
     let mut c = core_with(2);
     let a = connect(&mut c, 0);
