@@ -770,3 +770,5 @@ mod upcall;
 #[cfg(test)]
 mod versions_tests;
 mod wait_limit;
+
+pub(crate) use wait_limit::HELD_GETS;

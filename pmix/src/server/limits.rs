@@ -66,7 +66,7 @@ impl Default for Limits {
             total_partial: 1 << 30,
             frame_grace: Duration::from_secs(30),
             min_rate: 1 << 20,
-            held_gets: 4096,
+            held_gets: super::core::HELD_GETS,
         }
     }
 }

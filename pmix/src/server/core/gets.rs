@@ -18,7 +18,7 @@ use crate::wire::{Reply, Tag};
 use super::interface::{Action, ConnId};
 use super::shared::Shared;
 use super::upcall::{HostCall, HostResult};
-use super::wait_limit::WaitLimit;
+use super::wait_limit::{HELD_GETS, WaitLimit};
 
 /// A client's get, waiting or about to be decided.
 #[derive(Clone, Debug)]
@@ -98,7 +98,7 @@ impl Gets {
             held_dmodex: Vec::new(),
             host_has_dmodex,
             at_host: BTreeMap::new(),
-            limit: WaitLimit::new(crate::server::limits::Limits::default().held_gets),
+            limit: WaitLimit::new(HELD_GETS),
         }
     }
 

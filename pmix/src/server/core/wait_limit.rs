@@ -3,6 +3,10 @@
 
 use super::ConnId;
 
+/// The gets one connection may have waiting unless the host says otherwise
+/// (`Limits::held_gets`).
+pub(crate) const HELD_GETS: usize = 4096;
+
 /// The most requests of one kind a connection may have waiting; one more is refused (the
 /// caller answers `PMIX_ERR_OUT_OF_RESOURCE`), and refusals are logged when their count
 /// reaches a power of two, so that a peer that keeps asking fills no log.
