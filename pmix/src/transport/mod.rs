@@ -18,6 +18,7 @@
 //! authenticates them (a tunnel, a security service) and reports who they are. The simulator
 //! brings its own acceptor over turmoil's network.
 
+mod sock_diag;
 pub mod socket_table;
 
 use std::future::Future;

@@ -14,6 +14,10 @@
 //! - a peer that is not on loopback: its socket lives in another kernel, and this one knows
 //!   nothing of its owner ([`loopback_peer_uid`] answers `None`).
 //!
+//! The kernel is asked about the one socket first ([`super::sock_diag`]); the table, which
+//! lists every socket and costs milliseconds per accept on a busy machine, is read only where
+//! the kernel offers no socket diagnostics.
+//!
 //! The kernel prints addresses as the raw 32-bit words of the socket address in this
 //! machine's byte order and ports in host order; both are read back the same way.
 
@@ -31,12 +35,20 @@ pub fn loopback_peer_uid(ours: SocketAddr, peer: SocketAddr) -> io::Result<Optio
     if !peer.ip().is_loopback() {
         return Ok(None);
     }
-    let table = match peer {
-        SocketAddr::V4(_) => "/proc/self/net/tcp",
-        SocketAddr::V6(_) => "/proc/self/net/tcp6",
-    };
-    let text = std::fs::read_to_string(table)?;
-    Ok(owner_in_table(&text, peer, ours))
+    match super::sock_diag::socket_owner(peer, ours) {
+        Ok(owner) => Ok(owner),
+        Err(e) => {
+            tracing::debug!(
+                "socket diagnostics cannot say who the peer is ({e}): reading the table"
+            );
+            let table = match peer {
+                SocketAddr::V4(_) => "/proc/self/net/tcp",
+                SocketAddr::V6(_) => "/proc/self/net/tcp6",
+            };
+            let text = std::fs::read_to_string(table)?;
+            Ok(owner_in_table(&text, peer, ours))
+        }
+    }
 }
 
 /// The uid of the socket whose local address is `local` and remote address `remote`, in the
