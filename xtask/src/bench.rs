@@ -1,4 +1,5 @@
-//! `cargo xtask bench [codec|core] [--quick]`: benchmarks beside OpenPMIx.
+//! `cargo xtask bench [codec|core|accept] [--quick]`: benchmarks beside OpenPMIx (and, for
+//! `accept`, beside a build of this project's own: see [`crate::bench_accept`]).
 //!
 //! Each benchmark measures our implementation and OpenPMIx's `libpmix.so.2` on the same data
 //! in the same run and prints both with their ratio (DESIGN §7). OpenPMIx is installed on
@@ -17,9 +18,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BENCHES: &[&str] = &["codec", "core"];
+const BENCHES: &[&str] = &["codec", "core", "accept"];
 
-pub(crate) fn run(root: &Path, which: &[String], quick: bool) -> Result<(), String> {
+pub(crate) fn run(
+    root: &Path,
+    which: &[String],
+    quick: bool,
+    pmixrun: Option<PathBuf>,
+) -> Result<(), String> {
     crate::sysdeps::ensure(crate::sysdeps::CONFORMANCE)?;
     let chosen: Vec<&str> = which.iter().map(String::as_str).collect();
     if let Some(unknown) = chosen.iter().find(|b| !BENCHES.contains(b)) {
@@ -36,6 +42,10 @@ pub(crate) fn run(root: &Path, which: &[String], quick: bool) -> Result<(), Stri
     for bench in selected {
         if bench == "core" {
             core(root, quick)?;
+            continue;
+        }
+        if bench == "accept" {
+            crate::bench_accept::run(root, quick, pmixrun.clone())?;
             continue;
         }
         let mut cargo = vec!["bench", "--quiet", "--package", "pmix", "--bench", bench];

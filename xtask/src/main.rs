@@ -7,7 +7,7 @@
 //! | `build-pmixrun` | builds `target/release/pmixrun` |
 //! | `capi` | builds this project's C library, `target/release/capi/libpmix.so.2` (with `pmix.pc`) |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
-//! | `bench [codec\\|core]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations) |
+//! | `bench [codec\\|core\\|accept] [--pmixrun PATH]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations); `accept`: what a loopback connect costs `pmixrun` idle, with sockets in `TIME_WAIT` and under a connect flood |
 //! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
@@ -19,6 +19,7 @@
 
 mod attribute_vectors;
 mod bench;
+mod bench_accept;
 mod capi;
 mod layers;
 mod mutants;
@@ -86,11 +87,14 @@ enum Cmd {
     /// Benchmarks beside OpenPMIx's libpmix.so.2 (docs/benchmarks.md).
     Bench {
         /// Which benchmarks (all when none is named).
-        #[arg(value_parser = ["codec", "core"])]
+        #[arg(value_parser = ["codec", "core", "accept"])]
         which: Vec<String>,
         /// A short run, to see that they work.
         #[arg(long)]
         quick: bool,
+        /// For `accept`: the `pmixrun` to measure (default: this workspace's release build).
+        #[arg(long, value_name = "PATH")]
+        pmixrun: Option<PathBuf>,
     },
     /// Run a fuzz target briefly with cargo fuzz (--sanitizer none), seeded from the golden
     /// vectors.
@@ -199,7 +203,11 @@ fn main() -> ExitCode {
         Cmd::BuildPmixrun => ("build-pmixrun", build_pmixrun(&root)),
         Cmd::Capi => ("capi", capi::run(&root).map(|_| ())),
         Cmd::Vectors { check, shared } => ("vectors", vectors::run(&root, check, shared)),
-        Cmd::Bench { which, quick } => ("bench", bench::run(&root, &which, quick)),
+        Cmd::Bench {
+            which,
+            quick,
+            pmixrun,
+        } => ("bench", bench::run(&root, &which, quick, pmixrun)),
         Cmd::Fuzz { target, seconds } => ("fuzz", fuzz(&root, &target, seconds)),
         Cmd::Sim {
             check_planted_bug: true,

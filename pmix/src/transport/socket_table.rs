@@ -14,7 +14,7 @@
 //! - a peer that is not on loopback: its socket lives in another kernel, and this one knows
 //!   nothing of its owner ([`loopback_peer_uid`] answers `None`).
 //!
-//! The kernel is asked about the one socket first ([`super::sock_diag`]); the table, which
+//! The kernel is asked about the one socket first (`transport/sock_diag.rs`); the table, which
 //! lists every socket and costs milliseconds per accept on a busy machine, is read only where
 //! the kernel offers no socket diagnostics.
 //!

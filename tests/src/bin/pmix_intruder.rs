@@ -6,7 +6,11 @@
 //! - `tool-none UID GID`: a tool with security mode `none` and no credential, stating a uid;
 //! - `tool-native UID GID`: a tool with a `native` credential of that uid and gid (stating
 //!   root's, or replaying the owner's, which is the same bytes);
-//! - `client NSPACE RANK UID GID`: a client of that rank, with a `native` credential.
+//! - `client NSPACE RANK UID GID`: a client of that rank, with a `native` credential;
+//! - `client-flood NSPACE RANK UID GID MIB SECONDS`: that client, accepted, then writes MIB
+//!   mebibytes of requests (a command no server knows, each answered) without reading a
+//!   reply, for at most SECONDS, and says how many it wrote: a legitimate rank that
+//!   never reads, against the server's limits (docs/hostile-input.md).
 //!
 //! Prints one line: `accepted`, `refused <status>` (the server's answer), or `unreachable
 //! <error>` (the connection itself failed, e.g. the socket's permissions); exits 0 either
@@ -64,7 +68,7 @@ fn run(args: &[String]) -> Result<String, String> {
                 info: Vec::new(),
             }
         }
-        "client" => {
+        "client" | "client-flood" => {
             let nspace = rest.first().ok_or("client: no namespace")?;
             let proc = Proc::try_new(nspace, Rank(number(1)?)).map_err(|e| e.to_string())?;
             ConnectRequest::simple_client(proc, number(2)?, number(3)?, BufferType::NonDescribed)
@@ -72,6 +76,10 @@ fn run(args: &[String]) -> Result<String, String> {
         other => return Err(format!("unknown attempt {other}")),
     };
     let bytes = request.encode().map_err(|e| e.to_string())?;
+    if attempt == "client-flood" {
+        let (mib, seconds) = (number(4)?, number(5)?);
+        return flood(address, &bytes, mib, seconds);
+    }
     let answer = match how.as_str() {
         "--tcp" => std::net::TcpStream::connect(address.as_str())
             .and_then(|mut s| exchange(&mut s, &bytes)),
@@ -92,4 +100,39 @@ fn exchange(stream: &mut (impl Read + Write), message: &[u8]) -> std::io::Result
     let mut word = [0u8; 4];
     stream.read_exact(&mut word)?;
     Ok(decode_status(word))
+}
+
+/// Connect over TCP as the client of `hello`, then write `mib` MiB of requests without
+/// reading, for at most `seconds`; the verdict says how much went in.
+fn flood(address: &str, hello: &[u8], mib: u32, seconds: u32) -> Result<String, String> {
+    let mut stream = std::net::TcpStream::connect(address).map_err(|e| e.to_string())?;
+    let status = exchange(&mut stream, hello).map_err(|e| e.to_string())?;
+    if status != Status::SUCCESS {
+        return Ok(format!("refused {}", status.0));
+    }
+    // The client's handshake answer is eight bytes; the status word was four of them.
+    let mut index = [0u8; 4];
+    stream.read_exact(&mut index).map_err(|e| e.to_string())?;
+    let request = pmix::wire::Frame {
+        pindex: 0,
+        tag: pmix::wire::Tag(101),
+        payload: vec![2, 200],
+    }
+    .encode()
+    .map_err(|e| e.to_string())?;
+    let chunk = request.repeat((64 << 10) / request.len());
+    let total = u64::from(mib) << 20;
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = written.clone();
+    std::thread::spawn(move || {
+        while counter.load(std::sync::atomic::Ordering::Relaxed) < total {
+            if stream.write_all(&chunk).is_err() {
+                return;
+            }
+            counter.fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    std::thread::sleep(std::time::Duration::from_secs(u64::from(seconds)));
+    let written = written.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(format!("accepted; wrote {} KiB unread", written >> 10))
 }
