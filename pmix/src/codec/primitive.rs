@@ -177,6 +177,11 @@ impl<'a> Reader<'a> {
         self.remaining() == 0
     }
 
+    /// The bytes not yet read, without reading them.
+    pub fn unread(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
+    }
+
     pub fn byte(&mut self, what: &str) -> Result<u8, Error> {
         let b = *self
             .bytes
