@@ -99,6 +99,7 @@ pub mod client;
 pub mod codec;
 mod error;
 pub mod events;
+pub mod fuzzing;
 #[cfg(feature = "runtime")]
 pub mod host;
 pub mod model;

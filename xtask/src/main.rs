@@ -8,7 +8,7 @@
 //! | `capi` | builds this project's C library, `target/release/capi/libpmix.so.2` (with `pmix.pc`) |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core\\|accept] [--pmixrun PATH]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations); `accept`: what a loopback connect costs `pmixrun` idle, with sockets in `TIME_WAIT` and under a connect flood |
-//! | `fuzz [TARGET] [SECONDS]` | runs fuzz targets briefly with `cargo fuzz` |
+//! | `fuzz [TARGET\\|all] [SECONDS]` | runs a fuzz target, or each in turn, briefly with `cargo fuzz` |
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
 //! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --survivors \| --unmeasured [--only TEXT]... \| --score \| --record] [--jobs N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
@@ -99,10 +99,10 @@ enum Cmd {
     /// Run a fuzz target briefly with cargo fuzz (--sanitizer none), seeded from the golden
     /// vectors.
     Fuzz {
-        /// The fuzz target.
+        /// The fuzz target, or `all` for each in turn.
         #[arg(default_value = "unpack")]
         target: String,
-        /// How long to run.
+        /// How long to run (each target, for `all`).
         #[arg(default_value_t = 30)]
         seconds: u64,
     },
@@ -528,35 +528,156 @@ fn test(root: &Path, ci: bool, passthrough: &[String]) -> Result<(), String> {
     run_cmd(root, "cargo", &["test", "--workspace", "--doc", "--quiet"])
 }
 
+/// The fuzz targets of `fuzz/`, each a shell over `pmix::fuzzing` (or the codec's
+/// `unpack`).
+const FUZZ_TARGETS: &[&str] = &[
+    "unpack",
+    "frames",
+    "handshake",
+    "request",
+    "reply",
+    "pushed",
+    "texts",
+    "credential",
+];
+
 fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
-    let seconds = seconds.to_string();
-    let seconds = seconds.as_str();
     if which("cargo-fuzz").is_none() {
         return Err("cargo-fuzz is not installed: run `cargo install cargo-fuzz --locked`".into());
     }
-    let corpus = root.join("fuzz/corpus").join(target);
-    std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
-    let seeds = fuzz_seeds(root)?;
-    for (name, bytes) in &seeds {
-        std::fs::write(corpus.join(name), bytes).map_err(|e| format!("{name}: {e}"))?;
+    let targets: Vec<&str> = match target {
+        "all" => FUZZ_TARGETS.to_vec(),
+        t if FUZZ_TARGETS.contains(&t) => vec![t],
+        t => {
+            return Err(format!(
+                "unknown fuzz target `{t}`; available: all, {}",
+                FUZZ_TARGETS.join(", ")
+            ));
+        }
+    };
+    let captured = captured_messages(root)?;
+    let dict = root.join("target/fuzz-wire.dict");
+    std::fs::create_dir_all(root.join("target")).map_err(|e| e.to_string())?;
+    std::fs::write(&dict, dictionary(&captured)).map_err(|e| format!("{}: {e}", dict.display()))?;
+    for target in targets {
+        let corpus = root.join("fuzz/corpus").join(target);
+        std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+        let seeds = if target == "unpack" {
+            fuzz_seeds(root)?
+        } else {
+            capture_seeds(target, &captured)
+        };
+        for (name, bytes) in &seeds {
+            std::fs::write(corpus.join(name), bytes).map_err(|e| format!("{name}: {e}"))?;
+        }
+        println!("{target}: seeded {} inputs", seeds.len());
+        let max_time = format!("-max_total_time={seconds}");
+        let dict_arg = format!("-dict={}", dict.display());
+        let corpus = format!("corpus/{target}");
+        run_cmd(
+            &root.join("fuzz"),
+            "cargo",
+            &[
+                "fuzz",
+                "run",
+                "--sanitizer",
+                "none",
+                target,
+                &corpus,
+                "--",
+                &max_time,
+                &dict_arg,
+                "-rss_limit_mb=2048",
+            ],
+        )?;
     }
-    println!("seeded {} inputs from the golden vectors", seeds.len());
-    let max_time = format!("-max_total_time={seconds}");
-    let corpus = format!("corpus/{target}");
-    run_cmd(
-        &root.join("fuzz"),
-        "cargo",
-        &[
-            "fuzz",
-            "run",
-            "--sanitizer",
-            "none",
-            target,
-            &corpus,
-            "--",
-            &max_time,
-        ],
-    )
+    Ok(())
+}
+
+/// The messages of the captures in `pmix/tests/data/captures` (OpenPMIx 4.2's client and
+/// server over a socket, as strace printed them): each string a call wrote or read.
+fn captured_messages(root: &Path) -> Result<Vec<Vec<u8>>, String> {
+    let dir = root.join("pmix/tests/data/captures");
+    let mut messages = Vec::new();
+    for name in ["basic_n2_socket.txt", "basic_n2_hash_socket.txt"] {
+        let path = dir.join(name);
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for line in text.lines() {
+            // Every quoted string of `\xNN` escapes on the line.
+            for quoted in line.split('"').skip(1).step_by(2) {
+                let bytes: Option<Vec<u8>> = quoted
+                    .split("\\x")
+                    .skip(1)
+                    .map(|h| u8::from_str_radix(h.get(..2)?, 16).ok())
+                    .collect();
+                if let Some(bytes) = bytes.filter(|b| !b.is_empty()) {
+                    messages.push(bytes);
+                }
+            }
+        }
+    }
+    messages.sort();
+    messages.dedup();
+    Ok(messages)
+}
+
+/// The seeds of a target other than `unpack`: each captured message in the target's
+/// layout (`pmix::fuzzing`: a flags byte first, for replies a command byte too; frames as
+/// the stream of every message in turn).
+fn capture_seeds(target: &str, captured: &[Vec<u8>]) -> Vec<(String, Vec<u8>)> {
+    let mut seeds = Vec::new();
+    match target {
+        "frames" => {
+            let mut stream = vec![15];
+            stream.extend(captured.iter().flatten());
+            seeds.push(("captured-stream".to_owned(), stream));
+        }
+        "handshake" | "texts" | "credential" => {
+            for (i, m) in captured.iter().enumerate() {
+                seeds.push((format!("captured-{i:03}"), m.clone()));
+            }
+        }
+        _ => {
+            // The commands the captured requests start with.
+            let commands: std::collections::BTreeSet<u8> =
+                captured.iter().filter_map(|m| m.first().copied()).collect();
+            for (i, m) in captured.iter().enumerate() {
+                for flags in [0u8, 1] {
+                    if target == "reply" {
+                        for c in &commands {
+                            let mut seed = vec![flags, *c];
+                            seed.extend_from_slice(m);
+                            seeds.push((format!("captured-{i:03}-{flags}-{c}"), seed));
+                        }
+                    } else {
+                        let mut seed = vec![flags];
+                        seed.extend_from_slice(m);
+                        seeds.push((format!("captured-{i:03}-{flags}"), seed));
+                    }
+                }
+            }
+        }
+    }
+    seeds
+}
+
+/// A libFuzzer dictionary of the wire's strings: every run of four or more printable bytes
+/// in the captured messages (keys, security and buffer modes, versions).
+fn dictionary(captured: &[Vec<u8>]) -> String {
+    let mut words = std::collections::BTreeSet::new();
+    for m in captured {
+        for run in m.split(|b| !(b.is_ascii_graphic())) {
+            if run.len() >= 4 {
+                words.insert(String::from_utf8_lossy(run).into_owned());
+            }
+        }
+    }
+    words
+        .iter()
+        .filter(|w| !w.contains('"') && !w.contains('\\'))
+        .map(|w| format!("\"{w}\"\n"))
+        .collect()
 }
 
 /// The seed corpus of the `unpack` target: every golden vector, in the layout of
