@@ -71,7 +71,7 @@ pub(crate) fn run(root: &Path, quick: bool, pmixrun: Option<PathBuf>) -> Result<
 struct Job {
     child: Child,
     address: SocketAddr,
-    _tmp: TempDir,
+    tmp: TempDir,
 }
 
 struct TempDir(PathBuf);
@@ -98,10 +98,10 @@ impl Job {
         let mut job = Job {
             child,
             address: SocketAddr::from(([127, 0, 0, 1], 0)),
-            _tmp: tmp,
+            tmp,
         };
         for _ in 0..600 {
-            if let Some(address) = find_address(&job._tmp.0, pid) {
+            if let Some(address) = find_address(&job.tmp.0, pid) {
                 job.address = address;
                 return Ok(job);
             }

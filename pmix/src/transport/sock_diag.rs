@@ -152,10 +152,7 @@ fn read_answer(answer: &[u8], local: SocketAddr, remote: SocketAddr) -> io::Resu
             if id[..36] != sockid(local, remote)[..36] {
                 return Err(bad("a socket diagnostics answer about another socket"));
             }
-            let uid = msg
-                .get(UID_AT..UID_AT + 4)
-                .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
-                .ok_or_else(|| bad("a short socket answer"))?;
+            let uid = u32_at(HEADER + UID_AT).ok_or_else(|| bad("a short socket answer"))?;
             Ok((state != TCP_TIME_WAIT).then_some(uid))
         }
         other => Err(bad(&format!("a socket diagnostics answer of type {other}"))),
