@@ -5,7 +5,7 @@
 use std::ffi::{CStr, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use pmix::model::Status;
+use pmix::model::{Status, Text};
 
 use crate::types::CStatus;
 
@@ -68,8 +68,8 @@ pub(crate) fn calloc_array<T>(n: usize) -> Result<*mut T, Status> {
 
 /// `s` as a NUL-terminated string from libc's allocator. A NUL inside `s` ends it there, as
 /// C would read it.
-pub(crate) fn c_strdup(s: &str) -> Result<*mut c_char, Status> {
-    let bytes = s.as_bytes();
+pub(crate) fn c_strdup(s: impl AsRef<[u8]>) -> Result<*mut c_char, Status> {
+    let bytes = s.as_ref();
     let len = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
     let p: *mut u8 = calloc_array(len + 1)?;
     // SAFETY: `p` holds `len + 1` zeroed bytes and `bytes` at least `len`; the last stays 0.
@@ -94,7 +94,8 @@ pub(crate) unsafe fn free<T>(p: *mut T) {
     unsafe { libc::free(p.cast::<c_void>()) }
 }
 
-/// The string at `p`, `None` for NULL. Bytes that are not UTF-8 are replaced.
+/// The string at `p`, `None` for NULL. Bytes that are not UTF-8 are replaced: for names
+/// this crate reads as text (keys, namespaces, commands); data goes through [`read_text`].
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
@@ -105,6 +106,19 @@ pub(crate) unsafe fn read_cstr(p: *const c_char) -> Option<String> {
     // SAFETY: the caller's promise.
     let s = unsafe { CStr::from_ptr(p) };
     Some(s.to_string_lossy().into_owned())
+}
+
+/// The bytes of the string at `p` as they are, in whatever encoding; `None` for NULL.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn read_text(p: *const c_char) -> Option<Text> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's promise.
+    let s = unsafe { CStr::from_ptr(p) };
+    Some(Text::from(s.to_bytes()))
 }
 
 /// A fixed-size C string field (`pmix_key_t`, `pmix_nspace_t`): up to its first NUL.

@@ -12,7 +12,7 @@ use pmix::codec::compress::{compress, decompress};
 use pmix::codec::{BufferType, DataBuffer};
 use pmix::model::{DataType, Status, Value};
 
-use crate::boundary::{c_bytes, c_strdup, free, guard, guard_or, read_cstr, slice_of};
+use crate::boundary::{c_bytes, c_strdup, free, guard, guard_or, read_cstr, read_text, slice_of};
 use crate::types::{CByteObject, CDataArray, CDataBuffer, CProc, CStatus};
 use crate::values::{copy_object, destruct_object, object_size, read_object, write_object};
 
@@ -338,7 +338,7 @@ unsafe fn source(src: *const c_void, t: DataType) -> Result<Value, Status> {
     }
     if t == DataType::STRING {
         // SAFETY: the caller's promise.
-        return Ok(Value::String(unsafe { read_cstr(src.cast()) }));
+        return Ok(Value::String(unsafe { read_text(src.cast()) }));
     }
     // SAFETY: the caller's promise.
     unsafe { read_object(t, src) }
@@ -363,7 +363,7 @@ pub unsafe extern "C" fn PMIx_Data_copy(
         let t = DataType(type_);
         let copy: *mut c_void = if t == DataType::STRING {
             // SAFETY: a string, not NULL (the caller's promise).
-            c_strdup(&unsafe { read_cstr(src.cast()) }.unwrap_or_default())?.cast()
+            c_strdup(unsafe { read_text(src.cast()) }.unwrap_or_default())?.cast()
         } else {
             // SAFETY: an object of the type (the caller's promise).
             unsafe { copy_object(t, src)? }

@@ -10,7 +10,7 @@ use std::sync::{Mutex, PoisonError};
 use pmix::model::strings;
 use pmix::model::{
     AllocDirective, DataRange, DataType, DeviceType, InfoDirectives, IofChannel, JobState,
-    LinkState, Persistence, ProcState, Scope, Status, Value,
+    LinkState, Persistence, ProcState, Scope, Status, Text, Value,
 };
 
 use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr, write_fixed};
@@ -159,7 +159,7 @@ pub unsafe extern "C" fn PMIx_Value_string(value: *const CValue) -> *mut c_char 
         }
         // SAFETY: the caller's promise.
         match unsafe { read_value(&*value) } {
-            Ok(v) => c_strdup(&value_text(&v)).unwrap_or(ptr::null_mut()),
+            Ok(v) => c_strdup(value_text(&v)).unwrap_or(ptr::null_mut()),
             Err(_) => ptr::null_mut(),
         }
     })
@@ -308,7 +308,7 @@ unsafe fn unload_allocated(
     let (block, size): (*mut c_void, usize) = match &v {
         Value::Undef => (ptr::null_mut(), 0),
         Value::String(s) => {
-            let s = s.as_deref().unwrap_or("");
+            let s = s.as_ref().map_or(&[][..], Text::as_bytes);
             (c_strdup(s)?.cast(), s.len() + 1)
         }
         // The address itself, as it was loaded.

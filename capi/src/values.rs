@@ -52,7 +52,7 @@ use stats::{
 };
 
 use crate::boundary::{
-    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
+    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, read_text, slice_of, write_fixed,
 };
 use crate::topology::{
     c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
@@ -202,7 +202,7 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
         Ok(match t {
             DataType::BOOL => Value::Bool(get::<u8>(src) != 0),
             DataType::BYTE => Value::Byte(get(src)),
-            DataType::STRING => Value::String(read_cstr(get::<*const c_char>(src))),
+            DataType::STRING => Value::String(read_text(get::<*const c_char>(src))),
             DataType::SIZE => Value::Size(get::<usize>(src) as u64),
             DataType::PID => Value::Pid(get(src)),
             DataType::INT => Value::Int(get(src)),
@@ -427,7 +427,7 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
         match v {
             Value::Bool(b) => put(dst, u8::from(*b)),
             Value::Byte(x) | Value::Uint8(x) | Value::Command(x) => put(dst, *x),
-            Value::String(s) => put(dst, opt_strdup(s.as_deref())?),
+            Value::String(s) => put(dst, s.as_ref().map_or(Ok(ptr::null_mut()), c_strdup)?),
             Value::Size(x) => put(dst, *x as usize),
             Value::Pid(p) => put(dst, *p),
             Value::Int(x) | Value::Int32(x) => put(dst, *x),

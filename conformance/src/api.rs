@@ -291,10 +291,13 @@ pub fn alter(credential: &mut [u8]) {
 }
 
 /// A comma-separated node list, sorted (the standard fixes no order).
-pub fn sorted_nodes(list: &str) -> Value {
-    let mut nodes: Vec<&str> = list.split(',').filter(|n| !n.is_empty()).collect();
+pub fn sorted_nodes(list: &[u8]) -> Value {
+    let mut nodes: Vec<&[u8]> = list
+        .split(|&b| b == b',')
+        .filter(|n| !n.is_empty())
+        .collect();
     nodes.sort_unstable();
-    Value::String(Some(nodes.join(",")))
+    Value::string(nodes.join(&b','))
 }
 
 fn strs(keys: &[String]) -> Vec<&str> {
@@ -382,9 +385,9 @@ pub async fn run_rust(
         },
         ApiCall::UnpublishNb { keys, info } => unit(c.unpublish_nb(&strs(&keys), &info).await),
         ApiCall::Initialized => ApiOutput::value(Ok(Value::Bool(c.initialized()))),
-        ApiCall::GetVersion => ApiOutput::value(Ok(Value::String(Some(
+        ApiCall::GetVersion => ApiOutput::value(Ok(Value::string(
             pmix::client::Client::version().to_owned(),
-        )))),
+        ))),
         ApiCall::Progress => {
             c.progress();
             ApiOutput::status(Status::SUCCESS)
@@ -460,9 +463,7 @@ pub async fn run_rust(
             } else {
                 c.spawn(&job_info, &apps).await
             };
-            ApiOutput::value(st(
-                spawned.map(|ns| Value::String(Some(ns.as_str().to_owned())))
-            ))
+            ApiOutput::value(st(spawned.map(|ns| Value::string(ns.as_str().to_owned()))))
         }
         ApiCall::Log {
             data,
@@ -693,7 +694,10 @@ pub async fn run_rust(
             Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
         ApiCall::ResolveNodes { nspace } => match Nspace::new(&nspace) {
-            Ok(ns) => ApiOutput::value(st(c.resolve_nodes(&ns).await.map(|l| sorted_nodes(&l)))),
+            Ok(ns) => ApiOutput::value(st(c
+                .resolve_nodes(&ns)
+                .await
+                .map(|l| sorted_nodes(l.as_bytes())))),
             Err(_) => ApiOutput::status(Status::ERR_BAD_PARAM),
         },
         ApiCall::IofPull {

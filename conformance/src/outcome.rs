@@ -451,7 +451,7 @@ fn value_matches(step: &Step, got: &Observed, job: &str) -> bool {
         let Some(pmix::model::Value::String(Some(text))) = &got.value else {
             return false;
         };
-        if !text.starts_with(start.as_str()) || text.len() == start.len() {
+        if !text.as_bytes().starts_with(start.as_bytes()) || text.len() == start.len() {
             return false;
         }
     }

@@ -284,12 +284,12 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
             ),
             Err(s) => ApiOutput::status(s),
         },
-        ServerCall::GenerateRegex { input } => ApiOutput::value(
-            pmix::model::regex::generate_regex(&input).map(|r| Value::String(Some(r))),
-        ),
-        ServerCall::GeneratePpn { input } => ApiOutput::value(
-            pmix::model::regex::generate_ppn(&input).map(|r| Value::String(Some(r))),
-        ),
+        ServerCall::GenerateRegex { input } => {
+            ApiOutput::value(pmix::model::regex::generate_regex(&input).map(Value::string))
+        }
+        ServerCall::GeneratePpn { input } => {
+            ApiOutput::value(pmix::model::regex::generate_ppn(&input).map(Value::string))
+        }
         ServerCall::RegisterAttributes {
             function,
             attributes,
@@ -349,13 +349,13 @@ pub async fn run_rust(server: &Server, call: ServerCall) -> ApiOutput {
         ServerCall::GenerateLocalityString { cpus } => ApiOutput::value(
             server
                 .generate_locality_string(&hwloc_cpus(cpus))
-                .map(|s| Value::String(Some(s)))
+                .map(Value::string)
                 .map_err(Status::from),
         ),
         ServerCall::GenerateCpusetString { cpus } => ApiOutput::value(
             server
                 .generate_cpuset_string(&hwloc_cpus(cpus))
-                .map(|s| Value::String(Some(s)))
+                .map(Value::string)
                 .map_err(Status::from),
         ),
     }

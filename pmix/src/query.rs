@@ -368,9 +368,10 @@ pub fn standard_form(answer: Info) -> Info {
             let names = DataArray {
                 data_type: DataType::STRING,
                 elements: names
-                    .split(',')
+                    .as_bytes()
+                    .split(|&b| b == b',')
                     .filter(|n| !n.is_empty())
-                    .map(|n| Value::string(n.to_owned()))
+                    .map(Value::string)
                     .collect(),
             };
             Info::new(attr::QUERY_PSET_NAMES, names)
@@ -409,9 +410,9 @@ pub fn client_support(ask: Ask, function: Option<&str>) -> Option<Value> {
         Level::Server | Level::Host => return None,
     };
     match ask {
-        Ask::Functions(_) => Some(Value::String(Some(
+        Ask::Functions(_) => Some(Value::string(
             table.iter().map(|(f, _)| *f).collect::<Vec<_>>().join(","),
-        ))),
+        )),
         Ask::Attributes(level) => {
             let names = table
                 .iter()
@@ -431,8 +432,7 @@ pub fn local_answer(key: &str) -> Option<Value> {
         attr::QUERY_STABLE_ABI_VERSION.wire_key(),
         attr::QUERY_PROVISIONAL_ABI_VERSION.wire_key(),
     ];
-    abi.contains(&key)
-        .then(|| Value::String(Some("0.0".to_owned())))
+    abi.contains(&key).then(|| Value::string("0.0"))
 }
 
 /// What the client library answers itself of a query: attribute support at its own levels,

@@ -13,6 +13,11 @@ fn opt_text() -> impl Strategy<Value = Option<String>> {
     prop::option::of(text())
 }
 
+/// A C string's bytes: anything but NUL, UTF-8 or not (Latin-1, cut sequences).
+fn c_string() -> impl Strategy<Value = Option<Text>> {
+    prop::option::of(prop::collection::vec(1u8..=255, 0..16).prop_map(Text::from_bytes))
+}
+
 fn key() -> impl Strategy<Value = Key> {
     "[a-z][a-z0-9.]{0,20}".prop_map(|k| Key::new(k).expect("valid key"))
 }
@@ -81,7 +86,7 @@ fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<bool>().prop_map(Value::Bool),
         any::<u8>().prop_map(Value::Byte),
-        opt_text().prop_map(Value::String),
+        c_string().prop_map(Value::String),
         any::<u64>().prop_map(Value::Size),
         any::<i32>().prop_map(Value::Pid),
         any::<i32>().prop_map(Value::Int),

@@ -402,12 +402,6 @@ async fn resolving_the_nodes_of_no_namespace_answers_those_of_every_known_one() 
     let (server, ns) = server(false, 1).await;
     let clients = memory_clients(&server, &ns, 1).await;
     let none = Nspace::new("").unwrap();
-    assert_eq!(
-        clients[0].resolve_nodes(&ns).await,
-        Ok("testhost".to_owned())
-    );
-    assert_eq!(
-        clients[0].resolve_nodes(&none).await,
-        Ok("testhost".to_owned())
-    );
+    assert_eq!(clients[0].resolve_nodes(&ns).await, Ok("testhost".into()));
+    assert_eq!(clients[0].resolve_nodes(&none).await, Ok("testhost".into()));
 }

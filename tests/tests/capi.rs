@@ -762,3 +762,50 @@ fn the_c_host_embeds_this_librarys_server_for_c_and_rust_clients() {
         check(cmd, n, "the C host on this project's libpmix.so.2");
     }
 }
+
+#[test]
+fn strings_in_another_encoding_cross_byte_for_byte_between_both_libraries() {
+    // Each rank puts Latin-1 and bytes no UTF-8 reader accepts, short and long (OpenPMIx's
+    // client compresses the long one), and gets every rank's back; both servers, with each
+    // library's clients and with one rank on each library.
+    let program = build_c("bytes_check");
+    let ours = pmix_tests::capi::library_dir().to_str().unwrap().to_owned();
+    for server in ["pmixrun", "the OpenPMIx host"] {
+        for (clients, ranks) in [
+            ("OpenPMIx's", "none"),
+            ("this library's", "0|1"),
+            ("mixed", "1"),
+        ] {
+            // The ranks listed load this library; the others OpenPMIx's.
+            let wrapper = format!(
+                "case \"$PMIX_RANK\" in ({ranks}) export LD_LIBRARY_PATH={ours};; esac; \
+                 exec \"$0\""
+            );
+            let mut cmd = if server == "pmixrun" {
+                let mut cmd = Command::new(pmixrun());
+                cmd.args(["-n", "2", "--timeout", "120", "--"]);
+                cmd
+            } else {
+                let mut cmd = Command::new(build_c("host"));
+                cmd.env("HOST_TIMEOUT", "120").args(["-n", "2", "--"]);
+                cmd
+            };
+            cmd.args(["sh", "-c", &wrapper]).arg(&program);
+            let what = format!("{clients} clients under {server}");
+            let out = cmd.output().unwrap();
+            let says = "ok get bytes.long of rank 1: 6000 bytes as put";
+            assert_passed(&out, 2, &what, Some(says));
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let on = |lib: &str| stdout.lines().filter(|l| l.contains(lib)).count();
+            let on_ours = ranks
+                .split('|')
+                .filter(|r| r.parse::<u32>().is_ok())
+                .count();
+            assert_eq!(
+                (on("runs on pmix-rs"), on("runs on OpenPMIx")),
+                (on_ours, 2 - on_ours),
+                "{what}: the ranks did not load the libraries meant\n{stdout}"
+            );
+        }
+    }
+}

@@ -77,7 +77,7 @@ fn proc_text(proc: Option<&CProc>) -> String {
 pub unsafe extern "C" fn PMIx_Proc_string(proc: *const CProc) -> *mut c_char {
     guard_or("PMIx_Proc_string", ptr::null_mut(), || {
         // SAFETY: the caller's promise.
-        c_strdup(&proc_text(unsafe { proc.as_ref() })).unwrap_or(ptr::null_mut())
+        c_strdup(proc_text(unsafe { proc.as_ref() })).unwrap_or(ptr::null_mut())
     })
 }
 
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn PMIx_Resource_unit_string(unit: *const CResourceUnit) -
             return ptr::null_mut();
         };
         let kind = pmix::model::strings::device_type_string(pmix::model::DeviceType(unit.type_));
-        c_strdup(&format!("TYPE: {kind}  COUNT: {}", unit.count)).unwrap_or(ptr::null_mut())
+        c_strdup(format!("TYPE: {kind}  COUNT: {}", unit.count)).unwrap_or(ptr::null_mut())
     })
 }
 

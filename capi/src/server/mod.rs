@@ -349,7 +349,7 @@ pub unsafe extern "C" fn PMIx_server_deregister_client(
 /// # Safety
 /// `env` points to NULL or to such an array.
 unsafe fn set_env(env: *mut *mut *mut c_char, key: &str, value: &str) -> Result<(), Status> {
-    let entry = c_strdup(&format!("{key}={value}"))?;
+    let entry = c_strdup(format!("{key}={value}"))?;
     let prefix = format!("{key}=");
     // SAFETY: the caller's promise: `*env` is NULL or a NULL-terminated array of strings.
     unsafe {

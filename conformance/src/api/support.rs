@@ -422,9 +422,9 @@ pub async fn run_rust(c: &pmix::client::Client, call: SupportCall) -> ApiOutput 
             past_end,
         } => ApiOutput::value(data_pack(data_type, &values, pack_as, max, past_end)),
         SupportCall::DataCopy { value } => ApiOutput::value(Ok(codec::copy(&value))),
-        SupportCall::DataPrint { value, prefix } => ApiOutput::value(Ok(Value::String(Some(
-            codec::print::print(&prefix, &value),
-        )))),
+        SupportCall::DataPrint { value, prefix } => {
+            ApiOutput::value(Ok(Value::string(codec::print::print(&prefix, &value))))
+        }
         SupportCall::DataUnload { data_type, values } => {
             ApiOutput::value(data_unload(data_type, &values))
         }
@@ -518,7 +518,7 @@ fn string_of(function: StringFunction, arg: StringArg) -> Value {
         // Resolution pairs each function with its kind of argument.
         (_, StringArg::Text(_)) => return Value::Undef,
     };
-    Value::String(text)
+    Value::String(text.map(pmix::model::Text::from))
 }
 
 fn data_pack(

@@ -79,7 +79,7 @@ pub(super) fn plain_infos(info: &[Info]) -> Result<(Kept, Vec<CInfo>), Status> {
         // 32-bit number or a pointer.
         match &i.value {
             Value::String(Some(text)) => {
-                let v = CString::new(text.as_str()).map_err(|_| Status::ERR_BAD_PARAM)?;
+                let v = CString::new(text.as_bytes()).map_err(|_| Status::ERR_BAD_PARAM)?;
                 c.value.type_ = DataType::STRING.0;
                 c.value.data.string = v.as_ptr().cast_mut();
                 kept.strings.push(v);

@@ -150,9 +150,9 @@ pub(super) fn other_ids(uid: u32, gid: u32) -> (u32, u32) {
 /// Keep the value of a step with `save` (a string) for the steps after it.
 pub fn record_saved(step: &Step, result: &[(u32, crate::step::Observed)], saved: &mut Saved) {
     if let (Some(name), Some((_, o))) = (&step.save, result.first())
-        && let Some(pmix::model::Value::String(Some(text))) = &o.value
+        && let Some(text) = o.value.as_ref().and_then(pmix::model::Value::as_str)
     {
-        saved.insert(name.clone(), serde_json::Value::String(text.clone()));
+        saved.insert(name.clone(), serde_json::Value::String(text.to_owned()));
     }
 }
 

@@ -26,6 +26,8 @@ pub enum ValueSpec {
     Int64(i64),
     Size(u64),
     String(String),
+    /// A `PMIX_STRING` of any bytes but NUL, as hex: a C string need not be UTF-8.
+    StringBytes(String),
     /// A rank: a number, `"wildcard"`, `"undef"` or `"local_peers"`.
     Rank(RankSpec),
     /// A process: `[nspace, rank]`; an empty namespace is the job's.
@@ -195,6 +197,13 @@ impl ValueSpec {
             ValueSpec::Int64(v) => Value::Int64(*v),
             ValueSpec::Size(v) => Value::Size(*v),
             ValueSpec::String(s) => Value::string(s.clone()),
+            ValueSpec::StringBytes(hex) => {
+                let bytes = from_hex(hex)?;
+                if bytes.contains(&0) {
+                    return Err(format!("string_bytes {hex}: a C string holds no NUL"));
+                }
+                Value::string(bytes)
+            }
             ValueSpec::Rank(r) => Value::Rank(r.to_rank(Rank::UNDEF)?),
             ValueSpec::Proc((ns, r)) => {
                 let ns = if ns.is_empty() { nspace } else { ns };
@@ -331,6 +340,11 @@ mod tests {
             v.to_value("job").unwrap(),
             Value::Proc(Proc::try_new("job", Rank::WILDCARD).unwrap())
         );
+        assert_eq!(
+            ValueSpec::StringBytes("63e9".into()).to_value("j").unwrap(),
+            Value::string(&b"c\xe9"[..])
+        );
+        assert!(ValueSpec::StringBytes("6300".into()).to_value("j").is_err());
         assert_eq!(
             ValueSpec::Bytes("00ff".into()).to_value("j").unwrap(),
             Value::ByteObject(ByteObject(vec![0, 255]))

@@ -38,7 +38,9 @@ use crate::codec::BufferType;
 use crate::events::HandlerId;
 use crate::model::attr::Attr;
 use crate::model::value::FromValue;
-use crate::model::{DataRange, Info, Nspace, PData, Proc, Query, Rank, Scope, Status, Value, attr};
+use crate::model::{
+    DataRange, Info, Nspace, PData, Proc, Query, Rank, Scope, Status, Text, Value, attr,
+};
 use crate::query;
 use crate::store::JobRealms;
 use crate::wire::{Reply, Request};
@@ -285,6 +287,7 @@ impl Client {
             Err(s) => return Err(s),
         };
         peers
+            .to_utf8()?
             .split(',')
             .filter(|r| !r.is_empty())
             .map(|r| {
@@ -334,8 +337,8 @@ impl Client {
     }
 
     /// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`'s
-    /// processes (the job's `PMIX_NODE_LIST`).
-    pub async fn resolve_nodes(&self, nspace: &Nspace) -> Result<String, Error> {
+    /// processes (the job's `PMIX_NODE_LIST`), as bytes: a host name need not be UTF-8.
+    pub async fn resolve_nodes(&self, nspace: &Nspace) -> Result<Text, Error> {
         if nspace.as_str().is_empty() {
             return self.resolve_all_nodes().await;
         }
@@ -352,22 +355,27 @@ impl Client {
     /// `PMIx_Resolve_nodes` of an empty namespace: the nodes of every namespace this client
     /// knows, each once, in the order first met. The standard is silent; OpenPMIx's clients
     /// (5.0, 6.1) answer so, and 6.1's `resolve` example asks before any spawn.
-    async fn resolve_all_nodes(&self) -> Result<String, Error> {
+    async fn resolve_all_nodes(&self) -> Result<Text, Error> {
         let known: Vec<Nspace> = self.state().cache.realms.keys().cloned().collect();
-        let mut nodes: Vec<String> = Vec::new();
+        let mut nodes: Vec<&[u8]> = Vec::new();
+        let mut lists = Vec::new();
         for nspace in known {
             let job = Proc::new(nspace, Rank::WILDCARD);
             if let Ok(Value::String(Some(list))) =
                 self.get(Some(&job), attr::NODE_LIST.wire_key(), &[]).await
             {
-                for node in list.split(',').filter(|n| !n.is_empty()) {
-                    if !nodes.iter().any(|n| n == node) {
-                        nodes.push(node.to_owned());
-                    }
-                }
+                lists.push(list);
             }
         }
-        Ok(nodes.join(","))
+        for node in lists
+            .iter()
+            .flat_map(|l| l.as_bytes().split(|&b| b == b','))
+        {
+            if !node.is_empty() && !nodes.contains(&node) {
+                nodes.push(node);
+            }
+        }
+        Ok(Text::from(nodes.join(&b',')))
     }
 
     /// `PMIx_Put`: stage a value for the next commit (rules P-01..P-03).

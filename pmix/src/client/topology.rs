@@ -65,10 +65,12 @@ impl Client {
             }
         }
         match self.get(Some(&job), HWLOC_XML_V2, &optional).await {
-            Ok(Value::String(Some(xml))) => match Machine::from_xml_of_this_machine(&xml) {
-                Ok(m) => Some(m),
-                Err(e) => unreadable(HWLOC_XML_V2, e),
-            },
+            Ok(Value::String(Some(xml))) => {
+                match xml.to_utf8().and_then(Machine::from_xml_of_this_machine) {
+                    Ok(m) => Some(m),
+                    Err(e) => unreadable(HWLOC_XML_V2, e),
+                }
+            }
             _ => None,
         }
     }

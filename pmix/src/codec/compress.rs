@@ -16,7 +16,7 @@ use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 
 use crate::Error;
-use crate::model::{ByteObject, Status, Value};
+use crate::model::{ByteObject, Status, Text, Value};
 
 /// The largest block we inflate (1 GiB), whatever a header claims.
 pub const MAX_INFLATED: usize = 1 << 30;
@@ -59,13 +59,13 @@ pub fn decompress(block: &[u8]) -> Option<Vec<u8>> {
 
 /// A `PMIX_COMPRESSED_STRING` value holding `s`; `None` where [`compress`] declines (the
 /// string is then sent as it is).
-pub fn compressed_string(s: &str) -> Option<Value> {
-    compress(s.as_bytes()).map(|b| Value::CompressedString(ByteObject(b)))
+pub fn compressed_string(s: &[u8]) -> Option<Value> {
+    compress(s).map(|b| Value::CompressedString(ByteObject(b)))
 }
 
 /// The string inside a `PMIX_COMPRESSED_STRING` block. OpenPMIx compresses the terminating
 /// NUL with the string; it is removed here.
-pub fn decompress_string(block: &[u8]) -> Result<String, Error> {
+pub fn decompress_string(block: &[u8]) -> Result<Text, Error> {
     let mut bytes = decompress(block).ok_or_else(|| {
         Error::decode(
             Status::ERR_UNPACK_FAILURE,
@@ -75,8 +75,7 @@ pub fn decompress_string(block: &[u8]) -> Result<String, Error> {
     if bytes.last() == Some(&0) {
         bytes.pop();
     }
-    String::from_utf8(bytes)
-        .map_err(|_| Error::decode(Status::ERR_UNPACK_FAILURE, "compressed string is not UTF-8"))
+    Ok(Text::from(bytes))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! unpack statuses.
 
 use crate::Error;
-use crate::model::Status;
+use crate::model::{Status, Text};
 
 /// How `PMIX_FLOAT` and `PMIX_DOUBLE` are written. Both are decimal text, which OpenPMIx
 /// parses with `strtod`; they differ in precision.
@@ -100,11 +100,17 @@ impl Writer {
 
     /// A `PMIX_STRING`; `None` is the NULL pointer.
     pub fn string(&mut self, s: Option<&str>) -> Result<(), Error> {
+        self.text(s.map(str::as_bytes))
+    }
+
+    /// A `PMIX_STRING` of any bytes (a C string need not be UTF-8); `None` is the NULL
+    /// pointer.
+    pub fn text(&mut self, s: Option<&[u8]>) -> Result<(), Error> {
         match s {
             None => self.bytes.push(0),
             Some(s) => {
                 self.length(s.len() + 1)?;
-                self.bytes.extend_from_slice(s.as_bytes());
+                self.bytes.extend_from_slice(s);
                 self.bytes.push(0);
             }
         }
@@ -282,11 +288,33 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
-    /// A `PMIX_STRING`; a zero length is a NULL string.
+    /// A `PMIX_STRING` that names something this crate reads as text (a key, a namespace,
+    /// an attribute's name); a zero length is a NULL string.
     ///
-    /// The bytes must be UTF-8 (Rust strings are); a string holding a NUL before its end is
-    /// cut there, which is what a C reader of the same bytes sees.
+    /// The bytes must be UTF-8; a string holding a NUL before its end is cut there, which is
+    /// what a C reader of the same bytes sees. Data, which may be in any encoding, is read
+    /// with [`Reader::text`].
     pub fn string(&mut self, what: &str) -> Result<Option<String>, Error> {
+        let Some(bytes) = self.c_string(what)? else {
+            return Ok(None);
+        };
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            Error::decode(
+                Status::ERR_UNPACK_FAILURE,
+                format!("{what}: string is not UTF-8 ({e})"),
+            )
+        })?;
+        Ok(Some(text.to_string()))
+    }
+
+    /// A `PMIX_STRING` of any bytes but NUL, kept as they came; a zero length is a NULL
+    /// string, and a NUL before the end cuts the string there, as in [`Reader::string`].
+    pub fn text(&mut self, what: &str) -> Result<Option<Text>, Error> {
+        Ok(self.c_string(what)?.map(Text::from))
+    }
+
+    /// The bytes of a length-prefixed C string before its first NUL.
+    fn c_string(&mut self, what: &str) -> Result<Option<&'a [u8]>, Error> {
         let n = self.count(what, 1)?;
         if n == 0 {
             return Ok(None);
@@ -299,13 +327,7 @@ impl<'a> Reader<'a> {
                 format!("{what}: string of {n} bytes has no terminating NUL"),
             ));
         }
-        let text = std::str::from_utf8(&raw[..end]).map_err(|_| {
-            Error::decode(
-                Status::ERR_UNPACK_FAILURE,
-                format!("{what}: string is not UTF-8"),
-            )
-        })?;
-        Ok(Some(text.to_string()))
+        Ok(Some(&raw[..end]))
     }
 
     /// A NUL-terminated byte string without length prefix; returns the bytes before the NUL.

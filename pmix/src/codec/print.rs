@@ -40,7 +40,11 @@ fn write_value(out: &mut String, value: &Value) {
     let _ = write!(out, "{}: ", data_type_string(value.data_type()));
     match value {
         Value::Undef => out.push_str("(undefined)"),
-        Value::String(s) => out.push_str(opt(s)),
+        Value::String(s) => match s {
+            // Text for a person: bytes in another encoding show as U+FFFD.
+            Some(s) => out.push_str(&s.to_str_lossy()),
+            None => out.push_str("NULL"),
+        },
         Value::Info(i) => write_info(out, i),
         Value::Value(v) => write_value(out, v),
         Value::DataArray(a) => {

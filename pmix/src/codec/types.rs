@@ -179,6 +179,16 @@ impl Codec for Option<String> {
     }
 }
 
+impl Codec for Option<Text> {
+    const DATA_TYPE: DataType = DataType::STRING;
+    fn encode(&self, w: &mut Writer) -> Result<(), Error> {
+        w.text(self.as_ref().map(Text::as_bytes))
+    }
+    fn decode(r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
+        r.text("string")
+    }
+}
+
 impl Codec for String {
     const DATA_TYPE: DataType = DataType::STRING;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {

@@ -24,6 +24,7 @@ pub mod regex;
 pub mod stats;
 pub mod strings;
 pub mod structs;
+pub mod text;
 pub mod topology;
 pub mod value;
 
@@ -35,5 +36,6 @@ pub use generated::constants::{
 pub use name::{Key, Nspace, Proc, Rank};
 pub use stats::{DiskStats, NetStats, NodeStats, ProcStats};
 pub use structs::{Buffer, ByteObject, Envar, Pointer, ProcInfo, RegAttr, Time, Timeval};
+pub use text::Text;
 pub use topology::{Coord, Cpuset, DeviceDistance, Endpoint, Geometry, Topology};
 pub use value::{App, DataArray, Fabric, Info, Kval, PData, Pid, Query, Value};

@@ -17,7 +17,7 @@ use super::{
     DeviceType, DiskStats, Endpoint, Envar, Geometry, InfoDirectives, IofChannel, JobState, Key,
     LinkState, Locality, NetStats, NodeStats, Nspace, Persistence, Pointer, Proc, ProcInfo,
     ProcState, ProcStats, Rank, RegAttr, Scope, Status, StorageAccessType, StorageAccessibility,
-    StorageMedium, StoragePersistence, Time, Timeval, Topology,
+    StorageMedium, StoragePersistence, Text, Time, Timeval, Topology,
 };
 
 /// `pid_t`: a process id (`PMIX_PID`).
@@ -31,8 +31,8 @@ pub enum Value {
     Undef,
     Bool(bool),
     Byte(u8),
-    /// `PMIX_STRING`; `None` is a NULL `char *`.
-    String(Option<String>),
+    /// `PMIX_STRING`: the bytes of a C string, in any encoding; `None` is a NULL `char *`.
+    String(Option<Text>),
     /// `PMIX_SIZE` (`size_t`).
     Size(u64),
     Pid(Pid),
@@ -211,12 +211,19 @@ impl Value {
     }
 
     /// A `PMIX_STRING` value.
-    pub fn string(s: impl Into<String>) -> Self {
+    pub fn string(s: impl Into<Text>) -> Self {
         Value::String(Some(s.into()))
     }
 
-    /// The string of a `PMIX_STRING` value (`None` also for a NULL string).
+    /// The string of a `PMIX_STRING` value if it is UTF-8 (`None` also for a NULL string
+    /// and for bytes in another encoding: [`Value::as_text`] tells them apart).
     pub fn as_str(&self) -> Option<&str> {
+        self.as_text().and_then(|t| t.as_str().ok())
+    }
+
+    /// The bytes of a `PMIX_STRING` value, whatever their encoding (`None` also for a NULL
+    /// string).
+    pub fn as_text(&self) -> Option<&Text> {
         match self {
             Value::String(Some(s)) => Some(s),
             _ => None,
@@ -381,12 +388,18 @@ value_from! {
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
-        Value::String(Some(s.to_string()))
+        Value::string(s)
     }
 }
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
+        Value::string(s)
+    }
+}
+
+impl From<Text> for Value {
+    fn from(s: Text) -> Self {
         Value::String(Some(s))
     }
 }

@@ -57,7 +57,7 @@ fn main() -> ExitCode {
     let names = client.get(Some(&me), attr::PSET_NAMES.wire_key(), &[]);
     let listed = |v: &Value| match v {
         Value::DataArray(a) => a.elements.iter().any(|e| e.as_str() == Some("quadset")),
-        Value::String(Some(s)) => s.split(',').any(|n| n == "quadset"),
+        Value::String(Some(s)) => s.as_bytes().split(|&b| b == b',').any(|n| n == b"quadset"),
         _ => false,
     };
     let mut failed = !step(

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
     let me = client.proc().clone();
     let job = Proc::new(me.nspace.clone(), Rank::WILDCARD);
     let string_of = |proc: &Proc, key: &str| match client.get(Some(proc), key, &[]) {
-        Ok(Value::String(Some(s))) => Ok(s),
+        Ok(Value::String(Some(s))) => s.into_utf8().map_err(|e| format!("{key} of {proc}: {e}")),
         other => Err(format!("{key} of {proc}: {other:?}")),
     };
 

@@ -79,7 +79,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput,
                 (Status(rc), text.to_string_lossy().into_owned())
             };
             if st == Status::SUCCESS {
-                ApiOutput::value(Ok(Value::String(Some(ns))))
+                ApiOutput::value(Ok(Value::string(ns)))
             } else {
                 ApiOutput::status(st)
             }

@@ -13,7 +13,7 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput,
             let yes = unsafe { need(s.initialized)?() } != 0;
             ApiOutput::value(Ok(Value::Bool(yes)))
         }
-        ApiCall::GetVersion => ApiOutput::value(Ok(Value::String(Some(l.version())))),
+        ApiCall::GetVersion => ApiOutput::value(Ok(Value::string(l.version()))),
         ApiCall::Progress => {
             // SAFETY: no arguments.
             unsafe { need(s.progress)?() };
@@ -84,12 +84,10 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput,
             // SAFETY: a NUL-terminated namespace; the library mallocs the list, freed below.
             let rc = unsafe { need(s.resolve_nodes)?(ns.as_ptr(), &mut list) };
             let text = if list.is_null() {
-                String::new()
+                Vec::new()
             } else {
                 // SAFETY: a NUL-terminated string from the library's malloc.
-                let t = unsafe { CStr::from_ptr(list) }
-                    .to_string_lossy()
-                    .into_owned();
+                let t = unsafe { CStr::from_ptr(list) }.to_bytes().to_vec();
                 // SAFETY: as above.
                 unsafe { free(list.cast()) };
                 t

@@ -100,15 +100,13 @@ pub fn run_server(call: ServerCall) -> ApiOutput {
     outcome(run(l, server_syms(l), call))
 }
 
-/// A string the library allocated into `out`, taken and freed.
-fn take_string(out: *mut c_char) -> Option<String> {
+/// A string the library allocated into `out`, taken and freed: its bytes as they are.
+fn take_string(out: *mut c_char) -> Option<pmix::model::Text> {
     if out.is_null() {
         return None;
     }
     // SAFETY: a NUL-terminated string the library malloc'd for the caller.
-    let s = unsafe { CStr::from_ptr(out) }
-        .to_string_lossy()
-        .into_owned();
+    let s = pmix::model::Text::from(unsafe { CStr::from_ptr(out) }.to_bytes());
     // SAFETY: the caller owns it now.
     unsafe { free(out.cast()) };
     Some(s)
@@ -120,10 +118,7 @@ fn string_out(rc: i32, out: *mut c_char) -> ApiOutput {
     if rc != PMIX_SUCCESS {
         return ApiOutput::status(Status(rc));
     }
-    ApiOutput::value(
-        s.map(|s| Value::String(Some(s)))
-            .ok_or(Status::ERR_BAD_PARAM),
-    )
+    ApiOutput::value(s.map(Value::string).ok_or(Status::ERR_BAD_PARAM))
 }
 
 /// `generate` (the locality or the cpuset string) of the processing units `cpus`.

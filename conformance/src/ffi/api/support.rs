@@ -479,13 +479,13 @@ fn one(mut v: Vec<Value>) -> Result<Value, Status> {
     v.pop().ok_or(Status::ERR_UNPACK_FAILURE)
 }
 
-/// A string the library `malloc`ed, taken (and freed).
-fn take_string(p: *mut c_char) -> Option<String> {
+/// A string the library `malloc`ed, taken (and freed): its bytes as they are.
+fn take_string(p: *mut c_char) -> Option<pmix::model::Text> {
     if p.is_null() {
         return None;
     }
     // SAFETY: a NUL-terminated string.
-    let text = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    let text = pmix::model::Text::from(unsafe { CStr::from_ptr(p) }.to_bytes());
     // SAFETY: malloc'd by the library, ours now.
     unsafe { free(p.cast()) };
     Some(text)
@@ -664,7 +664,7 @@ fn read_cpuset(l: &Lib, cs: &CSourced) -> Result<pmix::model::Cpuset, Status> {
     }
     Ok(pmix::model::Cpuset {
         source,
-        bitmap: take_string(text),
+        bitmap: take_string(text).map(|t| t.to_str_lossy().into_owned()),
     })
 }
 
@@ -721,5 +721,5 @@ fn string_of(l: &Lib, f: StringFunction, arg: &StringArg) -> Result<Value, Statu
     }
     // SAFETY: a NUL-terminated static string.
     let text = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-    Ok(Value::String(Some(text)))
+    Ok(Value::string(text))
 }

@@ -211,20 +211,20 @@ impl Queries {
                     .collect();
                 Some(q::level_entry(Level::Host, registered).value)
             }
-            Ask::Functions(Level::Server) => Some(Value::String(Some(
+            Ask::Functions(Level::Server) => Some(Value::string(
                 q::SERVER
                     .iter()
                     .map(|(f, _)| *f)
                     .collect::<Vec<_>>()
                     .join(","),
-            ))),
-            Ask::Functions(Level::Host) => Some(Value::String(Some(
+            )),
+            Ask::Functions(Level::Host) => Some(Value::string(
                 self.host_attrs
                     .keys()
                     .map(String::as_str)
                     .collect::<Vec<_>>()
                     .join(","),
-            ))),
+            )),
             Ask::Attributes(_) | Ask::Functions(_) => None,
         }
     }

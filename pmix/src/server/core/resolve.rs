@@ -75,6 +75,10 @@ impl ServerCore {
                     return Err((Status::ERR_INVALID_VAL, why));
                 }
             };
+            let Ok(ranks) = ranks.as_str() else {
+                let why = format!("{}'s local peers are {ranks:?}", realms.nspace);
+                return Err((Status::ERR_INVALID_VAL, why));
+            };
             (ranks.split(',').map(str::trim).filter(|r| !r.is_empty()))
                 .map(|r| match r.parse() {
                     Ok(rank) => Ok(Proc::new(realms.nspace.clone(), Rank(rank))),
