@@ -7,6 +7,12 @@
 //! Inputs that choose how to read the rest start with a byte of flags: bit 0 a fully
 //! described buffer, bits 1–2 the peer's release series (4, 5, 6; 3 reads as 4).
 
+mod stateful;
+
+#[cfg(feature = "runtime")]
+pub use stateful::client_core;
+pub use stateful::server_core;
+
 use crate::codec::BufferType;
 use crate::wire::Command;
 use crate::wire::frame::{FrameDecoder, HEADER_LEN};

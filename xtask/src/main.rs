@@ -539,6 +539,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "pushed",
     "texts",
     "credential",
+    "server_core",
+    "client_core",
 ];
 
 fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
@@ -632,6 +634,42 @@ fn capture_seeds(target: &str, captured: &[Vec<u8>]) -> Vec<(String, Vec<u8>)> {
             let mut stream = vec![15];
             stream.extend(captured.iter().flatten());
             seeds.push(("captured-stream".to_owned(), stream));
+        }
+        "server_core" => {
+            // Steps of `pmix::fuzzing::server_core`: two ranks connect, each sends the
+            // message as a request, the host answers and a timer expires; and the job's four
+            // ranks commit, fence and get through the templates.
+            for (i, m) in captured.iter().enumerate() {
+                let len = u16::try_from(m.len()).unwrap_or(u16::MAX).to_le_bytes();
+                let mut seed = vec![0, 0, 0, 0, 1, 1];
+                for conn in [0, 1] {
+                    seed.extend([2, conn, len[0], len[1]]);
+                    seed.extend(m.iter().take(usize::from(u16::MAX)));
+                }
+                seed.extend([5, 0, 2, 0, 6, 0]);
+                seeds.push((format!("captured-{i:03}"), seed));
+            }
+            let mut job = Vec::new();
+            for r in 0..4 {
+                job.extend([0, r, 0]);
+            }
+            for c in 0..4 {
+                job.extend([3, c, 1, c, 3, c, 0, 1]);
+            }
+            job.extend([5, 0, 2, 0, 3, 0, 2, 2, 3, 1, 2, 0x83, 6, 0]);
+            seeds.push(("templates".to_owned(), job));
+        }
+        "client_core" => {
+            // Steps of `pmix::fuzzing::client_core`: a put, a commit and a get, then the
+            // message as the server's reply to it, and as bytes of the server's stream.
+            for (i, m) in captured.iter().enumerate() {
+                let len = u16::try_from(m.len()).unwrap_or(u16::MAX).to_le_bytes();
+                let mut seed = vec![3, 1, 4, 0, 6, 4, 2, 0, len[0], len[1]];
+                seed.extend(m.iter().take(usize::from(u16::MAX)));
+                seed.extend([1, 0, len[0], len[1]]);
+                seed.extend(m.iter().take(usize::from(u16::MAX)));
+                seeds.push((format!("captured-{i:03}"), seed));
+            }
         }
         "handshake" | "texts" | "credential" => {
             for (i, m) in captured.iter().enumerate() {
