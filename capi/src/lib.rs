@@ -45,6 +45,7 @@ pub mod data;
 mod departures;
 pub mod events;
 pub mod fabric;
+pub mod fuzzing;
 pub mod helpers;
 pub mod info_list;
 pub mod iof;

@@ -335,9 +335,14 @@ pub(crate) fn read_proc(p: &CProc) -> Result<Proc, Status> {
     Proc::try_new(&read_fixed(&p.nspace), Rank(p.rank)).map_err(|e| e.status())
 }
 
-/// A `pmix_key_t`; an empty key is `PMIX_ERR_BAD_PARAM`.
+/// A `pmix_key_t`. An empty one (a zeroed struct's) is kept as the codec keeps a peer's,
+/// so that what `PMIx_Data_unpack` gives packs again.
 pub(crate) fn read_key(k: &[c_char]) -> Result<Key, Status> {
-    Key::new(read_fixed(k)).map_err(|e| e.status())
+    let text = read_fixed(k);
+    if text.is_empty() {
+        return Ok(Key::unset());
+    }
+    Key::new(text).map_err(|e| e.status())
 }
 
 /// A `pmix_info_t`. The `PMIX_INFO_ARRAY_END` flag marks the end of a C array only; the

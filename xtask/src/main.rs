@@ -541,6 +541,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "credential",
     "server_core",
     "client_core",
+    "c_entry_points",
 ];
 
 fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
@@ -566,6 +567,8 @@ fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
         let seeds = if target == "unpack" {
             fuzz_seeds(root)?
+        } else if target == "c_entry_points" {
+            c_entry_seeds(&fuzz_seeds(root)?)
         } else {
             capture_seeds(target, &captured)
         };
@@ -698,6 +701,30 @@ fn capture_seeds(target: &str, captured: &[Vec<u8>]) -> Vec<(String, Vec<u8>)> {
         }
     }
     seeds
+}
+
+/// The seeds of `c_entry_points` (`pmix_capi::fuzzing`): each golden vector's bytes to
+/// unpack as its type (step 0) and as a value (step 1), then its bytes as codes to name
+/// (step 2) and to compress (step 3).
+fn c_entry_seeds(golden: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
+    golden
+        .iter()
+        .filter_map(|(name, seed)| {
+            let [t, _flag, bytes @ ..] = seed.as_slice() else {
+                return None;
+            };
+            let mut unpack = vec![*t, 0];
+            unpack.extend_from_slice(bytes);
+            let mut steps = Vec::new();
+            for (kind, arg) in [(0u8, &unpack[..]), (1, bytes), (2, bytes), (3, bytes)] {
+                let words = arg.len().div_ceil(4).min(255);
+                steps.extend([kind, words as u8]);
+                steps.extend(arg.iter().take(words * 4));
+                steps.extend(std::iter::repeat_n(0, words * 4 - arg.len().min(words * 4)));
+            }
+            Some((name.clone(), steps))
+        })
+        .collect()
 }
 
 /// A libFuzzer dictionary of the wire's strings: every run of four or more printable bytes

@@ -107,6 +107,12 @@ impl Key {
         self.0.starts_with("pmix")
     }
 
+    /// The empty key of a zeroed `pmix_info_t` or `pmix_pdata_t`: a peer may pack one, and
+    /// the codec keeps it, so a C caller's is kept too.
+    pub fn unset() -> Self {
+        Key(String::new())
+    }
+
     /// A key that the codec decoded: the length bound is checked there. An empty key from a
     /// peer is kept (OpenPMIx packs the zeroed key of an unset `pmix_info_t` as "").
     pub(crate) fn from_checked(s: String) -> Self {
