@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BENCHES: &[&str] = &["codec", "core", "accept"];
+const BENCHES: &[&str] = &["codec", "core", "accept", "load"];
 
 pub(crate) fn run(
     root: &Path,
@@ -46,6 +46,10 @@ pub(crate) fn run(
         }
         if bench == "accept" {
             crate::bench_accept::run(root, quick, pmixrun.clone())?;
+            continue;
+        }
+        if bench == "load" {
+            crate::bench_load::run(root, quick, pmixrun.clone())?;
             continue;
         }
         let mut cargo = vec!["bench", "--quiet", "--package", "pmix", "--bench", bench];

@@ -138,7 +138,7 @@ impl Drop for Job {
 }
 
 /// The server address in `pmixrun`'s tool rendezvous file.
-fn find_address(tmp: &Path, pid: u32) -> Option<SocketAddr> {
+pub(crate) fn find_address(tmp: &Path, pid: u32) -> Option<SocketAddr> {
     let dir = tmp.join(format!("pmixrun.{pid}"));
     let file = std::fs::read_dir(dir)
         .ok()?

@@ -20,6 +20,7 @@
 mod attribute_vectors;
 mod bench;
 mod bench_accept;
+mod bench_load;
 mod capi;
 mod layers;
 mod mutants;
@@ -87,12 +88,12 @@ enum Cmd {
     /// Benchmarks beside OpenPMIx's libpmix.so.2 (docs/benchmarks.md).
     Bench {
         /// Which benchmarks (all when none is named).
-        #[arg(value_parser = ["codec", "core", "accept"])]
+        #[arg(value_parser = ["codec", "core", "accept", "load"])]
         which: Vec<String>,
         /// A short run, to see that they work.
         #[arg(long)]
         quick: bool,
-        /// For `accept`: the `pmixrun` to measure (default: this workspace's release build).
+        /// For `accept` and `load`: the `pmixrun` to measure (default: this workspace's release build).
         #[arg(long, value_name = "PATH")]
         pmixrun: Option<PathBuf>,
     },
