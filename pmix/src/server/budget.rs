@@ -1,13 +1,15 @@
 //! The driver's accounting of [`Limits`]: what each connection and all of them hold, and
 //! the throttled log of limits hit.
 
-use std::sync::Mutex;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::limits::{Held, LOG_EVERY, Limits};
+use crate::wire::frame::Frame;
 
 /// What all of one server's connections hold, and its throttled log.
 #[derive(Debug, Default)]
@@ -101,16 +103,58 @@ struct KindLog {
 }
 
 /// What one connection holds of the server: its output its writer has yet to write, the
-/// frames it sent that the driver has yet to handle, and the wakeup of a reader paused for
-/// them.
+/// frames it sent that the driver has yet to handle (kept here, so that the driver takes
+/// one frame of each connection in turn: a flood on one delays the others by a frame, not
+/// by the flood), and the wakeup of a reader paused for them.
 #[derive(Debug, Default)]
 pub(crate) struct Queue {
     bytes: AtomicUsize,
     inbound: AtomicUsize,
+    frames: Mutex<Inbound>,
     drained: Notify,
 }
 
+/// A connection's frames not yet handled, and whether the driver has it on its list of
+/// connections with frames to take.
+#[derive(Debug, Default)]
+struct Inbound {
+    frames: VecDeque<Frame>,
+    listed: bool,
+}
+
+/// What a frame kept for the driver costs in memory: its struct, its payload's allocation
+/// and the allocator's bookkeeping of it (a flood of small frames costs several times their
+/// bytes, and is paused by what it costs).
+pub(crate) fn frame_cost(frame: &Frame) -> usize {
+    const ALLOCATION: usize = 16;
+    std::mem::size_of::<Frame>() + frame.payload.capacity() + ALLOCATION
+}
+
 impl Queue {
+    fn inbound(&self) -> MutexGuard<'_, Inbound> {
+        // A poisoned lock only means another task panicked while holding plain data.
+        self.frames.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A frame the reader took from the peer, kept for the driver; `true` when the driver
+    /// must be told that this connection has frames (it was not on its list).
+    pub(crate) fn offer(&self, budget: &Budget, frame: Frame) -> bool {
+        let mut inbound = self.inbound();
+        self.received(budget, frame_cost(&frame));
+        inbound.frames.push_back(frame);
+        !std::mem::replace(&mut inbound.listed, true)
+    }
+
+    /// The next frame for the driver, and whether more wait behind it; with none behind it,
+    /// the connection leaves the driver's list until the reader offers another.
+    pub(crate) fn take(&self) -> Option<(Frame, bool)> {
+        let mut inbound = self.inbound();
+        let frame = inbound.frames.pop_front();
+        let more = !inbound.frames.is_empty();
+        inbound.listed = more;
+        frame.map(|f| (f, more))
+    }
+
     /// Bytes queued and not yet written.
     pub(crate) fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
@@ -177,6 +221,26 @@ mod tests {
         assert_eq!(budget.partial(), 120);
         assert!(budget.hold_partial(60, 0));
         assert_eq!(budget.partial(), 60);
+    }
+
+    #[test]
+    fn a_connection_is_listed_once_while_it_holds_frames() {
+        let budget = Budget::default();
+        let q = Queue::default();
+        let frame = |tag| Frame {
+            pindex: 0,
+            tag: crate::wire::Tag(tag),
+            payload: vec![0; 4],
+        };
+        assert!(q.offer(&budget, frame(101)), "the first frame lists it");
+        assert!(!q.offer(&budget, frame(102)), "already listed");
+        assert_eq!(q.held(), 2 * frame_cost(&frame(0)));
+        let (first, more) = q.take().unwrap();
+        assert_eq!((first.tag.0, more), (101, true));
+        let (second, more) = q.take().unwrap();
+        assert_eq!((second.tag.0, more), (102, false));
+        assert!(q.take().is_none());
+        assert!(q.offer(&budget, frame(103)), "empty, it is listed again");
     }
 
     #[test]

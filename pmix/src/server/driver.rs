@@ -1,6 +1,6 @@
 //! The tokio driver of [`ServerCore`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
-use super::budget::{Budget, LimitKind, Queue};
+use super::budget::{Budget, LimitKind, Queue, frame_cost};
 use super::config::ServerConfig;
 use super::core::{Action, ConnId, HostResult, PeerCred, ServerCore};
 use super::env;
@@ -34,7 +34,8 @@ enum Event {
         writer: Writer,
         answer: oneshot::Sender<Hello>,
     },
-    Frame(ConnId, Frame, Arc<Queue>),
+    /// The connection has frames to take from its queue (it was not on the list).
+    Ready(ConnId, Arc<Queue>),
     Closed(ConnId),
     Host(u64, HostResult),
     Timeout(u64),
@@ -506,36 +507,68 @@ async fn drive<H: Host>(
     let mut next_conn: ConnId = 0;
     let mut dmodex_waiters: BTreeMap<u64, oneshot::Sender<Result<Vec<u8>, Status>>> =
         BTreeMap::new();
-    while let Some(event) = events.recv().await {
+    // The connections with frames to handle, each taking its turn for one frame.
+    let mut ready: VecDeque<(ConnId, Arc<Queue>)> = VecDeque::new();
+    loop {
+        let event = if ready.is_empty() {
+            match events.recv().await {
+                Some(event) => Some(event),
+                None => break,
+            }
+        } else {
+            match events.try_recv() {
+                Ok(event) => Some(event),
+                Err(mpsc::error::TryRecvError::Empty) => None,
+                Err(mpsc::error::TryRecvError::Disconnected) => break,
+            }
+        };
         match event {
-            Event::Connect {
+            None => {}
+            Some(Event::Connect {
                 req,
                 peer,
                 writer,
                 answer,
-            } => {
+            }) => {
                 next_conn += 1;
                 let conn = next_conn;
                 connecting.insert(conn, Connecting { writer, answer });
                 core.handle_hello(conn, &req, peer);
             }
-            Event::Frame(conn, frame, queue) => {
-                let n = HEADER_LEN + frame.payload.len();
-                core.handle_frame(conn, frame);
-                queue.handled(&budget, n);
-            }
-            Event::Closed(conn) => {
+            Some(Event::Ready(conn, queue)) => ready.push_back((conn, queue)),
+            Some(Event::Closed(conn)) => {
+                // What it sent before it closed is handled first, in order (a finalize).
+                if let Some(at) = ready.iter().position(|(c, _)| *c == conn)
+                    && let Some((_, queue)) = ready.remove(at)
+                {
+                    while let Some((frame, _)) = queue.take() {
+                        let n = frame_cost(&frame);
+                        core.handle_frame(conn, frame);
+                        queue.handled(&budget, n);
+                    }
+                }
                 writers.remove(&conn);
                 core.handle_closed(conn);
             }
-            Event::Host(op, result) => core.handle_host(op, result),
-            Event::Timeout(op) => core.handle_timeout(op),
-            Event::Api(f) => f(&mut core),
-            Event::Dmodex { proc, info, answer } => {
+            Some(Event::Host(op, result)) => core.handle_host(op, result),
+            Some(Event::Timeout(op)) => core.handle_timeout(op),
+            Some(Event::Api(f)) => f(&mut core),
+            Some(Event::Dmodex { proc, info, answer }) => {
                 let op = core.dmodex_request(proc, &info);
                 dmodex_waiters.insert(op, answer);
             }
-            Event::Shutdown => break,
+            Some(Event::Shutdown) => break,
+        }
+        // One frame of the connection whose turn it is.
+        if let Some((conn, queue)) = ready.pop_front()
+            && let Some((frame, more)) = queue.take()
+        {
+            let n = frame_cost(&frame);
+            core.handle_frame(conn, frame);
+            queue.handled(&budget, n);
+            if more {
+                ready.push_back((conn, queue));
+            }
         }
         while let Some(action) = core.poll_action() {
             match action {
@@ -756,10 +789,9 @@ async fn read_in(
                     match decoder.next_frame() {
                         Ok(Some(frame)) => {
                             whole = true;
-                            let n = HEADER_LEN + frame.payload.len();
-                            queue.received(budget, n);
-                            if events.send(Event::Frame(conn, frame, queue.clone())).is_err() {
-                                queue.handled(budget, n);
+                            if queue.offer(budget, frame)
+                                && events.send(Event::Ready(conn, queue.clone())).is_err()
+                            {
                                 break 'read None;
                             }
                         }

@@ -25,10 +25,11 @@ pub const LOG_EVERY: Duration = Duration::from_secs(10);
 /// The server's resource limits ([`crate::server::ServerConfig::limits`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// A connection whose queued output passes this many bytes is no longer read until its
-    /// queue drops to a quarter of it: a peer that does not read its replies stops being
-    /// served. 1 MiB: a client that reads keeps its queue near empty, and this is what the
-    /// server holds per non-reading peer.
+    /// A connection whose queued output and requests not yet handled pass this many bytes
+    /// (a request counted at what it costs in memory, struct and allocation with its bytes)
+    /// is no longer read until it holds a quarter of it: a peer that does not read its
+    /// replies stops being served. 1 MiB: a client that reads keeps its queue near empty,
+    /// and this is what the server holds per non-reading peer.
     pub pause_at: usize,
     /// A connection whose queued output already passes this many bytes when the server has
     /// more to send it (events, output it forwards, which do not wait for the peer's
