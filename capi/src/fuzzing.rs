@@ -26,7 +26,7 @@ use crate::support::{
     PMIx_Value_destruct, PMIx_Value_xfer,
 };
 use crate::types::{CByteObject, CDataBuffer, CInfo, CProc, CValue};
-use crate::values::{destruct_object, object_size};
+use crate::values::{destruct_object, object_size, read_value};
 
 /// The bytes of the input, read front to back.
 struct Input<'a>(&'a [u8]);
@@ -116,14 +116,18 @@ fn unpack_any(arg: &[u8]) -> usize {
             t.0,
         )
     };
-    if rc != Status::SUCCESS.0 {
-        return 0;
-    }
-    let unpacked = usize::try_from(count).expect("a count unpacked");
+    let unpacked = usize::try_from(count).unwrap_or(0);
     assert!(
         unpacked <= n,
         "{unpacked} objects unpacked into room for {n}"
     );
+    if rc != Status::SUCCESS.0 {
+        // Too little room: the objects that fit were written, and are the caller's.
+        if rc == Status::ERR_UNPACK_INADEQUATE_SPACE.0 {
+            release(t, &mut dest, size, unpacked);
+        }
+        return 0;
+    }
     let mut again = Buffer(CDataBuffer::zeroed());
     // SAFETY: `dest` holds `unpacked` objects of the type, as the library wrote them.
     let rc = unsafe {
@@ -136,11 +140,17 @@ fn unpack_any(arg: &[u8]) -> usize {
         )
     };
     assert_eq!(rc, Status::SUCCESS.0, "what unpacked as {t:?} packs again");
-    for i in 0..unpacked {
-        // SAFETY: each object was written by the unpack and is released once.
+    release(t, &mut dest, size, unpacked);
+    unpacked
+}
+
+/// Release the first `n` objects of type `t` (of `size` bytes each) the library wrote into
+/// `dest`.
+fn release(t: DataType, dest: &mut [u64], size: usize, n: usize) {
+    for i in 0..n {
+        // SAFETY: each object was written by an unpack and is released once.
         unsafe { destruct_object(t, dest.as_mut_ptr().cast::<u8>().add(i * size).cast()) };
     }
-    unpacked
 }
 
 /// A `pmix_value_t` unpacked from the bytes: transferred, compared and copied.
@@ -160,6 +170,10 @@ fn value_from_wire(arg: &[u8]) {
             DataType::VALUE.0,
         )
     };
+    if rc == Status::ERR_UNPACK_INADEQUATE_SPACE.0 && count == 1 {
+        // SAFETY: the one value that fit is the caller's, released once.
+        unsafe { PMIx_Value_destruct(&mut value) };
+    }
     if rc != Status::SUCCESS.0 {
         return;
     }
@@ -169,9 +183,13 @@ fn value_from_wire(arg: &[u8]) {
     if rc == Status::SUCCESS.0 {
         // SAFETY: two values the library wrote.
         let order = unsafe { PMIx_Value_compare(&mut value, &mut copy) };
-        // A float's NaN is not equal to itself; anything else is.
+        // A float's NaN is not equal to itself, at any depth; anything else is.
+        // SAFETY: a value the library wrote.
+        let floats = unsafe { read_value(&value) }.map_or(true, |v| {
+            v.holds_type(&|t| t == DataType::FLOAT || t == DataType::DOUBLE)
+        });
         assert!(
-            order == 0 || is_float(value.type_),
+            order == 0 || floats,
             "a value and its transfer compare as {order}"
         );
         // SAFETY: the copy is the caller's and released once.
@@ -190,10 +208,6 @@ fn value_from_wire(arg: &[u8]) {
     }
     // SAFETY: the unpacked value is released once.
     unsafe { PMIx_Value_destruct(&mut value) };
-}
-
-fn is_float(t: u16) -> bool {
-    t == DataType::FLOAT.0 || t == DataType::DOUBLE.0
 }
 
 /// Every code of the bytes named by the `*_string` functions: a string each time.
@@ -282,7 +296,12 @@ fn before_init(arg: &[u8]) {
         crate::client::PMIx_Get(ptr::null(), key.as_ptr().cast(), ptr::null(), 0, &mut out)
     };
     assert_ne!(rc, Status::SUCCESS.0, "a get answered without a server");
-    let procs = [CProc::zeroed(); 2];
+    // Valid processes, so that what refuses the fence is the missing server.
+    let mut procs = [CProc::zeroed(); 2];
+    for (rank, p) in procs.iter_mut().enumerate() {
+        // SAFETY: a proc to fill and a NUL-terminated namespace.
+        unsafe { crate::helpers::names::PMIx_Load_procid(p, c"job".as_ptr(), rank as u32) };
+    }
     let count = arg.first().map_or(2, |b| {
         if b & 1 == 0 {
             usize::from(b % 3)
@@ -297,6 +316,9 @@ fn before_init(arg: &[u8]) {
         Status::SUCCESS.0,
         "a fence of {count} completed without a server"
     );
+    if count <= 2 {
+        assert_eq!(rc, Status::ERR_INIT.0, "a fence of {count} before init");
+    }
 }
 
 #[cfg(test)]
@@ -304,7 +326,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_step_takes_odd_arguments() {
+    fn each_step_takes_odd_arguments_without_a_panic() {
         let step = |kind: u8, len: u8, fill: u8, n: usize| {
             let mut v = vec![kind, len];
             v.extend(std::iter::repeat_n(fill, n));
@@ -318,6 +340,8 @@ mod tests {
             step(3, 8, b'x', 40),
             step(4, 200, b'k', 900),
             vec![5, 2, 1, 2, 3, 4, 5, 6, 7, 8],
+            // A fence of two valid processes before init: PMIX_ERR_INIT.
+            vec![5, 1, 2, b'k', b'e', b'y'],
         ];
         for input in inputs {
             c_entry_points(&input);

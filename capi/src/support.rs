@@ -13,7 +13,9 @@ use pmix::model::{
     LinkState, Persistence, ProcState, Scope, Status, Text, Value,
 };
 
-use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr, write_fixed};
+use crate::boundary::{
+    c_strdup, calloc_array, free, guard, guard_or, read_cstr, read_text, write_fixed,
+};
 use crate::types::{CDataArray, CInfo, CStatus, CValue};
 use crate::values::{
     by_pointer, destruct_array, destruct_value, object_size, read_info, read_object, read_value,
@@ -364,7 +366,7 @@ unsafe fn unload_as_openpmix(
         DataType::UNDEF => Err(Status::ERR_UNKNOWN_DATA_TYPE),
         DataType::STRING => {
             // SAFETY: a string value holds NULL or a C string.
-            if let Some(s) = unsafe { read_cstr(union.string) } {
+            if let Some(s) = unsafe { read_text(union.string) } {
                 *data = c_strdup(&s)?.cast();
                 *sz = s.len();
             }

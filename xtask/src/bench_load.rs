@@ -7,8 +7,9 @@
 //!
 //! - H more ranks of the same job (100; 10) that never read: each, accepted as itself, writes
 //!   8 MiB of requests for 30 s without reading a reply (`pmix_intruder client-flood`);
-//! - S connections of this command (300; 30) that announce a 64 MiB connect message and
-//!   dribble one byte a second;
+//! - S connections of this command (300; 30) that announce a 64 KiB connect message and
+//!   dribble one byte a second (the server closes each after its 10 s for a connect
+//!   message; it connects again);
 //! - two threads connecting and closing as fast as they can for the job's whole run.
 //!
 //! It prints the legitimate ranks' latencies (median, 99th percentile and maximum of init,
@@ -175,7 +176,14 @@ fn job(pmixrun: &Path, release: &Path, sizes: &Sizes, hostile: bool) -> Result<R
     let flooded = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
     if hostile {
-        let address = wait_for_address(&tmp, pid)?;
+        let address = match wait_for_address(&tmp, pid) {
+            Ok(a) => a,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
         let slow = sizes.slow;
         let s = stop.clone();
         threads.push(std::thread::spawn(move || slow_frames(address, slow, &s)));
@@ -185,6 +193,9 @@ fn job(pmixrun: &Path, release: &Path, sizes: &Sizes, hostile: bool) -> Result<R
                 while !s.load(Ordering::Relaxed) {
                     if TcpStream::connect(address).is_ok() {
                         f.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        // Out of ports or refused: do not spin.
+                        std::thread::sleep(Duration::from_millis(10));
                     }
                 }
             }));
@@ -202,8 +213,7 @@ fn job(pmixrun: &Path, release: &Path, sizes: &Sizes, hostile: bool) -> Result<R
             }
         })
     };
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let lines = read_lines(stdout);
+    let lines = child.stdout.take().map(read_lines).unwrap_or_default();
     let status = child.wait().map_err(|e| e.to_string())?;
     let wall = start.elapsed();
     stop.store(true, Ordering::Relaxed);
@@ -248,19 +258,24 @@ fn read_lines(stdout: impl std::io::Read) -> Vec<String> {
         .collect()
 }
 
-/// `slow` connections that announce a 64 MiB connect message and send a byte a second.
+/// `slow` connections that announce a 64 KiB connect message (within the server's bound
+/// for one) and send a byte of it a second; one the server closes is opened again.
 fn slow_frames(address: SocketAddr, slow: usize, stop: &AtomicBool) {
     let mut header = [0u8; 16];
-    header[8..12].copy_from_slice(&(64u32 << 20).to_ne_bytes());
-    let mut open: Vec<TcpStream> = (0..slow)
-        .filter_map(|_| {
-            let mut s = TcpStream::connect(address).ok()?;
-            s.write_all(&header).ok()?;
-            Some(s)
-        })
-        .collect();
+    header[8..12].copy_from_slice(&(64u32 << 10).to_ne_bytes());
+    let open_one = || {
+        let mut s = TcpStream::connect(address).ok()?;
+        s.write_all(&header).ok()?;
+        Some(s)
+    };
+    let mut open: Vec<Option<TcpStream>> = (0..slow).map(|_| open_one()).collect();
     while !stop.load(Ordering::Relaxed) {
-        open.retain_mut(|s| s.write_all(&[0]).is_ok());
+        for s in &mut open {
+            let alive = s.as_mut().is_some_and(|s| s.write_all(&[0]).is_ok());
+            if !alive {
+                *s = open_one();
+            }
+        }
         std::thread::sleep(Duration::from_secs(1));
     }
 }

@@ -221,6 +221,12 @@ impl Value {
         self.as_text().and_then(|t| t.as_str().ok())
     }
 
+    /// The string of a `PMIX_STRING` value as a name to match (a host's, a device's): bytes
+    /// that are not UTF-8 become U+FFFD, the same on every side, so names still match.
+    pub fn to_name_lossy(&self) -> Option<String> {
+        self.as_text().map(|t| t.to_str_lossy().into_owned())
+    }
+
     /// The bytes of a `PMIX_STRING` value, whatever their encoding (`None` also for a NULL
     /// string).
     pub fn as_text(&self) -> Option<&Text> {
@@ -444,6 +450,12 @@ impl FromValue for usize {
 impl FromValue for bool {
     fn from_value(v: &Value) -> Option<Self> {
         v.as_bool()
+    }
+}
+
+impl FromValue for Text {
+    fn from_value(v: &Value) -> Option<Self> {
+        v.as_text().cloned()
     }
 }
 

@@ -165,13 +165,13 @@ impl Queue {
         self.bytes() + self.inbound.load(Ordering::Relaxed)
     }
 
-    /// A frame of `n` bytes handed to the driver.
+    /// A frame costing `n` bytes ([`frame_cost`]) kept for the driver.
     pub(crate) fn received(&self, budget: &Budget, n: usize) {
         budget.inbound.fetch_add(n, Ordering::Relaxed);
         self.inbound.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// A frame of `n` bytes handled by the driver.
+    /// A frame costing `n` bytes handled by the driver.
     pub(crate) fn handled(&self, budget: &Budget, n: usize) {
         budget.inbound.fetch_sub(n, Ordering::Relaxed);
         self.inbound.fetch_sub(n, Ordering::Relaxed);

@@ -1,6 +1,6 @@
 //! The tokio driver of [`ServerCore`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -23,6 +23,10 @@ use crate::wire::handshake::ConnectRequest;
 
 /// The version this server reports to clients (OpenPMIx clients parse it as major.minor.release).
 pub const SERVER_VERSION: &str = "4.2.2";
+
+/// How many frames the driver handles in a row before it lets the other tasks of its thread
+/// (readers, writers, accepts, timers) run.
+const FRAMES_PER_YIELD: usize = 32;
 
 /// How long a new connection may take to send its connect message.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -507,15 +511,25 @@ async fn drive<H: Host>(
     let mut next_conn: ConnId = 0;
     let mut dmodex_waiters: BTreeMap<u64, oneshot::Sender<Result<Vec<u8>, Status>>> =
         BTreeMap::new();
-    // The connections with frames to handle, each taking its turn for one frame.
+    // The connections with frames to handle, each taking its turn for one frame; those of
+    // them that closed, closed once their last frame is handled; the frames handled since
+    // the driver last let the other tasks run.
     let mut ready: VecDeque<(ConnId, Arc<Queue>)> = VecDeque::new();
+    let mut closing: BTreeSet<ConnId> = BTreeSet::new();
+    let mut since_yield = 0;
     loop {
         let event = if ready.is_empty() {
+            since_yield = 0;
             match events.recv().await {
                 Some(event) => Some(event),
                 None => break,
             }
         } else {
+            if since_yield >= FRAMES_PER_YIELD {
+                // Readers, writers and the accept loop share this thread.
+                tokio::task::yield_now().await;
+                since_yield = 0;
+            }
             match events.try_recv() {
                 Ok(event) => Some(event),
                 Err(mpsc::error::TryRecvError::Empty) => None,
@@ -537,18 +551,13 @@ async fn drive<H: Host>(
             }
             Some(Event::Ready(conn, queue)) => ready.push_back((conn, queue)),
             Some(Event::Closed(conn)) => {
-                // What it sent before it closed is handled first, in order (a finalize).
-                if let Some(at) = ready.iter().position(|(c, _)| *c == conn)
-                    && let Some((_, queue)) = ready.remove(at)
-                {
-                    while let Some((frame, _)) = queue.take() {
-                        let n = frame_cost(&frame);
-                        core.handle_frame(conn, frame);
-                        queue.handled(&budget, n);
-                    }
+                // What it sent before it closed is handled first, in its turns (a finalize).
+                if ready.iter().any(|(c, _)| *c == conn) {
+                    closing.insert(conn);
+                } else {
+                    writers.remove(&conn);
+                    core.handle_closed(conn);
                 }
-                writers.remove(&conn);
-                core.handle_closed(conn);
             }
             Some(Event::Host(op, result)) => core.handle_host(op, result),
             Some(Event::Timeout(op)) => core.handle_timeout(op),
@@ -566,8 +575,12 @@ async fn drive<H: Host>(
             let n = frame_cost(&frame);
             core.handle_frame(conn, frame);
             queue.handled(&budget, n);
+            since_yield += 1;
             if more {
                 ready.push_back((conn, queue));
+            } else if closing.remove(&conn) {
+                writers.remove(&conn);
+                core.handle_closed(conn);
             }
         }
         while let Some(action) = core.poll_action() {

@@ -176,7 +176,7 @@ impl Qualifiers {
             } else if k == attr::APPNUM.wire_key() {
                 q.appnum = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
             } else if k == attr::HOSTNAME.wire_key() {
-                q.hostname = i.value.as_str().map(str::to_owned);
+                q.hostname = i.value.to_name_lossy();
             } else if k == attr::NODEID.wire_key() {
                 q.nodeid = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
             } else if k == attr::GROUP_CONTEXT_ID.wire_key() {
@@ -187,7 +187,7 @@ impl Qualifiers {
                     _ => i.value.to_u64().map(DeviceType),
                 };
             } else if k == attr::DEVICE_ID.wire_key() {
-                q.device_id = i.value.as_str().map(str::to_owned);
+                q.device_id = i.value.to_name_lossy();
             }
         }
         q
@@ -342,7 +342,7 @@ impl JobRealms {
                 let hostname = infos
                     .iter()
                     .find(|j| j.key.as_str() == attr::HOSTNAME.wire_key())
-                    .and_then(|j| j.value.as_str().map(str::to_owned));
+                    .and_then(|j| j.value.to_name_lossy());
                 let nodeid = find_u32(&infos, attr::NODEID.wire_key());
                 let node = self.node_entry(hostname, nodeid);
                 for j in infos {
@@ -379,7 +379,7 @@ impl JobRealms {
             Realm::Node if inside.is_none() => {
                 let node = self.node_entry(None, None);
                 if k == attr::HOSTNAME.wire_key() {
-                    node.hostname = i.value.as_str().map(str::to_owned).or(node.hostname.take());
+                    node.hostname = i.value.to_name_lossy().or(node.hostname.take());
                 } else if k == attr::NODEID.wire_key() {
                     let id = i.value.to_u64().and_then(|v| u32::try_from(v).ok());
                     node.nodeid = id.or(node.nodeid);
@@ -527,10 +527,10 @@ impl JobRealms {
         let host = p
             .iter()
             .find(|i| i.key.as_str() == attr::HOSTNAME.wire_key())
-            .and_then(|i| i.value.as_str())?;
+            .and_then(|i| i.value.to_name_lossy())?;
         self.nodes
             .iter()
-            .find(|n| n.hostname.as_deref() == Some(host))
+            .find(|n| n.hostname.as_deref() == Some(host.as_str()))
     }
 
     /// Look a reserved key up following the realm rules.
