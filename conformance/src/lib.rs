@@ -30,6 +30,7 @@ pub mod api;
 pub mod cluster;
 pub mod coverage;
 pub mod ffi;
+pub mod fuzzing;
 pub mod inventory;
 pub mod libpmix_child;
 pub mod libpmix_target;

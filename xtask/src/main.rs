@@ -543,6 +543,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "server_core",
     "client_core",
     "c_entry_points",
+    "vector_file",
+    "scenario_file",
 ];
 
 fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
@@ -560,18 +562,31 @@ fn fuzz(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
         }
     };
     let captured = captured_messages(root)?;
-    let dict = root.join("target/fuzz-wire.dict");
     std::fs::create_dir_all(root.join("target")).map_err(|e| e.to_string())?;
-    std::fs::write(&dict, dictionary(&captured)).map_err(|e| format!("{}: {e}", dict.display()))?;
+    let write_dict = |name: &str, text: String| {
+        let dict = root.join("target").join(name);
+        std::fs::write(&dict, text).map_err(|e| format!("{}: {e}", dict.display()))?;
+        Ok::<PathBuf, String>(dict)
+    };
+    let wire_dict = write_dict("fuzz-wire.dict", dictionary(&captured))?;
     for target in targets {
         let corpus = root.join("fuzz/corpus").join(target);
         std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
-        let seeds = if target == "unpack" {
-            fuzz_seeds(root)?
-        } else if target == "c_entry_points" {
-            c_entry_seeds(&fuzz_seeds(root)?)
-        } else {
-            capture_seeds(target, &captured)
+        let mut dict = wire_dict.clone();
+        let seeds = match target {
+            "unpack" => fuzz_seeds(root)?,
+            "c_entry_points" => c_entry_seeds(&fuzz_seeds(root)?),
+            "vector_file" | "scenario_file" => {
+                let dir = if target == "vector_file" {
+                    "spec-vectors/vectors"
+                } else {
+                    "sim/scenarios"
+                };
+                let files = toml_files(&root.join(dir))?;
+                dict = write_dict(&format!("fuzz-{target}.dict"), toml_dictionary(&files))?;
+                files
+            }
+            _ => capture_seeds(target, &captured),
         };
         for (name, bytes) in &seeds {
             std::fs::write(corpus.join(name), bytes).map_err(|e| format!("{name}: {e}"))?;
@@ -726,6 +741,50 @@ fn c_entry_seeds(golden: &[(String, Vec<u8>)]) -> Vec<(String, Vec<u8>)> {
             Some((name.clone(), steps))
         })
         .collect()
+}
+
+/// The seeds of a target over files: every `*.toml` under `dir`, named by its path there.
+fn toml_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "toml") {
+                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let name = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy();
+                files.push((name.replace('/', "--"), bytes));
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// A libFuzzer dictionary of the words of TOML files: every name (of a field, a call, an
+/// attribute, a status) and every table header, so that mutations stay close to files that
+/// load.
+fn toml_dictionary(files: &[(String, Vec<u8>)]) -> String {
+    let mut words = std::collections::BTreeSet::new();
+    for (_, bytes) in files {
+        let text = String::from_utf8_lossy(bytes);
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('[') && !line.contains('"') && !line.contains('\\') {
+                words.insert(line.to_owned());
+            }
+        }
+        let is_word = |c: char| c.is_ascii_alphanumeric() || "_.:-".contains(c);
+        for word in text.split(|c: char| !is_word(c)) {
+            if word.len() >= 3 {
+                words.insert(word.to_owned());
+            }
+        }
+    }
+    words.iter().map(|w| format!("\"{w}\"\n")).collect()
 }
 
 /// A libFuzzer dictionary of the wire's strings: every run of four or more printable bytes

@@ -453,17 +453,24 @@ pub fn load_file(path: &Path, id: &str) -> Result<Vector, VectorError> {
         message,
     };
     let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-    let mut v: Vector = toml::from_str(&text).map_err(|e| err(toml_error(&text, &e)))?;
+    parse(&text, id).map_err(err)
+}
+
+/// Read a vector from the text of its file, giving it `id` unless the text names its own
+/// (which must agree), and check everything a runner relies on: any text either gives a
+/// vector every target can run or an error naming the line or the field.
+pub fn parse(text: &str, id: &str) -> Result<Vector, String> {
+    let mut v: Vector = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
     if v.id.is_empty() {
         v.id = id.to_owned();
     } else if v.id != id {
-        return Err(err(format!(
+        return Err(format!(
             "field `id`: \"{}\" differs from the file's path \"{id}\"",
             v.id
-        )));
+        ));
     }
-    v.check().map_err(err)?;
-    v.text = text;
+    v.check()?;
+    v.text = text.to_owned();
     Ok(v)
 }
 
@@ -472,7 +479,8 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let msg = e.message().trim().to_owned();
     match e.span() {
         Some(span) => {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
             format!("line {line}: {msg}")
         }
         None => msg,
