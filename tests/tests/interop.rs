@@ -171,6 +171,15 @@ fn python3_pmix_clients_connect_and_disconnect_under_pmixrun() {
 }
 
 #[test]
+fn a_python3_pmix_client_publishing_past_its_limit_is_refused_and_keeps_its_data() {
+    let script = root().join("tests/interop/python/publish_limit_check.py");
+    let mut cmd = under_pmixrun(1, Path::new("/usr/bin/python3"), &[]);
+    cmd.arg(script);
+    let says = Some("ok second found");
+    check_says(cmd, 1, "python3-pmix publishing past its limit", says);
+}
+
+#[test]
 fn python3_pmix_clients_build_a_group_with_one_context_id_under_pmixrun() {
     let script = root().join("tests/interop/python/group_check.py");
     let mut cmd = under_pmixrun(4, Path::new("/usr/bin/python3"), &[]);

@@ -111,7 +111,7 @@ impl ServerCore {
 
     /// Let each connection have at most `limit` gets waiting (`Limits::held_gets`).
     pub(crate) fn with_held_gets(mut self, limit: usize) -> Self {
-        self.gets.set_limit(limit);
+        self.gets.limit = wait_limit::WaitLimit::new(limit);
         self
     }
 

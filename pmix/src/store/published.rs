@@ -26,6 +26,10 @@
 //!   ([`Published::process_ended`]), `PMIX_PERSIST_APP` when its job ends
 //!   ([`Published::job_ended`]); session and indefinite data stay as long as the host.
 
+mod quota;
+
+pub use quota::PublishLimits;
+
 use crate::model::{DataRange, Info, PData, Persistence, Proc, Status, Value, attr};
 
 /// One published value.
@@ -40,6 +44,8 @@ struct Entry {
     uids: Vec<u32>,
     gids: Vec<u32>,
     restricted: bool,
+    /// What it costs in memory ([`PublishLimits`]).
+    cost: usize,
 }
 
 /// Where the requester stands relative to a publisher, for ranges the store cannot judge
@@ -53,6 +59,7 @@ pub trait Topology {
 #[derive(Clone, Debug, Default)]
 pub struct Published {
     entries: Vec<Entry>,
+    quota: quota::Quota,
 }
 
 fn find<'a>(info: &'a [Info], key: &str) -> Option<&'a Value> {
@@ -118,7 +125,17 @@ fn ids(v: Option<&Value>) -> Vec<u32> {
 }
 
 impl Published {
-    /// `publish` by `proc` (see the module doc).
+    /// An empty store that keeps at most what `limits` allow (the default's are
+    /// [`PublishLimits::default`]).
+    pub fn with_limits(limits: PublishLimits) -> Self {
+        Published {
+            entries: Vec::new(),
+            quota: quota::Quota::new(limits),
+        }
+    }
+
+    /// `publish` by `proc` (see the module doc); past a [`PublishLimits`],
+    /// `PMIX_ERR_OUT_OF_RESOURCE`.
     pub fn publish(&mut self, proc: &Proc, info: &[Info]) -> Result<(), Status> {
         let range = range_of(info);
         let persistence = match find(info, attr::PERSISTENCE.wire_key()) {
@@ -153,21 +170,34 @@ impl Published {
         }) {
             return Err(Status::ERR_DUPLICATE_KEY);
         }
-        for d in data {
-            self.entries.push(Entry {
-                data: PData {
-                    proc: proc.clone(),
-                    key: d.key.clone(),
-                    value: d.value.clone(),
-                },
-                range,
-                persistence,
-                custom: custom.clone(),
-                uids: uids.clone(),
-                gids: gids.clone(),
-                restricted,
-            });
+        let new: Vec<Entry> = data
+            .into_iter()
+            .map(|d| {
+                let mut entry = Entry {
+                    data: PData {
+                        proc: proc.clone(),
+                        key: d.key.clone(),
+                        value: d.value.clone(),
+                    },
+                    range,
+                    persistence,
+                    custom: custom.clone(),
+                    uids: uids.clone(),
+                    gids: gids.clone(),
+                    restricted,
+                    cost: 0,
+                };
+                let size = std::mem::size_of::<Entry>();
+                entry.cost = quota::cost(&entry.data, &custom, &uids, &gids, size);
+                entry
+            })
+            .collect();
+        let adding = new.iter().map(|e| e.cost).sum();
+        let held = self.entries.iter().map(|e| (&e.data.proc, e.cost));
+        if !self.quota.admits(proc, adding, held) {
+            return Err(Status::ERR_OUT_OF_RESOURCE);
         }
+        self.entries.extend(new);
         Ok(())
     }
 

@@ -87,8 +87,9 @@ pub(super) struct Gets {
     host_has_dmodex: bool,
     /// The gets the host's `direct_modex` is fetching for, by the op of its call.
     at_host: BTreeMap<u64, HeldGet>,
-    /// The most gets one connection may have waiting.
-    limit: WaitLimit,
+    /// The most gets one connection may have waiting (set by the core's builder:
+    /// `Limits::held_gets`).
+    pub(super) limit: WaitLimit,
 }
 
 impl Gets {
@@ -100,11 +101,6 @@ impl Gets {
             at_host: BTreeMap::new(),
             limit: WaitLimit::new(HELD_GETS),
         }
-    }
-
-    /// Let each connection have at most `limit` gets waiting.
-    pub(super) fn set_limit(&mut self, limit: usize) {
-        self.limit = WaitLimit::new(limit);
     }
 
     /// A client's get: decide it by the get rules.

@@ -285,3 +285,49 @@ fn a_waiting_lookup_consumes_nothing_until_every_key_is_there() {
         .unwrap();
     assert_eq!(partial.len(), 1);
 }
+
+#[test]
+fn a_publish_past_a_limit_is_refused_whole_and_what_goes_frees_its_room() {
+    // What one of the entries below costs (each a u32 under a two-letter key).
+    let one = {
+        let mut probe = Published::default();
+        probe.publish(&p("a", 0), &[datum("k0")]).unwrap();
+        probe.entries[0].cost
+    };
+    let mut s = Published::with_limits(PublishLimits {
+        per_publisher: 2 * one,
+        total: 3 * one,
+    });
+    let publish = |s: &mut Published, who: Proc, keys: &[&str]| {
+        let info: Vec<Info> = keys.iter().map(|k| datum(k)).collect();
+        s.publish(&who, &info)
+    };
+    assert_eq!(
+        publish(&mut s, p("a", 0), &["k0", "k1", "k2"]),
+        Err(Status::ERR_OUT_OF_RESOURCE)
+    );
+    assert_eq!(s.entries.len(), 0, "nothing of a refused publish is kept");
+    publish(&mut s, p("a", 0), &["k0", "k1"]).unwrap();
+    assert_eq!(
+        publish(&mut s, p("a", 0), &["k2"]),
+        Err(Status::ERR_OUT_OF_RESOURCE)
+    );
+    publish(&mut s, p("a", 1), &["k3"]).unwrap();
+    assert_eq!(
+        publish(&mut s, p("a", 2), &["k4"]),
+        Err(Status::ERR_OUT_OF_RESOURCE),
+        "the total is reached"
+    );
+    s.unpublish(&p("a", 0), &keys(&["k0"]), &[]);
+    publish(&mut s, p("a", 2), &["k4"]).unwrap();
+    let info = [datum("k5"), Info::new(attr::PERSISTENCE, Persistence::PROC)];
+    assert_eq!(
+        s.publish(&p("a", 3), &info),
+        Err(Status::ERR_OUT_OF_RESOURCE)
+    );
+    s.job_ended(&Nspace::new("a").unwrap());
+    assert!(s.entries.is_empty());
+    s.publish(&p("a", 3), &info).unwrap();
+    s.process_ended(&p("a", 3));
+    assert!(s.entries.is_empty());
+}
