@@ -52,7 +52,7 @@ use stats::{
 };
 
 use crate::boundary::{
-    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, read_text, slice_of, write_fixed,
+    c_bytes, c_strdup, calloc_array, free, read_fixed, read_text, slice_of, write_fixed,
 };
 use crate::topology::{
     c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
@@ -254,8 +254,8 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
                 let pi: CProcInfo = get(src);
                 Value::ProcInfo(Box::new(ProcInfo {
                     proc: read_proc(&pi.proc)?,
-                    hostname: read_cstr(pi.hostname),
-                    executable_name: read_cstr(pi.executable_name),
+                    hostname: read_text(pi.hostname),
+                    executable_name: read_text(pi.executable_name),
                     pid: pi.pid,
                     exit_code: pi.exit_code,
                     state: ProcState(pi.state),
@@ -269,8 +269,8 @@ pub(crate) unsafe fn read_object(t: DataType, src: *const c_void) -> Result<Valu
             DataType::ENVAR => {
                 let e: CEnvar = get(src);
                 Value::Envar(Box::new(Envar {
-                    envar: read_cstr(e.envar),
-                    value: read_cstr(e.value),
+                    envar: read_text(e.envar),
+                    value: read_text(e.value),
                     separator: e.separator as u8,
                 }))
             }
@@ -487,8 +487,8 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
             Value::DataType(x) => put(dst, x.0),
             Value::ProcState(x) => put(dst, x.0),
             Value::ProcInfo(pi) => {
-                let hostname = opt_strdup(pi.hostname.as_deref())?;
-                let executable_name = match opt_strdup(pi.executable_name.as_deref()) {
+                let hostname = opt_strdup(pi.hostname.as_ref())?;
+                let executable_name = match opt_strdup(pi.executable_name.as_ref()) {
                     Ok(p) => p,
                     Err(s) => {
                         free(hostname);
@@ -530,8 +530,8 @@ pub(crate) unsafe fn write_object(v: &Value, dst: *mut c_void) -> Result<(), Sta
             Value::AllocDirective(x) => put(dst, x.0),
             Value::IofChannel(x) => put(dst, x.0),
             Value::Envar(e) => {
-                let envar = opt_strdup(e.envar.as_deref())?;
-                let value = match opt_strdup(e.value.as_deref()) {
+                let envar = opt_strdup(e.envar.as_ref())?;
+                let value = match opt_strdup(e.value.as_ref()) {
                     Ok(p) => p,
                     Err(s) => {
                         free(envar);
@@ -712,7 +712,7 @@ pub(crate) fn write_infos(infos: &[Info]) -> Result<(*mut CInfo, usize), Status>
     Ok((array, infos.len()))
 }
 
-pub(super) fn opt_strdup(s: Option<&str>) -> Result<*mut c_char, Status> {
+pub(super) fn opt_strdup(s: Option<impl AsRef<[u8]>>) -> Result<*mut c_char, Status> {
     s.map_or(Ok(ptr::null_mut()), c_strdup)
 }
 

@@ -53,7 +53,7 @@ fn coord() -> impl Strategy<Value = Coord> {
 }
 
 fn disk_stats() -> impl Strategy<Value = DiskStats> {
-    (opt_text(), prop::array::uniform11(any::<u64>())).prop_map(|(disk, v)| DiskStats {
+    (c_string(), prop::array::uniform11(any::<u64>())).prop_map(|(disk, v)| DiskStats {
         disk,
         num_reads_completed: v[0],
         num_reads_merged: v[1],
@@ -70,7 +70,7 @@ fn disk_stats() -> impl Strategy<Value = DiskStats> {
 }
 
 fn net_stats() -> impl Strategy<Value = NetStats> {
-    (opt_text(), prop::array::uniform6(any::<u64>())).prop_map(|(net_interface, v)| NetStats {
+    (c_string(), prop::array::uniform6(any::<u64>())).prop_map(|(net_interface, v)| NetStats {
         net_interface,
         num_bytes_recvd: v[0],
         num_packets_recvd: v[1],
@@ -118,7 +118,7 @@ fn leaf() -> impl Strategy<Value = Value> {
         any::<u32>().prop_map(|v| Value::InfoDirectives(InfoDirectives(v))),
         any::<u16>().prop_map(|v| Value::DataType(DataType(v))),
         any::<u8>().prop_map(|v| Value::ProcState(ProcState(v))),
-        (proc_(), opt_text(), opt_text(), any::<i32>(), any::<u8>()).prop_map(
+        (proc_(), c_string(), c_string(), any::<i32>(), any::<u8>()).prop_map(
             |(proc, h, e, pid, s)| {
                 Value::ProcInfo(Box::new(ProcInfo {
                     proc,
@@ -134,7 +134,7 @@ fn leaf() -> impl Strategy<Value = Value> {
         bytes().prop_map(|b| Value::CompressedString(ByteObject(b))),
         any::<u8>().prop_map(|v| Value::AllocDirective(AllocDirective(v))),
         any::<u16>().prop_map(|v| Value::IofChannel(IofChannel(v))),
-        (opt_text(), opt_text(), any::<u8>()).prop_map(|(e, v, s)| Value::Envar(Box::new(Envar {
+        (c_string(), c_string(), any::<u8>()).prop_map(|(e, v, s)| Value::Envar(Box::new(Envar {
             envar: e,
             value: v,
             separator: s
@@ -210,10 +210,10 @@ fn leaf() -> impl Strategy<Value = Value> {
         "[a-z0-9.]{0,16}".prop_map(|n| Value::ProcNspace(Nspace::new(n).expect("valid nspace"))),
         (
             (
-                opt_text(),
+                c_string(),
                 proc_(),
                 any::<i32>(),
-                opt_text(),
+                c_string(),
                 any::<u8>(),
                 timeval()
             ),
@@ -253,7 +253,7 @@ fn leaf() -> impl Strategy<Value = Value> {
         disk_stats().prop_map(|d| Value::DiskStats(Box::new(d))),
         net_stats().prop_map(|n| Value::NetStats(Box::new(n))),
         (
-            opt_text(),
+            c_string(),
             prop::array::uniform11(float32()),
             timeval(),
             prop::collection::vec(disk_stats(), 0..2),
@@ -308,10 +308,10 @@ fn value() -> impl Strategy<Value = Value> {
             (key(), inner.clone())
                 .prop_map(|(key, value)| Value::Kval(Box::new(Kval { key, value }))),
             (
-                opt_text(),
-                prop::collection::vec(opt_text(), 0..3),
-                prop::collection::vec(opt_text(), 0..3),
-                opt_text(),
+                c_string(),
+                prop::collection::vec(c_string(), 0..3),
+                prop::collection::vec(c_string(), 0..3),
+                c_string(),
                 any::<i32>(),
                 prop::collection::vec(info_of(inner.clone()), 0..3)
             )

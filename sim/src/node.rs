@@ -798,7 +798,7 @@ async fn wire_up(
     {
         until(at).await;
         let app = App {
-            cmd: Some("sim-child".to_owned()),
+            cmd: Some("sim-child".into()),
             maxprocs: i32::try_from(workload.spawn_procs).unwrap_or(i32::MAX),
             ..App::default()
         };

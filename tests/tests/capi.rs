@@ -766,8 +766,9 @@ fn the_c_host_embeds_this_librarys_server_for_c_and_rust_clients() {
 #[test]
 fn strings_in_another_encoding_cross_byte_for_byte_between_both_libraries() {
     // Each rank puts Latin-1 and bytes no UTF-8 reader accepts, short and long (OpenPMIx's
-    // client compresses the long one), and gets every rank's back; both servers, with each
-    // library's clients and with one rank on each library.
+    // client compresses the long one), and a PMIX_ENVAR of such bytes, and gets every rank's
+    // back; both servers, with each library's clients and with one rank on each library.
+    // Each rank also packs and unpacks a pmix_app_t of such strings.
     let program = build_c("bytes_check");
     let ours = pmix_tests::capi::library_dir().to_str().unwrap().to_owned();
     for server in ["pmixrun", "the OpenPMIx host"] {
@@ -797,6 +798,14 @@ fn strings_in_another_encoding_cross_byte_for_byte_between_both_libraries() {
             assert_passed(&out, 2, &what, Some(says));
             let stdout = String::from_utf8_lossy(&out.stdout);
             let on = |lib: &str| stdout.lines().filter(|l| l.contains(lib)).count();
+            assert_eq!(
+                (
+                    on("ok get bytes.envar of rank 1: name and value as put"),
+                    on("ok app pack and unpack keep its strings' bytes")
+                ),
+                (2, 2),
+                "{what}: the structs' strings\n{stdout}"
+            );
             let on_ours = ranks
                 .split('|')
                 .filter(|r| r.parse::<u32>().is_ok())

@@ -8,11 +8,11 @@
 use std::ffi::c_char;
 use std::ptr;
 
-use pmix::model::{App, Buffer, DataType, Query, RegAttr, Status};
+use pmix::model::{App, Buffer, DataType, Query, RegAttr, Status, Text};
 
 use super::{free_infos, opt_strdup, read_infos, write_infos};
 use crate::boundary::{
-    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, slice_of, write_fixed,
+    c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, read_text, slice_of, write_fixed,
 };
 use crate::types::{CApp, CDataBuffer, CQuery, CRegattr};
 
@@ -30,11 +30,31 @@ pub(super) unsafe fn read_data_buffer(b: &CDataBuffer) -> Result<Buffer, Status>
     })
 }
 
-/// A NULL-terminated array of strings (`char **`).
+/// A NULL-terminated array of strings (`char **`), each read as UTF-8 (names, keys).
 ///
 /// # Safety
 /// `argv` is NULL or a NULL-terminated array of strings.
 pub(crate) unsafe fn read_argv(argv: *const *mut c_char) -> Vec<Option<String>> {
+    // SAFETY: the caller's promise.
+    unsafe { read_list(argv, |s| read_cstr(s)) }
+}
+
+/// A NULL-terminated array of strings (`char **`), each as its bytes (a command line, an
+/// environment).
+///
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of strings.
+pub(crate) unsafe fn read_argv_text(argv: *const *mut c_char) -> Vec<Option<Text>> {
+    // SAFETY: the caller's promise.
+    unsafe { read_list(argv, |s| read_text(s)) }
+}
+
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of strings; `read` reads one of them.
+unsafe fn read_list<T>(
+    argv: *const *mut c_char,
+    read: impl Fn(*const c_char) -> Option<T>,
+) -> Vec<Option<T>> {
     let mut out = Vec::new();
     if argv.is_null() {
         return out;
@@ -46,8 +66,7 @@ pub(crate) unsafe fn read_argv(argv: *const *mut c_char) -> Vec<Option<String>> 
         if s.is_null() {
             return out;
         }
-        // SAFETY: each element is a string.
-        out.push(unsafe { read_cstr(s) });
+        out.push(read(s));
         i += 1;
     }
 }
@@ -58,10 +77,10 @@ pub(super) unsafe fn read_app(a: &CApp) -> Result<App, Status> {
     // SAFETY: the caller's promise, field by field.
     unsafe {
         Ok(App {
-            cmd: read_cstr(a.cmd),
-            argv: read_argv(a.argv),
-            env: read_argv(a.env),
-            cwd: read_cstr(a.cwd),
+            cmd: read_text(a.cmd),
+            argv: read_argv_text(a.argv),
+            env: read_argv_text(a.env),
+            cwd: read_text(a.cwd),
             maxprocs: a.maxprocs,
             info: read_infos(a.info, a.ninfo)?,
         })
@@ -126,9 +145,9 @@ pub(super) fn empty_data_buffer() -> CDataBuffer {
 }
 
 /// A NULL-terminated `char **` of `list` (a `None` element ends it early, as C reads it).
-pub(super) fn write_argv(list: &[Option<String>]) -> Result<*mut *mut c_char, Status> {
+pub(super) fn write_argv<S: AsRef<[u8]>>(list: &[Option<S>]) -> Result<*mut *mut c_char, Status> {
     let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
-    for (i, s) in list.iter().map_while(Option::as_deref).enumerate() {
+    for (i, s) in list.iter().map_while(Option::as_ref).enumerate() {
         match c_strdup(s) {
             // SAFETY: `argv` has `list.len() + 1` slots.
             Ok(p) => unsafe { *argv.add(i) = p },
@@ -155,10 +174,10 @@ pub(super) unsafe fn write_app(app: &App) -> Result<CApp, Status> {
         ninfo: 0,
     };
     let filled = (|| {
-        c.cmd = opt_strdup(app.cmd.as_deref())?;
+        c.cmd = opt_strdup(app.cmd.as_ref())?;
         c.argv = write_argv(&app.argv)?;
         c.env = write_argv(&app.env)?;
-        c.cwd = opt_strdup(app.cwd.as_deref())?;
+        c.cwd = opt_strdup(app.cwd.as_ref())?;
         (c.info, c.ninfo) = write_infos(&app.info)?;
         Ok(())
     })();

@@ -10,7 +10,7 @@ use std::ptr;
 use pmix::model::{DiskStats, NetStats, NodeStats, ProcStats, Status, Timeval};
 
 use super::{c_proc, opt_strdup, read_proc};
-use crate::boundary::{calloc_array, free, read_cstr, slice_of};
+use crate::boundary::{calloc_array, free, read_text, slice_of};
 use crate::types::{CDiskStats, CNetStats, CNodeStats, CProcStats, CTimeval};
 
 fn read_timeval(tv: CTimeval) -> Timeval {
@@ -34,11 +34,11 @@ fn c_timeval(tv: Timeval) -> CTimeval {
 pub(super) unsafe fn read_proc_stats(s: &CProcStats) -> Result<ProcStats, Status> {
     Ok(ProcStats {
         // SAFETY: the caller's promise, field by field.
-        node: unsafe { read_cstr(s.node) },
+        node: unsafe { read_text(s.node) },
         proc: read_proc(&s.proc)?,
         pid: s.pid,
         // SAFETY: as above.
-        cmd: unsafe { read_cstr(s.cmd) },
+        cmd: unsafe { read_text(s.cmd) },
         state: s.state as u8,
         time: read_timeval(s.time),
         percent_cpu: s.percent_cpu,
@@ -60,7 +60,7 @@ pub(super) unsafe fn read_proc_stats(s: &CProcStats) -> Result<ProcStats, Status
 pub(super) unsafe fn read_disk_stats(d: &CDiskStats) -> DiskStats {
     DiskStats {
         // SAFETY: the caller's promise.
-        disk: unsafe { read_cstr(d.disk) },
+        disk: unsafe { read_text(d.disk) },
         num_reads_completed: d.num_reads_completed,
         num_reads_merged: d.num_reads_merged,
         num_sectors_read: d.num_sectors_read,
@@ -82,7 +82,7 @@ pub(super) unsafe fn read_disk_stats(d: &CDiskStats) -> DiskStats {
 pub(super) unsafe fn read_net_stats(n: &CNetStats) -> NetStats {
     NetStats {
         // SAFETY: the caller's promise.
-        net_interface: unsafe { read_cstr(n.net_interface) },
+        net_interface: unsafe { read_text(n.net_interface) },
         num_bytes_recvd: n.num_bytes_recvd,
         num_packets_recvd: n.num_packets_recvd,
         num_recv_errs: n.num_recv_errs,
@@ -105,7 +105,7 @@ pub(super) unsafe fn read_node_stats(n: &CNodeStats) -> Result<NodeStats, Status
     let interfaces = unsafe { slice_of(n.netstats.cast_const(), n.nnetstats)? };
     Ok(NodeStats {
         // SAFETY: as above.
-        node: unsafe { read_cstr(n.node) },
+        node: unsafe { read_text(n.node) },
         la: n.la,
         la5: n.la5,
         la15: n.la15,
@@ -133,8 +133,8 @@ pub(super) unsafe fn read_node_stats(n: &CNodeStats) -> Result<NodeStats, Status
 
 /// A `pmix_proc_stats_t` of `s`, its strings in blocks of libc's allocator.
 pub(super) fn c_proc_stats(s: &ProcStats) -> Result<CProcStats, Status> {
-    let node = opt_strdup(s.node.as_deref())?;
-    let cmd = match opt_strdup(s.cmd.as_deref()) {
+    let node = opt_strdup(s.node.as_ref())?;
+    let cmd = match opt_strdup(s.cmd.as_ref()) {
         Ok(p) => p,
         Err(status) => {
             // SAFETY: the string made above.
@@ -164,7 +164,7 @@ pub(super) fn c_proc_stats(s: &ProcStats) -> Result<CProcStats, Status> {
 /// A `pmix_disk_stats_t` of `d`, its name in a block of libc's allocator.
 pub(super) fn c_disk_stats(d: &DiskStats) -> Result<CDiskStats, Status> {
     Ok(CDiskStats {
-        disk: opt_strdup(d.disk.as_deref())?,
+        disk: opt_strdup(d.disk.as_ref())?,
         num_reads_completed: d.num_reads_completed,
         num_reads_merged: d.num_reads_merged,
         num_sectors_read: d.num_sectors_read,
@@ -182,7 +182,7 @@ pub(super) fn c_disk_stats(d: &DiskStats) -> Result<CDiskStats, Status> {
 /// A `pmix_net_stats_t` of `n`, its interface name in a block of libc's allocator.
 pub(super) fn c_net_stats(n: &NetStats) -> Result<CNetStats, Status> {
     Ok(CNetStats {
-        net_interface: opt_strdup(n.net_interface.as_deref())?,
+        net_interface: opt_strdup(n.net_interface.as_ref())?,
         num_bytes_recvd: n.num_bytes_recvd,
         num_packets_recvd: n.num_packets_recvd,
         num_recv_errs: n.num_recv_errs,
@@ -217,7 +217,7 @@ pub(super) fn c_node_stats(n: &NodeStats) -> Result<CNodeStats, Status> {
     // Zeroed samples hold nothing, so each array is counted whole as soon as it is made and
     // a failure part-way releases it whole.
     let filled = (|| {
-        c.node = opt_strdup(n.node.as_deref())?;
+        c.node = opt_strdup(n.node.as_ref())?;
         if !n.diskstats.is_empty() {
             c.diskstats = calloc_array(n.diskstats.len())?;
             c.ndiskstats = n.diskstats.len();

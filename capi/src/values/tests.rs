@@ -18,6 +18,7 @@ use pmix::model::{
 
 use super::records::empty_data_buffer;
 use super::*;
+use crate::boundary::read_cstr;
 use crate::test_fixtures::ONE_PU;
 
 fn proc(rank: u32) -> Proc {

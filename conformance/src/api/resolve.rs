@@ -145,10 +145,10 @@ pub fn resolve(call: &Call, nspace: &str, rank: u32) -> Result<Option<ApiCall>, 
                 .iter()
                 .map(|a| {
                     Ok(App {
-                        cmd: Some(a.cmd.clone()),
-                        argv: a.argv.iter().cloned().map(Some).collect(),
-                        env: a.env.iter().cloned().map(Some).collect(),
-                        cwd: a.cwd.clone(),
+                        cmd: Some(a.cmd.as_str().into()),
+                        argv: a.argv.iter().map(|s| Some(s.as_str().into())).collect(),
+                        env: a.env.iter().map(|s| Some(s.as_str().into())).collect(),
+                        cwd: a.cwd.as_deref().map(pmix::model::Text::from),
                         maxprocs: a.maxprocs,
                         info: infos(&a.info)?,
                     })

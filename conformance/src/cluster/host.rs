@@ -129,7 +129,7 @@ impl Host for ClusterHost {
             let app = &job.apps[app];
             let mut cmd = tokio::process::Command::new(&app.exe);
             cmd.args(app.argv.iter().skip(1))
-                .envs(app.env.iter().filter_map(|e| e.split_once('=')))
+                .envs(app.env_pairs())
                 .stdin(std::process::Stdio::null())
                 .stdout(std::process::Stdio::null());
             if let Some(dir) = &app.cwd {

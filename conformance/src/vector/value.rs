@@ -248,8 +248,8 @@ impl ValueSpec {
                 Value::StorAccessType(code(n, StorageAccessType::from_name)?)
             }
             ValueSpec::Envar(e) => Value::Envar(Box::new(Envar {
-                envar: Some(e.name.clone()),
-                value: Some(e.value.clone()),
+                envar: Some(e.name.as_str().into()),
+                value: Some(e.value.as_str().into()),
                 separator: match e.separator {
                     None => 0,
                     Some(c) if c.is_ascii() => c as u8,

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::model::strings::data_type_string;
-use crate::model::{Info, Value};
+use crate::model::{Info, Text, Value};
 
 /// Print `value` after `prefix`.
 pub fn print(prefix: &str, value: &Value) -> String {
@@ -16,8 +16,9 @@ pub fn print(prefix: &str, value: &Value) -> String {
     out
 }
 
-fn opt(s: &Option<String>) -> &str {
-    s.as_deref().unwrap_or("NULL")
+/// A C string for a person: `NULL`, or its bytes with those of another encoding as U+FFFD.
+fn opt(s: &Option<Text>) -> std::borrow::Cow<'_, str> {
+    s.as_ref().map_or("NULL".into(), Text::to_str_lossy)
 }
 
 fn write_info(out: &mut String, i: &Info) {

@@ -241,10 +241,10 @@ const SUPPORT: [(&str, &[&str]); 3] = [
 impl Codec for ProcStats {
     const DATA_TYPE: DataType = DataType::PROC_STATS;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.node.as_deref())?;
+        w.text(self.node.as_ref().map(Text::as_bytes))?;
         self.proc.encode(w)?;
         w.varint(u64::from(self.pid as u32));
-        w.string(self.cmd.as_deref())?;
+        w.text(self.cmd.as_ref().map(Text::as_bytes))?;
         w.byte(self.state);
         self.time.encode(w)?;
         self.percent_cpu.encode(w)?;
@@ -258,10 +258,10 @@ impl Codec for ProcStats {
     }
     fn decode(r: &mut Reader<'_>, depth: u32) -> Result<Self, Error> {
         Ok(ProcStats {
-            node: r.string("proc stats node")?,
+            node: r.text("proc stats node")?,
             proc: Proc::decode(r, depth)?,
             pid: r.uint32("proc stats pid")? as i32,
-            cmd: r.string("proc stats cmd")?,
+            cmd: r.text("proc stats cmd")?,
             state: r.byte("proc stats state")?,
             time: Timeval::decode(r, depth)?,
             percent_cpu: f32::decode(r, depth)?,
@@ -280,7 +280,7 @@ impl Codec for ProcStats {
 impl Codec for DiskStats {
     const DATA_TYPE: DataType = DataType::DISK_STATS;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.disk.as_deref())?;
+        w.text(self.disk.as_ref().map(Text::as_bytes))?;
         for v in [
             self.num_reads_completed,
             self.num_reads_merged,
@@ -299,7 +299,7 @@ impl Codec for DiskStats {
         Ok(())
     }
     fn decode(r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
-        let disk = r.string("disk stats name")?;
+        let disk = r.text("disk stats name")?;
         let mut v = [0u64; 11];
         for x in &mut v {
             *x = r.varint("disk stats counter")?;
@@ -325,7 +325,7 @@ impl Codec for DiskStats {
 impl Codec for NetStats {
     const DATA_TYPE: DataType = DataType::NET_STATS;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.net_interface.as_deref())?;
+        w.text(self.net_interface.as_ref().map(Text::as_bytes))?;
         for v in [
             self.num_bytes_recvd,
             self.num_packets_recvd,
@@ -339,7 +339,7 @@ impl Codec for NetStats {
         Ok(())
     }
     fn decode(r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
-        let net_interface = r.string("net stats interface")?;
+        let net_interface = r.text("net stats interface")?;
         let mut v = [0u64; 6];
         for x in &mut v {
             *x = r.varint("net stats counter")?;
@@ -360,7 +360,7 @@ impl Codec for NetStats {
 impl Codec for NodeStats {
     const DATA_TYPE: DataType = DataType::NODE_STATS;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.node.as_deref())?;
+        w.text(self.node.as_ref().map(Text::as_bytes))?;
         for f in [
             self.la,
             self.la5,
@@ -383,7 +383,7 @@ impl Codec for NodeStats {
         self.netstats.iter().try_for_each(|n| n.encode(w))
     }
     fn decode(r: &mut Reader<'_>, depth: u32) -> Result<Self, Error> {
-        let node = r.string("node stats name")?;
+        let node = r.text("node stats name")?;
         let mut f = [0f32; 11];
         for x in &mut f {
             *x = f32::decode(r, depth)?;

@@ -345,15 +345,15 @@ impl Codec for Kval {
 impl Codec for Envar {
     const DATA_TYPE: DataType = DataType::ENVAR;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.envar.as_deref())?;
-        w.string(self.value.as_deref())?;
+        w.text(self.envar.as_ref().map(Text::as_bytes))?;
+        w.text(self.value.as_ref().map(Text::as_bytes))?;
         w.byte(self.separator);
         Ok(())
     }
     fn decode(r: &mut Reader<'_>, _depth: u32) -> Result<Self, Error> {
         Ok(Envar {
-            envar: r.string("envar name")?,
-            value: r.string("envar value")?,
+            envar: r.text("envar name")?,
+            value: r.text("envar value")?,
             separator: r.byte("envar separator")?,
         })
     }
@@ -365,6 +365,16 @@ fn encode_strings(w: &mut Writer, items: &[Option<String>]) -> Result<(), Error>
 
 fn decode_strings(r: &mut Reader<'_>, n: usize, what: &str) -> Result<Vec<Option<String>>, Error> {
     (0..n).map(|_| r.string(what)).collect()
+}
+
+fn encode_texts(w: &mut Writer, items: &[Option<Text>]) -> Result<(), Error> {
+    items
+        .iter()
+        .try_for_each(|s| w.text(s.as_ref().map(Text::as_bytes)))
+}
+
+fn decode_texts(r: &mut Reader<'_>, n: usize, what: &str) -> Result<Vec<Option<Text>>, Error> {
+    (0..n).map(|_| r.text(what)).collect()
 }
 
 fn encode_infos(w: &mut Writer, infos: &[Info]) -> Result<(), Error> {
@@ -380,23 +390,23 @@ fn decode_infos(r: &mut Reader<'_>, depth: u32, what: &str) -> Result<Vec<Info>,
 impl Codec for App {
     const DATA_TYPE: DataType = DataType::APP;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
-        w.string(self.cmd.as_deref())?;
+        w.text(self.cmd.as_ref().map(Text::as_bytes))?;
         w.length(self.argv.len())?;
-        encode_strings(w, &self.argv)?;
+        encode_texts(w, &self.argv)?;
         w.length(self.env.len())?;
-        encode_strings(w, &self.env)?;
-        w.string(self.cwd.as_deref())?;
+        encode_texts(w, &self.env)?;
+        w.text(self.cwd.as_ref().map(Text::as_bytes))?;
         w.int32(self.maxprocs);
         encode_infos(w, &self.info)
     }
     fn decode(r: &mut Reader<'_>, depth: u32) -> Result<Self, Error> {
         let depth = nested(depth)?;
-        let cmd = r.string("app cmd")?;
+        let cmd = r.text("app cmd")?;
         let argc = r.count("app argc", 1)?;
-        let argv = decode_strings(r, argc, "app argv")?;
+        let argv = decode_texts(r, argc, "app argv")?;
         let envc = r.count("app envc", 1)?;
-        let env = decode_strings(r, envc, "app env")?;
-        let cwd = r.string("app cwd")?;
+        let env = decode_texts(r, envc, "app env")?;
+        let cwd = r.text("app cwd")?;
         let maxprocs = r.int32("app maxprocs")?;
         let info = decode_infos(r, depth, "app ninfo")?;
         Ok(App {
@@ -432,8 +442,8 @@ impl Codec for ProcInfo {
     const DATA_TYPE: DataType = DataType::PROC_INFO;
     fn encode(&self, w: &mut Writer) -> Result<(), Error> {
         self.proc.encode(w)?;
-        w.string(self.hostname.as_deref())?;
-        w.string(self.executable_name.as_deref())?;
+        w.text(self.hostname.as_ref().map(Text::as_bytes))?;
+        w.text(self.executable_name.as_ref().map(Text::as_bytes))?;
         encode_pid(w, self.pid);
         w.byte(self.state.0);
         Ok(())
@@ -441,8 +451,8 @@ impl Codec for ProcInfo {
     fn decode(r: &mut Reader<'_>, depth: u32) -> Result<Self, Error> {
         Ok(ProcInfo {
             proc: Proc::decode(r, depth)?,
-            hostname: r.string("proc info hostname")?,
-            executable_name: r.string("proc info executable")?,
+            hostname: r.text("proc info hostname")?,
+            executable_name: r.text("proc info executable")?,
             pid: decode_pid(r)?,
             exit_code: 0,
             state: ProcState(r.byte("proc info state")?),

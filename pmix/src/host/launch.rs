@@ -6,9 +6,11 @@
 //! The checks look at the file system (executables, working directories, host files), so this
 //! module belongs to the drivers' layer; the job information itself is plain data.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use crate::model::{App, DataArray, DataType, Info, Nspace, Proc, Rank, Status, Value, attr};
+use crate::model::{App, DataArray, DataType, Info, Nspace, Proc, Rank, Status, Text, Value, attr};
 
 use crate::model::regex;
 
@@ -17,13 +19,40 @@ use crate::model::regex;
 pub struct AppLaunch {
     /// The resolved executable.
     pub exe: PathBuf,
-    pub argv: Vec<String>,
-    pub env: Vec<String>,
+    /// The command line, bytes as the spawner gave them (a C string need not be UTF-8).
+    pub argv: Vec<OsString>,
+    /// `NAME=value` entries to add to the environment.
+    pub env: Vec<OsString>,
     /// The working directory (`PMIX_WDIR`), if one was asked for.
     pub cwd: Option<PathBuf>,
     pub nprocs: u32,
     /// The process set its processes form (the app's `PMIX_PSET_NAME`), if one was named.
     pub pset: Option<String>,
+}
+
+impl AppLaunch {
+    /// The environment entries as names and values (an entry without `=` is left out).
+    pub fn env_pairs(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+        self.env.iter().filter_map(|e| {
+            let bytes = e.as_bytes();
+            let eq = bytes.iter().position(|&b| b == b'=')?;
+            Some((
+                OsStr::from_bytes(&bytes[..eq]),
+                OsStr::from_bytes(&bytes[eq + 1..]),
+            ))
+        })
+    }
+
+    /// The command line as one string, its words separated by spaces.
+    pub fn command_line(&self) -> Text {
+        let words: Vec<&[u8]> = self.argv.iter().map(|a| a.as_bytes()).collect();
+        Text::from(words.join(&b' '))
+    }
+}
+
+/// A C string as an operating-system string, byte for byte.
+fn os(t: &Text) -> OsString {
+    OsString::from_vec(t.as_bytes().to_vec())
 }
 
 /// A job ready to start on one node.
@@ -146,15 +175,16 @@ pub fn plan(
                 }
                 Some(dir)
             }
-            None => app.cwd.as_deref().map(PathBuf::from),
+            None => app.cwd.as_ref().map(|d| PathBuf::from(os(d))),
         };
         let cmd = app
             .cmd
             .clone()
             .or_else(|| app.argv.first().cloned().flatten())
             .ok_or(Status::ERR_BAD_PARAM)?;
+        let cmd = os(&cmd);
         let exe = resolve(&cmd, cwd.as_deref())?;
-        let mut argv: Vec<String> = app.argv.iter().flatten().cloned().collect();
+        let mut argv: Vec<OsString> = app.argv.iter().flatten().map(os).collect();
         if argv.is_empty() {
             argv.push(cmd);
         }
@@ -175,7 +205,7 @@ pub fn plan(
         out.push(AppLaunch {
             exe,
             argv,
-            env: app.env.iter().flatten().cloned().collect(),
+            env: app.env.iter().flatten().map(os).collect(),
             cwd,
             nprocs,
             pset,
@@ -202,9 +232,9 @@ fn names_this_host(list: &str, hostname: &str) -> bool {
 
 /// The executable a command names: a path as it is (relative to `cwd`), a bare name on
 /// `PATH`.
-fn resolve(cmd: &str, cwd: Option<&Path>) -> Result<PathBuf, Status> {
+fn resolve(cmd: &OsStr, cwd: Option<&Path>) -> Result<PathBuf, Status> {
     use std::os::unix::fs::PermissionsExt;
-    let candidates: Vec<PathBuf> = if cmd.contains('/') {
+    let candidates: Vec<PathBuf> = if cmd.as_bytes().contains(&b'/') {
         let p = PathBuf::from(cmd);
         vec![match cwd {
             Some(d) if p.is_relative() => d.join(p),
@@ -259,9 +289,9 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
     let cmd_line = job
         .apps
         .iter()
-        .map(|a| a.argv.join(" "))
+        .map(|a| a.command_line().into_bytes())
         .collect::<Vec<_>>()
-        .join(":");
+        .join(&b':');
     let num_apps = u32::try_from(job.apps.len()).unwrap_or(u32::MAX);
     let mut out = vec![
         info(attr::NODE_MAP.wire_key(), Value::string(node_map)),
@@ -292,7 +322,7 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
             attr::NSDIR.wire_key(),
             Value::string(format!("{}/{}", job.tmpdir, job.nspace.as_str())),
         ),
-        info(attr::CMD_LINE.wire_key(), Value::string(cmd_line)),
+        Info::text(attr::CMD_LINE, cmd_line),
         info(
             attr::NODE_INFO_ARRAY.wire_key(),
             array(vec![
@@ -329,7 +359,7 @@ pub fn job_info(job: &JobLaunch) -> Vec<Info> {
                 info(attr::APPNUM.wire_key(), Value::Uint32(appnum)),
                 info(attr::APP_SIZE.wire_key(), Value::Uint32(a.nprocs)),
                 info(attr::APPLDR.wire_key(), Value::Rank(Rank(first))),
-                info(attr::APP_ARGV.wire_key(), Value::string(a.argv.join(" "))),
+                Info::text(attr::APP_ARGV, a.command_line()),
             ]),
         ));
         first += a.nprocs;
@@ -386,8 +416,8 @@ mod tests {
 
     fn app(cmd: &str, n: i32, info: Vec<Info>) -> App {
         App {
-            cmd: Some(cmd.to_owned()),
-            argv: vec![Some(cmd.to_owned()), Some("x".to_owned())],
+            cmd: Some(cmd.into()),
+            argv: vec![Some(cmd.into()), Some("x".into())],
             maxprocs: n,
             info,
             ..App::default()

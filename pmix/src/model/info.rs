@@ -7,7 +7,7 @@
 //! `PMIX_INFO_CREATE`).
 
 use super::attr::Attr;
-use super::{Info, InfoDirectives, Key, Value};
+use super::{Info, InfoDirectives, Key, Text, Value};
 
 impl Info {
     /// An info for a standard attribute, with the value in the attribute's declared type.
@@ -16,6 +16,16 @@ impl Info {
             key: attr.key(),
             flags: InfoDirectives(0),
             value: value.into(),
+        }
+    }
+
+    /// An info for a string attribute whose value is any bytes (a C string need not be
+    /// UTF-8: a command line, a path).
+    pub fn text(attr: Attr<String>, value: impl Into<Text>) -> Self {
+        Info {
+            key: attr.key(),
+            flags: InfoDirectives(0),
+            value: Value::String(Some(value.into())),
         }
     }
 

@@ -1,15 +1,15 @@
 //! Resource statistics (OpenPMIx 4.2's `pmix_*_stats_t`, data types 61–64), reported by
 //! monitoring queries. Fields as in OpenPMIx's `pmix_common.h`; sizes in MBytes where noted.
 
-use super::{Proc, Timeval};
+use super::{Proc, Text, Timeval};
 
 /// `pmix_proc_stats_t`: one sample of a process's resource use.
 #[derive(Clone, Debug, Default, PartialEq, PartialOrd)]
 pub struct ProcStats {
-    pub node: Option<String>,
+    pub node: Option<Text>,
     pub proc: Proc,
     pub pid: i32,
-    pub cmd: Option<String>,
+    pub cmd: Option<Text>,
     /// The process state letter as `ps` reports it (`R`, `S`, …).
     pub state: u8,
     pub time: Timeval,
@@ -27,7 +27,7 @@ pub struct ProcStats {
 /// `pmix_disk_stats_t`: one sample of a disk's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DiskStats {
-    pub disk: Option<String>,
+    pub disk: Option<Text>,
     pub num_reads_completed: u64,
     pub num_reads_merged: u64,
     pub num_sectors_read: u64,
@@ -44,7 +44,7 @@ pub struct DiskStats {
 /// `pmix_net_stats_t`: one sample of a network interface's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NetStats {
-    pub net_interface: Option<String>,
+    pub net_interface: Option<Text>,
     pub num_bytes_recvd: u64,
     pub num_packets_recvd: u64,
     pub num_recv_errs: u64,
@@ -56,7 +56,7 @@ pub struct NetStats {
 /// `pmix_node_stats_t`: one sample of a node's load, memory, disks and interfaces.
 #[derive(Clone, Debug, Default, PartialEq, PartialOrd)]
 pub struct NodeStats {
-    pub node: Option<String>,
+    pub node: Option<Text>,
     pub la: f32,
     pub la5: f32,
     pub la15: f32,

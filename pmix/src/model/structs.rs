@@ -5,7 +5,7 @@
 //! Field names follow the C structs so a reader of the standard finds them; C pointers that
 //! may be NULL are `Option`s, counted arrays are `Vec`s.
 
-use super::{DataType, Proc, ProcState};
+use super::{DataType, Proc, ProcState, Text};
 
 /// `pmix_byte_object_t`: an opaque run of bytes (PMIx v5.0 §3.2.12).
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,8 +42,8 @@ pub struct Pointer(pub usize);
 /// `pmix_envar_t`: an environment variable to set, prepend or append to (PMIx v5.0 §3.2.11).
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Envar {
-    pub envar: Option<String>,
-    pub value: Option<String>,
+    pub envar: Option<Text>,
+    pub value: Option<Text>,
     /// The separator used when prepending or appending; `0` when unset.
     pub separator: u8,
 }
@@ -51,8 +51,8 @@ pub struct Envar {
 impl Envar {
     pub fn new(envar: &str, value: &str, separator: char) -> Self {
         Envar {
-            envar: Some(envar.to_string()),
-            value: Some(value.to_string()),
+            envar: Some(envar.into()),
+            value: Some(value.into()),
             separator: u8::try_from(separator).unwrap_or(b':'),
         }
     }
@@ -64,8 +64,8 @@ impl Envar {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ProcInfo {
     pub proc: Proc,
-    pub hostname: Option<String>,
-    pub executable_name: Option<String>,
+    pub hostname: Option<Text>,
+    pub executable_name: Option<Text>,
     pub pid: i32,
     pub exit_code: i32,
     pub state: ProcState,

@@ -587,10 +587,10 @@ impl DataArray {
 /// `pmix_app_t`: one application of a spawn request (PMIx v5.0 §12.2.5).
 #[derive(Clone, Debug, Default, PartialEq, PartialOrd)]
 pub struct App {
-    pub cmd: Option<String>,
-    pub argv: Vec<Option<String>>,
-    pub env: Vec<Option<String>>,
-    pub cwd: Option<String>,
+    pub cmd: Option<Text>,
+    pub argv: Vec<Option<Text>>,
+    pub env: Vec<Option<Text>>,
+    pub cwd: Option<Text>,
     pub maxprocs: i32,
     pub info: Vec<Info>,
 }

@@ -5,7 +5,10 @@
  * a long one of 6000 such bytes (OpenPMIx's client compresses strings over 4096 bytes on
  * put), commits, fences with the data collected, and gets both of every rank's, which must
  * come back byte for byte as PMIX_STRING. Locally it also packs and unpacks the short one
- * with PMIx_Data_pack/unpack and copies it with PMIx_Data_copy. Prints
+ * with PMIx_Data_pack/unpack and copies it with PMIx_Data_copy. The strings inside structs
+ * are bytes too: each rank puts a PMIX_ENVAR whose name and value are Latin-1 and gets every
+ * rank's back, and packs and unpacks a pmix_app_t whose command, argv, environment and
+ * working directory are. Prints
  *   ok <step> [details]      or      FAIL <step>: <reason>
  * and exits 0 only if every step passed.
  */
@@ -73,6 +76,58 @@ static void same_string(const char *step, const pmix_value_t *v, const char *wan
     }
 }
 
+static void envar_text(char *name, char *value, size_t room, pmix_rank_t rank)
+{
+    snprintf(name, room, "CAF\xc9_%u", (unsigned) rank);
+    snprintf(value, room, "/home/\xe9t\xe9/%u", (unsigned) rank);
+}
+
+/* Both strings must be set and equal. */
+static int same(const char *a, const char *b)
+{
+    return NULL != a && NULL != b && 0 == strcmp(a, b);
+}
+
+static void pack_app(void)
+{
+    char cmd[] = "/opt/caf\xe9/bin/run";
+    char arg[] = "--na\xefve=\xff\x80";
+    char env[] = "CAF\xc9=cr\xe8me";
+    char cwd[] = "/tmp/\xe9t\xe9";
+    char *argv[] = {cmd, arg, NULL};
+    char *envv[] = {env, NULL};
+    pmix_app_t app;
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = cmd;
+    app.argv = argv;
+    app.env = envv;
+    app.cwd = cwd;
+    app.maxprocs = 2;
+    pmix_data_buffer_t buf;
+    PMIX_DATA_BUFFER_CONSTRUCT(&buf);
+    pmix_status_t rc = PMIx_Data_pack(NULL, &buf, &app, 1, PMIX_APP);
+    if (PMIX_SUCCESS != rc) {
+        fail_rc("app pack", "PMIx_Data_pack(PMIX_APP)", rc);
+        PMIX_DATA_BUFFER_DESTRUCT(&buf);
+        return;
+    }
+    pmix_app_t *out;
+    PMIX_APP_CREATE(out, 1);
+    int32_t n = 1;
+    rc = PMIx_Data_unpack(NULL, &buf, out, &n, PMIX_APP);
+    if (PMIX_SUCCESS != rc) {
+        fail_rc("app unpack", "PMIx_Data_unpack(PMIX_APP)", rc);
+    } else if (!same(out->cmd, cmd) || NULL == out->argv || !same(out->argv[0], cmd)
+               || !same(out->argv[1], arg) || NULL != out->argv[2] || NULL == out->env
+               || !same(out->env[0], env) || !same(out->cwd, cwd) || 2 != out->maxprocs) {
+        fail("app unpack", "the unpacked app's strings differ from the packed ones");
+    } else {
+        printf("ok app pack and unpack keep its strings' bytes\n");
+    }
+    PMIX_APP_FREE(out, 1);
+    PMIX_DATA_BUFFER_DESTRUCT(&buf);
+}
+
 static void pack_and_copy(const char *text)
 {
     pmix_data_buffer_t buf;
@@ -136,10 +191,20 @@ int main(void)
     long_text(mine_long, me.rank);
     pack_and_copy(mine);
 
+    pack_app();
+
     pmix_value_t v;
     PMIX_VALUE_LOAD(&v, mine, PMIX_STRING);
     rc = PMIx_Put(PMIX_GLOBAL, "bytes.short", &v);
     PMIX_VALUE_DESTRUCT(&v);
+    if (PMIX_SUCCESS == rc) {
+        char name[64], value[64];
+        envar_text(name, value, sizeof name, me.rank);
+        pmix_envar_t envar = {.envar = name, .value = value, .separator = ':'};
+        PMIX_VALUE_LOAD(&v, &envar, PMIX_ENVAR);
+        rc = PMIx_Put(PMIX_GLOBAL, "bytes.envar", &v);
+        PMIX_VALUE_DESTRUCT(&v);
+    }
     if (PMIX_SUCCESS == rc) {
         PMIX_VALUE_LOAD(&v, mine_long, PMIX_STRING);
         rc = PMIx_Put(PMIX_GLOBAL, "bytes.long", &v);
@@ -187,6 +252,22 @@ int main(void)
             if (before == failures) {
                 printf("ok %s: %zu bytes as put\n", step, strlen(wants[k]));
             }
+            PMIX_VALUE_RELEASE(got);
+        }
+        char step[64], name[64], value[64];
+        snprintf(step, sizeof step, "get bytes.envar of rank %u", (unsigned) r);
+        envar_text(name, value, sizeof name, r);
+        pmix_value_t *got = NULL;
+        rc = PMIx_Get(&peer, "bytes.envar", NULL, 0, &got);
+        if (PMIX_SUCCESS != rc) {
+            fail_rc(step, "PMIx_Get", rc);
+        } else if (PMIX_ENVAR != got->type || !same(got->data.envar.envar, name)
+                   || !same(got->data.envar.value, value) || ':' != got->data.envar.separator) {
+            fail(step, "not the PMIX_ENVAR as put");
+        } else {
+            printf("ok %s: name and value as put\n", step);
+        }
+        if (NULL != got) {
             PMIX_VALUE_RELEASE(got);
         }
     }

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use pmix::client::blocking::Client;
-use pmix::model::{App, Info, Proc, Rank, Status, attr};
+use pmix::model::{App, Info, Proc, Rank, Status, Text, attr};
 
 fn main() -> ExitCode {
     let Some(client) = pmix_tests::init_client() else {
@@ -77,10 +77,10 @@ fn spawn_child(client: &Client) -> Result<(), String> {
         })
         .map_err(|s| format!("register: {s:?}"))?;
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let me = me.display().to_string();
+    let me = Text::from(me.as_os_str().as_encoded_bytes());
     let app = App {
         cmd: Some(me.clone()),
-        argv: vec![Some(me), Some("child".to_owned())],
+        argv: vec![Some(me), Some("child".into())],
         maxprocs: 1,
         ..App::default()
     };

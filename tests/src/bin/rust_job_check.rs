@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pmix::client::blocking::Client;
-use pmix::model::{App, Info, Proc, Query, Rank, Status, Value, attr};
+use pmix::model::{App, Info, Proc, Query, Rank, Status, Text, Value, attr};
 
 fn main() -> ExitCode {
     let Some(client) = pmix_tests::init_client() else {
@@ -116,10 +116,10 @@ fn cancel_and_restart(client: &Client, keep: &str) -> Result<(), String> {
 fn spawned_job_end(client: &Client) -> Result<(), String> {
     let ended = handler(client, &[Status::EVENT_JOB_END])?;
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let me = me.display().to_string();
+    let me = Text::from(me.as_os_str().as_encoded_bytes());
     let app = App {
         cmd: Some(me.clone()),
-        argv: vec![Some(me), Some("child".to_owned())],
+        argv: vec![Some(me), Some("child".into())],
         maxprocs: 2,
         ..App::default()
     };

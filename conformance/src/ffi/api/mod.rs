@@ -49,10 +49,10 @@ struct Argv {
 }
 
 impl Argv {
-    fn new(items: &[String]) -> Result<Argv, Status> {
+    fn new<S: AsRef<[u8]>>(items: &[S]) -> Result<Argv, Status> {
         let owned: Vec<CString> = items
             .iter()
-            .map(|s| CString::new(s.as_str()).map_err(|_| Status::ERR_BAD_PARAM))
+            .map(|s| CString::new(s.as_ref()).map_err(|_| Status::ERR_BAD_PARAM))
             .collect::<Result<_, _>>()?;
         let mut ptrs: Vec<*mut c_char> = owned.iter().map(|s| s.as_ptr().cast_mut()).collect();
         ptrs.push(std::ptr::null_mut());
@@ -67,8 +67,8 @@ impl Argv {
     }
 }
 
-fn cstring(s: &str) -> Result<CString, Status> {
-    CString::new(s).map_err(|_| Status::ERR_BAD_PARAM)
+fn cstring(s: impl AsRef<[u8]>) -> Result<CString, Status> {
+    CString::new(s.as_ref()).map_err(|_| Status::ERR_BAD_PARAM)
 }
 
 fn procs_c(procs: &[Proc]) -> Vec<CProc> {

@@ -2,7 +2,7 @@
 //! `PMIx_Connect`/`PMIx_Disconnect`, and the locality calls of §12.4 (`PMIx_Get_cpuset`,
 //! `PMIx_Get_relative_locality`, `PMIx_Compute_distances`).
 
-use pmix::model::{Cpuset, Locality};
+use pmix::model::{Cpuset, Locality, Text};
 
 use super::*;
 
@@ -25,10 +25,10 @@ pub(super) fn run(l: &'static Lib, s: &Syms, call: ApiCall) -> Result<ApiOutput,
             let cj = l.infos_to_c(&job_info)?;
             let mut owned = Vec::new();
             for a in &apps {
-                let cmd = cstring(a.cmd.as_deref().unwrap_or(""))?;
-                let argv = Argv::new(&a.argv.iter().flatten().cloned().collect::<Vec<_>>())?;
-                let env = Argv::new(&a.env.iter().flatten().cloned().collect::<Vec<_>>())?;
-                let cwd = a.cwd.as_deref().map(cstring).transpose()?;
+                let cmd = cstring(a.cmd.as_ref().map_or(&b""[..], Text::as_bytes))?;
+                let argv = Argv::new(&a.argv.iter().flatten().collect::<Vec<_>>())?;
+                let env = Argv::new(&a.env.iter().flatten().collect::<Vec<_>>())?;
+                let cwd = a.cwd.as_ref().map(cstring).transpose()?;
                 let info = l.infos_to_c(&a.info)?;
                 owned.push((cmd, argv, env, cwd, info, a.maxprocs));
             }

@@ -10,7 +10,7 @@ use pmix::host::fabric::FabricName;
 use pmix::host::publish::PublishBoard;
 use pmix::model::{
     AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, Nspace, PData, Proc,
-    ProcState, Query, Status, attr,
+    ProcState, Query, Status, Text, attr,
 };
 use pmix::server::Host;
 use pmix::store::published::Topology;
@@ -99,9 +99,10 @@ pub(crate) struct HostEvent {
 #[derive(Clone, Debug)]
 pub(crate) struct ProcRecord {
     pub(crate) pid: i32,
-    pub(crate) executable: String,
+    /// Its path and command line, as bytes (neither need be UTF-8).
+    pub(crate) executable: Text,
     /// The command line it was started with.
-    pub(crate) command: String,
+    pub(crate) command: Text,
     pub(crate) hostname: String,
     pub(crate) exit_code: i32,
     pub(crate) state: ProcState,
@@ -113,13 +114,13 @@ impl HostState {
         &self,
         proc: Proc,
         pid: i32,
-        (executable, command): (&str, &str),
+        (executable, command): (Text, Text),
         hostname: &str,
     ) {
         let record = ProcRecord {
             pid,
-            executable: executable.to_owned(),
-            command: command.to_owned(),
+            executable,
+            command,
             hostname: hostname.to_owned(),
             exit_code: 0,
             state: ProcState::RUNNING,

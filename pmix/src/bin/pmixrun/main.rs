@@ -37,6 +37,7 @@ mod input;
 mod output;
 
 use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
@@ -44,7 +45,8 @@ use clap::Parser;
 
 use pmix::host::launch::{self, JobLaunch, Placement};
 use pmix::model::{
-    App, Cpuset, DataArray, DataRange, Info, IofChannel, Nspace, Proc, Rank, Status, Time, attr,
+    App, Cpuset, DataArray, DataRange, Info, IofChannel, Nspace, Proc, Rank, Status, Text, Time,
+    attr,
 };
 use pmix::server::{Server, ServerConfig, inherited_server_vars};
 use pmix::topology::Machine;
@@ -209,7 +211,7 @@ impl Launcher<'_> {
             for stale in inherited_server_vars(own.iter().map(String::as_str), &server_env) {
                 cmd.env_remove(stale);
             }
-            cmd.envs(app.env.iter().filter_map(|e| e.split_once('=')))
+            cmd.envs(app.env_pairs())
                 .envs(server_env)
                 .envs(launcher_env(&job.nspace, job.oversubscribed))
                 .stdin(if stdin.takes(proc.rank) {
@@ -235,11 +237,9 @@ impl Launcher<'_> {
                 self.host.inputs.add(proc.clone(), pipe);
             }
             let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-            let exe = app.exe.display().to_string();
-            let command: Vec<String> = app.argv.clone();
-            let command = command.join(" ");
+            let exe = Text::from(app.exe.as_os_str().as_bytes());
             self.host
-                .started(proc.clone(), pid, (&exe, &command), &job.hostname);
+                .started(proc.clone(), pid, (exe, app.command_line()), &job.hostname);
             let relays: Vec<_> = [
                 (child.stdout.take().map(boxed), IofChannel::STDOUT_CHANNEL),
                 (child.stderr.take().map(boxed), IofChannel::STDERR_CHANNEL),
@@ -391,10 +391,10 @@ async fn run(opts: Options) -> Result<u8, String> {
     let nspace = Nspace::new(format!("job.{pid}")).map_err(|e| e.to_string())?;
     *lock(&host.nspace) = Some(nspace.clone());
     let app = App {
-        cmd: Some(opts.program().to_owned()),
-        argv: std::iter::once(opts.program().to_owned())
-            .chain(opts.args().iter().cloned())
-            .map(Some)
+        cmd: Some(opts.program().into()),
+        argv: std::iter::once(opts.program())
+            .chain(opts.args().iter().map(String::as_str))
+            .map(|a| Some(a.into()))
             .collect(),
         maxprocs: i32::try_from(opts.n).map_err(|_| "-n is too large")?,
         info: opts

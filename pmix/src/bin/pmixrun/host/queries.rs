@@ -68,7 +68,7 @@ impl HostState {
                 seen.push(&p.nspace);
                 let entry = vec![
                     Info::new(attr::NSPACE, p.nspace.as_str().to_owned()),
-                    Info::new(attr::CMD_LINE, r.command.clone()),
+                    Info::text(attr::CMD_LINE, r.command.clone()),
                 ];
                 out.push(Info::new(
                     attr::QUERY_NAMESPACE_INFO,
@@ -98,7 +98,7 @@ impl HostState {
                 .map(|(p, r)| {
                     Value::ProcInfo(Box::new(ProcInfo {
                         proc: p.clone(),
-                        hostname: Some(r.hostname.clone()),
+                        hostname: Some(r.hostname.as_str().into()),
                         executable_name: Some(r.executable.clone()),
                         pid: r.pid,
                         exit_code: r.exit_code,

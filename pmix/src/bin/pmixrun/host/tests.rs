@@ -53,8 +53,8 @@ fn publish_is_all_or_nothing_and_unpublish_touches_only_the_callers_data() {
 fn queries_answer_namespaces_status_and_the_proc_table() {
     block_on(async {
         let h = RunHost::default();
-        h.started(proc(0), 100, ("prog", "prog x"), "node");
-        h.started(proc(1), 101, ("prog", "prog x"), "node");
+        h.started(proc(0), 100, ("prog".into(), "prog x".into()), "node");
+        h.started(proc(1), 101, ("prog".into(), "prog x".into()), "node");
         h.ended(&proc(1), 3, false);
         let q = |key: &str| Query {
             keys: vec![Some(key.to_owned())],
@@ -141,7 +141,7 @@ fn cancel_withdraws_pending_requests_and_checkpoints_become_events() {
         *lock(&h.events) = Some(tx);
         // This test's own pid stands for a running rank: a checkpoint event signals nothing.
         let pid = i32::try_from(std::process::id()).unwrap();
-        h.started(proc(0), pid, ("prog", "prog x"), "node");
+        h.started(proc(0), pid, ("prog".into(), "prog x".into()), "node");
         let ctl = |d: Vec<Info>| h.job_control(proc(0), vec![], d);
         let named = |id: &str, what: Info| vec![Info::new(attr::JOB_CTRL_ID, id.to_owned()), what];
         ctl(named(
@@ -205,7 +205,7 @@ fn aborting_listed_processes_kills_them_and_leaves_the_job_running() {
             .spawn()
             .expect("sleep runs");
         let pid = i32::try_from(child.id()).unwrap();
-        h.started(proc(1), pid, ("sleep", "sleep x"), "node");
+        h.started(proc(1), pid, ("sleep".into(), "sleep x".into()), "node");
         h.abort(proc(0), Status(3), Some("enough".into()), vec![proc(1)])
             .await
             .unwrap();
