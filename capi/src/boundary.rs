@@ -11,7 +11,9 @@ use crate::types::CStatus;
 
 /// Send this library's log to stderr when `PMIX_RS_LOG` asks for it (`warn`, `info` or
 /// `debug`): why a call was refused, what a peer sent that did not decode. Silent otherwise,
-/// as a library a program loads should be. Called by the init calls; once is enough.
+/// as a library a program loads should be. With `PMIX_RS_LOG_FILE` the lines are appended
+/// to that file instead (`%p` in its name is the process's id): a host such as
+/// `slurmstepd` sends its stderr nowhere. Called by the init calls; once is enough.
 pub(crate) fn init_logging() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -21,12 +23,24 @@ pub(crate) fn init_logging() {
             Ok("warn") => tracing::Level::WARN,
             _ => return,
         };
-        // A program that set up its own subscriber keeps it.
-        let _ = tracing_subscriber::fmt()
-            .with_writer(std::io::stderr)
+        let subscriber = tracing_subscriber::fmt()
             .with_max_level(level)
-            .with_ansi(false)
-            .try_init();
+            .with_ansi(false);
+        let file = std::env::var_os("PMIX_RS_LOG_FILE").and_then(|name| {
+            let name = name
+                .to_string_lossy()
+                .replace("%p", &std::process::id().to_string());
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(name)
+                .ok()
+        });
+        // A program that set up its own subscriber keeps it.
+        let _ = match file {
+            Some(f) => subscriber.with_writer(std::sync::Mutex::new(f)).try_init(),
+            None => subscriber.with_writer(std::io::stderr).try_init(),
+        };
     });
 }
 

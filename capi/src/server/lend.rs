@@ -131,10 +131,40 @@ pub(super) unsafe extern "C" fn modex_done(
         // SAFETY: the callback data of an upcall answered by bytes.
         unsafe { answer::<Vec<u8>>(cbdata, got) };
         if let Some(f) = release {
-            // SAFETY: the host's release function, called once we are done with the bytes.
-            unsafe { f(release_cbdata) };
+            release_later(f, release_cbdata);
         }
     });
+}
+
+/// Hand a host's release function to the thread that runs them, once the callback that
+/// gave it has copied what it needed: a host may call the callback with a lock held that its
+/// release function takes (Slurm's `mpi/pmix` ring and tree collectives do), so it must not
+/// run inside the callback, where it would wait for that lock forever. OpenPMIx's server
+/// also calls it later, from its progress thread. If that thread cannot be started, the
+/// block is left to the host (a leak, not a deadlock).
+fn release_later(f: ReleaseCb, cbdata: *mut c_void) {
+    use std::sync::OnceLock;
+    use std::sync::mpsc::{Sender, channel};
+    static RELEASES: OnceLock<Option<Sender<(ReleaseCb, Sent)>>> = OnceLock::new();
+    let releases = RELEASES.get_or_init(|| {
+        let (tx, rx) = channel::<(ReleaseCb, Sent)>();
+        let started = std::thread::Builder::new()
+            .name("pmix-release".into())
+            .spawn(move || {
+                for (f, cbdata) in rx {
+                    // SAFETY: the host's release function with its own callback data, called
+                    // once, after the callback that gave it returned.
+                    guard_or("host release", (), || unsafe { f(cbdata.get()) });
+                }
+            });
+        started.is_ok().then_some(tx)
+    });
+    let sent = releases
+        .as_ref()
+        .is_some_and(|tx| tx.send((f, Sent(cbdata))).is_ok());
+    if !sent {
+        tracing::warn!("a host release function was not called: no thread could run it");
+    }
 }
 
 pub(super) unsafe extern "C" fn lookup_done(
@@ -204,8 +234,7 @@ pub(super) unsafe extern "C" fn info_done(
         // SAFETY: the callback data of an upcall answered by infos.
         unsafe { answer::<Vec<Info>>(cbdata, got) };
         if let Some(f) = release {
-            // SAFETY: the host's release function, called once we are done with the infos.
-            unsafe { f(release_cbdata) };
+            release_later(f, release_cbdata);
         }
     });
 }
@@ -401,8 +430,8 @@ impl Drop for Lent {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, PoisonError};
 
     use super::*;
 
@@ -463,5 +492,40 @@ mod tests {
         // The host answers late: nothing waits, nothing breaks.
         // SAFETY: the callback data of the upcall, used once, as a host answering late does.
         unsafe { op_done(Status::SUCCESS.0, cookie.get()) };
+    }
+
+    /// Where the release function ran: sent by it to the test.
+    static RELEASED_ON: std::sync::Mutex<Option<std::sync::mpsc::Sender<std::thread::ThreadId>>> =
+        std::sync::Mutex::new(None);
+
+    unsafe extern "C" fn record_release(_cbdata: *mut c_void) {
+        let tx = RELEASED_ON.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = tx.as_ref() {
+            let _ = tx.send(std::thread::current().id());
+        }
+    }
+
+    #[test]
+    fn a_hosts_release_function_runs_after_its_callback_on_another_thread() {
+        // Slurm's collectives call the modex callback holding a lock their release function
+        // takes: run inside the callback, on the host's thread, it would never return.
+        let (tx, rx) = std::sync::mpsc::channel();
+        *RELEASED_ON.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        let data = [1u8, 2, 3];
+        // SAFETY: three bytes that live through the call; no upcall waits (NULL cbdata).
+        unsafe {
+            modex_done(
+                Status::SUCCESS.0,
+                data.as_ptr().cast(),
+                data.len(),
+                std::ptr::null_mut(),
+                Some(record_release),
+                std::ptr::null_mut(),
+            );
+        }
+        let ran_on = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the release function runs");
+        assert_ne!(ran_on, std::thread::current().id());
     }
 }

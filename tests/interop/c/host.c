@@ -25,7 +25,9 @@
  *    parameter pmix_server_fence_localonly_opt, default true): fence_nb is never called
  *    here unless the host runs with PMIX_MCA_pmix_server_fence_localonly_opt=0 in its
  *    environment (set it to exercise this upcall; both paths pass). The data buffer handed to fence_nb becomes the host's: it is
- *    given back to the modex callback and freed by the release function.
+ *    given back to the modex callback and freed by the release function, which takes a lock
+ *    the host holds while it calls the callback (as Slurm's plugin does): the server must
+ *    call the release function after the callback returned.
  *  - PMIX_JOB_SIZE and friends must be PMIX_UINT32 (the hash store reads data.uint32);
  *    the first element of a PMIX_PROC_DATA array must be PMIX_RANK of type PMIX_PROC_RANK.
  *  - PMIx_generate_regex returns "pmix[host]" text for one short host name but may return
@@ -216,9 +218,16 @@ static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int 
     return PMIX_OPERATION_SUCCEEDED;
 }
 
+/* Held while the modex callback runs and taken by its release function, as Slurm's mpi/pmix
+ * collectives do: a server that called the release function inside the callback would wait
+ * for this lock forever. */
+static pthread_mutex_t fence_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void release_fence_data(void *cbdata)
 {
+    pthread_mutex_lock(&fence_lock);
     free(cbdata);
+    pthread_mutex_unlock(&fence_lock);
 }
 
 static pmix_status_t up_fence_nb(const pmix_proc_t procs[], size_t np, const pmix_info_t info[],
@@ -232,7 +241,9 @@ static pmix_status_t up_fence_nb(const pmix_proc_t procs[], size_t np, const pmi
     /* One node: the collective is complete as soon as the local server asks for it, and
      * the collected data is exactly what it contributed. The buffer is now ours. */
     if (NULL != cbfunc) {
+        pthread_mutex_lock(&fence_lock);
         cbfunc(PMIX_SUCCESS, data, ndata, cbdata, release_fence_data, data);
+        pthread_mutex_unlock(&fence_lock);
     } else {
         free(data);
     }
