@@ -15,7 +15,13 @@ pub fn root() -> PathBuf {
 /// The workspace's target directory for this profile (where `pmixrun` is built).
 pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    let dir = exe.parent().unwrap();
+    // A test runs from the profile's `deps`, a binary of this crate from the profile's own.
+    if dir.ends_with("deps") {
+        dir.parent().unwrap().to_path_buf()
+    } else {
+        dir.to_path_buf()
+    }
 }
 
 pub fn pmixrun() -> PathBuf {

@@ -33,3 +33,4 @@ pub fn job_size(client: &pmix::client::blocking::Client) -> u64 {
 pub mod capi;
 pub mod launch;
 pub mod openpmix;
+pub mod slurm;

@@ -12,6 +12,7 @@
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
 //! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --survivors \| --unmeasured [--only TEXT]... \| --score \| --record] [--jobs N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
+//! | `slurm [--nodes N] [--server ours\|openpmix]` | a Slurm cluster of N nodes (4) on this machine, each `slurmd` in namespaces of its own and each node's PMIx server this project's library (or OpenPMIx's), up until Enter is pressed; as root (`tests/src/slurm.rs`) |
 //! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
@@ -183,6 +184,17 @@ enum Cmd {
         #[arg(long, value_name = "N", default_value_t = 1)]
         jobs: usize,
     },
+    /// Start a Slurm cluster of several nodes on this machine, each slurmd in namespaces of
+    /// its own, each node's PMIx server this project's library (or OpenPMIx's); it stays up
+    /// until Enter is pressed. Needs root.
+    Slurm {
+        /// How many nodes.
+        #[arg(long, default_value_t = 4)]
+        nodes: u32,
+        /// Whose library the nodes' servers are: `ours` or `openpmix`.
+        #[arg(long, default_value = "ours")]
+        server: String,
+    },
     /// List the files of pmix that import from a layer above them or import each other
     /// (another crate's: its circles).
     Layers {
@@ -219,6 +231,7 @@ fn main() -> ExitCode {
         } => ("sim", sim(&root, planted_bug, &args)),
         Cmd::Openpmix { releases } => ("openpmix", openpmix::run(&root, &releases)),
         Cmd::Matrix { slice_of_commit } => ("matrix", matrix(&root, slice_of_commit)),
+        Cmd::Slurm { nodes, server } => ("slurm", slurm(&root, nodes, &server)),
         Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
         Cmd::Mutants {
             planted,
@@ -527,6 +540,32 @@ fn test(root: &Path, ci: bool, passthrough: &[String]) -> Result<(), String> {
     run_cmd(root, "cargo", &nextest)?;
     // Doctests are not run by nextest.
     run_cmd(root, "cargo", &["test", "--workspace", "--doc", "--quiet"])
+}
+
+/// `cargo xtask slurm`: the tests' multi-node cluster for a person (`tests/src/bin/slurm_cluster.rs`).
+fn slurm(root: &Path, nodes: u32, server: &str) -> Result<(), String> {
+    if !sysdeps::is_root() {
+        return Err("a cluster of namespaces and mounts needs root: run it as root".into());
+    }
+    sysdeps::ensure(sysdeps::SLURM)?;
+    let nodes = nodes.to_string();
+    run_cmd(
+        root,
+        "cargo",
+        &[
+            "run",
+            "--quiet",
+            "-p",
+            "pmix-tests",
+            "--bin",
+            "slurm_cluster",
+            "--",
+            "--nodes",
+            &nodes,
+            "--server",
+            server,
+        ],
+    )
 }
 
 /// The fuzz targets of `fuzz/`, each a shell over `pmix::fuzzing` (or the codec's

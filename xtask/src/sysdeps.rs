@@ -54,6 +54,17 @@ pub(crate) const TESTS: &[&str] = &[
     "slurm-client",
 ];
 
+/// `slurm`: a Slurm cluster whose servers are OpenPMIx's or this project's library.
+pub(crate) const SLURM: &[&str] = &[
+    "pkg-config",
+    "libhwloc-dev",
+    "libudev-dev",
+    "libpmix-dev",
+    "slurmctld",
+    "slurmd",
+    "slurm-client",
+];
+
 /// Packages of the C toolchain itself, which no list names: every Rust program on Linux is
 /// linked by `cc`, so a machine that built `cargo xtask` has them. `libc6-dev` holds libc,
 /// libm, libpthread, libdl and librt; `libgcc-<version>-dev` holds libgcc and libgcc_s.

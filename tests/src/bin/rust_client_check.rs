@@ -1,7 +1,8 @@
 //! The Rust client's interoperability check: the same steps as `interop/c/client_check.c`,
 //! through `pmix::client::blocking::Client`. Run it under any PMIx server (`pmixrun`, or the
 //! C host embedding OpenPMIx's server); it prints `ok <step>` or `FAIL <step>: <reason>` and
-//! exits non-zero if any step failed.
+//! exits non-zero if any step failed. With `--no-publish-upcall` (a host without the publish
+//! upcalls, as Slurm's), publish and lookup must answer `PMIX_ERR_NOT_SUPPORTED` instead.
 
 use std::process::ExitCode;
 
@@ -189,47 +190,64 @@ fn main() -> ExitCode {
         },
     );
 
-    let port = format!("port-of-{}", ns.as_str());
-    if r == 0 {
+    let no_publish = std::env::args().any(|a| a == "--no-publish-upcall");
+    if no_publish {
+        let refused = |what: &str, r: Result<(), Status>| match r {
+            Err(Status::ERR_NOT_SUPPORTED) => Ok(()),
+            other => Err(format!(
+                "{what} answered {other:?}, not PMIX_ERR_NOT_SUPPORTED"
+            )),
+        };
+        let info = [Info::with_key("check.port", Value::string("none")).expect("valid key")];
+        let publish = client.publish(&info).map_err(|e| e.status());
+        c.step("publish refused", refused("publish", publish));
+        let lookup = client.lookup(&["check.port"], &[]).map(|_| ());
         c.step(
-            "publish",
-            client
-                .publish(&[
-                    Info::with_key("check.port", Value::string(port.clone())).expect("valid key")
-                ])
-                .map_err(|s| format!("{s:?}")),
+            "lookup refused",
+            refused("lookup", lookup.map_err(|e| e.status())),
         );
-    }
-    c.step(
-        "barrier",
-        client.fence(&[], &[]).map_err(|s| format!("{s:?}")),
-    );
-    if r != 0 {
-        let wait = [Info::new(attr::WAIT, 0), Info::new(attr::TIMEOUT, 10)];
+    } else {
+        let port = format!("port-of-{}", ns.as_str());
+        if r == 0 {
+            c.step(
+                "publish",
+                client
+                    .publish(&[Info::with_key("check.port", Value::string(port.clone()))
+                        .expect("valid key")])
+                    .map_err(|s| format!("{s:?}")),
+            );
+        }
         c.step(
-            "lookup",
-            client
-                .lookup(&["check.port"], &wait)
-                .map_err(|s| format!("{s:?}"))
-                .and_then(|d| match d.first() {
-                    Some(pd) if pd.value == Value::string(port.clone()) => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }),
+            "barrier",
+            client.fence(&[], &[]).map_err(|s| format!("{s:?}")),
         );
-    }
-    c.step(
-        "barrier after lookup",
-        client.fence(&[], &[]).map_err(|s| format!("{s:?}")),
-    );
-    if r == 0 {
-        match client
-            .unpublish(&["check.port"], &[])
-            .map_err(|e| e.status())
-        {
-            Ok(()) | Err(Status::ERR_NOT_SUPPORTED) => println!("ok unpublish"),
-            Err(s) => c
-                .step::<()>("unpublish", Err(format!("{s:?}")))
-                .unwrap_or(()),
+        if r != 0 {
+            let wait = [Info::new(attr::WAIT, 0), Info::new(attr::TIMEOUT, 10)];
+            c.step(
+                "lookup",
+                client
+                    .lookup(&["check.port"], &wait)
+                    .map_err(|s| format!("{s:?}"))
+                    .and_then(|d| match d.first() {
+                        Some(pd) if pd.value == Value::string(port.clone()) => Ok(()),
+                        other => Err(format!("{other:?}")),
+                    }),
+            );
+        }
+        c.step(
+            "barrier after lookup",
+            client.fence(&[], &[]).map_err(|s| format!("{s:?}")),
+        );
+        if r == 0 {
+            match client
+                .unpublish(&["check.port"], &[])
+                .map_err(|e| e.status())
+            {
+                Ok(()) | Err(Status::ERR_NOT_SUPPORTED) => println!("ok unpublish"),
+                Err(s) => c
+                    .step::<()>("unpublish", Err(format!("{s:?}")))
+                    .unwrap_or(()),
+            }
         }
     }
     let fences: u32 = std::env::args()
