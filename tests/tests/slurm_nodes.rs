@@ -6,7 +6,8 @@
 //! What each run checks, with every node's server this library's and, in turn, each library
 //! in the ranks: the C client check (a fence with data across nodes, a get of every rank's
 //! key, `PMIX_LOCAL_PEERS` and the node's values on every node) and Open MPI's ring; and this
-//! project's Rust client check and library under OpenPMIx's servers. Needs root (namespaces,
+//! project's Rust client check and library under OpenPMIx's servers; and first, on each
+//! cluster, a rank that crashes after init ends its step at once. Needs root (namespaces,
 //! mounts): `cargo xtask test` runs these when it runs as root, as CI does.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
@@ -85,10 +86,43 @@ fn ring_passes(cluster: &Cluster, ours: bool, what: &str) {
     ranks_pass(cluster, &mut cmd, what, &says);
 }
 
+/// A job of 8 ranks where rank 1 crashes right after init while the others sleep for two
+/// minutes: the servers tell Slurm's plugin of the lost connection, which cancels the step,
+/// long before the survivors wake (`docs/slurm.md` has the times of both libraries).
+fn a_lost_rank_ends_the_step(cluster: &Cluster, ours: bool, what: &str) {
+    let mut cmd = cluster.srun_within(300, NODES, RANKS, &build_c("lost_rank"), &["120"]);
+    if ours {
+        on_our_library(&mut cmd);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let context = || {
+        format!(
+            "{what}\nstdout:\n{stdout}\nstderr:\n{stderr}\n{}",
+            cluster.logs()
+        )
+    };
+    assert!(!out.status.success(), "the step failed: {}", context());
+    assert!(
+        stderr.contains("task 1: Segmentation fault"),
+        "srun names the crashed rank: {}",
+        context()
+    );
+    // A step that nobody cancelled ends when its survivors wake and say so.
+    assert!(
+        !stdout.contains("ok slept"),
+        "no rank slept out: {}",
+        context()
+    );
+}
+
 #[test]
 #[ignore = "needs root: namespaces and mounts for each node (cargo xtask test runs it as root)"]
 fn jobs_cross_four_nodes_whose_servers_are_this_library() {
     let cluster = cluster(Server::ThisProject);
+    a_lost_rank_ends_the_step(&cluster, false, "OpenPMIx's ranks, this library's servers");
+    a_lost_rank_ends_the_step(&cluster, true, "this library as ranks and servers");
     client_check_passes(
         &cluster,
         false,
@@ -111,6 +145,7 @@ fn jobs_cross_four_nodes_whose_servers_are_this_library() {
 #[ignore = "needs root: namespaces for each node (cargo xtask test runs it as root)"]
 fn this_projects_clients_cross_four_nodes_whose_servers_are_openpmix() {
     let cluster = cluster(Server::OpenPmix);
+    a_lost_rank_ends_the_step(&cluster, true, "this library's ranks, OpenPMIx's servers");
     client_check_passes(
         &cluster,
         true,

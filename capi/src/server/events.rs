@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError, mpsc};
 
 use pmix::events::{Event, HandlerId, Registration, Registry};
-use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status};
+use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status, attr};
 
 use crate::events::{CHandler, Completion, Delivery, run_handler};
 
@@ -111,6 +111,24 @@ pub(crate) fn notify(
         };
         handle.spawn_blocking(move || walk_chain(&me, &event));
     }
+    Ok(())
+}
+
+/// The server lost `proc`, a local client that had not finalized: the host's handlers hear
+/// `PMIX_ERR_LOST_CONNECTION` from it in `PMIX_RANGE_PROC_LOCAL`, with the process as the
+/// affected one, as OpenPMIx raises it (Slurm's `mpi/pmix` cancels the step on hearing it).
+/// The clients hear nothing of it here.
+pub(crate) fn client_lost(proc: Proc) -> Result<(), Status> {
+    let (server, handle, _) = super::server()?;
+    let me = server.id().clone();
+    let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, proc.clone())];
+    let event = Event {
+        status: Status::ERR_LOST_CONNECTION,
+        source: proc,
+        range: DataRange::PROC_LOCAL,
+        info,
+    };
+    handle.spawn_blocking(move || walk_chain(&me, &event));
     Ok(())
 }
 

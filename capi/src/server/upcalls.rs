@@ -41,6 +41,12 @@ impl CHost {
 }
 
 impl Host for CHost {
+    async fn client_lost(&self, proc: Proc) {
+        if let Err(status) = super::events::client_lost(proc) {
+            tracing::debug!("a lost client's event was not raised: {status:?}");
+        }
+    }
+
     async fn client_connected(&self, proc: Proc) -> Result<(), Status> {
         let object = self.object_of(&proc);
         let mut lent = Lent::new();

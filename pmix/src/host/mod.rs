@@ -40,6 +40,17 @@ pub trait Host: Send + Sync + 'static {
         async { Ok(()) }
     }
 
+    /// A local client's connection ended before it called `PMIx_Finalize`: the process
+    /// crashed, was killed, or closed its socket. No upcall of `pmix_server_module_t` says
+    /// so; OpenPMIx tells its host by raising `PMIX_ERR_LOST_CONNECTION` (source: the
+    /// process) to the handlers the host registered in its own process, which a resource
+    /// manager takes as the job's failure (Slurm's `mpi/pmix` cancels the step). Nothing by
+    /// default; the answer is not waited for.
+    fn client_lost(&self, proc: Proc) -> impl Future<Output = ()> + Send {
+        let _ = proc;
+        async {}
+    }
+
     /// `abort`: `proc` asks to abort `procs` (all of its namespace when empty).
     fn abort(
         &self,
@@ -381,6 +392,10 @@ impl HostCall {
         match self {
             HostCall::ClientConnected(p) => status(host.client_connected(p).await),
             HostCall::ClientFinalized(p) => status(host.client_finalized(p).await),
+            HostCall::ClientLost(p) => {
+                host.client_lost(p).await;
+                HostResult::Status(Status::SUCCESS)
+            }
             HostCall::Abort {
                 proc,
                 status: s,

@@ -305,10 +305,22 @@ impl ServerCore {
         let Some(c) = self.cx.conns.remove(&conn) else {
             return;
         };
+        let mut was_its_connection = false;
         if let Some(r) = self.cx.clients.get_mut(&c.proc)
             && r.conn == Some(conn)
         {
             r.conn = None;
+            was_its_connection = true;
+        }
+        // A registered client gone without finalizing: the host hears of it (as OpenPMIx's
+        // does through a local event), so that it can end the job.
+        let lost = !c.tool
+            && was_its_connection
+            && self.cx.store.local.contains(&c.proc)
+            && !self.cx.store.gone.contains(&c.proc);
+        if lost {
+            tracing::info!(proc = %c.proc, "a client's connection ended before it finalized");
+            self.cx.call_host(HostCall::ClientLost(c.proc.clone()));
         }
         self.gets.conn_closed(conn);
         self.events.conn_closed(&mut self.cx, conn);

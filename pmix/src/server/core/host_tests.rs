@@ -667,6 +667,32 @@ fn a_finalize_returns_once_the_host_has_heard_it_whatever_it_answers() {
 }
 
 #[test]
+fn a_client_gone_without_finalizing_is_reported_to_the_host_once_and_a_finalized_one_not() {
+    let mut c = core_with(2);
+    let a = connect(&mut c, 0);
+    let b = connect(&mut c, 1);
+    while c.poll_action().is_some() {}
+    // Rank 0 crashes: its connection ends with no finalize.
+    c.handle_closed(a);
+    let (op, call) = host_call(&mut c);
+    assert_eq!(call, HostCall::ClientLost(p(0)));
+    // The host's answer is not waited for, and changes nothing.
+    c.handle_host(op, HostResult::Status(Status::SUCCESS));
+    c.handle_closed(a);
+    assert!(!std::iter::from_fn(|| c.poll_action()).any(|a| matches!(a, Action::Host { .. })));
+    // Rank 1 finalizes, then its connection ends: only the finalize reaches the host.
+    send(&mut c, b, 9, &Request::Finalize);
+    let (op, call) = host_call(&mut c);
+    assert_eq!(call, HostCall::ClientFinalized(p(1)));
+    c.handle_host(op, HostResult::Status(Status::SUCCESS));
+    c.handle_closed(b);
+    let calls: Vec<_> = std::iter::from_fn(|| c.poll_action())
+        .filter(|a| matches!(a, Action::Host { .. }))
+        .collect();
+    assert!(calls.is_empty(), "{calls:?}");
+}
+
+#[test]
 fn credentials_come_from_the_host_or_else_from_the_library() {
     use crate::model::ByteObject;
     use crate::wire::ops::Op;

@@ -24,6 +24,8 @@ pub enum HostCall {
     ClientConnected(Proc),
     /// `client_finalized`: a local client called `PMIx_Finalize`.
     ClientFinalized(Proc),
+    /// A local client's connection ended before it finalized ([`crate::host::Host::client_lost`]).
+    ClientLost(Proc),
     /// `abort`: `proc` asks the host to abort `procs` (none: its whole namespace).
     Abort {
         proc: Proc,
@@ -306,6 +308,10 @@ impl HostCall {
                 out = Out::new(1)?;
                 out.one(proc)?;
             }
+            HostCall::ClientLost(proc) => {
+                out = Out::new(26)?;
+                out.one(proc)?;
+            }
             HostCall::Abort {
                 proc,
                 status,
@@ -513,6 +519,7 @@ impl HostCall {
         let call = match r.one::<u8>("upcall code")? {
             0 => HostCall::ClientConnected(r.proc()?),
             1 => HostCall::ClientFinalized(r.proc()?),
+            26 => HostCall::ClientLost(r.proc()?),
             2 => HostCall::Abort {
                 proc: r.proc()?,
                 status: r.one("status")?,

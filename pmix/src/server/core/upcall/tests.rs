@@ -23,6 +23,7 @@ fn every_call() -> Vec<HostCall> {
     vec![
         HostCall::ClientConnected(proc(0)),
         HostCall::ClientFinalized(proc(1)),
+        HostCall::ClientLost(proc(2)),
         HostCall::Abort {
             proc: proc(0),
             status: Status::ERR_TIMEOUT,
