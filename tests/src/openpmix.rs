@@ -1,13 +1,14 @@
 //! OpenPMIx 5.0.9 and 6.1.0, the later releases the project builds as peers (`cargo xtask
 //! openpmix`, which `cargo xtask test` runs first): where each is installed, and C programs
-//! compiled against its own headers.
+//! compiled against its own headers. And OpenPMIx 4.2's examples, from Debian's source
+//! package, built against the installed headers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::missing_panics_doc)] // test helpers fail loudly by design
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::launch::{build_dir, run_tool};
+use crate::launch::{build_c_program, build_dir, outside, run_tool};
 
 /// The releases, as `cargo xtask openpmix` names and installs them.
 pub const RELEASES: [&str; 2] = ["5.0.9", "6.1.0"];
@@ -74,4 +75,31 @@ pub fn example(version: &str, name: &str) -> PathBuf {
         return out;
     }
     build_against(version, &src, &out, &["-w"])
+}
+
+/// The examples' folder in OpenPMIx 4.2's source as Debian ships it (fetched by `cargo xtask
+/// test`).
+pub fn examples_4_2() -> PathBuf {
+    let debian = outside("debian");
+    let source = std::fs::read_dir(&debian)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("examples/hello.c").exists())
+        .unwrap_or_else(|| panic!("no pmix-*/examples in {}", debian.display()));
+    source.join("examples")
+}
+
+/// Where the 4.2 examples are built, under their own names (`dynamic` spawns `./client`).
+pub fn examples_4_2_bin_dir() -> PathBuf {
+    let dir = build_dir().join("openpmix-examples");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Build OpenPMIx 4.2's example `name` as OpenPMIx's own build would (no extra warnings
+/// demanded), against the installed headers.
+pub fn example_4_2(name: &str) -> PathBuf {
+    let src = examples_4_2().join(format!("{name}.c"));
+    build_c_program(&src, &examples_4_2_bin_dir().join(name), &[])
 }

@@ -30,7 +30,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use pmix_tests::capi::on_our_library;
-use pmix_tests::launch::{build_c_program, build_dir, error_lines, outside, pkg_config, pmixrun};
+use pmix_tests::launch::{build_c_program, error_lines, pkg_config, pmixrun};
+use pmix_tests::openpmix::{example_4_2, examples_4_2, examples_4_2_bin_dir};
 
 /// The PMIx library a run loads.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,46 +43,21 @@ enum Library {
 /// Every program runs on both.
 const LIBRARIES: [Library; 2] = [Library::OpenPmix, Library::ThisProject];
 
-/// The examples' folder in the fetched source.
-fn examples() -> PathBuf {
-    let debian = outside("debian");
-    let source = std::fs::read_dir(&debian)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.join("examples/hello.c").exists())
-        .unwrap_or_else(|| panic!("no pmix-*/examples in {}", debian.display()));
-    source.join("examples")
-}
-
-/// Where the examples are built, under their own names (`dynamic` spawns `./client`).
-fn bin_dir() -> PathBuf {
-    let dir = build_dir().join("openpmix-examples");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Build the example `name` as OpenPMIx's own build would (no extra warnings demanded).
-fn example(name: &str) -> PathBuf {
-    let src = examples().join(format!("{name}.c"));
-    build_c_program(&src, &bin_dir().join(name), &[])
-}
-
 /// OpenPMIx's `test/simple` programs that use the standard's API alone (the others include
 /// OpenPMIx's internal headers), built the same way. They include `"include/pmix.h"`, a path
 /// from the root of OpenPMIx's tree: the installed headers' parent folder stands in for it.
 fn simple_test(name: &str) -> PathBuf {
-    let src = examples().join(format!("../test/simple/{name}.c"));
+    let src = examples_4_2().join(format!("../test/simple/{name}.c"));
     let includedir = pkg_config(&["--variable=includedir"]).join("");
     let root = PathBuf::from(includedir).join("..");
     let flag = format!("-I{}", root.display());
-    build_c_program(&src, &bin_dir().join(name), &[&flag])
+    build_c_program(&src, &examples_4_2_bin_dir().join(name), &[&flag])
 }
 
 /// The program `name`: an example, or else a `test/simple` program.
 fn program(name: &str) -> PathBuf {
-    if examples().join(format!("{name}.c")).exists() {
-        example(name)
+    if examples_4_2().join(format!("{name}.c")).exists() {
+        example_4_2(name)
     } else {
         simple_test(name)
     }
@@ -98,7 +74,7 @@ fn run(name: &str, n: u32, library: Library) -> Run {
     let mut cmd = Command::new(pmixrun());
     cmd.args(["-n", &n.to_string(), "--timeout", "60", "--"])
         .arg(&program)
-        .current_dir(bin_dir());
+        .current_dir(examples_4_2_bin_dir());
     if library == Library::ThisProject {
         on_our_library(&mut cmd);
     }
@@ -185,7 +161,7 @@ fn hybrid_runs_the_handler_placed_after_the_first_one() {
 
 #[test]
 fn dynamic_spawns_the_client_example_and_connects_to_it() {
-    example("client");
+    example_4_2("client");
     for n in [2, 4] {
         passes("dynamic", n, &[]);
     }
