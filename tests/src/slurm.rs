@@ -21,6 +21,10 @@ use std::time::{Duration, Instant};
 use crate::capi::library;
 use crate::launch::pkg_config;
 
+/// How long the plugin's collectives wait for a node, and the cluster for a silent node's
+/// daemon, before giving up on it (`PMIxTimeout`, `SlurmdTimeout`), in seconds.
+pub const LOSS_TIMEOUT_S: u32 = 20;
+
 /// The cluster's network: the nodes are `.1` to `.N`, `slurmctld` is `.254`.
 const NET: &str = "10.213.7";
 
@@ -44,6 +48,8 @@ pub struct Cluster {
     /// `unshare` of each node's namespaces (its child, the first process of the node's
     /// process namespace, is `slurmd`).
     slurmds: Vec<Child>,
+    /// The nodes lost ([`Cluster::lose_node`]): already ended.
+    lost: Vec<usize>,
 }
 
 impl Cluster {
@@ -55,6 +61,14 @@ impl Cluster {
             std::fs::create_dir_all(dir.join(sub)).map_err(|e| e.to_string())?;
         }
         std::fs::write(dir.join("plugstack.conf"), "").map_err(|e| e.to_string())?;
+        // The plugin's collectives give up after this long (300 s by default), as the
+        // cluster declares a silent node down (`SlurmdTimeout`): a lost node ends a job in
+        // well under a minute.
+        std::fs::write(
+            dir.join("mpi.conf"),
+            format!("PMIxTimeout={LOSS_TIMEOUT_S}\n"),
+        )
+        .map_err(|e| e.to_string())?;
         let conf = dir.join("slurm.conf");
         std::fs::write(&conf, slurm_conf(dir, nodes)).map_err(|e| e.to_string())?;
         let fabric = spawn(
@@ -69,6 +83,7 @@ impl Cluster {
             fabric,
             ctld: None,
             slurmds: Vec::new(),
+            lost: Vec::new(),
         };
         cluster.wait_own_netns(cluster.fabric.id())?;
         let fab = cluster.fabric.id();
@@ -226,6 +241,9 @@ impl Cluster {
             daemons.push(("slurmctld".to_owned(), ctld));
         }
         for (i, d) in self.slurmds.iter_mut().enumerate() {
+            if self.lost.contains(&i) {
+                continue;
+            }
             daemons.push((format!("slurmd of node{i}"), d));
         }
         daemons.into_iter().find_map(|(name, daemon)| {
@@ -267,7 +285,8 @@ impl Cluster {
         self.srun_within(60, nodes, n, program, args)
     }
 
-    /// `srun --mpi=pmix` of `program` on `n` tasks over `nodes` nodes, ended after `seconds`.
+    /// `srun --mpi=pmix` of `program` on `n` tasks over `nodes` nodes, ended after `seconds`
+    /// (the step's time limit is a minute more).
     pub fn srun_within(
         &self,
         seconds: u32,
@@ -284,7 +303,7 @@ impl Cluster {
             "srun",
             "--mpi=pmix",
             "-t",
-            "2",
+            &(seconds.div_ceil(60) + 1).to_string(),
         ])
         .arg(format!("--nodes={nodes}"))
         .arg(format!("--ntasks={n}"))
@@ -294,6 +313,18 @@ impl Cluster {
         .env("SLURM_PMIX_TMPDIR", self.dir.join("tmp"))
         .stdin(Stdio::null());
         cmd
+    }
+
+    /// Lose node `i` as a machine is lost: its `slurmd` and every process it started (the
+    /// steps' daemons, their PMIx servers, the ranks) end at once, without a word to anyone,
+    /// and its network goes with them.
+    pub fn lose_node(&mut self, i: usize) {
+        if let Some(node) = self.slurmds.get_mut(i)
+            && !self.lost.contains(&i)
+        {
+            end_with_children(node);
+            self.lost.push(i);
+        }
     }
 
     /// The last lines of the daemons' logs and of this library's, for a failure's message.
@@ -318,8 +349,11 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let daemons = self.slurmds.iter_mut().chain(&mut self.ctld);
-        for daemon in daemons.chain([&mut self.fabric]) {
+        let lost = &self.lost;
+        let nodes = (self.slurmds.iter_mut().enumerate())
+            .filter(|(i, _)| !lost.contains(i))
+            .map(|(_, d)| d);
+        for daemon in nodes.chain(&mut self.ctld).chain([&mut self.fabric]) {
             end_with_children(daemon);
         }
         if std::thread::panicking() {
@@ -416,6 +450,7 @@ fn slurm_conf(dir: &Path, nodes: usize) -> String {
          ReturnToService=2\n\
          InactiveLimit=0\n\
          KillWait=2\n\
+         SlurmdTimeout={LOSS_TIMEOUT_S}\n\
          NodeName={list} NodeAddr={addrs} CPUs=2 State=UNKNOWN\n\
          PartitionName=debug Nodes={list} Default=YES MaxTime=INFINITE State=UP\n"
     )

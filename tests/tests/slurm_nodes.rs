@@ -13,10 +13,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use pmix_tests::capi::on_our_library;
-use pmix_tests::launch::{assert_passed, build_c, build_mpi};
+use pmix_tests::launch::{assert_passed, build_c, build_mpi, error_lines, outside};
+use pmix_tests::openpmix::example_4_2;
 use pmix_tests::slurm::{Cluster, Server};
 
 const NODES: usize = 4;
@@ -86,6 +87,147 @@ fn ring_passes(cluster: &Cluster, ours: bool, what: &str) {
     ranks_pass(cluster, &mut cmd, what, &says);
 }
 
+/// OpenPMIx 4.2's own `client` (put, commit, fence with data, then a get of every rank's
+/// keys, each checked) and `dmodex` (gets of data never fenced, which the servers fetch from
+/// the other nodes through the plugin's direct modex), unmodified: they end well, nothing
+/// reports an error, and the ranks that say they finalized (every rank of `client`, rank 0 of
+/// `dmodex`) say so.
+fn examples_pass(cluster: &Cluster, ours: bool, what: &str) {
+    for (name, saying) in [("client", RANKS), ("dmodex", 1)] {
+        let mut cmd = cluster.srun(NODES, RANKS, &example_4_2(name), &[]);
+        if ours {
+            on_our_library(&mut cmd);
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let errors = error_lines(&text, &[]);
+        let finalized = text
+            .lines()
+            .filter(|l| l.contains("PMIx_Finalize successfully completed"))
+            .count();
+        assert!(
+            out.status.success() && errors.is_empty() && finalized == saying,
+            "{name}, {what}: {:?}, {finalized} of {saying} said they finalized, errors \
+             {errors:?}\n{text}\n{}",
+            out.status,
+            cluster.logs()
+        );
+    }
+}
+
+/// The modules of mpi4py's suite run across the nodes (`-i` patterns of its `runtests.py`:
+/// `test_comm` takes `test_comm_inter` and `test_comm_topo` too).
+const MPI4PY_PART: [&str; 4] = ["test_environ", "test_comm", "test_p2p_obj", "test_cco_obj"];
+
+/// A part of mpi4py's own test suite (of the installed version, fetched by `cargo xtask
+/// test`) at 4 nodes x 2 ranks: the modules of [`MPI4PY_PART`], whose communicators,
+/// point-to-point and collective operations cross the nodes. Every rank's summary must
+/// report success. (The whole suite, but spawn and dynamic processes, which Slurm's plugin
+/// does not support, takes over half an hour here: it was run by hand, `docs/slurm.md`.)
+/// Open MPI's ranks yield when idle: 8 of them poll on this machine's 2 cores.
+fn mpi4py_part_passes(cluster: &Cluster, ours: bool, what: &str) {
+    let suite = outside("mpi4py");
+    let suite = std::fs::read_dir(&suite)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("test/runtests.py").exists())
+        .unwrap_or_else(|| panic!("no mpi4py-*/test/runtests.py in {}", suite.display()));
+    let python = Path::new("/usr/bin/python3");
+    let runtests = suite.join("test/runtests.py");
+    let mut args = vec![runtests.to_str().unwrap(), "--no-builddir"];
+    for module in MPI4PY_PART {
+        args.extend(["-i", module]);
+    }
+    let mut cmd = cluster.srun_within(900, NODES, RANKS, python, &args);
+    cmd.current_dir(&suite)
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    if ours {
+        on_our_library(&mut cmd);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // unittest reports on stderr, one summary per rank; a rank with a failed test exits
+    // non-zero, and so does srun.
+    let summaries = stderr.matches("\nRan ").count();
+    let ok = stderr.lines().filter(|l| l.starts_with("OK")).count();
+    assert!(
+        out.status.success() && summaries == RANKS && ok == RANKS,
+        "mpi4py's suite, {what} ({:?}): {summaries} summaries, {ok} OK\n{stderr}",
+        out.status
+    );
+}
+
+/// A node lost mid-job: every rank is ready, node 3's ranks stay out of a fence with data
+/// that the others enter, and node 3 is lost (its daemons and ranks killed at once, its network
+/// gone). Every survivor's fence must fail (Slurm's plugin gives up on the node after
+/// `PMIxTimeout`), the step must end with Slurm naming the node's failure, and no rank may be
+/// left. Last on its cluster: the node does not come back.
+fn a_lost_node_ends_the_job(cluster: &mut Cluster, ours: bool, what: &str) {
+    let out_file = std::env::temp_dir().join(format!("node-lost-{}.out", std::process::id()));
+    let program = build_c("node_lost");
+    // A word of this job's own on its command line: the test's other cluster may be running
+    // the same program.
+    let mark = format!("job-of-test-{}", std::process::id());
+    let mut cmd = cluster.srun_within(300, NODES, RANKS, &program, &["node3", &mark]);
+    cmd.stdout(std::fs::File::create(&out_file).unwrap());
+    if ours {
+        on_our_library(&mut cmd);
+    }
+    let srun = cmd.stderr(Stdio::piped()).spawn().unwrap();
+    let ready = || {
+        let text = std::fs::read_to_string(&out_file).unwrap_or_default();
+        text.lines().filter(|l| l.starts_with("ready")).count()
+    };
+    for _ in 0..600 {
+        if ready() == RANKS {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        ready(),
+        RANKS,
+        "{what}: every rank ready\n{}",
+        cluster.logs()
+    );
+    cluster.lose_node(3);
+    let out = srun.wait_with_output().unwrap();
+    let stdout = std::fs::read_to_string(&out_file).unwrap();
+    let _ = std::fs::remove_file(&out_file);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let context = format!("{what}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!out.status.success(), "the step failed: {context}");
+    assert!(
+        stderr.contains("Node failure on node3"),
+        "Slurm names the lost node: {context}"
+    );
+    for rank in 0..6 {
+        let line = format!("fence rank {rank}: ");
+        let fence = stdout.lines().find(|l| l.starts_with(&line));
+        assert!(
+            fence.is_some_and(|l| !l.contains("SUCCESS")),
+            "survivor {rank}'s fence fails: {context}"
+        );
+    }
+    let left = Command::new("pgrep")
+        .arg("-f")
+        .arg(format!("{} node3 {mark}", program.display()))
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "no rank is left: {}\n{context}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
 /// A job of 8 ranks where rank 1 crashes right after init while the others sleep for two
 /// minutes: the servers tell Slurm's plugin of the lost connection, which cancels the step,
 /// long before the survivors wake (`docs/slurm.md` has the times of both libraries).
@@ -120,7 +262,7 @@ fn a_lost_rank_ends_the_step(cluster: &Cluster, ours: bool, what: &str) {
 #[test]
 #[ignore = "needs root: namespaces and mounts for each node (cargo xtask test runs it as root)"]
 fn jobs_cross_four_nodes_whose_servers_are_this_library() {
-    let cluster = cluster(Server::ThisProject);
+    let mut cluster = cluster(Server::ThisProject);
     a_lost_rank_ends_the_step(&cluster, false, "OpenPMIx's ranks, this library's servers");
     a_lost_rank_ends_the_step(&cluster, true, "this library as ranks and servers");
     client_check_passes(
@@ -129,6 +271,12 @@ fn jobs_cross_four_nodes_whose_servers_are_this_library() {
         "OpenPMIx's clients on this library's servers",
     );
     client_check_passes(&cluster, true, "this library's clients and servers");
+    examples_pass(
+        &cluster,
+        false,
+        "OpenPMIx's clients on this library's servers",
+    );
+    examples_pass(&cluster, true, "this library's clients and servers");
     ring_passes(
         &cluster,
         false,
@@ -139,14 +287,34 @@ fn jobs_cross_four_nodes_whose_servers_are_this_library() {
         true,
         "Open MPI on this library's clients and servers",
     );
+    mpi4py_part_passes(
+        &cluster,
+        false,
+        "Open MPI on OpenPMIx's clients, this library's servers",
+    );
+    mpi4py_part_passes(
+        &cluster,
+        true,
+        "Open MPI on this library's clients and servers",
+    );
+    a_lost_node_ends_the_job(
+        &mut cluster,
+        false,
+        "OpenPMIx's ranks, this library's servers",
+    );
 }
 
 #[test]
 #[ignore = "needs root: namespaces for each node (cargo xtask test runs it as root)"]
 fn this_projects_clients_cross_four_nodes_whose_servers_are_openpmix() {
-    let cluster = cluster(Server::OpenPmix);
+    let mut cluster = cluster(Server::OpenPmix);
     a_lost_rank_ends_the_step(&cluster, true, "this library's ranks, OpenPMIx's servers");
     client_check_passes(
+        &cluster,
+        true,
+        "this library's clients on OpenPMIx's servers",
+    );
+    examples_pass(
         &cluster,
         true,
         "this library's clients on OpenPMIx's servers",
@@ -159,5 +327,10 @@ fn this_projects_clients_cross_four_nodes_whose_servers_are_openpmix() {
         &mut cmd,
         "this crate's Rust client on OpenPMIx's servers",
         "ok finalize",
+    );
+    a_lost_node_ends_the_job(
+        &mut cluster,
+        true,
+        "this library's ranks, OpenPMIx's servers",
     );
 }
