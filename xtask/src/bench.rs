@@ -5,6 +5,9 @@
 //! in the same run and prints both with their ratio (DESIGN §7). OpenPMIx is installed on
 //! demand (`libpmix-dev`).
 //!
+//! - `slurm` (only when named, as root): `srun -N 4 -n 8` of a wire-up over a Slurm cluster
+//!   on this machine, every node's server this library and then OpenPMIx's: wall time and
+//!   each node's `slurmstepd` memory;
 //! - `codec`: pack/unpack (criterion-style micro-benchmark in `pmix/benches/codec.rs`);
 //! - `core`: the client/server operations — get of a job-level key, the first get of a
 //!   peer's key (which may fetch its data) and the gets after it,
@@ -18,7 +21,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BENCHES: &[&str] = &["codec", "core", "accept", "load"];
+const BENCHES: &[&str] = &["codec", "core", "accept", "load", "slurm"];
+
+/// Run only when named: it needs root (a cluster of namespaces).
+const ONLY_WHEN_NAMED: &[&str] = &["slurm"];
 
 pub(crate) fn run(
     root: &Path,
@@ -35,7 +41,9 @@ pub(crate) fn run(
         ));
     }
     let selected = if chosen.is_empty() {
-        BENCHES.to_vec()
+        (BENCHES.iter().copied())
+            .filter(|b| !ONLY_WHEN_NAMED.contains(b))
+            .collect()
     } else {
         chosen
     };
@@ -52,6 +60,10 @@ pub(crate) fn run(
             crate::bench_load::run(root, quick, pmixrun.clone())?;
             continue;
         }
+        if bench == "slurm" {
+            slurm(root, quick)?;
+            continue;
+        }
         let mut cargo = vec!["bench", "--quiet", "--package", "pmix", "--bench", bench];
         if quick {
             cargo.extend(["--", "--quick"]);
@@ -59,6 +71,34 @@ pub(crate) fn run(
         crate::run_cmd(root, "cargo", &cargo)?;
     }
     Ok(())
+}
+
+/// `slurm`: a wire-up over a Slurm cluster of 4 nodes, this library's servers against
+/// OpenPMIx's (`tests/src/bin/slurm_bench.rs`); as root.
+fn slurm(root: &Path, quick: bool) -> Result<(), String> {
+    if !crate::sysdeps::is_root() {
+        return Err(
+            "`bench slurm` starts a cluster of namespaces and mounts: run it as root".into(),
+        );
+    }
+    crate::sysdeps::ensure(crate::sysdeps::SLURM)?;
+    let runs = if quick { "2" } else { "7" };
+    crate::run_cmd(
+        root,
+        "cargo",
+        &[
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "pmix-tests",
+            "--bin",
+            "slurm_bench",
+            "--",
+            "--runs",
+            runs,
+        ],
+    )
 }
 
 /// Compile a C peer program against OpenPMIx.

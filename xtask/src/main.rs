@@ -7,7 +7,7 @@
 //! | `build-pmixrun` | builds `target/release/pmixrun` |
 //! | `capi` | builds this project's C library, `target/release/capi/libpmix.so.2` (with `pmix.pc`) |
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
-//! | `bench [codec\\|core\\|accept] [--pmixrun PATH]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations); `accept`: what a loopback connect costs `pmixrun` idle, with sockets in `TIME_WAIT` and under a connect flood |
+//! | `bench [codec\\|core\\|accept\\|load\\|slurm] [--pmixrun PATH]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations); `accept`: what a loopback connect costs `pmixrun` idle, with sockets in `TIME_WAIT` and under a connect flood; `slurm` (as root, only when named): a wire-up over a 4-node Slurm cluster, each library as the servers |
 //! | `fuzz [TARGET\\|all] [SECONDS]` | runs a fuzz target, or each in turn, briefly with `cargo fuzz` |
 //! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
@@ -88,8 +88,8 @@ enum Cmd {
     },
     /// Benchmarks beside OpenPMIx's libpmix.so.2 (docs/benchmarks.md).
     Bench {
-        /// Which benchmarks (all when none is named).
-        #[arg(value_parser = ["codec", "core", "accept", "load"])]
+        /// Which benchmarks (all but `slurm` when none is named).
+        #[arg(value_parser = ["codec", "core", "accept", "load", "slurm"])]
         which: Vec<String>,
         /// A short run, to see that they work.
         #[arg(long)]
