@@ -327,6 +327,34 @@ impl Cluster {
         }
     }
 
+    /// The cluster's folder (removed when it stops).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The namespaces the cluster created (network, UTS, mount and process ones, as
+    /// `/proc/PID/ns` names them: `net:[4026532297]`), read from its daemons.
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut pids = vec![self.fabric.id()];
+        pids.extend(self.ctld.iter().map(Child::id));
+        pids.extend(self.slurmds.iter().map(Child::id));
+        // `unshare --fork` runs in the namespaces it made but its process one: that one is
+        // its child's.
+        let children: Vec<u32> = (pids.iter())
+            .flat_map(|p| std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")))
+            .flat_map(|c| c.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .filter_map(|c| c.parse().ok())
+            .collect();
+        pids.extend(children);
+        let mut found: Vec<String> = namespaces_of_processes(&pids)
+            .into_iter()
+            .filter(|ns| !namespaces_of_processes(&[std::process::id()]).contains(ns))
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    }
+
     /// The last lines of the daemons' logs and of this library's, for a failure's message.
     pub fn logs(&self) -> String {
         let Ok(entries) = std::fs::read_dir(self.dir.join("log")) else {
@@ -361,6 +389,40 @@ impl Drop for Cluster {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The network, UTS, mount and process namespaces of `pids`.
+fn namespaces_of_processes(pids: &[u32]) -> Vec<String> {
+    let mut found = Vec::new();
+    for pid in pids {
+        for kind in ["net", "uts", "mnt", "pid"] {
+            if let Ok(ns) = std::fs::read_link(format!("/proc/{pid}/ns/{kind}")) {
+                found.push(ns.to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+/// Every process of this machine in one of `namespaces` (as [`Cluster::namespaces`] names
+/// them), with its command line: what a stopped cluster left behind.
+pub fn processes_in(namespaces: &[String]) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let pids: Vec<u32> = (entries.flatten())
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.into_iter()
+        .filter(|pid| (namespaces_of_processes(&[*pid]).iter()).any(|ns| namespaces.contains(ns)))
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            )
+        })
+        .collect()
 }
 
 /// End `daemon` and its children: a node's first process (`unshare`'s child) ends every

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use pmix_tests::capi::on_our_library;
 use pmix_tests::launch::{assert_passed, build_c, build_mpi, error_lines, outside};
 use pmix_tests::openpmix::example_4_2;
-use pmix_tests::slurm::{Cluster, Server};
+use pmix_tests::slurm::{Cluster, Server, processes_in};
 
 const NODES: usize = 4;
 const RANKS: usize = 8;
@@ -26,6 +26,34 @@ const RANKS: usize = 8;
 fn cluster(server: Server) -> Cluster {
     let dir = PathBuf::from(format!("/tmp/pmix-nodes-{}-{server:?}", std::process::id()));
     Cluster::start(NODES, server, &dir).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// Stop `cluster` and check it left nothing: no process in any namespace it created (so no
+/// namespace, and none of its addresses or mounts, which lived only in them), and no folder.
+fn stops_leaving_nothing(cluster: Cluster) {
+    let namespaces = cluster.namespaces();
+    let dir = cluster.dir().to_owned();
+    // Its daemons' network, UTS, mount and process namespaces, and the bridge's.
+    assert!(
+        namespaces.len() > 2 * NODES,
+        "the cluster's namespaces are found: {namespaces:?}"
+    );
+    drop(cluster);
+    // The kernel ends a process namespace's other processes once its first one is killed:
+    // give it a moment.
+    let mut left = processes_in(&namespaces);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = processes_in(&namespaces);
+    }
+    assert!(
+        left.is_empty(),
+        "processes left in the cluster's namespaces: {left:?}"
+    );
+    assert!(!dir.exists(), "{} is removed", dir.display());
 }
 
 /// Run `cmd` (an `srun` of the cluster's) and check every rank passed, each node's two ranks
@@ -302,6 +330,7 @@ fn jobs_cross_four_nodes_whose_servers_are_this_library() {
         false,
         "OpenPMIx's ranks, this library's servers",
     );
+    stops_leaving_nothing(cluster);
 }
 
 #[test]
@@ -333,4 +362,5 @@ fn this_projects_clients_cross_four_nodes_whose_servers_are_openpmix() {
         true,
         "this library's ranks, OpenPMIx's servers",
     );
+    stops_leaving_nothing(cluster);
 }
