@@ -61,7 +61,10 @@ impl Cluster {
             std::fs::create_dir_all(dir.join(sub)).map_err(|e| e.to_string())?;
         }
         std::fs::write(dir.join("plugstack.conf"), "").map_err(|e| e.to_string())?;
-        // The plugin's collectives give up after this long (300 s by default), as the
+        // Slurm's default tree width (50) makes the plugin's tree hold each node alone, so that
+        // a fence without data would not cross the nodes (with either library as the servers):
+        // a width of 2 gives the 4 nodes a tree of two levels. The plugin's collectives give
+        // up after this long (300 s by default), as the
         // cluster declares a silent node down (`SlurmdTimeout`): a lost node ends a job in
         // well under a minute.
         std::fs::write(
@@ -513,6 +516,7 @@ fn slurm_conf(dir: &Path, nodes: usize) -> String {
          InactiveLimit=0\n\
          KillWait=2\n\
          SlurmdTimeout={LOSS_TIMEOUT_S}\n\
+         TreeWidth=2\n\
          NodeName={list} NodeAddr={addrs} CPUs=2 State=UNKNOWN\n\
          PartitionName=debug Nodes={list} Default=YES MaxTime=INFINITE State=UP\n"
     )

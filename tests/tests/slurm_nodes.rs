@@ -115,6 +115,24 @@ fn ring_passes(cluster: &Cluster, ours: bool, what: &str) {
     ranks_pass(cluster, &mut cmd, what, &says);
 }
 
+/// A fence without data holds every rank of every node until the last one entered it
+/// (`tests/interop/c/barrier_check.c`).
+fn a_fence_without_data_holds_every_node(cluster: &Cluster, ours: bool, what: &str) {
+    let marker = cluster.dir().join("last-rank-entered");
+    let _ = std::fs::remove_file(&marker);
+    let mut cmd = cluster.srun(
+        NODES,
+        RANKS,
+        &build_c("barrier_check"),
+        &[marker.to_str().unwrap()],
+    );
+    if ours {
+        on_our_library(&mut cmd);
+    }
+    let says = "ok the fence held until the last rank entered";
+    ranks_pass(cluster, &mut cmd, what, says);
+}
+
 /// OpenPMIx 4.2's own `client` (put, commit, fence with data, then a get of every rank's
 /// keys, each checked) and `dmodex` (gets of data never fenced, which the servers fetch from
 /// the other nodes through the plugin's direct modex), unmodified: they end well, nothing
@@ -299,6 +317,12 @@ fn jobs_cross_four_nodes_whose_servers_are_this_library() {
         "OpenPMIx's clients on this library's servers",
     );
     client_check_passes(&cluster, true, "this library's clients and servers");
+    a_fence_without_data_holds_every_node(
+        &cluster,
+        false,
+        "OpenPMIx's clients on this library's servers",
+    );
+    a_fence_without_data_holds_every_node(&cluster, true, "this library's clients and servers");
     examples_pass(
         &cluster,
         false,
@@ -339,6 +363,11 @@ fn this_projects_clients_cross_four_nodes_whose_servers_are_openpmix() {
     let mut cluster = cluster(Server::OpenPmix);
     a_lost_rank_ends_the_step(&cluster, true, "this library's ranks, OpenPMIx's servers");
     client_check_passes(
+        &cluster,
+        true,
+        "this library's clients on OpenPMIx's servers",
+    );
+    a_fence_without_data_holds_every_node(
         &cluster,
         true,
         "this library's clients on OpenPMIx's servers",
