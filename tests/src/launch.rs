@@ -113,6 +113,18 @@ pub fn outside(relative: &str) -> PathBuf {
     path
 }
 
+/// The folder under [`outside`]`(relative)` that holds `inside`: a fetched source's own
+/// folder, whose name carries its version (`pmix-4.2.2`, `mpi4py-3.1.4`).
+pub fn outside_holding(relative: &str, inside: &str) -> PathBuf {
+    let dir = outside(relative);
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join(inside).exists())
+        .unwrap_or_else(|| panic!("no folder holding {inside} in {}", dir.display()))
+}
+
 pub fn build_mpi(name: &str) -> PathBuf {
     let out = build_dir().join(name);
     let src = root().join(format!("tests/interop/mpi/{name}.c"));

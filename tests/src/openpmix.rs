@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::launch::{build_c_program, build_dir, outside, run_tool};
+use crate::launch::{build_c_program, build_dir, outside_holding, run_tool};
 
 /// The releases, as `cargo xtask openpmix` names and installs them.
 pub const RELEASES: [&str; 2] = ["5.0.9", "6.1.0"];
@@ -80,14 +80,7 @@ pub fn example(version: &str, name: &str) -> PathBuf {
 /// The examples' folder in OpenPMIx 4.2's source as Debian ships it (fetched by `cargo xtask
 /// test`).
 pub fn examples_4_2() -> PathBuf {
-    let debian = outside("debian");
-    let source = std::fs::read_dir(&debian)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.join("examples/hello.c").exists())
-        .unwrap_or_else(|| panic!("no pmix-*/examples in {}", debian.display()));
-    source.join("examples")
+    outside_holding("debian", "examples/hello.c").join("examples")
 }
 
 /// Where the 4.2 examples are built, under their own names (`dynamic` spawns `./client`).

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use pmix_tests::launch::{build_mpi, check_says, outside, under_pmixrun};
+use pmix_tests::launch::{build_mpi, check_says, outside_holding, under_pmixrun};
 
 #[test]
 fn a_parent_spawns_three_times_in_a_row() {
@@ -81,13 +81,7 @@ fn a_name_no_one_published_fails_at_once_and_a_lonely_accept_ends() {
 
 /// mpi4py's test suite of the installed version.
 fn mpi4py_suite() -> PathBuf {
-    let dir = outside("mpi4py");
-    std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.join("test/runtests.py").exists())
-        .unwrap_or_else(|| panic!("no mpi4py-*/test/runtests.py in {}", dir.display()))
+    outside_holding("mpi4py", "test/runtests.py")
 }
 
 /// mpi4py's whole suite under `pmixrun` at `n` processes, its spawn tests included: every

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use pmix_tests::capi::on_our_library;
-use pmix_tests::launch::{assert_passed, build_c, build_mpi, error_lines, outside};
+use pmix_tests::launch::{assert_passed, build_c, build_mpi, error_lines, outside_holding};
 use pmix_tests::openpmix::example_4_2;
 use pmix_tests::slurm::{Cluster, Server, processes_in};
 
@@ -176,13 +176,7 @@ const MPI4PY_PART: [&str; 4] = ["test_environ", "test_comm", "test_p2p_obj", "te
 /// does not support, takes over half an hour here: it was run by hand, `docs/slurm.md`.)
 /// Open MPI's ranks yield when idle: 8 of them poll on this machine's 2 cores.
 fn mpi4py_part_passes(cluster: &Cluster, ours: bool, what: &str) {
-    let suite = outside("mpi4py");
-    let suite = std::fs::read_dir(&suite)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.join("test/runtests.py").exists())
-        .unwrap_or_else(|| panic!("no mpi4py-*/test/runtests.py in {}", suite.display()));
+    let suite = outside_holding("mpi4py", "test/runtests.py");
     let python = Path::new("/usr/bin/python3");
     let runtests = suite.join("test/runtests.py");
     let mut args = vec![runtests.to_str().unwrap(), "--no-builddir"];
