@@ -318,6 +318,37 @@ impl Cluster {
         cmd
     }
 
+    /// The servers' URIs as one rank on each node is told them (`PMIX_SERVER_URI41`), in
+    /// node order: this project's servers name themselves `pmix-rs-server-...`.
+    pub fn server_uris(&self) -> Result<Vec<String>, String> {
+        let n = self.nodes - self.lost.len();
+        let out = self
+            .srun(
+                n,
+                n,
+                Path::new("sh"),
+                &["-c", "echo \"$SLURM_NODEID $PMIX_SERVER_URI41\""],
+            )
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "srun of sh: {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let mut lines: Vec<(usize, String)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (node, uri) = l.split_once(' ')?;
+                Some((node.parse().ok()?, uri.to_owned()))
+            })
+            .collect();
+        lines.sort();
+        Ok(lines.into_iter().map(|(_, uri)| uri).collect())
+    }
+
     /// Lose node `i` as a machine is lost: its `slurmd` and every process it started (the
     /// steps' daemons, their PMIx servers, the ranks) end at once, without a word to anyone,
     /// and its network goes with them.

@@ -23,9 +23,21 @@ use pmix_tests::slurm::{Cluster, Server, processes_in};
 const NODES: usize = 4;
 const RANKS: usize = 8;
 
+/// The cluster, each of its nodes' servers checked to be `server`'s library: the plugin
+/// opened the library mounted over OpenPMIx's on each node, or OpenPMIx's own.
 fn cluster(server: Server) -> Cluster {
     let dir = PathBuf::from(format!("/tmp/pmix-nodes-{}-{server:?}", std::process::id()));
-    Cluster::start(NODES, server, &dir).unwrap_or_else(|why| panic!("{why}"))
+    let cluster = Cluster::start(NODES, server, &dir).unwrap_or_else(|why| panic!("{why}"));
+    let uris = cluster.server_uris().unwrap_or_else(|why| panic!("{why}"));
+    assert_eq!(uris.len(), NODES, "a URI from each node: {uris:?}");
+    for uri in &uris {
+        let ours = uri.starts_with("pmix-rs-server-");
+        assert!(
+            !uri.is_empty() && ours == (server == Server::ThisProject),
+            "each node's server is {server:?}'s: PMIX_SERVER_URI41 {uris:?}"
+        );
+    }
+    cluster
 }
 
 /// Stop `cluster` and check it left nothing: no process in any namespace it created (so no
