@@ -9,7 +9,7 @@
 //! | `vectors [--check]` | regenerates the inventory, the code's tables and the attribute-type vectors from `../shared` |
 //! | `bench [codec\\|core\\|accept\\|load\\|slurm] [--pmixrun PATH]` | benchmarks beside OpenPMIx's `libpmix.so.2` (codec; client/server operations); `accept`: what a loopback connect costs `pmixrun` idle, with sockets in `TIME_WAIT` and under a connect flood; `slurm` (as root, only when named): a wire-up over a 4-node Slurm cluster, each library as the servers |
 //! | `fuzz [TARGET\\|all] [SECONDS]` | runs a fuzz target, or each in turn, briefly with `cargo fuzz` |
-//! | `matrix [--slice-of-commit N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
+//! | `matrix [--slice-of-commit N] [--parallel N]` | the vectors on OpenPMIx 4.2, 5.0 and 6.1 and this crate paired with each over the wire, both directions (CI runs one slice per commit) |
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
 //! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --survivors \| --unmeasured [--only TEXT]... \| --score \| --record] [--jobs N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
 //! | `slurm [--nodes N] [--server ours\|openpmix]` | a Slurm cluster of N nodes (4) on this machine, each `slurmd` in namespaces of its own and each node's PMIx server this project's library (or OpenPMIx's), up until Enter is pressed; as root (`tests/src/slurm.rs`) |
@@ -135,6 +135,10 @@ enum Cmd {
         /// each commit checks another part; the whole takes about an hour on 2 cores).
         #[arg(long, value_name = "N")]
         slice_of_commit: Option<usize>,
+        /// How many vectors run at once on each target (the runner's `--parallel`; most of
+        /// a vector's time on OpenPMIx's libraries is waiting for a timeout or a peer).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        parallel: usize,
     },
     /// Build OpenPMIx releases as peers (5.0.9, 6.1.0) from the reference material's
     /// tarballs into a cache outside the clone, once per machine, and print where each is.
@@ -230,7 +234,10 @@ fn main() -> ExitCode {
             planted_bug, args, ..
         } => ("sim", sim(&root, planted_bug, &args)),
         Cmd::Openpmix { releases } => ("openpmix", openpmix::run(&root, &releases)),
-        Cmd::Matrix { slice_of_commit } => ("matrix", matrix(&root, slice_of_commit)),
+        Cmd::Matrix {
+            slice_of_commit,
+            parallel,
+        } => ("matrix", matrix(&root, slice_of_commit, parallel)),
         Cmd::Slurm { nodes, server } => ("slurm", slurm(&root, nodes, &server)),
         Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
         Cmd::Mutants {
@@ -363,7 +370,7 @@ pub(crate) fn head_commit(root: &Path) -> Result<(String, u64), String> {
 /// `cargo xtask matrix`: the three OpenPMIx releases as targets, then each paired with this
 /// crate in both directions, each run judged against its baseline; all runs are made, and
 /// the command fails if any failed.
-fn matrix(root: &Path, slice_of_commit: Option<usize>) -> Result<(), String> {
+fn matrix(root: &Path, slice_of_commit: Option<usize>, parallel: usize) -> Result<(), String> {
     let slice = match slice_of_commit {
         Some(0) => return Err("--slice-of-commit needs at least one slice".into()),
         Some(n) => {
@@ -400,6 +407,7 @@ fn matrix(root: &Path, slice_of_commit: Option<usize>) -> Result<(), String> {
         if let Some(s) = &slice {
             args.extend(["--slice".to_owned(), s.clone()]);
         }
+        args.extend(["--parallel".to_owned(), parallel.max(1).to_string()]);
         if let Err(e) = conformance(root, &args) {
             failed.push(e);
         }
