@@ -414,6 +414,16 @@ impl NodeProc {
     }
 }
 
+/// A vector that ends early (an error, its timeout) drops its processes without `kill`:
+/// they are ended here. `kill_on_drop` alone is not enough, as the child is shared (with the
+/// node's handle, the host's list of ranks) and may outlive the vector; a leaked OpenPMIx
+/// server can spin on its closed connections for the rest of the run.
+impl Drop for NodeProc {
+    fn drop(&mut self) {
+        end_on_drop(&self.child);
+    }
+}
+
 async fn write_lines(mut to: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<String>) {
     while let Some(mut line) = rx.recv().await {
         line.push('\n');
@@ -551,6 +561,27 @@ impl ClientProc {
 
     pub(super) async fn kill(&mut self) {
         let _ = self.child.lock().await.kill().await;
+    }
+}
+
+impl Drop for ClientProc {
+    fn drop(&mut self) {
+        end_on_drop(&self.child);
+    }
+}
+
+/// Start ending `child` from a destructor: at once when no one holds it, else as soon as its
+/// holder lets go (a task on the runtime, which every process of a run lives within).
+fn end_on_drop(child: &Arc<tokio::sync::Mutex<Child>>) {
+    if let Ok(mut c) = child.try_lock() {
+        let _ = c.start_kill();
+        return;
+    }
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let child = child.clone();
+        runtime.spawn(async move {
+            let _ = child.lock().await.start_kill();
+        });
     }
 }
 
