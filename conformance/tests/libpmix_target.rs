@@ -203,3 +203,72 @@ fn a_non_blocking_get_keeps_its_arguments_until_the_callback() {
     assert_eq!(got[0].2, "pass", "{got:?}");
     let _ = std::fs::remove_file(&json);
 }
+
+/// The runner's children now (node servers and ranks), read from `/proc`.
+fn children_of(pid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after.split_whitespace().nth(1) == Some(pid.to_string().as_str())
+        })
+        .count()
+}
+
+/// Processes alive now whose environment holds `marker`.
+fn processes_marked(marker: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn vectors_that_end_early_leave_no_process_behind() {
+    // Five of these vectors time out on OpenPMIx 4.2 while a rank is blocked in a call (an
+    // IOF pull that never completes), so the rank never reads the end of its input. Each
+    // vector's node servers and ranks must end with it: before, they were left running (19
+    // at once in this run; 121 by the end of a full run, some OpenPMIx servers spinning on a
+    // core). One vector at a time, no more than one vector's processes are ever alive (4 seen);
+    // sampling can only miss some, never count too many.
+    let marker = format!("CONFORMANCE_LEAK_CHECK={}", std::process::id());
+    let (name, value) = marker.split_once('=').expect("a marker variable");
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["--target", "libpmix.so.2", "--filter", "io-forwarding/*"])
+        .env(name, value)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the conformance binary runs");
+    let mut most = 0;
+    let status = loop {
+        if let Some(status) = runner.try_wait().expect("the runner can be waited for") {
+            break status;
+        }
+        most = most.max(children_of(runner.id()));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "the runner failed: {status}");
+    assert!(most > 0, "no node or rank process was ever seen");
+    assert!(most <= 8, "{most} node and rank processes alive at once");
+    // None outlives the runner either (orphans would hold the marker).
+    let mut left = processes_marked(&marker);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = processes_marked(&marker);
+    }
+    assert!(left.is_empty(), "processes left after the run: {left:?}");
+}
