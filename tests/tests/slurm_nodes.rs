@@ -5,10 +5,11 @@
 //!
 //! What each run checks, with every node's server this library's and, in turn, each library
 //! in the ranks: the C client check (a fence with data across nodes, a get of every rank's
-//! key, `PMIX_LOCAL_PEERS` and the node's values on every node) and Open MPI's ring; and this
-//! project's Rust client check and library under OpenPMIx's servers; and first, on each
-//! cluster, a rank that crashes after init ends its step at once. Needs root (namespaces,
-//! mounts): `cargo xtask test` runs these when it runs as root, as CI does.
+//! key, `PMIX_LOCAL_PEERS` and the node's values on every node), Open MPI's ring and
+//! mpi4py's own test suite; and this project's Rust client check and library under
+//! OpenPMIx's servers; and first, on each cluster, a rank that crashes after init ends its
+//! step at once. Needs root (namespaces, mounts): `cargo xtask test` runs these when it runs
+//! as root, as CI does.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
 
@@ -177,23 +178,27 @@ fn examples_pass(cluster: &Cluster, ours: bool, what: &str) {
     }
 }
 
-/// The modules of mpi4py's suite run across the nodes (`-i` patterns of its `runtests.py`:
-/// `test_comm` takes `test_comm_inter` and `test_comm_topo` too).
-const MPI4PY_PART: [&str; 4] = ["test_environ", "test_comm", "test_p2p_obj", "test_cco_obj"];
+/// The modules of mpi4py's suite left out (`-e` patterns of its `runtests.py`), each for a
+/// reason outside PMIx: Slurm's plugin answers spawn, publish and lookup
+/// `PMIX_ERR_NOT_SUPPORTED`, so Open MPI refuses `MPI_Comm_spawn`, `MPI_Comm_accept` and
+/// `MPI_Comm_connect` (`test_spawn`, `test_dynproc`); and Debian's Open MPI 4.1 cannot make
+/// a one-sided window between nodes over TCP (`MPI_ERR_WIN: invalid window` in 19 of
+/// `test_win`'s tests on every rank, with OpenPMIx's servers as with this library's).
+const MPI4PY_LEFT_OUT: [&str; 3] = ["test_spawn", "test_dynproc", "test_win"];
 
-/// A part of mpi4py's own test suite (of the installed version, fetched by `cargo xtask
-/// test`) at 4 nodes x 2 ranks: the modules of [`MPI4PY_PART`], whose communicators,
-/// point-to-point and collective operations cross the nodes. Every rank's summary must
-/// report success. (The whole suite, but spawn and dynamic processes, which Slurm's plugin
-/// does not support, takes over half an hour here: it was run by hand, `docs/slurm.md`.)
-/// Open MPI's ranks yield when idle: 8 of them poll on this machine's 2 cores.
-fn mpi4py_part_passes(cluster: &Cluster, ours: bool, what: &str) {
+/// mpi4py's own test suite (of the installed version, fetched by `cargo xtask test`) at 4
+/// nodes x 2 ranks, but the modules of [`MPI4PY_LEFT_OUT`]: its communicators,
+/// point-to-point, collective and I/O operations cross the nodes. Every rank's summary must
+/// report success over the whole suite (1,282 tests on each rank with mpi4py 3.1.4). About
+/// four minutes on an idle 2-core machine (Open MPI's ranks yield when idle, as 8 of them
+/// poll), six and a half beside other work.
+fn mpi4py_suite_passes(cluster: &Cluster, ours: bool, what: &str) {
     let suite = outside_holding("mpi4py", "test/runtests.py");
     let python = Path::new("/usr/bin/python3");
     let runtests = suite.join("test/runtests.py");
     let mut args = vec![runtests.to_str().unwrap(), "--no-builddir"];
-    for module in MPI4PY_PART {
-        args.extend(["-i", module]);
+    for module in MPI4PY_LEFT_OUT {
+        args.extend(["-e", module]);
     }
     let mut cmd = cluster.srun_within(900, NODES, RANKS, python, &args);
     cmd.current_dir(&suite)
@@ -207,12 +212,21 @@ fn mpi4py_part_passes(cluster: &Cluster, ours: bool, what: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     // unittest reports on stderr, one summary per rank; a rank with a failed test exits
     // non-zero, and so does srun.
-    let summaries = stderr.matches("\nRan ").count();
+    let ran: Vec<usize> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok())
+        .collect();
     let ok = stderr.lines().filter(|l| l.starts_with("OK")).count();
     assert!(
-        out.status.success() && summaries == RANKS && ok == RANKS,
-        "mpi4py's suite, {what} ({:?}): {summaries} summaries, {ok} OK\n{stderr}",
-        out.status
+        out.status.success() && ran.len() == RANKS && ok == RANKS,
+        "mpi4py's suite, {what} ({:?}): {} summaries, {ok} OK\n{stderr}",
+        out.status,
+        ran.len()
+    );
+    // The whole suite ran, not a few modules of it.
+    assert!(
+        ran.iter().all(|&n| n >= 1000),
+        "mpi4py's suite, {what}: tests run on each rank {ran:?}"
     );
 }
 
@@ -345,12 +359,12 @@ fn jobs_cross_four_nodes_whose_servers_are_this_library() {
         true,
         "Open MPI on this library's clients and servers",
     );
-    mpi4py_part_passes(
+    mpi4py_suite_passes(
         &cluster,
         false,
         "Open MPI on OpenPMIx's clients, this library's servers",
     );
-    mpi4py_part_passes(
+    mpi4py_suite_passes(
         &cluster,
         true,
         "Open MPI on this library's clients and servers",
