@@ -540,7 +540,8 @@ fn test(root: &Path, ci: bool, passthrough: &[String]) -> Result<(), String> {
     // nextest builds test targets only, so build the binaries of the same profile first.
     run_cmd(root, "cargo", &["build", "-p", "pmix", "--bins"])?;
     let mut nextest = vec!["nextest", "run", "--workspace", "--profile", profile];
-    // The tests that need root (they create a second user) are ignored otherwise.
+    // The tests that need root (they create a second user, or a Slurm cluster in namespaces)
+    // are ignored otherwise.
     if sysdeps::is_root() {
         nextest.extend(["--run-ignored", "all"]);
     }
