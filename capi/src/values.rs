@@ -32,6 +32,7 @@ use pmix::model::{
 };
 
 mod fabric;
+mod hwloc;
 mod records;
 mod stats;
 
@@ -54,14 +55,14 @@ use stats::{
 use crate::boundary::{
     c_bytes, c_strdup, calloc_array, free, read_fixed, read_text, slice_of, write_fixed,
 };
-use crate::topology::{
-    c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
-    read_cpuset, read_topology,
-};
 use crate::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDevice, CDeviceDistance, CDiskStats,
     CEndpoint, CEnvar, CGeometry, CInfo, CNetStats, CNodePid, CNodeStats, CPdata, CProc, CProcInfo,
     CProcStats, CQuery, CRegattr, CResourceUnit, CSourced, CTimeval, CValue, CValueData,
+};
+pub(crate) use hwloc::{
+    c_cpuset, c_topology, copy_cpuset, copy_topology, destruct_cpuset, destruct_topology,
+    hwloc_topology, is_hwloc, read_cpuset, read_topology,
 };
 
 /// OpenPMIx 6.1's `PMIX_DEVICE` (`pmix_device_t`), unknown to the standard's v5.0 and to
