@@ -398,8 +398,8 @@ mod tests {
     #![allow(clippy::unwrap_used)] // a test fails loudly
 
     use super::*;
-    use crate::values::c_topology;
     use crate::test_fixtures::TWO_NICS;
+    use crate::values::c_topology;
 
     fn origin() -> (CSourced, CSourced) {
         let topo = c_topology(&Topology {

@@ -7,7 +7,7 @@ use std::ptr;
 
 use pmix::model::{Coord, CoordView, DeviceDistance, DeviceType, Endpoint, Geometry, Status};
 
-use super::{c_byte_object, opt_strdup, read_bytes};
+use super::basic::{c_byte_object, opt_strdup, read_bytes};
 use crate::boundary::{calloc_array, free, read_cstr, slice_of};
 use crate::types::{CByteObject, CCoord, CDeviceDistance, CEndpoint, CGeometry};
 
@@ -174,7 +174,7 @@ pub(super) fn c_endpoint(e: &Endpoint) -> Result<CEndpoint, Status> {
 }
 
 /// # Safety
-/// As [`destruct_object`].
+/// As [`super::destruct_object`].
 pub(super) unsafe fn destruct_coord(c: &mut CCoord) {
     // SAFETY: the caller's promise.
     unsafe { free(c.coord) };
@@ -183,7 +183,7 @@ pub(super) unsafe fn destruct_coord(c: &mut CCoord) {
 }
 
 /// # Safety
-/// As [`destruct_object`], for the geometry's coordinates too.
+/// As [`super::destruct_object`], for the geometry's coordinates too.
 pub(super) unsafe fn destruct_geometry(g: &mut CGeometry) {
     // SAFETY: the caller's promise.
     unsafe {
@@ -205,7 +205,7 @@ pub(super) unsafe fn destruct_geometry(g: &mut CGeometry) {
 /// Release the strings of a device distance and leave them NULL (`PMIX_DEVICE_DIST_DESTRUCT`).
 ///
 /// # Safety
-/// As [`destruct_object`].
+/// As [`super::destruct_object`].
 pub(crate) unsafe fn destruct_device_distance(d: &mut CDeviceDistance) {
     // SAFETY: the caller's promise.
     unsafe {
@@ -217,7 +217,7 @@ pub(crate) unsafe fn destruct_device_distance(d: &mut CDeviceDistance) {
 }
 
 /// # Safety
-/// As [`destruct_object`].
+/// As [`super::destruct_object`].
 pub(super) unsafe fn destruct_endpoint(e: &mut CEndpoint) {
     // SAFETY: the caller's promise.
     unsafe {

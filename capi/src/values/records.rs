@@ -1,20 +1,20 @@
-//! The structs of values that hold lists and other values: argv lists (`char **`),
-//! applications (`pmix_app_t`), queries (`pmix_query_t`), attribute registrations
+//! The structs of values that hold lists: argv lists (`char **`), attribute registrations
 //! (`pmix_regattr_t`) and data buffers (`pmix_data_buffer_t`). Each is read into the model,
 //! written for a caller (every block from libc's allocator) and destructed, as
 //! [`super::read_object`], [`super::write_object`] and [`super::destruct_object`] do for the
-//! value types that hold them.
+//! value types that hold them. Applications and queries, which hold infos, are in `read`,
+//! `write` and `release`.
 
 use std::ffi::c_char;
 use std::ptr;
 
-use pmix::model::{App, Buffer, DataType, Query, RegAttr, Status, Text};
+use pmix::model::{Buffer, DataType, RegAttr, Status, Text};
 
-use super::{free_infos, opt_strdup, read_infos, write_infos};
+use super::basic::opt_strdup;
 use crate::boundary::{
     c_bytes, c_strdup, calloc_array, free, read_cstr, read_fixed, read_text, slice_of, write_fixed,
 };
-use crate::types::{CApp, CDataBuffer, CQuery, CRegattr};
+use crate::types::{CDataBuffer, CRegattr};
 
 /// The packed bytes of a `pmix_data_buffer_t`: the `bytes_used` at `base_ptr`, whether
 /// unpacked yet or not.
@@ -68,34 +68,6 @@ unsafe fn read_list<T>(
         }
         out.push(read(s));
         i += 1;
-    }
-}
-
-/// # Safety
-/// As [`read_object`], for its fields.
-pub(super) unsafe fn read_app(a: &CApp) -> Result<App, Status> {
-    // SAFETY: the caller's promise, field by field.
-    unsafe {
-        Ok(App {
-            cmd: read_text(a.cmd),
-            argv: read_argv_text(a.argv),
-            env: read_argv_text(a.env),
-            cwd: read_text(a.cwd),
-            maxprocs: a.maxprocs,
-            info: read_infos(a.info, a.ninfo)?,
-        })
-    }
-}
-
-/// # Safety
-/// As [`read_object`], for its fields.
-pub(super) unsafe fn read_query(q: &CQuery) -> Result<Query, Status> {
-    // SAFETY: the caller's promise, field by field.
-    unsafe {
-        Ok(Query {
-            keys: read_argv(q.keys),
-            qualifiers: read_infos(q.qualifiers, q.nqual)?,
-        })
     }
 }
 
@@ -161,34 +133,6 @@ pub(super) fn write_argv<S: AsRef<[u8]>>(list: &[Option<S>]) -> Result<*mut *mut
     Ok(argv)
 }
 
-/// # Safety
-/// None; `unsafe` for the blocks it hands out.
-pub(super) unsafe fn write_app(app: &App) -> Result<CApp, Status> {
-    let mut c = CApp {
-        cmd: ptr::null_mut(),
-        argv: ptr::null_mut(),
-        env: ptr::null_mut(),
-        cwd: ptr::null_mut(),
-        maxprocs: app.maxprocs,
-        info: ptr::null_mut(),
-        ninfo: 0,
-    };
-    let filled = (|| {
-        c.cmd = opt_strdup(app.cmd.as_ref())?;
-        c.argv = write_argv(&app.argv)?;
-        c.env = write_argv(&app.env)?;
-        c.cwd = opt_strdup(app.cwd.as_ref())?;
-        (c.info, c.ninfo) = write_infos(&app.info)?;
-        Ok(())
-    })();
-    if let Err(s) = filled {
-        // SAFETY: every pointer of `c` is NULL or a block written above.
-        unsafe { destruct_app(&mut c) };
-        return Err(s);
-    }
-    Ok(c)
-}
-
 /// A `pmix_regattr_t` of `r`, its name and description in blocks of libc's allocator.
 pub(super) fn c_regattr(r: &RegAttr) -> Result<CRegattr, Status> {
     let mut c = CRegattr {
@@ -212,26 +156,7 @@ pub(super) fn c_regattr(r: &RegAttr) -> Result<CRegattr, Status> {
 }
 
 /// # Safety
-/// As [`destruct_object`].
-pub(super) unsafe fn destruct_app(a: &mut CApp) {
-    // SAFETY: the caller's promise.
-    unsafe {
-        free(a.cmd);
-        free_argv(a.argv);
-        free_argv(a.env);
-        free(a.cwd);
-        free_infos(a.info, a.ninfo);
-    }
-    a.cmd = ptr::null_mut();
-    a.argv = ptr::null_mut();
-    a.env = ptr::null_mut();
-    a.cwd = ptr::null_mut();
-    a.info = ptr::null_mut();
-    a.ninfo = 0;
-}
-
-/// # Safety
-/// As [`destruct_object`].
+/// As [`super::destruct_object`].
 pub(super) unsafe fn destruct_regattr(r: &mut CRegattr) {
     // SAFETY: the caller's promise.
     unsafe {
@@ -245,7 +170,7 @@ pub(super) unsafe fn destruct_regattr(r: &mut CRegattr) {
 /// Release a data buffer's block and leave it empty (`PMIX_DATA_BUFFER_DESTRUCT`).
 ///
 /// # Safety
-/// As [`destruct_object`].
+/// As [`super::destruct_object`].
 pub(super) unsafe fn destruct_data_buffer(b: &mut CDataBuffer) {
     // SAFETY: the caller's promise.
     unsafe { free(b.base_ptr) };

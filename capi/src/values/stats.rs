@@ -9,7 +9,7 @@ use std::ptr;
 
 use pmix::model::{DiskStats, NetStats, NodeStats, ProcStats, Status, Timeval};
 
-use super::{c_proc, opt_strdup, read_proc};
+use super::basic::{c_proc, opt_strdup, read_proc};
 use crate::boundary::{calloc_array, free, read_text, slice_of};
 use crate::types::{CDiskStats, CNetStats, CNodeStats, CProcStats, CTimeval};
 

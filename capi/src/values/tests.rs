@@ -16,10 +16,18 @@ use pmix::model::{
     RegAttr, Scope, Status, Time, Timeval, Topology, Value, attr,
 };
 
+use std::ffi::{c_char, c_void};
+use std::ptr;
+
 use super::records::empty_data_buffer;
+use super::stats::c_node_stats;
 use super::*;
-use crate::boundary::read_cstr;
+use crate::boundary::{free, read_cstr, read_fixed, slice_of};
 use crate::test_fixtures::ONE_PU;
+use crate::types::{
+    CByteObject, CCoord, CDataArray, CDataBuffer, CDeviceDistance, CDiskStats, CEndpoint,
+    CGeometry, CNetStats, CNodeStats, CProcStats, CRegattr, CSourced, CValue,
+};
 
 fn proc(rank: u32) -> Proc {
     Proc::try_new("job-1", rank).unwrap()
