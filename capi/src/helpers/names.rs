@@ -186,19 +186,6 @@ pub unsafe extern "C" fn PMIx_Load_procid(p: *mut CProc, nspace: *const c_char, 
     });
 }
 
-/// `PMIx_Proc_load`: `PMIx_Proc_construct` and then `PMIx_Load_procid`.
-///
-/// # Safety
-/// As `PMIx_Load_procid`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Proc_load(p: *mut CProc, nspace: *const c_char, rank: u32) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe {
-        super::structs::PMIx_Proc_construct(p);
-        PMIx_Load_procid(p, nspace, rank);
-    }
-}
-
 /// `PMIx_Xfer_procid`: a copy of `src` into `dst`.
 ///
 /// # Safety

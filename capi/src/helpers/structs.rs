@@ -442,6 +442,19 @@ pub unsafe extern "C" fn PMIx_Query_release(p: *mut CQuery) {
     guard_or("PMIx_Query_release", (), || unsafe { free_array(p, 1) });
 }
 
+/// `PMIx_Proc_load`: `PMIx_Proc_construct` and then `PMIx_Load_procid`.
+///
+/// # Safety
+/// As `PMIx_Load_procid`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Proc_load(p: *mut CProc, nspace: *const c_char, rank: u32) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe {
+        PMIx_Proc_construct(p);
+        super::names::PMIx_Load_procid(p, nspace, rank);
+    }
+}
+
 /// `PMIx_Byte_object_load`: `d` and `sz` into `b`, which takes `d` over (no copy).
 ///
 /// # Safety
