@@ -6,49 +6,18 @@
 //! blocking client shares its socket between them).
 
 use std::ffi::{CString, c_char, c_int};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 use pmix::client::blocking::Client;
 use pmix::model::{Nspace, PData, Scope, Status, attr};
 
 use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed, slice_of_mut};
-use crate::server::Caller;
+use crate::state::client::{Connected, client, connected};
+use crate::state::server::Caller;
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
 use crate::values::{
     c_proc, read_argv, read_infos, read_proc, read_procs, read_value, undef_value, write_value,
 };
-
-/// The process's client and how many `PMIx_Init` calls it answers.
-struct Connected {
-    client: Arc<Client>,
-    inits: usize,
-}
-
-static CLIENT: Mutex<Option<Connected>> = Mutex::new(None);
-
-fn connected() -> MutexGuard<'static, Option<Connected>> {
-    // The state is replaced whole under the lock; a panic elsewhere cannot tear it.
-    CLIENT.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The client, or `PMIX_ERR_INIT` before `PMIx_Init` (and after the last `PMIx_Finalize`);
-/// in a tool, the client of its primary server.
-pub(crate) fn client() -> Result<Arc<Client>, Status> {
-    match connected().as_ref() {
-        Some(c) => Ok(c.client.clone()),
-        // A tool's calls go to its primary server.
-        None => crate::tool::primary(),
-    }
-}
-
-/// Run `f` with the client under the process-wide lock, which `PMIx_Finalize` takes to
-/// remove it: for work that must not hold a reference of its own (`f` must not block).
-pub(crate) fn with_client<T>(f: impl FnOnce(&Client) -> T) -> Result<T, Status> {
-    match connected().as_ref() {
-        Some(c) => Ok(f(&c.client)),
-        None => crate::tool::with_primary(f),
-    }
-}
 
 fn status_of(e: pmix::Error) -> Status {
     e.status()
@@ -121,7 +90,7 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Initialized() -> c_int {
     guard_or("PMIx_Initialized", 0, || {
-        c_int::from(connected().is_some() || crate::tool::initialized())
+        c_int::from(connected().is_some() || crate::state::tool::initialized())
     })
 }
 
@@ -149,13 +118,13 @@ pub unsafe extern "C" fn PMIx_Finalize(info: *const CInfo, ninfo: usize) -> CSta
         let r = client.finalize_with(&directives).map_err(status_of);
         // The runtime goes with the last reference, once no callback runs any more. From
         // inside a callback, that is after this one returns: a thread of its own waits.
-        if crate::nb::on_client_thread() {
+        if crate::state::threads::on_client_thread() {
             std::thread::spawn(move || {
-                crate::nb::wait_idle();
+                crate::state::threads::wait_idle();
                 drop(client);
             });
         } else {
-            crate::nb::wait_idle();
+            crate::state::threads::wait_idle();
             drop(client);
         }
         r
@@ -219,9 +188,9 @@ pub unsafe extern "C" fn PMIx_Store_internal(
         }
         // SAFETY: the caller's promise.
         let (proc, key, value) = unsafe { (read_proc(&*proc)?, key_arg(key)?, read_value(&*val)?) };
-        match crate::server::caller()? {
+        match crate::state::server::caller()? {
             Caller::Client(c) => c.store_internal(&proc, &key, value).map_err(status_of),
-            Caller::Host => crate::server::host_store(proc, &key, value),
+            Caller::Host => crate::state::server::host_store(proc, &key, value),
         }
     })
 }
@@ -280,9 +249,9 @@ pub unsafe extern "C" fn PMIx_Get(
         let static_values = info
             .iter()
             .any(|i| i.is(attr::GET_STATIC_VALUES) && i.value.as_bool().unwrap_or(true));
-        let value = match crate::server::caller()? {
+        let value = match crate::state::server::caller()? {
             Caller::Client(c) => c.get(target.as_ref(), &key, &info).map_err(status_of)?,
-            Caller::Host => crate::server::host_get(target, &key)?,
+            Caller::Host => crate::state::server::host_get(target, &key)?,
         };
         if static_values {
             // SAFETY: `*val` is the caller's value (the caller's promise).

@@ -13,8 +13,9 @@ use std::ptr;
 use pmix::model::{Fabric, Info, Status};
 
 use crate::boundary::{c_strdup, free, guard, read_cstr};
-use crate::client::client;
-use crate::nb::{CbData, OpCallback, call_op, detached};
+use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::state::client::client;
+use crate::state::threads::detached;
 use crate::types::{CFabric, CInfo, CStatus};
 use crate::values::{free_infos, read_infos, write_infos};
 

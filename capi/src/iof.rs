@@ -21,10 +21,11 @@ use pmix::client::IofOutput;
 use pmix::model::{IofChannel, Status};
 
 use crate::boundary::{guard, guard_or};
-use crate::client::with_client;
-use crate::events::RegistrationDone;
-use crate::nb::{CbData, OpCallback, call_op, detached_on, run_counted};
-use crate::server::Caller;
+use crate::callbacks::RegistrationDone;
+use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::state::client::with_client;
+use crate::state::server::Caller;
+use crate::state::threads::{detached_on, run_counted};
 use crate::types::{CByteObject, CInfo, CProc, CStatus};
 use crate::values::{c_proc, free_infos, read_bytes, read_infos, read_procs, write_infos};
 
@@ -152,7 +153,7 @@ pub unsafe extern "C" fn PMIx_IOF_pull(
 ) -> CStatus {
     let mut reference: CStatus = 0;
     let rc = guard("PMIx_IOF_pull", || {
-        let Caller::Client(c) = crate::server::caller()? else {
+        let Caller::Client(c) = crate::state::server::caller()? else {
             return Err(Status::ERR_NOT_SUPPORTED);
         };
         if channel & IofChannel::STDIN_CHANNEL.0 != 0 {
@@ -206,7 +207,7 @@ pub unsafe extern "C" fn PMIx_IOF_deregister(
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_IOF_deregister", || {
-        let Caller::Client(c) = crate::server::caller()? else {
+        let Caller::Client(c) = crate::state::server::caller()? else {
             return Err(Status::ERR_NOT_SUPPORTED);
         };
         // SAFETY: the caller's promise.
@@ -246,7 +247,7 @@ pub unsafe extern "C" fn PMIx_IOF_push(
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_IOF_push", || {
-        let Caller::Client(c) = crate::server::caller()? else {
+        let Caller::Client(c) = crate::state::server::caller()? else {
             return Err(Status::ERR_NOT_SUPPORTED);
         };
         // SAFETY: the caller's promise.

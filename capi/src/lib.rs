@@ -11,7 +11,10 @@
 //! - `types`: the C structs, with their sizes and offsets asserted: the `pmix-ctypes` crate,
 //!   which the conformance harness shares;
 //! - `boundary`: the panic boundary, libc memory, C strings;
-//! - `values`: C values to the crate's model and back;
+//! - `values`: C values to the crate's model and back (hwloc's objects among them);
+//! - `callbacks`: calling the caller's C functions: op callbacks and event handlers;
+//! - `state`: the process's state, owned there and nowhere else: its client, tool and
+//!   server, the client's threads that run callbacks, a host's event handlers;
 //! - `client`: the client calls (init, put, commit, fence, get, publish, resolving peers and
 //!   nodes, …);
 //! - `ops`: spawn, connect, queries, logging, job management, credentials, groups, a file
@@ -32,6 +35,11 @@
 //! - `departures`: where the C form keeps OpenPMIx 4.2's behaviour, and `PMIX_RS_STRICT`,
 //!   which asks for the standard's instead.
 //!
+//! The modules are layers: `boundary` and `types` at the bottom, then `values` and
+//! `callbacks`, then `state`, then the chapters' entry points, which import only downward
+//! and nothing of each other (`cargo xtask layers` checks it, with what is left to untangle
+//! in `xtask/src/layers/capi.txt`).
+//!
 //! Every `unsafe` block says what it relies on in a `// SAFETY:` comment; the C caller's
 //! promises are the `# Safety` sections of the exported functions.
 
@@ -40,6 +48,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 mod boundary;
+mod callbacks;
 pub mod client;
 pub mod data;
 mod departures;
@@ -52,6 +61,7 @@ pub mod iof;
 pub mod nb;
 pub mod ops;
 pub mod server;
+mod state;
 pub mod support;
 #[cfg(test)]
 mod test_fixtures;

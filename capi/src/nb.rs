@@ -1,4 +1,5 @@
-//! The non-blocking forms of the client's data calls (`PMIx_Fence_nb`, `PMIx_Get_nb`, …).
+//! The non-blocking forms of the client's data calls (`PMIx_Fence_nb`, `PMIx_Get_nb`, …),
+//! run on the client's threads (`crate::state::threads`).
 //!
 //! Each reads its arguments before it returns (the caller may reuse them at once), then runs
 //! the call on one of the client's own threads, which calls the C callback with the outcome:
@@ -7,120 +8,24 @@
 //! the callback returns. A call refused before it starts returns its error and calls no
 //! callback.
 
-use std::cell::Cell;
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-
-use pmix::client::blocking::Client;
 
 use pmix::model::{PData, Status};
 
 use crate::boundary::{calloc_array, guard, read_cstr};
-use crate::client::client;
-use crate::server::Caller;
+use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::state::client::client;
+use crate::state::server::Caller;
+use crate::state::threads::{detached, detached_on};
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
 use crate::values::{
     c_proc, destruct_value, read_argv, read_infos, read_proc, read_procs, undef_value, write_value,
 };
 
-/// `pmix_op_cbfunc_t`.
-pub(crate) type OpCallback = unsafe extern "C" fn(CStatus, *mut c_void);
 /// `pmix_value_cbfunc_t`.
 pub(crate) type ValueCallback = unsafe extern "C" fn(CStatus, *mut CValue, *mut c_void);
 /// `pmix_lookup_cbfunc_t`.
 pub(crate) type LookupCallback = unsafe extern "C" fn(CStatus, *mut CPdata, usize, *mut c_void);
-
-/// A caller's callback data, carried to the thread that calls the callback. The library
-/// never reads it; only the callback does, as the caller arranged.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CbData(pub(crate) *mut c_void);
-
-// SAFETY: the pointer is only handed back to the caller's callback, which the standard lets
-// run on any thread of the library.
-unsafe impl Send for CbData {}
-
-impl CbData {
-    /// The pointer, for the callback (a method, so that a closure captures the whole
-    /// `CbData`, which is `Send`, not its field).
-    pub(crate) fn ptr(self) -> *mut c_void {
-        self.0
-    }
-}
-
-/// The work running on the client's threads: `PMIx_Finalize` waits for it to end before it
-/// drops the client (and its runtime), so that no callback runs after it returns.
-static IN_FLIGHT: Mutex<usize> = Mutex::new(0);
-static IDLE: Condvar = Condvar::new();
-
-thread_local! {
-    /// Whether this thread runs work of [`run_counted`] (a callback may finalize).
-    static ON_CLIENT_THREAD: Cell<bool> = const { Cell::new(false) };
-}
-
-fn in_flight() -> MutexGuard<'static, usize> {
-    // A counter changed in one step: a panic elsewhere cannot tear it.
-    IN_FLIGHT.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Counts one piece of work out when it ends, even by a panic.
-struct Counted;
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        let mut n = in_flight();
-        *n = n.saturating_sub(1);
-        if *n == 0 {
-            IDLE.notify_all();
-        }
-    }
-}
-
-/// Run `work` on one of `client`'s threads, counted.
-pub(crate) fn run_counted(client: &Client, work: impl FnOnce() + Send + 'static) {
-    *in_flight() += 1;
-    client.run_detached(move || {
-        ON_CLIENT_THREAD.set(true);
-        let _counted = Counted;
-        work();
-    });
-}
-
-/// Whether the calling thread is one of the client's (running a callback).
-pub(crate) fn on_client_thread() -> bool {
-    ON_CLIENT_THREAD.get()
-}
-
-/// Wait until no counted work runs.
-pub(crate) fn wait_idle() {
-    let mut n = in_flight();
-    while *n > 0 {
-        n = IDLE.wait(n).unwrap_or_else(PoisonError::into_inner);
-    }
-}
-
-/// Run `work` with the client on one of its threads; `PMIX_ERR_INIT` before `PMIx_Init`.
-pub(crate) fn detached(work: impl FnOnce(&Client) + Send + 'static) -> Result<(), Status> {
-    detached_on(client()?, work);
-    Ok(())
-}
-
-/// [`detached`] with the client the caller already holds.
-pub(crate) fn detached_on(client: Arc<Client>, work: impl FnOnce(&Client) + Send + 'static) {
-    let held = client.clone();
-    run_counted(&client, move || {
-        work(&held);
-        // Before the work counts out: the last reference is `PMIx_Finalize`'s to drop.
-        drop(held);
-    });
-}
-
-/// Call an op callback with `status` (inside the panic boundary, as every callback).
-pub(crate) fn call_op(cbfunc: OpCallback, status: Status, cbdata: CbData) {
-    crate::boundary::guard_or("op callback", (), || {
-        // SAFETY: the callback and its data the caller passed for this call's outcome.
-        unsafe { cbfunc(status.0, cbdata.ptr()) }
-    });
-}
 
 fn outcome(r: Result<(), pmix::Error>) -> Status {
     r.map_or_else(|e| e.status(), |()| Status::SUCCESS)
@@ -181,7 +86,7 @@ pub unsafe extern "C" fn PMIx_Get_nb(
             Some(read_proc(unsafe { &*proc })?)
         };
         let data = CbData(cbdata);
-        match crate::server::caller()? {
+        match crate::state::server::caller()? {
             Caller::Client(c) => {
                 detached_on(c, move |c| {
                     let got = c.get(target.as_ref(), &key, &info).map_err(|e| e.status());
@@ -189,8 +94,8 @@ pub unsafe extern "C" fn PMIx_Get_nb(
                 });
                 Ok(())
             }
-            Caller::Host => crate::server::events::on_server_thread(move || {
-                answer_get(cbfunc, crate::server::host_get(target, &key), data);
+            Caller::Host => crate::state::host_events::on_server_thread(move || {
+                answer_get(cbfunc, crate::state::server::host_get(target, &key), data);
             }),
         }
     })

@@ -18,8 +18,9 @@ use pmix::client::blocking::Client;
 use pmix::model::{Info, Status};
 
 use crate::boundary::guard_or;
-use crate::client::client;
-use crate::nb::{CbData, OpCallback, call_op, detached};
+use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::state::client::client;
+use crate::state::threads::detached;
 use crate::types::{CByteObject, CInfo, CStatus};
 use crate::values::{free_infos, write_infos};
 

@@ -23,8 +23,9 @@ use pmix::model::{Cpuset, DeviceDistance, Info, Status, Topology};
 use pmix::topology::Machine;
 
 use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr};
-use crate::client::client;
-use crate::nb::{CbData, detached};
+use crate::callbacks::CbData;
+use crate::state::client::client;
+use crate::state::threads::detached;
 use crate::types::{CDeviceDistance, CInfo, CSourced, CStatus};
 use crate::values::{
     c_cpuset, c_device_distance, destruct_cpuset, destruct_device_distance, destruct_topology,

@@ -23,14 +23,15 @@ use std::ffi::{c_char, c_void};
 use pmix::model::Status;
 
 use crate::boundary::{guard, guard_or};
-use crate::nb::{OpCallback, on_client_thread, wait_idle};
+use crate::callbacks::OpCallback;
+use crate::state::threads::{on_client_thread, wait_idle};
 use crate::types::{CDataBuffer, CInfo, CProc, CResourceUnit, CSourced, CStatus};
 use crate::values::read_infos;
 
 /// `PMIX_ERR_INIT` unless the process runs a client, a tool or a server.
 fn initialized() -> Result<(), Status> {
-    crate::server::caller().map(|_| ()).or_else(|s| {
-        if crate::tool::initialized() {
+    crate::state::server::caller().map(|_| ()).or_else(|s| {
+        if crate::state::tool::initialized() {
             Ok(())
         } else {
             Err(s)
@@ -42,7 +43,7 @@ fn initialized() -> Result<(), Status> {
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Heartbeat() {
     guard_or("PMIx_Heartbeat", (), || {
-        if let Ok(client) = crate::client::client()
+        if let Ok(client) = crate::state::client::client()
             && let Err(e) = client.heartbeat()
         {
             tracing::debug!("PMIx_Heartbeat: {e}");
@@ -139,8 +140,8 @@ pub unsafe extern "C" fn PMIx_server_collect_job_info(
     _dbuf: *mut CDataBuffer,
 ) -> CStatus {
     guard("PMIx_server_collect_job_info", || {
-        match crate::server::caller() {
-            Ok(crate::server::Caller::Host) => {}
+        match crate::state::server::caller() {
+            Ok(crate::state::server::Caller::Host) => {}
             _ => return Err(Status::ERR_INIT),
         }
         Err(Status::ERR_NOT_SUPPORTED)
@@ -157,7 +158,10 @@ pub unsafe extern "C" fn PMIx_server_generate_cpuset(
     cpuset_string: *const c_char,
     cpuset: *mut CSourced,
 ) -> CStatus {
-    let running = matches!(crate::server::caller(), Ok(crate::server::Caller::Host));
+    let running = matches!(
+        crate::state::server::caller(),
+        Ok(crate::state::server::Caller::Host)
+    );
     if !running {
         return Status::ERR_INIT.0;
     }
@@ -169,7 +173,7 @@ pub unsafe extern "C" fn PMIx_server_generate_cpuset(
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_tool_is_connected() -> bool {
     guard_or("PMIx_tool_is_connected", false, || {
-        crate::tool::primary().is_ok()
+        crate::state::tool::primary().is_ok()
     })
 }
 
@@ -180,7 +184,7 @@ pub extern "C" fn PMIx_tool_is_connected() -> bool {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_tool_set_server_module(_module: *mut c_void) -> CStatus {
     guard("PMIx_tool_set_server_module", || {
-        if !crate::tool::initialized() {
+        if !crate::state::tool::initialized() {
             return Err(Status::ERR_INIT);
         }
         Err(Status::ERR_NOT_SUPPORTED)

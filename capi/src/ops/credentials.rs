@@ -8,8 +8,9 @@ use pmix::model::{Info, Status};
 
 use super::{CredentialCallback, Outcome, ValidationCallback, blocking_infos, status_of};
 use crate::boundary::{c_bytes, guard, guard_or};
-use crate::client::client;
-use crate::nb::{CbData, detached};
+use crate::callbacks::CbData;
+use crate::state::client::client;
+use crate::state::threads::detached;
 use crate::types::{CByteObject, CInfo, CStatus};
 use crate::values::{free_infos, read_infos, read_required_bytes, write_infos};
 

@@ -9,8 +9,8 @@ use pmix::model::{Info, Proc, Status};
 
 use super::{InfoCallback, Outcome, blocking_infos, nb_infos, nb_op, status_of};
 use crate::boundary::{guard, read_cstr};
-use crate::client::client;
-use crate::nb::OpCallback;
+use crate::callbacks::OpCallback;
+use crate::state::client::client;
 use crate::types::{CInfo, CProc, CStatus};
 use crate::values::{read_infos, read_proc, read_procs};
 

@@ -4,8 +4,8 @@ use std::ffi::c_void;
 
 use super::{nb_op, status_of};
 use crate::boundary::guard;
-use crate::client::client;
-use crate::nb::OpCallback;
+use crate::callbacks::OpCallback;
+use crate::state::client::client;
 use crate::types::{CInfo, CStatus};
 use crate::values::read_infos;
 

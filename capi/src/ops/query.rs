@@ -8,8 +8,8 @@ use pmix::model::{Info, Query, Status, attr};
 
 use super::{InfoCallback, Outcome, deliver_infos, hand_out, nb_infos, status_of};
 use crate::boundary::{guard, slice_of};
-use crate::client::client;
-use crate::nb::CbData;
+use crate::callbacks::CbData;
+use crate::state::client::client;
 use crate::types::{CInfo, CQuery, CStatus};
 use crate::values::read_object;
 

@@ -7,8 +7,9 @@ use pmix::model::{App, Status};
 
 use super::{SpawnCallback, status_of};
 use crate::boundary::{guard, guard_or, slice_of, write_fixed};
-use crate::client::client;
-use crate::nb::{CbData, detached};
+use crate::callbacks::CbData;
+use crate::state::client::client;
+use crate::state::threads::detached;
 use crate::types::{CApp, CInfo, CStatus};
 use crate::values::{read_infos, read_object};
 

@@ -8,92 +8,31 @@
 //! A call with a callback completes on one of the library's threads and calls it there; a
 //! call without one blocks until done, as OpenPMIx's do.
 
-pub(crate) mod events;
 mod lend;
 pub mod resources;
 mod upcalls;
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 
-use pmix::model::{DataType, Info, IofChannel, Key, Nspace, Proc, RegAttr, Status, Value};
+use pmix::model::{DataType, Info, IofChannel, Nspace, RegAttr, Status};
 use pmix::server::{Server, ServerConfig};
 
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
-use crate::nb::CbData;
+use crate::callbacks::CbData;
+use crate::state::server::{Running, ServerObjects, running, server};
 use crate::types::{CByteObject, CInfo, CProc, CServerModule, CStatus, OpCb};
 use crate::values::{
     read_argv, read_infos, read_proc, read_procs, read_required_bytes, write_infos,
 };
 
-use upcalls::{CHost, ServerObjects};
+use upcalls::CHost;
 
 /// `pmix_dmodex_response_fn_t`.
 type DmodexResponse = unsafe extern "C" fn(CStatus, *mut c_char, usize, *mut c_void);
 /// `pmix_setup_application_cbfunc_t`.
 type SetupApplicationCb =
     unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void, Option<OpCb>, *mut c_void);
-
-/// The running server of this process.
-struct Running {
-    runtime: tokio::runtime::Runtime,
-    server: Arc<Server>,
-    objects: ServerObjects,
-}
-
-static SERVER: Mutex<Option<Running>> = Mutex::new(None);
-
-fn running() -> MutexGuard<'static, Option<Running>> {
-    // Replaced whole under the lock: a panic elsewhere cannot tear it.
-    SERVER.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The server and a handle on its runtime, or `PMIX_ERR_INIT` before `PMIx_server_init`.
-fn server() -> Result<(Arc<Server>, tokio::runtime::Handle, ServerObjects), Status> {
-    let state = running();
-    let r = state.as_ref().ok_or(Status::ERR_INIT)?;
-    Ok((
-        r.server.clone(),
-        r.runtime.handle().clone(),
-        r.objects.clone(),
-    ))
-}
-
-/// Who a call that clients and hosts both make acts for.
-pub(crate) enum Caller {
-    /// This process's client (`PMIx_Init` ran).
-    Client(Arc<pmix::client::blocking::Client>),
-    /// A host: this process runs a server and no client. Its client calls (`PMIx_Get`,
-    /// `PMIx_Store_internal`, the event calls) then reach its own server.
-    Host,
-}
-
-/// The caller of such a call, taking the client's lock once (a cached `PMIx_Get` is on the
-/// hot path); `PMIX_ERR_INIT` when the process has neither a client nor a server.
-pub(crate) fn caller() -> Result<Caller, Status> {
-    match crate::client::client() {
-        Ok(c) => Ok(Caller::Client(c)),
-        Err(_) if running().is_some() => Ok(Caller::Host),
-        Err(s) => Err(s),
-    }
-}
-
-/// `PMIx_Get` in a host: what its server holds (`Server::get`); a NULL process is
-/// `PMIX_ERR_BAD_PARAM`, as a host has no identity of its own here.
-pub(crate) fn host_get(target: Option<Proc>, key: &str) -> Result<Value, Status> {
-    let target = target.ok_or(Status::ERR_BAD_PARAM)?;
-    let (server, handle, _) = server()?;
-    handle.block_on(server.get(target, key)).map_err(status_of)
-}
-
-/// `PMIx_Store_internal` in a host (`Server::store_internal`).
-pub(crate) fn host_store(proc: Proc, key: &str, value: Value) -> Result<(), Status> {
-    let key = Key::new(key).map_err(status_of)?;
-    let (server, handle, _) = server()?;
-    handle
-        .block_on(server.store_internal(proc, key, value))
-        .map_err(status_of)
-}
 
 /// Run `work` to its end: on the calling thread without `cbfunc`, or on one of the
 /// server's threads, which then calls `cbfunc` with the status.
@@ -219,7 +158,7 @@ pub extern "C" fn PMIx_server_finalize() -> CStatus {
         };
         r.server.shutdown();
         drop(r.server);
-        events::clear();
+        crate::state::host_events::clear();
         r.runtime
             .shutdown_timeout(std::time::Duration::from_secs(5));
         Ok(())

@@ -10,7 +10,7 @@ use pmix::model::{Cpuset, Status};
 
 use super::{run_op, server, status_of};
 use crate::boundary::{c_strdup, guard, guard_or};
-use crate::nb::CbData;
+use crate::callbacks::CbData;
 use crate::types::{CInfo, CSourced, CStatus, InfoCb, OpCb};
 use crate::values::read_cpuset;
 use crate::values::{free_infos, read_infos, write_infos};

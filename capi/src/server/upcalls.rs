@@ -8,7 +8,7 @@
 //! itself, as OpenPMIx's server does.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use pmix::host::Host;
 use pmix::model::{
@@ -20,11 +20,8 @@ use super::lend::{
     Lent, Sent, credential_done, info_done, lookup_done, modex_done, op_done, spawn_done,
     tool_done, upcall, validation_done,
 };
+use crate::state::server::ServerObjects;
 use crate::types::{CApp, CQuery, CServerModule, CStatus, ConnectFn, InfoCb};
-
-/// What the host gave `PMIx_server_register_client` for each client, handed back in the
-/// upcalls about it.
-pub(crate) type ServerObjects = Arc<Mutex<std::collections::BTreeMap<Proc, usize>>>;
 
 /// The C host behind the crate's server.
 #[derive(Clone, Debug)]
@@ -42,7 +39,7 @@ impl CHost {
 
 impl Host for CHost {
     async fn client_lost(&self, proc: Proc) {
-        if let Err(status) = super::events::client_lost(proc) {
+        if let Err(status) = crate::state::host_events::client_lost(proc) {
             tracing::debug!("a lost client's event was not raised: {status:?}");
         }
     }

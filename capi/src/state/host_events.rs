@@ -18,7 +18,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError, mpsc};
 use pmix::events::{Event, HandlerId, Registration, Registry};
 use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status, attr};
 
-use crate::events::{CHandler, Completion, Delivery, run_handler};
+use crate::callbacks::{CHandler, Completion, Delivery, run_handler};
 
 /// The host's handlers: where each stands, and the C function and return object of each.
 #[derive(Default)]
@@ -60,7 +60,7 @@ pub(crate) fn deregister(id: HandlerId) -> Result<(), Status> {
 
 /// Run `work` on one of the server's threads (a registration's callback).
 pub(crate) fn on_server_thread(work: impl FnOnce() + Send + 'static) -> Result<(), Status> {
-    let (_, handle, _) = super::server()?;
+    let (_, handle, _) = super::server::server()?;
     handle.spawn_blocking(work);
     Ok(())
 }
@@ -93,7 +93,7 @@ pub(crate) fn notify(
     range: DataRange,
     info: Vec<Info>,
 ) -> Result<(), Status> {
-    let (server, handle, _) = super::server()?;
+    let (server, handle, _) = super::server::server()?;
     if range != DataRange::PROC_LOCAL {
         let (source, info) = (source.clone(), info.clone());
         handle
@@ -119,7 +119,7 @@ pub(crate) fn notify(
 /// affected one, as OpenPMIx raises it (Slurm's `mpi/pmix` cancels the step on hearing it).
 /// The clients hear nothing of it here.
 pub(crate) fn client_lost(proc: Proc) -> Result<(), Status> {
-    let (server, handle, _) = super::server()?;
+    let (server, handle, _) = super::server::server()?;
     let me = server.id().clone();
     let info = vec![Info::new(attr::EVENT_AFFECTED_PROC, proc.clone())];
     let event = Event {
