@@ -1,9 +1,12 @@
-//! What every entry point shares: the panic boundary, the log of a refused call, and memory
+//! What every entry point shares: the panic boundary, the log of a refused call, memory
 //! from libc's allocator (C callers release what the library hands them with `free()`,
-//! `openpmix/ABI.md` §2.1).
+//! `openpmix/ABI.md` §2.1), and the strings C callers may keep for the life of the process
+//! ([`interned`]).
 
-use std::ffi::{CStr, c_char, c_void};
+use std::collections::BTreeMap;
+use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, PoisonError};
 
 use pmix::model::{Status, Text};
 
@@ -203,6 +206,23 @@ pub(crate) unsafe fn slice_of_mut<'a, T>(p: *mut T, n: usize) -> Result<&'a mut 
     plausible(p.cast_const(), n)?;
     // SAFETY: the caller's promise, and `p` is not NULL.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// A string C callers may keep for the life of the process: each distinct text is made
+/// once (the set of texts is small and bounded: the standard's names and messages).
+pub(crate) fn interned(text: &str) -> *const c_char {
+    static TEXTS: Mutex<BTreeMap<String, &'static CStr>> = Mutex::new(BTreeMap::new());
+    let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(s) = texts.get(text) {
+        return s.as_ptr();
+    }
+    let c: &'static CStr = Box::leak(
+        CString::new(text.replace('\0', ""))
+            .unwrap_or_default()
+            .into_boxed_c_str(),
+    );
+    texts.insert(text.to_owned(), c);
+    c.as_ptr()
 }
 
 #[cfg(test)]

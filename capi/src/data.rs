@@ -283,6 +283,57 @@ pub unsafe extern "C" fn PMIx_Data_unload(
     })
 }
 
+/// `PMIx_Data_buffer_load`: `bytes` as the buffer's payload, taken over (`PMIx_Data_load`).
+///
+/// # Safety
+/// `b` is NULL or a buffer; `bytes` NULL or a block of libc's of `sz` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Data_buffer_load(b: *mut CDataBuffer, bytes: *mut c_char, sz: usize) {
+    guard_or("PMIx_Data_buffer_load", (), || {
+        let mut payload = CByteObject { bytes, size: sz };
+        // SAFETY: the caller's promise, passed on.
+        unsafe { PMIx_Data_load(b, &mut payload) };
+    });
+}
+
+/// `PMIx_Data_buffer_unload`: the buffer's unread payload into `*bytes` and `*sz` (the
+/// caller's to free; NULL and 0 when there is none or the unload fails), the buffer emptied.
+///
+/// # Safety
+/// `b` is NULL or a buffer; `bytes` and `sz` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_Data_buffer_unload(
+    b: *mut CDataBuffer,
+    bytes: *mut *mut c_char,
+    sz: *mut usize,
+) {
+    guard_or("PMIx_Data_buffer_unload", (), || {
+        let mut payload = CByteObject {
+            bytes: ptr::null_mut(),
+            size: 0,
+        };
+        // SAFETY: the caller's promise, passed on.
+        let rc = unsafe { PMIx_Data_unload(b, &mut payload) };
+        if rc != 0 {
+            payload = CByteObject {
+                bytes: ptr::null_mut(),
+                size: 0,
+            };
+        }
+        // SAFETY: the caller's promise.
+        unsafe {
+            if let Some(out) = bytes.as_mut() {
+                *out = payload.bytes;
+            } else {
+                free(payload.bytes);
+            }
+            if let Some(out) = sz.as_mut() {
+                *out = payload.size;
+            }
+        }
+    });
+}
+
 /// `PMIx_Data_embed`: a copy of the payload's bytes becomes the buffer's content.
 ///
 /// # Safety

@@ -12,9 +12,9 @@ use std::ptr;
 use pmix::model::{DataArray, DataType, Status, Value};
 
 use crate::boundary::{guard, guard_or, read_fixed, write_fixed};
-use crate::support::loaded;
+
 use crate::types::{CDataArray, CInfo, CStatus, CValue};
-use crate::values::{destruct_value, read_info, read_value, write_object, write_value};
+use crate::values::{destruct_value, loaded, read_info, read_value, write_object, write_value};
 
 /// The list behind the `void *` of `PMIx_Info_list_start`.
 #[derive(Default)]

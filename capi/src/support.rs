@@ -2,10 +2,8 @@
 //! infos (`PMIx_Value_*`, `PMIx_Info_*`), and data arrays. The info lists are in
 //! `info_list.rs`.
 
-use std::collections::BTreeMap;
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::ptr;
-use std::sync::{Mutex, PoisonError};
 
 use pmix::model::strings;
 use pmix::model::{
@@ -14,30 +12,13 @@ use pmix::model::{
 };
 
 use crate::boundary::{
-    c_strdup, calloc_array, free, guard, guard_or, read_cstr, read_text, write_fixed,
+    c_strdup, calloc_array, free, guard, guard_or, interned, read_cstr, read_text, write_fixed,
 };
 use crate::types::{CDataArray, CInfo, CStatus, CValue};
 use crate::values::{
-    by_pointer, destruct_array, destruct_value, object_size, read_info, read_object, read_value,
+    by_pointer, destruct_array, destruct_value, loaded, object_size, read_info, read_value,
     write_object, write_value,
 };
-
-/// A string C callers may keep for the life of the process: each distinct text is made
-/// once (the set of texts is small and bounded: the standard's names and messages).
-pub(crate) fn interned(text: &str) -> *const c_char {
-    static TEXTS: Mutex<BTreeMap<String, &'static CStr>> = Mutex::new(BTreeMap::new());
-    let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(s) = texts.get(text) {
-        return s.as_ptr();
-    }
-    let c: &'static CStr = Box::leak(
-        CString::new(text.replace('\0', ""))
-            .unwrap_or_default()
-            .into_boxed_c_str(),
-    );
-    texts.insert(text.to_owned(), c);
-    c.as_ptr()
-}
 
 macro_rules! static_string {
     ($(#[$doc:meta])* $c_name:ident($t:ty) => $f:expr) => {
@@ -195,48 +176,6 @@ pub unsafe extern "C" fn PMIx_Info_string(info: *const CInfo) -> *mut c_char {
 
 fn value_text(v: &Value) -> String {
     format!("{}: {v:?}", strings::data_type_string(v.data_type()))
-}
-
-/// Read the C object `data` of type `t` as `PMIx_Value_load` takes it: a string or a regex
-/// is the `char *` itself, a pointer the address itself, every other type the address of
-/// its object.
-///
-/// # Safety
-/// `data` is as described, for type `t`.
-pub(crate) unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
-    if data.is_null() {
-        // No data: a boolean is true (`PMIX_INFO_LOAD(&i, PMIX_COLLECT_DATA, NULL, PMIX_BOOL)`
-        // asks for the directive), any other type its zero (a NULL string, an empty array).
-        if t == DataType::BOOL {
-            return Ok(Value::Bool(true));
-        }
-        let zeros = [0u64; 128];
-        debug_assert!(object_size(t).is_none_or(|n| n <= size_of_val(&zeros)));
-        // SAFETY: a zeroed block larger than any object is a valid object of every type
-        // this library reads (integers 0, pointers NULL, counts 0).
-        return unsafe { read_object(t, zeros.as_ptr().cast()) };
-    }
-    if t == DataType::STRING {
-        let slot = data;
-        // SAFETY: `slot` is the address of a local `char *` that holds the string.
-        return unsafe { read_object(t, ptr::from_ref(&slot).cast()) };
-    }
-    if t == DataType::REGEX {
-        // A regex is loaded from its text (`PMIx_generate_regex`'s), kept with its NUL as
-        // OpenPMIx keeps it.
-        // SAFETY: the caller's promise: the regex's text.
-        let text = unsafe { std::ffi::CStr::from_ptr(data.cast()) };
-        return Ok(Value::Regex(pmix::model::ByteObject(
-            text.to_bytes_with_nul().to_vec(),
-        )));
-    }
-    if t == DataType::POINTER {
-        // The address is the value (`PMIX_INFO_LOAD(&i, key, &object, PMIX_POINTER)` keeps
-        // `&object`).
-        return Ok(Value::Pointer(pmix::model::Pointer(data as usize)));
-    }
-    // SAFETY: the caller's promise.
-    unsafe { read_object(t, data) }
 }
 
 /// `PMIx_Value_load`: a copy of `data`, of type `type_`, into `val` (its old contents are not

@@ -150,6 +150,27 @@ pub unsafe extern "C" fn PMIx_Parse_cpuset_string(
     })
 }
 
+/// `PMIx_server_generate_cpuset`: the cpuset a `PMIX_CPUSET` string (`hwloc:0-3`) names,
+/// in a process that runs a server (`PMIX_ERR_INIT` otherwise).
+///
+/// # Safety
+/// `cpuset_string` is a C string; `cpuset` writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn PMIx_server_generate_cpuset(
+    cpuset_string: *const c_char,
+    cpuset: *mut CSourced,
+) -> CStatus {
+    let running = matches!(
+        crate::state::server::caller(),
+        Ok(crate::state::server::Caller::Host)
+    );
+    if !running {
+        return Status::ERR_INIT.0;
+    }
+    // SAFETY: the caller's promise, passed on.
+    unsafe { PMIx_Parse_cpuset_string(cpuset_string, cpuset) }
+}
+
 /// `PMIx_Cpuset_destruct`: release the hwloc bitmap and the source.
 ///
 /// # Safety

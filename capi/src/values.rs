@@ -46,7 +46,7 @@ pub(crate) use hwloc::{
     c_cpuset, destruct_cpuset, destruct_topology, hwloc_topology, is_hwloc, read_cpuset,
     read_topology,
 };
-pub(crate) use read::{read_info, read_infos, read_object, read_value};
+pub(crate) use read::{loaded, read_info, read_infos, read_object, read_value};
 pub(crate) use records::{free_argv, read_argv};
 pub(crate) use release::{destruct_array, destruct_object, destruct_value, free_infos};
 pub(crate) use write::{copy_object, write_infos, write_object, write_value};

@@ -11,6 +11,10 @@
 //! - `strings`: the new `*_string` calls and `PMIx_Error_code`;
 //! - `runtime`: the new calls that reach a server or the library's state.
 //!
+//! Two of those releases' calls stand with their chapter: `PMIx_Data_buffer_load` and
+//! `_unload` with the buffer calls (`crate::data`), `PMIx_server_generate_cpuset` with the
+//! cpusets (`crate::topology`).
+//!
 //! Where the draft describes a function, it does what the draft says; where it is silent,
 //! what OpenPMIx 6.1.0 does, with three choices made for programs of every release (each in
 //! `docs/capi.md`): a NULL pointer is refused (or ignored, for a function that returns

@@ -25,7 +25,7 @@ use pmix::model::Status;
 use crate::boundary::{guard, guard_or};
 use crate::callbacks::OpCallback;
 use crate::state::threads::{on_client_thread, wait_idle};
-use crate::types::{CDataBuffer, CInfo, CProc, CResourceUnit, CSourced, CStatus};
+use crate::types::{CDataBuffer, CInfo, CProc, CResourceUnit, CStatus};
 use crate::values::read_infos;
 
 /// `PMIX_ERR_INIT` unless the process runs a client, a tool or a server.
@@ -146,27 +146,6 @@ pub unsafe extern "C" fn PMIx_server_collect_job_info(
         }
         Err(Status::ERR_NOT_SUPPORTED)
     })
-}
-
-/// `PMIx_server_generate_cpuset`: the cpuset a `PMIX_CPUSET` string (`hwloc:0-3`) names,
-/// in a process that runs a server (`PMIX_ERR_INIT` otherwise).
-///
-/// # Safety
-/// `cpuset_string` is a C string; `cpuset` writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_generate_cpuset(
-    cpuset_string: *const c_char,
-    cpuset: *mut CSourced,
-) -> CStatus {
-    let running = matches!(
-        crate::state::server::caller(),
-        Ok(crate::state::server::Caller::Host)
-    );
-    if !running {
-        return Status::ERR_INIT.0;
-    }
-    // SAFETY: the caller's promise, passed on.
-    unsafe { crate::topology::PMIx_Parse_cpuset_string(cpuset_string, cpuset) }
 }
 
 /// `PMIx_tool_is_connected`: whether this tool has a primary server.

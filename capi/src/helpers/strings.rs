@@ -8,8 +8,8 @@ use std::ptr;
 
 use pmix::model::Status;
 
+use crate::boundary::interned;
 use crate::boundary::{c_strdup, guard_or, read_cstr, read_fixed};
-use crate::support::interned;
 use crate::types::{CApp, CProc, CResourceUnit, CStatus};
 use crate::values::read_argv;
 

@@ -17,7 +17,10 @@ use crate::types::{
     CEndpoint, CEnvar, CFabric, CGeometry, CInfo, CNetStats, CNodePid, CNodeStats, CPdata, CProc,
     CProcInfo, CProcStats, CQuery, CRegattr, CResourceUnit, CSourced, CValue,
 };
-use crate::values::{DEVICE, destruct_object, destruct_value, object_size, undef_value};
+use crate::values::{
+    DEVICE, destruct_object, destruct_value, loaded, object_size, read_value, undef_value,
+    write_value,
+};
 
 /// `pmix_info_t`'s flag that keeps `PMIx_Info_destruct` off its value.
 const INFO_PERSISTENT: u32 = 0x10;
@@ -534,7 +537,10 @@ pub unsafe extern "C" fn PMIx_Pdata_load(
         // SAFETY: the key field and the caller's key and data.
         unsafe {
             super::names::PMIx_Load_key(dest.key.as_mut_ptr(), key);
-            crate::support::PMIx_Value_load(&mut dest.value, data, type_);
+            // As `PMIx_Value_load` loads it; a value that cannot be read stays undefined.
+            if let Ok(v) = loaded(data, DataType(type_)) {
+                let _ = write_value(&v, &mut dest.value);
+            }
         }
     });
 }
@@ -555,8 +561,11 @@ pub unsafe extern "C" fn PMIx_Pdata_xfer(dest: *mut CPdata, src: *const CPdata) 
             key: src.key,
             value: undef_value(),
         };
-        // SAFETY: a value of the caller's into a fresh one.
-        unsafe { crate::support::PMIx_Value_xfer(&mut dest.value, &src.value) };
+        // SAFETY: a value of the caller's into a fresh one (as `PMIx_Value_xfer` copies it).
+        if let Ok(v) = unsafe { read_value(&src.value) } {
+            // SAFETY: `dest.value` is the fresh value above.
+            let _ = unsafe { write_value(&v, &mut dest.value) };
+        }
     });
 }
 
@@ -742,57 +751,6 @@ pub unsafe extern "C" fn PMIx_Data_buffer_release(b: *mut CDataBuffer) {
     // SAFETY: the caller's promise.
     guard_or("PMIx_Data_buffer_release", (), || unsafe {
         free_array(b, 1)
-    });
-}
-
-/// `PMIx_Data_buffer_load`: `bytes` as the buffer's payload, taken over (`PMIx_Data_load`).
-///
-/// # Safety
-/// `b` is NULL or a buffer; `bytes` NULL or a block of libc's of `sz` bytes.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Data_buffer_load(b: *mut CDataBuffer, bytes: *mut c_char, sz: usize) {
-    guard_or("PMIx_Data_buffer_load", (), || {
-        let mut payload = CByteObject { bytes, size: sz };
-        // SAFETY: the caller's promise, passed on.
-        unsafe { crate::data::PMIx_Data_load(b, &mut payload) };
-    });
-}
-
-/// `PMIx_Data_buffer_unload`: the buffer's unread payload into `*bytes` and `*sz` (the
-/// caller's to free; NULL and 0 when there is none or the unload fails), the buffer emptied.
-///
-/// # Safety
-/// `b` is NULL or a buffer; `bytes` and `sz` NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Data_buffer_unload(
-    b: *mut CDataBuffer,
-    bytes: *mut *mut c_char,
-    sz: *mut usize,
-) {
-    guard_or("PMIx_Data_buffer_unload", (), || {
-        let mut payload = CByteObject {
-            bytes: ptr::null_mut(),
-            size: 0,
-        };
-        // SAFETY: the caller's promise, passed on.
-        let rc = unsafe { crate::data::PMIx_Data_unload(b, &mut payload) };
-        if rc != 0 {
-            payload = CByteObject {
-                bytes: ptr::null_mut(),
-                size: 0,
-            };
-        }
-        // SAFETY: the caller's promise.
-        unsafe {
-            if let Some(out) = bytes.as_mut() {
-                *out = payload.bytes;
-            } else {
-                free(payload.bytes);
-            }
-            if let Some(out) = sz.as_mut() {
-                *out = payload.size;
-            }
-        }
     });
 }
 

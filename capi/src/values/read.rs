@@ -233,3 +233,45 @@ pub(super) unsafe fn read_query(q: &CQuery) -> Result<Query, Status> {
         })
     }
 }
+
+/// Read the C object `data` of type `t` as `PMIx_Value_load` takes it: a string or a regex
+/// is the `char *` itself, a pointer the address itself, every other type the address of
+/// its object.
+///
+/// # Safety
+/// `data` is as described, for type `t`.
+pub(crate) unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, Status> {
+    if data.is_null() {
+        // No data: a boolean is true (`PMIX_INFO_LOAD(&i, PMIX_COLLECT_DATA, NULL, PMIX_BOOL)`
+        // asks for the directive), any other type its zero (a NULL string, an empty array).
+        if t == DataType::BOOL {
+            return Ok(Value::Bool(true));
+        }
+        let zeros = [0u64; 128];
+        debug_assert!(object_size(t).is_none_or(|n| n <= size_of_val(&zeros)));
+        // SAFETY: a zeroed block larger than any object is a valid object of every type
+        // this library reads (integers 0, pointers NULL, counts 0).
+        return unsafe { read_object(t, zeros.as_ptr().cast()) };
+    }
+    if t == DataType::STRING {
+        let slot = data;
+        // SAFETY: `slot` is the address of a local `char *` that holds the string.
+        return unsafe { read_object(t, ptr::from_ref(&slot).cast()) };
+    }
+    if t == DataType::REGEX {
+        // A regex is loaded from its text (`PMIx_generate_regex`'s), kept with its NUL as
+        // OpenPMIx keeps it.
+        // SAFETY: the caller's promise: the regex's text.
+        let text = unsafe { std::ffi::CStr::from_ptr(data.cast()) };
+        return Ok(Value::Regex(pmix::model::ByteObject(
+            text.to_bytes_with_nul().to_vec(),
+        )));
+    }
+    if t == DataType::POINTER {
+        // The address is the value (`PMIX_INFO_LOAD(&i, key, &object, PMIX_POINTER)` keeps
+        // `&object`).
+        return Ok(Value::Pointer(pmix::model::Pointer(data as usize)));
+    }
+    // SAFETY: the caller's promise.
+    unsafe { read_object(t, data) }
+}
