@@ -1,79 +1,190 @@
-//! `cargo xtask layers`: the import graph of `pmix`'s files against its layers.
+//! `cargo xtask layers`: the import graph of a crate's files against the crate's layers.
 //!
-//! Each file of `pmix/src` is a module; a file imports another when its code names an item
-//! of it (`use` trees and paths that start with `crate::`, `super::` or `self::`, followed
-//! through `pub use` re-exports to the file that defines the item). A re-export itself is a
-//! module's face, not a dependency of its code: a `mod.rs` that re-exports its children's
-//! types does not import them. Test code is left out:
-//! files named `tests.rs` or `*_tests.rs`, folders named `tests`, and `#[cfg(test)]` items.
+//! Each file of a crate's `src` is a module; a file imports another when its code names an
+//! item of it (`use` trees and paths that start with `crate::`, `super::` or `self::`,
+//! followed through `pub use` re-exports to the file that defines the item). A re-export
+//! itself is a module's face, not a dependency of its code: a `mod.rs` that re-exports its
+//! children's types does not import them. Test code is left out: files named `tests.rs` or
+//! `*_tests.rs`, folders named `tests`, and `#[cfg(test)]` items.
 //!
 //! Three rules, from the project's architecture notes:
 //!
-//! - **Dependencies point down**: a file imports only from its own layer or below ([`LAYERS`]).
-//! - **The sides stay apart**: the client, the server and the tool share the layers below
-//!   them and import nothing of each other ([`SIDES`]).
+//! - **Dependencies point down**: a file imports only from its own layer or below.
+//! - **The sides stay apart**: stacks that share the layers below them import nothing of
+//!   each other.
 //! - **No circles**: no two files import each other, directly or through others.
 //!
-//! The rules are checked by a test against the findings written down in
-//! [`KNOWN`](known.txt): a finding not written there fails it, and so does one written there that is
-//! gone (so that the list only shrinks, and says what is left to untangle).
+//! The layers and the sides are each crate's own ([`Rules`], chosen by name by [`rules`]):
+//!
+//! - `pmix` ([`PMIX`]): the model, the codec, the wire, the store, retrieval, events and
+//!   queries, the sans-IO cores, the transports, the drivers and the crate's root; its sides
+//!   are the client, the server and the tool.
+//! - `capi` ([`CAPI`]): the C boundary, C values and callbacks, the process's state, the
+//!   chapters' entry points and the crate's root; each chapter is a side of its own
+//!   ([`CAPI_CHAPTERS`]): a file of one chapter imports nothing of another, while the files
+//!   inside one (`ops.rs` and `ops/spawn.rs`, `server/mod.rs` and `server/upcalls.rs`) may
+//!   import each other.
+//!
+//! A crate without rules (`--crate conformance`) is held to the last rule only: its circles
+//! are its findings, and any fails the command.
+//!
+//! The findings still to untangle in a crate with rules are written down beside this file,
+//! one per line (`layers/pmix.txt`, `layers/capi.txt`). The test and the command hold the
+//! crate to them: a finding not written there fails, and so does one written there that is
+//! gone (so that the list only shrinks, and says what is left to untangle). Without
+//! `--crate`, the command checks every crate with rules ([`CRATES`]) and prints each
+//! finding as known or new.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The layers of `pmix`, bottom first: a module belongs to the layer of the longest prefix
-/// of its path listed here.
-pub(crate) const LAYERS: &[(&str, &[&str])] = &[
-    ("model", &["model", "error", "topology"]),
-    ("codec", &["codec"]),
-    ("wire", &["wire"]),
-    ("store", &["store"]),
-    ("retrieval", &["retrieval"]),
-    ("events and queries", &["events", "query"]),
-    (
-        "sans-IO server and client cores",
-        &[
-            "server::core",
-            "server::fence",
-            "server::env",
-            "server::credential",
-            "client::core",
-        ],
-    ),
-    ("transports", &["transport"]),
-    (
-        "drivers and the host kit",
-        &["server", "client", "host", "tool"],
-    ),
-    ("the crate's root", &[""]),
+/// A crate's rules: its layers, its sides, and the findings still to untangle.
+#[derive(Debug)]
+pub(crate) struct Rules {
+    /// The layers, bottom first: a module belongs to the layer of the longest prefix of its
+    /// path listed here (a module no prefix names, to the top one).
+    pub(crate) layers: &'static [(&'static str, &'static [&'static str])],
+    /// The sides, each a stack of its own above the shared layers: a module belongs to the
+    /// side its path begins with, and a module of one side imports nothing of another.
+    pub(crate) sides: &'static [&'static str],
+    /// What a side is called in a finding (`the client side imports from the server side`).
+    pub(crate) side: &'static str,
+    /// The findings still to untangle, one per line (`file -> file: why`), with `#` comments.
+    pub(crate) known: &'static str,
+}
+
+/// `pmix`'s rules: its layers from the model up to the drivers, and the sides of the
+/// protocol.
+pub(crate) const PMIX: Rules = Rules {
+    layers: &[
+        ("model", &["model", "error", "topology"]),
+        ("codec", &["codec"]),
+        ("wire", &["wire"]),
+        ("store", &["store"]),
+        ("retrieval", &["retrieval"]),
+        ("events and queries", &["events", "query"]),
+        (
+            "sans-IO server and client cores",
+            &[
+                "server::core",
+                "server::fence",
+                "server::env",
+                "server::credential",
+                "client::core",
+            ],
+        ),
+        ("transports", &["transport"]),
+        (
+            "drivers and the host kit",
+            &["server", "client", "host", "tool"],
+        ),
+        ("the crate's root", &[""]),
+    ],
+    sides: &["client", "server", "tool"],
+    side: "side",
+    known: include_str!("layers/pmix.txt"),
+};
+
+/// The chapters of `capi`: the modules of the C API's entry points, each a side of its own.
+pub(crate) const CAPI_CHAPTERS: &[&str] = &[
+    "client",
+    "nb",
+    "events",
+    "data",
+    "ops",
+    "server",
+    "tool",
+    "topology",
+    "fabric",
+    "iof",
+    "support",
+    "info_list",
+    "helpers",
 ];
 
-/// The sides of the protocol, each a stack of its own above the shared layers: a module of
-/// one side imports nothing of another.
-pub(crate) const SIDES: &[&str] = &["client", "server", "tool"];
+/// `capi`'s rules: its layers from the C boundary up to the chapters' entry points, and
+/// the chapters apart.
+pub(crate) const CAPI: Rules = Rules {
+    layers: &[
+        ("the C boundary", &["boundary", "types", "departures"]),
+        ("C values and callbacks", &["values", "callbacks"]),
+        ("the process's state", &["state"]),
+        ("the chapters' entry points", CAPI_CHAPTERS),
+        ("the crate's root", &["", "fuzzing", "test_fixtures"]),
+    ],
+    sides: CAPI_CHAPTERS,
+    side: "chapter",
+    known: include_str!("layers/capi.txt"),
+};
 
-/// The findings still to untangle, one per line (`file -> file: why`), kept beside this
-/// file and checked by its test.
-#[cfg(test)]
-const KNOWN: &str = include_str!("layers/known.txt");
+/// The crates with rules, by the name of their folder: `cargo xtask layers` without
+/// `--crate` checks each.
+pub(crate) const CRATES: &[(&str, Rules)] = &[("pmix", PMIX), ("capi", CAPI)];
+
+/// The rules of the crate in the folder `name`, if it has any.
+pub(crate) fn rules(name: &str) -> Option<&'static Rules> {
+    CRATES.iter().find(|(n, _)| *n == name).map(|(_, r)| r)
+}
+
+impl Rules {
+    /// The index in [`Rules::layers`] of the layer the module at `path` belongs to.
+    fn layer_of(&self, path: &[String]) -> usize {
+        let mut best = (0, self.layers.len() - 1);
+        for (i, (_, prefixes)) in self.layers.iter().enumerate() {
+            for p in *prefixes {
+                if under(path, p) && (p.len() + 1 > best.0) {
+                    best = (p.len() + 1, i);
+                }
+            }
+        }
+        best.1
+    }
+
+    /// The side the module at `path` belongs to, if any.
+    fn side_of(&self, path: &[String]) -> Option<&'static str> {
+        self.sides.iter().copied().find(|s| under(path, s))
+    }
+
+    /// The findings the crate's written-down list holds: its lines other than blanks and
+    /// comments.
+    fn listed(&self) -> Vec<String> {
+        self.known
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// Whether the module at `path` is the module `prefix` (`server::core`) or inside it; every
+/// module is inside the empty prefix, the crate's root.
+fn under(path: &[String], prefix: &str) -> bool {
+    let joined = path.join("::");
+    prefix.is_empty()
+        || joined == prefix
+        || joined
+            .strip_prefix(prefix)
+            .is_some_and(|r| r.starts_with("::"))
+}
 
 /// One file of the crate, as a module.
 struct Module {
     /// The module's path (`server::core::groups`); empty for the crate's root.
     path: Vec<String>,
-    /// The file, relative to `pmix/src`.
+    /// The file, relative to the crate's `src`.
     file: String,
     /// The code with comments, literals and test items removed.
     code: String,
 }
 
-/// `cargo xtask layers [--crate NAME] [--imports]`: the findings in `pmix` (or, for another
-/// crate of the workspace, its circles: the layers are `pmix`'s), or every import.
-pub(crate) fn run(root: &Path, name: &str, list_imports: bool) -> Result<(), String> {
-    let src = root.join(name).join("src");
+/// `cargo xtask layers [--crate NAME] [--imports]`: every crate with rules checked against
+/// its written-down findings; with `--crate`, one crate (one without rules: its circles);
+/// with `--imports`, every import of the crate (`pmix` when none is named).
+pub(crate) fn run(root: &Path, name: Option<&str>, list_imports: bool) -> Result<(), String> {
+    let src = |name: &str| root.join(name).join("src");
     if list_imports {
-        let modules = load(&src)?;
+        let modules = load(&src(name.unwrap_or("pmix")))?;
         for (from, tos) in imports(&modules) {
             for to in tos {
                 println!("{} -> {}", modules[from].file, modules[to].file);
@@ -81,52 +192,144 @@ pub(crate) fn run(root: &Path, name: &str, list_imports: bool) -> Result<(), Str
         }
         return Ok(());
     }
-    let findings = if name == "pmix" {
-        findings(&src)?
-    } else {
-        let modules = load(&src)?;
-        circle_findings(&modules, &imports(&modules))
+    let Some(name) = name else {
+        let failures: Vec<String> = CRATES
+            .iter()
+            .filter_map(|(name, rules)| check(&src(name), name, rules).err())
+            .collect();
+        return if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("; "))
+        };
     };
-    print!("{}", report(&findings));
-    if findings.is_empty() {
+    if let Some(rules) = rules(name) {
+        return check(&src(name), name, rules);
+    }
+    let found = findings(&src(name), None)?;
+    for f in &found {
+        println!("{f}");
+    }
+    println!("{} findings", found.len());
+    if found.is_empty() {
         Ok(())
     } else {
-        Err(format!("{} findings", findings.len()))
+        Err(format!("{} findings", found.len()))
     }
 }
 
-/// The findings, as the lines `known.txt` holds.
-pub(crate) fn findings(src: &Path) -> Result<Vec<String>, String> {
+/// Checks the crate `name` at `src` against its rules and its written-down findings,
+/// printing each finding as known or new and each written-down one that is gone; fails on
+/// a new one or a gone one.
+fn check(src: &Path, name: &str, rules: &Rules) -> Result<(), String> {
+    let found = findings(src, Some(rules))?;
+    let against = Comparison::of(&found, &rules.listed());
+    print!("{}", against.report(name));
+    if against.new.is_empty() && against.gone.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}: {} new findings, {} listed findings gone",
+            against.new.len(),
+            against.gone.len()
+        ))
+    }
+}
+
+/// A crate's findings against the ones written down for it.
+#[derive(Debug, Default)]
+struct Comparison {
+    /// Found and written down: still to untangle.
+    known: Vec<String>,
+    /// Found and not written down: to untangle now.
+    new: Vec<String>,
+    /// Written down and not found: to delete from the list.
+    gone: Vec<String>,
+}
+
+impl Comparison {
+    fn of(found: &[String], listed: &[String]) -> Self {
+        let (known, new) = found.iter().cloned().partition(|f| listed.contains(f));
+        let gone = listed
+            .iter()
+            .filter(|l| !found.contains(l))
+            .cloned()
+            .collect();
+        Self { known, new, gone }
+    }
+
+    /// The findings of the crate `name` by kind, each kind under a heading, and a count.
+    fn report(&self, name: &str) -> String {
+        let list = format!("xtask/src/layers/{name}.txt");
+        let mut s = String::new();
+        for (heading, findings) in [
+            (format!("known (listed in {list}):"), &self.known),
+            ("new (untangle them):".to_owned(), &self.new),
+            (format!("gone (delete them from {list}):"), &self.gone),
+        ] {
+            if findings.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "{heading}");
+            for f in findings {
+                let _ = writeln!(s, "  {f}");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "{name}: {} findings ({} known, {} new), {} listed findings gone",
+            self.known.len() + self.new.len(),
+            self.known.len(),
+            self.new.len(),
+            self.gone.len()
+        );
+        s
+    }
+}
+
+/// The findings in the crate at `src`, sorted, as its written-down list holds them: with
+/// `rules`, those of each rule; without, its circles.
+pub(crate) fn findings(src: &Path, rules: Option<&Rules>) -> Result<Vec<String>, String> {
     let modules = load(src)?;
     let graph = imports(&modules);
+    let mut out = circle_findings(&modules, &graph);
+    if let Some(rules) = rules {
+        out.extend(rule_findings(rules, &modules, &graph));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The imports that break `rules`: across sides, and from a layer above.
+fn rule_findings(
+    rules: &Rules,
+    modules: &[Module],
+    graph: &BTreeMap<usize, BTreeSet<usize>>,
+) -> Vec<String> {
     let mut out = Vec::new();
-    for (from, tos) in &graph {
-        for to in tos {
-            let (lf, lt) = (layer_of(&modules[*from].path), layer_of(&modules[*to].path));
-            let side = |m: &Module| {
-                SIDES
-                    .iter()
-                    .find(|s| m.path.first().is_some_and(|f| f == *s))
-            };
-            if let (Some(a), Some(b)) = (side(&modules[*from]), side(&modules[*to]))
+    for (&from, tos) in graph {
+        let from = &modules[from];
+        for &to in tos {
+            let to = &modules[to];
+            if let (Some(a), Some(b)) = (rules.side_of(&from.path), rules.side_of(&to.path))
                 && a != b
             {
+                let side = rules.side;
                 out.push(format!(
-                    "{} -> {}: the {a} side imports from the {b} side",
-                    modules[*from].file, modules[*to].file
+                    "{} -> {}: the {a} {side} imports from the {b} {side}",
+                    from.file, to.file
                 ));
             }
+            let (lf, lt) = (rules.layer_of(&from.path), rules.layer_of(&to.path));
             if lt > lf {
                 out.push(format!(
                     "{} -> {}: imports from a layer above ({} over {})",
-                    modules[*from].file, modules[*to].file, LAYERS[lt].0, LAYERS[lf].0
+                    from.file, to.file, rules.layers[lt].0, rules.layers[lf].0
                 ));
             }
         }
     }
-    out.extend(circle_findings(&modules, &graph));
-    out.sort();
-    Ok(out)
+    out
 }
 
 fn circle_findings(modules: &[Module], graph: &BTreeMap<usize, BTreeSet<usize>>) -> Vec<String> {
@@ -137,31 +340,6 @@ fn circle_findings(modules: &[Module], graph: &BTreeMap<usize, BTreeSet<usize>>)
             format!("{}: import each other", files.join(" <-> "))
         })
         .collect()
-}
-
-fn report(findings: &[String]) -> String {
-    let mut s = String::new();
-    for f in findings {
-        let _ = writeln!(s, "{f}");
-    }
-    let _ = writeln!(s, "{} findings", findings.len());
-    s
-}
-
-fn layer_of(path: &[String]) -> usize {
-    let joined = path.join("::");
-    let mut best = (0, LAYERS.len() - 1);
-    for (i, (_, prefixes)) in LAYERS.iter().enumerate() {
-        for p in *prefixes {
-            let matches = p.is_empty()
-                || joined == *p
-                || joined.strip_prefix(p).is_some_and(|r| r.starts_with("::"));
-            if matches && (p.len() + 1 > best.0) {
-                best = (p.len() + 1, i);
-            }
-        }
-    }
-    best.1
 }
 
 fn is_test_path(file: &str) -> bool {
@@ -664,27 +842,71 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_crate_keeps_its_layers_as_written_down() {
-        let src = crate::workspace_root().join("pmix/src");
-        let found = findings(&src).expect("the crate's sources are readable");
-        let known: Vec<String> = KNOWN
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect();
-        let new: Vec<&String> = found.iter().filter(|f| !known.contains(f)).collect();
-        let gone: Vec<&String> = known.iter().filter(|k| !found.contains(k)).collect();
-        assert!(
-            new.is_empty() && gone.is_empty(),
-            "new findings (untangle them):\n{}\nfindings fixed (delete them from \
-             xtask/src/layers/known.txt):\n{}",
-            lines(&new),
-            lines(&gone)
-        );
+    fn the_crates_keep_their_layers_as_written_down() {
+        let mut failures = String::new();
+        for (name, rules) in CRATES {
+            let src = crate::workspace_root().join(name).join("src");
+            let found = findings(&src, Some(rules)).expect("the crate's sources are readable");
+            let against = Comparison::of(&found, &rules.listed());
+            if !against.new.is_empty() || !against.gone.is_empty() {
+                let _ = write!(
+                    failures,
+                    "{name}: new findings (untangle them):\n{}findings fixed (delete them \
+                     from xtask/src/layers/{name}.txt):\n{}",
+                    lines(&against.new),
+                    lines(&against.gone)
+                );
+            }
+        }
+        assert!(failures.is_empty(), "{failures}");
     }
 
-    fn lines(v: &[&String]) -> String {
+    fn lines(v: &[String]) -> String {
         v.iter().map(|s| format!("  {s}\n")).collect()
+    }
+
+    #[test]
+    fn each_chapter_of_capi_is_a_side_and_its_own_files_are_one() {
+        let path = |p: &str| -> Vec<String> { p.split("::").map(str::to_owned).collect() };
+        assert_eq!(CAPI.side_of(&path("ops::spawn")), Some("ops"));
+        assert_eq!(CAPI.side_of(&path("ops")), Some("ops"));
+        assert_eq!(CAPI.side_of(&path("server::events")), Some("server"));
+        assert_eq!(CAPI.side_of(&path("values::read")), None);
+        assert_eq!(PMIX.side_of(&path("server::core::groups")), Some("server"));
+        assert_eq!(PMIX.side_of(&path("events")), None);
+    }
+
+    #[test]
+    fn a_module_belongs_to_the_layer_of_its_longest_prefix() {
+        let path = |p: &str| -> Vec<String> { p.split("::").map(str::to_owned).collect() };
+        let name = |rules: &Rules, p: &str| rules.layers[rules.layer_of(&path(p))].0;
+        assert_eq!(
+            name(&PMIX, "server::core::groups"),
+            "sans-IO server and client cores"
+        );
+        assert_eq!(name(&PMIX, "server::listener"), "drivers and the host kit");
+        assert_eq!(name(&PMIX, "serverless"), "the crate's root");
+        assert_eq!(name(&CAPI, "state::jobs"), "the process's state");
+        assert_eq!(name(&CAPI, "fuzzing"), "the crate's root");
+    }
+
+    #[test]
+    fn only_a_new_finding_or_a_gone_one_fails_the_check() {
+        let (found, listed) = (
+            ["a -> b: x", "c -> d: y"].map(String::from),
+            ["a -> b: x", "e -> f: z"].map(String::from),
+        );
+        let against = Comparison::of(&found, &listed);
+        assert_eq!(against.known, ["a -> b: x"]);
+        assert_eq!(against.new, ["c -> d: y"]);
+        assert_eq!(against.gone, ["e -> f: z"]);
+    }
+
+    #[test]
+    fn every_crate_with_rules_has_them_by_name() {
+        assert!(rules("pmix").is_some_and(|r| r.sides == ["client", "server", "tool"]));
+        assert!(rules("capi").is_some_and(|r| r.sides == CAPI_CHAPTERS));
+        assert!(rules("conformance").is_none());
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! | `openpmix [RELEASE...]` | builds OpenPMIx 5.0.9 and 6.1.0 as peers into a cache outside the clone, once per machine (`openpmix.rs`) |
 //! | `mutants [--planted \| --shard K/N \| --sample-of-commit N \| --survivors \| --unmeasured [--only TEXT]... \| --score \| --record] [--jobs N]` | mutation testing of the modules that implement the standard's behaviour with `cargo-mutants`, the `rust` target's vectors as the test, each outcome kept in `spec-vectors/mutation.tsv` (`--score` reads it); `--planted`: the planted bugs the main job must catch (`mutants.rs`) |
 //! | `slurm [--nodes N] [--server ours\|openpmix]` | a Slurm cluster of N nodes (4) on this machine, each `slurmd` in namespaces of its own and each node's PMIx server this project's library (or OpenPMIx's), up until Enter is pressed; as root (`tests/src/slurm.rs`) |
-//! | `layers` | the import graph of `pmix`'s files: imports from a layer above, and files that import each other (`layers.rs`) |
+//! | `layers [--crate NAME] [--imports]` | the import graph of each crate with layer rules (`pmix`, `capi`): imports from a layer above, across sides (`capi`: across chapters), and files that import each other, each finding known (written down in `layers/<crate>.txt`) or new; fails on a new one or a written-down one that is gone; `--crate` checks one crate (another crate: its circles) (`layers.rs`) |
 //!
 //! Commands that need system packages install them when run as root and print the exact
 //! `apt-get` command otherwise (`sysdeps`, one list per command).
@@ -199,13 +199,14 @@ enum Cmd {
         #[arg(long, default_value = "ours")]
         server: String,
     },
-    /// List the files of pmix that import from a layer above them or import each other
-    /// (another crate's: its circles).
+    /// Check each crate with layer rules (pmix, capi) for files that import from a layer
+    /// above them, from another side or import each other, against the findings written
+    /// down for it; fail on a new finding or a written-down one that is gone.
     Layers {
-        /// The crate's folder.
-        #[arg(long = "crate", value_name = "NAME", default_value = "pmix")]
-        krate: String,
-        /// List every import instead.
+        /// The crate's folder: check only it (a crate without rules: its circles).
+        #[arg(long = "crate", value_name = "NAME")]
+        krate: Option<String>,
+        /// List every import of the crate (pmix without `--crate`) instead.
         #[arg(long)]
         imports: bool,
     },
@@ -239,7 +240,7 @@ fn main() -> ExitCode {
             parallel,
         } => ("matrix", matrix(&root, slice_of_commit, parallel)),
         Cmd::Slurm { nodes, server } => ("slurm", slurm(&root, nodes, &server)),
-        Cmd::Layers { krate, imports } => ("layers", layers::run(&root, &krate, imports)),
+        Cmd::Layers { krate, imports } => ("layers", layers::run(&root, krate.as_deref(), imports)),
         Cmd::Mutants {
             planted,
             record,
