@@ -10,11 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use pmix::model::{Info, Status};
 
 use crate::boundary::guard_or;
-use crate::types::{CInfo, CProc, CStatus};
+use crate::types::{CInfo, CProc, CStatus, NotificationFn, OpCb};
 use crate::values::{c_proc, free_infos, read_infos, write_infos};
-
-/// `pmix_op_cbfunc_t`.
-pub(crate) type OpCallback = unsafe extern "C" fn(CStatus, *mut c_void);
 
 /// A caller's callback data, carried to the thread that calls the callback. The library
 /// never reads it; only the callback does, as the caller arranged.
@@ -34,32 +31,12 @@ impl CbData {
 }
 
 /// Call an op callback with `status` (inside the panic boundary, as every callback).
-pub(crate) fn call_op(cbfunc: OpCallback, status: Status, cbdata: CbData) {
+pub(crate) fn call_op(cbfunc: OpCb, status: Status, cbdata: CbData) {
     crate::boundary::guard_or("op callback", (), || {
         // SAFETY: the callback and its data the caller passed for this call's outcome.
         unsafe { cbfunc(status.0, cbdata.ptr()) }
     });
 }
-
-/// `pmix_event_notification_cbfunc_fn_t`: how a handler ends its turn.
-type NotificationDone =
-    unsafe extern "C" fn(CStatus, *mut CInfo, usize, Option<OpCallback>, *mut c_void, *mut c_void);
-
-/// `pmix_notification_fn_t`: a C event handler.
-pub(crate) type CHandler = unsafe extern "C" fn(
-    usize,
-    CStatus,
-    *const CProc,
-    *mut CInfo,
-    usize,
-    *mut CInfo,
-    usize,
-    NotificationDone,
-    *mut c_void,
-);
-
-/// `pmix_hdlr_reg_cbfunc_t`.
-pub(crate) type RegistrationDone = unsafe extern "C" fn(CStatus, usize, *mut c_void);
 
 /// What a C handler's turn lends it: the event's source, infos and the results before it.
 /// They stay valid until the handler has both returned and called its completion, in
@@ -112,7 +89,7 @@ pub(crate) struct Delivery<'a> {
 /// `PMIX_EVENT_RETURN_OBJECT` (if it gave one) at the end of the event's infos, as OpenPMIx
 /// hands it back. `completion` receives the handler's end of turn.
 pub(crate) fn run_handler(
-    handler: CHandler,
+    handler: NotificationFn,
     returned: Option<&Info>,
     event: &Delivery<'_>,
     completion: Completion,
@@ -154,7 +131,7 @@ pub(crate) fn run_handler(
                 info.1,
                 results.0,
                 results.1,
-                notification_done,
+                Some(notification_done),
                 cookie,
             )
         }
@@ -171,7 +148,7 @@ unsafe extern "C" fn notification_done(
     status: CStatus,
     results: *mut CInfo,
     nresults: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     thiscbdata: *mut c_void,
     cookie: *mut c_void,
 ) {

@@ -14,14 +14,12 @@ use std::ffi::c_void;
 use pmix::model::{DataRange, Info, Status, attr};
 
 use crate::boundary::{guard, guard_or, slice_of};
-use crate::callbacks::{
-    CHandler, CbData, Completion, Delivery, OpCallback, RegistrationDone, call_op, run_handler,
-};
+use crate::callbacks::{CbData, Completion, Delivery, call_op, run_handler};
 use crate::state::client::with_client;
 use crate::state::host_events as server_events;
 use crate::state::server::Caller;
 use crate::state::threads::{detached_on, run_counted};
-use crate::types::{CInfo, CProc, CStatus};
+use crate::types::{CInfo, CProc, CStatus, HdlrRegCb, NotificationFn, OpCb};
 use crate::values::{read_infos, read_proc};
 
 /// `PMIx_Register_event_handler`: with `cbfunc`, the registration completes on the library's
@@ -37,8 +35,8 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
     ncodes: usize,
     info: *mut CInfo,
     ninfo: usize,
-    evhdlr: Option<CHandler>,
-    cbfunc: Option<RegistrationDone>,
+    evhdlr: Option<NotificationFn>,
+    cbfunc: Option<HdlrRegCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     let mut reference: CStatus = 0;
@@ -136,7 +134,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_Deregister_event_handler(
     evhdlr_ref: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Deregister_event_handler", || {
@@ -184,7 +182,7 @@ pub unsafe extern "C" fn PMIx_Notify_event(
     range: u8,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Notify_event", || {

@@ -13,10 +13,10 @@ use std::ptr;
 use pmix::model::{Fabric, Info, Status};
 
 use crate::boundary::{c_strdup, free, guard, read_cstr};
-use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::callbacks::{CbData, call_op};
 use crate::state::client::client;
 use crate::state::threads::detached;
-use crate::types::{CFabric, CInfo, CStatus};
+use crate::types::{CFabric, CInfo, CStatus, OpCb};
 use crate::values::{free_infos, read_infos, write_infos};
 
 /// A fabric struct crossing to the thread that completes an `_nb` call.
@@ -173,7 +173,7 @@ unsafe fn nonblocking(
     fabric: *mut CFabric,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard(name, || {
@@ -224,7 +224,7 @@ pub unsafe extern "C" fn PMIx_Fabric_register_nb(
     fabric: *mut CFabric,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     // SAFETY: the caller's promise.
@@ -264,7 +264,7 @@ macro_rules! on_registered {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $nb(
             fabric: *mut CFabric,
-            cbfunc: Option<OpCallback>,
+            cbfunc: Option<OpCb>,
             cbdata: *mut c_void,
         ) -> CStatus {
             // SAFETY: the caller's promise.

@@ -21,22 +21,17 @@ use pmix::client::IofOutput;
 use pmix::model::{IofChannel, Status};
 
 use crate::boundary::{guard, guard_or};
-use crate::callbacks::RegistrationDone;
-use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::callbacks::{CbData, call_op};
 use crate::state::client::with_client;
 use crate::state::server::Caller;
 use crate::state::threads::{detached_on, run_counted};
-use crate::types::{CByteObject, CInfo, CProc, CStatus};
+use crate::types::{CByteObject, CInfo, CProc, CStatus, HdlrRegCb, IofCb, OpCb};
 use crate::values::{c_proc, free_infos, read_bytes, read_infos, read_procs, write_infos};
-
-/// `pmix_iof_cbfunc_t`: the pull's id, the channel, the source, the bytes, infos.
-pub(crate) type IofCallback =
-    unsafe extern "C" fn(usize, u16, *mut CProc, *mut CByteObject, *mut CInfo, usize);
 
 /// Output waiting for its handler, and whether a thread is handing it over.
 #[derive(Default)]
 struct Queue {
-    waiting: VecDeque<(Option<IofCallback>, IofOutput)>,
+    waiting: VecDeque<(Option<IofCb>, IofOutput)>,
     draining: bool,
 }
 
@@ -51,7 +46,7 @@ fn queue() -> MutexGuard<'static, Queue> {
 }
 
 /// Queue `output` for `handler`; start a thread that hands the queue over if none does.
-fn arrived(handler: Option<IofCallback>, output: IofOutput) {
+fn arrived(handler: Option<IofCb>, output: IofOutput) {
     let mut q = queue();
     q.waiting.push_back((handler, output));
     if q.draining {
@@ -91,7 +86,7 @@ fn drain() {
 /// Call the C handler with `output`, lent for the duration of the call. The bytes end with
 /// a NUL past their size: handlers that read them as a C string (python3-pmix's does) stop
 /// there.
-fn hand_over(f: IofCallback, mut output: IofOutput) {
+fn hand_over(f: IofCb, mut output: IofOutput) {
     let mut source = c_proc(&output.source);
     let size = output.data.len();
     output.data.push(0);
@@ -147,8 +142,8 @@ pub unsafe extern "C" fn PMIx_IOF_pull(
     directives: *const CInfo,
     ndirs: usize,
     channel: u16,
-    cbfunc: Option<IofCallback>,
-    regcbfunc: Option<RegistrationDone>,
+    cbfunc: Option<IofCb>,
+    regcbfunc: Option<HdlrRegCb>,
     regcbdata: *mut c_void,
 ) -> CStatus {
     let mut reference: CStatus = 0;
@@ -203,7 +198,7 @@ pub unsafe extern "C" fn PMIx_IOF_deregister(
     iofhdlr: usize,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_IOF_deregister", || {
@@ -243,7 +238,7 @@ pub unsafe extern "C" fn PMIx_IOF_push(
     bo: *mut CByteObject,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_IOF_push", || {

@@ -13,19 +13,14 @@ use std::ffi::{c_char, c_void};
 use pmix::model::{PData, Status};
 
 use crate::boundary::{calloc_array, guard, read_cstr};
-use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::callbacks::{CbData, call_op};
 use crate::state::client::client;
 use crate::state::server::Caller;
 use crate::state::threads::{detached, detached_on};
-use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
+use crate::types::{CInfo, CPdata, CProc, CStatus, LookupCb, OpCb, ValueCb};
 use crate::values::{
     c_proc, destruct_value, read_argv, read_infos, read_proc, read_procs, undef_value, write_value,
 };
-
-/// `pmix_value_cbfunc_t`.
-pub(crate) type ValueCallback = unsafe extern "C" fn(CStatus, *mut CValue, *mut c_void);
-/// `pmix_lookup_cbfunc_t`.
-pub(crate) type LookupCallback = unsafe extern "C" fn(CStatus, *mut CPdata, usize, *mut c_void);
 
 fn outcome(r: Result<(), pmix::Error>) -> Status {
     r.map_or_else(|e| e.status(), |()| Status::SUCCESS)
@@ -41,7 +36,7 @@ pub unsafe extern "C" fn PMIx_Fence_nb(
     nprocs: usize,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Fence_nb", || {
@@ -67,7 +62,7 @@ pub unsafe extern "C" fn PMIx_Get_nb(
     key: *const c_char,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<ValueCallback>,
+    cbfunc: Option<ValueCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Get_nb", || {
@@ -102,7 +97,7 @@ pub unsafe extern "C" fn PMIx_Get_nb(
 }
 
 /// Hand a get's outcome to its callback: the value is lent for the call only.
-fn answer_get(cbfunc: ValueCallback, got: Result<pmix::model::Value, Status>, data: CbData) {
+fn answer_get(cbfunc: ValueCb, got: Result<pmix::model::Value, Status>, data: CbData) {
     let mut value = undef_value();
     // SAFETY: `value` is ours; written, lent to the callback, then released.
     let status = match got.and_then(|v| unsafe { write_value(&v, &mut value) }) {
@@ -130,7 +125,7 @@ fn answer_get(cbfunc: ValueCallback, got: Result<pmix::model::Value, Status>, da
 pub unsafe extern "C" fn PMIx_Publish_nb(
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Publish_nb", || {
@@ -161,7 +156,7 @@ pub unsafe extern "C" fn PMIx_Lookup_nb(
     keys: *mut *mut c_char,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<LookupCallback>,
+    cbfunc: Option<LookupCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Lookup_nb", || {
@@ -185,7 +180,7 @@ pub unsafe extern "C" fn PMIx_Lookup_nb(
 }
 
 /// Lend `found` to a lookup callback as a C array, released when it returns.
-fn deliver_pdata(cbfunc: LookupCallback, status: Status, found: &[PData], data: CbData) {
+fn deliver_pdata(cbfunc: LookupCb, status: Status, found: &[PData], data: CbData) {
     let array: Result<*mut CPdata, Status> = calloc_array(found.len());
     let Ok(array) = array else {
         crate::boundary::guard_or("lookup callback", (), || {
@@ -229,7 +224,7 @@ pub unsafe extern "C" fn PMIx_Unpublish_nb(
     keys: *mut *mut c_char,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Unpublish_nb", || {

@@ -12,16 +12,16 @@
 //! `credentials`, `groups`); this module keeps what they share: the callback types and the
 //! bodies of the two forms.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
 use pmix::client::blocking::Client;
 use pmix::model::{Info, Status};
 
 use crate::boundary::guard_or;
-use crate::callbacks::{CbData, OpCallback, call_op};
+use crate::callbacks::{CbData, call_op};
 use crate::state::client::client;
 use crate::state::threads::detached;
-use crate::types::{CByteObject, CInfo, CStatus};
+use crate::types::{CInfo, InfoCb, OpCb};
 use crate::values::{free_infos, write_infos};
 
 mod connect;
@@ -50,25 +50,6 @@ pub use log::{PMIx_Log, PMIx_Log_nb};
 pub use query::{PMIx_Query_info, PMIx_Query_info_nb};
 pub use spawn::{PMIx_Spawn, PMIx_Spawn_nb};
 
-/// `pmix_release_cbfunc_t`.
-type ReleaseCallback = unsafe extern "C" fn(*mut c_void);
-/// `pmix_info_cbfunc_t`.
-type InfoCallback = unsafe extern "C" fn(
-    CStatus,
-    *mut CInfo,
-    usize,
-    *mut c_void,
-    Option<ReleaseCallback>,
-    *mut c_void,
-);
-/// `pmix_spawn_cbfunc_t`.
-type SpawnCallback = unsafe extern "C" fn(CStatus, *mut c_char, *mut c_void);
-/// `pmix_credential_cbfunc_t`.
-type CredentialCallback =
-    unsafe extern "C" fn(CStatus, *mut CByteObject, *mut CInfo, usize, *mut c_void);
-/// `pmix_validation_cbfunc_t`.
-type ValidationCallback = unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void);
-
 /// What a call with results answers: its status (`PMIX_SUCCESS`, or a partial success that
 /// comes with results) and the results.
 type Outcome = Result<(Status, Vec<Info>), Status>;
@@ -92,7 +73,7 @@ unsafe extern "C" fn release_lent(cookie: *mut c_void) {
 }
 
 /// Call an info callback with `outcome`.
-fn deliver_infos(cbfunc: InfoCallback, outcome: Outcome, data: CbData) {
+fn deliver_infos(cbfunc: InfoCb, outcome: Outcome, data: CbData) {
     let (status, infos) = match outcome {
         Ok(r) => r,
         Err(s) => (s, Vec::new()),
@@ -136,7 +117,7 @@ unsafe fn blocking_infos(
 /// The `_nb` form of a call with results.
 fn nb_infos(
     body: impl FnOnce(&Client) -> Outcome + Send + 'static,
-    cbfunc: Option<InfoCallback>,
+    cbfunc: Option<InfoCb>,
     cbdata: *mut c_void,
 ) -> Result<(), Status> {
     let data = CbData(cbdata);
@@ -151,7 +132,7 @@ fn nb_infos(
 /// The `_nb` form of a call without results.
 fn nb_op(
     body: impl FnOnce(&Client) -> Result<(), Status> + Send + 'static,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> Result<(), Status> {
     let data = CbData(cbdata);

@@ -26,23 +26,11 @@ use crate::boundary::{c_strdup, calloc_array, free, guard, guard_or, read_cstr};
 use crate::callbacks::CbData;
 use crate::state::client::client;
 use crate::state::threads::detached;
-use crate::types::{CDeviceDistance, CInfo, CSourced, CStatus};
+use crate::types::{CDeviceDistance, CInfo, CSourced, CStatus, DeviceDistCb};
 use crate::values::{
     c_cpuset, c_device_distance, destruct_cpuset, destruct_device_distance, destruct_topology,
     hwloc_topology, is_hwloc, read_cpuset, read_infos, read_topology,
 };
-
-/// `pmix_release_cbfunc_t`.
-type ReleaseCallback = unsafe extern "C" fn(*mut c_void);
-/// `pmix_device_dist_cbfunc_t`.
-type DistancesCallback = unsafe extern "C" fn(
-    CStatus,
-    *mut CDeviceDistance,
-    usize,
-    *mut c_void,
-    Option<ReleaseCallback>,
-    *mut c_void,
-);
 
 /// `PMIX_CPUBIND_THREAD`: the calling thread's binding, not the process's.
 const CPUBIND_THREAD: u8 = 1;
@@ -367,7 +355,7 @@ unsafe extern "C" fn release_lent(cookie: *mut c_void) {
 
 /// Call a distances callback with `outcome`, the array lent until it releases it.
 fn deliver_distances(
-    cbfunc: DistancesCallback,
+    cbfunc: DeviceDistCb,
     outcome: Result<Vec<DeviceDistance>, Status>,
     data: CbData,
 ) {
@@ -396,7 +384,7 @@ pub unsafe extern "C" fn PMIx_Compute_distances_nb(
     cpuset: *mut CSourced,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<DistancesCallback>,
+    cbfunc: Option<DeviceDistCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Compute_distances_nb", || {
@@ -421,6 +409,7 @@ mod tests {
 
     use super::*;
     use crate::test_fixtures::TWO_NICS;
+    use crate::types::ReleaseCb;
     use crate::values::c_topology;
 
     fn origin() -> (CSourced, CSourced) {
@@ -499,7 +488,7 @@ mod tests {
                 _: *mut CDeviceDistance,
                 _: usize,
                 _: *mut c_void,
-                _: Option<ReleaseCallback>,
+                _: Option<ReleaseCb>,
                 _: *mut c_void,
             ) {
             }

@@ -13,14 +13,10 @@ use pmix::model::Status;
 use pmix_capi::events::{PMIx_Notify_event, PMIx_Register_event_handler};
 use pmix_capi::server::{PMIx_server_finalize, PMIx_server_init};
 use pmix_capi::support::PMIx_Info_load;
-use pmix_capi::types::{CInfo, CProc, CServerModule, CStatus};
+use pmix_capi::types::{CInfo, CProc, CServerModule, CStatus, EventNotificationCb, NotificationFn};
 
 /// The handlers' names, in the order they ran.
 static RAN: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-
-type OpCallback = unsafe extern "C" fn(CStatus, *mut c_void);
-type Done =
-    unsafe extern "C" fn(CStatus, *mut CInfo, usize, Option<OpCallback>, *mut c_void, *mut c_void);
 
 macro_rules! handler {
     ($name:ident) => {
@@ -32,10 +28,11 @@ macro_rules! handler {
             _ninfo: usize,
             _results: *mut CInfo,
             _nresults: usize,
-            done: Done,
+            done: Option<EventNotificationCb>,
             cbdata: *mut c_void,
         ) {
             RAN.lock().unwrap().push(stringify!($name));
+            let done = done.expect("the library hands every handler its completion");
             // SAFETY: the library's completion for this turn, called once.
             unsafe {
                 done(
@@ -76,21 +73,7 @@ fn flag(key: &str) -> CInfo {
     info
 }
 
-fn register(
-    codes: &mut [CStatus],
-    mut info: Vec<CInfo>,
-    f: unsafe extern "C" fn(
-        usize,
-        CStatus,
-        *const CProc,
-        *mut CInfo,
-        usize,
-        *mut CInfo,
-        usize,
-        Done,
-        *mut c_void,
-    ),
-) {
+fn register(codes: &mut [CStatus], mut info: Vec<CInfo>, f: NotificationFn) {
     // SAFETY: codes and infos alive for the call; no callback, so the reference returns.
     let id = unsafe {
         PMIx_Register_event_handler(

@@ -20,8 +20,10 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::{offset_of, size_of};
 
+mod callbacks;
 mod server_module;
 
+pub use callbacks::*;
 pub use server_module::*;
 
 /// `pmix_status_t`.

@@ -1,6 +1,6 @@
 //! `pmix_server_module_t`, the table of upcalls a host hands `PMIx_server_init`, with the
-//! types of its 28 slots and of the callbacks through which a host answers them, as
-//! OpenPMIx 4.2's `pmix_server.h` and `pmix_common.h` declare them on x86-64.
+//! types of its 28 slots, as OpenPMIx 4.2's `pmix_server.h` declares them on x86-64 (the
+//! callbacks through which a host answers them are in `callbacks.rs`).
 //!
 //! `capi` (`libpmix.so.2`) reads a C host's module and calls its slots; the conformance
 //! harness is such a host for a C `libpmix.so` and fills a module with its own functions.
@@ -15,56 +15,10 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::mem::size_of;
 
-use crate::{CApp, CByteObject, CInfo, CPdata, CProc, CQuery, CStatus};
-
-// ---- the callbacks a host answers through ----
-
-/// `pmix_op_cbfunc_t`: the outcome of an operation that returns nothing but a status, and
-/// the cookie the caller gave with the callback.
-pub type OpCb = unsafe extern "C" fn(CStatus, *mut c_void);
-
-/// `pmix_release_cbfunc_t`: called with its cookie once the receiver of some data is done
-/// with it, so that whoever lent the data can free it.
-pub type ReleaseCb = unsafe extern "C" fn(*mut c_void);
-
-/// `pmix_modex_cbfunc_t`: the answer to a fence or a direct modex, a block of bytes: the
-/// status, the bytes and their length, the upcall's cookie, then the function (or NULL)
-/// that releases the bytes and its cookie.
-pub type ModexCb = unsafe extern "C" fn(
-    CStatus,
-    *const c_char,
-    usize,
-    *mut c_void,
-    Option<ReleaseCb>,
-    *mut c_void,
-);
-
-/// `pmix_lookup_cbfunc_t`: the answer to a lookup: the status, the published data found and
-/// how many, the cookie.
-pub type LookupCb = unsafe extern "C" fn(CStatus, *mut CPdata, usize, *mut c_void);
-
-/// `pmix_spawn_cbfunc_t`: the answer to a spawn: the status, the new job's namespace, the
-/// cookie.
-pub type SpawnCb = unsafe extern "C" fn(CStatus, *mut c_char, *mut c_void);
-
-/// `pmix_info_cbfunc_t`: an answer made of infos: the status, the infos and how many, the
-/// cookie, then the function (or NULL) that releases the infos and its cookie.
-pub type InfoCb =
-    unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void, Option<ReleaseCb>, *mut c_void);
-
-/// `pmix_tool_connection_cbfunc_t`: the answer to a tool's connection: the status, the
-/// identifier the tool is given, the cookie.
-pub type ToolConnectionCb = unsafe extern "C" fn(CStatus, *mut CProc, *mut c_void);
-
-/// `pmix_credential_cbfunc_t`: the answer to a credential request: the status, the
-/// credential, the infos describing it and how many, the cookie. The receiver copies what
-/// it keeps during the call.
-pub type CredentialCb =
-    unsafe extern "C" fn(CStatus, *mut CByteObject, *mut CInfo, usize, *mut c_void);
-
-/// `pmix_validation_cbfunc_t`: the answer to a credential's validation: the status, the
-/// infos saying what the credential grants and how many, the cookie.
-pub type ValidationCb = unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void);
+use crate::{
+    CApp, CByteObject, CInfo, CProc, CQuery, CStatus, CredentialCb, InfoCb, LookupCb, ModexCb,
+    OpCb, SpawnCb, ToolConnectionCb, ValidationCb,
+};
 
 // ---- the slots ----
 

@@ -23,9 +23,8 @@ use std::ffi::{c_char, c_void};
 use pmix::model::Status;
 
 use crate::boundary::{guard, guard_or};
-use crate::callbacks::OpCallback;
 use crate::state::threads::{on_client_thread, wait_idle};
-use crate::types::{CDataBuffer, CInfo, CProc, CResourceUnit, CStatus};
+use crate::types::{CDataBuffer, CInfo, CProc, CResourceUnit, CStatus, OpCb};
 use crate::values::read_infos;
 
 /// `PMIX_ERR_INIT` unless the process runs a client, a tool or a server.
@@ -102,7 +101,7 @@ pub unsafe extern "C" fn PMIx_Resource_block_nb(
     _nres: usize,
     _info: *const CInfo,
     _ninfo: usize,
-    _cbfunc: Option<OpCallback>,
+    _cbfunc: Option<OpCb>,
     _cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Resource_block_nb", || {

@@ -5,9 +5,8 @@ use std::ffi::c_void;
 
 use super::{nb_op, status_of};
 use crate::boundary::guard;
-use crate::callbacks::OpCallback;
 use crate::state::client::client;
-use crate::types::{CInfo, CProc, CStatus};
+use crate::types::{CInfo, CProc, CStatus, OpCb};
 use crate::values::{read_infos, read_procs};
 
 macro_rules! procs_call {
@@ -42,7 +41,7 @@ macro_rules! procs_call {
             nprocs: usize,
             info: *const CInfo,
             ninfo: usize,
-            cbfunc: Option<OpCallback>,
+            cbfunc: Option<OpCb>,
             cbdata: *mut c_void,
         ) -> CStatus {
             guard(stringify!($nb), || {

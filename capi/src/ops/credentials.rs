@@ -6,12 +6,12 @@ use std::ffi::c_void;
 use pmix::client::blocking::Client;
 use pmix::model::{Info, Status};
 
-use super::{CredentialCallback, Outcome, ValidationCallback, blocking_infos, status_of};
+use super::{Outcome, blocking_infos, status_of};
 use crate::boundary::{c_bytes, guard, guard_or};
 use crate::callbacks::CbData;
 use crate::state::client::client;
 use crate::state::threads::detached;
-use crate::types::{CByteObject, CInfo, CStatus};
+use crate::types::{CByteObject, CInfo, CStatus, CredentialCb, ValidationCb};
 use crate::values::{free_infos, read_infos, read_required_bytes, write_infos};
 
 /// `PMIx_Get_credential`: the credential's bytes, in a block of libc's allocator the caller
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn PMIx_Get_credential(
 pub unsafe extern "C" fn PMIx_Get_credential_nb(
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<CredentialCallback>,
+    cbfunc: Option<CredentialCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Get_credential_nb", || {
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn PMIx_Validate_credential_nb(
     cred: *const CByteObject,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<ValidationCallback>,
+    cbfunc: Option<ValidationCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Validate_credential_nb", || {

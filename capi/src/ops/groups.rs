@@ -7,11 +7,10 @@ use pmix::client::blocking::Client;
 use pmix::client::{GroupAnswer, GroupConstructed};
 use pmix::model::{Info, Proc, Status};
 
-use super::{InfoCallback, Outcome, blocking_infos, nb_infos, nb_op, status_of};
+use super::{Outcome, blocking_infos, nb_infos, nb_op, status_of};
 use crate::boundary::{guard, read_cstr};
-use crate::callbacks::OpCallback;
 use crate::state::client::client;
-use crate::types::{CInfo, CProc, CStatus};
+use crate::types::{CInfo, CProc, CStatus, InfoCb, OpCb};
 use crate::values::{read_infos, read_proc, read_procs};
 
 /// A group call's outcome: a partial success is the call's answer, with its results.
@@ -66,7 +65,7 @@ macro_rules! group_of_procs {
             nprocs: usize,
             info: *const CInfo,
             ninfo: usize,
-            cbfunc: Option<InfoCallback>,
+            cbfunc: Option<InfoCb>,
             cbdata: *mut c_void,
         ) -> CStatus {
             guard(stringify!($nb), || {
@@ -167,7 +166,7 @@ pub unsafe extern "C" fn PMIx_Group_join_nb(
     opt: c_int,
     info: *const CInfo,
     ninfo: usize,
-    cbfunc: Option<InfoCallback>,
+    cbfunc: Option<InfoCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Group_join_nb", || {
@@ -213,7 +212,7 @@ macro_rules! group_end {
             grp: *const c_char,
             info: *const CInfo,
             ninfo: usize,
-            cbfunc: Option<OpCallback>,
+            cbfunc: Option<OpCb>,
             cbdata: *mut c_void,
         ) -> CStatus {
             guard(stringify!($nb), || {

@@ -6,9 +6,9 @@ use std::ffi::c_void;
 use pmix::client::blocking::Client;
 use pmix::model::{AllocDirective, Info, Proc, Status};
 
-use super::{InfoCallback, Outcome, blocking_infos, nb_infos, status_of};
+use super::{Outcome, blocking_infos, nb_infos, status_of};
 use crate::boundary::guard;
-use crate::types::{CInfo, CProc, CStatus};
+use crate::types::{CInfo, CProc, CStatus, InfoCb};
 use crate::values::{read_infos, read_procs};
 
 /// A call with results in its two forms: the blocking one hands them out through `results`
@@ -46,7 +46,7 @@ macro_rules! infos_call {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $nb(
             $($arg: $ty,)*
-            cbfunc: Option<InfoCallback>,
+            cbfunc: Option<InfoCb>,
             cbdata: *mut c_void,
         ) -> CStatus {
             guard(stringify!($nb), || {

@@ -4,9 +4,8 @@ use std::ffi::c_void;
 
 use super::{nb_op, status_of};
 use crate::boundary::guard;
-use crate::callbacks::OpCallback;
 use crate::state::client::client;
-use crate::types::{CInfo, CStatus};
+use crate::types::{CInfo, CStatus, OpCb};
 use crate::values::read_infos;
 
 /// `PMIx_Log`.
@@ -38,7 +37,7 @@ pub unsafe extern "C" fn PMIx_Log_nb(
     ndata: usize,
     directives: *const CInfo,
     ndirs: usize,
-    cbfunc: Option<OpCallback>,
+    cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Log_nb", || {

@@ -6,11 +6,11 @@ use std::ffi::c_void;
 use pmix::client::blocking::Client;
 use pmix::model::{Info, Query, Status, attr};
 
-use super::{InfoCallback, Outcome, deliver_infos, hand_out, nb_infos, status_of};
+use super::{Outcome, deliver_infos, hand_out, nb_infos, status_of};
 use crate::boundary::{guard, slice_of};
 use crate::callbacks::CbData;
 use crate::state::client::client;
-use crate::types::{CInfo, CQuery, CStatus};
+use crate::types::{CInfo, CQuery, CStatus, InfoCb};
 use crate::values::read_object;
 
 /// # Safety
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn PMIx_Query_info(
 pub unsafe extern "C" fn PMIx_Query_info_nb(
     queries: *mut CQuery,
     nqueries: usize,
-    cbfunc: Option<InfoCallback>,
+    cbfunc: Option<InfoCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Query_info_nb", || {

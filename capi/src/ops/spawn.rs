@@ -5,12 +5,12 @@ use std::ffi::{c_char, c_void};
 
 use pmix::model::{App, Status};
 
-use super::{SpawnCallback, status_of};
+use super::status_of;
 use crate::boundary::{guard, guard_or, slice_of, write_fixed};
 use crate::callbacks::CbData;
 use crate::state::client::client;
 use crate::state::threads::detached;
-use crate::types::{CApp, CInfo, CStatus};
+use crate::types::{CApp, CInfo, CStatus, SpawnCb};
 use crate::values::{read_infos, read_object};
 
 /// # Safety
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn PMIx_Spawn_nb(
     ninfo: usize,
     apps: *const CApp,
     napps: usize,
-    cbfunc: Option<SpawnCallback>,
+    cbfunc: Option<SpawnCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Spawn_nb", || {

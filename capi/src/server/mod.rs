@@ -21,18 +21,14 @@ use pmix::server::{Server, ServerConfig};
 use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
 use crate::callbacks::CbData;
 use crate::state::server::{Running, ServerObjects, running, server};
-use crate::types::{CByteObject, CInfo, CProc, CServerModule, CStatus, OpCb};
+use crate::types::{
+    CByteObject, CInfo, CProc, CServerModule, CStatus, DmodexResponseFn, OpCb, SetupApplicationCb,
+};
 use crate::values::{
     read_argv, read_infos, read_proc, read_procs, read_required_bytes, write_infos,
 };
 
 use upcalls::CHost;
-
-/// `pmix_dmodex_response_fn_t`.
-type DmodexResponse = unsafe extern "C" fn(CStatus, *mut c_char, usize, *mut c_void);
-/// `pmix_setup_application_cbfunc_t`.
-type SetupApplicationCb =
-    unsafe extern "C" fn(CStatus, *mut CInfo, usize, *mut c_void, Option<OpCb>, *mut c_void);
 
 /// Run `work` to its end: on the calling thread without `cbfunc`, or on one of the
 /// server's threads, which then calls `cbfunc` with the status.
@@ -351,7 +347,7 @@ pub unsafe extern "C" fn PMIx_server_setup_fork(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn PMIx_server_dmodex_request(
     proc: *const CProc,
-    cbfunc: Option<DmodexResponse>,
+    cbfunc: Option<DmodexResponseFn>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_dmodex_request", || {

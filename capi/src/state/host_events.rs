@@ -18,13 +18,14 @@ use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError, mpsc};
 use pmix::events::{Event, HandlerId, Registration, Registry};
 use pmix::model::{DataRange, Info, Nspace, Proc, Rank, Status, attr};
 
-use crate::callbacks::{CHandler, Completion, Delivery, run_handler};
+use crate::callbacks::{Completion, Delivery, run_handler};
+use crate::types::NotificationFn;
 
 /// The host's handlers: where each stands, and the C function and return object of each.
 #[derive(Default)]
 struct Handlers {
     registry: Registry,
-    c: BTreeMap<HandlerId, (CHandler, Option<Info>)>,
+    c: BTreeMap<HandlerId, (NotificationFn, Option<Info>)>,
 }
 
 static HANDLERS: LazyLock<Mutex<Handlers>> = LazyLock::new(Mutex::default);
@@ -40,7 +41,7 @@ fn handlers() -> MutexGuard<'static, Handlers> {
 pub(crate) fn register(
     codes: &[Status],
     info: &[Info],
-    handler: CHandler,
+    handler: NotificationFn,
     returned: Option<Info>,
 ) -> Result<HandlerId, Status> {
     let registration = Registration::new(codes, info)?;
@@ -135,7 +136,7 @@ pub(crate) fn client_lost(proc: Proc) -> Result<(), Status> {
 /// Call the handlers `event` reaches in the host (`me`), one at a time, each after the one
 /// before has completed.
 fn walk_chain(me: &Proc, event: &Event) {
-    let chain: Vec<(HandlerId, CHandler, Option<Info>)> = {
+    let chain: Vec<(HandlerId, NotificationFn, Option<Info>)> = {
         let h = handlers();
         (h.registry.chain(me, event).into_iter())
             .filter_map(|id| h.c.get(&id).map(|(f, r)| (id, *f, r.clone())))

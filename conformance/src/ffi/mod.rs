@@ -28,13 +28,14 @@ use pmix::codec::{BufferType, Codec, DataBuffer};
 use pmix::model::{App, DataType, Info, PData, Proc, Rank, Scope, Status, Value};
 // The C structs are `pmix-ctypes`': the one definition, which `libpmix.so.2` is built on too.
 // `CSourced` is `pmix_topology_t` and `pmix_cpuset_t`. `CServerModule` is
-// `pmix_server_module_t`, declared there with the types of its slots and of the callbacks
-// that answer an upcall (`OpCb`, `InfoCb`, …): `upcalls.rs` fills it with this harness's
-// functions, and the client calls that take the same C callback types use these.
+// `pmix_server_module_t`, declared there with the types of its slots: `upcalls.rs` fills it
+// with this harness's functions. The C callback types (`OpCb`, `InfoCb`, `NotificationFn`,
+// …) are declared there too, once for the library, the harness and the upcalls.
 use pmix_ctypes::{
     CApp, CByteObject, CDataArray, CDataBuffer, CDeviceDistance, CFabric, CInfo, CPdata, CProc,
-    CQuery, CServerModule, CSourced, CValue, CredentialCb, InfoCb, LookupCb, ModexCb, OpCb,
-    ReleaseCb, SpawnCb, ValidationCb,
+    CQuery, CServerModule, CSourced, CValue, CredentialCb, DeviceDistCb, DmodexResponseFn,
+    EventNotificationCb, HdlrRegCb, InfoCb, IofCb, LookupCb, ModexCb, NotificationFn, OpCb,
+    ReleaseCb, SetupApplicationCb, SpawnCb, ValidationCb, ValueCb,
 };
 
 use crate::step::lock;
@@ -104,7 +105,6 @@ type CommitFn = unsafe extern "C" fn() -> i32;
 type FenceFn = unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize) -> i32;
 type GetFn =
     unsafe extern "C" fn(*const CProc, *const c_char, *const CInfo, usize, *mut *mut CValue) -> i32;
-type ValueCb = unsafe extern "C" fn(i32, *mut CValue, *mut c_void);
 type GetNbFn = unsafe extern "C" fn(
     *const CProc,
     *const c_char,
@@ -118,15 +118,13 @@ type PublishFn = unsafe extern "C" fn(*const CInfo, usize) -> i32;
 type LookupFn = unsafe extern "C" fn(*mut CPdata, usize, *const CInfo, usize) -> i32;
 type UnpublishFn = unsafe extern "C" fn(*mut *mut c_char, *const CInfo, usize) -> i32;
 
-type DmodexResponse = unsafe extern "C" fn(i32, *mut c_char, usize, *mut c_void);
-
 type ServerInitFn = unsafe extern "C" fn(*mut upcalls::LibraryModule, *mut CInfo, usize) -> i32;
 type RegisterNspaceFn =
     unsafe extern "C" fn(*const c_char, i32, *mut CInfo, usize, Option<OpCb>, *mut c_void) -> i32;
 type RegisterClientFn =
     unsafe extern "C" fn(*const CProc, u32, u32, *mut c_void, Option<OpCb>, *mut c_void) -> i32;
 type SetupForkFn = unsafe extern "C" fn(*const CProc, *mut *mut *mut c_char) -> i32;
-type DmodexFn = unsafe extern "C" fn(*const CProc, DmodexResponse, *mut c_void) -> i32;
+type DmodexFn = unsafe extern "C" fn(*const CProc, DmodexResponseFn, *mut c_void) -> i32;
 
 unsafe extern "C" {
     fn malloc(n: usize) -> *mut c_void;

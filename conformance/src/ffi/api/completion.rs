@@ -4,7 +4,6 @@
 
 use std::sync::Condvar;
 
-use super::entry::*;
 use super::*;
 use crate::api::SeenEvent;
 
@@ -215,11 +214,11 @@ pub(super) unsafe extern "C" fn on_event(
     id: usize,
     status: i32,
     source: *const CProc,
-    info: *const CInfo,
+    info: *mut CInfo,
     ninfo: usize,
     results: *mut CInfo,
     nresults: usize,
-    done: Option<EventDoneCb>,
+    done: Option<EventNotificationCb>,
     cbdata: *mut c_void,
 ) {
     let source = if source.is_null() {
@@ -281,9 +280,9 @@ pub(super) unsafe extern "C" fn registered(status: i32, id: usize, cbdata: *mut 
 pub(super) unsafe extern "C" fn on_iof(
     id: usize,
     _channel: u16,
-    _source: *const CProc,
-    payload: *const CByteObject,
-    _info: *const CInfo,
+    _source: *mut CProc,
+    payload: *mut CByteObject,
+    _info: *mut CInfo,
     _ninfo: usize,
 ) {
     // SAFETY: the library's byte object for the duration of the callback, or NULL.

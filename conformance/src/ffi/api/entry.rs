@@ -1,34 +1,7 @@
-//! The C side of [`super`]: the callback types and the entry points, each looked up when
-//! first used (the structs the calls build are `pmix-ctypes`', and so are the callback types
-//! the server module shares with the client calls: `InfoCb`, `SpawnCb`, `CredentialCb`,
-//! `ValidationCb`).
+//! The C side of [`super`]: the entry points, each looked up when first used (the structs
+//! the calls build and the callback types they take are `pmix-ctypes`').
 
 use super::*;
-
-pub(super) type HdlrRegCb = unsafe extern "C" fn(i32, usize, *mut c_void);
-pub(super) type EventDoneCb =
-    unsafe extern "C" fn(i32, *mut CInfo, usize, Option<OpCb>, *mut c_void, *mut c_void);
-pub(super) type NotificationFn = unsafe extern "C" fn(
-    usize,
-    i32,
-    *const CProc,
-    *const CInfo,
-    usize,
-    *mut CInfo,
-    usize,
-    Option<EventDoneCb>,
-    *mut c_void,
-);
-pub(super) type IofCb =
-    unsafe extern "C" fn(usize, u16, *const CProc, *const CByteObject, *const CInfo, usize);
-pub(super) type DistCb = unsafe extern "C" fn(
-    i32,
-    *mut CDeviceDistance,
-    usize,
-    *mut c_void,
-    Option<ReleaseCb>,
-    *mut c_void,
-);
 
 /// `(procs, nprocs, info, ninfo)`, the shape of connect and disconnect.
 pub(super) type ProcsInfoFn = unsafe extern "C" fn(*const CProc, usize, *const CInfo, usize) -> i32;
@@ -253,7 +226,7 @@ pub(super) struct Syms {
             *mut CSourced,
             *const CInfo,
             usize,
-            DistCb,
+            DeviceDistCb,
             *mut c_void,
         ) -> i32,
     >,

@@ -8,9 +8,6 @@ use pmix::model::{Cpuset, DataRange};
 use super::*;
 use crate::server_api::ServerCall;
 
-/// `pmix_setup_application_cbfunc_t`: its release function is a `pmix_op_cbfunc_t`.
-type SetupAppCb =
-    unsafe extern "C" fn(i32, *mut CInfo, usize, *mut c_void, Option<OpCb>, *mut c_void);
 type StringOutFn = unsafe extern "C" fn(*const c_char, *mut *mut c_char) -> i32;
 type CpusetOutFn = unsafe extern "C" fn(*const CSourced, *mut *mut c_char) -> i32;
 type InfoOpFn = unsafe extern "C" fn(*const CInfo, usize, OpCb, *mut c_void) -> i32;
@@ -23,7 +20,13 @@ struct ServerSyms {
     deregister_nspace: Option<unsafe extern "C" fn(*const c_char, OpCb, *mut c_void)>,
     deregister_client: Option<unsafe extern "C" fn(*const CProc, OpCb, *mut c_void)>,
     setup_application: Option<
-        unsafe extern "C" fn(*const c_char, *const CInfo, usize, SetupAppCb, *mut c_void) -> i32,
+        unsafe extern "C" fn(
+            *const c_char,
+            *const CInfo,
+            usize,
+            SetupApplicationCb,
+            *mut c_void,
+        ) -> i32,
     >,
     setup_local_support: Option<NspaceInfoOpFn>,
     iof_deliver: Option<
