@@ -18,12 +18,26 @@ fn every_vector_on_rust_is_as_its_baseline() {
         .expect("the conformance binary runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // What went wrong: the failures and regressions the run lists.
+    // What went wrong: the failures and regressions the run lists, and each bad vector's
+    // account (`<id> on rust: FAIL` and the step's diff below it, up to a blank line).
+    let mut accounts = Vec::new();
+    let mut in_account = false;
+    for l in stdout.lines() {
+        if l.contains(" on rust: ") {
+            in_account = true;
+        } else if l.trim().is_empty() {
+            in_account = false;
+        }
+        if in_account {
+            accounts.push(l);
+        }
+    }
     let wrong: Vec<&str> = stdout
         .lines()
         .chain(stderr.lines())
         .filter(|l| l.contains(" FAIL ") || l.contains("ERROR") || l.contains("UNEXPECTED"))
         .chain(stderr.lines().filter(|l| l.starts_with("  ")))
+        .chain(accounts)
         .collect();
     assert!(
         out.status.success(),
