@@ -9,7 +9,7 @@ use super::*;
 use crate::codec::BufferType;
 use crate::events::Event;
 use crate::model::{DataArray, DataRange, Info, Value, attr};
-use crate::wire::ops::{GROUP_SERVER_EVENT, Op};
+use crate::wire::ops::{GROUP_FOR_SERVERS, GROUP_SERVER_EVENT, Op};
 use crate::wire::{Command, Notification, OpReply};
 
 const UID: u32 = 1000;
@@ -429,4 +429,47 @@ fn terminated(r: u32) -> Event {
         range: DataRange::SESSION,
         info: vec![Info::new(attr::EVENT_AFFECTED_PROC, p(r))],
     }
+}
+
+/// An invitee on another node that declined was forgotten there when it answered: the home
+/// server, forming the group without it, sends its server no word of the invitation's end
+/// (relayed late, such a word ended a newer invitation to the same name there, and the
+/// invitee's join to it failed).
+#[test]
+fn a_decline_from_another_node_is_not_followed_by_a_word_of_the_end() {
+    let (mut a, ca) = node("a", [0, 1]);
+    let (mut b, cb) = node("b", [2, 3]);
+    send(&mut a, ca[0], INVITE, &invite(&[2], vec![]));
+    let (_, sb) = settle(&mut a, &mut b, Status::SUCCESS);
+    assert_eq!(sb.heard(cb[0], Status::GROUP_INVITED), vec![p(0)]);
+    send(&mut b, cb[0], JOIN, &join(true));
+    // The decline reaches the home server, which forms the group of its leader alone.
+    let mut seen = Seen::default();
+    assert!(step(&mut b, &mut a, &mut seen, Status::SUCCESS));
+    assert_eq!(seen.answer(cb[0], JOIN), Some(Status::SUCCESS), "a decline");
+    let mut invite_answered = false;
+    let mut for_servers = Vec::new();
+    while let Some(action) = a.poll_action() {
+        match action {
+            Action::Send { conn, tag, .. } if conn == ca[0] && tag.0 == INVITE => {
+                invite_answered = true;
+            }
+            Action::Host {
+                op,
+                call: HostCall::NotifyEvent { status, info, .. },
+            } => {
+                if info.iter().any(|i| i.key.as_str() == GROUP_FOR_SERVERS) {
+                    for_servers.push(status);
+                }
+                a.handle_host(op, HostResult::Status(Status::SUCCESS));
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        invite_answered,
+        "the invitation ends once its one invitee declined"
+    );
+    assert!(for_servers.is_empty(), "words for servers: {for_servers:?}");
+    assert_eq!(members(&a), Some(vec![p(0)]));
 }

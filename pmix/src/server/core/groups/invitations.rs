@@ -193,6 +193,7 @@ impl GroupsAt<'_> {
             info,
             accepted: BTreeMap::new(),
             refused: gone.iter().cloned().collect(),
+            declined: BTreeSet::new(),
             timer,
             timed_out: false,
             lost: !gone.is_empty(),
@@ -258,6 +259,7 @@ impl GroupsAt<'_> {
         let leader = inv.leader.clone();
         let event = if declines {
             inv.refused.insert(me.clone());
+            inv.declined.insert(me.clone());
             Status::GROUP_INVITE_DECLINED
         } else {
             inv.accepted
@@ -382,10 +384,17 @@ impl GroupsAt<'_> {
         // the invitation they hold for them: a join there would otherwise wait for ever, and
         // the name would stay taken. A join of theirs still on its way ends as the invitation
         // did for them: with its failure, or else its timeout, which a group formed without
-        // some invitees' answers passed.
+        // some invitees' answers passed. Not those who declined: their servers forgot the
+        // invitation when they answered, and a word of its end, relayed late, would end a
+        // newer invitation to the same name there.
         let (status, results, heard, ended) = outcome;
         let unheard: Vec<Proc> = (inv.invited.iter())
-            .filter(|p| !heard.contains(p) && !self.cx.store.is_local(p) && !self.is_gone(p))
+            .filter(|p| {
+                !heard.contains(p)
+                    && !inv.declined.contains(*p)
+                    && !self.cx.store.is_local(p)
+                    && !self.is_gone(p)
+            })
             .cloned()
             .collect();
         if !unheard.is_empty() {
@@ -634,6 +643,7 @@ impl GroupsAt<'_> {
             inv.accepted.insert(who.clone(), None);
         } else {
             inv.refused.insert(who.clone());
+            inv.declined.insert(who.clone());
         }
         self.conclude_invitation(group);
     }

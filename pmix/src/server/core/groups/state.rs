@@ -126,7 +126,11 @@ pub(in crate::server::core) struct Invitation {
     pub(super) info: Vec<Info>,
     /// Who accepted, with the join to answer when it was made at this server.
     pub(super) accepted: BTreeMap<Proc, Option<Waiter>>,
+    /// Who refused: declined, failed, or did not answer before the timeout.
     pub(super) refused: BTreeSet<Proc>,
+    /// Who declined with a join (here or elsewhere): a server elsewhere forgot the
+    /// invitation for them when they answered.
+    pub(super) declined: BTreeSet<Proc>,
     pub(super) timer: Option<u64>,
     /// Its `PMIX_TIMEOUT` passed before every invitee answered.
     pub(super) timed_out: bool,
