@@ -83,6 +83,20 @@ pub(crate) fn calloc_array<T>(n: usize) -> Result<*mut T, Status> {
     Ok(p.cast())
 }
 
+/// `items` in an array from libc's allocator, NULL for none: what a caller receives as
+/// `pmix_proc_t **procs, size_t *nprocs` and releases with `free()`.
+pub(crate) fn c_array<T>(items: Vec<T>) -> Result<*mut T, Status> {
+    if items.is_empty() {
+        return Ok(std::ptr::null_mut());
+    }
+    let array: *mut T = calloc_array(items.len())?;
+    for (i, item) in items.into_iter().enumerate() {
+        // SAFETY: `array` has room for every item.
+        unsafe { array.add(i).write(item) };
+    }
+    Ok(array)
+}
+
 /// `s` as a NUL-terminated string from libc's allocator. A NUL inside `s` ends it there, as
 /// C would read it.
 pub(crate) fn c_strdup(s: impl AsRef<[u8]>) -> Result<*mut c_char, Status> {

@@ -1,17 +1,25 @@
 //! Calling the C caller's functions: the data it passes with a callback, carried to the
-//! thread that calls back; op callbacks; and event handlers, each called with what its turn
-//! lends it (the event's source, infos and the results of the handlers before it) and ended
-//! by the completion function it is handed (`notification_done`), from inside the handler or
-//! later from any thread.
+//! thread that calls back; op, info, value, lookup, spawn, credential, validation,
+//! registration and device distance callbacks; I/O forwarding handlers; and event handlers, each called with
+//! what its turn lends it (the event's source, infos and the results of the handlers before
+//! it) and ended by the completion function it is handed (`notification_done`), from inside
+//! the handler or later from any thread.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pmix::model::{Info, Status};
+use pmix::client::IofOutput;
+use pmix::model::{DeviceDistance, Info, PData, Status, Value};
 
-use crate::boundary::guard_or;
-use crate::types::{CInfo, CProc, CStatus, NotificationFn, OpCb};
-use crate::values::{c_proc, free_infos, read_infos, write_infos};
+use crate::boundary::{calloc_array, free, guard_or, write_fixed};
+use crate::types::{
+    CByteObject, CDeviceDistance, CInfo, CPdata, CProc, CStatus, CredentialCb, DeviceDistCb,
+    HdlrRegCb, InfoCb, IofCb, LookupCb, NotificationFn, OpCb, SpawnCb, ValidationCb, ValueCb,
+};
+use crate::values::{
+    c_proc, destruct_value, free_distances, free_infos, read_infos, undef_value, write_distances,
+    write_infos, write_value,
+};
 
 /// A caller's callback data, carried to the thread that calls the callback. The library
 /// never reads it; only the callback does, as the caller arranged.
@@ -35,6 +43,241 @@ pub(crate) fn call_op(cbfunc: OpCb, status: Status, cbdata: CbData) {
     crate::boundary::guard_or("op callback", (), || {
         // SAFETY: the callback and its data the caller passed for this call's outcome.
         unsafe { cbfunc(status.0, cbdata.ptr()) }
+    });
+}
+
+/// The infos an info callback is lent until it calls the release function it is handed.
+struct LentInfos(*mut CInfo, usize);
+
+/// `pmix_release_cbfunc_t` for what [`call_info`] lent.
+///
+/// # Safety
+/// `cookie` is the one `call_info` passed, released once.
+unsafe extern "C" fn release_lent_infos(cookie: *mut c_void) {
+    guard_or("release callback", (), || {
+        if !cookie.is_null() {
+            // SAFETY: the box `call_info` made, reclaimed once.
+            let lent = unsafe { Box::from_raw(cookie.cast::<LentInfos>()) };
+            // SAFETY: the array `call_info` wrote.
+            unsafe { free_infos(lent.0, lent.1) };
+        }
+    });
+}
+
+/// Call an info callback with `status` and `infos`, lent until the callback releases them
+/// (`pmix_info_cbfunc_t`); no infos if memory runs out, with `PMIX_ERR_NOMEM`.
+pub(crate) fn call_info(cbfunc: InfoCb, status: Status, infos: &[Info], cbdata: CbData) {
+    let (status, array, n) = match write_infos(infos) {
+        Ok((array, n)) => (status, array, n),
+        Err(s) => (s, std::ptr::null_mut(), 0),
+    };
+    let cookie = Box::into_raw(Box::new(LentInfos(array, n))).cast::<c_void>();
+    guard_or("info callback", (), || {
+        // SAFETY: the caller's callback and data, with infos valid until it releases them.
+        unsafe {
+            cbfunc(
+                status.0,
+                array,
+                n,
+                cbdata.ptr(),
+                Some(release_lent_infos),
+                cookie,
+            )
+        }
+    });
+}
+
+/// Call a spawn callback with `status` and the new job's namespace (empty on failure).
+pub(crate) fn call_spawn(cbfunc: SpawnCb, status: Status, nspace: &str, cbdata: CbData) {
+    let mut field = [0 as c_char; 256];
+    write_fixed(&mut field, nspace);
+    guard_or("spawn callback", (), || {
+        // SAFETY: the caller's callback and data, with a namespace valid for the call.
+        unsafe { cbfunc(status.0, field.as_mut_ptr(), cbdata.ptr()) }
+    });
+}
+
+/// Call a credential callback with `status`, the credential and what describes it, all
+/// valid for the call only.
+pub(crate) fn call_credential(
+    cbfunc: CredentialCb,
+    status: Status,
+    mut credential: Vec<u8>,
+    described: &[Info],
+    cbdata: CbData,
+) {
+    let (array, n) = write_infos(described).unwrap_or((std::ptr::null_mut(), 0));
+    let mut cred = CByteObject {
+        bytes: credential.as_mut_ptr().cast(),
+        size: credential.len(),
+    };
+    guard_or("credential callback", (), || {
+        // SAFETY: the caller's callback and data, with blocks valid for the call.
+        unsafe { cbfunc(status.0, &raw mut cred, array, n, cbdata.ptr()) }
+    });
+    // SAFETY: the array written above, no longer lent.
+    unsafe { free_infos(array, n) };
+}
+
+/// Call a validation callback with `status` and what the credential proved, valid for the
+/// call only.
+pub(crate) fn call_validation(
+    cbfunc: ValidationCb,
+    status: Status,
+    proved: &[Info],
+    cbdata: CbData,
+) {
+    let (array, n) = write_infos(proved).unwrap_or((std::ptr::null_mut(), 0));
+    guard_or("validation callback", (), || {
+        // SAFETY: the caller's callback and data, with infos valid for the call.
+        unsafe { cbfunc(status.0, array, n, cbdata.ptr()) }
+    });
+    // SAFETY: the array written above, no longer lent.
+    unsafe { free_infos(array, n) };
+}
+
+/// Call a registration callback (`pmix_hdlr_reg_cbfunc_t`) with `status` and the
+/// reference of the handler registered.
+pub(crate) fn call_registration(cbfunc: HdlrRegCb, status: Status, id: usize, cbdata: CbData) {
+    guard_or("registration callback", (), || {
+        // SAFETY: the caller's callback and data.
+        unsafe { cbfunc(status.0, id, cbdata.ptr()) }
+    });
+}
+
+/// Call an I/O forwarding handler (`pmix_iof_cbfunc_t`) with `output`, lent for the
+/// duration of the call. The bytes end with a NUL past their size: handlers that read them
+/// as a C string (python3-pmix's does) stop there.
+pub(crate) fn call_iof(handler: IofCb, mut output: IofOutput) {
+    let mut source = c_proc(&output.source);
+    let size = output.data.len();
+    output.data.push(0);
+    let mut payload = CByteObject {
+        bytes: output.data.as_mut_ptr().cast::<c_char>(),
+        size,
+    };
+    let (info, ninfo) = write_infos(&output.info).unwrap_or((std::ptr::null_mut(), 0));
+    let id = usize::try_from(output.handler).unwrap_or(usize::MAX);
+    guard_or("I/O forwarding handler", (), || {
+        // SAFETY: the caller's handler; the source, the bytes and the infos live until it
+        // returns.
+        unsafe {
+            handler(
+                id,
+                output.channel.0,
+                &raw mut source,
+                &raw mut payload,
+                info,
+                ninfo,
+            )
+        }
+    });
+    // SAFETY: the array `write_infos` allocated, released once, after the handler returned.
+    unsafe { free_infos(info, ninfo) };
+}
+
+/// Call a value callback (`pmix_value_cbfunc_t`, a get's) with its outcome: the value is
+/// lent for the call only.
+pub(crate) fn call_value(cbfunc: ValueCb, got: Result<Value, Status>, data: CbData) {
+    let mut value = undef_value();
+    // `value` is ours: written, lent to the callback, then released.
+    let status = match got.and_then(|v| write_value(&v, &mut value)) {
+        Ok(()) => Status::SUCCESS,
+        Err(s) => s,
+    };
+    let kv = if status == Status::SUCCESS {
+        &raw mut value
+    } else {
+        std::ptr::null_mut()
+    };
+    guard_or("get callback", (), || {
+        // SAFETY: the caller's callback and data, with a value valid for the call.
+        unsafe { cbfunc(status.0, kv, data.ptr()) }
+    });
+    // SAFETY: the value written above, no longer lent.
+    unsafe { destruct_value(&mut value) };
+}
+
+/// Call a lookup callback (`pmix_lookup_cbfunc_t`) with `found`, lent as a C array
+/// released when it returns.
+pub(crate) fn call_lookup(cbfunc: LookupCb, status: Status, found: &[PData], data: CbData) {
+    let array: Result<*mut CPdata, Status> = calloc_array(found.len());
+    let Ok(array) = array else {
+        guard_or("lookup callback", (), || {
+            // SAFETY: the caller's callback and data.
+            unsafe { cbfunc(Status::ERR_NOMEM.0, std::ptr::null_mut(), 0, data.ptr()) }
+        });
+        return;
+    };
+    let mut filled = 0;
+    let mut status = status;
+    for (i, pd) in found.iter().enumerate() {
+        // SAFETY: `array` holds `found.len()` zeroed pdata; element `i` is in it.
+        let slot = unsafe { &mut *array.add(i) };
+        slot.proc = c_proc(&pd.proc);
+        write_fixed(&mut slot.key, pd.key.as_str());
+        // A zeroed value holds nothing.
+        if let Err(s) = write_value(&pd.value, &mut slot.value) {
+            status = s;
+            break;
+        }
+        filled += 1;
+    }
+    guard_or("lookup callback", (), || {
+        // SAFETY: the caller's callback and data, with `filled` pdata valid for the call.
+        unsafe { cbfunc(status.0, array, filled, data.ptr()) }
+    });
+    for i in 0..filled {
+        // SAFETY: the values written above.
+        unsafe { destruct_value(&mut (*array.add(i)).value) };
+    }
+    // SAFETY: the array allocated above.
+    unsafe { free(array) };
+}
+
+/// The distances lent to a callback until it calls the release function.
+struct LentDistances(*mut CDeviceDistance, usize);
+
+/// `pmix_release_cbfunc_t` for what [`call_distances`] lent.
+///
+/// # Safety
+/// `cookie` is the one [`call_distances`] passed, released once.
+unsafe extern "C" fn release_lent_distances(cookie: *mut c_void) {
+    guard_or("release callback", (), || {
+        if !cookie.is_null() {
+            // SAFETY: the box `call_distances` made, reclaimed once.
+            let lent = unsafe { Box::from_raw(cookie.cast::<LentDistances>()) };
+            // SAFETY: the array `call_distances` wrote.
+            unsafe { free_distances(lent.0, lent.1) };
+        }
+    });
+}
+
+/// Call a device distance callback (`pmix_device_dist_cbfunc_t`) with `outcome`, the array
+/// lent until it releases it.
+pub(crate) fn call_distances(
+    cbfunc: DeviceDistCb,
+    outcome: Result<Vec<DeviceDistance>, Status>,
+    data: CbData,
+) {
+    let (status, array, n) = match outcome.and_then(|found| write_distances(&found)) {
+        Ok((array, n)) => (Status::SUCCESS, array, n),
+        Err(s) => (s, std::ptr::null_mut(), 0),
+    };
+    let cookie = Box::into_raw(Box::new(LentDistances(array, n))).cast::<c_void>();
+    guard_or("device distance callback", (), || {
+        // SAFETY: the caller's callback and data, with distances valid until it releases
+        // them.
+        unsafe {
+            cbfunc(
+                status.0,
+                array,
+                n,
+                data.ptr(),
+                Some(release_lent_distances),
+                cookie,
+            )
+        }
     });
 }
 

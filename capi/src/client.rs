@@ -11,38 +11,26 @@ use std::sync::{Arc, OnceLock};
 use pmix::client::blocking::Client;
 use pmix::model::{Nspace, PData, Scope, Status, attr};
 
-use crate::boundary::{calloc_array, free, guard, guard_or, read_cstr, read_fixed, slice_of_mut};
+use crate::args::{Argv, Array, ArrayMut, In, Out, Str};
+use crate::boundary::{c_array, guard, guard_or, read_fixed};
 use crate::state::client::{Connected, client, connected};
 use crate::state::server::Caller;
 use crate::types::{CInfo, CPdata, CProc, CStatus, CValue};
-use crate::values::{
-    c_proc, read_argv, read_infos, read_proc, read_procs, read_value, undef_value, write_value,
-};
+use crate::values::{c_proc, read_proc, write_value};
 
 fn status_of(e: pmix::Error) -> Status {
     e.status()
-}
-
-/// # Safety
-/// `key` is NULL or a NUL-terminated string.
-unsafe fn key_arg(key: *const c_char) -> Result<String, Status> {
-    // SAFETY: the caller's promise.
-    unsafe { read_cstr(key) }.ok_or(Status::ERR_BAD_PARAM)
 }
 
 /// `PMIx_Init`: connect to the server named by the environment the server's launcher set,
 /// and write this process's name to `proc` (when not NULL). Programming-model attributes
 /// among `info` raise `PMIX_MODEL_DECLARED` at the process's own handlers, at every init
 /// (`Client::declare_model`).
-///
-/// # Safety
-/// `proc` is NULL or writable; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: usize) -> CStatus {
+pub extern "C" fn PMIx_Init(proc: Out<'_, CProc>, info: Array<'_, CInfo>, ninfo: usize) -> CStatus {
     crate::boundary::init_logging();
     guard("PMIx_Init", || {
-        // SAFETY: the caller's promise.
-        let directives = unsafe { read_infos(info, ninfo)? };
+        let directives = info.infos(ninfo)?;
         let mut state = connected();
         let client = match state.as_mut() {
             Some(c) => {
@@ -76,11 +64,7 @@ pub unsafe extern "C" fn PMIx_Init(proc: *mut CProc, info: *mut CInfo, ninfo: us
         if let Err(e) = client.declare_model(&directives) {
             tracing::warn!("PMIx_Init: the model could not be declared: {e}");
         }
-        let me = client.proc().clone();
-        if !proc.is_null() {
-            // SAFETY: `proc` is writable (the caller's promise).
-            unsafe { *proc = c_proc(&me) };
-        }
+        proc.set(c_proc(client.proc()));
         Ok(())
     })
 }
@@ -95,14 +79,10 @@ pub extern "C" fn PMIx_Initialized() -> c_int {
 }
 
 /// `PMIx_Finalize`: the last of the process's `PMIx_Init` calls ends the connection.
-///
-/// # Safety
-/// `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Finalize(info: *const CInfo, ninfo: usize) -> CStatus {
+pub extern "C" fn PMIx_Finalize(info: Array<'_, CInfo>, ninfo: usize) -> CStatus {
     guard("PMIx_Finalize", || {
-        // SAFETY: the caller's promise.
-        let directives = unsafe { read_infos(info, ninfo)? };
+        let directives = info.infos(ninfo)?;
         let last = {
             let mut state = connected();
             let c = state.as_mut().ok_or(Status::ERR_INIT)?;
@@ -132,24 +112,15 @@ pub unsafe extern "C" fn PMIx_Finalize(info: *const CInfo, ninfo: usize) -> CSta
 }
 
 /// `PMIx_Abort`: ask the host to end `procs` (the whole job when none).
-///
-/// # Safety
-/// `msg` is NULL or a string; `procs` holds `nprocs` procs.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Abort(
+pub extern "C" fn PMIx_Abort(
     status: c_int,
-    msg: *const c_char,
-    procs: *mut CProc,
+    msg: Str<'_>,
+    procs: Array<'_, CProc>,
     nprocs: usize,
 ) -> CStatus {
     guard("PMIx_Abort", || {
-        // SAFETY: the caller's promise.
-        let (msg, procs) = unsafe {
-            (
-                read_cstr(msg).unwrap_or_default(),
-                read_procs(procs, nprocs)?,
-            )
-        };
+        let (msg, procs) = (msg.text().unwrap_or_default(), procs.procs(nprocs)?);
         client()?
             .abort(Status(status), &msg, &procs)
             .map_err(status_of)
@@ -157,37 +128,23 @@ pub unsafe extern "C" fn PMIx_Abort(
 }
 
 /// `PMIx_Put`.
-///
-/// # Safety
-/// `key` is a string; `val` a value.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Put(scope: u8, key: *const c_char, val: *mut CValue) -> CStatus {
+pub extern "C" fn PMIx_Put(scope: u8, key: Str<'_>, val: In<'_, CValue>) -> CStatus {
     guard("PMIx_Put", || {
-        if val.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        let (key, value) = unsafe { (key_arg(key)?, read_value(&*val)?) };
+        let (key, value) = (key.required()?, val.value()?);
         client()?.put(Scope(scope), &key, value).map_err(status_of)
     })
 }
 
 /// `PMIx_Store_internal`.
-///
-/// # Safety
-/// `proc` a proc; `key` a string; `val` a value.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Store_internal(
-    proc: *const CProc,
-    key: *const c_char,
-    val: *mut CValue,
+pub extern "C" fn PMIx_Store_internal(
+    proc: In<'_, CProc>,
+    key: Str<'_>,
+    val: In<'_, CValue>,
 ) -> CStatus {
     guard("PMIx_Store_internal", || {
-        if proc.is_null() || val.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        let (proc, key, value) = unsafe { (read_proc(&*proc)?, key_arg(key)?, read_value(&*val)?) };
+        let (proc, key, value) = (proc.proc()?, key.required()?, val.value()?);
         match crate::state::server::caller()? {
             Caller::Client(c) => c.store_internal(&proc, &key, value).map_err(status_of),
             Caller::Host => crate::state::server::host_store(proc, &key, value),
@@ -202,19 +159,15 @@ pub extern "C" fn PMIx_Commit() -> CStatus {
 }
 
 /// `PMIx_Fence`: `procs` NULL (or none) is the whole namespace of this process.
-///
-/// # Safety
-/// `procs` holds `nprocs` procs and `info` `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Fence(
-    procs: *const CProc,
+pub extern "C" fn PMIx_Fence(
+    procs: Array<'_, CProc>,
     nprocs: usize,
-    info: *const CInfo,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     guard("PMIx_Fence", || {
-        // SAFETY: the caller's promise.
-        let (procs, info) = unsafe { (read_procs(procs, nprocs)?, read_infos(info, ninfo)?) };
+        let (procs, info) = (procs.procs(nprocs)?, info.infos(ninfo)?);
         client()?.fence(&procs, &info).map_err(status_of)
     })
 }
@@ -222,30 +175,20 @@ pub unsafe extern "C" fn PMIx_Fence(
 /// `PMIx_Get`: the value, in a `pmix_value_t` from libc's allocator that the caller releases
 /// (`PMIX_VALUE_RELEASE`). With `PMIX_GET_STATIC_VALUES` the caller's own `*val` is filled
 /// instead. `proc` NULL is this process.
-///
-/// # Safety
-/// `proc` is NULL or a proc; `key` a string; `info` holds `ninfo` infos; `val` is writable
-/// (and `*val` a value when static values are asked for).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Get(
-    proc: *const CProc,
-    key: *const c_char,
-    info: *const CInfo,
+pub extern "C" fn PMIx_Get(
+    proc: In<'_, CProc>,
+    key: Str<'_>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
-    val: *mut *mut CValue,
+    val: Out<'_, *mut CValue>,
 ) -> CStatus {
     guard("PMIx_Get", || {
         if val.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let (key, info) = unsafe { (key_arg(key)?, read_infos(info, ninfo)?) };
-        let target = if proc.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's promise.
-            Some(read_proc(unsafe { &*proc })?)
-        };
+        let (key, info) = (key.required()?, info.infos(ninfo)?);
+        let target = proc.get().map(read_proc).transpose()?;
         let static_values = info
             .iter()
             .any(|i| i.is(attr::GET_STATIC_VALUES) && i.value.as_bool().unwrap_or(true));
@@ -253,35 +196,13 @@ pub unsafe extern "C" fn PMIx_Get(
             Caller::Client(c) => c.get(target.as_ref(), &key, &info).map_err(status_of)?,
             Caller::Host => crate::state::server::host_get(target, &key)?,
         };
-        if static_values {
-            // SAFETY: `*val` is the caller's value (the caller's promise).
-            let out = unsafe { *val };
-            if out.is_null() {
-                return Err(Status::ERR_BAD_PARAM);
-            }
-            // SAFETY: as above.
-            return unsafe { write_value(&value, &mut *out) };
-        }
-        let out: *mut CValue = calloc_array(1)?;
-        // SAFETY: `out` is a fresh value of ours.
-        unsafe {
-            *out = undef_value();
-            if let Err(s) = write_value(&value, &mut *out) {
-                free(out);
-                return Err(s);
-            }
-            *val = out;
-        }
-        Ok(())
+        val.value(&value, static_values)
     })
 }
 
 /// `PMIx_Publish`.
-///
-/// # Safety
-/// `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Publish(info: *const CInfo, ninfo: usize) -> CStatus {
+pub extern "C" fn PMIx_Publish(info: Array<'_, CInfo>, ninfo: usize) -> CStatus {
     guard("PMIx_Publish", || {
         let client = client()?;
         // Nothing to publish is refused at once, as OpenPMIx's library does, before any
@@ -289,40 +210,33 @@ pub unsafe extern "C" fn PMIx_Publish(info: *const CInfo, ninfo: usize) -> CStat
         if info.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let info = unsafe { read_infos(info, ninfo)? };
+        let info = info.infos(ninfo)?;
         client.publish(&info).map_err(status_of)
     })
 }
 
 /// `PMIx_Lookup`: each of `data` names a key; those found get the publisher and the value
 /// (`PMIX_ERR_PARTIAL_SUCCESS` when only some are).
-///
-/// # Safety
-/// `data` holds `ndata` pdata, `info` `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Lookup(
-    data: *mut CPdata,
+pub extern "C" fn PMIx_Lookup(
+    data: ArrayMut<'_, CPdata>,
     ndata: usize,
-    info: *const CInfo,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     guard("PMIx_Lookup", || {
-        if ndata == 0 || data.is_null() {
+        if ndata == 0 {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let info = unsafe { read_infos(info, ninfo)? };
-        // SAFETY: the caller's promise: `ndata` pdata at `data`.
-        let wanted = unsafe { slice_of_mut(data, ndata)? };
+        let info = info.infos(ninfo)?;
+        let wanted = data.slice(ndata)?;
         let keys: Vec<String> = wanted.iter().map(|d| read_fixed(&d.key)).collect();
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
         let found = client()?.lookup(&refs, &info).map_err(status_of)?;
         for (slot, key) in wanted.iter_mut().zip(&keys) {
             if let Some(pd) = found.iter().find(|d| d.key.as_str() == key) {
                 slot.proc = c_proc(&pd.proc);
-                // SAFETY: the caller's pdata value is ours to fill.
-                unsafe { write_value(&pd.value, &mut slot.value)? };
+                write_value(&pd.value, &mut slot.value)?;
             }
         }
         match PData::lookup_status(&keys, &found) {
@@ -333,19 +247,10 @@ pub unsafe extern "C" fn PMIx_Lookup(
 }
 
 /// `PMIx_Unpublish`: `keys` NULL is every key this process published.
-///
-/// # Safety
-/// `keys` is NULL or a NULL-terminated array of strings; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Unpublish(
-    keys: *mut *mut c_char,
-    info: *const CInfo,
-    ninfo: usize,
-) -> CStatus {
+pub extern "C" fn PMIx_Unpublish(keys: Argv<'_>, info: Array<'_, CInfo>, ninfo: usize) -> CStatus {
     guard("PMIx_Unpublish", || {
-        // SAFETY: the caller's promise.
-        let (keys, info) = unsafe { (read_argv(keys), read_infos(info, ninfo)?) };
-        let keys: Vec<String> = keys.into_iter().flatten().collect();
+        let (keys, info) = (keys.texts(), info.infos(ninfo)?);
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
         client()?.unpublish(&refs, &info).map_err(status_of)
     })
@@ -373,23 +278,18 @@ pub extern "C" fn PMIx_Get_version() -> *const c_char {
 /// `PMIx_Resolve_peers`: the processes of `nspace` (every job's when NULL or empty) on
 /// `nodename` (this node when NULL), in a `pmix_proc_t` array the caller releases
 /// (`PMIX_PROC_FREE`); none found is `PMIX_ERR_NOT_FOUND`.
-///
-/// # Safety
-/// `nodename` is NULL or a string; `nspace` NULL or a `pmix_nspace_t`; `procs` and `nprocs`
-/// writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Resolve_peers(
-    nodename: *const c_char,
-    nspace: *const c_char,
-    procs: *mut *mut CProc,
-    nprocs: *mut usize,
+pub extern "C" fn PMIx_Resolve_peers(
+    nodename: Str<'_>,
+    nspace: Str<'_>,
+    procs: Out<'_, *mut CProc>,
+    nprocs: Out<'_, usize>,
 ) -> CStatus {
     guard("PMIx_Resolve_peers", || {
         if procs.is_null() || nprocs.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let (node, job) = unsafe { (read_cstr(nodename), read_cstr(nspace)) };
+        let (node, job) = (nodename.text(), nspace.text());
         let c = client()?;
         let found = match job.filter(|j| !j.is_empty()) {
             Some(j) => {
@@ -402,44 +302,27 @@ pub unsafe extern "C" fn PMIx_Resolve_peers(
         if found.is_empty() {
             return Err(Status::ERR_NOT_FOUND);
         }
-        let out: *mut CProc = calloc_array(found.len())?;
-        for (i, p) in found.iter().enumerate() {
-            // SAFETY: the array has room for every process.
-            unsafe { *out.add(i) = c_proc(p) };
-        }
-        // SAFETY: writable (the caller's promise).
-        unsafe {
-            *procs = out;
-            *nprocs = found.len();
-        }
+        procs.set(c_array(found.iter().map(c_proc).collect())?);
+        nprocs.set(found.len());
         Ok(())
     })
 }
 
 /// `PMIx_Resolve_nodes`: the comma-separated names of the nodes hosting `nspace`, a string
 /// the caller frees.
-///
-/// # Safety
-/// `nspace` is a `pmix_nspace_t`; `nodelist` writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Resolve_nodes(
-    nspace: *const c_char,
-    nodelist: *mut *mut c_char,
-) -> CStatus {
+pub extern "C" fn PMIx_Resolve_nodes(nspace: Str<'_>, nodelist: Out<'_, *mut c_char>) -> CStatus {
     guard("PMIx_Resolve_nodes", || {
         if nodelist.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let job = unsafe { read_cstr(nspace) }.ok_or(Status::ERR_BAD_PARAM)?;
+        let job = nspace.required()?;
         let job = Nspace::new(job).map_err(status_of)?;
         let c = client()?;
         let nodes = c
             .block_on(c.as_async().resolve_nodes(&job))
             .map_err(status_of)?;
-        let text = crate::boundary::c_strdup(&nodes)?;
-        // SAFETY: writable (the caller's promise).
-        unsafe { *nodelist = text };
+        nodelist.set(crate::boundary::c_strdup(&nodes)?);
         Ok(())
     })
 }
@@ -450,10 +333,11 @@ mod tests {
 
     #[test]
     fn a_fence_over_a_count_no_job_can_have_is_a_bad_param_not_a_crash() {
-        let mut one = std::mem::MaybeUninit::<CProc>::zeroed();
+        let one = std::mem::MaybeUninit::<CProc>::zeroed();
         // SAFETY: a zeroed proc is a valid one (empty namespace, rank 0); the count is refused
         // before any proc past it is read.
-        let status = unsafe { PMIx_Fence(one.as_mut_ptr(), 1 << 40, std::ptr::null(), 0) };
+        let procs = unsafe { Array::new(one.as_ptr()) };
+        let status = PMIx_Fence(procs, 1 << 40, Array::null(), 0);
         assert_eq!(status, Status::ERR_BAD_PARAM.0);
     }
 }

@@ -13,27 +13,24 @@ use std::ffi::c_void;
 
 use pmix::model::{DataRange, Info, Status, attr};
 
-use crate::boundary::{guard, guard_or, slice_of};
-use crate::callbacks::{CbData, Completion, Delivery, call_op, run_handler};
+use crate::args::{Array, In};
+use crate::boundary::guard;
+use crate::callbacks::{CbData, Completion, Delivery, call_op, call_registration, run_handler};
 use crate::state::client::with_client;
 use crate::state::host_events as server_events;
 use crate::state::server::Caller;
 use crate::state::threads::{detached_on, run_counted};
 use crate::types::{CInfo, CProc, CStatus, HdlrRegCb, NotificationFn, OpCb};
-use crate::values::{read_infos, read_proc};
+use crate::values::read_proc;
 
 /// `PMIx_Register_event_handler`: with `cbfunc`, the registration completes on the library's
 /// thread and `cbfunc` receives its reference; without, the call blocks and returns the
 /// reference (non-negative) or an error.
-///
-/// # Safety
-/// `codes` holds `ncodes` codes and `info` `ninfo` infos; `evhdlr` is a handler; `cbfunc`
-/// is NULL or callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Register_event_handler(
-    codes: *mut CStatus,
+pub extern "C" fn PMIx_Register_event_handler(
+    codes: Array<'_, CStatus>,
     ncodes: usize,
-    info: *mut CInfo,
+    info: Array<'_, CInfo>,
     ninfo: usize,
     evhdlr: Option<NotificationFn>,
     cbfunc: Option<HdlrRegCb>,
@@ -42,8 +39,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
     let mut reference: CStatus = 0;
     let rc = guard("PMIx_Register_event_handler", || {
         let handler = evhdlr.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the caller's promise.
-        let (codes, info) = unsafe { (slice_of(codes, ncodes)?, read_infos(info, ninfo)?) };
+        let (codes, info) = (codes.slice(ncodes)?, info.infos(ninfo)?);
         let codes: Vec<Status> = codes.iter().map(|c| Status(*c)).collect();
         let returned = (info.iter())
             .find(|i| i.is(attr::EVENT_RETURN_OBJECT))
@@ -58,10 +54,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
                 };
                 let data = CbData(cbdata);
                 return server_events::on_server_thread(move || {
-                    guard_or("registration callback", (), || {
-                        // SAFETY: the caller's callback and data.
-                        unsafe { done(Status::SUCCESS.0, id, data.ptr()) }
-                    });
+                    call_registration(done, Status::SUCCESS, id, data);
                 });
             }
         };
@@ -106,10 +99,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
                         Ok(id) => (Status::SUCCESS, id),
                         Err(s) => (s, 0),
                     };
-                    guard_or("registration callback", (), || {
-                        // SAFETY: the caller's callback and data.
-                        unsafe { done(status.0, id, data.ptr()) }
-                    });
+                    call_registration(done, status, id, data);
                 });
                 Ok(())
             }
@@ -128,11 +118,8 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
 }
 
 /// `PMIx_Deregister_event_handler`: the handler is not called again.
-///
-/// # Safety
-/// `cbfunc` is NULL or callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Deregister_event_handler(
+pub extern "C" fn PMIx_Deregister_event_handler(
     evhdlr_ref: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
@@ -171,29 +158,19 @@ pub unsafe extern "C" fn PMIx_Deregister_event_handler(
 
 /// `PMIx_Notify_event`: raise `status` to `range` (the caller when `source` is NULL). With
 /// `cbfunc` the call completes on the library's thread; without, it blocks.
-///
-/// # Safety
-/// `source` is NULL or a proc; `info` holds `ninfo` infos; `cbfunc` is NULL or callable with
-/// `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Notify_event(
+pub extern "C" fn PMIx_Notify_event(
     status: CStatus,
-    source: *const CProc,
+    source: In<'_, CProc>,
     range: u8,
-    info: *const CInfo,
+    info: Array<'_, CInfo>,
     ninfo: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Notify_event", || {
-        // SAFETY: the caller's promise.
-        let info: Vec<Info> = unsafe { read_infos(info, ninfo)? };
-        let source = if source.is_null() {
-            None
-        } else {
-            // SAFETY: the caller's promise.
-            Some(read_proc(unsafe { &*source })?)
-        };
+        let info: Vec<Info> = info.infos(ninfo)?;
+        let source = source.get().map(read_proc).transpose()?;
         let c = match crate::state::server::caller()? {
             Caller::Client(c) => c,
             Caller::Host => {

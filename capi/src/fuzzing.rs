@@ -15,6 +15,7 @@ use std::ptr;
 
 use pmix::model::{DataType, Status};
 
+use crate::args::{Array, Data, In, InOut, Objects, Out, Str};
 use crate::boundary::{c_bytes, free};
 use crate::data::{
     PMIx_Data_compress, PMIx_Data_copy, PMIx_Data_decompress, PMIx_Data_load, PMIx_Data_pack,
@@ -76,7 +77,8 @@ impl Buffer {
             size: bytes.len(),
         };
         // SAFETY: a zeroed buffer and a byte object whose block is libc's.
-        let rc = unsafe { PMIx_Data_load(&mut b.0, &mut payload) };
+        let (buffer, payload) = unsafe { (InOut::new(&raw mut b.0), InOut::new(&raw mut payload)) };
+        let rc = PMIx_Data_load(buffer, payload);
         assert_eq!(rc, Status::SUCCESS.0, "a buffer loads any bytes");
         Some(b)
     }
@@ -107,15 +109,14 @@ fn unpack_any(arg: &[u8]) -> usize {
     let mut dest = storage(n, size);
     let mut count = n as i32;
     // SAFETY: `dest` has room for `count` objects of the type; the buffer is loaded.
-    let rc = unsafe {
-        PMIx_Data_unpack(
-            ptr::null(),
-            &mut buffer.0,
-            dest.as_mut_ptr().cast(),
-            &mut count,
-            t.0,
+    let (b, objects, count_arg) = unsafe {
+        (
+            InOut::new(&raw mut buffer.0),
+            Objects::new(dest.as_mut_ptr().cast()),
+            InOut::new(&raw mut count),
         )
     };
+    let rc = PMIx_Data_unpack(In::null(), b, objects, count_arg, t.0);
     let unpacked = usize::try_from(count).unwrap_or(0);
     assert!(
         unpacked <= n,
@@ -130,15 +131,13 @@ fn unpack_any(arg: &[u8]) -> usize {
     }
     let mut again = Buffer(CDataBuffer::zeroed());
     // SAFETY: `dest` holds `unpacked` objects of the type, as the library wrote them.
-    let rc = unsafe {
-        PMIx_Data_pack(
-            ptr::null(),
-            &mut again.0,
-            dest.as_mut_ptr().cast(),
-            unpacked as i32,
-            t.0,
+    let (b, objects) = unsafe {
+        (
+            InOut::new(&raw mut again.0),
+            Objects::new(dest.as_mut_ptr().cast()),
         )
     };
+    let rc = PMIx_Data_pack(In::null(), b, objects, unpacked as i32, t.0);
     assert_eq!(rc, Status::SUCCESS.0, "what unpacked as {t:?} packs again");
     release(t, &mut dest, size, unpacked);
     unpacked
@@ -161,28 +160,30 @@ fn value_from_wire(arg: &[u8]) {
     let mut value = CValue::zeroed();
     let mut count = 1;
     // SAFETY: room for one value.
-    let rc = unsafe {
-        PMIx_Data_unpack(
-            ptr::null(),
-            &mut buffer.0,
-            (&raw mut value).cast(),
-            &mut count,
-            DataType::VALUE.0,
+    let (b, objects, count_arg) = unsafe {
+        (
+            InOut::new(&raw mut buffer.0),
+            Objects::new((&raw mut value).cast()),
+            InOut::new(&raw mut count),
         )
     };
+    let rc = PMIx_Data_unpack(In::null(), b, objects, count_arg, DataType::VALUE.0);
     if rc == Status::ERR_UNPACK_INADEQUATE_SPACE.0 && count == 1 {
         // SAFETY: the one value that fit is the caller's, released once.
-        unsafe { PMIx_Value_destruct(&mut value) };
+        PMIx_Value_destruct(unsafe { InOut::new(&raw mut value) });
     }
     if rc != Status::SUCCESS.0 {
         return;
     }
     let mut copy = CValue::zeroed();
     // SAFETY: a value the library wrote; a zeroed destination.
-    let rc = unsafe { PMIx_Value_xfer(&mut copy, &value) };
+    let rc = PMIx_Value_xfer(unsafe { Out::new(&raw mut copy) }, unsafe {
+        In::new(&raw const value)
+    });
     if rc == Status::SUCCESS.0 {
         // SAFETY: two values the library wrote.
-        let order = unsafe { PMIx_Value_compare(&mut value, &mut copy) };
+        let (a, b) = unsafe { (In::new(&raw const value), In::new(&raw const copy)) };
+        let order = PMIx_Value_compare(a, b);
         // A float's NaN is not equal to itself, at any depth; anything else is.
         // SAFETY: a value the library wrote.
         let floats = unsafe { read_value(&value) }.map_or(true, |v| {
@@ -193,21 +194,20 @@ fn value_from_wire(arg: &[u8]) {
             "a value and its transfer compare as {order}"
         );
         // SAFETY: the copy is the caller's and released once.
-        unsafe { PMIx_Value_destruct(&mut copy) };
+        PMIx_Value_destruct(unsafe { InOut::new(&raw mut copy) });
     }
     let mut dup: *mut c_void = ptr::null_mut();
     // SAFETY: a value the library wrote; `dup` receives a block of libc's.
-    if unsafe { PMIx_Data_copy(&mut dup, (&raw mut value).cast(), DataType::VALUE.0) }
-        == Status::SUCCESS.0
-    {
+    let (out, src) = unsafe { (Out::new(&raw mut dup), Data::new((&raw const value).cast())) };
+    if PMIx_Data_copy(out, src, DataType::VALUE.0) == Status::SUCCESS.0 {
         // SAFETY: a value the copy allocated, released once with its block.
         unsafe {
-            PMIx_Value_destruct(dup.cast());
+            PMIx_Value_destruct(InOut::new(dup.cast()));
             free(dup);
         }
     }
     // SAFETY: the unpacked value is released once.
-    unsafe { PMIx_Value_destruct(&mut value) };
+    PMIx_Value_destruct(unsafe { InOut::new(&raw mut value) });
 }
 
 /// Every code of the bytes named by the `*_string` functions: a string each time.
@@ -236,12 +236,26 @@ fn names_of_codes(arg: &[u8]) {
 fn compress_round_trip(arg: &[u8]) -> bool {
     let (mut packed, mut packed_len): (*mut u8, usize) = (ptr::null_mut(), 0);
     // SAFETY: `arg` holds `arg.len()` bytes; the outputs are writable.
-    if !unsafe { PMIx_Data_compress(arg.as_ptr(), arg.len(), &mut packed, &mut packed_len) } {
+    let (input, to, n) = unsafe {
+        (
+            Array::new(arg.as_ptr()),
+            Out::new(&raw mut packed),
+            Out::new(&raw mut packed_len),
+        )
+    };
+    if !PMIx_Data_compress(input, arg.len(), to, n) {
         return false;
     }
     let (mut out, mut out_len): (*mut u8, usize) = (ptr::null_mut(), 0);
     // SAFETY: the block the compression allocated, of its length.
-    let ok = unsafe { PMIx_Data_decompress(packed, packed_len, &mut out, &mut out_len) };
+    let (input, to, n) = unsafe {
+        (
+            Array::new(packed.cast_const()),
+            Out::new(&raw mut out),
+            Out::new(&raw mut out_len),
+        )
+    };
+    let ok = PMIx_Data_decompress(input, packed_len, to, n);
     assert!(ok, "a compressed block decompresses");
     // SAFETY: `out` holds `out_len` bytes the library allocated.
     let back = unsafe { std::slice::from_raw_parts(out, out_len) };
@@ -269,13 +283,20 @@ fn keys_of_any_length(arg: &[u8]) -> bool {
     let mut info = CInfo::zeroed();
     let mut byte = 7u8;
     // SAFETY: a NUL-terminated key and a byte to load.
-    let rc = unsafe { PMIx_Info_load(&mut info, key, (&raw mut byte).cast(), DataType::UINT8.0) };
+    let (out, key_arg, data) = unsafe {
+        (
+            Out::new(&raw mut info),
+            Str::new(key),
+            Data::new((&raw mut byte).cast()),
+        )
+    };
+    let rc = PMIx_Info_load(out, key_arg, data, DataType::UINT8.0);
     let loaded = rc == Status::SUCCESS.0;
     if loaded {
         assert!(info.key.contains(&0), "a key loaded past its 512 bytes");
     }
     // SAFETY: the info is released once.
-    unsafe { PMIx_Value_destruct(&mut info.value) };
+    PMIx_Value_destruct(unsafe { InOut::new(&raw mut info.value) });
     let mut proc = CProc::zeroed();
     // SAFETY: a NUL-terminated namespace into a proc.
     unsafe { crate::helpers::names::PMIx_Load_procid(&mut proc, key, 0) };
@@ -292,9 +313,8 @@ fn before_init(arg: &[u8]) {
     let key: Vec<u8> = arg.iter().map(|b| *b.max(&1)).chain([0]).collect();
     let mut out: *mut CValue = ptr::null_mut();
     // SAFETY: a NUL-terminated key; `out` is writable.
-    let rc = unsafe {
-        crate::client::PMIx_Get(ptr::null(), key.as_ptr().cast(), ptr::null(), 0, &mut out)
-    };
+    let (key, out) = unsafe { (Str::new(key.as_ptr().cast()), Out::new(&raw mut out)) };
+    let rc = crate::client::PMIx_Get(In::null(), key, Array::null(), 0, out);
     assert_ne!(rc, Status::SUCCESS.0, "a get answered without a server");
     // Valid processes, so that what refuses the fence is the missing server.
     let mut procs = [CProc::zeroed(); 2];
@@ -310,7 +330,8 @@ fn before_init(arg: &[u8]) {
         }
     });
     // SAFETY: `procs` holds 2; a larger count is one no allocation can back.
-    let rc = unsafe { crate::client::PMIx_Fence(procs.as_ptr(), count, ptr::null(), 0) };
+    let array = unsafe { Array::new(procs.as_ptr()) };
+    let rc = crate::client::PMIx_Fence(array, count, Array::null(), 0);
     assert_ne!(
         rc,
         Status::SUCCESS.0,
@@ -353,15 +374,13 @@ mod tests {
         let mut packed = Buffer(CDataBuffer::zeroed());
         let values = [5u32, 77];
         // SAFETY: two u32 objects.
-        let rc = unsafe {
-            PMIx_Data_pack(
-                ptr::null(),
-                &mut packed.0,
-                values.as_ptr().cast_mut().cast(),
-                2,
-                DataType::UINT32.0,
+        let (b, objects) = unsafe {
+            (
+                InOut::new(&raw mut packed.0),
+                Objects::new(values.as_ptr().cast_mut().cast()),
             )
         };
+        let rc = PMIx_Data_pack(In::null(), b, objects, 2, DataType::UINT32.0);
         assert_eq!(rc, Status::SUCCESS.0);
         // SAFETY: the buffer's bytes, as the library wrote them.
         let bytes = unsafe {

@@ -13,20 +13,20 @@
 //! calls yet: they answer `PMIX_ERR_NOT_SUPPORTED` there.
 
 use std::collections::VecDeque;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use pmix::client::IofOutput;
 use pmix::model::{IofChannel, Status};
 
-use crate::boundary::{guard, guard_or};
-use crate::callbacks::{CbData, call_op};
+use crate::args::{Array, In};
+use crate::boundary::guard;
+use crate::callbacks::{CbData, call_iof, call_op, call_registration};
 use crate::state::client::with_client;
 use crate::state::server::Caller;
 use crate::state::threads::{detached_on, run_counted};
 use crate::types::{CByteObject, CInfo, CProc, CStatus, HdlrRegCb, IofCb, OpCb};
-use crate::values::{c_proc, free_infos, read_bytes, read_infos, read_procs, write_infos};
 
 /// Output waiting for its handler, and whether a thread is handing it over.
 #[derive(Default)]
@@ -77,41 +77,10 @@ fn drain() {
             return;
         };
         match handler {
-            Some(f) => hand_over(f, output),
+            Some(f) => call_iof(f, output),
             None => write_out(&output),
         }
     }
-}
-
-/// Call the C handler with `output`, lent for the duration of the call. The bytes end with
-/// a NUL past their size: handlers that read them as a C string (python3-pmix's does) stop
-/// there.
-fn hand_over(f: IofCb, mut output: IofOutput) {
-    let mut source = c_proc(&output.source);
-    let size = output.data.len();
-    output.data.push(0);
-    let mut payload = CByteObject {
-        bytes: output.data.as_mut_ptr().cast::<c_char>(),
-        size,
-    };
-    let (info, ninfo) = write_infos(&output.info).unwrap_or((std::ptr::null_mut(), 0));
-    let id = usize::try_from(output.handler).unwrap_or(usize::MAX);
-    guard_or("I/O forwarding handler", (), || {
-        // SAFETY: the caller's handler; the source, the bytes and the infos live until it
-        // returns.
-        unsafe {
-            f(
-                id,
-                output.channel.0,
-                &raw mut source,
-                &raw mut payload,
-                info,
-                ninfo,
-            )
-        }
-    });
-    // SAFETY: the array `write_infos` allocated, released once, after the handler returned.
-    unsafe { free_infos(info, ninfo) };
 }
 
 /// Output of a pull without a handler: to this process's own stdout, or stderr.
@@ -130,16 +99,12 @@ fn write_out(output: &IofOutput) {
 /// `regcbfunc` the registration completes on the library's thread and `regcbfunc` receives
 /// the pull's id; without, the call blocks and returns the id (non-negative) or an error.
 /// Standard input cannot be pulled (`PMIX_ERR_NOT_SUPPORTED`).
-///
-/// # Safety
-/// `procs` holds `nprocs` procs and `directives` `ndirs` infos; `cbfunc` is NULL or a
-/// handler; `regcbfunc` is NULL or callable with `regcbdata`.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)] // the C signature
-pub unsafe extern "C" fn PMIx_IOF_pull(
-    procs: *const CProc,
+pub extern "C" fn PMIx_IOF_pull(
+    procs: Array<'_, CProc>,
     nprocs: usize,
-    directives: *const CInfo,
+    directives: Array<'_, CInfo>,
     ndirs: usize,
     channel: u16,
     cbfunc: Option<IofCb>,
@@ -154,9 +119,7 @@ pub unsafe extern "C" fn PMIx_IOF_pull(
         if channel & IofChannel::STDIN_CHANNEL.0 != 0 {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
-        // SAFETY: the caller's promise.
-        let (procs, directives) =
-            unsafe { (read_procs(procs, nprocs)?, read_infos(directives, ndirs)?) };
+        let (procs, directives) = (procs.procs(nprocs)?, directives.infos(ndirs)?);
         let handler = Arc::new(move |o: IofOutput| arrived(cbfunc, o));
         let pull = move |c: &pmix::client::blocking::Client| {
             (c.iof_pull(&procs, IofChannel(channel), &directives, handler))
@@ -174,10 +137,7 @@ pub unsafe extern "C" fn PMIx_IOF_pull(
                 Ok(id) => (Status::SUCCESS, id),
                 Err(s) => (s, 0),
             };
-            guard_or("registration callback", (), || {
-                // SAFETY: the caller's callback and data.
-                unsafe { done(status.0, id, data.ptr()) }
-            });
+            call_registration(done, status, id, data);
         });
         Ok(())
     });
@@ -190,13 +150,10 @@ pub unsafe extern "C" fn PMIx_IOF_pull(
 
 /// `PMIx_IOF_deregister`: end the pull `iofhdlr`. With `cbfunc` the call completes on the
 /// library's thread; without, it blocks.
-///
-/// # Safety
-/// `directives` holds `ndirs` infos; `cbfunc` is NULL or callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_IOF_deregister(
+pub extern "C" fn PMIx_IOF_deregister(
     iofhdlr: usize,
-    directives: *const CInfo,
+    directives: Array<'_, CInfo>,
     ndirs: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
@@ -205,8 +162,7 @@ pub unsafe extern "C" fn PMIx_IOF_deregister(
         let Caller::Client(c) = crate::state::server::caller()? else {
             return Err(Status::ERR_NOT_SUPPORTED);
         };
-        // SAFETY: the caller's promise.
-        let directives = unsafe { read_infos(directives, ndirs)? };
+        let directives = directives.infos(ndirs)?;
         let id = iofhdlr as u64;
         let deregister = move |c: &pmix::client::blocking::Client| {
             c.iof_deregister(id, &directives).map_err(|e| e.status())
@@ -227,16 +183,12 @@ pub unsafe extern "C" fn PMIx_IOF_deregister(
 /// directives alone, `PMIX_IOF_COMPLETE` closing the input). With `cbfunc` the call completes
 /// on the library's thread; without, it blocks. Forwarding this process's own standard input
 /// (`PMIX_IOF_PUSH_STDIN`) is not supported.
-///
-/// # Safety
-/// `targets` holds `ntargets` procs; `bo` is NULL or a byte object; `directives` holds
-/// `ndirs` infos; `cbfunc` is NULL or callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_IOF_push(
-    targets: *const CProc,
+pub extern "C" fn PMIx_IOF_push(
+    targets: Array<'_, CProc>,
     ntargets: usize,
-    bo: *mut CByteObject,
-    directives: *const CInfo,
+    bo: In<'_, CByteObject>,
+    directives: Array<'_, CInfo>,
     ndirs: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
@@ -245,15 +197,13 @@ pub unsafe extern "C" fn PMIx_IOF_push(
         let Caller::Client(c) = crate::state::server::caller()? else {
             return Err(Status::ERR_NOT_SUPPORTED);
         };
-        // SAFETY: the caller's promise.
-        let (targets, directives) = unsafe {
-            (
-                read_procs(targets, ntargets)?,
-                read_infos(directives, ndirs)?,
-            )
+        let (targets, directives) = (targets.procs(ntargets)?, directives.infos(ndirs)?);
+        // Read now: the caller may reuse the byte object at once.
+        let data = if bo.get().is_some() {
+            Some(bo.bytes()?)
+        } else {
+            None
         };
-        // SAFETY: the caller's byte object or NULL, read now (the caller may reuse it at once).
-        let data = unsafe { bo.as_ref().map(|bo| read_bytes(bo)).transpose()? }.map(|b| b.0);
         let push = move |c: &pmix::client::blocking::Client| {
             (c.iof_push(&targets, data.as_deref(), &directives)).map_err(|e| e.status())
         };

@@ -11,6 +11,8 @@
 //! - `types`: the C structs, with their sizes and offsets asserted: the `pmix-ctypes` crate,
 //!   which the conformance harness shares;
 //! - `boundary`: the panic boundary, libc memory, C strings;
+//! - `args`: the pointers the entry points take, typed by what the C caller promises of
+//!   them, read through checked methods (where the entry points' `unsafe` lives);
 //! - `values`: C values to the crate's model and back (hwloc's objects among them);
 //! - `callbacks`: calling the caller's C functions: op callbacks and event handlers;
 //! - `state`: the process's state, owned there and nowhere else: its client, tool and
@@ -47,6 +49,7 @@
 #![allow(clippy::missing_safety_doc)] // each `# Safety` is written; the lint misses macro ones
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+pub mod args;
 mod boundary;
 mod callbacks;
 pub mod client;

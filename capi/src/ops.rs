@@ -17,12 +17,12 @@ use std::ffi::c_void;
 use pmix::client::blocking::Client;
 use pmix::model::{Info, Status};
 
-use crate::boundary::guard_or;
-use crate::callbacks::{CbData, call_op};
+use crate::args::Out;
+use crate::callbacks::{CbData, call_info, call_op};
 use crate::state::client::client;
 use crate::state::threads::detached;
 use crate::types::{CInfo, InfoCb, OpCb};
-use crate::values::{free_infos, write_infos};
+use crate::values::write_infos;
 
 mod connect;
 mod credentials;
@@ -54,39 +54,10 @@ pub use spawn::{PMIx_Spawn, PMIx_Spawn_nb};
 /// comes with results) and the results.
 type Outcome = Result<(Status, Vec<Info>), Status>;
 
-/// The infos lent to an info callback until it calls the release function.
-struct Lent(*mut CInfo, usize);
-
-/// `pmix_release_cbfunc_t` for what `deliver_infos` lent.
-///
-/// # Safety
-/// `cookie` is the one `deliver_infos` passed, released once.
-unsafe extern "C" fn release_lent(cookie: *mut c_void) {
-    guard_or("release callback", (), || {
-        if !cookie.is_null() {
-            // SAFETY: the box `deliver_infos` made, reclaimed once.
-            let lent = unsafe { Box::from_raw(cookie.cast::<Lent>()) };
-            // SAFETY: the array `deliver_infos` wrote.
-            unsafe { free_infos(lent.0, lent.1) };
-        }
-    });
-}
-
 /// Call an info callback with `outcome`.
 fn deliver_infos(cbfunc: InfoCb, outcome: Outcome, data: CbData) {
-    let (status, infos) = match outcome {
-        Ok(r) => r,
-        Err(s) => (s, Vec::new()),
-    };
-    let (status, array, n) = match write_infos(&infos) {
-        Ok((array, n)) => (status, array, n),
-        Err(s) => (s, std::ptr::null_mut(), 0),
-    };
-    let cookie = Box::into_raw(Box::new(Lent(array, n))).cast::<c_void>();
-    guard_or("info callback", (), || {
-        // SAFETY: the caller's callback and data, with infos valid until it releases them.
-        unsafe { cbfunc(status.0, array, n, data.ptr(), Some(release_lent), cookie) }
-    });
+    let (status, infos) = outcome.unwrap_or_else(|s| (s, Vec::new()));
+    call_info(cbfunc, status, &infos, data);
 }
 
 /// The outcome of a call without results, for an op callback.
@@ -94,19 +65,14 @@ fn op_status(r: Result<(), Status>) -> Status {
     r.err().unwrap_or(Status::SUCCESS)
 }
 
-/// Run `body` on the calling thread (the blocking form: its results through `results`) or,
-/// with `cbfunc`, on one of the client's threads (the `_nb` form).
-///
-/// # Safety
-/// `results` and `nresults` are NULL or writable.
-unsafe fn blocking_infos(
+/// Run `body` on the calling thread, its results through `results` (the blocking form).
+fn blocking_infos(
     body: impl FnOnce(&Client) -> Outcome,
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
+    results: Out<'_, *mut CInfo>,
+    nresults: Out<'_, usize>,
 ) -> Result<(), Status> {
     let (status, infos) = body(&*client()?)?;
-    // SAFETY: the caller's promise.
-    unsafe { hand_out(&infos, results, nresults)? };
+    hand_out(&infos, results, nresults)?;
     if status == Status::SUCCESS {
         Ok(())
     } else {
@@ -149,13 +115,10 @@ fn status_of(e: pmix::Error) -> Status {
 }
 
 /// Hand `infos` to the caller through `results` and `nresults` (NULL and 0 for none).
-///
-/// # Safety
-/// `results` and `nresults` are NULL or writable.
-unsafe fn hand_out(
+fn hand_out(
     infos: &[Info],
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
+    results: Out<'_, *mut CInfo>,
+    nresults: Out<'_, usize>,
 ) -> Result<(), Status> {
     if results.is_null() || nresults.is_null() {
         return Ok(());
@@ -165,10 +128,7 @@ unsafe fn hand_out(
     } else {
         write_infos(infos)?
     };
-    // SAFETY: writable (the caller's promise).
-    unsafe {
-        *results = array;
-        *nresults = n;
-    }
+    results.set(array);
+    nresults.set(n);
     Ok(())
 }

@@ -2,23 +2,19 @@
 //! infos (`PMIx_Value_*`, `PMIx_Info_*`), and data arrays. The info lists are in
 //! `info_list.rs`.
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{c_char, c_int};
 use std::ptr;
 
 use pmix::model::strings;
 use pmix::model::{
     AllocDirective, DataRange, DataType, DeviceType, InfoDirectives, IofChannel, JobState,
-    LinkState, Persistence, ProcState, Scope, Status, Text, Value,
+    LinkState, Persistence, ProcState, Scope, Status, Value,
 };
 
-use crate::boundary::{
-    c_strdup, calloc_array, free, guard, guard_or, interned, read_cstr, read_text, write_fixed,
-};
+use crate::args::{Data, In, InOut, Out, Str, Unloaded};
+use crate::boundary::{c_strdup, guard, guard_or, interned};
 use crate::types::{CDataArray, CInfo, CStatus, CValue};
-use crate::values::{
-    by_pointer, destruct_array, destruct_value, loaded, object_size, read_info, read_value,
-    write_object, write_value,
-};
+use crate::values::{empty_info, write_value};
 
 macro_rules! static_string {
     ($(#[$doc:meta])* $c_name:ident($t:ty) => $f:expr) => {
@@ -89,28 +85,20 @@ static_string!(
 
 /// `PMIx_Get_attribute_string`: the key of the attribute named `attribute`
 /// (`"PMIX_JOB_SIZE"` → `"pmix.job.size"`), or NULL.
-///
-/// # Safety
-/// `attribute` is NULL or a string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Get_attribute_string(attribute: *const c_char) -> *const c_char {
+pub extern "C" fn PMIx_Get_attribute_string(attribute: Str<'_>) -> *const c_char {
     guard_or("PMIx_Get_attribute_string", ptr::null(), || {
-        // SAFETY: the caller's promise.
-        let name = unsafe { read_cstr(attribute) };
+        let name = attribute.text();
         name.and_then(|n| strings::attribute_string(&n))
             .map_or(ptr::null(), interned)
     })
 }
 
 /// `PMIx_Get_attribute_name`: the name of the attribute whose key is `attrstring`, or NULL.
-///
-/// # Safety
-/// `attrstring` is NULL or a string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Get_attribute_name(attrstring: *const c_char) -> *const c_char {
+pub extern "C" fn PMIx_Get_attribute_name(attrstring: Str<'_>) -> *const c_char {
     guard_or("PMIx_Get_attribute_name", ptr::null(), || {
-        // SAFETY: the caller's promise.
-        let key = unsafe { read_cstr(attrstring) };
+        let key = attrstring.text();
         key.and_then(|k| strings::attribute_name(&k))
             .map_or(ptr::null(), interned)
     })
@@ -131,17 +119,10 @@ pub extern "C" fn PMIx_Info_directives_string(directives: u32) -> *mut c_char {
 }
 
 /// `PMIx_Value_string`: the value as text (this library's wording), from libc's allocator.
-///
-/// # Safety
-/// `value` is NULL or a value.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_string(value: *const CValue) -> *mut c_char {
+pub extern "C" fn PMIx_Value_string(value: In<'_, CValue>) -> *mut c_char {
     guard_or("PMIx_Value_string", ptr::null_mut(), || {
-        if value.is_null() {
-            return ptr::null_mut();
-        }
-        // SAFETY: the caller's promise.
-        match unsafe { read_value(&*value) } {
+        match value.value() {
             Ok(v) => c_strdup(value_text(&v)).unwrap_or(ptr::null_mut()),
             Err(_) => ptr::null_mut(),
         }
@@ -149,28 +130,19 @@ pub unsafe extern "C" fn PMIx_Value_string(value: *const CValue) -> *mut c_char 
 }
 
 /// `PMIx_Info_string`: the info as text (this library's wording), from libc's allocator.
-///
-/// # Safety
-/// `info` is NULL or an info.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_string(info: *const CInfo) -> *mut c_char {
-    guard_or("PMIx_Info_string", ptr::null_mut(), || {
-        if info.is_null() {
-            return ptr::null_mut();
+pub extern "C" fn PMIx_Info_string(info: In<'_, CInfo>) -> *mut c_char {
+    guard_or("PMIx_Info_string", ptr::null_mut(), || match info.one() {
+        Ok(i) => {
+            let text = format!(
+                "KEY: {} DIRECTIVES: {} VALUE: {}",
+                i.key.as_str(),
+                strings::info_directives_string(i.flags),
+                value_text(&i.value)
+            );
+            c_strdup(&text).unwrap_or(ptr::null_mut())
         }
-        // SAFETY: the caller's promise.
-        match unsafe { read_info(&*info) } {
-            Ok(i) => {
-                let text = format!(
-                    "KEY: {} DIRECTIVES: {} VALUE: {}",
-                    i.key.as_str(),
-                    strings::info_directives_string(i.flags),
-                    value_text(&i.value)
-                );
-                c_strdup(&text).unwrap_or(ptr::null_mut())
-            }
-            Err(_) => ptr::null_mut(),
-        }
+        Err(_) => ptr::null_mut(),
     })
 }
 
@@ -180,24 +152,14 @@ fn value_text(v: &Value) -> String {
 
 /// `PMIx_Value_load`: a copy of `data`, of type `type_`, into `val` (its old contents are not
 /// released).
-///
-/// # Safety
-/// `val` is writable; `data` is as `loaded` reads it.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_load(
-    val: *mut CValue,
-    data: *const c_void,
-    type_: u16,
-) -> CStatus {
+pub extern "C" fn PMIx_Value_load(val: Out<'_, CValue>, data: Data<'_>, type_: u16) -> CStatus {
     guard("PMIx_Value_load", || {
         if val.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        unsafe {
-            let v = loaded(data, DataType(type_))?;
-            write_value(&v, &mut *val)
-        }
+        let v = data.value(DataType(type_))?;
+        val.set_value(&v)
     })
 }
 
@@ -209,217 +171,41 @@ pub unsafe extern "C" fn PMIx_Value_load(
 /// into the storage `*data` points to; a pointer is the pointer; every other structure is a
 /// copy from libc whose address replaces `*data`. Under `PMIX_RS_STRICT=1`, the standard's
 /// form (v5.0 §3.2.8: "memory will be allocated"): every type is a copy from libc.
-///
-/// # Safety
-/// `val` is a value; `data` and `sz` are writable; `*data`, for the types copied into it,
-/// has room for the type's object.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_unload(
-    val: *mut CValue,
-    data: *mut *mut c_void,
-    sz: *mut usize,
+pub extern "C" fn PMIx_Value_unload(
+    val: In<'_, CValue>,
+    data: Unloaded<'_>,
+    sz: InOut<'_, usize>,
 ) -> CStatus {
     guard("PMIx_Value_unload", || {
-        if val.is_null() || data.is_null() || sz.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        let (val, data, sz) = unsafe { (&*val, &mut *data, &mut *sz) };
-        if crate::departures::strict() {
-            // SAFETY: as above.
-            return unsafe { unload_allocated(val, data, sz) };
-        }
-        // SAFETY: as above.
-        unsafe { unload_as_openpmix(val, data, sz) }
+        data.unload(val, sz, crate::departures::strict())
     })
 }
 
-/// The standard's `PMIx_Value_unload`: a copy of the value's object in a block from
-/// libc's allocator, and its size (a string's with its NUL).
-///
-/// # Safety
-/// `val` is a value.
-unsafe fn unload_allocated(
-    val: &CValue,
-    data: &mut *mut c_void,
-    sz: &mut usize,
-) -> Result<(), Status> {
-    // SAFETY: the caller's promise.
-    let v = unsafe { read_value(val)? };
-    let (block, size): (*mut c_void, usize) = match &v {
-        Value::Undef => (ptr::null_mut(), 0),
-        Value::String(s) => {
-            let s = s.as_ref().map_or(&[][..], Text::as_bytes);
-            (c_strdup(s)?.cast(), s.len() + 1)
-        }
-        // The address itself, as it was loaded.
-        Value::Pointer(p) => (p.0 as *mut c_void, size_of::<*mut c_void>()),
-        other => (
-            allocated_copy(other)?,
-            object_size(other.data_type()).unwrap_or(0),
-        ),
-    };
-    *data = block;
-    *sz = size;
-    Ok(())
-}
-
-/// A copy of `v`'s object in a block of libc's allocator.
-fn allocated_copy(v: &Value) -> Result<*mut c_void, Status> {
-    let size = object_size(v.data_type()).ok_or(Status::ERR_NOT_SUPPORTED)?;
-    let p: *mut u8 = calloc_array(size)?;
-    // SAFETY: `p` has room for one object of the type.
-    if let Err(s) = unsafe { write_object(v, p.cast()) } {
-        // SAFETY: `p` is ours.
-        unsafe { free(p) };
-        return Err(s);
-    }
-    Ok(p.cast())
-}
-
-/// OpenPMIx's `PMIx_Value_unload` (see [`PMIx_Value_unload`]).
-///
-/// # Safety
-/// As [`PMIx_Value_unload`].
-unsafe fn unload_as_openpmix(
-    val: &CValue,
-    data: &mut *mut c_void,
-    sz: &mut usize,
-) -> Result<(), Status> {
-    let t = DataType(val.type_);
-    let byte_like = matches!(
-        t,
-        DataType::BYTE_OBJECT
-            | DataType::COMPRESSED_STRING
-            | DataType::COMPRESSED_BYTE_OBJECT
-            | DataType::REGEX
-    );
-    if data.is_null() && t != DataType::STRING && !byte_like {
-        // The caller's storage is where the data goes (or, for a structure, a pointer the
-        // library replaces): none given.
-        return Err(Status::ERR_BAD_PARAM);
-    }
-    // The union is the value's, of type `t` (the caller's promise).
-    let union = &val.data;
-    match t {
-        DataType::UNDEF => Err(Status::ERR_UNKNOWN_DATA_TYPE),
-        DataType::STRING => {
-            // SAFETY: a string value holds NULL or a C string.
-            if let Some(s) = unsafe { read_text(union.string) } {
-                *data = c_strdup(&s)?.cast();
-                *sz = s.len();
-            }
-            Ok(())
-        }
-        _ if byte_like => {
-            // SAFETY: a byte-object value holds one in place.
-            let bo = unsafe { union.bo };
-            (*data, *sz) = if bo.bytes.is_null() || bo.size == 0 {
-                (ptr::null_mut(), 0)
-            } else {
-                (bo.bytes.cast(), bo.size)
-            };
-            Ok(())
-        }
-        DataType::POINTER => {
-            // SAFETY: a pointer value holds it.
-            *data = unsafe { union.ptr };
-            *sz = size_of::<*mut c_void>();
-            Ok(())
-        }
-        DataType::PROC_NSPACE | DataType::PROC => {
-            // SAFETY: a value of either type points to its object.
-            let src = unsafe { union.ptr };
-            if src.is_null() {
-                return Err(Status::ERR_BAD_PARAM);
-            }
-            let size = object_size(t).ok_or(Status::ERR_NOT_SUPPORTED)?;
-            // SAFETY: `src` holds one object of `size` bytes; `*data` has room for one
-            // (the caller's promise).
-            unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), data.cast::<u8>(), size) };
-            *sz = if t == DataType::PROC {
-                size
-            } else {
-                // SAFETY: a namespace is NUL-terminated within its 256 bytes.
-                unsafe { CStr::from_ptr(data.cast::<c_char>()) }
-                    .to_bytes()
-                    .len()
-            };
-            Ok(())
-        }
-        _ if !by_pointer(t) && t != DataType::ENVAR => {
-            // A number, a code or a time: copied into the caller's storage.
-            let size = object_size(t).ok_or(Status::ERROR)?;
-            // SAFETY: the union holds `size` bytes of the type in place; `*data` has room
-            // for them (the caller's promise).
-            unsafe {
-                ptr::copy_nonoverlapping(
-                    ptr::from_ref(union).cast::<u8>(),
-                    data.cast::<u8>(),
-                    size,
-                );
-            }
-            *sz = size;
-            Ok(())
-        }
-        _ => {
-            // A structure: a copy, whose address replaces the caller's pointer.
-            // SAFETY: the caller's promise.
-            let v = unsafe { read_value(val)? };
-            *data = allocated_copy(&v)?;
-            *sz = object_size(t).unwrap_or(0);
-            Ok(())
-        }
-    }
-}
-
 /// `PMIx_Value_destruct`: release what the value holds; it is left `PMIX_UNDEF`.
-///
-/// # Safety
-/// `val` is NULL or a value whose blocks come from libc's allocator.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_destruct(val: *mut CValue) {
-    guard_or("PMIx_Value_destruct", (), || {
-        if !val.is_null() {
-            // SAFETY: the caller's promise.
-            unsafe { destruct_value(&mut *val) };
-        }
-    });
+pub extern "C" fn PMIx_Value_destruct(val: InOut<'_, CValue>) {
+    guard_or("PMIx_Value_destruct", (), || val.destruct_value());
 }
 
 /// `PMIx_Value_xfer`: a deep copy of `src` into `dest`.
-///
-/// # Safety
-/// `dest` is writable, `src` a value.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_xfer(dest: *mut CValue, src: *const CValue) -> CStatus {
+pub extern "C" fn PMIx_Value_xfer(dest: Out<'_, CValue>, src: In<'_, CValue>) -> CStatus {
     guard("PMIx_Value_xfer", || {
-        if dest.is_null() || src.is_null() {
+        if dest.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        unsafe {
-            let v = read_value(&*src)?;
-            write_value(&v, &mut *dest)
-        }
+        dest.set_value(&src.value()?)
     })
 }
 
 /// `PMIx_Value_compare`: `PMIX_EQUAL` (0), `PMIX_VALUE1_GREATER` (1), `PMIX_VALUE2_GREATER`
 /// (2), `PMIX_VALUE_TYPE_DIFFERENT` (3), or `PMIX_VALUE_COMPARISON_NOT_AVAIL` (5).
-///
-/// # Safety
-/// `v1` and `v2` are NULL or values.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_compare(v1: *mut CValue, v2: *mut CValue) -> c_int {
+pub extern "C" fn PMIx_Value_compare(v1: In<'_, CValue>, v2: In<'_, CValue>) -> c_int {
     const NOT_AVAILABLE: c_int = 5;
     guard_or("PMIx_Value_compare", NOT_AVAILABLE, || {
-        if v1.is_null() || v2.is_null() {
-            return NOT_AVAILABLE;
-        }
-        // SAFETY: the caller's promise.
-        let (a, b) = unsafe { (read_value(&*v1), read_value(&*v2)) };
-        let (Ok(a), Ok(b)) = (a, b) else {
+        let (Ok(a), Ok(b)) = (v1.value(), v2.value()) else {
             return NOT_AVAILABLE;
         };
         if a.data_type() != b.data_type() {
@@ -435,70 +221,48 @@ pub unsafe extern "C" fn PMIx_Value_compare(v1: *mut CValue, v2: *mut CValue) ->
 }
 
 /// `PMIx_Data_array_destruct`: release the array's elements and their block.
-///
-/// # Safety
-/// `d` is NULL or a data array whose blocks come from libc's allocator.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Data_array_destruct(d: *mut CDataArray) {
-    guard_or("PMIx_Data_array_destruct", (), || {
-        if !d.is_null() {
-            // SAFETY: the caller's promise.
-            unsafe { destruct_array(&mut *d) };
-        }
-    });
+pub extern "C" fn PMIx_Data_array_destruct(d: InOut<'_, CDataArray>) {
+    guard_or("PMIx_Data_array_destruct", (), || d.destruct_array());
 }
 
 /// `PMIx_Info_load`: `key` and a copy of `data` (as `PMIx_Value_load` takes it) into `info`.
-///
-/// # Safety
-/// `info` is writable, `key` a string, `data` as `PMIx_Value_load` reads it.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_load(
-    info: *mut CInfo,
-    key: *const c_char,
-    data: *const c_void,
+pub extern "C" fn PMIx_Info_load(
+    info: Out<'_, CInfo>,
+    key: Str<'_>,
+    data: Data<'_>,
     type_: u16,
 ) -> CStatus {
     guard("PMIx_Info_load", || {
         if info.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let key = unsafe { read_cstr(key) }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the caller's promise.
-        unsafe {
-            let value = loaded(data, DataType(type_))?;
-            let info = &mut *info;
-            write_fixed(&mut info.key, &key);
-            write_value(&value, &mut info.value)
-        }
+        let key = key.required()?;
+        let value = data.value(DataType(type_))?;
+        info.load(&key, &value)
     })
 }
 
 /// `PMIx_Info_xfer`: a deep copy of `src` (key, flags and value) into `dest`.
-///
-/// # Safety
-/// `dest` is writable, `src` an info.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut CInfo, src: *const CInfo) -> CStatus {
+pub extern "C" fn PMIx_Info_xfer(dest: Out<'_, CInfo>, src: In<'_, CInfo>) -> CStatus {
     guard("PMIx_Info_xfer", || {
-        if dest.is_null() || src.is_null() {
+        if dest.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        unsafe {
-            let src = &*src;
-            let value = read_value(&src.value)?;
-            let dest = &mut *dest;
-            // A key that fills its array without a NUL is cut to leave room for one, so the
-            // copy is always a C string.
-            dest.key = src.key;
-            if let Some(last) = dest.key.last_mut() {
-                *last = 0;
-            }
-            dest.flags = src.flags;
-            write_value(&value, &mut dest.value)
+        let (value, src) = (src.value()?, src.required()?);
+        let mut copy = empty_info();
+        // A key that fills its array without a NUL is cut to leave room for one, so the
+        // copy is always a C string.
+        copy.key = src.key;
+        if let Some(last) = copy.key.last_mut() {
+            *last = 0;
         }
+        copy.flags = src.flags;
+        write_value(&value, &mut copy.value)?;
+        dest.set(copy);
+        Ok(())
     })
 }
 
@@ -514,7 +278,7 @@ mod tests {
         // with 'k' to its last byte, without a NUL.
         let (status, key) = unsafe {
             (*src.as_mut_ptr()).key.fill(b'k' as std::ffi::c_char);
-            let status = PMIx_Info_xfer(dest.as_mut_ptr(), src.as_ptr());
+            let status = PMIx_Info_xfer(Out::new(dest.as_mut_ptr()), In::new(src.as_ptr()));
             (status, (*dest.as_ptr()).key)
         };
         assert_eq!(status, Status::SUCCESS.0);

@@ -9,10 +9,11 @@
 use pmix::client::tool::Tool;
 use pmix::model::{Info, Status, attr};
 
-use crate::boundary::{calloc_array, guard};
+use crate::args::{Array, In, Out};
+use crate::boundary::{c_array, guard};
 use crate::state::tool::tool;
 use crate::types::{CInfo, CProc, CStatus};
-use crate::values::{c_proc, read_infos, read_proc};
+use crate::values::c_proc;
 
 fn status_of(e: pmix::Error) -> Status {
     tracing::debug!("tool call: {e}");
@@ -21,38 +22,28 @@ fn status_of(e: pmix::Error) -> Status {
 
 /// Write `p` to `out` when it is not NULL.
 ///
-/// # Safety
-/// `out` is NULL or writable.
-unsafe fn write_proc(out: *mut CProc, p: &pmix::model::Proc) {
-    if !out.is_null() {
-        // SAFETY: the caller's promise.
-        unsafe { *out = c_proc(p) };
-    }
+fn write_proc(out: Out<'_, CProc>, p: &pmix::model::Proc) {
+    out.set(c_proc(p));
 }
 
 /// `PMIx_tool_init`: find the server `info` names and connect to it (not with
 /// `PMIX_TOOL_DO_NOT_CONNECT`), and write the tool's identifier to `proc`. A second call
 /// before `PMIx_tool_finalize` only writes the identifier.
-///
-/// # Safety
-/// `proc` is NULL or writable; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_init(
-    proc: *mut CProc,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_tool_init(
+    proc: Out<'_, CProc>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     crate::boundary::init_logging();
     guard("PMIx_tool_init", || {
-        // SAFETY: the caller's promise.
-        let info = unsafe { read_infos(info, ninfo)? };
+        let info = info.infos(ninfo)?;
         let mut state = tool();
         if state.is_none() {
             *state = Some(Tool::init(&info).map_err(status_of)?);
         }
         if let Some(t) = state.as_ref() {
-            // SAFETY: `proc` is NULL or writable (the caller's promise).
-            unsafe { write_proc(proc, t.proc()) };
+            write_proc(proc, t.proc());
         }
         Ok(())
     })
@@ -69,27 +60,20 @@ pub extern "C" fn PMIx_tool_finalize() -> CStatus {
 
 /// `PMIx_tool_attach_to_server`: connect to the server `info` names as well; write the
 /// tool's identifier to `myproc` and the server's to `server`.
-///
-/// # Safety
-/// `myproc` and `server` are NULL or writable; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_attach_to_server(
-    myproc: *mut CProc,
-    server: *mut CProc,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_tool_attach_to_server(
+    myproc: Out<'_, CProc>,
+    server: Out<'_, CProc>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     guard("PMIx_tool_attach_to_server", || {
-        // SAFETY: the caller's promise.
-        let info = unsafe { read_infos(info, ninfo)? };
+        let info = info.infos(ninfo)?;
         let mut state = tool();
         let t = state.as_mut().ok_or(Status::ERR_INIT)?;
         let attached = t.attach(&info).map_err(status_of)?;
-        // SAFETY: both are NULL or writable (the caller's promise).
-        unsafe {
-            write_proc(myproc, t.proc());
-            write_proc(server, &attached);
-        }
+        write_proc(myproc, t.proc());
+        write_proc(server, &attached);
         Ok(())
     })
 }
@@ -97,45 +81,34 @@ pub unsafe extern "C" fn PMIx_tool_attach_to_server(
 /// `PMIx_tool_connect_to_server` (v4, deprecated in v5.0 for attach and set): connect to the
 /// server `info` names and make it the primary server; write the tool's identifier to
 /// `proc`.
-///
-/// # Safety
-/// `proc` is NULL or writable; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_connect_to_server(
-    proc: *mut CProc,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_tool_connect_to_server(
+    proc: Out<'_, CProc>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     guard("PMIx_tool_connect_to_server", || {
-        // SAFETY: the caller's promise.
-        let mut info = unsafe { read_infos(info, ninfo)? };
+        let mut info = info.infos(ninfo)?;
         info.push(Info::new(attr::PRIMARY_SERVER, true));
         let mut state = tool();
         let t = state.as_mut().ok_or(Status::ERR_INIT)?;
         t.attach(&info).map_err(status_of)?;
-        // SAFETY: `proc` is NULL or writable (the caller's promise).
-        unsafe { write_proc(proc, t.proc()) };
+        write_proc(proc, t.proc());
         Ok(())
     })
 }
 
 /// `PMIx_tool_set_server`: make `server`, which the tool is attached to, its primary.
-///
-/// # Safety
-/// `server` is a proc; `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_set_server(
-    server: *const CProc,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_tool_set_server(
+    server: In<'_, CProc>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     guard("PMIx_tool_set_server", || {
-        if server.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise. `PMIX_WAIT_FOR_CONNECTION` and `PMIX_TIMEOUT` ask
-        // nothing more here: a server is attached (connected) before it can be chosen.
-        let (server, _directives) = unsafe { (read_proc(&*server)?, read_infos(info, ninfo)?) };
+        // `PMIX_WAIT_FOR_CONNECTION` and `PMIX_TIMEOUT` ask nothing more here: a server is
+        // attached (connected) before it can be chosen.
+        let (server, _directives) = (server.proc()?, info.infos(ninfo)?);
         let mut state = tool();
         let t = state.as_mut().ok_or(Status::ERR_INIT)?;
         t.set_server(&server).map_err(status_of)
@@ -143,17 +116,10 @@ pub unsafe extern "C" fn PMIx_tool_set_server(
 }
 
 /// `PMIx_tool_disconnect`: end the connection to `server`; the tool stays initialised.
-///
-/// # Safety
-/// `server` is a proc.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_disconnect(server: *const CProc) -> CStatus {
+pub extern "C" fn PMIx_tool_disconnect(server: In<'_, CProc>) -> CStatus {
     guard("PMIx_tool_disconnect", || {
-        if server.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's promise.
-        let server = read_proc(unsafe { &*server })?;
+        let server = server.proc()?;
         let mut state = tool();
         let t = state.as_mut().ok_or(Status::ERR_INIT)?;
         t.disconnect(&server).map_err(status_of)
@@ -162,33 +128,18 @@ pub unsafe extern "C" fn PMIx_tool_disconnect(server: *const CProc) -> CStatus {
 
 /// `PMIx_tool_get_servers`: the servers the tool is attached to, in an array from libc's
 /// allocator (`PMIX_PROC_FREE` releases it; NULL when there are none).
-///
-/// # Safety
-/// `servers` and `nservers` are writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_get_servers(
-    servers: *mut *mut CProc,
-    nservers: *mut usize,
+pub extern "C" fn PMIx_tool_get_servers(
+    servers: Out<'_, *mut CProc>,
+    nservers: Out<'_, usize>,
 ) -> CStatus {
     guard("PMIx_tool_get_servers", || {
         if servers.is_null() || nservers.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
         let list = tool().as_ref().ok_or(Status::ERR_INIT)?.servers();
-        let array: *mut CProc = if list.is_empty() {
-            std::ptr::null_mut()
-        } else {
-            calloc_array(list.len())?
-        };
-        for (i, p) in list.iter().enumerate() {
-            // SAFETY: `array` has room for `list.len()` procs.
-            unsafe { array.add(i).write(c_proc(p)) };
-        }
-        // SAFETY: both are writable (the caller's promise).
-        unsafe {
-            *servers = array;
-            *nservers = list.len();
-        }
+        servers.set(c_array(list.iter().map(c_proc).collect())?);
+        nservers.set(list.len());
         Ok(())
     })
 }

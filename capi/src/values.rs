@@ -16,7 +16,9 @@
 //! The sizes of the types' C objects, processes, keys and byte objects are in `basic`;
 //! fabric coordinates, geometries and endpoints and device distances in `fabric`; process,
 //! disk, network and node statistics in `stats`; argv lists, attribute registrations and
-//! data buffers in `records`. Applications and queries, which hold infos, are read, written
+//! data buffers in `records`; what the fabric and distance calls hand out in
+//! `fabric_calls`; the `PMIx_Data_*` calls' buffers and side-by-side objects in `buffer`; a
+//! value's data as `PMIx_Value_unload` hands it out in `unload`. Applications and queries, which hold infos, are read, written
 //! and released beside the values that hold them: a value, an info and an application
 //! reach each other, so each direction is one file. A data buffer inside a value
 //! (`PMIX_DATA_BUFFER`) carries its packed bytes, not where unpacking had got to: the copy
@@ -26,30 +28,40 @@
 //! `PMIX_ERR_NOT_SUPPORTED`, as is any type this library does not know.
 
 mod basic;
+mod buffer;
 mod fabric;
+mod fabric_calls;
 mod hwloc;
 mod read;
 mod records;
 mod release;
 mod stats;
+mod unload;
 mod write;
 
 pub(crate) use basic::{
-    DEVICE, by_pointer, c_proc, object_size, read_bytes, read_key, read_proc, read_procs,
+    DEVICE, by_pointer, c_proc, empty_info, object_size, read_key, read_proc, read_procs,
     read_required_bytes, undef_value,
 };
-pub(crate) use fabric::{c_device_distance, destruct_device_distance};
+pub(crate) use buffer::{
+    append, consume, print_object, read_objects, release_buffer, take_payload, unread,
+    write_objects,
+};
+pub(crate) use fabric_calls::{
+    clear_fabric, free_distances, read_fabric, write_distances, write_fabric,
+};
 /// For the topology calls' tests, which make topologies to measure from.
 #[cfg(test)]
 pub(crate) use hwloc::c_topology;
 pub(crate) use hwloc::{
-    c_cpuset, destruct_cpuset, destruct_topology, hwloc_topology, is_hwloc, read_cpuset,
-    read_topology,
+    c_cpuset, destruct_cpuset, destruct_topology, is_hwloc, load_topology_into, read_cpuset,
+    read_topology, sourced_source,
 };
 pub(crate) use read::{loaded, read_info, read_infos, read_object, read_value};
 pub(crate) use records::{free_argv, read_argv};
 pub(crate) use release::{destruct_array, destruct_object, destruct_value, free_infos};
-pub(crate) use write::{copy_object, write_infos, write_object, write_value};
+pub(crate) use unload::{unload_allocated, unload_as_openpmix};
+pub(crate) use write::{OwnedInfo, copy_object, write_infos, write_object, write_value};
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use pmix::model::Status;
+use pmix_capi::args::{Array, Data, In, Out, Str};
 use pmix_capi::events::{PMIx_Notify_event, PMIx_Register_event_handler};
 use pmix_capi::server::{PMIx_server_finalize, PMIx_server_init};
 use pmix_capi::support::PMIx_Info_load;
@@ -61,49 +62,35 @@ fn flag(key: &str) -> CInfo {
     let key = CString::new(key).unwrap();
     let yes = true;
     // SAFETY: an info of ours, a key string and a bool alive for the call.
-    let rc = unsafe {
-        PMIx_Info_load(
-            &mut info,
-            key.as_ptr(),
-            std::ptr::from_ref(&yes).cast(),
-            1, // PMIX_BOOL
+    let (out, key, data) = unsafe {
+        (
+            Out::new(&raw mut info),
+            Str::new(key.as_ptr()),
+            Data::new(std::ptr::from_ref(&yes).cast()),
         )
     };
+    let rc = PMIx_Info_load(out, key, data, 1 /* PMIX_BOOL */);
     assert_eq!(rc, Status::SUCCESS.0);
     info
 }
 
-fn register(codes: &mut [CStatus], mut info: Vec<CInfo>, f: NotificationFn) {
+fn register(codes: &mut [CStatus], info: Vec<CInfo>, f: NotificationFn) {
     // SAFETY: codes and infos alive for the call; no callback, so the reference returns.
-    let id = unsafe {
-        PMIx_Register_event_handler(
-            codes.as_mut_ptr(),
-            codes.len(),
-            info.as_mut_ptr(),
-            info.len(),
-            Some(f),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
+    let (array, infos) = unsafe { (Array::new(codes.as_ptr()), Array::new(info.as_ptr())) };
+    let none = std::ptr::null_mut();
+    let id =
+        PMIx_Register_event_handler(array, codes.len(), infos, info.len(), Some(f), None, none);
     assert!(id >= 0, "registration refused: {id}");
 }
 
 /// Raise `CODE` in this process only, with `info`, and wait for `n` handlers to have run.
-fn notify(mut info: Vec<CInfo>, n: usize) -> Vec<&'static str> {
+fn notify(info: Vec<CInfo>, n: usize) -> Vec<&'static str> {
     RAN.lock().unwrap().clear();
     // SAFETY: infos alive for the call, which blocks until the notification is raised.
-    let rc = unsafe {
-        PMIx_Notify_event(
-            CODE,
-            std::ptr::null(),
-            1, // PMIX_RANGE_PROC_LOCAL
-            info.as_mut_ptr(),
-            info.len(),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
+    let infos = unsafe { Array::new(info.as_ptr()) };
+    let local = 1; // PMIX_RANGE_PROC_LOCAL
+    let none = std::ptr::null_mut();
+    let rc = PMIx_Notify_event(CODE, In::null(), local, infos, info.len(), None, none);
     assert_eq!(rc, Status::SUCCESS.0);
     // The chain runs on one of the server's threads: wait for it to end (a minute at most).
     for _ in 0..12_000 {

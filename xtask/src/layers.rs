@@ -108,7 +108,7 @@ pub(crate) const CAPI_CHAPTERS: &[&str] = &[
 pub(crate) const CAPI: Rules = Rules {
     layers: &[
         ("the C boundary", &["boundary", "types", "departures"]),
-        ("C values and callbacks", &["values", "callbacks"]),
+        ("C values and callbacks", &["values", "callbacks", "args"]),
         ("the process's state", &["state"]),
         ("the chapters' entry points", CAPI_CHAPTERS),
         ("the crate's root", &["", "fuzzing", "test_fixtures"]),

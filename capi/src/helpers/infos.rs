@@ -427,8 +427,7 @@ mod tests {
 
     fn c_value(v: &Value) -> CValue {
         let mut c = crate::values::undef_value();
-        // SAFETY: a value of this test.
-        unsafe { write_value(v, &mut c).unwrap() };
+        write_value(v, &mut c).unwrap();
         c
     }
 

@@ -563,8 +563,8 @@ pub unsafe extern "C" fn PMIx_Pdata_xfer(dest: *mut CPdata, src: *const CPdata) 
         };
         // SAFETY: a value of the caller's into a fresh one (as `PMIx_Value_xfer` copies it).
         if let Ok(v) = unsafe { read_value(&src.value) } {
-            // SAFETY: `dest.value` is the fresh value above.
-            let _ = unsafe { write_value(&v, &mut dest.value) };
+            // Into the fresh value above.
+            let _ = write_value(&v, &mut dest.value);
         }
     });
 }
@@ -791,9 +791,9 @@ mod tests {
         // SAFETY: an info of this test; the string is loaded as a copy.
         unsafe {
             crate::support::PMIx_Info_load(
-                &mut info,
-                key.as_ptr(),
-                text.as_ptr().cast(),
+                crate::args::Out::new(&raw mut info),
+                crate::args::Str::new(key.as_ptr()),
+                crate::args::Data::new(text.as_ptr().cast()),
                 DataType::STRING.0,
             );
             info.flags |= INFO_PERSISTENT;

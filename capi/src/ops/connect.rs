@@ -4,51 +4,39 @@
 use std::ffi::c_void;
 
 use super::{nb_op, status_of};
+use crate::args::Array;
 use crate::boundary::guard;
 use crate::state::client::client;
 use crate::types::{CInfo, CProc, CStatus, OpCb};
-use crate::values::{read_infos, read_procs};
 
 macro_rules! procs_call {
     ($blocking:ident, $nb:ident, $method:ident) => {
         #[doc = concat!("`", stringify!($blocking), "`.")]
-        ///
-        /// # Safety
-        /// `procs` holds `nprocs` procs and `info` `ninfo` infos.
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $blocking(
-            procs: *const CProc,
+        pub extern "C" fn $blocking(
+            procs: Array<'_, CProc>,
             nprocs: usize,
-            info: *const CInfo,
+            info: Array<'_, CInfo>,
             ninfo: usize,
         ) -> CStatus {
             guard(stringify!($blocking), || {
-                // SAFETY: the caller's promise.
-                let procs = unsafe { read_procs(procs, nprocs)? };
-                // SAFETY: the caller's promise.
-                let info = unsafe { read_infos(info, ninfo)? };
+                let (procs, info) = (procs.procs(nprocs)?, info.infos(ninfo)?);
                 client()?.$method(&procs, &info).map_err(status_of)
             })
         }
 
-        #[doc = concat!("`", stringify!($nb), "`.")]
-        ///
-        /// # Safety
-        /// As the blocking form; `cbfunc` is callable with `cbdata`.
+        #[doc = concat!("`", stringify!($nb), "`: as the blocking form, its outcome to `cbfunc`.")]
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $nb(
-            procs: *const CProc,
+        pub extern "C" fn $nb(
+            procs: Array<'_, CProc>,
             nprocs: usize,
-            info: *const CInfo,
+            info: Array<'_, CInfo>,
             ninfo: usize,
             cbfunc: Option<OpCb>,
             cbdata: *mut c_void,
         ) -> CStatus {
             guard(stringify!($nb), || {
-                // SAFETY: the caller's promise.
-                let procs = unsafe { read_procs(procs, nprocs)? };
-                // SAFETY: the caller's promise.
-                let info = unsafe { read_infos(info, ninfo)? };
+                let (procs, info) = (procs.procs(nprocs)?, info.infos(ninfo)?);
                 nb_op(
                     move |c| c.$method(&procs, &info).map_err(status_of),
                     cbfunc,

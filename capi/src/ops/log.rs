@@ -3,47 +3,37 @@
 use std::ffi::c_void;
 
 use super::{nb_op, status_of};
+use crate::args::Array;
 use crate::boundary::guard;
 use crate::state::client::client;
 use crate::types::{CInfo, CStatus, OpCb};
-use crate::values::read_infos;
 
 /// `PMIx_Log`.
-///
-/// # Safety
-/// `data` holds `ndata` infos and `directives` `ndirs`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Log(
-    data: *const CInfo,
+pub extern "C" fn PMIx_Log(
+    data: Array<'_, CInfo>,
     ndata: usize,
-    directives: *const CInfo,
+    directives: Array<'_, CInfo>,
     ndirs: usize,
 ) -> CStatus {
     guard("PMIx_Log", || {
-        // SAFETY: the caller's promise.
-        let (data, directives) =
-            unsafe { (read_infos(data, ndata)?, read_infos(directives, ndirs)?) };
+        let (data, directives) = (data.infos(ndata)?, directives.infos(ndirs)?);
         client()?.log(&data, &directives).map_err(status_of)
     })
 }
 
-/// `PMIx_Log_nb`.
-///
-/// # Safety
-/// As `PMIx_Log`; `cbfunc` is callable with `cbdata`.
+/// `PMIx_Log_nb`: as `PMIx_Log`, its outcome to `cbfunc`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Log_nb(
-    data: *const CInfo,
+pub extern "C" fn PMIx_Log_nb(
+    data: Array<'_, CInfo>,
     ndata: usize,
-    directives: *const CInfo,
+    directives: Array<'_, CInfo>,
     ndirs: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Log_nb", || {
-        // SAFETY: the caller's promise.
-        let (data, directives) =
-            unsafe { (read_infos(data, ndata)?, read_infos(directives, ndirs)?) };
+        let (data, directives) = (data.infos(ndata)?, directives.infos(ndirs)?);
         nb_op(
             move |c| c.log(&data, &directives).map_err(status_of),
             cbfunc,

@@ -7,29 +7,18 @@ use pmix::client::blocking::Client;
 use pmix::model::{Info, Query, Status, attr};
 
 use super::{Outcome, deliver_infos, hand_out, nb_infos, status_of};
-use crate::boundary::{guard, slice_of};
+use crate::args::{Array, Out};
+use crate::boundary::guard;
 use crate::callbacks::CbData;
 use crate::state::client::client;
 use crate::types::{CInfo, CQuery, CStatus, InfoCb};
-use crate::values::read_object;
 
-/// # Safety
-/// `queries` holds `nqueries` queries.
-unsafe fn read_queries(queries: *const CQuery, nqueries: usize) -> Result<Vec<Query>, Status> {
-    if nqueries == 0 {
+/// The queries of a call: at least one.
+fn read_queries(queries: Array<'_, CQuery>, n: usize) -> Result<Vec<Query>, Status> {
+    if n == 0 {
         return Err(Status::ERR_BAD_PARAM);
     }
-    // SAFETY: the caller's promise.
-    let queries = unsafe { slice_of(queries, nqueries)? };
-    let mut out = Vec::with_capacity(queries.len());
-    for q in queries {
-        // SAFETY: each is a query.
-        match unsafe { read_object(pmix::model::DataType::QUERY, (&raw const *q).cast()) }? {
-            pmix::model::Value::Query(q) => out.push(*q),
-            _ => return Err(Status::ERR_BAD_PARAM),
-        }
-    }
-    Ok(out)
+    queries.queries(n)
 }
 
 /// The answer to queries as C callers read it: one flat list of the answers, each keyed by
@@ -64,25 +53,20 @@ fn query(client: Option<&Client>, queries: &[Query]) -> Outcome {
 /// `PMIx_Query_info`: the answers as one flat list, keyed by the query keys (OpenPMIx 4.2's
 /// form; the standard's with `PMIX_RS_STRICT=1`). Before `PMIx_Init`, what the library
 /// answers itself.
-///
-/// # Safety
-/// `queries` holds `nqueries` queries; `results` and `nresults` are writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Query_info(
-    queries: *mut CQuery,
+pub extern "C" fn PMIx_Query_info(
+    queries: Array<'_, CQuery>,
     nqueries: usize,
-    results: *mut *mut CInfo,
-    nresults: *mut usize,
+    results: Out<'_, *mut CInfo>,
+    nresults: Out<'_, usize>,
 ) -> CStatus {
     guard("PMIx_Query_info", || {
         if results.is_null() || nresults.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let queries = unsafe { read_queries(queries, nqueries)? };
+        let queries = read_queries(queries, nqueries)?;
         let (status, answers) = query(client().ok().as_deref(), &queries)?;
-        // SAFETY: the caller's promise.
-        unsafe { hand_out(&answers, results, nresults)? };
+        hand_out(&answers, results, nresults)?;
         if status == Status::SUCCESS {
             Ok(())
         } else {
@@ -91,21 +75,17 @@ pub unsafe extern "C" fn PMIx_Query_info(
     })
 }
 
-/// `PMIx_Query_info_nb`.
-///
-/// # Safety
-/// `queries` holds `nqueries` queries; `cbfunc` is callable with `cbdata`.
+/// `PMIx_Query_info_nb`: as `PMIx_Query_info`, the answers lent to `cbfunc`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Query_info_nb(
-    queries: *mut CQuery,
+pub extern "C" fn PMIx_Query_info_nb(
+    queries: Array<'_, CQuery>,
     nqueries: usize,
     cbfunc: Option<InfoCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_Query_info_nb", || {
         let cbfunc = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the caller's promise.
-        let queries = unsafe { read_queries(queries, nqueries)? };
+        let queries = read_queries(queries, nqueries)?;
         if client().is_err() {
             // Before PMIx_Init there is no client thread: answer here what the library can.
             deliver_infos(cbfunc, query(None, &queries), CbData(cbdata));

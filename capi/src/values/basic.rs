@@ -198,7 +198,7 @@ pub(crate) fn undef_value() -> CValue {
 }
 
 /// A zeroed `pmix_info_t`.
-pub(super) fn empty_info() -> CInfo {
+pub(crate) fn empty_info() -> CInfo {
     CInfo {
         key: [0; 512],
         flags: 0,

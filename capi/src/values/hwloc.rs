@@ -344,3 +344,30 @@ pub(crate) unsafe fn destruct_topology(c: &mut CSourced) {
     // SAFETY: the caller's promise.
     unsafe { destruct_sourced(Kind::Topology, c) }
 }
+
+/// Fill `t` with an hwloc topology loaded from `xml`, source `"hwloc"`. What `t` held is
+/// overwritten, not released: OpenPMIx's construct leaves the source NULL, and a source the
+/// caller set is a string it owns.
+pub(crate) fn load_topology_into(t: &mut CSourced, xml: &str) -> Result<(), Status> {
+    let loaded = hwloc_topology(xml)?;
+    let source = match c_strdup("hwloc") {
+        Ok(s) => s,
+        Err(s) => {
+            // SAFETY: the topology made above, not handed out.
+            unsafe { hwloc::hwloc_topology_destroy(loaded) };
+            return Err(s);
+        }
+    };
+    t.source = source;
+    t.object = loaded.cast();
+    Ok(())
+}
+
+/// The source a C topology or cpuset names, `None` for NULL.
+///
+/// # Safety
+/// `c.source` is NULL or a string.
+pub(crate) unsafe fn sourced_source(c: &CSourced) -> Option<String> {
+    // SAFETY: the caller's promise.
+    unsafe { read_cstr(c.source) }
+}

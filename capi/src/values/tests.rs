@@ -547,7 +547,10 @@ fn fabric_structs_are_laid_out_as_c_reads_them() {
         write_value(&Value::Endpoint(Box::new(endpoint())), &mut c).unwrap();
         let e = *c.data.endpoint;
         assert!(e.osname.is_null());
-        assert_eq!(read_bytes(&e.endpt).unwrap(), ByteObject(vec![9, 0, 8]));
+        assert_eq!(
+            super::basic::read_bytes(&e.endpt).unwrap(),
+            ByteObject(vec![9, 0, 8])
+        );
         destruct_value(&mut c);
     }
 }

@@ -18,9 +18,9 @@ use super::basic::{
 };
 use super::fabric::{c_coord, c_device_distance, c_endpoint, c_geometry};
 use super::hwloc::{c_cpuset, c_topology, copy_cpuset, copy_topology};
-use super::read::read_object;
+use super::read::{read_info, read_object};
 use super::records::{c_data_buffer, c_regattr, free_argv, write_argv};
-use super::release::{destruct_app, destruct_object, free_infos};
+use super::release::{destruct_app, destruct_object, destruct_value, free_infos};
 use super::stats::{c_disk_stats, c_net_stats, c_node_stats, c_proc_stats};
 
 /// Write `v` as a C object at `dst`, its inner blocks from libc's allocator. On an error
@@ -238,11 +238,9 @@ pub(super) unsafe fn copy_sourced_object(
     }
 }
 
-/// Write `v` into the value `out` (whose old contents are not released: destruct it first).
-///
-/// # Safety
-/// None beyond `out` being writable; kept `unsafe` because it writes pointers C will free.
-pub(crate) unsafe fn write_value(v: &Value, out: &mut CValue) -> Result<(), Status> {
+/// Write `v` into the value `out`. Its old contents are not released (destruct it first):
+/// what it pointed to would leak, which is safe.
+pub(crate) fn write_value(v: &Value, out: &mut CValue) -> Result<(), Status> {
     let t = v.data_type();
     *out = undef_value();
     if t == DataType::UNDEF {
@@ -270,14 +268,10 @@ pub(crate) unsafe fn write_value(v: &Value, out: &mut CValue) -> Result<(), Stat
 }
 
 /// Write `info` into `out` (whose old value is not released).
-///
-/// # Safety
-/// As [`write_value`].
-pub(super) unsafe fn write_info(info: &Info, out: &mut CInfo) -> Result<(), Status> {
+pub(super) fn write_info(info: &Info, out: &mut CInfo) -> Result<(), Status> {
     write_fixed(&mut out.key, info.key.as_str());
     out.flags = info.flags.0;
-    // SAFETY: as this function.
-    unsafe { write_value(&info.value, &mut out.value) }
+    write_value(&info.value, &mut out.value)
 }
 
 /// `infos` as a C array from libc's allocator, and its length. The last element carries
@@ -287,8 +281,8 @@ pub(crate) fn write_infos(infos: &[Info]) -> Result<(*mut CInfo, usize), Status>
     for (i, info) in infos.iter().enumerate() {
         // SAFETY: `array` has room for `infos.len()` zeroed infos; element `i` is in it.
         let slot = unsafe { &mut *array.add(i) };
-        // SAFETY: a zeroed info holds no pointer; on failure the earlier ones are released.
-        if let Err(s) = unsafe { write_info(info, slot) } {
+        // A zeroed info holds no pointer; on failure the earlier ones are released.
+        if let Err(s) = write_info(info, slot) {
             // SAFETY: the first `i` infos were written by this function.
             unsafe { free_infos(array, i) };
             return Err(s);
@@ -348,4 +342,58 @@ pub(super) unsafe fn write_app(app: &App) -> Result<CApp, Status> {
         return Err(s);
     }
     Ok(c)
+}
+
+/// An info in C form this library wrote (its blocks from libc's allocator), released when
+/// dropped: an info list's.
+pub(crate) struct OwnedInfo(CInfo);
+
+impl OwnedInfo {
+    /// An info of `key`, `flags` and a copy of `value`.
+    pub(crate) fn new(key: [c_char; 512], flags: u32, value: &Value) -> Result<Self, Status> {
+        let mut info = Self(empty_info());
+        info.0.key = key;
+        info.0.flags = flags;
+        write_value(value, &mut info.0.value)?;
+        Ok(info)
+    }
+
+    pub(crate) fn key(&self) -> &[c_char] {
+        &self.0.key
+    }
+
+    /// The info in the model's form.
+    pub(crate) fn info(&self) -> Result<Info, Status> {
+        // SAFETY: written by this library.
+        unsafe { read_info(&self.0) }
+    }
+
+    /// Replace the value with a copy of `value`.
+    pub(crate) fn set_value(&mut self, value: &Value) -> Result<(), Status> {
+        let mut fresh = undef_value();
+        write_value(value, &mut fresh)?;
+        // SAFETY: the old value is this library's, released once.
+        unsafe { destruct_value(&mut self.0.value) };
+        self.0.value = fresh;
+        Ok(())
+    }
+
+    /// The info's address, which the owner keeps still while it is handed out.
+    pub(crate) fn as_ptr(&self) -> *const CInfo {
+        &raw const self.0
+    }
+
+    /// As [`as_ptr`](Self::as_ptr), for a caller that may change it.
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut CInfo {
+        &raw mut self.0
+    }
+}
+
+impl Drop for OwnedInfo {
+    fn drop(&mut self) {
+        // SAFETY: the value was written by this library from libc's memory (a caller handed
+        // the info may have changed it, as the C API allows: then it is the caller's
+        // value, its blocks libc's as the header macros make them).
+        unsafe { destruct_value(&mut self.0.value) };
+    }
 }

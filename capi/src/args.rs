@@ -1,0 +1,844 @@
+//! The pointers the exported functions take, typed by what the C caller promises of them.
+//!
+//! A C caller passes `const char *grp`, `const pmix_proc_t *procs, size_t nprocs` or
+//! `pmix_info_t **results` and promises, as the standard's prototype says, that each is NULL
+//! or points to what its type names. The entry points take these arguments as the types
+//! below instead of raw pointers: each has a raw pointer's layout (`repr(transparent)`), so
+//! the C ABI is the same, and the C caller's promise comes with it. Rust code makes one only
+//! through an `unsafe` constructor that repeats the promise (or as NULL), so the entry points
+//! are safe functions and their bodies read their arguments through the checked methods
+//! here: NULL, counts past what the wire can carry and arrays past the address space are
+//! answered with `PMIX_ERR_BAD_PARAM` before anything is read.
+//!
+//! This is where the entry points' `unsafe` lives; what a C value holds (an info's value, an
+//! app's argv) is read by `values`.
+
+use std::ffi::{c_char, c_void};
+use std::marker::PhantomData;
+
+use pmix::model::{
+    App, Cpuset, DataArray, DataType, Fabric, Info, Proc, Query, Status, Topology, Value,
+};
+
+use crate::boundary::{
+    c_strdup, calloc_array, free, read_cstr, read_text, slice_of, slice_of_mut, write_fixed,
+};
+use crate::types::{
+    CApp, CByteObject, CDataArray, CDataBuffer, CFabric, CInfo, CProc, CQuery, CSourced, CValue,
+};
+use crate::values::{
+    append, clear_fabric, consume, copy_object, destruct_array, destruct_cpuset, destruct_topology,
+    destruct_value, empty_info, loaded, print_object, read_argv, read_cpuset, read_fabric,
+    read_info, read_infos, read_object, read_objects, read_proc, read_procs, read_topology,
+    read_value, release_buffer, sourced_source, take_payload, undef_value, unload_allocated,
+    unload_as_openpmix, unread, write_fabric, write_object, write_objects, write_value,
+};
+
+/// A string argument (`const char *`): NULL or NUL-terminated.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct Str<'a>(*const c_char, PhantomData<&'a c_char>);
+
+impl Str<'_> {
+    /// # Safety
+    /// `p` is NULL or a NUL-terminated string that outlives the argument.
+    pub unsafe fn new(p: *const c_char) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// No string.
+    pub fn null() -> Self {
+        Self(std::ptr::null(), PhantomData)
+    }
+
+    /// The string as text (a name: a key, a namespace, a command), bytes that are not UTF-8
+    /// replaced; `None` for NULL.
+    pub(crate) fn text(self) -> Option<String> {
+        // SAFETY: NULL or a string (the promise the argument carries).
+        unsafe { read_cstr(self.0) }
+    }
+
+    /// The string as text; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn required(self) -> Result<String, Status> {
+        self.text().ok_or(Status::ERR_BAD_PARAM)
+    }
+}
+
+/// One struct passed by pointer (`const pmix_proc_t *leader`): NULL or a `T`.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct In<'a, T>(*const T, PhantomData<&'a T>);
+
+impl<T> Clone for In<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for In<'_, T> {}
+
+impl<'a, T> In<'a, T> {
+    /// # Safety
+    /// `p` is NULL or an initialised `T` that outlives the argument.
+    pub unsafe fn new(p: *const T) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// No struct.
+    pub fn null() -> Self {
+        Self(std::ptr::null(), PhantomData)
+    }
+
+    /// The struct, `None` for NULL.
+    pub(crate) fn get(self) -> Option<&'a T> {
+        // SAFETY: NULL or a `T` (the promise the argument carries).
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The struct; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn required(self) -> Result<&'a T, Status> {
+        self.get().ok_or(Status::ERR_BAD_PARAM)
+    }
+}
+
+impl In<'_, CProc> {
+    /// The process named; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn proc(self) -> Result<Proc, Status> {
+        read_proc(self.required()?)
+    }
+}
+
+impl In<'_, CByteObject> {
+    /// The bytes of a byte object the call needs (a credential, output to deliver); NULL is
+    /// `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn bytes(self) -> Result<Vec<u8>, Status> {
+        let bo = self.required()?;
+        // SAFETY: a byte object's `bytes` holds `size` bytes (the promise of its type).
+        Ok(unsafe { slice_of(bo.bytes.cast::<u8>(), bo.size)? }.to_vec())
+    }
+}
+
+impl In<'_, CValue> {
+    /// The value; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn value(self) -> Result<Value, Status> {
+        // SAFETY: an initialised value (the promise the argument carries).
+        unsafe { read_value(self.required()?) }
+    }
+}
+
+impl In<'_, CSourced> {
+    /// The topology passed (`pmix_topology_t`), `None` for NULL.
+    pub(crate) fn topology(self) -> Result<Option<Topology>, Status> {
+        // SAFETY: a topology: its source NULL or a string, its object NULL or an hwloc
+        // topology (the promise the argument carries).
+        self.get().map(|t| unsafe { read_topology(t) }).transpose()
+    }
+
+    /// The cpuset passed (`pmix_cpuset_t`), `None` for NULL.
+    pub(crate) fn cpuset(self) -> Result<Option<Cpuset>, Status> {
+        // SAFETY: a cpuset: its source NULL or a string, its object NULL or an hwloc
+        // bitmap (the promise the argument carries).
+        self.get().map(|c| unsafe { read_cpuset(c) }).transpose()
+    }
+}
+
+impl In<'_, CInfo> {
+    /// The info; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn one(self) -> Result<Info, Status> {
+        // SAFETY: an initialised info (the promise the argument carries).
+        unsafe { read_info(self.required()?) }
+    }
+
+    /// The info's value alone (its key is not read); NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn value(self) -> Result<Value, Status> {
+        // SAFETY: an initialised info (the promise the argument carries).
+        unsafe { read_value(&self.required()?.value) }
+    }
+
+    /// The one info the pointer names (`PMIx_Process_monitor`'s `monitor`); NULL is
+    /// `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn info(self) -> Result<Vec<Info>, Status> {
+        let one = Array(self.required()?, PhantomData);
+        one.infos(1)
+    }
+}
+
+/// An array argument with its count beside it (`const pmix_info_t *info, size_t ninfo`):
+/// NULL, or as many initialised `T` as the count says. The methods take that count.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Array<'a, T>(*const T, PhantomData<&'a T>);
+
+impl<T> Clone for Array<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Array<'_, T> {}
+
+impl<'a, T> Array<'a, T> {
+    /// # Safety
+    /// `p` is NULL or holds as many initialised `T` as the count passed beside it, and
+    /// outlives the argument.
+    pub unsafe fn new(p: *const T) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// No array (for a count of 0).
+    pub fn null() -> Self {
+        Self(std::ptr::null(), PhantomData)
+    }
+
+    pub(crate) fn is_null(self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The `n` elements, `n` being the count the caller passed beside the array; empty for
+    /// 0; `PMIX_ERR_BAD_PARAM` for NULL with a count, or a count no array can have.
+    pub(crate) fn slice(self, n: usize) -> Result<&'a [T], Status> {
+        // SAFETY: the array holds the `n` its caller passed beside it (the promise the
+        // argument carries); `slice_of` refuses NULL and counts no array can have.
+        unsafe { slice_of(self.0, n) }
+    }
+}
+
+impl Array<'_, CInfo> {
+    /// The `n` infos (those left as `PMIX_INFO_CREATE` made them are skipped).
+    pub(crate) fn infos(self, n: usize) -> Result<Vec<Info>, Status> {
+        self.slice(n)?;
+        // SAFETY: checked above to hold `n` infos; each is initialised (the promise).
+        unsafe { read_infos(self.0, n) }
+    }
+}
+
+impl Array<'_, CProc> {
+    /// The `n` processes.
+    pub(crate) fn procs(self, n: usize) -> Result<Vec<Proc>, Status> {
+        self.slice(n)?;
+        // SAFETY: checked above to hold `n` procs.
+        unsafe { read_procs(self.0, n) }
+    }
+}
+
+impl Array<'_, CApp> {
+    /// The `n` applications to spawn.
+    pub(crate) fn apps(self, n: usize) -> Result<Vec<App>, Status> {
+        let mut out = Vec::with_capacity(n.min(64));
+        for a in self.slice(n)? {
+            // SAFETY: an initialised app (the promise the argument carries).
+            match unsafe { read_object(DataType::APP, (&raw const *a).cast()) }? {
+                Value::App(app) => out.push(*app),
+                _ => return Err(Status::ERR_BAD_PARAM),
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Array<'_, CQuery> {
+    /// The `n` queries.
+    pub(crate) fn queries(self, n: usize) -> Result<Vec<Query>, Status> {
+        let mut out = Vec::with_capacity(n.min(64));
+        for q in self.slice(n)? {
+            // SAFETY: an initialised query (the promise the argument carries).
+            match unsafe { read_object(DataType::QUERY, (&raw const *q).cast()) }? {
+                Value::Query(q) => out.push(*q),
+                _ => return Err(Status::ERR_BAD_PARAM),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An array argument the call fills in place (`pmix_pdata_t *data, size_t ndata`): NULL,
+/// or as many initialised `T` as the count beside it says, not otherwise borrowed.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct ArrayMut<'a, T>(*mut T, PhantomData<&'a mut T>);
+
+impl<'a, T> ArrayMut<'a, T> {
+    /// # Safety
+    /// `p` is NULL or holds as many initialised `T` as the count passed beside it, not
+    /// otherwise borrowed, and outlives the argument.
+    pub unsafe fn new(p: *mut T) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// The `n` elements, `n` being the count the caller passed beside the array; as
+    /// [`Array::slice`] otherwise.
+    pub(crate) fn slice(self, n: usize) -> Result<&'a mut [T], Status> {
+        // SAFETY: the array holds the `n` its caller passed beside it (the promise the
+        // argument carries); `slice_of_mut` refuses NULL and counts no array can have.
+        unsafe { slice_of_mut(self.0, n) }
+    }
+}
+
+/// A struct the call reads and writes in place (`pmix_fabric_t *fabric`,
+/// `pmix_data_buffer_t *buffer`): NULL or an initialised `T`, not otherwise borrowed, whose
+/// pointers are what the call's prototype says of them: NULL or blocks this library filled
+/// it with, and blocks of libc's allocator where the call releases them or takes them over.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct InOut<'a, T>(*mut T, PhantomData<&'a mut T>);
+
+impl<'a, T> InOut<'a, T> {
+    /// # Safety
+    /// `p` is NULL or an initialised `T`, not otherwise borrowed, that outlives the argument.
+    pub unsafe fn new(p: *mut T) -> Self {
+        Self(p, PhantomData)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The struct; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn get(self) -> Result<&'a mut T, Status> {
+        // SAFETY: NULL or a `T` of the caller's, not otherwise borrowed (the promise the
+        // argument carries).
+        unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)
+    }
+}
+
+impl InOut<'_, CFabric> {
+    /// The fabric the struct describes.
+    pub(crate) fn fabric(&self) -> Result<Fabric, Status> {
+        // SAFETY: as `get`, for a shared borrow while `self` is borrowed.
+        let f = unsafe { self.0.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: its pointers are NULL or this library's (the promise of the argument).
+        unsafe { read_fabric(f) }
+    }
+
+    /// Describe `fabric` in the struct, overwriting whatever it held (a registration: the
+    /// caller's struct may not be constructed).
+    pub(crate) fn write_fabric(self, fabric: &Fabric) -> Result<(), Status> {
+        // SAFETY: nothing it held is read or released.
+        unsafe { write_fabric(fabric, self.get()?, false) }
+    }
+
+    /// Describe `fabric` in the struct, releasing what this library filled it with before.
+    pub(crate) fn update_fabric(self, fabric: &Fabric) -> Result<(), Status> {
+        // SAFETY: its pointers are NULL or this library's (the promise of the argument).
+        unsafe { write_fabric(fabric, self.get()?, true) }
+    }
+
+    /// Release what this library filled the struct with, and clear it.
+    pub(crate) fn clear_fabric(self) -> Result<(), Status> {
+        // SAFETY: its pointers are NULL or this library's (the promise of the argument).
+        unsafe { clear_fabric(self.get()?) };
+        Ok(())
+    }
+}
+
+impl InOut<'_, CSourced> {
+    /// The source the topology or cpuset names, `None` for none; NULL is
+    /// `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn source(&self) -> Result<Option<String>, Status> {
+        // SAFETY: as `get`, for a shared borrow while `self` is borrowed.
+        let c = unsafe { self.0.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: its source is NULL or a string (the promise of the argument).
+        Ok(unsafe { sourced_source(c) })
+    }
+
+    /// Release the topology's hwloc object and source, leaving it empty (nothing for NULL).
+    pub(crate) fn destruct_topology(self) {
+        if let Ok(t) = self.get() {
+            // SAFETY: a topology of this library, or one the caller made of hwloc's, that
+            // nothing else releases (the promise of the argument's type).
+            unsafe { destruct_topology(t) };
+        }
+    }
+
+    /// Release the cpuset's hwloc bitmap and source, leaving it empty (nothing for NULL).
+    pub(crate) fn destruct_cpuset(self) {
+        if let Ok(c) = self.get() {
+            // SAFETY: a cpuset of this library, or one the caller made of hwloc's, that
+            // nothing else releases (the promise of the argument's type).
+            unsafe { destruct_cpuset(c) };
+        }
+    }
+}
+
+impl InOut<'_, CValue> {
+    /// Release what the value holds, leaving it `PMIX_UNDEF` (nothing for NULL).
+    pub(crate) fn destruct_value(self) {
+        if let Ok(v) = self.get() {
+            // SAFETY: a value whose blocks come from libc's allocator (the promise of the
+            // argument).
+            unsafe { destruct_value(v) };
+        }
+    }
+}
+
+impl InOut<'_, CDataArray> {
+    /// Release the array's elements and their block (nothing for NULL).
+    pub(crate) fn destruct_array(self) {
+        if let Ok(d) = self.get() {
+            // SAFETY: a data array whose blocks come from libc's allocator (the promise of
+            // the argument).
+            unsafe { destruct_array(d) };
+        }
+    }
+}
+
+/// The data a load call copies (`PMIx_Value_load`'s `const void *data`): NULL or an object
+/// of the type passed beside it, as `pmix_value_t`'s union holds it for that type (a
+/// string's `char *`, an int's `int`).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct Data<'a>(*const c_void, PhantomData<&'a c_void>);
+
+impl Data<'_> {
+    /// # Safety
+    /// `p` is NULL or an object of the type passed beside it, outliving the argument.
+    pub unsafe fn new(p: *const c_void) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// The object, of type `t` (the type the caller passed beside it).
+    pub(crate) fn value(self, t: DataType) -> Result<Value, Status> {
+        // SAFETY: NULL or an object of type `t` (the promise the argument carries).
+        unsafe { loaded(self.0, t) }
+    }
+}
+
+impl Data<'_> {
+    /// A deep copy of the object, of type `t`, in a block of libc's allocator (a string's
+    /// copy is of the `char *` itself, which `data` then is); NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn copy(self, t: DataType) -> Result<*mut c_void, Status> {
+        if self.0.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        if t == DataType::STRING {
+            // SAFETY: for a string, the data is the string (the promise of `copy`'s callers).
+            return Ok(c_strdup(unsafe { read_text(self.0.cast()) }.unwrap_or_default())?.cast());
+        }
+        // SAFETY: an object of type `t` (the promise the argument carries).
+        unsafe { copy_object(t, self.0) }
+    }
+
+    /// The object, of type `t`, as `PMIx_Data_print` prints it after `prefix` (a string's
+    /// data is the `char *` itself).
+    pub(crate) fn print(self, prefix: &str, t: DataType) -> Result<String, Status> {
+        // SAFETY: an object of type `t` (the promise the argument carries).
+        unsafe { print_object(prefix, self.0, t) }
+    }
+}
+
+/// The objects a pack or unpack call reads or fills (`void *src`, `void *dest`): NULL, or as
+/// many objects of the type passed beside it as the count says, side by side (strings as
+/// `char *`s); for unpacking, room for them.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct Objects<'a>(*mut c_void, PhantomData<&'a mut c_void>);
+
+impl Objects<'_> {
+    /// # Safety
+    /// `p` is NULL, or holds (or has room for) as many objects of the type passed beside it
+    /// as the count says, and outlives the argument.
+    pub unsafe fn new(p: *mut c_void) -> Self {
+        Self(p, PhantomData)
+    }
+
+    pub(crate) fn is_null(self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The `n` objects of type `t`; NULL with a count is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn read(self, t: DataType, n: usize) -> Result<Vec<Value>, Status> {
+        if n > 0 && self.0.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: `n` objects of type `t` (the promise the argument carries).
+        unsafe { read_objects(t, self.0, n) }
+    }
+
+    /// Write `values`, of type `t`, there (room for at least as many, the count passed
+    /// beside it being no smaller); on failure none stays written.
+    pub(crate) fn write(self, t: DataType, values: &[Value]) -> Result<(), Status> {
+        if self.0.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: room for the count's objects of type `t` (the promise the argument
+        // carries), which the caller of this method checked to be at least `values.len()`.
+        unsafe { write_objects(t, values, self.0) }
+    }
+}
+
+/// A block of bytes a call takes over (`PMIx_Data_buffer_load`'s `char *bytes`): NULL or a
+/// block of libc's allocator of the size passed beside it, no longer the caller's.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Block(*mut c_char);
+
+impl Block {
+    /// # Safety
+    /// `p` is NULL or a block of libc's allocator of the size passed beside it, handed over.
+    pub unsafe fn new(p: *mut c_char) -> Self {
+        Self(p)
+    }
+}
+
+impl In<'_, CDataBuffer> {
+    /// A copy of the bytes not yet unpacked; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn unread(self) -> Result<Vec<u8>, Status> {
+        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
+        Ok(unsafe { unread(self.required()?)? }.to_vec())
+    }
+}
+
+impl InOut<'_, CDataBuffer> {
+    /// The shared view of the buffer while `self` is borrowed.
+    fn buffer(&self) -> Result<&CDataBuffer, Status> {
+        // SAFETY: as `get`, for a shared borrow while `self` is borrowed.
+        unsafe { self.0.as_ref() }.ok_or(Status::ERR_BAD_PARAM)
+    }
+
+    /// A copy of the bytes not yet unpacked.
+    pub(crate) fn unread(&self) -> Result<Vec<u8>, Status> {
+        let b = self.buffer()?;
+        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
+        Ok(unsafe { unread(b)? }.to_vec())
+    }
+
+    /// Append `bytes`.
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(), Status> {
+        // SAFETY: as `get`, while `self` is borrowed mutably.
+        let b = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
+        unsafe { append(b, bytes) }
+    }
+
+    /// Mark `consumed` more bytes as unpacked (at most as many as are unread).
+    pub(crate) fn consume(&mut self, consumed: usize) -> Result<(), Status> {
+        // SAFETY: as `get`, while `self` is borrowed mutably.
+        let b = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: a buffer of this library (the promise of the argument); the position is
+        // checked against what is unread.
+        unsafe {
+            if consumed > unread(b)?.len() {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            consume(b, consumed);
+        }
+        Ok(())
+    }
+
+    /// Empty the buffer and release its block.
+    pub(crate) fn release(&mut self) -> Result<(), Status> {
+        // SAFETY: as `get`, while `self` is borrowed mutably.
+        let b = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
+        unsafe { release_buffer(b) };
+        Ok(())
+    }
+
+    /// Take the payload's bytes over, emptied first, to unpack from the start; the payload
+    /// is left empty (`PMIx_Data_load`).
+    pub(crate) fn load(self, payload: InOut<'_, CByteObject>) -> Result<(), Status> {
+        let (b, p) = (self.get()?, payload.get()?);
+        // SAFETY: the buffer as above; the payload's bytes are a block of libc's allocator
+        // the call takes over (the promise of that argument).
+        unsafe { take_payload(b, p) };
+        Ok(())
+    }
+
+    /// Take `block` of `size` bytes over, as [`load`](Self::load) does a payload's.
+    pub(crate) fn load_block(self, block: Block, size: usize) -> Result<(), Status> {
+        let mut payload = CByteObject {
+            bytes: block.0,
+            size,
+        };
+        // SAFETY: a block of libc's allocator of `size` bytes, handed over (the promise of
+        // `block`).
+        let b = self.get()?;
+        // SAFETY: as above.
+        unsafe { take_payload(b, &mut payload) };
+        Ok(())
+    }
+}
+
+/// Where `PMIx_Value_unload` hands out a value's data (`void **data`): writable; for the
+/// types OpenPMIx 4.2 copies into the caller's storage, `*data` points to room for one
+/// object of the value's type.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Unloaded<'a>(*mut *mut c_void, PhantomData<&'a mut c_void>);
+
+impl Unloaded<'_> {
+    /// # Safety
+    /// `p` is NULL or writable; `*p` as the type says.
+    pub unsafe fn new(p: *mut *mut c_void) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// Hand out `val`'s data there and its size through `sz`: the standard's form (a copy
+    /// from libc's allocator) when `strict`, else OpenPMIx 4.2's. NULL anywhere is
+    /// `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn unload(
+        self,
+        val: In<'_, CValue>,
+        sz: InOut<'_, usize>,
+        strict: bool,
+    ) -> Result<(), Status> {
+        let val = val.get().ok_or(Status::ERR_BAD_PARAM)?;
+        let sz = sz.get()?;
+        // SAFETY: writable (the promise the argument carries).
+        let data = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        if strict {
+            // SAFETY: an initialised value (the promise of `val`).
+            return unsafe { unload_allocated(val, data, sz) };
+        }
+        // SAFETY: as above; `*data` as OpenPMIx's form needs it (this argument's promise).
+        unsafe { unload_as_openpmix(val, data, sz) }
+    }
+}
+
+/// A struct an `_nb` call reads and writes on the library's thread
+/// (`PMIx_Fabric_register_nb`'s `fabric`): as [`InOut`], and kept by the caller, untouched,
+/// until the call's callback, as the standard asks of every `_nb` argument.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Held<T>(*mut T);
+
+// SAFETY: the struct is the caller's, kept for the library's thread until the callback
+// (the promise the argument carries); only that thread touches it meanwhile.
+unsafe impl<T> Send for Held<T> {}
+
+impl<T> Held<T> {
+    /// # Safety
+    /// `p` is NULL or an initialised `T`, not otherwise borrowed, that the caller keeps
+    /// until the call's callback.
+    pub unsafe fn new(p: *mut T) -> Self {
+        Self(p)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The struct, for as long as `self` is borrowed.
+    pub(crate) fn get(&mut self) -> InOut<'_, T> {
+        InOut(self.0, PhantomData)
+    }
+}
+
+/// A handle this library handed out as a `void *` (`PMIx_Info_list_start`'s list): NULL or
+/// the `T` that made it, not yet released, and not otherwise borrowed during the call.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Handle<'a, T>(*mut c_void, PhantomData<&'a mut T>);
+
+impl<'a, T> Handle<'a, T> {
+    /// # Safety
+    /// `p` is NULL or a handle this library made of a `T` and handed out, not yet released.
+    pub unsafe fn new(p: *mut c_void) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// A handle of `value`, for a C caller to pass back, released by [`release`].
+    ///
+    /// [`release`]: Self::release
+    pub(crate) fn make(value: T) -> *mut c_void {
+        Box::into_raw(Box::new(value)).cast()
+    }
+
+    /// What the handle holds; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn get(self) -> Result<&'a mut T, Status> {
+        // SAFETY: NULL or a `T` of `make`'s, not yet released (the promise the argument
+        // carries).
+        unsafe { self.0.cast::<T>().as_mut() }.ok_or(Status::ERR_BAD_PARAM)
+    }
+
+    /// Release what the handle holds (nothing for NULL); the caller does not use it again.
+    pub(crate) fn release(self) {
+        if !self.0.is_null() {
+            // SAFETY: a box `make` made, released once (the promise of the argument).
+            drop(unsafe { Box::from_raw(self.0.cast::<T>()) });
+        }
+    }
+}
+
+/// A NULL-terminated array of strings (`char **keys`, an argv): NULL or its strings.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct Argv<'a>(*const *mut c_char, PhantomData<&'a c_char>);
+
+impl Argv<'_> {
+    /// # Safety
+    /// `p` is NULL or a NULL-terminated array of NUL-terminated strings, all outliving the
+    /// argument.
+    pub unsafe fn new(p: *const *mut c_char) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// No array.
+    pub fn null() -> Self {
+        Self(std::ptr::null(), PhantomData)
+    }
+
+    /// The strings as text (names, keys); empty for NULL.
+    pub(crate) fn texts(self) -> Vec<String> {
+        // SAFETY: NULL or a NULL-terminated array of strings (the promise the argument
+        // carries).
+        unsafe { read_argv(self.0) }.into_iter().flatten().collect()
+    }
+}
+
+/// Where the call writes what it answers (`pmix_info_t **results`, `size_t *nresults`, a
+/// `pmix_byte_object_t *` to fill): NULL, or room for a `T`, which is overwritten without
+/// being read or released.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Out<'a, T>(*mut T, PhantomData<&'a mut T>);
+
+impl<'a, T> Out<'a, T> {
+    /// # Safety
+    /// `p` is NULL or room for a `T`, not otherwise borrowed, that outlives the argument.
+    pub unsafe fn new(p: *mut T) -> Self {
+        Self(p, PhantomData)
+    }
+
+    /// Nowhere to write.
+    pub fn null() -> Self {
+        Self(std::ptr::null_mut(), PhantomData)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
+    /// Write `v` there; `false` (and `v` dropped) for NULL.
+    pub(crate) fn set(self, v: T) -> bool {
+        if self.0.is_null() {
+            return false;
+        }
+        // SAFETY: room for a `T` (the promise the argument carries); what it held is not
+        // read or dropped, as C's plain assignment.
+        unsafe { self.0.write(v) };
+        true
+    }
+}
+
+impl Out<'_, c_char> {
+    /// Write `s` into the fixed-size string field there (`pmix_nspace_t`, 256 bytes; a
+    /// `pmix_key_t`, 512), cut short to leave room for its NUL; `false` for NULL.
+    pub(crate) fn fixed<const N: usize>(self, s: &str) -> bool {
+        if self.0.is_null() {
+            return false;
+        }
+        // SAFETY: room for `N` chars (the promise the argument carries for the call's
+        // field type).
+        let field = unsafe { std::slice::from_raw_parts_mut(self.0, N) };
+        write_fixed(field, s);
+        true
+    }
+}
+
+impl Out<'_, CValue> {
+    /// Write `v` there as a `pmix_value_t` whose blocks come from libc's allocator (what
+    /// the value held before is not released); NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn set_value(self, v: &Value) -> Result<(), Status> {
+        if self.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let mut written = undef_value();
+        write_value(v, &mut written)?;
+        self.set(written);
+        Ok(())
+    }
+}
+
+impl Out<'_, CDataArray> {
+    /// Write `array` there as a `pmix_data_array_t` whose blocks come from libc's
+    /// allocator; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn set_array(self, array: DataArray) -> Result<(), Status> {
+        if self.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let value = Value::DataArray(Box::new(array));
+        // SAFETY: room for a data array (the promise the argument carries).
+        unsafe { write_object(&value, self.0.cast()) }
+    }
+}
+
+impl Out<'_, CInfo> {
+    /// Write `key` and `value` into the info there (`PMIx_Info_load`), leaving its flags as
+    /// they are; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn load(self, key: &str, value: &Value) -> Result<(), Status> {
+        if self.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let mut written = empty_info();
+        write_fixed(&mut written.key, key);
+        write_value(value, &mut written.value)?;
+        // SAFETY: room for an info (the promise the argument carries); two of its fields
+        // are written, without reading or dropping what they held.
+        unsafe {
+            (&raw mut (*self.0).key).write(written.key);
+            (&raw mut (*self.0).value).write(written.value);
+        }
+        Ok(())
+    }
+}
+
+impl Out<'_, *mut CValue> {
+    /// Hand `v` to the caller: in a new `pmix_value_t` from libc's allocator (which the
+    /// caller releases) whose address is written there, or, with `into_callers`
+    /// (`PMIX_GET_STATIC_VALUES`), into the value whose address the caller left there.
+    /// NULL, or no value of the caller's, is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn value(self, v: &Value, into_callers: bool) -> Result<(), Status> {
+        if self.0.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        if into_callers {
+            // SAFETY: with static values, the caller's promise is also that the pointer
+            // there is NULL or a value of its own, not otherwise borrowed.
+            let callers = unsafe { (*self.0).as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+            return write_value(v, callers);
+        }
+        let out: *mut CValue = calloc_array(1)?;
+        // SAFETY: `out` is a fresh zeroed value of ours.
+        let fresh = unsafe { &mut *out };
+        if let Err(s) = write_value(v, fresh) {
+            // SAFETY: ours, holding nothing allocated.
+            unsafe { free(out) };
+            return Err(s);
+        }
+        self.set(out);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_and_impossible_counts_are_bad_params_before_anything_is_read() {
+        assert_eq!(Str::null().required(), Err(Status::ERR_BAD_PARAM));
+        assert_eq!(
+            In::<CProc>::null().proc().err(),
+            Some(Status::ERR_BAD_PARAM)
+        );
+        assert_eq!(Array::<CInfo>::null().infos(0), Ok(Vec::new()));
+        assert_eq!(
+            Array::<CInfo>::null().infos(1).err(),
+            Some(Status::ERR_BAD_PARAM)
+        );
+        let procs = [CProc {
+            nspace: [0; 256],
+            rank: 0,
+        }; 2];
+        // SAFETY: `procs` holds two procs; the counts past them are refused unread.
+        let array = unsafe { Array::new(procs.as_ptr()) };
+        assert_eq!(array.slice(2).map(<[_]>::len), Ok(2));
+        assert_eq!(array.procs(1 << 40).err(), Some(Status::ERR_BAD_PARAM));
+        assert!(!Out::<usize>::null().set(3));
+        let mut n = 0usize;
+        // SAFETY: room for a usize.
+        assert!(unsafe { Out::new(&raw mut n) }.set(3));
+        assert_eq!(n, 3);
+    }
+}
