@@ -27,11 +27,12 @@ use crate::types::{
     CApp, CByteObject, CDataArray, CDataBuffer, CFabric, CInfo, CProc, CQuery, CSourced, CValue,
 };
 use crate::values::{
-    append, clear_fabric, consume, copy_object, destruct_array, destruct_cpuset, destruct_topology,
-    destruct_value, empty_info, loaded, print_object, read_argv, read_cpuset, read_fabric,
-    read_info, read_infos, read_object, read_objects, read_proc, read_procs, read_topology,
-    read_value, release_buffer, sourced_source, take_payload, undef_value, unload_allocated,
-    unload_as_openpmix, unread, write_fabric, write_object, write_objects, write_value,
+    app_text, append, clear_fabric, consume, copy_object, destruct_array, destruct_cpuset,
+    destruct_topology, destruct_value, empty_info, loaded, print_object, read_argv, read_cpuset,
+    read_fabric, read_info, read_infos, read_object, read_objects, read_proc, read_procs,
+    read_topology, read_value, release_buffer, sourced_source, take_payload, undef_value,
+    unload_allocated, unload_as_openpmix, unread, write_fabric, write_object, write_objects,
+    write_value,
 };
 
 /// A string argument (`const char *`): NULL or NUL-terminated.
@@ -39,7 +40,7 @@ use crate::values::{
 #[derive(Clone, Copy, Debug)]
 pub struct Str<'a>(*const c_char, PhantomData<&'a c_char>);
 
-impl Str<'_> {
+impl<'a> Str<'a> {
     /// # Safety
     /// `p` is NULL or a NUL-terminated string that outlives the argument.
     pub unsafe fn new(p: *const c_char) -> Self {
@@ -56,6 +57,26 @@ impl Str<'_> {
     pub(crate) fn text(self) -> Option<String> {
         // SAFETY: NULL or a string (the promise the argument carries).
         unsafe { read_cstr(self.0) }
+    }
+
+    pub(crate) fn is_null(self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The string's bytes before its NUL, at most `max` of them (a fixed-size field of
+    /// `max` bytes need not end in a NUL); empty for NULL.
+    pub(crate) fn bytes_within(self, max: usize) -> &'a [u8] {
+        if self.0.is_null() {
+            return &[];
+        }
+        let mut len = 0;
+        // SAFETY: a string (the promise the argument carries): readable up to its NUL, and
+        // never past `max`.
+        while len < max && unsafe { *self.0.add(len) } != 0 {
+            len += 1;
+        }
+        // SAFETY: the `len` bytes just read.
+        unsafe { std::slice::from_raw_parts(self.0.cast::<u8>(), len) }
     }
 
     /// The string as text; NULL is `PMIX_ERR_BAD_PARAM`.
@@ -218,6 +239,14 @@ impl Array<'_, CProc> {
         self.slice(n)?;
         // SAFETY: checked above to hold `n` procs.
         unsafe { read_procs(self.0, n) }
+    }
+}
+
+impl In<'_, CApp> {
+    /// The application as `PMIx_App_string` prints it, `None` for NULL.
+    pub(crate) fn text(self) -> Option<String> {
+        // SAFETY: an initialised application (the promise the argument carries).
+        self.get().map(|app| unsafe { app_text(app) })
     }
 }
 
@@ -723,8 +752,9 @@ impl<'a, T> Out<'a, T> {
 
 impl Out<'_, c_char> {
     /// Write `s` into the fixed-size string field there (`pmix_nspace_t`, 256 bytes; a
-    /// `pmix_key_t`, 512), cut short to leave room for its NUL; `false` for NULL.
-    pub(crate) fn fixed<const N: usize>(self, s: &str) -> bool {
+    /// `pmix_key_t`, 512), cut short to leave room for its NUL and the rest zeroed; `false`
+    /// for NULL.
+    pub(crate) fn fixed<const N: usize>(self, s: impl AsRef<[u8]>) -> bool {
         if self.0.is_null() {
             return false;
         }

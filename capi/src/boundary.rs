@@ -152,6 +152,13 @@ pub(crate) unsafe fn read_text(p: *const c_char) -> Option<Text> {
     Some(Text::from(s.to_bytes()))
 }
 
+/// The bytes of a fixed-size C string field before its first NUL (all of them without one).
+pub(crate) fn fixed_bytes(field: &[c_char]) -> &[u8] {
+    let len = field.iter().position(|c| *c == 0).unwrap_or(field.len());
+    // SAFETY: `c_char` and `u8` have the same size and alignment; `len` is within the field.
+    unsafe { std::slice::from_raw_parts(field.as_ptr().cast::<u8>(), len) }
+}
+
 /// A fixed-size C string field (`pmix_key_t`, `pmix_nspace_t`): up to its first NUL.
 pub(crate) fn read_fixed(field: &[c_char]) -> String {
     let bytes: Vec<u8> = field
@@ -163,10 +170,10 @@ pub(crate) fn read_fixed(field: &[c_char]) -> String {
 }
 
 /// Write `s` into a fixed-size C string field, cut to leave room for the NUL.
-pub(crate) fn write_fixed(field: &mut [c_char], s: &str) {
+pub(crate) fn write_fixed(field: &mut [c_char], s: impl AsRef<[u8]>) {
     field.fill(0);
     let room = field.len().saturating_sub(1);
-    for (dst, src) in field.iter_mut().zip(s.as_bytes().iter().take(room)) {
+    for (dst, src) in field.iter_mut().zip(s.as_ref().iter().take(room)) {
         *dst = *src as c_char;
     }
 }

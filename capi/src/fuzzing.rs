@@ -299,7 +299,7 @@ fn keys_of_any_length(arg: &[u8]) -> bool {
     PMIx_Value_destruct(unsafe { InOut::new(&raw mut info.value) });
     let mut proc = CProc::zeroed();
     // SAFETY: a NUL-terminated namespace into a proc.
-    unsafe { crate::helpers::names::PMIx_Load_procid(&mut proc, key, 0) };
+    unsafe { crate::helpers::names::PMIx_Load_procid(InOut::new(&raw mut proc), Str::new(key), 0) };
     assert!(
         proc.nspace.contains(&0),
         "a namespace loaded past its 256 bytes"
@@ -320,7 +320,8 @@ fn before_init(arg: &[u8]) {
     let mut procs = [CProc::zeroed(); 2];
     for (rank, p) in procs.iter_mut().enumerate() {
         // SAFETY: a proc to fill and a NUL-terminated namespace.
-        unsafe { crate::helpers::names::PMIx_Load_procid(p, c"job".as_ptr(), rank as u32) };
+        let (p, job) = unsafe { (InOut::new(p), Str::new(c"job".as_ptr())) };
+        crate::helpers::names::PMIx_Load_procid(p, job, rank as u32);
     }
     let count = arg.first().map_or(2, |b| {
         if b & 1 == 0 {

@@ -57,7 +57,7 @@ pub(crate) use hwloc::{
     c_cpuset, destruct_cpuset, destruct_topology, is_hwloc, load_topology_into, read_cpuset,
     read_topology, sourced_source,
 };
-pub(crate) use read::{loaded, read_info, read_infos, read_object, read_value};
+pub(crate) use read::{app_text, loaded, read_info, read_infos, read_object, read_value};
 pub(crate) use records::{free_argv, read_argv};
 pub(crate) use release::{destruct_array, destruct_object, destruct_value, free_infos};
 pub(crate) use unload::{unload_allocated, unload_as_openpmix};

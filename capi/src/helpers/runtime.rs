@@ -22,10 +22,10 @@ use std::ffi::{c_char, c_void};
 
 use pmix::model::Status;
 
+use crate::args::Array;
 use crate::boundary::{guard, guard_or};
 use crate::state::threads::{on_client_thread, wait_idle};
 use crate::types::{CDataBuffer, CInfo, CProc, CResourceUnit, CStatus, OpCb};
-use crate::values::read_infos;
 
 /// `PMIX_ERR_INIT` unless the process runs a client, a tool or a server.
 fn initialized() -> Result<(), Status> {
@@ -51,14 +51,10 @@ pub extern "C" fn PMIx_Heartbeat() {
 }
 
 /// `PMIx_Progress_thread_stop`: see the module's doc.
-///
-/// # Safety
-/// `info` holds `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Progress_thread_stop(info: *const CInfo, ninfo: usize) {
+pub extern "C" fn PMIx_Progress_thread_stop(info: Array<'_, CInfo>, ninfo: usize) {
     guard_or("PMIx_Progress_thread_stop", (), || {
-        // SAFETY: the caller's promise.
-        let infos = unsafe { read_infos(info, ninfo) }.unwrap_or_default();
+        let infos = info.infos(ninfo).unwrap_or_default();
         let flush = infos
             .iter()
             // `PMIX_PROGRESS_THREAD_FLUSH`, OpenPMIx 6.1's (not in the standard's tables).
@@ -71,11 +67,8 @@ pub unsafe extern "C" fn PMIx_Progress_thread_stop(info: *const CInfo, ninfo: us
 }
 
 /// `PMIx_Resource_block`: not supported (see the module's doc).
-///
-/// # Safety
-/// None: the arguments are not read.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Resource_block(
+pub extern "C" fn PMIx_Resource_block(
     _directive: u8,
     _block: *mut c_char,
     _res: *const CResourceUnit,
@@ -90,11 +83,8 @@ pub unsafe extern "C" fn PMIx_Resource_block(
 }
 
 /// `PMIx_Resource_block_nb`: not supported; the callback is never called.
-///
-/// # Safety
-/// None: the arguments are not read.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Resource_block_nb(
+pub extern "C" fn PMIx_Resource_block_nb(
     _directive: u8,
     _block: *mut c_char,
     _res: *const CResourceUnit,
@@ -111,11 +101,8 @@ pub unsafe extern "C" fn PMIx_Resource_block_nb(
 }
 
 /// `PMIx_Session_control`: not supported; the callback is never called.
-///
-/// # Safety
-/// None: the arguments are not read.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Session_control(
+pub extern "C" fn PMIx_Session_control(
     _session_id: u32,
     _directives: *const CInfo,
     _ndirs: usize,
@@ -129,11 +116,8 @@ pub unsafe extern "C" fn PMIx_Session_control(
 }
 
 /// `PMIx_server_collect_job_info`: not supported.
-///
-/// # Safety
-/// None: the arguments are not read.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_collect_job_info(
+pub extern "C" fn PMIx_server_collect_job_info(
     _procs: *mut CProc,
     _nprocs: usize,
     _dbuf: *mut CDataBuffer,
@@ -156,11 +140,8 @@ pub extern "C" fn PMIx_tool_is_connected() -> bool {
 }
 
 /// `PMIx_tool_set_server_module`: not supported (a tool of this library serves nobody).
-///
-/// # Safety
-/// None: the module is not read.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_tool_set_server_module(_module: *mut c_void) -> CStatus {
+pub extern "C" fn PMIx_tool_set_server_module(_module: *mut c_void) -> CStatus {
     guard("PMIx_tool_set_server_module", || {
         if !crate::state::tool::initialized() {
             return Err(Status::ERR_INIT);

@@ -3,26 +3,20 @@
 //! libc's, for the caller to free.
 
 use std::ffi::{c_char, c_int};
-use std::fmt::Write;
 use std::ptr;
 
 use pmix::model::Status;
 
-use crate::boundary::interned;
-use crate::boundary::{c_strdup, guard_or, read_cstr, read_fixed};
+use crate::args::{In, Str};
+use crate::boundary::{c_strdup, guard_or, interned, read_fixed};
 use crate::types::{CApp, CProc, CResourceUnit, CStatus};
-use crate::values::read_argv;
 
 /// `PMIx_Error_code`: the status a name (`PMIX_ERR_NOT_FOUND`, in any case) stands for;
 /// `INT32_MIN` for a name the standard does not give (or NULL).
-///
-/// # Safety
-/// `errname` is NULL or a C string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Error_code(errname: *const c_char) -> CStatus {
+pub extern "C" fn PMIx_Error_code(errname: Str<'_>) -> CStatus {
     guard_or("PMIx_Error_code", CStatus::MIN, || {
-        // SAFETY: the caller's promise.
-        let Some(name) = (unsafe { read_cstr(errname) }) else {
+        let Some(name) = errname.text() else {
             return CStatus::MIN;
         };
         Status::from_name(&name.to_ascii_uppercase()).map_or(CStatus::MIN, |s| s.0)
@@ -70,73 +64,28 @@ fn proc_text(proc: Option<&CProc>) -> String {
 }
 
 /// `PMIx_Proc_string`: `[nspace,rank]`, libc's (the caller frees it).
-///
-/// # Safety
-/// `proc` is NULL or a process.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Proc_string(proc: *const CProc) -> *mut c_char {
+pub extern "C" fn PMIx_Proc_string(proc: In<'_, CProc>) -> *mut c_char {
     guard_or("PMIx_Proc_string", ptr::null_mut(), || {
-        // SAFETY: the caller's promise.
-        c_strdup(proc_text(unsafe { proc.as_ref() })).unwrap_or(ptr::null_mut())
+        c_strdup(proc_text(proc.get())).unwrap_or(ptr::null_mut())
     })
 }
 
 /// `PMIx_App_string`: an application on several lines (command, arguments, environment,
 /// working directory, process count, information), libc's (the caller frees it).
-///
-/// # Safety
-/// `app` is NULL or an application.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_App_string(app: *const CApp) -> *mut c_char {
-    guard_or("PMIx_App_string", ptr::null_mut(), || {
-        // SAFETY: the caller's promise.
-        let Some(app) = (unsafe { app.as_ref() }) else {
-            return ptr::null_mut();
-        };
-        let mut text = String::new();
-        let list = |items: Vec<Option<String>>| -> String {
-            if items.is_empty() {
-                return "        (none)\n".to_owned();
-            }
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, s)| format!("        [{i}] {}\n", s.as_deref().unwrap_or("")))
-                .collect()
-        };
-        // SAFETY: the application's strings, lists and infos, as the caller promised.
-        unsafe {
-            let _ = writeln!(text, "CMD: {}", read_cstr(app.cmd).unwrap_or_default());
-            text.push_str("    ARGV:\n");
-            text.push_str(&list(read_argv(app.argv)));
-            text.push_str("    ENV:\n");
-            text.push_str(&list(read_argv(app.env)));
-            let _ = writeln!(text, "    CWD: {}", read_cstr(app.cwd).unwrap_or_default());
-            let _ = writeln!(text, "    MAXPROCS: {}", app.maxprocs);
-            text.push_str("    INFO:");
-            match crate::values::read_infos(app.info, app.ninfo) {
-                Ok(infos) if infos.is_empty() => text.push_str(" (none)"),
-                Ok(infos) => {
-                    for i in infos {
-                        let _ = write!(text, "\n        {}: {:?}", i.key, i.value);
-                    }
-                }
-                Err(_) => text.push_str(" (unreadable)"),
-            }
-        }
-        c_strdup(&text).unwrap_or(ptr::null_mut())
+pub extern "C" fn PMIx_App_string(app: In<'_, CApp>) -> *mut c_char {
+    guard_or("PMIx_App_string", ptr::null_mut(), || match app.text() {
+        Some(text) => c_strdup(&text).unwrap_or(ptr::null_mut()),
+        None => ptr::null_mut(),
     })
 }
 
 /// `PMIx_Resource_unit_string`: `TYPE: <device type>  COUNT: <n>`, libc's.
-///
-/// # Safety
-/// `unit` is NULL or a resource unit.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Resource_unit_string(unit: *const CResourceUnit) -> *mut c_char {
+pub extern "C" fn PMIx_Resource_unit_string(unit: In<'_, CResourceUnit>) -> *mut c_char {
     guard_or("PMIx_Resource_unit_string", ptr::null_mut(), || {
-        // SAFETY: the caller's promise.
-        let Some(unit) = (unsafe { unit.as_ref() }) else {
+        let Some(unit) = unit.get() else {
             return ptr::null_mut();
         };
         let kind = pmix::model::strings::device_type_string(pmix::model::DeviceType(unit.type_));
@@ -154,10 +103,9 @@ mod tests {
         let name = CString::new("pmix_err_not_found").unwrap();
         let nonsense = CString::new("PMIX_NOTHING").unwrap();
         // SAFETY: C strings of this test.
-        unsafe {
-            assert_eq!(PMIx_Error_code(name.as_ptr()), Status::ERR_NOT_FOUND.0);
-            assert_eq!(PMIx_Error_code(nonsense.as_ptr()), CStatus::MIN);
-        }
+        let (name, nonsense) = unsafe { (Str::new(name.as_ptr()), Str::new(nonsense.as_ptr())) };
+        assert_eq!(PMIx_Error_code(name), Status::ERR_NOT_FOUND.0);
+        assert_eq!(PMIx_Error_code(nonsense), CStatus::MIN);
     }
 
     #[test]
@@ -167,7 +115,7 @@ mod tests {
         p.rank = pmix::model::Rank::WILDCARD.0;
         // SAFETY: a process of this test; the text is ours to free.
         unsafe {
-            let text = PMIx_Proc_string(&p);
+            let text = PMIx_Proc_string(In::new(&p));
             assert_eq!(CStr::from_ptr(text).to_str().unwrap(), "[job,WILDCARD]");
             crate::boundary::free(text);
         }

@@ -11,6 +11,7 @@ use std::ptr;
 
 use pmix::model::{DataType, Rank};
 
+use crate::args::{InOut, Out, Str};
 use crate::boundary::{c_strdup, calloc_array, free, guard_or, plausible, read_cstr};
 use crate::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDevice, CDeviceDistance, CDiskStats,
@@ -454,7 +455,7 @@ pub unsafe extern "C" fn PMIx_Proc_load(p: *mut CProc, nspace: *const c_char, ra
     // SAFETY: the caller's promise, passed on.
     unsafe {
         PMIx_Proc_construct(p);
-        super::names::PMIx_Load_procid(p, nspace, rank);
+        super::names::PMIx_Load_procid(InOut::new(p), Str::new(nspace), rank);
     }
 }
 
@@ -536,7 +537,7 @@ pub unsafe extern "C" fn PMIx_Pdata_load(
         }
         // SAFETY: the key field and the caller's key and data.
         unsafe {
-            super::names::PMIx_Load_key(dest.key.as_mut_ptr(), key);
+            super::names::PMIx_Load_key(Out::new(dest.key.as_mut_ptr()), Str::new(key));
             // As `PMIx_Value_load` loads it; a value that cannot be read stays undefined.
             if let Ok(v) = loaded(data, DataType(type_)) {
                 let _ = write_value(&v, &mut dest.value);
@@ -593,7 +594,7 @@ pub unsafe extern "C" fn PMIx_Regattr_load(
                 r.name = dup(name);
             }
             if !key.is_null() {
-                super::names::PMIx_Load_key(r.string.as_mut_ptr(), key);
+                super::names::PMIx_Load_key(Out::new(r.string.as_mut_ptr()), Str::new(key));
             }
             r.type_ = type_;
             if !description.is_null() {

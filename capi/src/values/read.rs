@@ -2,6 +2,7 @@
 //! a `pmix_value_t`, infos, and the structs that hold infos (applications, queries).
 
 use std::ffi::{c_char, c_void};
+use std::fmt::Write;
 use std::ptr;
 
 use pmix::model::{
@@ -11,7 +12,7 @@ use pmix::model::{
     StoragePersistence, Time, Timeval, Value,
 };
 
-use crate::boundary::{read_fixed, read_text, slice_of};
+use crate::boundary::{read_cstr, read_fixed, read_text, slice_of};
 use crate::types::{
     CApp, CDataArray, CEnvar, CInfo, CPdata, CProc, CProcInfo, CQuery, CTimeval, CValue, CValueData,
 };
@@ -274,4 +275,45 @@ pub(crate) unsafe fn loaded(data: *const c_void, t: DataType) -> Result<Value, S
     }
     // SAFETY: the caller's promise.
     unsafe { read_object(t, data) }
+}
+
+/// An application as `PMIx_App_string` prints it: command, arguments, environment, working
+/// directory, process count and information, on several lines.
+///
+/// # Safety
+/// `app` is an application: its strings NULL or strings, its lists NULL or NULL-terminated
+/// lists of strings, `info` holding `ninfo` infos.
+pub(crate) unsafe fn app_text(app: &CApp) -> String {
+    let mut text = String::new();
+    let list = |items: Vec<Option<String>>| -> String {
+        if items.is_empty() {
+            return "        (none)\n".to_owned();
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("        [{i}] {}\n", s.as_deref().unwrap_or("")))
+            .collect()
+    };
+    // SAFETY: the application's strings, lists and infos (the caller's promise).
+    unsafe {
+        let _ = writeln!(text, "CMD: {}", read_cstr(app.cmd).unwrap_or_default());
+        text.push_str("    ARGV:\n");
+        text.push_str(&list(read_argv(app.argv)));
+        text.push_str("    ENV:\n");
+        text.push_str(&list(read_argv(app.env)));
+        let _ = writeln!(text, "    CWD: {}", read_cstr(app.cwd).unwrap_or_default());
+        let _ = writeln!(text, "    MAXPROCS: {}", app.maxprocs);
+        text.push_str("    INFO:");
+        match read_infos(app.info, app.ninfo) {
+            Ok(infos) if infos.is_empty() => text.push_str(" (none)"),
+            Ok(infos) => {
+                for i in infos {
+                    let _ = write!(text, "\n        {}: {:?}", i.key, i.value);
+                }
+            }
+            Err(_) => text.push_str(" (unreadable)"),
+        }
+    }
+    text
 }
