@@ -13,22 +13,26 @@
 //! This is where the entry points' `unsafe` lives; what a C value holds (an info's value, an
 //! app's argv) is read by `values`.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{CStr, c_char, c_void};
 use std::marker::PhantomData;
+use std::ptr;
 
 use pmix::model::{
     App, Cpuset, DataArray, DataType, Fabric, Info, Proc, Query, Status, Topology, Value,
 };
 
 use crate::boundary::{
-    c_strdup, calloc_array, free, read_cstr, read_text, slice_of, slice_of_mut, write_fixed,
+    c_strdup, calloc_array, free, is_process_env, read_cstr, read_text, slice_of, slice_of_mut,
+    write_fixed,
 };
 use crate::types::{
-    CApp, CByteObject, CDataArray, CDataBuffer, CFabric, CInfo, CProc, CQuery, CSourced, CValue,
+    CApp, CByteObject, CDataArray, CDataBuffer, CFabric, CInfo, CPdata, CProc, CQuery, CRegattr,
+    CSourced, CValue,
 };
 use crate::values::{
-    app_text, append, clear_fabric, consume, copy_object, destruct_array, destruct_cpuset,
-    destruct_topology, destruct_value, empty_info, loaded, print_object, read_argv, read_cpuset,
+    Family, app_text, append, argv_bytes, argv_insert, argv_replace, clear_fabric, consume,
+    copy_object, copy_regattr, destruct_array, destruct_cpuset, destruct_topology, destruct_value,
+    empty_info, free_argv, free_array, loaded, object_size, print_object, read_argv, read_cpuset,
     read_fabric, read_info, read_infos, read_object, read_objects, read_proc, read_procs,
     read_topology, read_value, release_buffer, sourced_source, take_payload, undef_value,
     unload_allocated, unload_as_openpmix, unread, write_fabric, write_object, write_objects,
@@ -77,6 +81,12 @@ impl<'a> Str<'a> {
         }
         // SAFETY: the `len` bytes just read.
         unsafe { std::slice::from_raw_parts(self.0.cast::<u8>(), len) }
+    }
+
+    /// The string's bytes before its NUL, `None` for NULL.
+    pub(crate) fn bytes(self) -> Option<&'a [u8]> {
+        // SAFETY: NULL or a string (the promise the argument carries).
+        (!self.0.is_null()).then(|| unsafe { CStr::from_ptr(self.0) }.to_bytes())
     }
 
     /// The string as text; NULL is `PMIX_ERR_BAD_PARAM`.
@@ -160,6 +170,23 @@ impl In<'_, CSourced> {
         // SAFETY: a cpuset: its source NULL or a string, its object NULL or an hwloc
         // bitmap (the promise the argument carries).
         self.get().map(|c| unsafe { read_cpuset(c) }).transpose()
+    }
+}
+
+impl In<'_, CPdata> {
+    /// The value the published data holds; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn value(self) -> Result<Value, Status> {
+        // SAFETY: initialised published data (the promise the argument carries).
+        unsafe { read_value(&self.required()?.value) }
+    }
+}
+
+impl In<'_, CRegattr> {
+    /// A deep copy of the registration, its blocks from libc's allocator; NULL is
+    /// `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn copy(self) -> Result<CRegattr, Status> {
+        // SAFETY: an initialised registration (the promise the argument carries).
+        unsafe { copy_regattr(self.required()?) }
     }
 }
 
@@ -389,6 +416,29 @@ impl InOut<'_, CSourced> {
     }
 }
 
+impl<T: Family> InOut<'_, T> {
+    /// Release what the structure holds, leaving it empty (`X_destruct`; nothing for NULL).
+    pub(crate) fn destruct(self) {
+        if let Ok(p) = self.get() {
+            // SAFETY: its pointers are NULL or blocks of libc's allocator nothing else
+            // releases (the promise of the argument).
+            unsafe { p.release() };
+        }
+    }
+}
+
+impl InOut<'_, CRegattr> {
+    /// Add a copy of `line` at the end of the registration's description (made when it has
+    /// none).
+    pub(crate) fn append_description(&mut self, line: &[u8]) -> Result<(), Status> {
+        // SAFETY: as `get`, while `self` is borrowed mutably.
+        let r = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: the description is NULL or an array of libc's allocator (the promise of
+        // the argument).
+        unsafe { argv_insert(&mut r.description, line, false) }
+    }
+}
+
 impl InOut<'_, CValue> {
     /// Release what the value holds, leaving it `PMIX_UNDEF` (nothing for NULL).
     pub(crate) fn destruct_value(self) {
@@ -483,6 +533,18 @@ impl Objects<'_> {
         unsafe { read_objects(t, self.0, n) }
     }
 
+    /// Write one object of type `t` there, given as its bytes (`bytes.len()` is the type's
+    /// size, else `PMIX_ERR_BAD_PARAM`); NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn write_one(self, t: DataType, bytes: &[u8]) -> Result<(), Status> {
+        if self.0.is_null() || object_size(t) != Some(bytes.len()) {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: room for one object of type `t` (the promise the argument carries), of
+        // `bytes.len()` bytes (checked); unaligned, as C's `void *` may be.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), self.0.cast::<u8>(), bytes.len()) };
+        Ok(())
+    }
+
     /// Write `values`, of type `t`, there (room for at least as many, the count passed
     /// beside it being no smaller); on failure none stays written.
     pub(crate) fn write(self, t: DataType, values: &[Value]) -> Result<(), Status> {
@@ -506,6 +568,34 @@ impl Block {
     /// `p` is NULL or a block of libc's allocator of the size passed beside it, handed over.
     pub unsafe fn new(p: *mut c_char) -> Self {
         Self(p)
+    }
+
+    /// The block, for a structure that takes it over (`PMIx_Byte_object_load`).
+    pub(crate) fn into_raw(self) -> *mut c_char {
+        self.0
+    }
+}
+
+/// An array the call releases (`X_free(p, n)`, `X_release(p)`): NULL or an array of libc's
+/// allocator of at least as many `T` as the count passed beside it (one for a release),
+/// their blocks libc's too, no longer used by the caller.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct Owned<T>(*mut T);
+
+impl<T: Family> Owned<T> {
+    /// # Safety
+    /// `p` is NULL or such an array, handed over.
+    pub unsafe fn new(p: *mut T) -> Self {
+        Self(p)
+    }
+
+    /// Release what the first `n` structures hold, and the array (`n` the count passed
+    /// beside it). A count past what any array can hold leaves it alone (leaked).
+    pub(crate) fn free(self, n: usize) {
+        // SAFETY: NULL or an array of at least `n` structures of libc's, handed over (the
+        // promise of the argument).
+        unsafe { free_array(self.0, n) };
     }
 }
 
@@ -694,7 +784,7 @@ impl<'a, T> Handle<'a, T> {
 #[derive(Clone, Copy, Debug)]
 pub struct Argv<'a>(*const *mut c_char, PhantomData<&'a c_char>);
 
-impl Argv<'_> {
+impl<'a> Argv<'a> {
     /// # Safety
     /// `p` is NULL or a NULL-terminated array of NUL-terminated strings, all outliving the
     /// argument.
@@ -707,11 +797,103 @@ impl Argv<'_> {
         Self(std::ptr::null(), PhantomData)
     }
 
+    pub(crate) fn is_null(self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The strings' bytes; none for NULL.
+    pub(crate) fn bytes(self) -> Vec<&'a [u8]> {
+        // SAFETY: NULL or a NULL-terminated array of strings (the promise the argument
+        // carries).
+        unsafe { argv_bytes(self.0) }
+    }
+
     /// The strings as text (names, keys); empty for NULL.
     pub(crate) fn texts(self) -> Vec<String> {
         // SAFETY: NULL or a NULL-terminated array of strings (the promise the argument
         // carries).
         unsafe { read_argv(self.0) }.into_iter().flatten().collect()
+    }
+}
+
+/// A string array the call grows or changes in place (`char ***argv`, `char ***env`): NULL
+/// or writable; `*argv` NULL, or a NULL-terminated array of libc's allocator whose strings
+/// are libc's too (what the argv helpers make), or, for an environment, the process's own
+/// `environ`.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct ArgvMut<'a>(*mut *mut *mut c_char, PhantomData<&'a mut c_char>);
+
+impl ArgvMut<'_> {
+    /// # Safety
+    /// `p` is NULL or writable; `*p` as the type says; both outlive the argument.
+    pub unsafe fn new(p: *mut *mut *mut c_char) -> Self {
+        Self(p, PhantomData)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
+    /// The array `*argv` names.
+    fn array(&self) -> Result<*mut *mut c_char, Status> {
+        // SAFETY: NULL or writable, so readable (the promise the argument carries).
+        unsafe { self.0.as_ref() }
+            .copied()
+            .ok_or(Status::ERR_BAD_PARAM)
+    }
+
+    /// Copies of the entries; NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn entries(&self) -> Result<Vec<Vec<u8>>, Status> {
+        let array = self.array()?;
+        // SAFETY: NULL or a NULL-terminated array of strings (the promise).
+        Ok(unsafe { argv_bytes(array) }
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect())
+    }
+
+    /// Whether the array is the process's own environment.
+    pub(crate) fn is_process_env(&self) -> Result<bool, Status> {
+        Ok(is_process_env(self.array()?))
+    }
+
+    /// A copy of `arg` at the front or the end, the array grown (made when NULL).
+    pub(crate) fn insert(&mut self, arg: &[u8], at_front: bool) -> Result<(), Status> {
+        // SAFETY: writable (the promise the argument carries).
+        let argv = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: NULL or an array of libc's allocator (the promise).
+        unsafe { argv_insert(argv, arg, at_front) }
+    }
+
+    /// Replace entry `at` with a copy of `entry`; `PMIX_ERR_BAD_PARAM` past the entries.
+    pub(crate) fn replace(&mut self, at: usize, entry: &[u8]) -> Result<(), Status> {
+        if at >= self.entries()?.len() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: an array of libc's allocator with more than `at` entries (checked).
+        unsafe { argv_replace(self.array()?, at, entry) }
+    }
+}
+
+/// A string array the call releases (`PMIx_Argv_free`'s `char **`): NULL or a
+/// NULL-terminated array of libc's allocator whose strings are libc's too, no longer used
+/// by the caller.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct ArgvOwned(*mut *mut c_char);
+
+impl ArgvOwned {
+    /// # Safety
+    /// `p` is NULL or such an array, handed over.
+    pub unsafe fn new(p: *mut *mut c_char) -> Self {
+        Self(p)
+    }
+
+    /// Release the strings and the array.
+    pub(crate) fn free(self) {
+        // SAFETY: NULL or an array of libc's, handed over (the promise).
+        unsafe { free_argv(self.0) };
     }
 }
 
@@ -763,6 +945,14 @@ impl Out<'_, c_char> {
         let field = unsafe { std::slice::from_raw_parts_mut(self.0, N) };
         write_fixed(field, s);
         true
+    }
+}
+
+impl<T: Family> Out<'_, T> {
+    /// Write the structure's empty form there (`X_construct`: what it held is not read or
+    /// released).
+    pub(crate) fn construct(self) {
+        self.set(T::empty());
     }
 }
 

@@ -4,8 +4,9 @@
 //! ([`interned`]).
 
 use std::collections::BTreeMap;
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr;
 use std::sync::{Mutex, PoisonError};
 
 use pmix::model::{Status, Text};
@@ -227,6 +228,43 @@ pub(crate) unsafe fn slice_of_mut<'a, T>(p: *mut T, n: usize) -> Result<&'a mut 
     plausible(p.cast_const(), n)?;
     // SAFETY: the caller's promise, and `p` is not NULL.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+unsafe extern "C" {
+    /// The process's environment, as `setenv` and `unsetenv` change it.
+    static mut environ: *mut *mut c_char;
+}
+
+/// Whether `env` is the process's own environment (`environ`), compared by address.
+pub(crate) fn is_process_env(env: *const *mut c_char) -> bool {
+    // SAFETY: reading the address the static holds, not through it.
+    let process = unsafe { environ };
+    ptr::eq(env, process)
+}
+
+/// `name=value` in the process's own environment (`setenv`; a NULL value unsets it); an
+/// existing `name` replaced only with `overwrite`. A name or value with a NUL inside, or one
+/// libc refuses, is `PMIX_ERR_BAD_PARAM`.
+pub(crate) fn process_setenv(
+    name: &[u8],
+    value: Option<&[u8]>,
+    overwrite: bool,
+) -> Result<(), Status> {
+    let name = CString::new(name).map_err(|_| Status::ERR_BAD_PARAM)?;
+    let rc = match value {
+        // SAFETY: a C string; libc changes the process's environment.
+        None => unsafe { libc::unsetenv(name.as_ptr()) },
+        Some(v) => {
+            let v = CString::new(v).map_err(|_| Status::ERR_BAD_PARAM)?;
+            // SAFETY: C strings; libc changes the process's environment.
+            unsafe { libc::setenv(name.as_ptr(), v.as_ptr(), c_int::from(overwrite)) }
+        }
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(Status::ERR_BAD_PARAM)
+    }
 }
 
 /// A string C callers may keep for the life of the process: each distinct text is made

@@ -16,7 +16,9 @@
 //! The sizes of the types' C objects, processes, keys and byte objects are in `basic`;
 //! fabric coordinates, geometries and endpoints and device distances in `fabric`; process,
 //! disk, network and node statistics in `stats`; argv lists, attribute registrations and
-//! data buffers in `records`; what the fabric and distance calls hand out in
+//! data buffers in `records`, and the argv helpers' changes to such arrays in `argv`; each
+//! structure's empty form and release, for the helpers' construct and destruct calls, in
+//! `family`; what the fabric and distance calls hand out in
 //! `fabric_calls`; the `PMIx_Data_*` calls' buffers and side-by-side objects in `buffer`; a
 //! value's data as `PMIx_Value_unload` hands it out in `unload`. Applications and queries, which hold infos, are read, written
 //! and released beside the values that hold them: a value, an info and an application
@@ -27,10 +29,12 @@
 //! The deprecated internal buffer (`PMIX_BUFFER`) is not carried: it is refused with
 //! `PMIX_ERR_NOT_SUPPORTED`, as is any type this library does not know.
 
+mod argv;
 mod basic;
 mod buffer;
 mod fabric;
 mod fabric_calls;
+mod family;
 mod hwloc;
 mod read;
 mod records;
@@ -39,8 +43,9 @@ mod stats;
 mod unload;
 mod write;
 
+pub(crate) use argv::{argv_bytes, argv_insert, argv_replace};
 pub(crate) use basic::{
-    DEVICE, by_pointer, c_proc, empty_info, object_size, read_key, read_proc, read_procs,
+    by_pointer, c_proc, empty_info, object_size, read_key, read_proc, read_procs,
     read_required_bytes, undef_value,
 };
 pub(crate) use buffer::{
@@ -50,6 +55,10 @@ pub(crate) use buffer::{
 pub(crate) use fabric_calls::{
     clear_fabric, free_distances, read_fabric, write_distances, write_fabric,
 };
+/// For the helpers' tests, which mark an info persistent.
+#[cfg(test)]
+pub(crate) use family::INFO_PERSISTENT;
+pub(crate) use family::{CTopology, Family, coords, create, elements, empty_fabric, free_array};
 /// For the topology calls' tests, which make topologies to measure from.
 #[cfg(test)]
 pub(crate) use hwloc::c_topology;
@@ -58,7 +67,7 @@ pub(crate) use hwloc::{
     read_topology, sourced_source,
 };
 pub(crate) use read::{app_text, loaded, read_info, read_infos, read_object, read_value};
-pub(crate) use records::{free_argv, read_argv};
+pub(crate) use records::{copy_regattr, free_argv, read_argv, write_argv};
 pub(crate) use release::{destruct_array, destruct_object, destruct_value, free_infos};
 pub(crate) use unload::{unload_allocated, unload_as_openpmix};
 pub(crate) use write::{OwnedInfo, copy_object, write_infos, write_object, write_value};

@@ -2,13 +2,12 @@
 //! (`PMIx_Value_true`: a flag given as a string), a value's number in another numeric type
 //! (`PMIx_Value_get_number`), and the memory a value or an info takes.
 
-use std::ffi::{CStr, c_void};
-
 use pmix::model::{DataType, Status, Value};
 
+use crate::args::{In, InOut, Objects, Out};
 use crate::boundary::{guard, guard_or};
 use crate::types::{CInfo, CStatus, CValue, CValueData};
-use crate::values::{object_size, read_value};
+use crate::values::object_size;
 
 /// The directive flags of `pmix_info_t` (ABI.md, `pmix_info_directives_t`).
 const REQUIRED: u32 = 0x1;
@@ -18,21 +17,13 @@ const QUALIFIER: u32 = 0x8;
 const PERSISTENT: u32 = 0x10;
 
 /// Read an info's flags; `false` for NULL.
-///
-/// # Safety
-/// `p` is NULL or an info.
-unsafe fn has(p: *const CInfo, flag: u32) -> bool {
-    // SAFETY: the caller's promise.
-    unsafe { p.as_ref() }.is_some_and(|i| i.flags & flag != 0)
+fn has(p: In<'_, CInfo>, flag: u32) -> bool {
+    p.get().is_some_and(|i| i.flags & flag != 0)
 }
 
 /// Change an info's flags (nothing for NULL).
-///
-/// # Safety
-/// `p` is NULL or a writable info.
-unsafe fn set(p: *mut CInfo, on: u32, off: u32) {
-    // SAFETY: the caller's promise.
-    if let Some(i) = unsafe { p.as_mut() } {
+fn set(p: InOut<'_, CInfo>, on: u32, off: u32) {
+    if let Ok(i) = p.get() {
         i.flags = (i.flags | on) & !off;
     }
 }
@@ -43,24 +34,16 @@ macro_rules! flag_calls {
     };
     (@one $(#[$doc:meta])* $name:ident is $flag:expr) => {
         $(#[$doc])*
-        ///
-        /// # Safety
-        /// `p` is NULL or an info.
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(p: *const CInfo) -> bool {
-            // SAFETY: the caller's promise.
-            unsafe { has(p, $flag) }
+        pub extern "C" fn $name(p: In<'_, CInfo>) -> bool {
+            has(p, $flag)
         }
     };
     (@one $(#[$doc:meta])* $name:ident sets $flag:expr) => {
         $(#[$doc])*
-        ///
-        /// # Safety
-        /// `p` is NULL or a writable info.
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name(p: *mut CInfo) {
-            // SAFETY: the caller's promise.
-            unsafe { set(p, $flag, 0) }
+        pub extern "C" fn $name(p: InOut<'_, CInfo>) {
+            set(p, $flag, 0)
         }
     };
 }
@@ -89,23 +72,15 @@ flag_calls! {
 }
 
 /// `PMIx_Info_optional`: not required.
-///
-/// # Safety
-/// `p` is NULL or a writable info.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_optional(p: *mut CInfo) {
-    // SAFETY: the caller's promise.
-    unsafe { set(p, 0, REQUIRED) }
+pub extern "C" fn PMIx_Info_optional(p: InOut<'_, CInfo>) {
+    set(p, 0, REQUIRED)
 }
 
 /// `PMIx_Info_is_optional`: not required (a NULL info too).
-///
-/// # Safety
-/// `p` is NULL or an info.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_is_optional(p: *const CInfo) -> bool {
-    // SAFETY: the caller's promise.
-    !unsafe { has(p, REQUIRED) }
+pub extern "C" fn PMIx_Info_is_optional(p: In<'_, CInfo>) -> bool {
+    !has(p, REQUIRED)
 }
 
 /// `pmix_boolean_t`.
@@ -149,52 +124,32 @@ fn string_truth(s: &[u8]) -> Boolean {
     }
 }
 
-/// The truth of a C value (draft §3.2.8, `PMIx_Value_true`): no value is true (the key
-/// alone asks for the flag), a boolean is itself, a string as [`string_truth`] reads it.
-///
-/// # Safety
-/// `v` is a value.
-unsafe fn value_truth(v: &CValue) -> Boolean {
-    match DataType(v.type_) {
-        DataType::UNDEF => Boolean::True,
-        // SAFETY: a boolean value holds its flag.
-        DataType::BOOL if unsafe { v.data.flag } => Boolean::True,
-        DataType::BOOL => Boolean::False,
-        DataType::STRING => {
-            // SAFETY: a string value holds NULL or a C string.
-            let p = unsafe { v.data.string };
-            if p.is_null() {
-                Boolean::True
-            } else {
-                // SAFETY: as above.
-                string_truth(unsafe { CStr::from_ptr(p) }.to_bytes())
-            }
-        }
+/// The truth of a value (draft §3.2.8, `PMIx_Value_true`): no value is true (the key alone
+/// asks for the flag), a boolean is itself, a string as [`string_truth`] reads it; a value
+/// that cannot be read is no boolean.
+fn value_truth(v: Result<Value, Status>) -> Boolean {
+    match v {
+        Ok(Value::Undef) | Ok(Value::String(None)) => Boolean::True,
+        Ok(Value::Bool(true)) => Boolean::True,
+        Ok(Value::Bool(false)) => Boolean::False,
+        Ok(Value::String(Some(s))) => string_truth(s.as_bytes()),
         _ => Boolean::NonBool,
     }
 }
 
 /// `PMIx_Value_true`.
-///
-/// # Safety
-/// `v` is NULL or a value.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_true(v: *const CValue) -> Boolean {
+pub extern "C" fn PMIx_Value_true(v: In<'_, CValue>) -> Boolean {
     guard_or("PMIx_Value_true", Boolean::NonBool, || {
-        // SAFETY: the caller's promise.
-        unsafe { v.as_ref() }.map_or(Boolean::NonBool, |v| unsafe { value_truth(v) })
+        value_truth(v.value())
     })
 }
 
 /// `PMIx_Info_true`: the truth of the info's value.
-///
-/// # Safety
-/// `p` is NULL or an info.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_true(p: *const CInfo) -> Boolean {
+pub extern "C" fn PMIx_Info_true(p: In<'_, CInfo>) -> Boolean {
     guard_or("PMIx_Info_true", Boolean::NonBool, || {
-        // SAFETY: the caller's promise.
-        unsafe { p.as_ref() }.map_or(Boolean::NonBool, |i| unsafe { value_truth(&i.value) })
+        value_truth(p.value())
     })
 }
 
@@ -229,11 +184,8 @@ fn number_of(v: &Value) -> Option<Number> {
     })
 }
 
-/// Write `n` at `dest` as type `t`: the range and sign checks of `PMIx_Value_get_number`.
-///
-/// # Safety
-/// `dest` is writable for one object of type `t`.
-unsafe fn put_number(n: Number, t: DataType, dest: *mut c_void) -> Result<(), Status> {
+/// The bytes of `n` as type `t`: the range and sign checks of `PMIx_Value_get_number`.
+fn number_bytes(n: Number, t: DataType) -> Result<Vec<u8>, Status> {
     /// An integer into `T`, with the statuses for a negative into an unsigned type and for
     /// any other value out of range.
     fn fit<T: TryFrom<i128>>(i: i128, unsigned: bool) -> Result<T, Status> {
@@ -251,18 +203,12 @@ unsafe fn put_number(n: Number, t: DataType, dest: *mut c_void) -> Result<(), St
     }
     let integer = match n {
         Number::Integer(i) => i,
-        Number::Real(r) if t == DataType::DOUBLE => {
-            // SAFETY: the caller's promise.
-            unsafe { dest.cast::<f64>().write_unaligned(r) };
-            return Ok(());
-        }
+        Number::Real(r) if t == DataType::DOUBLE => return Ok(r.to_ne_bytes().to_vec()),
         Number::Real(r) if t == DataType::FLOAT => {
             if r.is_finite() && r.abs() > f64::from(f32::MAX) {
                 return Err(ERR_LOST_PRECISION);
             }
-            // SAFETY: the caller's promise.
-            unsafe { dest.cast::<f32>().write_unaligned(r as f32) };
-            return Ok(());
+            return Ok((r as f32).to_ne_bytes().to_vec());
         }
         Number::Real(r) => {
             if r < 0.0
@@ -282,56 +228,42 @@ unsafe fn put_number(n: Number, t: DataType, dest: *mut c_void) -> Result<(), St
             whole(r)?
         }
     };
-    // SAFETY: for each arm, the caller's promise: room for one object of type `t`.
-    unsafe {
-        match t {
-            DataType::INT8 => dest.cast::<i8>().write_unaligned(fit(integer, false)?),
-            DataType::INT16 => dest.cast::<i16>().write_unaligned(fit(integer, false)?),
-            DataType::INT | DataType::INT32 | DataType::PID | DataType::STATUS => {
-                dest.cast::<i32>().write_unaligned(fit(integer, false)?);
-            }
-            DataType::INT64 => dest.cast::<i64>().write_unaligned(fit(integer, false)?),
-            DataType::UINT8 => dest.cast::<u8>().write_unaligned(fit(integer, true)?),
-            DataType::UINT16 => dest.cast::<u16>().write_unaligned(fit(integer, true)?),
-            DataType::UINT | DataType::UINT32 | DataType::PROC_RANK => {
-                dest.cast::<u32>().write_unaligned(fit(integer, true)?);
-            }
-            DataType::SIZE | DataType::UINT64 => {
-                dest.cast::<u64>().write_unaligned(fit(integer, true)?);
-            }
-            DataType::FLOAT => dest.cast::<f32>().write_unaligned(integer as f32),
-            DataType::DOUBLE => dest.cast::<f64>().write_unaligned(integer as f64),
-            _ => return Err(Status::ERR_BAD_PARAM),
+    Ok(match t {
+        DataType::INT8 => fit::<i8>(integer, false)?.to_ne_bytes().to_vec(),
+        DataType::INT16 => fit::<i16>(integer, false)?.to_ne_bytes().to_vec(),
+        DataType::INT | DataType::INT32 | DataType::PID | DataType::STATUS => {
+            fit::<i32>(integer, false)?.to_ne_bytes().to_vec()
         }
-    }
-    Ok(())
+        DataType::INT64 => fit::<i64>(integer, false)?.to_ne_bytes().to_vec(),
+        DataType::UINT8 => fit::<u8>(integer, true)?.to_ne_bytes().to_vec(),
+        DataType::UINT16 => fit::<u16>(integer, true)?.to_ne_bytes().to_vec(),
+        DataType::UINT | DataType::UINT32 | DataType::PROC_RANK => {
+            fit::<u32>(integer, true)?.to_ne_bytes().to_vec()
+        }
+        DataType::SIZE | DataType::UINT64 => fit::<u64>(integer, true)?.to_ne_bytes().to_vec(),
+        DataType::FLOAT => (integer as f32).to_ne_bytes().to_vec(),
+        DataType::DOUBLE => (integer as f64).to_ne_bytes().to_vec(),
+        _ => return Err(Status::ERR_BAD_PARAM),
+    })
 }
 
 /// `PMIx_Value_get_number`: the value's number as type `type_` at `dest`;
 /// `PMIX_ERR_CHANGE_SIGN` for a negative number into an unsigned type,
 /// `PMIX_ERR_LOST_PRECISION` for one that does not fit (or a fraction into an integer),
 /// `PMIX_ERR_BAD_PARAM` when either type is not a number. Nothing is written on an error.
-///
-/// # Safety
-/// `value` is NULL or a value; `dest` NULL or writable for one object of `type_`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_get_number(
-    value: *const CValue,
-    dest: *mut c_void,
+pub extern "C" fn PMIx_Value_get_number(
+    value: In<'_, CValue>,
+    dest: Objects<'_>,
     type_: u16,
 ) -> CStatus {
     guard("PMIx_Value_get_number", || {
-        // SAFETY: the caller's promise.
-        let Some(value) = (unsafe { value.as_ref() }) else {
-            return Err(Status::ERR_BAD_PARAM);
-        };
-        if dest.is_null() {
+        if value.get().is_none() || dest.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's promise.
-        let n = number_of(&unsafe { read_value(value) }?).ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the caller's promise.
-        unsafe { put_number(n, DataType(type_), dest) }
+        let n = number_of(&value.value()?).ok_or(Status::ERR_BAD_PARAM)?;
+        let t = DataType(type_);
+        dest.write_one(t, &number_bytes(n, t)?)
     })
 }
 
@@ -372,47 +304,40 @@ fn payload_bytes(v: &Value) -> usize {
 /// `PMIx_Value_get_size`: the memory the value takes, its `pmix_value_t` and its payload
 /// (added to nothing: `*size` is set). `PMIX_ERR_UNKNOWN_DATA_TYPE` for a value of no type
 /// or of one this library does not read.
-///
-/// # Safety
-/// `val` is NULL or a value; `size` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Value_get_size(val: *const CValue, size: *mut usize) -> CStatus {
+pub extern "C" fn PMIx_Value_get_size(val: In<'_, CValue>, size: Out<'_, usize>) -> CStatus {
     guard("PMIx_Value_get_size", || {
-        // SAFETY: the caller's promise.
-        let (Some(val), Some(size)) = (unsafe { val.as_ref() }, unsafe { size.as_mut() }) else {
+        if val.get().is_none() || size.is_null() {
             return Err(Status::ERR_BAD_PARAM);
-        };
-        // SAFETY: the caller's promise.
-        let v = unsafe { read_value(val) }.map_err(|_| Status::ERR_UNKNOWN_DATA_TYPE)?;
-        if matches!(v, Value::Undef) {
-            return Err(Status::ERR_UNKNOWN_DATA_TYPE);
         }
-        *size = size_of::<CValue>() + payload_bytes(&v);
+        size.set(value_size(val.value())?);
         Ok(())
     })
 }
 
+/// The memory a value takes, its `pmix_value_t` and its payload; a value of no type, or of
+/// one this library does not read, is `PMIX_ERR_UNKNOWN_DATA_TYPE`.
+fn value_size(v: Result<Value, Status>) -> Result<usize, Status> {
+    let v = v.map_err(|_| Status::ERR_UNKNOWN_DATA_TYPE)?;
+    if matches!(v, Value::Undef) {
+        return Err(Status::ERR_UNKNOWN_DATA_TYPE);
+    }
+    Ok(size_of::<CValue>() + payload_bytes(&v))
+}
+
 /// `PMIx_Info_get_size`: the memory the info takes, its `pmix_info_t` and its value's
 /// payload.
-///
-/// # Safety
-/// `val` is NULL or an info; `size` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Info_get_size(val: *const CInfo, size: *mut usize) -> CStatus {
+pub extern "C" fn PMIx_Info_get_size(val: In<'_, CInfo>, size: Out<'_, usize>) -> CStatus {
     guard("PMIx_Info_get_size", || {
-        // SAFETY: the caller's promise.
-        let Some(info) = (unsafe { val.as_ref() }) else {
+        if val.get().is_none() {
             return Err(Status::ERR_BAD_PARAM);
-        };
-        let mut value_size = 0;
-        // SAFETY: the info's value, and a local.
-        let rc = unsafe { PMIx_Value_get_size(&info.value, &mut value_size) };
-        if rc != Status::SUCCESS.0 {
-            return Err(Status(rc));
         }
-        // SAFETY: the caller's promise.
-        let size = unsafe { size.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        *size = size_of::<CInfo>() + value_size - size_of::<CValue>();
+        let value_size = value_size(val.value())?;
+        if size.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        size.set(size_of::<CInfo>() + value_size - size_of::<CValue>());
         Ok(())
     })
 }
@@ -422,6 +347,8 @@ const _: () = assert!(size_of::<CValueData>() == 24);
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::c_void;
+
     use super::*;
     use crate::values::write_value;
 
@@ -450,43 +377,38 @@ mod tests {
         }
         let v = c_value(&Value::Bool(false));
         // SAFETY: a value of this test.
-        assert_eq!(unsafe { PMIx_Value_true(&v) }, Boolean::False);
+        assert_eq!(PMIx_Value_true(unsafe { In::new(&v) }), Boolean::False);
         let v = c_value(&Value::Uint32(1));
         // SAFETY: as above.
-        assert_eq!(unsafe { PMIx_Value_true(&v) }, Boolean::NonBool);
+        assert_eq!(PMIx_Value_true(unsafe { In::new(&v) }), Boolean::NonBool);
     }
 
     #[test]
     fn a_number_converts_when_it_fits_and_says_why_when_not() {
         let v = c_value(&Value::Int64(-3));
         let (mut small, mut unsigned, mut real) = (0i8, 0u32, 0f64);
-        // SAFETY: a value of this test and destinations of the named types.
-        unsafe {
-            assert_eq!(PMIx_Value_get_number(&v, (&raw mut small).cast(), 7), 0);
-            assert_eq!(small, -3);
-            assert_eq!(
-                PMIx_Value_get_number(&v, (&raw mut unsigned).cast(), 14),
-                ERR_CHANGE_SIGN.0
-            );
-            assert_eq!(PMIx_Value_get_number(&v, (&raw mut real).cast(), 17), 0);
-            assert_eq!(real, -3.0);
-            let big = c_value(&Value::Uint64(300));
-            assert_eq!(
-                PMIx_Value_get_number(&big, (&raw mut small).cast(), 7),
-                ERR_LOST_PRECISION.0
-            );
-            assert_eq!(small, -3, "nothing is written on an error");
-            let half = c_value(&Value::Double(0.5));
-            assert_eq!(
-                PMIx_Value_get_number(&half, (&raw mut unsigned).cast(), 14),
-                ERR_LOST_PRECISION.0
-            );
-            let text = c_value(&Value::String(Some("7".into())));
-            assert_eq!(
-                PMIx_Value_get_number(&text, (&raw mut unsigned).cast(), 14),
-                Status::ERR_BAD_PARAM.0
-            );
-        }
+        // SAFETY: values of this test and destinations of the named types.
+        let get = |v: &CValue, dest: *mut c_void, t: u16| unsafe {
+            PMIx_Value_get_number(In::new(v), Objects::new(dest), t)
+        };
+        assert_eq!(get(&v, (&raw mut small).cast(), 7), 0);
+        assert_eq!(small, -3);
+        assert_eq!(get(&v, (&raw mut unsigned).cast(), 14), ERR_CHANGE_SIGN.0);
+        assert_eq!(get(&v, (&raw mut real).cast(), 17), 0);
+        assert_eq!(real, -3.0);
+        let big = c_value(&Value::Uint64(300));
+        assert_eq!(get(&big, (&raw mut small).cast(), 7), ERR_LOST_PRECISION.0);
+        assert_eq!(small, -3, "nothing is written on an error");
+        let half = c_value(&Value::Double(0.5));
+        assert_eq!(
+            get(&half, (&raw mut unsigned).cast(), 14),
+            ERR_LOST_PRECISION.0
+        );
+        let text = c_value(&Value::String(Some("7".into())));
+        assert_eq!(
+            get(&text, (&raw mut unsigned).cast(), 14),
+            Status::ERR_BAD_PARAM.0
+        );
     }
 
     #[test]
@@ -494,10 +416,10 @@ mod tests {
         let mut v = c_value(&Value::String(Some("abc".into())));
         let mut size = 0;
         // SAFETY: a value of this test.
-        unsafe {
-            assert_eq!(PMIx_Value_get_size(&v, &mut size), 0);
-            assert_eq!(size, size_of::<CValue>() + 4);
-            crate::values::destruct_value(&mut v);
-        }
+        let rc = unsafe { PMIx_Value_get_size(In::new(&v), Out::new(&raw mut size)) };
+        assert_eq!(rc, 0);
+        assert_eq!(size, size_of::<CValue>() + 4);
+        // SAFETY: the value written above, released once.
+        unsafe { crate::values::destruct_value(&mut v) };
     }
 }

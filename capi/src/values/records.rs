@@ -117,7 +117,7 @@ pub(super) fn empty_data_buffer() -> CDataBuffer {
 }
 
 /// A NULL-terminated `char **` of `list` (a `None` element ends it early, as C reads it).
-pub(super) fn write_argv<S: AsRef<[u8]>>(list: &[Option<S>]) -> Result<*mut *mut c_char, Status> {
+pub(crate) fn write_argv<S: AsRef<[u8]>>(list: &[Option<S>]) -> Result<*mut *mut c_char, Status> {
     let argv: *mut *mut c_char = calloc_array(list.len() + 1)?;
     for (i, s) in list.iter().map_while(Option::as_ref).enumerate() {
         match c_strdup(s) {
@@ -194,4 +194,40 @@ pub(crate) unsafe fn free_argv(argv: *mut *mut c_char) {
         }
         free(argv);
     }
+}
+
+/// A deep copy of `r`: its name (read as text), key, type and description (byte for byte),
+/// in blocks of libc's allocator.
+///
+/// # Safety
+/// Its name is NULL or a string; its description NULL or a NULL-terminated array of strings.
+pub(crate) unsafe fn copy_regattr(r: &CRegattr) -> Result<CRegattr, Status> {
+    // SAFETY: the caller's promise.
+    let name = match unsafe { read_cstr(r.name) } {
+        Some(s) => c_strdup(&s)?,
+        None => ptr::null_mut(),
+    };
+    let description = if r.description.is_null() {
+        ptr::null_mut()
+    } else {
+        // SAFETY: the caller's promise.
+        let lines: Vec<Option<&[u8]>> = unsafe { super::argv::argv_bytes(r.description) }
+            .into_iter()
+            .map(Some)
+            .collect();
+        match write_argv(&lines) {
+            Ok(d) => d,
+            Err(s) => {
+                // SAFETY: the name made above.
+                unsafe { free(name) };
+                return Err(s);
+            }
+        }
+    };
+    Ok(CRegattr {
+        name,
+        string: r.string,
+        type_: r.type_,
+        description,
+    })
 }
