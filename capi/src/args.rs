@@ -22,8 +22,8 @@ use pmix::model::{
 };
 
 use crate::boundary::{
-    c_strdup, calloc_array, free, is_process_env, read_cstr, read_text, slice_of, slice_of_mut,
-    write_fixed,
+    c_strdup, calloc_array, free, is_process_env, read_cstr, read_fixed, read_text, slice_of,
+    slice_of_mut, write_fixed,
 };
 use crate::types::{
     CApp, CByteObject, CDataArray, CDataBuffer, CFabric, CInfo, CPdata, CProc, CQuery, CRegattr,
@@ -257,6 +257,25 @@ impl Array<'_, CInfo> {
         self.slice(n)?;
         // SAFETY: checked above to hold `n` infos; each is initialised (the promise).
         unsafe { read_infos(self.0, n) }
+    }
+}
+
+/// One info of an array read on its own: its key, and what it reads as (none for one left
+/// as `PMIX_INFO_CREATE` made it) or why it could not be read.
+pub(crate) type EachInfo = (String, Result<Vec<Info>, Status>);
+
+impl Array<'_, CInfo> {
+    /// Each of the `n` infos on its own, with its key: its reading (none for one left as
+    /// `PMIX_INFO_CREATE` made it) or why it could not be read, for a caller that leaves
+    /// out what it cannot read.
+    pub(crate) fn each_info(self, n: usize) -> Result<Vec<EachInfo>, Status> {
+        Ok(self
+            .slice(n)?
+            .iter()
+            // SAFETY: each an initialised info of the array (the promise the argument
+            // carries).
+            .map(|i| (read_fixed(&i.key), unsafe { read_infos(i, 1) }))
+            .collect())
     }
 }
 

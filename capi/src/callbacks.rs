@@ -1,9 +1,10 @@
 //! Calling the C caller's functions: the data it passes with a callback, carried to the
 //! thread that calls back; op, info, value, lookup, spawn, credential, validation,
-//! registration and device distance callbacks; I/O forwarding handlers; and event handlers, each called with
-//! what its turn lends it (the event's source, infos and the results of the handlers before
-//! it) and ended by the completion function it is handed (`notification_done`), from inside
-//! the handler or later from any thread.
+//! registration, device distance, direct-modex and setup-application callbacks; I/O
+//! forwarding handlers; and event handlers, each called with what its turn lends it (the
+//! event's source, infos and the results of the handlers before it) and ended by the
+//! completion function it is handed (`notification_done`), from inside the handler or later
+//! from any thread.
 
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,7 +15,8 @@ use pmix::model::{DeviceDistance, Info, PData, Status, Value};
 use crate::boundary::{calloc_array, free, guard_or, write_fixed};
 use crate::types::{
     CByteObject, CDeviceDistance, CInfo, CPdata, CProc, CStatus, CredentialCb, DeviceDistCb,
-    HdlrRegCb, InfoCb, IofCb, LookupCb, NotificationFn, OpCb, SpawnCb, ValidationCb, ValueCb,
+    DmodexResponseFn, HdlrRegCb, InfoCb, IofCb, LookupCb, NotificationFn, OpCb, SetupApplicationCb,
+    SpawnCb, ValidationCb, ValueCb,
 };
 use crate::values::{
     c_proc, destruct_value, free_distances, free_infos, read_infos, undef_value, write_distances,
@@ -278,6 +280,58 @@ pub(crate) fn call_distances(
                 cookie,
             )
         }
+    });
+}
+
+/// `pmix_op_cbfunc_t` releasing what [`call_setup_application`] lent (its status unused).
+///
+/// # Safety
+/// `cookie` is the one `call_setup_application` passed, released once.
+unsafe extern "C" fn release_setup(_status: CStatus, cookie: *mut c_void) {
+    // SAFETY: the caller's promise, as `release_lent_infos` takes it.
+    unsafe { release_lent_infos(cookie) };
+}
+
+/// Call a host's setup-application callback (`pmix_setup_application_cbfunc_t`) with
+/// `infos`, lent until it calls the release function it is handed.
+pub(crate) fn call_setup_application(
+    cbfunc: SetupApplicationCb,
+    status: Status,
+    infos: &[Info],
+    cbdata: CbData,
+) {
+    let (status, array, n) = match write_infos(infos) {
+        Ok((array, n)) => (status, array, n),
+        Err(s) => (s, std::ptr::null_mut(), 0),
+    };
+    let cookie = Box::into_raw(Box::new(LentInfos(array, n))).cast::<c_void>();
+    guard_or("setup callback", (), || {
+        // SAFETY: the host's callback and data, with infos it releases through
+        // `release_setup`.
+        unsafe {
+            cbfunc(
+                status.0,
+                array,
+                n,
+                cbdata.ptr(),
+                Some(release_setup),
+                cookie,
+            )
+        }
+    });
+}
+
+/// Call a host's direct-modex callback (`pmix_dmodex_response_fn_t`) with `status` and
+/// the data, valid for the call only.
+pub(crate) fn call_dmodex(
+    cbfunc: DmodexResponseFn,
+    status: Status,
+    mut data: Vec<u8>,
+    cbdata: CbData,
+) {
+    guard_or("dmodex callback", (), || {
+        // SAFETY: the host's callback and data, with bytes valid for the call.
+        unsafe { cbfunc(status.0, data.as_mut_ptr().cast(), data.len(), cbdata.ptr()) }
     });
 }
 

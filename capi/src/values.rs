@@ -45,8 +45,7 @@ mod write;
 
 pub(crate) use argv::{argv_bytes, argv_insert, argv_replace};
 pub(crate) use basic::{
-    by_pointer, c_proc, empty_info, object_size, read_key, read_proc, read_procs,
-    read_required_bytes, undef_value,
+    by_pointer, c_proc, empty_info, object_size, read_key, read_proc, read_procs, undef_value,
 };
 pub(crate) use buffer::{
     append, consume, print_object, read_objects, release_buffer, take_payload, unread,

@@ -106,12 +106,9 @@ fn notify(info: Vec<CInfo>, n: usize) -> Vec<&'static str> {
 
 #[test]
 fn a_hosts_handlers_run_in_the_order_their_registrations_ask_for() {
-    let mut module: CServerModule = {
-        // SAFETY: every slot is an `Option` of a function: zeroed, none is given.
-        unsafe { std::mem::zeroed() }
-    };
+    let module = CServerModule::default();
     // SAFETY: a module of ours, no infos.
-    let rc = unsafe { PMIx_server_init(&mut module, std::ptr::null_mut(), 0) };
+    let rc = PMIx_server_init(unsafe { In::new(&raw const module) }, Array::null(), 0);
     assert_eq!(rc, Status::SUCCESS.0);
 
     // Registered last-first: the chain's order comes from the placements, not the calls.

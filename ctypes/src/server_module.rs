@@ -232,7 +232,7 @@ pub type FabricFn =
 /// `pmix_server_module_t`: OpenPMIx 4.2's 28 slots, in the header's order (`openpmix/ABI.md`
 /// §2.4). A slot left `None` is an upcall the host does not provide.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CServerModule {
     pub client_connected: Option<ConnectedFn>,
     pub client_finalized: Option<ConnectedFn>,

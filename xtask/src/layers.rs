@@ -52,6 +52,10 @@ pub(crate) struct Rules {
     pub(crate) side: &'static str,
     /// The findings still to untangle, one per line (`file -> file: why`), with `#` comments.
     pub(crate) known: &'static str,
+    /// The modules that may hold `unsafe` (blocks, functions, impls), when the crate keeps it
+    /// to a few: `unsafe` anywhere else is a finding. The attribute `#[unsafe(no_mangle)]`,
+    /// which every exported function carries, is not counted.
+    pub(crate) unsafe_in: Option<&'static [&'static str]>,
 }
 
 /// `pmix`'s rules: its layers from the model up to the drivers, and the sides of the
@@ -84,6 +88,8 @@ pub(crate) const PMIX: Rules = Rules {
     sides: &["client", "server", "tool"],
     side: "side",
     known: include_str!("layers/pmix.txt"),
+    // `pmix` forbids `unsafe` outright (`#![forbid(unsafe_code)]`).
+    unsafe_in: None,
 };
 
 /// The chapters of `capi`: the modules of the C API's entry points, each a side of its own.
@@ -116,6 +122,17 @@ pub(crate) const CAPI: Rules = Rules {
     sides: CAPI_CHAPTERS,
     side: "chapter",
     known: include_str!("layers/capi.txt"),
+    // Reading and writing C memory, calling the caller's functions, and the harness that
+    // plays a C caller; the chapters' entry points take typed arguments (`args`) instead.
+    unsafe_in: Some(&[
+        "boundary",
+        "args",
+        "values",
+        "callbacks",
+        "server::upcalls",
+        "server::lend",
+        "fuzzing",
+    ]),
 };
 
 /// The crates with rules, by the name of their folder: `cargo xtask layers` without
@@ -295,6 +312,7 @@ pub(crate) fn findings(src: &Path, rules: Option<&Rules>) -> Result<Vec<String>,
     let mut out = circle_findings(&modules, &graph);
     if let Some(rules) = rules {
         out.extend(rule_findings(rules, &modules, &graph));
+        out.extend(unsafe_findings(rules, &modules));
     }
     out.sort();
     Ok(out)
@@ -330,6 +348,30 @@ fn rule_findings(
         }
     }
     out
+}
+
+/// The modules that hold `unsafe` though the rules keep it to others.
+fn unsafe_findings(rules: &Rules, modules: &[Module]) -> Vec<String> {
+    let Some(allowed) = rules.unsafe_in else {
+        return Vec::new();
+    };
+    modules
+        .iter()
+        .filter(|m| !allowed.iter().any(|a| under(&m.path, a)) && holds_unsafe(&m.code))
+        .map(|m| format!("{}: unsafe outside {}", m.file, allowed.join(", ")))
+        .collect()
+}
+
+/// Whether `code` uses the keyword `unsafe` other than in `#[unsafe(no_mangle)]`.
+fn holds_unsafe(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    code.match_indices("unsafe").any(|(i, word)| {
+        let end = i + word.len();
+        let alone = (i == 0 || !is_ident(bytes[i - 1]))
+            && bytes.get(end).is_none_or(|b| !is_ident(*b));
+        let attribute = code[end..].trim_start().starts_with("(no_mangle)");
+        alone && !attribute
+    })
 }
 
 fn circle_findings(modules: &[Module], graph: &BTreeMap<usize, BTreeSet<usize>>) -> Vec<String> {

@@ -18,14 +18,12 @@ use std::sync::{Arc, PoisonError};
 use pmix::model::{DataType, Info, IofChannel, Nspace, RegAttr, Status};
 use pmix::server::{Server, ServerConfig};
 
-use crate::boundary::{c_strdup, guard, guard_or, read_cstr, read_fixed, slice_of};
-use crate::callbacks::CbData;
+use crate::args::{Argv, ArgvMut, Array, In, Out, Str};
+use crate::boundary::{c_strdup, guard};
+use crate::callbacks::{CbData, call_dmodex, call_op, call_setup_application};
 use crate::state::server::{Running, ServerObjects, running, server};
 use crate::types::{
     CByteObject, CInfo, CProc, CServerModule, CStatus, DmodexResponseFn, OpCb, SetupApplicationCb,
-};
-use crate::values::{
-    read_argv, read_infos, read_proc, read_procs, read_required_bytes, write_infos,
 };
 
 use upcalls::CHost;
@@ -45,10 +43,7 @@ fn run_op(
     let inner = handle.clone();
     handle.spawn_blocking(move || {
         let status = inner.block_on(work).err().unwrap_or(Status::SUCCESS);
-        guard_or("op callback", (), || {
-            // SAFETY: the host's callback and data for this call's outcome.
-            unsafe { f(status.0, data.ptr()) }
-        });
+        call_op(f, status, data);
     });
     Ok(())
 }
@@ -57,33 +52,25 @@ fn status_of(e: pmix::Error) -> Status {
     e.status()
 }
 
-/// # Safety
-/// `nspace` is NULL or a `pmix_nspace_t`.
-unsafe fn nspace_arg(nspace: *const c_char) -> Result<Nspace, Status> {
+/// A namespace argument (a `pmix_nspace_t`, or any string up to its 255 bytes); NULL is
+/// `PMIX_ERR_BAD_PARAM`.
+fn nspace_arg(nspace: Str<'_>) -> Result<Nspace, Status> {
     if nspace.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
-    // SAFETY: a `pmix_nspace_t` holds 256 bytes (the caller's promise).
-    let field = unsafe { std::slice::from_raw_parts(nspace, 256) };
-    Nspace::new(read_fixed(field)).map_err(|e| e.status())
+    let text = String::from_utf8_lossy(nspace.bytes_within(256)).into_owned();
+    Nspace::new(text).map_err(|e| e.status())
 }
 
 /// Infos of `PMIx_server_init`, without those of types this library does not carry (a
 /// topology object, …), which are left out with a warning instead of failing the start.
-///
-/// # Safety
-/// `info` holds `ninfo` infos.
-unsafe fn init_infos(info: *const CInfo, ninfo: usize) -> Result<Vec<Info>, Status> {
-    // SAFETY: the caller's promise.
-    let all = unsafe { slice_of(info, ninfo)? };
+fn init_infos(info: Array<'_, CInfo>, ninfo: usize) -> Result<Vec<Info>, Status> {
     let mut out = Vec::new();
-    for i in all {
-        // SAFETY: one info of the caller's array.
-        match unsafe { read_infos(i, 1) } {
+    for (key, read) in info.each_info(ninfo)? {
+        match read {
             Ok(mut one) => out.append(&mut one),
             Err(Status::ERR_NOT_SUPPORTED) => tracing::warn!(
-                "PMIx_server_init: {} has a type this library does not carry; left out",
-                read_fixed(&i.key)
+                "PMIx_server_init: {key} has a type this library does not carry; left out"
             ),
             Err(s) => return Err(s),
         }
@@ -92,31 +79,21 @@ unsafe fn init_infos(info: *const CInfo, ninfo: usize) -> Result<Vec<Info>, Stat
 }
 
 /// `PMIx_server_init`: start the server with the host's upcalls (`module`, NULL for none).
-///
-/// # Safety
-/// `module` is NULL or a `pmix_server_module_t` that outlives the server; `info` holds
-/// `ninfo` infos.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_init(
-    module: *mut CServerModule,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_server_init(
+    module: In<'_, CServerModule>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
 ) -> CStatus {
     crate::boundary::init_logging();
     guard("PMIx_server_init", || {
-        // SAFETY: the caller's promise.
-        let info = unsafe { init_infos(info, ninfo)? };
+        let info = init_infos(info, ninfo)?;
         let mut state = running();
         if state.is_some() {
             return Ok(());
         }
-        let module = if module.is_null() {
-            // SAFETY: all slots NULL: a module of no upcalls.
-            unsafe { std::mem::zeroed::<CServerModule>() }
-        } else {
-            // SAFETY: the caller's module.
-            unsafe { *module }
-        };
+        // NULL: a module of no upcalls.
+        let module = module.get().copied().unwrap_or_default();
         let config = ServerConfig::from_info(&info).map_err(|(s, why)| {
             tracing::warn!("PMIx_server_init: {why}");
             s
@@ -162,23 +139,18 @@ pub extern "C" fn PMIx_server_finalize() -> CStatus {
 }
 
 /// `PMIx_server_register_nspace`: the job's information, for its local clients.
-///
-/// # Safety
-/// `nspace` is a `pmix_nspace_t`; `info` holds `ninfo` infos; `cbfunc` is NULL or callable
-/// with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_register_nspace(
-    nspace: *const c_char,
+pub extern "C" fn PMIx_server_register_nspace(
+    nspace: Str<'_>,
     nlocalprocs: c_int,
-    info: *mut CInfo,
+    info: Array<'_, CInfo>,
     ninfo: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_register_nspace", || {
         let _ = nlocalprocs;
-        // SAFETY: the caller's promise.
-        let (nspace, info) = unsafe { (nspace_arg(nspace)?, read_infos(info, ninfo)?) };
+        let (nspace, info) = (nspace_arg(nspace)?, info.infos(ninfo)?);
         let (server, handle, _) = server()?;
         let work = async move {
             server
@@ -191,18 +163,14 @@ pub unsafe extern "C" fn PMIx_server_register_nspace(
 }
 
 /// `PMIx_server_deregister_nspace`.
-///
-/// # Safety
-/// As `PMIx_server_register_nspace`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_deregister_nspace(
-    nspace: *const c_char,
+pub extern "C" fn PMIx_server_deregister_nspace(
+    nspace: Str<'_>,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) {
     let rc = guard("PMIx_server_deregister_nspace", || {
-        // SAFETY: the caller's promise.
-        let nspace = unsafe { nspace_arg(nspace)? };
+        let nspace = nspace_arg(nspace)?;
         let (server, handle, _) = server()?;
         let work = async move { server.deregister_nspace(nspace).await.map_err(status_of) };
         run_op(work, &handle, cbfunc, cbdata)
@@ -211,19 +179,15 @@ pub unsafe extern "C" fn PMIx_server_deregister_nspace(
         && let Some(f) = cbfunc
     {
         // Refused before it started: the callback still hears of it (the call has no status).
-        // SAFETY: the host's callback and data.
-        guard_or("op callback", (), || unsafe { f(rc, cbdata) });
+        call_op(f, Status(rc), CbData(cbdata));
     }
 }
 
 /// `PMIx_server_register_client`: a process of a registered job that may connect, with the
 /// user and group it must run as; `server_object` comes back in the upcalls about it.
-///
-/// # Safety
-/// `proc` is a proc; `cbfunc` is NULL or callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_register_client(
-    proc: *const CProc,
+pub extern "C" fn PMIx_server_register_client(
+    proc: In<'_, CProc>,
     uid: u32,
     gid: u32,
     server_object: *mut c_void,
@@ -231,11 +195,7 @@ pub unsafe extern "C" fn PMIx_server_register_client(
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_register_client", || {
-        if proc.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's proc.
-        let proc = read_proc(unsafe { &*proc })?;
+        let proc = proc.proc()?;
         let (server, handle, objects) = server()?;
         (objects.lock().unwrap_or_else(PoisonError::into_inner))
             .insert(proc.clone(), server_object as usize);
@@ -250,21 +210,14 @@ pub unsafe extern "C" fn PMIx_server_register_client(
 }
 
 /// `PMIx_server_deregister_client`.
-///
-/// # Safety
-/// `proc` is a proc; `cbfunc` is NULL or callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_deregister_client(
-    proc: *const CProc,
+pub extern "C" fn PMIx_server_deregister_client(
+    proc: In<'_, CProc>,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) {
     let rc = guard("PMIx_server_deregister_client", || {
-        if proc.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's proc.
-        let proc = read_proc(unsafe { &*proc })?;
+        let proc = proc.proc()?;
         let (server, handle, objects) = server()?;
         (objects.lock().unwrap_or_else(PoisonError::into_inner)).remove(&proc);
         let work = async move { server.deregister_client(proc).await.map_err(status_of) };
@@ -273,67 +226,36 @@ pub unsafe extern "C" fn PMIx_server_deregister_client(
     if rc != Status::SUCCESS.0
         && let Some(f) = cbfunc
     {
-        // SAFETY: the host's callback and data.
-        guard_or("op callback", (), || unsafe { f(rc, cbdata) });
+        call_op(f, Status(rc), CbData(cbdata));
     }
 }
 
 /// Set `key=value` in the NULL-terminated environment `*env` (from libc's allocator, grown
 /// with `realloc`), replacing an earlier value of the key.
-///
-/// # Safety
-/// `env` points to NULL or to such an array.
-unsafe fn set_env(env: *mut *mut *mut c_char, key: &str, value: &str) -> Result<(), Status> {
-    let entry = c_strdup(format!("{key}={value}"))?;
+fn set_env(env: &mut ArgvMut<'_>, key: &str, value: &str) -> Result<(), Status> {
+    let entry = format!("{key}={value}");
     let prefix = format!("{key}=");
-    // SAFETY: the caller's promise: `*env` is NULL or a NULL-terminated array of strings.
-    unsafe {
-        let mut n = 0;
-        let array = *env;
-        if !array.is_null() {
-            while !(*array.add(n)).is_null() {
-                let s = read_cstr(*array.add(n)).unwrap_or_default();
-                if s.starts_with(&prefix) {
-                    crate::boundary::free(*array.add(n));
-                    *array.add(n) = entry;
-                    return Ok(());
-                }
-                n += 1;
-            }
-        }
-        let grown = libc::realloc(array.cast(), (n + 2) * size_of::<*mut c_char>());
-        if grown.is_null() {
-            crate::boundary::free(entry);
-            return Err(Status::ERR_NOMEM);
-        }
-        let grown = grown.cast::<*mut c_char>();
-        *grown.add(n) = entry;
-        *grown.add(n + 1) = std::ptr::null_mut();
-        *env = grown;
+    let existing = env
+        .entries()?
+        .iter()
+        .position(|e| e.starts_with(prefix.as_bytes()));
+    match existing {
+        Some(at) => env.replace(at, entry.as_bytes()),
+        None => env.insert(entry.as_bytes(), false),
     }
-    Ok(())
 }
 
 /// `PMIx_server_setup_fork`: add to `*env` what the client process `proc` needs to connect.
-///
-/// # Safety
-/// `proc` is a proc; `env` points to NULL or a NULL-terminated environment of libc's
-/// allocator.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_setup_fork(
-    proc: *const CProc,
-    env: *mut *mut *mut c_char,
-) -> CStatus {
+pub extern "C" fn PMIx_server_setup_fork(proc: In<'_, CProc>, mut env: ArgvMut<'_>) -> CStatus {
     guard("PMIx_server_setup_fork", || {
-        if proc.is_null() || env.is_null() {
+        if proc.get().is_none() || env.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: the caller's proc.
-        let proc = read_proc(unsafe { &*proc })?;
+        let proc = proc.proc()?;
         let (server, _, _) = server()?;
         for (k, v) in server.setup_fork(&proc) {
-            // SAFETY: the caller's environment.
-            unsafe { set_env(env, &k, &v)? };
+            set_env(&mut env, &k, &v)?;
         }
         Ok(())
     })
@@ -341,114 +263,65 @@ pub unsafe extern "C" fn PMIx_server_setup_fork(
 
 /// `PMIx_server_dmodex_request`: the data the local client `proc` committed, for another
 /// node's server; `cbfunc` receives it (the bytes are the library's, valid for the call).
-///
-/// # Safety
-/// `proc` is a proc; `cbfunc` is callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_dmodex_request(
-    proc: *const CProc,
+pub extern "C" fn PMIx_server_dmodex_request(
+    proc: In<'_, CProc>,
     cbfunc: Option<DmodexResponseFn>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_dmodex_request", || {
         let f = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
-        if proc.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's proc.
-        let proc = read_proc(unsafe { &*proc })?;
+        let proc = proc.proc()?;
         let (server, handle, _) = server()?;
         let data = CbData(cbdata);
         let inner = handle.clone();
         handle.spawn_blocking(move || {
             let got = inner.block_on(server.dmodex_request(proc, Vec::new()));
-            let (status, mut bytes) = match got {
+            let (status, bytes) = match got {
                 Ok(b) => (Status::SUCCESS, b),
                 Err(e) => (e.status(), Vec::new()),
             };
-            guard_or("dmodex callback", (), || {
-                // SAFETY: the host's callback and data, with bytes valid for the call.
-                unsafe { f(status.0, bytes.as_mut_ptr().cast(), bytes.len(), data.ptr()) }
-            });
+            call_dmodex(f, status, bytes, data);
         });
         Ok(())
     })
 }
 
-unsafe extern "C" fn release_setup(status: CStatus, cookie: *mut c_void) {
-    let _ = status;
-    guard_or("release callback", (), || {
-        if !cookie.is_null() {
-            // SAFETY: the box `PMIx_server_setup_application` made, taken once.
-            let lent = unsafe { Box::from_raw(cookie.cast::<(*mut CInfo, usize)>()) };
-            // SAFETY: the array it holds.
-            unsafe { crate::values::free_infos(lent.0, lent.1) };
-        }
-    });
-}
-
 /// `PMIx_server_setup_application`: what the library contributes to launching `nspace`
 /// (this library has no fabric or environment components: nothing), for `cbfunc`.
-///
-/// # Safety
-/// `nspace` is a `pmix_nspace_t`; `info` holds `ninfo` infos; `cbfunc` is callable with
-/// `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_setup_application(
-    nspace: *const c_char,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_server_setup_application(
+    nspace: Str<'_>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
     cbfunc: Option<SetupApplicationCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_setup_application", || {
         let f = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the caller's promise.
-        let (nspace, info) = unsafe { (nspace_arg(nspace)?, read_infos(info, ninfo)?) };
+        let (nspace, info) = (nspace_arg(nspace)?, info.infos(ninfo)?);
         let (server, handle, _) = server()?;
         let answer = server
             .setup_application(&nspace, &info)
             .map_err(status_of)?;
-        let (array, n) = write_infos(&answer)?;
-        let cookie = CbData(Box::into_raw(Box::new((array, n))).cast::<c_void>());
         let data = CbData(cbdata);
-        let lent = CbData(array.cast());
-        handle.spawn_blocking(move || {
-            guard_or("setup callback", (), || {
-                // SAFETY: the host's callback and data, with infos it releases through
-                // `release_setup`.
-                unsafe {
-                    f(
-                        Status::SUCCESS.0,
-                        lent.ptr().cast(),
-                        n,
-                        data.ptr(),
-                        Some(release_setup),
-                        cookie.ptr(),
-                    )
-                }
-            });
-        });
+        handle.spawn_blocking(move || call_setup_application(f, Status::SUCCESS, &answer, data));
         Ok(())
     })
 }
 
 /// `PMIx_server_setup_local_support`: prepare this node for `nspace` (nothing to prepare
 /// without fabric or environment components).
-///
-/// # Safety
-/// As `PMIx_server_register_nspace`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_setup_local_support(
-    nspace: *const c_char,
-    info: *mut CInfo,
+pub extern "C" fn PMIx_server_setup_local_support(
+    nspace: Str<'_>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_setup_local_support", || {
-        // SAFETY: the caller's promise.
-        let (nspace, info) = unsafe { (nspace_arg(nspace)?, read_infos(info, ninfo)?) };
+        let (nspace, info) = (nspace_arg(nspace)?, info.infos(ninfo)?);
         let (server, handle, _) = server()?;
         let work = async move {
             server
@@ -460,49 +333,31 @@ pub unsafe extern "C" fn PMIx_server_setup_local_support(
 }
 
 /// A string of the library in `*out` (libc's allocator).
-///
-/// # Safety
-/// `out` is writable.
-unsafe fn hand_string(out: *mut *mut c_char, s: &str) -> Result<(), Status> {
+fn hand_string(out: Out<'_, *mut c_char>, s: &str) -> Result<(), Status> {
     if out.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
-    let p = c_strdup(s)?;
-    // SAFETY: the caller's promise.
-    unsafe { *out = p };
+    out.set(c_strdup(s)?);
     Ok(())
 }
 
 /// `PMIx_generate_regex`: the node map of a comma-separated list of host names.
-///
-/// # Safety
-/// `input` is a string; `regex` writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_generate_regex(
-    input: *const c_char,
-    regex: *mut *mut c_char,
-) -> CStatus {
+pub extern "C" fn PMIx_generate_regex(input: Str<'_>, regex: Out<'_, *mut c_char>) -> CStatus {
     guard("PMIx_generate_regex", || {
-        // SAFETY: the caller's promise.
-        let input = unsafe { read_cstr(input) }.ok_or(Status::ERR_BAD_PARAM)?;
+        let input = input.required()?;
         let map = pmix::model::regex::generate_regex(&input)?;
-        // SAFETY: the caller's promise.
-        unsafe { hand_string(regex, &map) }
+        hand_string(regex, &map)
     })
 }
 
 /// `PMIx_generate_ppn`: the process map of a `;`-separated list of each node's ranks.
-///
-/// # Safety
-/// `input` is a string; `ppn` writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_generate_ppn(input: *const c_char, ppn: *mut *mut c_char) -> CStatus {
+pub extern "C" fn PMIx_generate_ppn(input: Str<'_>, ppn: Out<'_, *mut c_char>) -> CStatus {
     guard("PMIx_generate_ppn", || {
-        // SAFETY: the caller's promise.
-        let input = unsafe { read_cstr(input) }.ok_or(Status::ERR_BAD_PARAM)?;
+        let input = input.required()?;
         let map = pmix::model::regex::generate_ppn(&input)?;
-        // SAFETY: the caller's promise.
-        unsafe { hand_string(ppn, &map) }
+        hand_string(ppn, &map)
     })
 }
 
@@ -510,28 +365,21 @@ pub unsafe extern "C" fn PMIx_generate_ppn(input: *const c_char, ppn: *mut *mut 
 /// host captured, for the clients and tools that pulled it (v5.0 §17.2.14); output no one
 /// pulled yet is kept for those that will. With `cbfunc` the call completes on the library's
 /// thread; without, it blocks.
-///
-/// # Safety
-/// `source` is a proc; `bo` a byte object; `info` holds `ninfo` infos; `cbfunc` is NULL or
-/// callable with `cbdata`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_IOF_deliver(
-    source: *const CProc,
+pub extern "C" fn PMIx_server_IOF_deliver(
+    source: In<'_, CProc>,
     channel: u16,
-    bo: *const CByteObject,
-    info: *const CInfo,
+    bo: In<'_, CByteObject>,
+    info: Array<'_, CInfo>,
     ninfo: usize,
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
 ) -> CStatus {
     guard("PMIx_server_IOF_deliver", || {
-        // SAFETY: the caller's promise.
-        let source = unsafe { source.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
-        let source = read_proc(source)?;
-        // SAFETY: the caller's promise; the bytes are copied before the call returns.
-        let data = unsafe { read_required_bytes(bo)? };
-        // SAFETY: the caller's promise.
-        let info = unsafe { read_infos(info, ninfo)? };
+        let source = source.proc()?;
+        // Copied before the call returns.
+        let data = bo.bytes()?;
+        let info = info.infos(ninfo)?;
         let (server, handle, _) = server()?;
         let channel = IofChannel(channel);
         let work = async move {
@@ -542,33 +390,24 @@ pub unsafe extern "C" fn PMIx_server_IOF_deliver(
 }
 
 /// `PMIx_server_define_process_set`.
-///
-/// # Safety
-/// `members` holds `nmembers` procs; `pset_name` is a string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_define_process_set(
-    members: *const CProc,
+pub extern "C" fn PMIx_server_define_process_set(
+    members: Array<'_, CProc>,
     nmembers: usize,
-    pset_name: *const c_char,
+    pset_name: Str<'_>,
 ) -> CStatus {
     guard("PMIx_server_define_process_set", || {
-        // SAFETY: the caller's promise.
-        let (members, name) = unsafe { (read_procs(members, nmembers)?, read_cstr(pset_name)) };
-        let name = name.ok_or(Status::ERR_BAD_PARAM)?;
+        let (members, name) = (members.procs(nmembers)?, pset_name.required()?);
         let (server, handle, _) = server()?;
         (handle.block_on(server.define_process_set(&name, members))).map_err(status_of)
     })
 }
 
 /// `PMIx_server_delete_process_set`.
-///
-/// # Safety
-/// `pset_name` is a string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_server_delete_process_set(pset_name: *mut c_char) -> CStatus {
+pub extern "C" fn PMIx_server_delete_process_set(pset_name: Str<'_>) -> CStatus {
     guard("PMIx_server_delete_process_set", || {
-        // SAFETY: the caller's promise.
-        let name = unsafe { read_cstr(pset_name) }.ok_or(Status::ERR_BAD_PARAM)?;
+        let name = pset_name.required()?;
         let (server, handle, _) = server()?;
         (handle.block_on(server.delete_process_set(&name))).map_err(status_of)
     })
@@ -579,19 +418,11 @@ pub unsafe extern "C" fn PMIx_server_delete_process_set(pset_name: *mut c_char) 
 /// supports these attributes for `function`, and queries of the host's attributes answer
 /// with them. Each name the standard knows carries its key (as `pmix_common.h` spells it)
 /// and type; another name is kept by name alone, as OpenPMIx keeps what the host gives it.
-///
-/// # Safety
-/// `function` is a string; `attrs` is NULL or a NULL-terminated array of strings.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn PMIx_Register_attributes(
-    function: *mut c_char,
-    attrs: *mut *mut c_char,
-) -> CStatus {
+pub extern "C" fn PMIx_Register_attributes(function: Str<'_>, attrs: Argv<'_>) -> CStatus {
     guard("PMIx_Register_attributes", || {
-        // SAFETY: the caller's promise.
-        let (function, names) = unsafe { (read_cstr(function), read_argv(attrs)) };
-        let function = function.ok_or(Status::ERR_BAD_PARAM)?;
-        let attrs = names.into_iter().flatten().map(registration).collect();
+        let function = function.required()?;
+        let attrs = attrs.texts().into_iter().map(registration).collect();
         let (server, handle, _) = server()?;
         (handle.block_on(server.register_attributes(&function, attrs))).map_err(status_of)
     })

@@ -177,18 +177,6 @@ pub(crate) unsafe fn read_bytes(bo: &CByteObject) -> Result<ByteObject, Status> 
     Ok(ByteObject(bytes.to_vec()))
 }
 
-/// The bytes of a byte object the caller must give (a credential, output to deliver): NULL
-/// is `PMIX_ERR_BAD_PARAM`.
-///
-/// # Safety
-/// `bo` is NULL or a byte object whose `bytes` points to `size` bytes (or `size` is 0).
-pub(crate) unsafe fn read_required_bytes(bo: *const CByteObject) -> Result<Vec<u8>, Status> {
-    // SAFETY: the caller's promise.
-    let bo = unsafe { bo.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
-    // SAFETY: as above.
-    Ok(unsafe { read_bytes(bo)? }.0)
-}
-
 /// A `pmix_value_t` of type `PMIX_UNDEF`.
 pub(crate) fn undef_value() -> CValue {
     CValue {
