@@ -37,16 +37,18 @@
 //! - `departures`: where the C form keeps OpenPMIx 4.2's behaviour, and `PMIX_RS_STRICT`,
 //!   which asks for the standard's instead.
 //!
-//! The modules are layers: `boundary` and `types` at the bottom, then `values` and
+//! The modules are layers: `boundary` and `types` at the bottom, then `values`, `args` and
 //! `callbacks`, then `state`, then the chapters' entry points, which import only downward
 //! and nothing of each other (`cargo xtask layers` checks it, with what is left to untangle
 //! in `xtask/src/layers/capi.txt`).
 //!
-//! Every `unsafe` block says what it relies on in a `// SAFETY:` comment; the C caller's
-//! promises are the `# Safety` sections of the exported functions.
+//! The entry points are safe functions: they take their pointers as the types of `args`,
+//! each with a raw pointer's layout and the C caller's promise, made by Rust code only
+//! through an `unsafe` constructor. `unsafe` stands only in `boundary`, `args`, `values`,
+//! `callbacks`, the server's upcalls and what they lend the host, and `fuzzing` (`cargo
+//! xtask layers` checks it); every block says what it relies on in a `// SAFETY:` comment.
 
 #![allow(non_snake_case)] // the exported functions have the standard's C names
-#![allow(clippy::missing_safety_doc)] // each `# Safety` is written; the lint misses macro ones
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod args;

@@ -367,8 +367,8 @@ fn holds_unsafe(code: &str) -> bool {
     let bytes = code.as_bytes();
     code.match_indices("unsafe").any(|(i, word)| {
         let end = i + word.len();
-        let alone = (i == 0 || !is_ident(bytes[i - 1]))
-            && bytes.get(end).is_none_or(|b| !is_ident(*b));
+        let alone =
+            (i == 0 || !is_ident(bytes[i - 1])) && bytes.get(end).is_none_or(|b| !is_ident(*b));
         let attribute = code[end..].trim_start().starts_with("(no_mangle)");
         alone && !attribute
     })

@@ -145,7 +145,9 @@ fn unsafe_is_found_but_not_the_attribute_every_export_carries() {
     assert!(holds_unsafe("fn f() { unsafe { g() } }"));
     assert!(holds_unsafe("pub unsafe extern \"C\" fn f() {}"));
     assert!(holds_unsafe("unsafe impl Send for X {}"));
-    assert!(!holds_unsafe("#[unsafe(no_mangle)]\npub extern \"C\" fn f() {}"));
+    assert!(!holds_unsafe(
+        "#[unsafe(no_mangle)]\npub extern \"C\" fn f() {}"
+    ));
     assert!(!holds_unsafe("#[unsafe (no_mangle)] fn f() {}"));
     assert!(!holds_unsafe("fn not_unsafe_here() { let unsafely = 1; }"));
 }
