@@ -14,9 +14,9 @@ use pmix::model::{DeviceDistance, Info, PData, Status, Value};
 
 use crate::boundary::{calloc_array, free, guard_or, write_fixed};
 use crate::types::{
-    CByteObject, CDeviceDistance, CInfo, CPdata, CProc, CStatus, CredentialCb, DeviceDistCb,
-    DmodexResponseFn, HdlrRegCb, InfoCb, IofCb, LookupCb, NotificationFn, OpCb, SetupApplicationCb,
-    SpawnCb, ValidationCb, ValueCb,
+    CByteObject, CInfo, CPdata, CProc, CStatus, CredentialCb, DeviceDistCb, DmodexResponseFn,
+    HdlrRegCb, InfoCb, IofCb, LookupCb, NotificationFn, OpCb, SetupApplicationCb, SpawnCb,
+    ValidationCb, ValueCb,
 };
 use crate::values::{
     c_proc, destruct_value, free_distances, free_infos, read_infos, undef_value, write_distances,
@@ -48,22 +48,33 @@ pub(crate) fn call_op(cbfunc: OpCb, status: Status, cbdata: CbData) {
     });
 }
 
-/// The infos an info callback is lent until it calls the release function it is handed.
-struct LentInfos(*mut CInfo, usize);
+/// How to release what a callback is lent until it calls the release function it is handed
+/// (an array of infos, of distances).
+type Release = Box<dyn FnOnce()>;
 
-/// `pmix_release_cbfunc_t` for what [`call_info`] lent.
+/// The cookie handed with a release function: what [`release_lent`] runs.
+fn lend(release: impl FnOnce() + 'static) -> *mut c_void {
+    Box::into_raw(Box::new(Box::new(release) as Release)).cast()
+}
+
+/// `pmix_release_cbfunc_t` for what a callback was lent.
 ///
 /// # Safety
-/// `cookie` is the one `call_info` passed, released once.
-unsafe extern "C" fn release_lent_infos(cookie: *mut c_void) {
+/// `cookie` is one [`lend`] made, released once.
+unsafe extern "C" fn release_lent(cookie: *mut c_void) {
     guard_or("release callback", (), || {
         if !cookie.is_null() {
-            // SAFETY: the box `call_info` made, reclaimed once.
-            let lent = unsafe { Box::from_raw(cookie.cast::<LentInfos>()) };
-            // SAFETY: the array `call_info` wrote.
-            unsafe { free_infos(lent.0, lent.1) };
+            // SAFETY: the box `lend` made, reclaimed once.
+            let release = unsafe { Box::from_raw(cookie.cast::<Release>()) };
+            release();
         }
     });
+}
+
+/// The cookie that releases `n` infos at `array` (of [`write_infos`]).
+fn lend_infos(array: *mut CInfo, n: usize) -> *mut c_void {
+    // SAFETY: the array `write_infos` made, released once, when the callback is done.
+    lend(move || unsafe { free_infos(array, n) })
 }
 
 /// Call an info callback with `status` and `infos`, lent until the callback releases them
@@ -73,19 +84,10 @@ pub(crate) fn call_info(cbfunc: InfoCb, status: Status, infos: &[Info], cbdata: 
         Ok((array, n)) => (status, array, n),
         Err(s) => (s, std::ptr::null_mut(), 0),
     };
-    let cookie = Box::into_raw(Box::new(LentInfos(array, n))).cast::<c_void>();
+    let cookie = lend_infos(array, n);
     guard_or("info callback", (), || {
         // SAFETY: the caller's callback and data, with infos valid until it releases them.
-        unsafe {
-            cbfunc(
-                status.0,
-                array,
-                n,
-                cbdata.ptr(),
-                Some(release_lent_infos),
-                cookie,
-            )
-        }
+        unsafe { cbfunc(status.0, array, n, cbdata.ptr(), Some(release_lent), cookie) }
     });
 }
 
@@ -237,24 +239,6 @@ pub(crate) fn call_lookup(cbfunc: LookupCb, status: Status, found: &[PData], dat
     unsafe { free(array) };
 }
 
-/// The distances lent to a callback until it calls the release function.
-struct LentDistances(*mut CDeviceDistance, usize);
-
-/// `pmix_release_cbfunc_t` for what [`call_distances`] lent.
-///
-/// # Safety
-/// `cookie` is the one [`call_distances`] passed, released once.
-unsafe extern "C" fn release_lent_distances(cookie: *mut c_void) {
-    guard_or("release callback", (), || {
-        if !cookie.is_null() {
-            // SAFETY: the box `call_distances` made, reclaimed once.
-            let lent = unsafe { Box::from_raw(cookie.cast::<LentDistances>()) };
-            // SAFETY: the array `call_distances` wrote.
-            unsafe { free_distances(lent.0, lent.1) };
-        }
-    });
-}
-
 /// Call a device distance callback (`pmix_device_dist_cbfunc_t`) with `outcome`, the array
 /// lent until it releases it.
 pub(crate) fn call_distances(
@@ -266,20 +250,12 @@ pub(crate) fn call_distances(
         Ok((array, n)) => (Status::SUCCESS, array, n),
         Err(s) => (s, std::ptr::null_mut(), 0),
     };
-    let cookie = Box::into_raw(Box::new(LentDistances(array, n))).cast::<c_void>();
+    // SAFETY: the array `write_distances` made, released once, when the callback is done.
+    let cookie = lend(move || unsafe { free_distances(array, n) });
     guard_or("device distance callback", (), || {
         // SAFETY: the caller's callback and data, with distances valid until it releases
         // them.
-        unsafe {
-            cbfunc(
-                status.0,
-                array,
-                n,
-                data.ptr(),
-                Some(release_lent_distances),
-                cookie,
-            )
-        }
+        unsafe { cbfunc(status.0, array, n, data.ptr(), Some(release_lent), cookie) }
     });
 }
 
@@ -288,8 +264,8 @@ pub(crate) fn call_distances(
 /// # Safety
 /// `cookie` is the one `call_setup_application` passed, released once.
 unsafe extern "C" fn release_setup(_status: CStatus, cookie: *mut c_void) {
-    // SAFETY: the caller's promise, as `release_lent_infos` takes it.
-    unsafe { release_lent_infos(cookie) };
+    // SAFETY: the caller's promise, as `release_lent` takes it.
+    unsafe { release_lent(cookie) };
 }
 
 /// Call a host's setup-application callback (`pmix_setup_application_cbfunc_t`) with
@@ -304,7 +280,7 @@ pub(crate) fn call_setup_application(
         Ok((array, n)) => (status, array, n),
         Err(s) => (s, std::ptr::null_mut(), 0),
     };
-    let cookie = Box::into_raw(Box::new(LentInfos(array, n))).cast::<c_void>();
+    let cookie = lend_infos(array, n);
     guard_or("setup callback", (), || {
         // SAFETY: the host's callback and data, with infos it releases through
         // `release_setup`.
