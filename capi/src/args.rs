@@ -8,7 +8,14 @@
 //! through an `unsafe` constructor that repeats the promise (or as NULL), so the entry points
 //! are safe functions and their bodies read their arguments through the checked methods
 //! here: NULL, counts past what the wire can carry and arrays past the address space are
-//! answered with `PMIX_ERR_BAD_PARAM` before anything is read.
+//! refused with `PMIX_ERR_BAD_PARAM` before anything is read, or ignored where the call's
+//! contract says so (a destruct of NULL, a free of an array no allocation can be).
+//!
+//! Some promises rest on another argument: an array on the count passed beside it, typed
+//! data on the type passed beside it, where `PMIx_Get` answers on the call's infos. The C
+//! caller makes them for the one call it passes them to; a Rust caller's `unsafe` constructor
+//! makes them for the call it passes the argument to, with the count or type it passes
+//! beside it. These types are not `Copy`, so one promise serves one call.
 //!
 //! This is where the entry points' `unsafe` lives; what a C value holds (an info's value, an
 //! app's argv) is read by `values`.
@@ -32,11 +39,11 @@ use crate::types::{
 use crate::values::{
     Family, app_text, append, argv_bytes, argv_insert, argv_replace, clear_fabric, consume,
     copy_object, copy_regattr, destruct_array, destruct_cpuset, destruct_topology, destruct_value,
-    empty_info, free_argv, free_array, loaded, object_size, print_object, read_argv, read_cpuset,
-    read_fabric, read_info, read_infos, read_object, read_objects, read_proc, read_procs,
-    read_topology, read_value, release_buffer, sourced_source, take_payload, undef_value,
-    unload_allocated, unload_as_openpmix, unread, write_fabric, write_object, write_objects,
-    write_value,
+    empty_fabric, empty_info, free_argv, free_array, loaded, object_size, print_object, read_argv,
+    read_cpuset, read_fabric, read_info, read_infos, read_object, read_objects, read_proc,
+    read_procs, read_topology, read_value, release_buffer, sourced_source, take_payload,
+    undef_value, unload_allocated, unload_as_openpmix, unread, write_fabric, write_object,
+    write_objects, write_value,
 };
 
 /// A string argument (`const char *`): NULL or NUL-terminated.
@@ -217,14 +224,6 @@ impl In<'_, CInfo> {
 #[derive(Debug)]
 pub struct Array<'a, T>(*const T, PhantomData<&'a T>);
 
-impl<T> Clone for Array<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Array<'_, T> {}
-
 impl<'a, T> Array<'a, T> {
     /// # Safety
     /// `p` is NULL or holds as many initialised `T` as the count passed beside it, and
@@ -238,13 +237,13 @@ impl<'a, T> Array<'a, T> {
         Self(std::ptr::null(), PhantomData)
     }
 
-    pub(crate) fn is_null(self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         self.0.is_null()
     }
 
     /// The `n` elements, `n` being the count the caller passed beside the array; empty for
     /// 0; `PMIX_ERR_BAD_PARAM` for NULL with a count, or a count no array can have.
-    pub(crate) fn slice(self, n: usize) -> Result<&'a [T], Status> {
+    pub(crate) fn slice(&self, n: usize) -> Result<&'a [T], Status> {
         // SAFETY: the array holds the `n` its caller passed beside it (the promise the
         // argument carries); `slice_of` refuses NULL and counts no array can have.
         unsafe { slice_of(self.0, n) }
@@ -333,6 +332,10 @@ impl Array<'_, CQuery> {
 pub struct ArrayMut<'a, T>(*mut T, PhantomData<&'a mut T>);
 
 impl<'a, T> ArrayMut<'a, T> {
+    pub(crate) fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
     /// # Safety
     /// `p` is NULL or holds as many initialised `T` as the count passed beside it, not
     /// otherwise borrowed, and outlives the argument.
@@ -350,9 +353,11 @@ impl<'a, T> ArrayMut<'a, T> {
 }
 
 /// A struct the call reads and writes in place (`pmix_fabric_t *fabric`,
-/// `pmix_data_buffer_t *buffer`): NULL or an initialised `T`, not otherwise borrowed, whose
-/// pointers are what the call's prototype says of them: NULL or blocks this library filled
-/// it with, and blocks of libc's allocator where the call releases them or takes them over.
+/// `pmix_data_buffer_t *buffer`): NULL or an initialised `T`, not otherwise borrowed while
+/// the call reads or writes it (`PMIx_Data_copy_payload` may name one buffer twice: it reads
+/// all it needs before it writes), whose pointers are what the call's prototype says of
+/// them: NULL or blocks this library filled it with, and blocks of libc's allocator where
+/// the call releases them or takes them over.
 #[repr(transparent)]
 #[derive(Debug)]
 pub struct InOut<'a, T>(*mut T, PhantomData<&'a mut T>);
@@ -385,13 +390,6 @@ impl InOut<'_, CFabric> {
         unsafe { read_fabric(f) }
     }
 
-    /// Describe `fabric` in the struct, overwriting whatever it held (a registration: the
-    /// caller's struct may not be constructed).
-    pub(crate) fn write_fabric(self, fabric: &Fabric) -> Result<(), Status> {
-        // SAFETY: nothing it held is read or released.
-        unsafe { write_fabric(fabric, self.get()?, false) }
-    }
-
     /// Describe `fabric` in the struct, releasing what this library filled it with before.
     pub(crate) fn update_fabric(self, fabric: &Fabric) -> Result<(), Status> {
         // SAFETY: its pointers are NULL or this library's (the promise of the argument).
@@ -402,6 +400,27 @@ impl InOut<'_, CFabric> {
     pub(crate) fn clear_fabric(self) -> Result<(), Status> {
         // SAFETY: its pointers are NULL or this library's (the promise of the argument).
         unsafe { clear_fabric(self.get()?) };
+        Ok(())
+    }
+}
+
+/// `fabric` as a `pmix_fabric_t` whose name and information are blocks of libc's allocator
+/// this library releases later (an update, a deregistration).
+fn c_fabric(fabric: &Fabric) -> Result<CFabric, Status> {
+    let mut written = empty_fabric();
+    // SAFETY: a fresh struct: nothing it held is read or released.
+    unsafe { write_fabric(fabric, &mut written, false)? };
+    Ok(written)
+}
+
+impl Out<'_, CFabric> {
+    /// Describe `fabric` there, overwriting whatever it held (a registration: the caller's
+    /// struct may not be constructed); NULL is `PMIX_ERR_BAD_PARAM`.
+    pub(crate) fn set_fabric(self, fabric: &Fabric) -> Result<(), Status> {
+        if self.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        self.set(c_fabric(fabric)?);
         Ok(())
     }
 }
@@ -480,11 +499,13 @@ impl InOut<'_, CDataArray> {
     }
 }
 
-/// The data a load call copies (`PMIx_Value_load`'s `const void *data`): NULL or an object
-/// of the type passed beside it, as `pmix_value_t`'s union holds it for that type (a
-/// string's `char *`, an int's `int`).
+/// The data a load call copies (`PMIx_Value_load`'s `const void *data`): NULL, or the
+/// address of an object of the type passed beside it (an `int` for `PMIX_INT`, a
+/// `pmix_proc_t` for `PMIX_PROC`), except for a string (`PMIX_STRING`, `PMIX_REGEX` text), whose
+/// data is the `char *` itself, and a pointer (`PMIX_POINTER`), whose data is the address
+/// itself, never read.
 #[repr(transparent)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub struct Data<'a>(*const c_void, PhantomData<&'a c_void>);
 
 impl Data<'_> {
@@ -528,7 +549,7 @@ impl Data<'_> {
 /// many objects of the type passed beside it as the count says, side by side (strings as
 /// `char *`s); for unpacking, room for them.
 #[repr(transparent)]
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub struct Objects<'a>(*mut c_void, PhantomData<&'a mut c_void>);
 
 impl Objects<'_> {
@@ -539,7 +560,7 @@ impl Objects<'_> {
         Self(p, PhantomData)
     }
 
-    pub(crate) fn is_null(self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         self.0.is_null()
     }
 
@@ -717,37 +738,49 @@ impl Unloaded<'_> {
     pub(crate) fn unload(
         self,
         val: In<'_, CValue>,
-        sz: InOut<'_, usize>,
+        sz: Out<'_, usize>,
         strict: bool,
     ) -> Result<(), Status> {
         let val = val.get().ok_or(Status::ERR_BAD_PARAM)?;
-        let sz = sz.get()?;
+        if sz.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
         // SAFETY: writable (the promise the argument carries).
         let data = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        if strict {
+        let mut size = None;
+        let unloaded = if strict {
             // SAFETY: an initialised value (the promise of `val`).
-            return unsafe { unload_allocated(val, data, sz) };
+            unsafe { unload_allocated(val, data, &mut size) }
+        } else {
+            // SAFETY: as above; `*data` as OpenPMIx's form needs it (this argument's promise).
+            unsafe { unload_as_openpmix(val, data, &mut size) }
+        };
+        // The size is written only where the data was (a NULL string leaves it as it was).
+        if let Some(n) = size {
+            sz.set(n);
         }
-        // SAFETY: as above; `*data` as OpenPMIx's form needs it (this argument's promise).
-        unsafe { unload_as_openpmix(val, data, sz) }
+        unloaded
     }
 }
 
-/// A struct an `_nb` call reads and writes on the library's thread
-/// (`PMIx_Fabric_register_nb`'s `fabric`): as [`InOut`], and kept by the caller, untouched,
-/// until the call's callback, as the standard asks of every `_nb` argument.
+/// A struct an `_nb` call writes (and, for a struct this library filled, reads) on the
+/// library's thread (the `_nb` fabric calls' `fabric`): NULL or room for a `T`, initialised
+/// where the call reads it (an update, a deregistration; not a registration), not otherwise
+/// borrowed, and kept by the caller, untouched, until the call's callback, as the standard
+/// asks of every `_nb` argument.
 #[repr(transparent)]
 #[derive(Debug)]
 pub struct Held<T>(*mut T);
 
 // SAFETY: the struct is the caller's, kept for the library's thread until the callback
-// (the promise the argument carries); only that thread touches it meanwhile.
-unsafe impl<T> Send for Held<T> {}
+// (the promise the argument carries); only that thread touches it meanwhile, and what it
+// holds are blocks of libc's allocator, which any thread may read and release.
+unsafe impl Send for Held<CFabric> {}
 
 impl<T> Held<T> {
     /// # Safety
-    /// `p` is NULL or an initialised `T`, not otherwise borrowed, that the caller keeps
-    /// until the call's callback.
+    /// `p` is NULL or room for a `T` as the type says, that the caller keeps until the
+    /// call's callback.
     pub unsafe fn new(p: *mut T) -> Self {
         Self(p)
     }
@@ -756,9 +789,15 @@ impl<T> Held<T> {
         self.0.is_null()
     }
 
-    /// The struct, for as long as `self` is borrowed.
+    /// The struct, initialised (an update's, a deregistration's), for as long as `self` is
+    /// borrowed.
     pub(crate) fn get(&mut self) -> InOut<'_, T> {
         InOut(self.0, PhantomData)
+    }
+
+    /// Where to write the struct (a registration's), for as long as `self` is borrowed.
+    pub(crate) fn out(&mut self) -> Out<'_, T> {
+        Out(self.0, PhantomData)
     }
 }
 
@@ -770,7 +809,8 @@ pub struct Handle<'a, T>(*mut c_void, PhantomData<&'a mut T>);
 
 impl<'a, T> Handle<'a, T> {
     /// # Safety
-    /// `p` is NULL or a handle this library made of a `T` and handed out, not yet released.
+    /// `p` is NULL or a handle this library made of a `T` and handed out, not yet released,
+    /// not otherwise borrowed while the argument lives.
     pub unsafe fn new(p: *mut c_void) -> Self {
         Self(p, PhantomData)
     }
@@ -836,9 +876,10 @@ impl<'a> Argv<'a> {
 }
 
 /// A string array the call grows or changes in place (`char ***argv`, `char ***env`): NULL
-/// or writable; `*argv` NULL, or a NULL-terminated array of libc's allocator whose strings
-/// are libc's too (what the argv helpers make), or, for an environment, the process's own
-/// `environ`.
+/// or writable; `*argv` NULL, a NULL-terminated array of libc's allocator whose strings are
+/// libc's too (what the argv helpers make), or the process's own `environ`, which is only
+/// read here (`PMIx_Setenv` changes it through libc; growing or changing it in place is
+/// refused with `PMIX_ERR_BAD_PARAM`).
 #[repr(transparent)]
 #[derive(Debug)]
 pub struct ArgvMut<'a>(*mut *mut *mut c_char, PhantomData<&'a mut c_char>);
@@ -877,17 +918,22 @@ impl ArgvMut<'_> {
         Ok(is_process_env(self.array()?))
     }
 
-    /// A copy of `arg` at the front or the end, the array grown (made when NULL).
+    /// A copy of `arg` at the front or the end, the array grown (made when NULL); the
+    /// process's `environ` is refused.
     pub(crate) fn insert(&mut self, arg: &[u8], at_front: bool) -> Result<(), Status> {
+        if self.is_process_env()? {
+            return Err(Status::ERR_BAD_PARAM);
+        }
         // SAFETY: writable (the promise the argument carries).
         let argv = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
         // SAFETY: NULL or an array of libc's allocator (the promise).
         unsafe { argv_insert(argv, arg, at_front) }
     }
 
-    /// Replace entry `at` with a copy of `entry`; `PMIX_ERR_BAD_PARAM` past the entries.
+    /// Replace entry `at` with a copy of `entry`; `PMIX_ERR_BAD_PARAM` past the entries,
+    /// and for the process's `environ`.
     pub(crate) fn replace(&mut self, at: usize, entry: &[u8]) -> Result<(), Status> {
-        if at >= self.entries()?.len() {
+        if self.is_process_env()? || at >= self.entries()?.len() {
             return Err(Status::ERR_BAD_PARAM);
         }
         // SAFETY: an array of libc's allocator with more than `at` entries (checked).
@@ -951,19 +997,19 @@ impl<'a, T> Out<'a, T> {
     }
 }
 
-impl Out<'_, c_char> {
-    /// Write `s` into the fixed-size string field there (`pmix_nspace_t`, 256 bytes; a
-    /// `pmix_key_t`, 512), cut short to leave room for its NUL and the rest zeroed; `false`
-    /// for NULL.
-    pub(crate) fn fixed<const N: usize>(self, s: impl AsRef<[u8]>) -> bool {
-        if self.0.is_null() {
-            return false;
-        }
-        // SAFETY: room for `N` chars (the promise the argument carries for the call's
-        // field type).
-        let field = unsafe { std::slice::from_raw_parts_mut(self.0, N) };
-        write_fixed(field, s);
-        true
+/// A `pmix_key_t` argument (512 bytes) to write into.
+pub type KeyOut<'a> = Out<'a, [c_char; 512]>;
+
+/// A `pmix_nspace_t` argument (256 bytes) to write into.
+pub type NspaceOut<'a> = Out<'a, [c_char; 256]>;
+
+impl<const N: usize> Out<'_, [c_char; N]> {
+    /// Write `s` into the fixed-size string field there (`pmix_nspace_t`, a `pmix_key_t`),
+    /// cut short to leave room for its NUL and the rest zeroed; `false` for NULL.
+    pub(crate) fn fixed(self, s: impl AsRef<[u8]>) -> bool {
+        let mut field = [0 as c_char; N];
+        write_fixed(&mut field, s);
+        self.set(field)
     }
 }
 
@@ -983,9 +1029,10 @@ impl Out<'_, CValue> {
             return Err(Status::ERR_BAD_PARAM);
         }
         let mut written = undef_value();
-        write_value(v, &mut written)?;
+        // On failure the value is left `PMIX_UNDEF`, as a load that could not be made.
+        let outcome = write_value(v, &mut written);
         self.set(written);
-        Ok(())
+        outcome
     }
 }
 
@@ -1011,29 +1058,48 @@ impl Out<'_, CInfo> {
         }
         let mut written = empty_info();
         write_fixed(&mut written.key, key);
-        write_value(value, &mut written.value)?;
+        // On failure the key is loaded and the value left `PMIX_UNDEF`.
+        let outcome = write_value(value, &mut written.value);
         // SAFETY: room for an info (the promise the argument carries); two of its fields
         // are written, without reading or dropping what they held.
         unsafe {
             (&raw mut (*self.0).key).write(written.key);
             (&raw mut (*self.0).value).write(written.value);
         }
-        Ok(())
+        outcome
     }
 }
 
-impl Out<'_, *mut CValue> {
+/// Where `PMIx_Get` answers (`pmix_value_t **val`): NULL or writable; when the call's infos
+/// ask for `PMIX_GET_STATIC_VALUES`, `*val` is NULL or a value of the caller's, not otherwise
+/// borrowed, that the answer is written into.
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct ValueOut<'a>(*mut *mut CValue, PhantomData<&'a mut CValue>);
+
+impl ValueOut<'_> {
+    /// # Safety
+    /// `p` is NULL or writable, and `*p` as the type says for the call's infos; both outlive
+    /// the argument.
+    pub unsafe fn new(p: *mut *mut CValue) -> Self {
+        Self(p, PhantomData)
+    }
+
+    pub(crate) fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+
     /// Hand `v` to the caller: in a new `pmix_value_t` from libc's allocator (which the
-    /// caller releases) whose address is written there, or, with `into_callers`
-    /// (`PMIX_GET_STATIC_VALUES`), into the value whose address the caller left there.
-    /// NULL, or no value of the caller's, is `PMIX_ERR_BAD_PARAM`.
+    /// caller releases) whose address is written there, or, with `into_callers` (the call's
+    /// `PMIX_GET_STATIC_VALUES`), into the value whose address the caller left there. NULL,
+    /// or no value of the caller's, is `PMIX_ERR_BAD_PARAM`.
     pub(crate) fn value(self, v: &Value, into_callers: bool) -> Result<(), Status> {
         if self.0.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
         if into_callers {
-            // SAFETY: with static values, the caller's promise is also that the pointer
-            // there is NULL or a value of its own, not otherwise borrowed.
+            // SAFETY: with static values, `*val` is NULL or a value of the caller's, not
+            // otherwise borrowed (the promise the argument carries).
             let callers = unsafe { (*self.0).as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
             return write_value(v, callers);
         }
@@ -1045,7 +1111,8 @@ impl Out<'_, *mut CValue> {
             unsafe { free(out) };
             return Err(s);
         }
-        self.set(out);
+        // SAFETY: writable (the promise the argument carries); what it held is not read.
+        unsafe { self.0.write(out) };
         Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! What every entry point shares: the panic boundary, the log of a refused call, memory
 //! from libc's allocator (C callers release what the library hands them with `free()`,
-//! `openpmix/ABI.md` §2.1), and the strings C callers may keep for the life of the process
-//! ([`interned`]).
+//! `openpmix/ABI.md` §2.1), C strings and fixed-size string fields, the process's own
+//! environment (`environ`, `setenv`), and the strings C callers may keep for the life of the
+//! process ([`interned`]).
 
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};

@@ -50,11 +50,32 @@ pub(crate) fn call_op(cbfunc: OpCb, status: Status, cbdata: CbData) {
 
 /// How to release what a callback is lent until it calls the release function it is handed
 /// (an array of infos, of distances).
-type Release = Box<dyn FnOnce()>;
+/// Any thread may run it: the caller may call the release function from any of its threads.
+type Release = Box<dyn FnOnce() + Send>;
 
 /// The cookie handed with a release function: what [`release_lent`] runs.
-fn lend(release: impl FnOnce() + 'static) -> *mut c_void {
+fn lend(release: impl FnOnce() + Send + 'static) -> *mut c_void {
     Box::into_raw(Box::new(Box::new(release) as Release)).cast()
+}
+
+/// An array of this library's (of libc's allocator) and its length, lent to a callback.
+pub(crate) struct LentArray<T>(*mut T, usize);
+
+// SAFETY: the array is this library's, reached only through this value, and released by
+// whichever thread runs the release function the caller is handed.
+unsafe impl<T> Send for LentArray<T> {}
+
+impl<T> LentArray<T> {
+    /// The array and its length (a method, so that a closure takes the whole value).
+    fn parts(self) -> (*mut T, usize) {
+        (self.0, self.1)
+    }
+}
+
+/// `infos` as an array of libc's allocator, to lend to a callback.
+pub(crate) fn lent_infos(infos: &[Info]) -> Result<LentArray<CInfo>, Status> {
+    let (array, n) = write_infos(infos)?;
+    Ok(LentArray(array, n))
 }
 
 /// `pmix_release_cbfunc_t` for what a callback was lent.
@@ -72,9 +93,12 @@ unsafe extern "C" fn release_lent(cookie: *mut c_void) {
 }
 
 /// The cookie that releases `n` infos at `array` (of [`write_infos`]).
-fn lend_infos(array: *mut CInfo, n: usize) -> *mut c_void {
-    // SAFETY: the array `write_infos` made, released once, when the callback is done.
-    lend(move || unsafe { free_infos(array, n) })
+fn lend_infos(infos: LentArray<CInfo>) -> *mut c_void {
+    lend(move || {
+        let (array, n) = infos.parts();
+        // SAFETY: the array `write_infos` made, released once, when the callback is done.
+        unsafe { free_infos(array, n) }
+    })
 }
 
 /// Call an info callback with `status` and `infos`, lent until the callback releases them
@@ -84,7 +108,7 @@ pub(crate) fn call_info(cbfunc: InfoCb, status: Status, infos: &[Info], cbdata: 
         Ok((array, n)) => (status, array, n),
         Err(s) => (s, std::ptr::null_mut(), 0),
     };
-    let cookie = lend_infos(array, n);
+    let cookie = lend_infos(LentArray(array, n));
     guard_or("info callback", (), || {
         // SAFETY: the caller's callback and data, with infos valid until it releases them.
         unsafe { cbfunc(status.0, array, n, cbdata.ptr(), Some(release_lent), cookie) }
@@ -250,8 +274,12 @@ pub(crate) fn call_distances(
         Ok((array, n)) => (Status::SUCCESS, array, n),
         Err(s) => (s, std::ptr::null_mut(), 0),
     };
-    // SAFETY: the array `write_distances` made, released once, when the callback is done.
-    let cookie = lend(move || unsafe { free_distances(array, n) });
+    let lent = LentArray(array, n);
+    let cookie = lend(move || {
+        let (array, n) = lent.parts();
+        // SAFETY: the array `write_distances` made, released once, when the callback is done.
+        unsafe { free_distances(array, n) }
+    });
     guard_or("device distance callback", (), || {
         // SAFETY: the caller's callback and data, with distances valid until it releases
         // them.
@@ -269,18 +297,16 @@ unsafe extern "C" fn release_setup(_status: CStatus, cookie: *mut c_void) {
 }
 
 /// Call a host's setup-application callback (`pmix_setup_application_cbfunc_t`) with
-/// `infos`, lent until it calls the release function it is handed.
+/// `infos` (written before, so that a failure to write them is the call's), lent until it
+/// calls the release function it is handed.
 pub(crate) fn call_setup_application(
     cbfunc: SetupApplicationCb,
     status: Status,
-    infos: &[Info],
+    infos: LentArray<CInfo>,
     cbdata: CbData,
 ) {
-    let (status, array, n) = match write_infos(infos) {
-        Ok((array, n)) => (status, array, n),
-        Err(s) => (s, std::ptr::null_mut(), 0),
-    };
-    let cookie = lend_infos(array, n);
+    let (array, n) = (infos.0, infos.1);
+    let cookie = lend_infos(infos);
     guard_or("setup callback", (), || {
         // SAFETY: the host's callback and data, with infos it releases through
         // `release_setup`.

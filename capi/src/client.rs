@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use pmix::client::blocking::Client;
 use pmix::model::{Nspace, PData, Scope, Status, attr};
 
-use crate::args::{Argv, Array, ArrayMut, In, Out, Str};
+use crate::args::{Argv, Array, ArrayMut, In, Out, Str, ValueOut};
 use crate::boundary::{c_array, guard, guard_or, read_fixed};
 use crate::state::client::{Connected, client, connected};
 use crate::state::server::Caller;
@@ -181,7 +181,7 @@ pub extern "C" fn PMIx_Get(
     key: Str<'_>,
     info: Array<'_, CInfo>,
     ninfo: usize,
-    val: Out<'_, *mut CValue>,
+    val: ValueOut<'_>,
 ) -> CStatus {
     guard("PMIx_Get", || {
         if val.is_null() {
@@ -225,7 +225,7 @@ pub extern "C" fn PMIx_Lookup(
     ninfo: usize,
 ) -> CStatus {
     guard("PMIx_Lookup", || {
-        if ndata == 0 {
+        if ndata == 0 || data.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
         let info = info.infos(ninfo)?;

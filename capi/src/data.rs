@@ -142,18 +142,22 @@ pub extern "C" fn PMIx_Data_unload(
 
 /// The bytes of the buffer not yet unpacked, in a new block (NULL for none); the buffer is
 /// left empty.
-fn unload(buffer: InOut<'_, CDataBuffer>) -> Result<CByteObject, Status> {
-    let bytes = take_unread(buffer)?;
-    if bytes.is_empty() {
-        return Ok(CByteObject {
+fn unload(mut buffer: InOut<'_, CDataBuffer>) -> Result<CByteObject, Status> {
+    let bytes = buffer.unread()?;
+    // Copied before the buffer lets go of them: out of memory, the buffer keeps them.
+    let out = if bytes.is_empty() {
+        CByteObject {
             bytes: ptr::null_mut(),
             size: 0,
-        });
-    }
-    Ok(CByteObject {
-        bytes: c_bytes(&bytes)?,
-        size: bytes.len(),
-    })
+        }
+    } else {
+        CByteObject {
+            bytes: c_bytes(&bytes)?,
+            size: bytes.len(),
+        }
+    };
+    buffer.release()?;
+    Ok(out)
 }
 
 /// The bytes of the buffer not yet unpacked; the buffer is left empty.

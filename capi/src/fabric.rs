@@ -11,33 +11,33 @@ use std::ffi::c_void;
 
 use pmix::model::{Info, Status};
 
-use crate::args::{Array, Held, InOut};
+use crate::args::{Array, Held, InOut, Out};
 use crate::boundary::guard;
 use crate::callbacks::{CbData, call_op};
 use crate::state::client::client;
 use crate::state::threads::detached;
 use crate::types::{CFabric, CInfo, CStatus, OpCb};
 
-/// One fabric call on the client, on `fabric`'s struct.
+/// One fabric call on the client, on a fabric this library registered.
 #[derive(Clone, Copy)]
 enum Op {
-    Register,
     Update,
     Deregister,
 }
 
-/// Make the call `op` and write its outcome into the struct.
-fn run(
+/// Register the fabric `directives` name and describe it in `f`.
+fn register(
     c: &pmix::client::blocking::Client,
-    op: Op,
-    f: InOut<'_, CFabric>,
+    f: Out<'_, CFabric>,
     directives: &[Info],
 ) -> Result<(), Status> {
+    let registered = c.fabric_register(directives).map_err(|e| e.status())?;
+    f.set_fabric(&registered)
+}
+
+/// Make the call `op` and write its outcome into the struct.
+fn run(c: &pmix::client::blocking::Client, op: Op, f: InOut<'_, CFabric>) -> Result<(), Status> {
     match op {
-        Op::Register => {
-            let registered = c.fabric_register(directives).map_err(|e| e.status())?;
-            f.write_fabric(&registered)
-        }
         Op::Update => {
             let mut current = f.fabric()?;
             c.fabric_update(&mut current).map_err(|e| e.status())?;
@@ -51,24 +51,21 @@ fn run(
     }
 }
 
-/// A blocking fabric call.
-fn blocking(
-    name: &str,
-    op: Op,
-    fabric: InOut<'_, CFabric>,
-    directives: Array<'_, CInfo>,
-    ndirs: usize,
-) -> CStatus {
+/// A blocking fabric call on a fabric this library registered.
+fn blocking(name: &str, op: Op, fabric: InOut<'_, CFabric>) -> CStatus {
     guard(name, || {
-        let directives = directives.infos(ndirs)?;
-        run(&*client()?, op, fabric, &directives)
+        if fabric.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        run(&*client()?, op, fabric)
     })
 }
 
-/// A fabric call completed on the library's thread, which then calls `cbfunc`.
+/// A fabric call completed on the library's thread, which then calls `cbfunc`: `op`, or
+/// without one a registration with `directives`.
 fn nonblocking(
     name: &str,
-    op: Op,
+    op: Option<Op>,
     fabric: Held<CFabric>,
     directives: Array<'_, CInfo>,
     ndirs: usize,
@@ -84,7 +81,10 @@ fn nonblocking(
         let data = CbData(cbdata);
         let mut fabric = fabric;
         detached(move |c| {
-            let outcome = run(c, op, fabric.get(), &directives);
+            let outcome = match op {
+                Some(op) => run(c, op, fabric.get()),
+                None => register(c, fabric.out(), &directives),
+            };
             call_op(cbfunc, outcome.err().unwrap_or(Status::SUCCESS), data);
         })
     })
@@ -94,12 +94,17 @@ fn nonblocking(
 /// described in `fabric` (whatever it held is overwritten: it may not be constructed).
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Fabric_register(
-    fabric: InOut<'_, CFabric>,
+    fabric: Out<'_, CFabric>,
     directives: Array<'_, CInfo>,
     ndirs: usize,
 ) -> CStatus {
-    let name = "PMIx_Fabric_register";
-    blocking(name, Op::Register, fabric, directives, ndirs)
+    guard("PMIx_Fabric_register", || {
+        if fabric.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let directives = directives.infos(ndirs)?;
+        register(&*client()?, fabric, &directives)
+    })
 }
 
 /// `PMIx_Fabric_register_nb`: as `PMIx_Fabric_register`, `fabric` kept by the caller until
@@ -113,15 +118,7 @@ pub extern "C" fn PMIx_Fabric_register_nb(
     cbdata: *mut c_void,
 ) -> CStatus {
     let name = "PMIx_Fabric_register_nb";
-    nonblocking(
-        name,
-        Op::Register,
-        fabric,
-        directives,
-        ndirs,
-        cbfunc,
-        cbdata,
-    )
+    nonblocking(name, None, fabric, directives, ndirs, cbfunc, cbdata)
 }
 
 /// The blocking and `_nb` forms of a call on a fabric this library registered, which takes
@@ -131,7 +128,7 @@ macro_rules! on_registered {
         $(#[doc = $doc])*
         #[unsafe(no_mangle)]
         pub extern "C" fn $blocking(fabric: InOut<'_, CFabric>) -> CStatus {
-            blocking(stringify!($blocking), $op, fabric, Array::null(), 0)
+            blocking(stringify!($blocking), $op, fabric)
         }
 
         #[doc = concat!(
@@ -140,7 +137,7 @@ macro_rules! on_registered {
         )]
         #[unsafe(no_mangle)]
         pub extern "C" fn $nb(fabric: Held<CFabric>, cbfunc: Option<OpCb>, cbdata: *mut c_void) -> CStatus {
-            nonblocking(stringify!($nb), $op, fabric, Array::null(), 0, cbfunc, cbdata)
+            nonblocking(stringify!($nb), Some($op), fabric, Array::null(), 0, cbfunc, cbdata)
         }
     };
 }

@@ -15,7 +15,7 @@ use std::ptr;
 
 use pmix::model::{DataType, Status};
 
-use crate::args::{Array, Data, In, InOut, Objects, Out, Str};
+use crate::args::{Array, Data, In, InOut, Objects, Out, Str, ValueOut};
 use crate::boundary::{c_bytes, free};
 use crate::data::{
     PMIx_Data_compress, PMIx_Data_copy, PMIx_Data_decompress, PMIx_Data_load, PMIx_Data_pack,
@@ -313,7 +313,7 @@ fn before_init(arg: &[u8]) {
     let key: Vec<u8> = arg.iter().map(|b| *b.max(&1)).chain([0]).collect();
     let mut out: *mut CValue = ptr::null_mut();
     // SAFETY: a NUL-terminated key; `out` is writable.
-    let (key, out) = unsafe { (Str::new(key.as_ptr().cast()), Out::new(&raw mut out)) };
+    let (key, out) = unsafe { (Str::new(key.as_ptr().cast()), ValueOut::new(&raw mut out)) };
     let rc = crate::client::PMIx_Get(In::null(), key, Array::null(), 0, out);
     assert_ne!(rc, Status::SUCCESS.0, "a get answered without a server");
     // Valid processes, so that what refuses the fence is the missing server.

@@ -178,8 +178,9 @@ pub extern "C" fn PMIx_Info_list_insert(ptr: List<'_>, info: In<'_, CInfo>) -> C
 pub extern "C" fn PMIx_Info_list_xfer(ptr: List<'_>, info: In<'_, CInfo>) -> CStatus {
     guard("PMIx_Info_list_xfer", || {
         let (value, info) = (info.value()?, info.required()?);
-        let copy = Box::new(OwnedInfo::new(info.key, info.flags, &value)?);
-        ptr.get()?.0.push(copy);
+        let list = ptr.get()?;
+        list.0
+            .push(Box::new(OwnedInfo::new(info.key, info.flags, &value)?));
         Ok(())
     })
 }

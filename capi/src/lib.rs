@@ -10,11 +10,12 @@
 //!
 //! - `types`: the C structs, with their sizes and offsets asserted: the `pmix-ctypes` crate,
 //!   which the conformance harness shares;
-//! - `boundary`: the panic boundary, libc memory, C strings;
+//! - `boundary`: the panic boundary, libc memory, C strings, the process's environment;
 //! - `args`: the pointers the entry points take, typed by what the C caller promises of
-//!   them, read through checked methods (where the entry points' `unsafe` lives);
+//!   them, read through checked methods;
 //! - `values`: C values to the crate's model and back (hwloc's objects among them);
-//! - `callbacks`: calling the caller's C functions: op callbacks and event handlers;
+//! - `callbacks`: calling the caller's C functions: its callbacks of every shape, with what
+//!   they are lent until they release it, output and event handlers;
 //! - `state`: the process's state, owned there and nowhere else: its client, tool and
 //!   server, the client's threads that run callbacks, a host's event handlers;
 //! - `client`: the client calls (init, put, commit, fence, get, publish, resolving peers and

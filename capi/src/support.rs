@@ -175,7 +175,7 @@ pub extern "C" fn PMIx_Value_load(val: Out<'_, CValue>, data: Data<'_>, type_: u
 pub extern "C" fn PMIx_Value_unload(
     val: In<'_, CValue>,
     data: Unloaded<'_>,
-    sz: InOut<'_, usize>,
+    sz: Out<'_, usize>,
 ) -> CStatus {
     guard("PMIx_Value_unload", || {
         data.unload(val, sz, crate::departures::strict())
@@ -260,9 +260,10 @@ pub extern "C" fn PMIx_Info_xfer(dest: Out<'_, CInfo>, src: In<'_, CInfo>) -> CS
             *last = 0;
         }
         copy.flags = src.flags;
-        write_value(&value, &mut copy.value)?;
+        // On failure the key and flags are copied and the value left `PMIX_UNDEF`.
+        let outcome = write_value(&value, &mut copy.value);
         dest.set(copy);
-        Ok(())
+        outcome
     })
 }
 

@@ -57,7 +57,9 @@ pub(crate) use fabric_calls::{
 /// For the helpers' tests, which mark an info persistent.
 #[cfg(test)]
 pub(crate) use family::INFO_PERSISTENT;
-pub(crate) use family::{CTopology, Family, coords, create, elements, empty_fabric, free_array};
+pub(crate) use family::{
+    CTopology, Family, coords, create, create_data_array, elements, empty_fabric, free_array,
+};
 /// For the topology calls' tests, which make topologies to measure from.
 #[cfg(test)]
 pub(crate) use hwloc::c_topology;

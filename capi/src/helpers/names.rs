@@ -4,7 +4,7 @@
 
 use pmix::model::Rank;
 
-use crate::args::{In, InOut, Out, Str};
+use crate::args::{In, InOut, KeyOut, NspaceOut, Out, Str};
 use crate::boundary::{fixed_bytes, guard_or};
 use crate::types::CProc;
 
@@ -37,9 +37,9 @@ pub extern "C" fn PMIx_Check_reserved_key(key: Str<'_>) -> bool {
 
 /// `PMIx_Load_key`: `src` into the key `key` (NULL leaves it empty).
 #[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Load_key(key: Out<'_, std::ffi::c_char>, src: Str<'_>) {
+pub extern "C" fn PMIx_Load_key(key: KeyOut<'_>, src: Str<'_>) {
     guard_or("PMIx_Load_key", (), || {
-        key.fixed::<KEY_ROOM>(src.bytes_within(KEY_ROOM - 1));
+        key.fixed(src.bytes_within(KEY_ROOM - 1));
     });
 }
 
@@ -64,9 +64,9 @@ pub extern "C" fn PMIx_Nspace_invalid(nspace: Str<'_>) -> bool {
 
 /// `PMIx_Load_nspace`: `str` into the namespace `nspace` (NULL leaves it empty).
 #[unsafe(no_mangle)]
-pub extern "C" fn PMIx_Load_nspace(nspace: Out<'_, std::ffi::c_char>, str: Str<'_>) {
+pub extern "C" fn PMIx_Load_nspace(nspace: NspaceOut<'_>, str: Str<'_>) {
     guard_or("PMIx_Load_nspace", (), || {
-        nspace.fixed::<NSPACE_ROOM>(str.bytes_within(NSPACE_ROOM - 1));
+        nspace.fixed(str.bytes_within(NSPACE_ROOM - 1));
     });
 }
 
@@ -131,7 +131,7 @@ pub extern "C" fn PMIx_Xfer_procid(dst: Out<'_, CProc>, src: In<'_, CProc>) {
 /// empty when the two do not fit.
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Multicluster_nspace_construct(
-    target: Out<'_, std::ffi::c_char>,
+    target: NspaceOut<'_>,
     cluster: Str<'_>,
     nspace: Str<'_>,
 ) {
@@ -147,7 +147,7 @@ pub extern "C" fn PMIx_Multicluster_nspace_construct(
             joined.push(b':');
             joined.extend_from_slice(nspace);
         }
-        target.fixed::<NSPACE_ROOM>(&joined);
+        target.fixed(&joined);
     });
 }
 
@@ -156,8 +156,8 @@ pub extern "C" fn PMIx_Multicluster_nspace_construct(
 #[unsafe(no_mangle)]
 pub extern "C" fn PMIx_Multicluster_nspace_parse(
     target: Str<'_>,
-    cluster: Out<'_, std::ffi::c_char>,
-    nspace: Out<'_, std::ffi::c_char>,
+    cluster: NspaceOut<'_>,
+    nspace: NspaceOut<'_>,
 ) {
     guard_or("PMIx_Multicluster_nspace_parse", (), || {
         let whole = target.bytes_within(NSPACE_ROOM - 1);
@@ -165,8 +165,8 @@ pub extern "C" fn PMIx_Multicluster_nspace_parse(
             Some(at) => (&whole[..at], &whole[at + 1..]),
             None => (whole, &[][..]),
         };
-        cluster.fixed::<NSPACE_ROOM>(before);
-        nspace.fixed::<NSPACE_ROOM>(after);
+        cluster.fixed(before);
+        nspace.fixed(after);
     });
 }
 
@@ -209,7 +209,7 @@ mod tests {
         let long = CString::new("n".repeat(400)).unwrap();
         let mut ns = [1 as c_char; 256];
         // SAFETY: a namespace of this test and a C string.
-        unsafe { PMIx_Load_nspace(Out::new(ns.as_mut_ptr()), Str::new(long.as_ptr())) };
+        unsafe { PMIx_Load_nspace(Out::new(&raw mut ns), Str::new(long.as_ptr())) };
         assert_eq!(ns.iter().position(|c| *c == 0), Some(255));
         let (cluster, job) = (CString::new("east").unwrap(), CString::new("job7").unwrap());
         let mut joined = [0 as c_char; 256];
@@ -217,8 +217,8 @@ mod tests {
         // SAFETY: namespaces of this test and C strings.
         unsafe {
             let (cluster, job) = (Str::new(cluster.as_ptr()), Str::new(job.as_ptr()));
-            PMIx_Multicluster_nspace_construct(Out::new(joined.as_mut_ptr()), cluster, job);
-            let (c_out, j_out) = (Out::new(c.as_mut_ptr()), Out::new(j.as_mut_ptr()));
+            PMIx_Multicluster_nspace_construct(Out::new(&raw mut joined), cluster, job);
+            let (c_out, j_out) = (Out::new(&raw mut c), Out::new(&raw mut j));
             PMIx_Multicluster_nspace_parse(Str::new(joined.as_ptr()), c_out, j_out);
         }
         assert_eq!(crate::boundary::read_fixed(&joined), "east:job7");

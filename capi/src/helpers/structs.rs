@@ -13,13 +13,15 @@ use std::ptr;
 use pmix::model::DataType;
 
 use crate::args::{Block, Data, In, InOut, Out, Owned, Str};
-use crate::boundary::{c_array, c_strdup, guard_or, write_fixed};
+use crate::boundary::{c_strdup, guard_or, write_fixed};
 use crate::types::{
     CApp, CByteObject, CCoord, CDataArray, CDataBuffer, CDevice, CDeviceDistance, CDiskStats,
     CEndpoint, CEnvar, CFabric, CGeometry, CInfo, CNetStats, CNodePid, CNodeStats, CPdata, CProc,
     CProcInfo, CProcStats, CQuery, CRegattr, CResourceUnit, CSourced, CValue,
 };
-use crate::values::{CTopology, Family, coords, create, elements, empty_fabric, write_value};
+use crate::values::{
+    CTopology, Family, coords, create, create_data_array, elements, empty_fabric, write_value,
+};
 
 /// The exported calls of one family: construct, create, destruct and free, each named as
 /// given (a family whose destruct came with OpenPMIx 4.2 names none).
@@ -352,7 +354,7 @@ pub extern "C" fn PMIx_Data_array_create(n: usize, type_: u16) -> *mut CDataArra
         if n == 0 {
             return ptr::null_mut();
         }
-        c_array(vec![data_array(n, type_)]).unwrap_or(ptr::null_mut())
+        create_data_array(n, DataType(type_))
     })
 }
 

@@ -1,12 +1,12 @@
 //! Spawning applications: `PMIx_Spawn` and `PMIx_Spawn_nb`, the new namespace written for
 //! the caller or handed to its callback.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 
 use pmix::model::Status;
 
 use super::status_of;
-use crate::args::{Array, Out};
+use crate::args::{Array, NspaceOut};
 use crate::boundary::guard;
 use crate::callbacks::{CbData, call_spawn};
 use crate::state::client::client;
@@ -21,12 +21,12 @@ pub extern "C" fn PMIx_Spawn(
     ninfo: usize,
     apps: Array<'_, CApp>,
     napps: usize,
-    nspace: Out<'_, c_char>,
+    nspace: NspaceOut<'_>,
 ) -> CStatus {
     guard("PMIx_Spawn", || {
         let (job_info, apps) = (job_info.infos(ninfo)?, apps.apps(napps)?);
         let spawned = client()?.spawn(&job_info, &apps).map_err(status_of)?;
-        nspace.fixed::<256>(spawned.as_str());
+        nspace.fixed(spawned.as_str());
         Ok(())
     })
 }

@@ -20,7 +20,7 @@ use pmix::server::{Server, ServerConfig};
 
 use crate::args::{Argv, ArgvMut, Array, In, Out, Str};
 use crate::boundary::{c_strdup, guard};
-use crate::callbacks::{CbData, call_dmodex, call_op, call_setup_application};
+use crate::callbacks::{CbData, call_dmodex, call_op, call_setup_application, lent_infos};
 use crate::state::server::{Running, ServerObjects, running, server};
 use crate::types::{
     CByteObject, CInfo, CProc, CServerModule, CStatus, DmodexResponseFn, OpCb, SetupApplicationCb,
@@ -239,10 +239,15 @@ fn set_env(env: &mut ArgvMut<'_>, key: &str, value: &str) -> Result<(), Status> 
         .entries()?
         .iter()
         .position(|e| e.starts_with(prefix.as_bytes()));
-    match existing {
+    let set = match existing {
         Some(at) => env.replace(at, entry.as_bytes()),
         None => env.insert(entry.as_bytes(), false),
-    }
+    };
+    // An array that cannot grow is out of memory, as this call has always said.
+    set.map_err(|s| match s {
+        Status::ERR_OUT_OF_RESOURCE => Status::ERR_NOMEM,
+        other => other,
+    })
 }
 
 /// `PMIx_server_setup_fork`: add to `*env` what the client process `proc` needs to connect.
@@ -304,8 +309,9 @@ pub extern "C" fn PMIx_server_setup_application(
         let answer = server
             .setup_application(&nspace, &info)
             .map_err(status_of)?;
+        let lent = lent_infos(&answer)?;
         let data = CbData(cbdata);
-        handle.spawn_blocking(move || call_setup_application(f, Status::SUCCESS, &answer, data));
+        handle.spawn_blocking(move || call_setup_application(f, Status::SUCCESS, lent, data));
         Ok(())
     })
 }

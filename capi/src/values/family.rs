@@ -259,3 +259,23 @@ pub(crate) fn coords(dims: usize, number: usize) -> *mut CCoord {
     }
     array
 }
+
+/// One data array from libc of `n` empty elements of `t` (none for a type whose elements this
+/// library does not know); NULL when memory runs out. The array itself is made first, so
+/// that running out leaves nothing behind.
+pub(crate) fn create_data_array(n: usize, t: DataType) -> *mut CDataArray {
+    let Ok(p) = calloc_array::<CDataArray>(1) else {
+        return ptr::null_mut();
+    };
+    let array = elements(t, n);
+    let size = if array.is_null() { 0 } else { n };
+    // SAFETY: `p` is one data array of ours.
+    unsafe {
+        p.write(CDataArray {
+            type_: t.0,
+            size,
+            array,
+        });
+    }
+    p
+}

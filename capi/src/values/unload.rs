@@ -21,7 +21,7 @@ use crate::types::CValue;
 pub(crate) unsafe fn unload_allocated(
     val: &CValue,
     data: &mut *mut c_void,
-    sz: &mut usize,
+    sz: &mut Option<usize>,
 ) -> Result<(), Status> {
     // SAFETY: the caller's promise.
     let v = unsafe { read_value(val)? };
@@ -39,7 +39,7 @@ pub(crate) unsafe fn unload_allocated(
         ),
     };
     *data = block;
-    *sz = size;
+    *sz = Some(size);
     Ok(())
 }
 
@@ -64,7 +64,7 @@ fn allocated_copy(v: &Value) -> Result<*mut c_void, Status> {
 pub(crate) unsafe fn unload_as_openpmix(
     val: &CValue,
     data: &mut *mut c_void,
-    sz: &mut usize,
+    sz: &mut Option<usize>,
 ) -> Result<(), Status> {
     let t = DataType(val.type_);
     let byte_like = matches!(
@@ -74,7 +74,8 @@ pub(crate) unsafe fn unload_as_openpmix(
             | DataType::COMPRESSED_BYTE_OBJECT
             | DataType::REGEX
     );
-    if data.is_null() && t != DataType::STRING && !byte_like {
+    // The caller's storage is only read for the types copied into it.
+    if t != DataType::STRING && !byte_like && data.is_null() {
         // The caller's storage is where the data goes (or, for a structure, a pointer the
         // library replaces): none given.
         return Err(Status::ERR_BAD_PARAM);
@@ -87,7 +88,7 @@ pub(crate) unsafe fn unload_as_openpmix(
             // SAFETY: a string value holds NULL or a C string.
             if let Some(s) = unsafe { read_text(union.string) } {
                 *data = c_strdup(&s)?.cast();
-                *sz = s.len();
+                *sz = Some(s.len());
             }
             Ok(())
         }
@@ -95,16 +96,16 @@ pub(crate) unsafe fn unload_as_openpmix(
             // SAFETY: a byte-object value holds one in place.
             let bo = unsafe { union.bo };
             (*data, *sz) = if bo.bytes.is_null() || bo.size == 0 {
-                (ptr::null_mut(), 0)
+                (ptr::null_mut(), Some(0))
             } else {
-                (bo.bytes.cast(), bo.size)
+                (bo.bytes.cast(), Some(bo.size))
             };
             Ok(())
         }
         DataType::POINTER => {
             // SAFETY: a pointer value holds it.
             *data = unsafe { union.ptr };
-            *sz = size_of::<*mut c_void>();
+            *sz = Some(size_of::<*mut c_void>());
             Ok(())
         }
         DataType::PROC_NSPACE | DataType::PROC => {
@@ -117,14 +118,14 @@ pub(crate) unsafe fn unload_as_openpmix(
             // SAFETY: `src` holds one object of `size` bytes; `*data` has room for one
             // (the caller's promise).
             unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), data.cast::<u8>(), size) };
-            *sz = if t == DataType::PROC {
+            *sz = Some(if t == DataType::PROC {
                 size
             } else {
                 // SAFETY: a namespace is NUL-terminated within its 256 bytes.
                 unsafe { CStr::from_ptr(data.cast::<c_char>()) }
                     .to_bytes()
                     .len()
-            };
+            });
             Ok(())
         }
         _ if !by_pointer(t) && t != DataType::ENVAR => {
@@ -139,7 +140,7 @@ pub(crate) unsafe fn unload_as_openpmix(
                     size,
                 );
             }
-            *sz = size;
+            *sz = Some(size);
             Ok(())
         }
         _ => {
@@ -147,7 +148,7 @@ pub(crate) unsafe fn unload_as_openpmix(
             // SAFETY: the caller's promise.
             let v = unsafe { read_value(val)? };
             *data = allocated_copy(&v)?;
-            *sz = object_size(t).unwrap_or(0);
+            *sz = Some(object_size(t).unwrap_or(0));
             Ok(())
         }
     }
