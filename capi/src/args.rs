@@ -218,6 +218,14 @@ impl In<'_, CInfo> {
     }
 }
 
+impl In<'_, CApp> {
+    /// The application as `PMIx_App_string` prints it, `None` for NULL.
+    pub(crate) fn text(self) -> Option<String> {
+        // SAFETY: an initialised application (the promise the argument carries).
+        self.get().map(|app| unsafe { app_text(app) })
+    }
+}
+
 /// An array argument with its count beside it (`const pmix_info_t *info, size_t ninfo`):
 /// NULL, or as many initialised `T` as the count says. The methods take that count.
 #[repr(transparent)]
@@ -250,6 +258,10 @@ impl<'a, T> Array<'a, T> {
     }
 }
 
+/// One info of an array read on its own: its key, and what it reads as (none for one left
+/// as `PMIX_INFO_CREATE` made it) or why it could not be read.
+pub(crate) type EachInfo = (String, Result<Vec<Info>, Status>);
+
 impl Array<'_, CInfo> {
     /// The `n` infos (those left as `PMIX_INFO_CREATE` made them are skipped).
     pub(crate) fn infos(self, n: usize) -> Result<Vec<Info>, Status> {
@@ -257,13 +269,7 @@ impl Array<'_, CInfo> {
         // SAFETY: checked above to hold `n` infos; each is initialised (the promise).
         unsafe { read_infos(self.0, n) }
     }
-}
 
-/// One info of an array read on its own: its key, and what it reads as (none for one left
-/// as `PMIX_INFO_CREATE` made it) or why it could not be read.
-pub(crate) type EachInfo = (String, Result<Vec<Info>, Status>);
-
-impl Array<'_, CInfo> {
     /// Each of the `n` infos on its own, with its key: its reading (none for one left as
     /// `PMIX_INFO_CREATE` made it) or why it could not be read, for a caller that leaves
     /// out what it cannot read.
@@ -287,41 +293,43 @@ impl Array<'_, CProc> {
     }
 }
 
-impl In<'_, CApp> {
-    /// The application as `PMIx_App_string` prints it, `None` for NULL.
-    pub(crate) fn text(self) -> Option<String> {
-        // SAFETY: an initialised application (the promise the argument carries).
-        self.get().map(|app| unsafe { app_text(app) })
+impl<T> Array<'_, T> {
+    /// The `n` elements read as C objects of type `t` (the type whose C struct `T` is), each
+    /// taken from its value by `take`; a value of another kind is `PMIX_ERR_BAD_PARAM`.
+    fn objects<U>(
+        &self,
+        n: usize,
+        t: DataType,
+        take: impl Fn(Value) -> Option<U>,
+    ) -> Result<Vec<U>, Status> {
+        let mut out = Vec::with_capacity(n.min(64));
+        for e in self.slice(n)? {
+            // SAFETY: an initialised object of type `t` (the promise the argument carries,
+            // `T` being `t`'s C struct).
+            let value = unsafe { read_object(t, (&raw const *e).cast()) }?;
+            out.push(take(value).ok_or(Status::ERR_BAD_PARAM)?);
+        }
+        Ok(out)
     }
 }
 
 impl Array<'_, CApp> {
     /// The `n` applications to spawn.
     pub(crate) fn apps(self, n: usize) -> Result<Vec<App>, Status> {
-        let mut out = Vec::with_capacity(n.min(64));
-        for a in self.slice(n)? {
-            // SAFETY: an initialised app (the promise the argument carries).
-            match unsafe { read_object(DataType::APP, (&raw const *a).cast()) }? {
-                Value::App(app) => out.push(*app),
-                _ => return Err(Status::ERR_BAD_PARAM),
-            }
-        }
-        Ok(out)
+        self.objects(n, DataType::APP, |v| match v {
+            Value::App(app) => Some(*app),
+            _ => None,
+        })
     }
 }
 
 impl Array<'_, CQuery> {
     /// The `n` queries.
     pub(crate) fn queries(self, n: usize) -> Result<Vec<Query>, Status> {
-        let mut out = Vec::with_capacity(n.min(64));
-        for q in self.slice(n)? {
-            // SAFETY: an initialised query (the promise the argument carries).
-            match unsafe { read_object(DataType::QUERY, (&raw const *q).cast()) }? {
-                Value::Query(q) => out.push(*q),
-                _ => return Err(Status::ERR_BAD_PARAM),
-            }
-        }
-        Ok(out)
+        self.objects(n, DataType::QUERY, |v| match v {
+            Value::Query(q) => Some(*q),
+            _ => None,
+        })
     }
 }
 
