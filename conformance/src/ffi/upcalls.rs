@@ -424,7 +424,7 @@ unsafe extern "C" fn up_group(
             op: GroupOperation(op),
             group,
             procs: procs_from_c(procs, nprocs)?,
-            info: infos_in(directives, ndirs)?,
+            directives: infos_in(directives, ndirs)?,
         })
     })();
     up(upcall, CompletionKind::Info(cbfunc), cbdata)
@@ -673,7 +673,7 @@ unsafe extern "C" fn up_client_connected2(
     _cbfunc: OpCb,
     _cbdata: *mut c_void,
 ) -> i32 {
-    let upcall = proc_from_c(client).map(HostCall::ClientConnected);
+    let upcall = proc_from_c(client).map(|proc| HostCall::ClientConnected { proc });
     match up(upcall, CompletionKind::Op(release_op), std::ptr::null_mut()) {
         PMIX_SUCCESS => Status::OPERATION_SUCCEEDED.0,
         refused => refused,
@@ -715,7 +715,7 @@ unsafe extern "C" fn up_client_finalized(
     cbfunc: OpCb,
     cbdata: *mut c_void,
 ) -> i32 {
-    let upcall = proc_from_c(client).map(HostCall::ClientFinalized);
+    let upcall = proc_from_c(client).map(|proc| HostCall::ClientFinalized { proc });
     up(upcall, CompletionKind::Op(cbfunc), cbdata)
 }
 

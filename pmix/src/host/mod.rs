@@ -390,9 +390,9 @@ impl HostCall {
     pub async fn call<H: Host>(self, host: &H) -> HostResult {
         let status = |r: Result<(), Status>| HostResult::Status(r.err().unwrap_or(Status::SUCCESS));
         match self {
-            HostCall::ClientConnected(p) => status(host.client_connected(p).await),
-            HostCall::ClientFinalized(p) => status(host.client_finalized(p).await),
-            HostCall::ClientLost(p) => {
+            HostCall::ClientConnected { proc: p } => status(host.client_connected(p).await),
+            HostCall::ClientFinalized { proc: p } => status(host.client_finalized(p).await),
+            HostCall::ClientLost { proc: p } => {
                 host.client_lost(p).await;
                 HostResult::Status(Status::SUCCESS)
             }
@@ -465,8 +465,8 @@ impl HostCall {
                 op,
                 group,
                 procs,
-                info,
-            } => HostResult::Infos(host.group(op, group, procs, info).await),
+                directives,
+            } => HostResult::Infos(host.group(op, group, procs, directives).await),
             HostCall::GetCredential { proc, info } => {
                 HostResult::Credential(host.get_credential(proc, info).await)
             }

@@ -320,7 +320,9 @@ impl ServerCore {
             && !self.cx.store.gone.contains(&c.proc);
         if lost {
             tracing::info!(proc = %c.proc, "a client's connection ended before it finalized");
-            self.cx.call_host(HostCall::ClientLost(c.proc.clone()));
+            self.cx.call_host(HostCall::ClientLost {
+                proc: c.proc.clone(),
+            });
         }
         self.gets.conn_closed(conn);
         self.events.conn_closed(&mut self.cx, conn);
@@ -473,7 +475,7 @@ impl ServerCore {
             // the process exit knows it finalized first (Open MPI's ORTE counts on it).
             Request::Finalize if c.tool => self.send(conn, tag, &Reply::Status(Status::SUCCESS)),
             Request::Finalize => {
-                let call = HostCall::ClientFinalized(me.clone());
+                let call = HostCall::ClientFinalized { proc: me.clone() };
                 self.relay(conn, tag, call, relayed::Answer::Finalized);
                 self.process_gone(me);
             }

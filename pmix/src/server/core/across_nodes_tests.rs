@@ -379,7 +379,12 @@ fn a_construction_the_host_completes_without_a_lost_member_forms_the_group_it_na
         std::iter::from_fn(|| c.poll_action()).find_map(|x| match x {
             Action::Host {
                 op,
-                call: HostCall::Group { procs, info, .. },
+                call:
+                    HostCall::Group {
+                        procs,
+                        directives: info,
+                        ..
+                    },
             } => Some((op, procs, info)),
             _ => None,
         })

@@ -190,7 +190,7 @@ fn a_code_asked_for_a_client_that_left_meanwhile_is_forgotten() {
     // The host hears the client is lost; the registration's answer is still awaited.
     let (calls, _) = outputs(&mut c);
     assert!(
-        matches!(&calls[..], [(_, HostCall::ClientLost(proc))] if *proc == p(0)),
+        matches!(&calls[..], [(_, HostCall::ClientLost { proc })] if *proc == p(0)),
         "{calls:?}"
     );
     c.handle_host(op, HostResult::Status(Status::SUCCESS));

@@ -242,7 +242,12 @@ fn a_member_lost_during_construction_ends_it_locally_or_through_the_host() {
         .filter_map(|x| match x {
             Action::Host {
                 op,
-                call: HostCall::Group { group, info, .. },
+                call:
+                    HostCall::Group {
+                        group,
+                        directives: info,
+                        ..
+                    },
             } => Some((op, group, info)),
             _ => None,
         })

@@ -301,7 +301,7 @@ impl Admission {
         );
         let pindex = self.pindex();
         // Nothing waits on the answer.
-        cx.call_host(HostCall::ClientConnected(proc));
+        cx.call_host(HostCall::ClientConnected { proc });
         Ok(pindex)
     }
 }

@@ -644,7 +644,7 @@ fn an_openpmix_heartbeat_goes_to_the_host_without_a_reply() {
     // host has heard it.
     send(&mut c, a, 101, &Request::Finalize);
     let (op, call) = host_call(&mut c);
-    assert!(matches!(call, HostCall::ClientFinalized(ref proc) if *proc == p(0)));
+    assert!(matches!(call, HostCall::ClientFinalized { ref proc } if *proc == p(0)));
     c.handle_host(op, HostResult::Status(Status::SUCCESS));
     assert_eq!(replies(&mut c, Command::FINALIZE).len(), 1);
 }
@@ -656,7 +656,7 @@ fn a_finalize_returns_once_the_host_has_heard_it_whatever_it_answers() {
     while c.poll_action().is_some() {}
     send(&mut c, a, 7, &Request::Finalize);
     let (op, call) = host_call(&mut c);
-    assert!(matches!(call, HostCall::ClientFinalized(ref proc) if *proc == p(0)));
+    assert!(matches!(call, HostCall::ClientFinalized { ref proc } if *proc == p(0)));
     // Nothing before the host answers.
     assert!(replies(&mut c, Command::FINALIZE).is_empty());
     c.handle_host(op, HostResult::Status(Status::ERR_NOT_SUPPORTED));
@@ -675,7 +675,7 @@ fn a_client_gone_without_finalizing_is_reported_to_the_host_once_and_a_finalized
     // Rank 0 crashes: its connection ends with no finalize.
     c.handle_closed(a);
     let (op, call) = host_call(&mut c);
-    assert_eq!(call, HostCall::ClientLost(p(0)));
+    assert_eq!(call, HostCall::ClientLost { proc: p(0) });
     // The host's answer is not waited for, and changes nothing.
     c.handle_host(op, HostResult::Status(Status::SUCCESS));
     c.handle_closed(a);
@@ -683,7 +683,7 @@ fn a_client_gone_without_finalizing_is_reported_to_the_host_once_and_a_finalized
     // Rank 1 finalizes, then its connection ends: only the finalize reaches the host.
     send(&mut c, b, 9, &Request::Finalize);
     let (op, call) = host_call(&mut c);
-    assert_eq!(call, HostCall::ClientFinalized(p(1)));
+    assert_eq!(call, HostCall::ClientFinalized { proc: p(1) });
     c.handle_host(op, HostResult::Status(Status::SUCCESS));
     c.handle_closed(b);
     let calls: Vec<_> = std::iter::from_fn(|| c.poll_action())

@@ -21,11 +21,11 @@ use crate::wire::fields::{malformed, one, pack_list, unpack_list};
 #[non_exhaustive]
 pub enum HostCall {
     /// `client_connected2`: a registered client completed its handshake.
-    ClientConnected(Proc),
+    ClientConnected { proc: Proc },
     /// `client_finalized`: a local client called `PMIx_Finalize`.
-    ClientFinalized(Proc),
+    ClientFinalized { proc: Proc },
     /// A local client's connection ended before it finalized ([`crate::host::Host::client_lost`]).
-    ClientLost(Proc),
+    ClientLost { proc: Proc },
     /// `abort`: `proc` asks the host to abort `procs` (none: its whole namespace).
     Abort {
         proc: Proc,
@@ -115,7 +115,7 @@ pub enum HostCall {
         op: GroupOperation,
         group: String,
         procs: Vec<Proc>,
-        info: Vec<Info>,
+        directives: Vec<Info>,
     },
     /// `fabric`: a client's fabric registration or update.
     Fabric {
@@ -300,15 +300,15 @@ impl HostCall {
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
         let mut out;
         match self {
-            HostCall::ClientConnected(proc) => {
+            HostCall::ClientConnected { proc } => {
                 out = Out::new(0)?;
                 out.one(proc)?;
             }
-            HostCall::ClientFinalized(proc) => {
+            HostCall::ClientFinalized { proc } => {
                 out = Out::new(1)?;
                 out.one(proc)?;
             }
-            HostCall::ClientLost(proc) => {
+            HostCall::ClientLost { proc } => {
                 out = Out::new(26)?;
                 out.one(proc)?;
             }
@@ -445,13 +445,13 @@ impl HostCall {
                 op,
                 group,
                 procs,
-                info,
+                directives,
             } => {
                 out = Out::new(19)?;
                 out.one(&op.0)?;
                 out.one(group)?;
                 out.list(procs)?;
-                out.list(info)?;
+                out.list(directives)?;
             }
             HostCall::Fabric {
                 proc,
@@ -517,9 +517,9 @@ impl HostCall {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         let mut r = In::new(bytes);
         let call = match r.one::<u8>("upcall code")? {
-            0 => HostCall::ClientConnected(r.proc()?),
-            1 => HostCall::ClientFinalized(r.proc()?),
-            26 => HostCall::ClientLost(r.proc()?),
+            0 => HostCall::ClientConnected { proc: r.proc()? },
+            1 => HostCall::ClientFinalized { proc: r.proc()? },
+            26 => HostCall::ClientLost { proc: r.proc()? },
             2 => HostCall::Abort {
                 proc: r.proc()?,
                 status: r.one("status")?,
@@ -602,7 +602,7 @@ impl HostCall {
                 op: GroupOperation(r.one("operation")?),
                 group: r.one("group")?,
                 procs: r.procs()?,
-                info: r.info()?,
+                directives: r.info()?,
             },
             20 => HostCall::Fabric {
                 proc: r.proc()?,

@@ -304,7 +304,7 @@ impl GroupsAt<'_> {
                 op: GroupOperation::CONSTRUCT,
                 group: group.to_owned(),
                 procs: members,
-                info: inv.info.clone(),
+                directives: inv.info.clone(),
             };
             self.call_host(Pending::Invitation(group.to_owned()), call);
             return;

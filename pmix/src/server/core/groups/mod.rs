@@ -300,7 +300,7 @@ impl GroupsAt<'_> {
             op,
             group: label,
             procs,
-            info,
+            directives: info,
         };
         self.call_host(Pending::Group(kind, id), call);
     }

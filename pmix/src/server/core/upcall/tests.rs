@@ -21,9 +21,9 @@ fn info() -> Vec<Info> {
 fn every_call() -> Vec<HostCall> {
     let keys = vec!["k1".to_owned(), "k2".to_owned()];
     vec![
-        HostCall::ClientConnected(proc(0)),
-        HostCall::ClientFinalized(proc(1)),
-        HostCall::ClientLost(proc(2)),
+        HostCall::ClientConnected { proc: proc(0) },
+        HostCall::ClientFinalized { proc: proc(1) },
+        HostCall::ClientLost { proc: proc(2) },
         HostCall::Abort {
             proc: proc(0),
             status: Status::ERR_TIMEOUT,
@@ -112,7 +112,7 @@ fn every_call() -> Vec<HostCall> {
             op: GroupOperation(1),
             group: "g".into(),
             procs: vec![proc(0), proc(1)],
-            info: info(),
+            directives: info(),
         },
         HostCall::Fabric {
             proc: proc(0),
