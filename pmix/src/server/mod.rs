@@ -38,5 +38,7 @@ pub use config::{CredentialKey, Roles, ServerConfig};
 pub use driver::{SERVER_VERSION, Server};
 pub use limits::{Held, Limits};
 // The upcalls as messages, for a host in another process.
+#[cfg(feature = "runtime")]
+pub(crate) use core::Answer;
 pub use core::{HostCall, HostResult};
 pub use env::inherited_server_vars;

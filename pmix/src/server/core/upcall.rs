@@ -130,6 +130,43 @@ impl HostResult {
     }
 }
 
+/// What a `Host` method's output answers as: its kind of [`HostResult`].
+pub(crate) trait Answer {
+    fn into_host(self) -> HostResult;
+}
+
+/// A call that wants no data; `client_lost`'s answer is not waited for.
+impl Answer for () {
+    fn into_host(self) -> HostResult {
+        HostResult::Status(Status::SUCCESS)
+    }
+}
+
+impl Answer for Result<(), Status> {
+    fn into_host(self) -> HostResult {
+        HostResult::Status(self.err().unwrap_or(Status::SUCCESS))
+    }
+}
+
+macro_rules! answer_as {
+    ($($t:ty => $kind:ident),* $(,)?) => {$(
+        impl Answer for Result<$t, Status> {
+            fn into_host(self) -> HostResult {
+                HostResult::$kind(self)
+            }
+        }
+    )*};
+}
+
+answer_as!(
+    Vec<u8> => Data,
+    Vec<PData> => Lookup,
+    Proc => Proc,
+    Vec<Info> => Infos,
+    Nspace => Nspace,
+    (Vec<u8>, Vec<Info>) => Credential,
+);
+
 /// A buffer the byte form is written into.
 struct Out(DataBuffer);
 

@@ -27,7 +27,6 @@
 /// resolve where the callback expands, which imports them; the table itself imports nothing,
 /// so it stands below every layer that expands it.
 #[macro_export]
-#[doc(hidden)]
 macro_rules! for_each_upcall {
     ($callback:ident) => {
         $callback! {
