@@ -2,15 +2,19 @@
 //! on a thread of the server's runtime's blocking pool (the host may block in it, or call
 //! the library's server calls from it), with arguments that stay valid until the host
 //! answers through the callback, from inside the upcall or later from any thread. A NULL
-//! slot is an upcall the host does not support (`PMIX_ERR_NOT_SUPPORTED`, as the trait's
-//! defaults answer), except three: without `client_connected(2)` or `client_finalized` the
-//! client is simply let in or out, and without `log` the library logs to the local channels
-//! itself, as OpenPMIx's server does.
+//! slot is an upcall the host does not support, answered as `pmix::host::defaults` answers
+//! it: `PMIX_ERR_NOT_SUPPORTED`, except that without `client_connected(2)` or
+//! `client_finalized` the client is simply let in or out, and without `log` the library logs
+//! to the local channels itself, as OpenPMIx's server does.
+//!
+//! The list of upcalls comes from the crate's table (`pmix::for_each_upcall!`): the `Host`
+//! implementation is generated from it, and a slot of `pmix_server_module_t` that no row
+//! names does not compile.
 
 use std::ffi::c_void;
 use std::sync::PoisonError;
 
-use pmix::host::Host;
+use pmix::host::defaults;
 use pmix::model::{
     AllocDirective, App, DataRange, FabricOperation, GroupOperation, Info, IofChannel, Nspace,
     PData, Proc, Query, Status, Value,
@@ -37,7 +41,10 @@ impl CHost {
     }
 }
 
-impl Host for CHost {
+/// Each upcall's C marshalling; the `Host` implementation below, generated from the table of
+/// upcalls, calls these. A row without one here does not compile: the generated method would
+/// call itself, a cycle an `async fn` cannot have.
+impl CHost {
     async fn client_lost(&self, proc: Proc) {
         if let Err(status) = crate::state::host_events::client_lost(proc) {
             tracing::debug!("a lost client's event was not raised: {status:?}");
@@ -71,7 +78,7 @@ impl Host for CHost {
             return r.await;
         }
         let Some(f) = self.module.client_connected else {
-            return Ok(());
+            return defaults::client_connected(proc).await;
         };
         upcall(
             lent,
@@ -86,7 +93,7 @@ impl Host for CHost {
 
     async fn client_finalized(&self, proc: Proc) -> Result<(), Status> {
         let Some(f) = self.module.client_finalized else {
-            return Ok(());
+            return defaults::client_finalized(proc).await;
         };
         let object = self.object_of(&proc);
         let mut lent = Lent::new();
@@ -109,7 +116,9 @@ impl Host for CHost {
         message: Option<String>,
         procs: Vec<Proc>,
     ) -> Result<(), Status> {
-        let f = self.module.abort.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.abort else {
+            return defaults::abort(proc, status, message, procs).await;
+        };
         let object = self.object_of(&proc);
         let mut lent = Lent::new();
         let me = lent.proc(&proc)?;
@@ -151,7 +160,9 @@ impl Host for CHost {
         info: Vec<Info>,
         data: Vec<u8>,
     ) -> Result<Vec<u8>, Status> {
-        let f = self.module.fence_nb.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.fence_nb else {
+            return defaults::fence_nb(procs, info, data).await;
+        };
         let mut lent = Lent::new();
         let (p, np) = lent.procs(&procs)?;
         let (i, ni) = lent.infos(&info)?;
@@ -186,12 +197,10 @@ impl Host for CHost {
         .await
     }
 
-    fn supports_direct_modex(&self) -> bool {
-        self.module.direct_modex.is_some()
-    }
-
     async fn direct_modex(&self, proc: Proc, info: Vec<Info>) -> Result<Vec<u8>, Status> {
-        let f = self.module.direct_modex.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.direct_modex else {
+            return defaults::direct_modex(proc, info).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
@@ -207,7 +216,9 @@ impl Host for CHost {
     }
 
     async fn publish(&self, proc: Proc, info: Vec<Info>) -> Result<(), Status> {
-        let f = self.module.publish.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.publish else {
+            return defaults::publish(proc, info).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
@@ -228,7 +239,9 @@ impl Host for CHost {
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<Vec<PData>, Status> {
-        let f = self.module.lookup.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.lookup else {
+            return defaults::lookup(proc, keys, info).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let k = lent.argv(&keys)?;
@@ -259,7 +272,9 @@ impl Host for CHost {
         keys: Vec<String>,
         info: Vec<Info>,
     ) -> Result<(), Status> {
-        let f = self.module.unpublish.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.unpublish else {
+            return defaults::unpublish(proc, keys, info).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let k = lent.argv(&keys)?;
@@ -291,7 +306,9 @@ impl Host for CHost {
         range: DataRange,
         info: Vec<Info>,
     ) -> Result<(), Status> {
-        let f = self.module.notify_event.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.notify_event else {
+            return defaults::notify_event(status, source, range, info).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&source)?;
         let (i, ni) = lent.infos(&info)?;
@@ -317,10 +334,9 @@ impl Host for CHost {
     }
 
     async fn register_events(&self, codes: Vec<Status>, info: Vec<Info>) -> Result<(), Status> {
-        let f = self
-            .module
-            .register_events
-            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.register_events else {
+            return defaults::register_events(codes, info).await;
+        };
         let mut lent = Lent::new();
         let (i, ni) = lent.infos(&info)?;
         let mut codes: Vec<CStatus> = codes.iter().map(|code| code.0).collect();
@@ -337,10 +353,9 @@ impl Host for CHost {
     }
 
     async fn deregister_events(&self, codes: Vec<Status>) -> Result<(), Status> {
-        let f = self
-            .module
-            .deregister_events
-            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.deregister_events else {
+            return defaults::deregister_events(codes).await;
+        };
         let mut codes: Vec<CStatus> = codes.iter().map(|code| code.0).collect();
         let (c, nc) = (Sent(codes.as_mut_ptr().cast()), codes.len());
         upcall(
@@ -360,7 +375,9 @@ impl Host for CHost {
         job_info: Vec<Info>,
         apps: Vec<App>,
     ) -> Result<Nspace, Status> {
-        let f = self.module.spawn.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.spawn else {
+            return defaults::spawn(proc, job_info, apps).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&job_info)?;
@@ -391,17 +408,23 @@ impl Host for CHost {
     }
 
     async fn connect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
-        let f = self.module.connect.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.connect else {
+            return defaults::connect(procs, info).await;
+        };
         self.collective(f, procs, info).await
     }
 
     async fn disconnect(&self, procs: Vec<Proc>, info: Vec<Info>) -> Result<(), Status> {
-        let f = self.module.disconnect.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.disconnect else {
+            return defaults::disconnect(procs, info).await;
+        };
         self.collective(f, procs, info).await
     }
 
     async fn query(&self, proc: Proc, queries: Vec<Query>) -> Result<Vec<Info>, Status> {
-        let f = self.module.query.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.query else {
+            return defaults::query(proc, queries).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let values = queries
@@ -432,7 +455,7 @@ impl Host for CHost {
         let Some(f) = self.module.log else {
             // A host without a log upcall leaves logging to the library, as OpenPMIx's
             // server does: the local channels (stderr, stdout, syslog).
-            return pmix::host::log::write_local_now(&proc, timestamp, &data, &directives);
+            return defaults::log(proc, timestamp, data, directives).await;
         };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
@@ -466,7 +489,9 @@ impl Host for CHost {
         targets: Vec<Proc>,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let f = self.module.job_control.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.job_control else {
+            return defaults::job_control(proc, targets, directives).await;
+        };
         let mut lent = Lent::new();
         let (t, nt) = lent.procs(&targets)?;
         info_upcall(lent, &proc, &directives, move |p, i, ni, done, cb| {
@@ -492,7 +517,9 @@ impl Host for CHost {
         directive: AllocDirective,
         info: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let f = self.module.allocate.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.allocate else {
+            return defaults::allocate(proc, directive, info).await;
+        };
         info_upcall(Lent::new(), &proc, &info, move |p, i, ni, done, cb| {
             // SAFETY: the host's upcall (pmix_server.h); its arguments live until it answers.
             unsafe { f(p.get().cast(), directive.0, i.get().cast(), ni, done, cb) }
@@ -507,7 +534,9 @@ impl Host for CHost {
         error: Status,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let f = self.module.monitor.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.monitor else {
+            return defaults::monitor(proc, monitor, error, directives).await;
+        };
         let mut lent = Lent::new();
         let (m, _) = lent.infos(std::slice::from_ref(&monitor))?;
         info_upcall(lent, &proc, &directives, move |p, i, ni, done, cb| {
@@ -534,7 +563,9 @@ impl Host for CHost {
         procs: Vec<Proc>,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let f = self.module.group.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.group else {
+            return defaults::group(op, group, procs, directives).await;
+        };
         let mut lent = Lent::new();
         let g = lent.string(&group)?;
         let (p, np) = lent.procs(&procs)?;
@@ -567,7 +598,9 @@ impl Host for CHost {
         op: FabricOperation,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let f = self.module.fabric.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.fabric else {
+            return defaults::fabric(proc, op, directives).await;
+        };
         info_upcall(
             Lent::new(),
             &proc,
@@ -585,10 +618,9 @@ impl Host for CHost {
         proc: Proc,
         info: Vec<Info>,
     ) -> Result<(Vec<u8>, Vec<Info>), Status> {
-        let f = self
-            .module
-            .get_credential
-            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.get_credential else {
+            return defaults::get_credential(proc, info).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let (i, ni) = lent.infos(&info)?;
@@ -610,10 +642,9 @@ impl Host for CHost {
         credential: Vec<u8>,
         directives: Vec<Info>,
     ) -> Result<Vec<Info>, Status> {
-        let f = self
-            .module
-            .validate_credential
-            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.validate_credential else {
+            return defaults::validate_credential(proc, credential, directives).await;
+        };
         let mut lent = Lent::new();
         let p = lent.proc(&proc)?;
         let c = lent.bytes(&credential)?;
@@ -644,7 +675,9 @@ impl Host for CHost {
         directives: Vec<Info>,
         channels: IofChannel,
     ) -> Result<(), Status> {
-        let f = self.module.iof_pull.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.iof_pull else {
+            return defaults::iof_pull(procs, directives, channels).await;
+        };
         let mut lent = Lent::new();
         let (p, np) = lent.procs(&procs)?;
         let (i, ni) = lent.infos(&directives)?;
@@ -676,7 +709,9 @@ impl Host for CHost {
         directives: Vec<Info>,
         data: Option<Vec<u8>>,
     ) -> Result<(), Status> {
-        let f = self.module.push_stdin.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.push_stdin else {
+            return defaults::push_stdin(source, targets, directives, data).await;
+        };
         let mut lent = Lent::new();
         let s = lent.proc(&source)?;
         let (t, nt) = lent.procs(&targets)?;
@@ -699,10 +734,9 @@ impl Host for CHost {
     }
 
     async fn tool_connected(&self, info: Vec<Info>) -> Result<Proc, Status> {
-        let f = self
-            .module
-            .tool_connected
-            .ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let Some(f) = self.module.tool_connected else {
+            return defaults::tool_connected(info).await;
+        };
         let mut lent = Lent::new();
         let (i, ni) = lent.infos(&info)?;
         upcall(
@@ -718,6 +752,43 @@ impl Host for CHost {
         .await
     }
 }
+
+/// Generates `impl Host for CHost` from the table of upcalls: each method calls the C
+/// marshalling of the same name above; and checks that every slot of `pmix_server_module_t`
+/// is some upcall's.
+macro_rules! c_host {
+    ($(
+        $(#[$doc:meta])*
+        $code:literal $Var:ident $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty
+        [$(slot $slot:ident $c:literal)?]
+        default $default:block
+    )*) => {
+        impl pmix::host::Host for CHost {
+            fn supports_direct_modex(&self) -> bool {
+                self.module.direct_modex.is_some()
+            }
+
+            $(
+                async fn $name(&self, $($arg: $ty),*) -> $ret {
+                    CHost::$name(self, $($arg),*).await
+                }
+            )*
+        }
+
+        // Every slot of the C module is a row's, but the 4.2 `client_connected` (the fallback
+        // of `client_connected2`) and `listener` (never called): a slot added to the module
+        // does not compile until a row or this list takes it.
+        const _: fn(CServerModule) = |module| {
+            let CServerModule {
+                $($($slot: _,)?)*
+                client_connected: _,
+                listener: _,
+            } = module;
+        };
+    };
+}
+
+pmix::for_each_upcall!(c_host);
 
 impl CHost {
     /// A connect or a disconnect: the collective of `procs`.
