@@ -858,6 +858,11 @@ const _: () = assert!(size_of::<LibraryModule>() == 256);
 /// always provides, the others NULL; `host` receives every upcall.
 pub(super) fn module(caps: HostCaps, host: HostFn) -> LibraryModule {
     let _ = HOST.set(host);
+    slots(caps)
+}
+
+/// The module's slots for `caps`.
+fn slots(caps: HostCaps) -> LibraryModule {
     let slots = CServerModule {
         client_connected: None,
         client_finalized: Some(up_client_finalized),
@@ -895,5 +900,67 @@ pub(super) fn module(caps: HostCaps, host: HostFn) -> LibraryModule {
     LibraryModule {
         slots,
         later: [None; 4],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Upcalls of the table this harness's C host leaves NULL whatever a vector asks, each
+    /// with why.
+    const NOT_PROVIDED: [(&str, &str); 1] = [(
+        "tool_connected",
+        "no up_tool_connected: a tool connecting to a C library's server is served as by a \
+         host without tool support",
+    )];
+
+    /// Each upcall's C slot in `module`, and whether it is set; each slot's C type.
+    macro_rules! slots_set {
+        ($(
+            $(#[$doc:meta])*
+            $code:literal $Var:ident $name:ident ($($arg:ident : $ty:ty),*) -> $ret:ty
+            [$(slot $slot:ident $c:literal)?]
+            default $default:block
+        )*) => {
+            fn slots_set(module: &CServerModule) -> Vec<(&'static str, bool)> {
+                vec![$($((stringify!($slot), module.$slot.is_some()),)?)*]
+            }
+
+            /// The C type names of the upcalls that have a slot.
+            const C_TYPES: &[&str] = &[$($($c,)?)*];
+        };
+    }
+
+    pmix::for_each_upcall!(slots_set);
+
+    #[test]
+    fn every_upcall_of_the_table_is_provided_or_listed_as_not() {
+        let all = HostCaps {
+            fence: true,
+            direct_modex: true,
+            publish: true,
+        };
+        let module = slots(all).slots;
+        let slots = slots_set(&module);
+        assert!(
+            slots.len() > 20,
+            "the table has the module's slots: {slots:?}"
+        );
+        for (slot, set) in slots {
+            let listed = NOT_PROVIDED.iter().any(|(name, _)| *name == slot);
+            assert_ne!(
+                set, listed,
+                "slot {slot}: set {set}, listed as not provided {listed}; a new upcall needs \
+                 an up_ function in the module or a line in NOT_PROVIDED"
+            );
+        }
+    }
+
+    #[test]
+    fn the_upcalls_a_vector_can_refuse_are_upcalls_of_the_table() {
+        for name in crate::vector::REFUSABLE {
+            assert!(C_TYPES.contains(&name), "{name} is no upcall's C type");
+        }
     }
 }
