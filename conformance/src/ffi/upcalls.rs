@@ -963,4 +963,19 @@ mod tests {
             assert!(C_TYPES.contains(&name), "{name} is no upcall's C type");
         }
     }
+
+    #[test]
+    fn every_upcall_of_the_table_is_an_upcall_of_the_standard() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let inventory = crate::inventory::Inventory::load(&root.join("spec-vectors/inventory"))
+            .expect("the inventory loads");
+        for name in C_TYPES {
+            let known = inventory.standards.iter().any(|s| {
+                s.apis
+                    .iter()
+                    .any(|r| r.get("name") == *name && r.get("kind") == "upcall")
+            });
+            assert!(known, "{name} is not an upcall in the standard's inventory");
+        }
+    }
 }
