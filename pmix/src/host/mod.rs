@@ -24,7 +24,7 @@ use crate::model::{
     PData, Proc, Query, Status,
 };
 
-use crate::server::{Answer, HostCall, HostResult};
+use crate::server::{HostCall, HostResult, IntoHost};
 use log::write_local_now;
 
 /// Generates the [`Host`] trait, its [`defaults`] and `HostCall::call` from the table of

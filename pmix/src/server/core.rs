@@ -41,7 +41,7 @@ use crate::store::jobinfo::job_info_kvals;
 pub(crate) use interface::{Action, ConnId};
 use shared::{Conn, Registration, Shared};
 #[cfg(feature = "runtime")]
-pub(crate) use upcall::Answer;
+pub(crate) use upcall::IntoHost;
 pub use upcall::{HostCall, HostResult};
 // What the kernel reports of a peer; hosts and drivers see it as `transport::PeerCred`.
 pub use interface::PeerCred;

@@ -39,6 +39,6 @@ pub use driver::{SERVER_VERSION, Server};
 pub use limits::{Held, Limits};
 // The upcalls as messages, for a host in another process.
 #[cfg(feature = "runtime")]
-pub(crate) use core::Answer;
+pub(crate) use core::IntoHost;
 pub use core::{HostCall, HostResult};
 pub use env::inherited_server_vars;

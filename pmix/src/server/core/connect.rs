@@ -179,10 +179,7 @@ impl Connects {
         let Some((kind, id)) = self.at_host.remove(&op) else {
             return;
         };
-        let status = match result {
-            HostResult::Status(s) => s,
-            _ => Status::ERR_BAD_PARAM,
-        };
+        let status = result.output::<()>().err().unwrap_or(Status::SUCCESS);
         let status = match self.collective(kind).get_mut(id) {
             Some(t) => t.outcome(status),
             None => status,

@@ -143,10 +143,7 @@ impl ServerEvents {
         let Some(held) = self.at_host.remove(&op) else {
             return;
         };
-        let status = match result {
-            HostResult::Status(s) => s,
-            other => other.failure(),
-        };
+        let status = result.output::<()>().err().unwrap_or(Status::SUCCESS);
         if status.is_success() || status == Status::ERR_NOT_SUPPORTED {
             if cx.conns.contains_key(&held.conn) {
                 self.registered(cx, held.conn, held.tag, held.codes);

@@ -140,9 +140,9 @@ impl Fencing {
             return;
         };
         let lost = self.fences.get_mut(id).and_then(|t| t.lost);
-        let status = match result {
+        let status = match result.output::<Vec<u8>>() {
             // A local participant was lost: the fence failed, whatever came back.
-            HostResult::Data(Ok(blob)) => match lost {
+            Ok(blob) => match lost {
                 Some(lost) => lost,
                 None => {
                     let local = cx.store.local.clone();
@@ -152,7 +152,7 @@ impl Fencing {
                     }
                 }
             },
-            other => other.failure(),
+            Err(s) => s,
         };
         self.finish(cx, id, status);
     }

@@ -178,12 +178,12 @@ impl Gets {
         let Some(get) = self.at_host.remove(&op) else {
             return;
         };
-        let status = match result {
-            HostResult::Data(Ok(blob)) => match cx.store.modex.store_blob(&blob, |_| false) {
+        let status = match result.output::<Vec<u8>>() {
+            Ok(blob) => match cx.store.modex.store_blob(&blob, |_| false) {
                 Ok(()) => Status::SUCCESS,
                 Err(e) => e.status(),
             },
-            other => other.failure(),
+            Err(s) => s,
         };
         if status != Status::SUCCESS {
             cx.send(get.conn, get.tag, &Reply::Status(status));

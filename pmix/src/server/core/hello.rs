@@ -190,12 +190,7 @@ impl Admission {
         let Some(tool) = self.at_host.remove(&op) else {
             return;
         };
-        let result = match result {
-            HostResult::Proc(r) => r,
-            HostResult::Status(s) if s != Status::SUCCESS => Err(s),
-            _ => Err(Status::ERR_BAD_PARAM),
-        };
-        let proc = match (result, &tool.proc) {
+        let proc = match (result.output::<Proc>(), &tool.proc) {
             (Ok(p), _) => p,
             // A host without tool support: a tool that brought its identifier keeps it.
             (Err(Status::ERR_NOT_SUPPORTED), Some(own)) => own.clone(),

@@ -171,7 +171,7 @@ impl Iof {
         let Some(Waiting { conn, tag, id }) = self.at_host.remove(&op) else {
             return;
         };
-        let status = result.status();
+        let status = result.output::<()>().err().unwrap_or(Status::SUCCESS);
         let agreed = status == Status::SUCCESS;
         let remote_id = match self.pulls.get_mut(&id) {
             Some(p) if agreed => {

@@ -146,15 +146,7 @@ impl Queries {
         let Some(held) = self.at_host.remove(&op) else {
             return;
         };
-        let from_host = match result {
-            HostResult::Infos(Ok(infos)) => Ok(infos),
-            HostResult::Infos(Err(s)) | HostResult::Status(s) => Err(s),
-            other => {
-                tracing::warn!("the host answered a query with {other:?}");
-                Err(Status::ERR_BAD_PARAM)
-            }
-        };
-        finish(cx, held, Some(from_host));
+        finish(cx, held, Some(result.output()));
     }
 
     /// What the server answers itself for one query.

@@ -83,13 +83,13 @@ impl Relayed {
             return;
         };
         let reply = match answer {
-            Answer::Status => Reply::Status(result.status()),
+            Answer::Status => Reply::Status(result.output::<()>().err().unwrap_or(Status::SUCCESS)),
             Answer::Finalized => Reply::Status(Status::SUCCESS),
             Answer::Lookup { keys } => lookup_reply(&keys, result),
             Answer::Infos { command } => {
-                let (status, info) = match result {
-                    HostResult::Infos(Ok(info)) => (Status::SUCCESS, info),
-                    other => (other.failure(), Vec::new()),
+                let (status, info) = match result.output() {
+                    Ok(info) => (Status::SUCCESS, info),
+                    Err(s) => (s, Vec::new()),
                 };
                 Reply::Op(OpReply::Infos {
                     command,
@@ -98,12 +98,7 @@ impl Relayed {
                 })
             }
             Answer::Spawn => {
-                let result = match result {
-                    HostResult::Nspace(r) => r,
-                    HostResult::Status(s) if s != Status::SUCCESS => Err(s),
-                    _ => Err(Status::ERR_BAD_PARAM),
-                };
-                return spawned(cx, conn, tag, result);
+                return spawned(cx, conn, tag, result.output());
             }
             Answer::Credential { proc } => self.credential_reply(cx, &proc, result),
             Answer::Validate { proc, credential } => {
@@ -117,10 +112,9 @@ impl Relayed {
     /// own, one this library seals for the identity it verified (registration and the
     /// socket's peer credentials).
     fn credential_reply(&self, cx: &Shared, proc: &Proc, result: HostResult) -> Reply {
-        let result = match result {
-            HostResult::Credential(Err(Status::ERR_NOT_SUPPORTED)) => self.own_credential(cx, proc),
-            HostResult::Credential(r) => r,
-            other => Err(other.failure()),
+        let result = match result.output() {
+            Err(Status::ERR_NOT_SUPPORTED) => self.own_credential(cx, proc),
+            r => r,
         };
         Reply::Op(match result {
             Ok((bytes, info)) => OpReply::Credential {
@@ -152,13 +146,10 @@ impl Relayed {
     /// What the host says a credential proves, or, when the host validates nothing itself,
     /// this library's check of a credential it sealed.
     fn validation_reply(&self, proc: &Proc, cred: &[u8], result: HostResult) -> Reply {
-        let result = match result {
-            HostResult::Infos(Err(Status::ERR_NOT_SUPPORTED)) => {
-                credential::validate(&self.credential_key, cred)
-                    .map(|who| credential::validated_info(&who))
-            }
-            HostResult::Infos(r) => r,
-            other => Err(other.failure()),
+        let result = match result.output() {
+            Err(Status::ERR_NOT_SUPPORTED) => credential::validate(&self.credential_key, cred)
+                .map(|who| credential::validated_info(&who)),
+            r => r,
         };
         let (status, info) = match result {
             Ok(info) => (Status::SUCCESS, info),
@@ -178,24 +169,18 @@ impl Relayed {
     }
 }
 
-/// A lookup's reply: what the host found, with the status of how much (v5.0 §9.6); a host
-/// that found nothing, or answered with something else, found none of the keys.
+/// A lookup's reply: what the host found, with the status of how much (v5.0 §9.6), or the
+/// host's error.
 fn lookup_reply(keys: &[String], result: HostResult) -> Reply {
-    match result {
-        HostResult::Lookup(Ok(data)) => Reply::Lookup {
+    match result.output::<Vec<PData>>() {
+        Ok(data) => Reply::Lookup {
             status: PData::lookup_status(keys, &data),
             data,
         },
-        other => {
-            let status = match other.status() {
-                Status::SUCCESS => Status::ERR_NOT_FOUND,
-                s => s,
-            };
-            Reply::Lookup {
-                status,
-                data: Vec::new(),
-            }
-        }
+        Err(status) => Reply::Lookup {
+            status,
+            data: Vec::new(),
+        },
     }
 }
 

@@ -115,44 +115,63 @@ impl HostResult {
         }
     }
 
-    /// The status of an answer that is not the data the call wanted: its error, or
-    /// `PMIX_ERR_BAD_PARAM` for data of another kind.
-    pub(crate) fn failure(self) -> Status {
-        match self {
-            HostResult::Data(Ok(_))
-            | HostResult::Lookup(Ok(_))
-            | HostResult::Proc(Ok(_))
-            | HostResult::Infos(Ok(_))
-            | HostResult::Nspace(Ok(_))
-            | HostResult::Credential(Ok(_)) => Status::ERR_BAD_PARAM,
-            other => other.status(),
-        }
+    /// The answer as the data `T` a call wanted, by one rule for every chapter: an answer of
+    /// `T`'s kind is its data or its error; an answer of another kind, which only a host that
+    /// does not use [`HostCall::call`] can give, is its error. An error that claims success
+    /// is `PMIX_ERR_BAD_PARAM`, as is another kind's data or `PMIX_SUCCESS` where data was
+    /// wanted.
+    pub(crate) fn output<T: Answer>(self) -> Result<T, Status> {
+        let result = T::unwrap(self).unwrap_or_else(|other| {
+            tracing::debug!(
+                "the host answered with another kind of data than the call wanted ({:?})",
+                other.status()
+            );
+            Err(other.status())
+        });
+        result.map_err(|s| match s {
+            Status::SUCCESS => Status::ERR_BAD_PARAM,
+            s => s,
+        })
     }
 }
 
-/// What a `Host` method's output answers as: its kind of [`HostResult`].
-pub(crate) trait Answer {
-    fn into_host(self) -> HostResult;
+/// The data of an upcall's answer (the `Ok` type of its `Host` method's output), and the kind
+/// of [`HostResult`] that carries it.
+pub(crate) trait Answer: Sized {
+    /// The method's result as the host's answer.
+    fn wrap(result: Result<Self, Status>) -> HostResult;
+
+    /// The result an answer of this kind carries; an answer of another kind, back.
+    fn unwrap(answer: HostResult) -> Result<Result<Self, Status>, HostResult>;
 }
 
-/// A call that wants no data; `client_lost`'s answer is not waited for.
+/// A call that wants no data: its answer is a status.
 impl Answer for () {
-    fn into_host(self) -> HostResult {
-        HostResult::Status(Status::SUCCESS)
+    fn wrap(result: Result<(), Status>) -> HostResult {
+        HostResult::Status(result.err().unwrap_or(Status::SUCCESS))
     }
-}
 
-impl Answer for Result<(), Status> {
-    fn into_host(self) -> HostResult {
-        HostResult::Status(self.err().unwrap_or(Status::SUCCESS))
+    fn unwrap(answer: HostResult) -> Result<Result<(), Status>, HostResult> {
+        match answer {
+            HostResult::Status(Status::SUCCESS) => Ok(Ok(())),
+            HostResult::Status(s) => Ok(Err(s)),
+            other => Err(other),
+        }
     }
 }
 
 macro_rules! answer_as {
     ($($t:ty => $kind:ident),* $(,)?) => {$(
-        impl Answer for Result<$t, Status> {
-            fn into_host(self) -> HostResult {
-                HostResult::$kind(self)
+        impl Answer for $t {
+            fn wrap(result: Result<Self, Status>) -> HostResult {
+                HostResult::$kind(result)
+            }
+
+            fn unwrap(answer: HostResult) -> Result<Result<Self, Status>, HostResult> {
+                match answer {
+                    HostResult::$kind(result) => Ok(result),
+                    other => Err(other),
+                }
             }
         }
     )*};
@@ -166,6 +185,24 @@ answer_as!(
     Nspace => Nspace,
     (Vec<u8>, Vec<Info>) => Credential,
 );
+
+/// A `Host` method's output as the host's answer.
+pub(crate) trait IntoHost {
+    fn into_host(self) -> HostResult;
+}
+
+impl<T: Answer> IntoHost for Result<T, Status> {
+    fn into_host(self) -> HostResult {
+        T::wrap(self)
+    }
+}
+
+/// `client_lost`, whose answer is not waited for.
+impl IntoHost for () {
+    fn into_host(self) -> HostResult {
+        HostResult::Status(Status::SUCCESS)
+    }
+}
 
 /// A buffer the byte form is written into.
 struct Out(DataBuffer);

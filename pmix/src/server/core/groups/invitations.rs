@@ -318,11 +318,10 @@ impl GroupsAt<'_> {
         group: &str,
         result: HostResult,
     ) {
-        let result = match result {
-            HostResult::Infos(Ok(info)) => Ok(context_id_of(&info)),
-            other => Err(other.failure()),
-        };
-        self.form_invited_group(group, result);
+        let cid = result
+            .output::<Vec<Info>>()
+            .map(|info| context_id_of(&info));
+        self.form_invited_group(group, cid);
     }
 
     fn form_invited_group(&mut self, group: &str, cid: Result<Option<u64>, Status>) {

@@ -307,14 +307,14 @@ impl GroupsAt<'_> {
 
     /// The host answered the group operation `id`.
     pub(super) fn host_answered_group(&mut self, kind: Kind, id: u64, result: HostResult) {
-        let (status, cid, members) = match result {
-            HostResult::Infos(Ok(info)) => {
+        let (status, cid, members) = match result.output::<Vec<Info>>() {
+            Ok(info) => {
                 let members = (info.iter())
                     .find(|i| i.is(attr::GROUP_MEMBERSHIP))
                     .map(|i| crate::events::procs_of(&i.value));
                 (Status::SUCCESS, context_id_of(&info), members)
             }
-            other => (other.failure(), None, None),
+            Err(s) => (s, None, None),
         };
         let status = match self.groups_of(kind).get_mut(id) {
             Some(t) => t.outcome(status),

@@ -87,8 +87,7 @@ impl GroupsAt<'_> {
                 source,
                 targets,
             } => {
-                let failure = result.failure();
-                if failure != Status::SUCCESS {
+                if let Err(failure) = result.output::<()>() {
                     self.group_relay_failed(&group, status, &source, &targets, failure);
                 }
             }

@@ -219,3 +219,67 @@ fn truncated_padded_or_unknown_messages_are_errors() {
     assert!(HostCall::from_bytes(&unknown).is_err());
     assert!(HostResult::from_bytes(&unknown).is_err());
 }
+
+#[test]
+fn an_answer_is_read_as_the_data_the_call_wanted_by_one_rule() {
+    // Of the kind wanted: its data, or its error.
+    assert_eq!(HostResult::Status(Status::SUCCESS).output::<()>(), Ok(()));
+    assert_eq!(
+        HostResult::Status(Status::ERR_TIMEOUT).output::<()>(),
+        Err(Status::ERR_TIMEOUT)
+    );
+    assert_eq!(
+        HostResult::Data(Ok(vec![1, 2])).output::<Vec<u8>>(),
+        Ok(vec![1, 2])
+    );
+    assert_eq!(HostResult::Infos(Ok(info())).output(), Ok(info()));
+    assert_eq!(
+        HostResult::Nspace(Err(Status::ERR_NOT_FOUND)).output::<Nspace>(),
+        Err(Status::ERR_NOT_FOUND)
+    );
+    // An error that claims success is a bad answer.
+    assert_eq!(
+        HostResult::Proc(Err(Status::SUCCESS)).output::<Proc>(),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    // Of another kind: its error; its data, or a bare success where data was wanted, is bad.
+    assert_eq!(
+        HostResult::Infos(Err(Status::ERR_UNREACH)).output::<()>(),
+        Err(Status::ERR_UNREACH)
+    );
+    assert_eq!(
+        HostResult::Infos(Ok(info())).output::<()>(),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    assert_eq!(
+        HostResult::Status(Status::SUCCESS).output::<Vec<u8>>(),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    assert_eq!(
+        HostResult::Status(Status::ERR_NOT_SUPPORTED).output::<(Vec<u8>, Vec<Info>)>(),
+        Err(Status::ERR_NOT_SUPPORTED)
+    );
+    assert_eq!(
+        HostResult::Data(Ok(vec![1])).output::<Vec<Info>>(),
+        Err(Status::ERR_BAD_PARAM)
+    );
+}
+
+#[test]
+fn a_method_output_answers_as_its_kind_and_reads_back_unchanged() {
+    let spawned = Nspace::new("spawned").unwrap();
+    assert_eq!(
+        Ok::<(), Status>(()).into_host(),
+        HostResult::Status(Status::SUCCESS)
+    );
+    assert_eq!(().into_host(), HostResult::Status(Status::SUCCESS));
+    assert_eq!(
+        Err::<(), Status>(Status::ERR_TIMEOUT).into_host(),
+        HostResult::Status(Status::ERR_TIMEOUT)
+    );
+    let answer = Ok::<Nspace, Status>(spawned.clone()).into_host();
+    assert_eq!(answer, HostResult::Nspace(Ok(spawned.clone())));
+    assert_eq!(answer.output::<Nspace>(), Ok(spawned));
+    let answer = Ok::<(Vec<u8>, Vec<Info>), Status>((b"c".to_vec(), info())).into_host();
+    assert_eq!(answer.output(), Ok((b"c".to_vec(), info())));
+}
