@@ -18,7 +18,17 @@
 //! beside it. These types are not `Copy`, so one promise serves one call.
 //!
 //! This is where the entry points' `unsafe` lives; what a C value holds (an info's value, an
-//! app's argv) is read by `values`.
+//! app's argv) is read by `values`. This file holds the pointer types and their promises;
+//! the methods that read or write one kind of C object through them are apart: the model's
+//! structs (`structs.rs`), data buffers (`buffers.rs`), fabrics (`fabric.rs`), and string
+//! arrays, whose pointer types are their own (`argv.rs`).
+
+mod argv;
+mod buffers;
+mod fabric;
+mod structs;
+
+pub use argv::{Argv, ArgvMut, ArgvOwned};
 
 use std::ffi::{CStr, c_char, c_void};
 use std::marker::PhantomData;
@@ -139,93 +149,6 @@ impl<'a, T> In<'a, T> {
     }
 }
 
-impl In<'_, CProc> {
-    /// The process named; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn proc(self) -> Result<Proc, Status> {
-        read_proc(self.required()?)
-    }
-}
-
-impl In<'_, CByteObject> {
-    /// The bytes of a byte object the call needs (a credential, output to deliver); NULL is
-    /// `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn bytes(self) -> Result<Vec<u8>, Status> {
-        let bo = self.required()?;
-        // SAFETY: a byte object's `bytes` holds `size` bytes (the promise of its type).
-        Ok(unsafe { slice_of(bo.bytes.cast::<u8>(), bo.size)? }.to_vec())
-    }
-}
-
-impl In<'_, CValue> {
-    /// The value; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn value(self) -> Result<Value, Status> {
-        // SAFETY: an initialised value (the promise the argument carries).
-        unsafe { read_value(self.required()?) }
-    }
-}
-
-impl In<'_, CSourced> {
-    /// The topology passed (`pmix_topology_t`), `None` for NULL.
-    pub(crate) fn topology(self) -> Result<Option<Topology>, Status> {
-        // SAFETY: a topology: its source NULL or a string, its object NULL or an hwloc
-        // topology (the promise the argument carries).
-        self.get().map(|t| unsafe { read_topology(t) }).transpose()
-    }
-
-    /// The cpuset passed (`pmix_cpuset_t`), `None` for NULL.
-    pub(crate) fn cpuset(self) -> Result<Option<Cpuset>, Status> {
-        // SAFETY: a cpuset: its source NULL or a string, its object NULL or an hwloc
-        // bitmap (the promise the argument carries).
-        self.get().map(|c| unsafe { read_cpuset(c) }).transpose()
-    }
-}
-
-impl In<'_, CPdata> {
-    /// The value the published data holds; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn value(self) -> Result<Value, Status> {
-        // SAFETY: initialised published data (the promise the argument carries).
-        unsafe { read_value(&self.required()?.value) }
-    }
-}
-
-impl In<'_, CRegattr> {
-    /// A deep copy of the registration, its blocks from libc's allocator; NULL is
-    /// `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn copy(self) -> Result<CRegattr, Status> {
-        // SAFETY: an initialised registration (the promise the argument carries).
-        unsafe { copy_regattr(self.required()?) }
-    }
-}
-
-impl In<'_, CInfo> {
-    /// The info; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn one(self) -> Result<Info, Status> {
-        // SAFETY: an initialised info (the promise the argument carries).
-        unsafe { read_info(self.required()?) }
-    }
-
-    /// The info's value alone (its key is not read); NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn value(self) -> Result<Value, Status> {
-        // SAFETY: an initialised info (the promise the argument carries).
-        unsafe { read_value(&self.required()?.value) }
-    }
-
-    /// The one info the pointer names (`PMIx_Process_monitor`'s `monitor`); NULL is
-    /// `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn info(self) -> Result<Vec<Info>, Status> {
-        let one = Array(self.required()?, PhantomData);
-        one.infos(1)
-    }
-}
-
-impl In<'_, CApp> {
-    /// The application as `PMIx_App_string` prints it, `None` for NULL.
-    pub(crate) fn text(self) -> Option<String> {
-        // SAFETY: an initialised application (the promise the argument carries).
-        self.get().map(|app| unsafe { app_text(app) })
-    }
-}
-
 /// An array argument with its count beside it (`const pmix_info_t *info, size_t ninfo`):
 /// NULL, or as many initialised `T` as the count says. The methods take that count.
 #[repr(transparent)]
@@ -258,41 +181,6 @@ impl<'a, T> Array<'a, T> {
     }
 }
 
-/// One info of an array read on its own: its key, and what it reads as (none for one left
-/// as `PMIX_INFO_CREATE` made it) or why it could not be read.
-pub(crate) type EachInfo = (String, Result<Vec<Info>, Status>);
-
-impl Array<'_, CInfo> {
-    /// The `n` infos (those left as `PMIX_INFO_CREATE` made them are skipped).
-    pub(crate) fn infos(self, n: usize) -> Result<Vec<Info>, Status> {
-        self.slice(n)?;
-        // SAFETY: checked above to hold `n` infos; each is initialised (the promise).
-        unsafe { read_infos(self.0, n) }
-    }
-
-    /// Each of the `n` infos on its own, with its key: its reading (none for one left as
-    /// `PMIX_INFO_CREATE` made it) or why it could not be read, for a caller that leaves
-    /// out what it cannot read.
-    pub(crate) fn each_info(self, n: usize) -> Result<Vec<EachInfo>, Status> {
-        Ok(self
-            .slice(n)?
-            .iter()
-            // SAFETY: each an initialised info of the array (the promise the argument
-            // carries).
-            .map(|i| (read_fixed(&i.key), unsafe { read_infos(i, 1) }))
-            .collect())
-    }
-}
-
-impl Array<'_, CProc> {
-    /// The `n` processes.
-    pub(crate) fn procs(self, n: usize) -> Result<Vec<Proc>, Status> {
-        self.slice(n)?;
-        // SAFETY: checked above to hold `n` procs.
-        unsafe { read_procs(self.0, n) }
-    }
-}
-
 impl<T> Array<'_, T> {
     /// The `n` elements read as C objects of type `t` (the type whose C struct `T` is), each
     /// taken from its value by `take`; a value of another kind is `PMIX_ERR_BAD_PARAM`.
@@ -310,26 +198,6 @@ impl<T> Array<'_, T> {
             out.push(take(value).ok_or(Status::ERR_BAD_PARAM)?);
         }
         Ok(out)
-    }
-}
-
-impl Array<'_, CApp> {
-    /// The `n` applications to spawn.
-    pub(crate) fn apps(self, n: usize) -> Result<Vec<App>, Status> {
-        self.objects(n, DataType::APP, |v| match v {
-            Value::App(app) => Some(*app),
-            _ => None,
-        })
-    }
-}
-
-impl Array<'_, CQuery> {
-    /// The `n` queries.
-    pub(crate) fn queries(self, n: usize) -> Result<Vec<Query>, Status> {
-        self.objects(n, DataType::QUERY, |v| match v {
-            Value::Query(q) => Some(*q),
-            _ => None,
-        })
     }
 }
 
@@ -389,79 +257,6 @@ impl<'a, T> InOut<'a, T> {
     }
 }
 
-impl InOut<'_, CFabric> {
-    /// The fabric the struct describes.
-    pub(crate) fn fabric(&self) -> Result<Fabric, Status> {
-        // SAFETY: as `get`, for a shared borrow while `self` is borrowed.
-        let f = unsafe { self.0.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: its pointers are NULL or this library's (the promise of the argument).
-        unsafe { read_fabric(f) }
-    }
-
-    /// Describe `fabric` in the struct, releasing what this library filled it with before.
-    pub(crate) fn update_fabric(self, fabric: &Fabric) -> Result<(), Status> {
-        // SAFETY: its pointers are NULL or this library's (the promise of the argument).
-        unsafe { write_fabric(fabric, self.get()?, true) }
-    }
-
-    /// Release what this library filled the struct with, and clear it.
-    pub(crate) fn clear_fabric(self) -> Result<(), Status> {
-        // SAFETY: its pointers are NULL or this library's (the promise of the argument).
-        unsafe { clear_fabric(self.get()?) };
-        Ok(())
-    }
-}
-
-/// `fabric` as a `pmix_fabric_t` whose name and information are blocks of libc's allocator
-/// this library releases later (an update, a deregistration).
-fn c_fabric(fabric: &Fabric) -> Result<CFabric, Status> {
-    let mut written = empty_fabric();
-    // SAFETY: a fresh struct: nothing it held is read or released.
-    unsafe { write_fabric(fabric, &mut written, false)? };
-    Ok(written)
-}
-
-impl Out<'_, CFabric> {
-    /// Describe `fabric` there, overwriting whatever it held (a registration: the caller's
-    /// struct may not be constructed); NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn set_fabric(self, fabric: &Fabric) -> Result<(), Status> {
-        if self.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        self.set(c_fabric(fabric)?);
-        Ok(())
-    }
-}
-
-impl InOut<'_, CSourced> {
-    /// The source the topology or cpuset names, `None` for none; NULL is
-    /// `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn source(&self) -> Result<Option<String>, Status> {
-        // SAFETY: as `get`, for a shared borrow while `self` is borrowed.
-        let c = unsafe { self.0.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: its source is NULL or a string (the promise of the argument).
-        Ok(unsafe { sourced_source(c) })
-    }
-
-    /// Release the topology's hwloc object and source, leaving it empty (nothing for NULL).
-    pub(crate) fn destruct_topology(self) {
-        if let Ok(t) = self.get() {
-            // SAFETY: a topology of this library, or one the caller made of hwloc's, that
-            // nothing else releases (the promise of the argument's type).
-            unsafe { destruct_topology(t) };
-        }
-    }
-
-    /// Release the cpuset's hwloc bitmap and source, leaving it empty (nothing for NULL).
-    pub(crate) fn destruct_cpuset(self) {
-        if let Ok(c) = self.get() {
-            // SAFETY: a cpuset of this library, or one the caller made of hwloc's, that
-            // nothing else releases (the promise of the argument's type).
-            unsafe { destruct_cpuset(c) };
-        }
-    }
-}
-
 impl<T: Family> InOut<'_, T> {
     /// Release what the structure holds, leaving it empty (`X_destruct`; nothing for NULL).
     pub(crate) fn destruct(self) {
@@ -469,40 +264,6 @@ impl<T: Family> InOut<'_, T> {
             // SAFETY: its pointers are NULL or blocks of libc's allocator nothing else
             // releases (the promise of the argument).
             unsafe { p.release() };
-        }
-    }
-}
-
-impl InOut<'_, CRegattr> {
-    /// Add a copy of `line` at the end of the registration's description (made when it has
-    /// none).
-    pub(crate) fn append_description(&mut self, line: &[u8]) -> Result<(), Status> {
-        // SAFETY: as `get`, while `self` is borrowed mutably.
-        let r = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the description is NULL or an array of libc's allocator (the promise of
-        // the argument).
-        unsafe { argv_insert(&mut r.description, line, false) }
-    }
-}
-
-impl InOut<'_, CValue> {
-    /// Release what the value holds, leaving it `PMIX_UNDEF` (nothing for NULL).
-    pub(crate) fn destruct_value(self) {
-        if let Ok(v) = self.get() {
-            // SAFETY: a value whose blocks come from libc's allocator (the promise of the
-            // argument).
-            unsafe { destruct_value(v) };
-        }
-    }
-}
-
-impl InOut<'_, CDataArray> {
-    /// Release the array's elements and their block (nothing for NULL).
-    pub(crate) fn destruct_array(self) {
-        if let Ok(d) = self.get() {
-            // SAFETY: a data array whose blocks come from libc's allocator (the promise of
-            // the argument).
-            unsafe { destruct_array(d) };
         }
     }
 }
@@ -647,85 +408,6 @@ impl<T: Family> Owned<T> {
     }
 }
 
-impl In<'_, CDataBuffer> {
-    /// A copy of the bytes not yet unpacked; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn unread(self) -> Result<Vec<u8>, Status> {
-        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
-        Ok(unsafe { unread(self.required()?)? }.to_vec())
-    }
-}
-
-impl InOut<'_, CDataBuffer> {
-    /// The shared view of the buffer while `self` is borrowed.
-    fn buffer(&self) -> Result<&CDataBuffer, Status> {
-        // SAFETY: as `get`, for a shared borrow while `self` is borrowed.
-        unsafe { self.0.as_ref() }.ok_or(Status::ERR_BAD_PARAM)
-    }
-
-    /// A copy of the bytes not yet unpacked.
-    pub(crate) fn unread(&self) -> Result<Vec<u8>, Status> {
-        let b = self.buffer()?;
-        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
-        Ok(unsafe { unread(b)? }.to_vec())
-    }
-
-    /// Append `bytes`.
-    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(), Status> {
-        // SAFETY: as `get`, while `self` is borrowed mutably.
-        let b = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
-        unsafe { append(b, bytes) }
-    }
-
-    /// Mark `consumed` more bytes as unpacked (at most as many as are unread).
-    pub(crate) fn consume(&mut self, consumed: usize) -> Result<(), Status> {
-        // SAFETY: as `get`, while `self` is borrowed mutably.
-        let b = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: a buffer of this library (the promise of the argument); the position is
-        // checked against what is unread.
-        unsafe {
-            if consumed > unread(b)?.len() {
-                return Err(Status::ERR_BAD_PARAM);
-            }
-            consume(b, consumed);
-        }
-        Ok(())
-    }
-
-    /// Empty the buffer and release its block.
-    pub(crate) fn release(&mut self) -> Result<(), Status> {
-        // SAFETY: as `get`, while `self` is borrowed mutably.
-        let b = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: a buffer of this library, or zeroed (the promise of the argument).
-        unsafe { release_buffer(b) };
-        Ok(())
-    }
-
-    /// Take the payload's bytes over, emptied first, to unpack from the start; the payload
-    /// is left empty (`PMIx_Data_load`).
-    pub(crate) fn load(self, payload: InOut<'_, CByteObject>) -> Result<(), Status> {
-        let (b, p) = (self.get()?, payload.get()?);
-        // SAFETY: the buffer as above; the payload's bytes are a block of libc's allocator
-        // the call takes over (the promise of that argument).
-        unsafe { take_payload(b, p) };
-        Ok(())
-    }
-
-    /// Take `block` of `size` bytes over, as [`load`](Self::load) does a payload's.
-    pub(crate) fn load_block(self, block: Block, size: usize) -> Result<(), Status> {
-        let mut payload = CByteObject {
-            bytes: block.0,
-            size,
-        };
-        // SAFETY: a block of libc's allocator of `size` bytes, handed over (the promise of
-        // `block`).
-        let b = self.get()?;
-        // SAFETY: as above.
-        unsafe { take_payload(b, &mut payload) };
-        Ok(())
-    }
-}
-
 /// Where `PMIx_Value_unload` hands out a value's data (`void **data`): writable; for the
 /// types OpenPMIx 4.2 copies into the caller's storage, `*data` points to room for one
 /// object of the value's type.
@@ -846,130 +528,6 @@ impl<'a, T> Handle<'a, T> {
     }
 }
 
-/// A NULL-terminated array of strings (`char **keys`, an argv): NULL or its strings.
-#[repr(transparent)]
-#[derive(Clone, Copy, Debug)]
-pub struct Argv<'a>(*const *mut c_char, PhantomData<&'a c_char>);
-
-impl<'a> Argv<'a> {
-    /// # Safety
-    /// `p` is NULL or a NULL-terminated array of NUL-terminated strings, all outliving the
-    /// argument.
-    pub unsafe fn new(p: *const *mut c_char) -> Self {
-        Self(p, PhantomData)
-    }
-
-    /// No array.
-    pub fn null() -> Self {
-        Self(std::ptr::null(), PhantomData)
-    }
-
-    pub(crate) fn is_null(self) -> bool {
-        self.0.is_null()
-    }
-
-    /// The strings' bytes; none for NULL.
-    pub(crate) fn bytes(self) -> Vec<&'a [u8]> {
-        // SAFETY: NULL or a NULL-terminated array of strings (the promise the argument
-        // carries).
-        unsafe { argv_bytes(self.0) }
-    }
-
-    /// The strings as text (names, keys); empty for NULL.
-    pub(crate) fn texts(self) -> Vec<String> {
-        // SAFETY: NULL or a NULL-terminated array of strings (the promise the argument
-        // carries).
-        unsafe { read_argv(self.0) }.into_iter().flatten().collect()
-    }
-}
-
-/// A string array the call grows or changes in place (`char ***argv`, `char ***env`): NULL
-/// or writable; `*argv` NULL, a NULL-terminated array of libc's allocator whose strings are
-/// libc's too (what the argv helpers make), or the process's own `environ`, which is only
-/// read here (`PMIx_Setenv` changes it through libc; growing or changing it in place is
-/// refused with `PMIX_ERR_BAD_PARAM`).
-#[repr(transparent)]
-#[derive(Debug)]
-pub struct ArgvMut<'a>(*mut *mut *mut c_char, PhantomData<&'a mut c_char>);
-
-impl ArgvMut<'_> {
-    /// # Safety
-    /// `p` is NULL or writable; `*p` as the type says; both outlive the argument.
-    pub unsafe fn new(p: *mut *mut *mut c_char) -> Self {
-        Self(p, PhantomData)
-    }
-
-    pub(crate) fn is_null(&self) -> bool {
-        self.0.is_null()
-    }
-
-    /// The array `*argv` names.
-    fn array(&self) -> Result<*mut *mut c_char, Status> {
-        // SAFETY: NULL or writable, so readable (the promise the argument carries).
-        unsafe { self.0.as_ref() }
-            .copied()
-            .ok_or(Status::ERR_BAD_PARAM)
-    }
-
-    /// Copies of the entries; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn entries(&self) -> Result<Vec<Vec<u8>>, Status> {
-        let array = self.array()?;
-        // SAFETY: NULL or a NULL-terminated array of strings (the promise).
-        Ok(unsafe { argv_bytes(array) }
-            .into_iter()
-            .map(<[u8]>::to_vec)
-            .collect())
-    }
-
-    /// Whether the array is the process's own environment.
-    pub(crate) fn is_process_env(&self) -> Result<bool, Status> {
-        Ok(is_process_env(self.array()?))
-    }
-
-    /// A copy of `arg` at the front or the end, the array grown (made when NULL); the
-    /// process's `environ` is refused.
-    pub(crate) fn insert(&mut self, arg: &[u8], at_front: bool) -> Result<(), Status> {
-        if self.is_process_env()? {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: writable (the promise the argument carries).
-        let argv = unsafe { self.0.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: NULL or an array of libc's allocator (the promise).
-        unsafe { argv_insert(argv, arg, at_front) }
-    }
-
-    /// Replace entry `at` with a copy of `entry`; `PMIX_ERR_BAD_PARAM` past the entries,
-    /// and for the process's `environ`.
-    pub(crate) fn replace(&mut self, at: usize, entry: &[u8]) -> Result<(), Status> {
-        if self.is_process_env()? || at >= self.entries()?.len() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: an array of libc's allocator with more than `at` entries (checked).
-        unsafe { argv_replace(self.array()?, at, entry) }
-    }
-}
-
-/// A string array the call releases (`PMIx_Argv_free`'s `char **`): NULL or a
-/// NULL-terminated array of libc's allocator whose strings are libc's too, no longer used
-/// by the caller.
-#[repr(transparent)]
-#[derive(Debug)]
-pub struct ArgvOwned(*mut *mut c_char);
-
-impl ArgvOwned {
-    /// # Safety
-    /// `p` is NULL or such an array, handed over.
-    pub unsafe fn new(p: *mut *mut c_char) -> Self {
-        Self(p)
-    }
-
-    /// Release the strings and the array.
-    pub(crate) fn free(self) {
-        // SAFETY: NULL or an array of libc's, handed over (the promise).
-        unsafe { free_argv(self.0) };
-    }
-}
-
 /// Where the call writes what it answers (`pmix_info_t **results`, `size_t *nresults`, a
 /// `pmix_byte_object_t *` to fill): NULL, or room for a `T`, which is overwritten without
 /// being read or released.
@@ -1026,55 +584,6 @@ impl<T: Family> Out<'_, T> {
     /// released).
     pub(crate) fn construct(self) {
         self.set(T::empty());
-    }
-}
-
-impl Out<'_, CValue> {
-    /// Write `v` there as a `pmix_value_t` whose blocks come from libc's allocator (what
-    /// the value held before is not released); NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn set_value(self, v: &Value) -> Result<(), Status> {
-        if self.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        let mut written = undef_value();
-        // On failure the value is left `PMIX_UNDEF`, as a load that could not be made.
-        let outcome = write_value(v, &mut written);
-        self.set(written);
-        outcome
-    }
-}
-
-impl Out<'_, CDataArray> {
-    /// Write `array` there as a `pmix_data_array_t` whose blocks come from libc's
-    /// allocator; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn set_array(self, array: DataArray) -> Result<(), Status> {
-        if self.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        let value = Value::DataArray(Box::new(array));
-        // SAFETY: room for a data array (the promise the argument carries).
-        unsafe { write_object(&value, self.0.cast()) }
-    }
-}
-
-impl Out<'_, CInfo> {
-    /// Write `key` and `value` into the info there (`PMIx_Info_load`), leaving its flags as
-    /// they are; NULL is `PMIX_ERR_BAD_PARAM`.
-    pub(crate) fn load(self, key: &str, value: &Value) -> Result<(), Status> {
-        if self.is_null() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        let mut written = empty_info();
-        write_fixed(&mut written.key, key);
-        // On failure the key is loaded and the value left `PMIX_UNDEF`.
-        let outcome = write_value(value, &mut written.value);
-        // SAFETY: room for an info (the promise the argument carries); two of its fields
-        // are written, without reading or dropping what they held.
-        unsafe {
-            (&raw mut (*self.0).key).write(written.key);
-            (&raw mut (*self.0).value).write(written.value);
-        }
-        outcome
     }
 }
 
