@@ -72,7 +72,6 @@ pub(crate) const PMIX: Rules = Rules {
             "sans-IO server and client cores",
             &[
                 "server::core",
-                "server::fence",
                 "server::env",
                 "server::credential",
                 "client::core",

@@ -35,7 +35,7 @@ pub(crate) const MODULES: &[&str] = &[
     "pmix/src/query.rs",
     "pmix/src/query/support.rs",
     "pmix/src/server/core/query.rs",
-    "pmix/src/server/fence.rs",
+    "pmix/src/server/core/collective.rs",
     "pmix/src/server/core/fencing.rs",
     "pmix/src/server/core/gets.rs",
     "pmix/src/host/publish.rs",
@@ -75,7 +75,7 @@ pub(crate) const PLANTED: &[Planted] = &[
     Planted {
         what: "PMIX_COLLECT_DATA ignored: a fence never collects the participants' data \
                (v5.0 §8.2.1)",
-        file: "pmix/src/server/fence.rs",
+        file: "pmix/src/server/core/collective.rs",
         find: "t.collect |= Info::flag(info, attr::COLLECT_DATA);",
         plant: "t.collect |= false && Info::flag(info, attr::COLLECT_DATA);",
     },

@@ -756,6 +756,7 @@ fn unknown_required(request: &Request) -> Option<String> {
 mod across_nodes_tests;
 #[cfg(test)]
 mod announced_tests;
+mod collective;
 mod connect;
 mod events;
 #[cfg(test)]

@@ -18,7 +18,6 @@ mod config;
 pub(crate) mod core;
 pub mod credential;
 pub(crate) mod env;
-pub(crate) mod fence;
 
 #[cfg(feature = "runtime")]
 mod budget;

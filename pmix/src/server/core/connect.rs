@@ -21,7 +21,7 @@ use crate::store::jobinfo::job_info_kvals;
 use crate::wire::op_reply::{JobData, OpReply};
 use crate::wire::{Command, Reply, Tag};
 
-use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Tracker, Waiter};
+use super::collective::{FenceStep, Fences, LOST_PARTICIPANT, Tracker, Waiter};
 use super::interface::ConnId;
 use super::shared::Shared;
 use super::upcall::{HostCall, HostResult};

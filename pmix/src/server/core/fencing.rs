@@ -7,7 +7,7 @@ use crate::model::{Info, Proc, Status};
 use crate::retrieval::Directives;
 use crate::wire::{Reply, Tag};
 
-use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
+use super::collective::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
 use super::interface::ConnId;
 use super::shared::Shared;
 use super::upcall::{HostCall, HostResult};

@@ -1,12 +1,12 @@
 //! The group state machine of the server core, driven by hand: collective construction and
 //! destruction, group ids in fences, optional members, lost members, and invitations.
 
+use super::collective::LOST_PARTICIPANT;
 use super::host_tests::two_nodes;
 use super::tests::{armed_timer, connect, core_with, p, send};
 use super::*;
 use crate::codec::BufferType;
 use crate::model::{GroupOperation, Value, attr};
-use crate::server::fence::LOST_PARTICIPANT;
 use crate::wire::ops::{GROUP_JOIN_DECLINES, Op};
 use crate::wire::{Command, Notification, OpReply};
 

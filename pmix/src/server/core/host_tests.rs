@@ -2,12 +2,12 @@
 //! across nodes, lookups, required directives, events, heartbeats, credentials and process
 //! sets, checked on the upcalls and the replies.
 
+use super::collective::LOST_PARTICIPANT;
 use super::tests::*;
 use super::*;
 use crate::codec::BufferType;
 use crate::model::PData;
 use crate::model::{DataRange, Key, Kval, Query, Scope, Value, attr};
-use crate::server::fence::LOST_PARTICIPANT;
 use crate::store::realm::info;
 use crate::wire::{Command, CommitBucket, OpReply};
 

@@ -1,9 +1,9 @@
 //! The server core driven by hand: connects, requests and failures, checked on the actions.
 
+use super::collective::LOST_PARTICIPANT;
 use super::*;
 use crate::codec::BufferType;
 use crate::model::{Key, Kval, Scope, Value, attr};
-use crate::server::fence::LOST_PARTICIPANT;
 use crate::store::realm::info;
 use crate::wire::PeerType;
 use crate::wire::handshake::ToolReply;

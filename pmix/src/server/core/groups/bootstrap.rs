@@ -22,7 +22,7 @@ use crate::events::procs_of;
 use crate::model::{Info, Proc, Status, attr};
 use crate::retrieval::Directives;
 
-use super::super::super::fence::Waiter;
+use super::super::collective::Waiter;
 use super::group::{Kind, Roles, tolerates_losses};
 use super::state::GroupsAt;
 use crate::wire::Tag;

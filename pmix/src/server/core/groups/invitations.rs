@@ -32,7 +32,7 @@ use crate::wire::op_reply::OpReply;
 use crate::wire::ops::{GROUP_FOR_SERVERS, GROUP_JOIN_DECLINES, GROUP_OUTCOME, GROUP_SERVER_EVENT};
 use crate::wire::{Command, Reply, Tag};
 
-use super::super::super::fence::{LOST_PARTICIPANT, Waiter};
+use super::super::collective::{LOST_PARTICIPANT, Waiter};
 use super::super::interface::{Action, ConnId};
 use super::super::upcall::{HostCall, HostResult};
 use super::group::{Group, Roles, context_id_of, has_duplicates, tolerates_losses};

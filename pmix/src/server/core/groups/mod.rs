@@ -75,7 +75,7 @@ use crate::retrieval::{Directives, ServerStep};
 use crate::wire::ops::GROUP_SERVER_EVENT;
 use crate::wire::{Command, OpReply, ProcData, Reply, Tag};
 
-use super::super::fence::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
+use super::collective::{FenceStep, Fences, LOST_PARTICIPANT, Waiter};
 use super::interface::{Action, ConnId};
 use super::upcall::{HostCall, HostResult};
 use group::{Group, Kind, Roles, context_id_of, has_duplicates, tolerates_losses};

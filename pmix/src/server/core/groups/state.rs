@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::model::{Info, Proc, Status};
 use crate::wire::{Reply, Tag};
 
-use super::super::super::fence::{Fences, Waiter};
+use super::super::collective::{Fences, Waiter};
 use super::super::events::ServerEvents;
 use super::super::interface::ConnId;
 use super::super::shared::Shared;

@@ -1,5 +1,7 @@
-//! Fence trackers (PMIx v5.0 §8.2): collect the local participants' contributions, then
-//! complete locally or through the host.
+//! Collective trackers: collect the local participants' contributions to a fence (PMIx v5.0
+//! §8.2), a connect or disconnect (§12.3) or a group's construction or destruction (§14.2),
+//! then complete locally or through the host. Each chapter's requests and answers are its
+//! own (`fencing.rs`, `connect.rs`, `groups/`); this is what they share.
 //!
 //! A fence is identified by its participant set. The same set can be fenced again and again,
 //! so trackers of one set are kept in generation order: a process contributes to the oldest
