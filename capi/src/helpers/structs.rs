@@ -193,10 +193,10 @@ pub extern "C" fn PMIx_Byte_object_load(b: Out<'_, CByteObject>, d: Block, sz: u
     });
 }
 
-/// A copy of the string from libc (read as text), NULL for NULL.
+/// A copy of the string from libc, byte for byte, NULL for NULL.
 fn dup(s: Str<'_>) -> *mut c_char {
-    match s.text() {
-        Some(s) => c_strdup(&s).unwrap_or(ptr::null_mut()),
+    match s.bytes() {
+        Some(bytes) => c_strdup(bytes).unwrap_or(ptr::null_mut()),
         None => ptr::null_mut(),
     }
 }
@@ -417,6 +417,32 @@ mod tests {
         unsafe {
             assert_eq!((*distances).mindist, u16::MAX);
             PMIx_Device_distance_free(Owned::new(distances), 1);
+        }
+    }
+
+    #[test]
+    fn a_loaded_envar_holds_its_strings_byte_for_byte() {
+        let mut e = CEnvar {
+            envar: ptr::null_mut(),
+            value: ptr::null_mut(),
+            separator: 0,
+        };
+        let var = std::ffi::CString::new(b"CAF\xc9".to_vec()).unwrap();
+        let value = std::ffi::CString::new(b"caf\xe9:\xff".to_vec()).unwrap();
+        // SAFETY: an envar of this test; the strings are NUL-terminated and copied.
+        unsafe {
+            PMIx_Envar_load(
+                Out::new(&mut e),
+                Str::new(var.as_ptr()),
+                Str::new(value.as_ptr()),
+                b':' as c_char,
+            );
+            assert_eq!(std::ffi::CStr::from_ptr(e.envar).to_bytes(), var.as_bytes());
+            assert_eq!(
+                std::ffi::CStr::from_ptr(e.value).to_bytes(),
+                value.as_bytes()
+            );
+            PMIx_Envar_destruct(InOut::new(&mut e));
         }
     }
 
