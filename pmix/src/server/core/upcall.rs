@@ -122,7 +122,7 @@ impl HostResult {
     /// wanted.
     pub(crate) fn output<T: Answer>(self) -> Result<T, Status> {
         let result = T::unwrap(self).unwrap_or_else(|other| {
-            tracing::debug!(
+            tracing::warn!(
                 "the host answered with another kind of data than the call wanted ({:?})",
                 other.status()
             );
